@@ -1,0 +1,1 @@
+"""fsir: a FusionStitching compiler on xDSL."""

@@ -1,0 +1,52 @@
+"""The one table of everything fsir adds to xDSL: dialects, passes, targets, frontends.
+
+fs-opt registers these on top of xDSL's own; `fsir.universe` exposes them to plain
+`xdsl-opt` through the `xdsl.universe` entry point. Add a pass or dialect here, once.
+Entries are factories (imports happen on first use) so start-up stays fast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from xdsl.ir import Dialect
+    from xdsl.passes import ModulePass
+    from xdsl.utils.target import Target
+
+
+def _graph() -> "Dialect":
+    from fsir.dialects.graph import Graph
+
+    return Graph
+
+
+DIALECTS: dict[str, Callable[[], "Dialect"]] = {
+    "graph": _graph,
+}
+
+# Dialects that replace an xDSL dialect of the same name inside fs-opt (e.g. fsir's
+# `gpu`, a superset of xDSL's with MLIR's syntax). The universe cannot register them
+# (xDSL refuses duplicate names), so plain xdsl-opt keeps xDSL's version.
+OVERRIDING_DIALECTS: dict[str, Callable[[], "Dialect"]] = {}
+
+
+def _canonicalize() -> type["ModulePass"]:
+    from fsir.transforms.canonicalize import GraphCanonicalizePass
+
+    return GraphCanonicalizePass
+
+
+def _shape_inference() -> type["ModulePass"]:
+    from fsir.transforms.shape_inference import ShapeInferencePass
+
+    return ShapeInferencePass
+
+
+PASSES: dict[str, Callable[[], type["ModulePass"]]] = {
+    "graph-canonicalize": _canonicalize,
+    "shape-inference": _shape_inference,
+}
+
+TARGETS: dict[str, Callable[[], type["Target"]]] = {}
