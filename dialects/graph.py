@@ -1,0 +1,1055 @@
+"""The graph dialect: tensor ops with no scheduling decisions yet.
+
+Users write this level by hand and importers produce it, so its syntax is a contract:
+
+    %y = graph.exp %x : tensor<4x8xf32>
+    %z = graph.add %x, %w : tensor<4x8xf32>
+    %c = graph.compare gt %x, %w : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+    %b = graph.broadcast %v dims [0] : (tensor<4xf32>) -> tensor<4x8xf32>
+    %m = graph.reduce sum %x dims [1] : (tensor<4x8xf32>) -> tensor<4xf32>
+
+Every op carries an op-class trait (light elementwise, expensive elementwise, reduction,
+gather, compute-intensive) that fusion and code generation key on, a shape rule
+(`infer_type`) used by its verifier and by shape inference, and a numpy reference
+implementation (`reference`) that the reference interpreter calls. Elementwise ops are
+rows of the `ELEMENTWISE` table: adding one is a one-line change there.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+import ml_dtypes
+import numpy as np
+from scipy import special
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    ArrayAttr,
+    BFloat16Type,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntegerType,
+    StringAttr,
+    TensorType,
+    i64,
+)
+from xdsl.ir import Attribute, Dialect, Operation, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.printer import Printer
+from xdsl.traits import HasCanonicalizationPatternsTrait, OpTrait, Pure
+from xdsl.utils.exceptions import VerifyException
+
+# ---------------------------------------------------------------------------
+# Op classes (DESIGN.md "The levels"): every later stage keys on these.
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OpClassTrait(OpTrait):
+    """Base of the five op-class traits; `kind` is a short stable name."""
+
+    kind: ClassVar[str] = ""
+
+
+@dataclass(frozen=True)
+class LightElementwise(OpClassTrait):
+    """Cheap per-element work or pure index mapping; inlined into consumers."""
+
+    kind = "light"
+
+
+@dataclass(frozen=True)
+class ExpensiveElementwise(OpClassTrait):
+    """Per-element work expensive enough to be worth computing once (a sub-root candidate)."""
+
+    kind = "expensive"
+
+
+@dataclass(frozen=True)
+class Reduction(OpClassTrait):
+    kind = "reduction"
+
+
+@dataclass(frozen=True)
+class Gather(OpClassTrait):
+    kind = "gather"
+
+
+@dataclass(frozen=True)
+class ComputeIntensive(OpClassTrait):
+    """Left to a GEMM kernel (or a library) by fusion."""
+
+    kind = "compute"
+
+
+def op_class(op: Operation) -> str | None:
+    """The op-class kind of a graph op ('light', 'expensive', ...), None for other ops."""
+    for trait in op.traits:
+        if isinstance(trait, OpClassTrait):
+            return trait.kind
+    return None
+
+
+class GraphCanonicalization(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls):
+        from fsir.transforms.canonicalize import graph_patterns
+
+        return graph_patterns()
+
+
+# ---------------------------------------------------------------------------
+# Element types and numpy dtypes
+# ---------------------------------------------------------------------------
+
+i1 = IntegerType(1)
+i32 = IntegerType(32)
+f16 = Float16Type()
+bf16 = BFloat16Type()
+f32 = Float32Type()
+
+FLOAT_TYPES = (Float16Type, BFloat16Type, Float32Type, Float64Type)
+SUPPORTED_ELEMENT_TYPES = "f32, f16, bf16, f64, i1, i8, i32, i64"
+
+
+def is_float(t: Attribute) -> bool:
+    return isinstance(t, FLOAT_TYPES)
+
+
+def is_int(t: Attribute) -> bool:
+    return isinstance(t, IntegerType)
+
+
+def is_bool(t: Attribute) -> bool:
+    return isinstance(t, IntegerType) and t.width.data == 1
+
+
+def numpy_dtype(t: Attribute) -> np.dtype:
+    """The numpy dtype holding tensors of element type `t` (bf16 via ml_dtypes)."""
+    if isinstance(t, Float32Type):
+        return np.dtype(np.float32)
+    if isinstance(t, Float16Type):
+        return np.dtype(np.float16)
+    if isinstance(t, BFloat16Type):
+        return np.dtype(ml_dtypes.bfloat16)
+    if isinstance(t, Float64Type):
+        return np.dtype(np.float64)
+    if isinstance(t, IntegerType):
+        width = t.width.data
+        if width == 1:
+            return np.dtype(np.bool_)
+        if width in (8, 16, 32, 64):
+            return np.dtype(f"int{width}")
+    raise VerifyException(f"unsupported element type {t}; fsir supports {SUPPORTED_ELEMENT_TYPES}")
+
+
+def compute_dtype(t: Attribute) -> np.dtype:
+    """Arithmetic on f16/bf16 runs in f32 (as on the GPU); other types compute in themselves."""
+    if isinstance(t, (Float16Type, BFloat16Type)):
+        return np.dtype(np.float32)
+    return numpy_dtype(t)
+
+
+# ---------------------------------------------------------------------------
+# Shapes: `?` is DYNAMIC_INDEX (-1).
+# ---------------------------------------------------------------------------
+
+DYN = DYNAMIC_INDEX
+
+
+def tensor(element_type: Attribute, shape: Sequence[int]) -> TensorType:
+    return TensorType(element_type, list(shape))
+
+
+def shape_of(t: Attribute) -> tuple[int, ...]:
+    assert isinstance(t, TensorType)
+    return tuple(t.get_shape())
+
+
+def dims_compatible(a: int, b: int) -> bool:
+    return a == b or a == DYN or b == DYN
+
+
+def shapes_compatible(a: Sequence[int], b: Sequence[int]) -> bool:
+    return len(a) == len(b) and all(dims_compatible(x, y) for x, y in zip(a, b))
+
+
+def join_shapes(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
+    """The most static shape compatible with both (shapes must be compatible)."""
+    return tuple(y if x == DYN else x for x, y in zip(a, b))
+
+
+def fmt_shape(shape: Sequence[int]) -> str:
+    return "x".join("?" if d == DYN else str(d) for d in shape) or "scalar"
+
+
+# ---------------------------------------------------------------------------
+# Custom syntax shared by all graph ops
+# ---------------------------------------------------------------------------
+
+
+def _parse_int_list(parser: Parser) -> list[int]:
+    return parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)
+
+
+def _print_int_list(printer: Printer, values: Sequence[int]) -> None:
+    printer.print_string("[" + ", ".join(str(v) for v in values) + "]")
+
+
+class GraphOp(IRDLOperation):
+    """Base of graph ops with the syntax
+    `graph.NAME [keyword] operands (kw ints)* attr-dict : types`.
+
+    `KEYWORD_PROP` names a string property printed right after the op name (compare
+    direction, reduction kind) and `KEYWORD_CHOICES` lists its values; `INT_PROPS`
+    lists `(keyword, property, is_list)` printed after the operands; `SHORT_TYPE`
+    selects `: T` (operands and result all of type T) over `: (T, ...) -> T`.
+    """
+
+    KEYWORD_PROP: ClassVar[str | None] = None
+    KEYWORD_CHOICES: ClassVar[tuple[str, ...]] = ()
+    INT_PROPS: ClassVar[tuple[tuple[str, str, bool], ...]] = ()
+    SHORT_TYPE: ClassVar[bool] = False
+
+    # -- syntax ------------------------------------------------------------
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        props: dict[str, Attribute] = {}
+        if cls.KEYWORD_PROP is not None:
+            word = parser.parse_keyword_in(
+                cls.KEYWORD_CHOICES, f" ({', '.join(cls.KEYWORD_CHOICES)})"
+            )
+            props[cls.KEYWORD_PROP] = StringAttr(word)
+        operands: list[UnresolvedOperand] = []
+        first = parser.parse_optional_unresolved_operand()
+        if first is not None:
+            operands.append(first)
+            while parser.parse_optional_punctuation(","):
+                operands.append(parser.parse_unresolved_operand())
+        for keyword, prop, is_list in cls.INT_PROPS:
+            parser.parse_keyword(keyword)
+            if is_list:
+                props[prop] = DenseArrayBase.from_list(i64, _parse_int_list(parser))
+            else:
+                props[prop] = _int_attr(parser.parse_integer())
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        if cls.SHORT_TYPE:
+            t = parser.parse_type()
+            operand_types: list[Attribute] = [t] * len(operands)
+            result_type = t
+        else:
+            pos = parser.pos
+            operand_types = parser.parse_comma_separated_list(
+                parser.Delimiter.PAREN, parser.parse_type
+            )
+            parser.parse_punctuation("->")
+            result_type = parser.parse_type()
+            if len(operand_types) != len(operands):
+                parser.raise_error(
+                    f"expected {len(operands)} operand types, got {len(operand_types)}",
+                    pos,
+                    parser.pos,
+                )
+        resolved = [parser.resolve_operand(o, t) for o, t in zip(operands, operand_types)]
+        op = cls.build(operands=cls._group_operands(resolved), result_types=[result_type],
+                       properties=props, attributes=attrs)
+        return op
+
+    @classmethod
+    def _group_operands(cls, operands: list[SSAValue]) -> list:
+        """Map the flat operand list onto the op's operand definitions."""
+        return list(operands)
+
+    def print(self, printer: Printer):
+        if self.KEYWORD_PROP is not None:
+            printer.print_string(" " + self.properties[self.KEYWORD_PROP].data)  # type: ignore[attr-defined]
+        if self.operands:
+            printer.print_string(" ")
+            printer.print_list(self.operands, printer.print_operand)
+        for keyword, prop, is_list in self.INT_PROPS:
+            printer.print_string(f" {keyword} ")
+            value = self.properties[prop]
+            if is_list:
+                _print_int_list(printer, value.get_values())  # type: ignore[attr-defined]
+            else:
+                printer.print_string(str(value.value.data))  # type: ignore[attr-defined]
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        if self.SHORT_TYPE:
+            printer.print_attribute(self.results[0].type)
+        else:
+            printer.print_string("(")
+            printer.print_list([o.type for o in self.operands], printer.print_attribute)
+            printer.print_string(") -> ")
+            printer.print_attribute(self.results[0].type)
+
+    # -- semantics ---------------------------------------------------------
+
+    def infer_type(self) -> TensorType:
+        """The result type implied by the operands and properties (`?` where unknown).
+
+        Raises VerifyException when operands or properties are invalid."""
+        raise NotImplementedError
+
+    def reference(self, *args: np.ndarray) -> np.ndarray:
+        """numpy evaluation; arrays arrive with `numpy_dtype` of their element type."""
+        raise NotImplementedError
+
+    def verify_(self) -> None:
+        for operand in self.operands:
+            if not isinstance(operand.type, TensorType):
+                raise VerifyException(f"operand of {self.name} must be a tensor, got {operand.type}")
+            numpy_dtype(operand.type.element_type)
+        result = self.results[0].type
+        if not isinstance(result, TensorType):
+            raise VerifyException(f"result of {self.name} must be a tensor, got {result}")
+        numpy_dtype(result.element_type)
+        expected = self.infer_type()
+        if expected.element_type != result.element_type:
+            raise VerifyException(
+                f"result element type {result.element_type} does not match the expected "
+                f"{expected.element_type}"
+            )
+        if not shapes_compatible(shape_of(expected), shape_of(result)):
+            raise VerifyException(
+                f"result shape {fmt_shape(shape_of(result))} does not match the expected "
+                f"{fmt_shape(shape_of(expected))}"
+            )
+
+    @property
+    def result_type(self) -> TensorType:
+        return self.results[0].type  # type: ignore[return-value]
+
+
+def _int_attr(value: int):
+    from xdsl.dialects.builtin import IntegerAttr
+
+    return IntegerAttr(value, i64)
+
+
+def _operand_types(op: Operation) -> list[TensorType]:
+    return [o.type for o in op.operands]  # type: ignore[misc]
+
+
+def _check_dims(dims: Sequence[int], rank: int, what: str, unique: bool = True) -> None:
+    for d in dims:
+        if not 0 <= d < rank:
+            raise VerifyException(f"{what} {d} is out of range for rank {rank}")
+    if unique and len(set(dims)) != len(dims):
+        raise VerifyException(f"{what}s {list(dims)} contain duplicates")
+
+
+# ---------------------------------------------------------------------------
+# Elementwise ops: one table
+# ---------------------------------------------------------------------------
+
+# Which element types an elementwise op accepts.
+FLOAT, NUMERIC, INTEGER, ANY = "float", "numeric", "integer", "any"
+
+
+def _accepts(kind: str, t: Attribute) -> bool:
+    if kind == FLOAT:
+        return is_float(t)
+    if kind == NUMERIC:
+        return is_float(t) or (is_int(t) and not is_bool(t))
+    if kind == INTEGER:
+        return is_int(t)
+    return True
+
+
+def _int_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """C/PTX integer division: truncates toward zero; x / 0 is defined as 0 here."""
+    safe = np.where(b == 0, 1, b)
+    q = np.abs(a) // np.abs(safe)
+    q = np.where((a < 0) != (safe < 0), -q, q).astype(a.dtype)
+    return np.where(b == 0, 0, q).astype(a.dtype)
+
+
+def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype.kind in "iu":
+        return _int_div(a, b)
+    return a / b
+
+
+def _rem(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype.kind in "iu":
+        return (a - _int_div(a, b) * np.where(b == 0, 0, b)).astype(a.dtype)
+    return np.fmod(a, b)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    one = x.dtype.type(1)
+    return one / (one + np.exp(-x))
+
+
+def _rsqrt(x: np.ndarray) -> np.ndarray:
+    return x.dtype.type(1) / np.sqrt(x)
+
+
+@dataclass(frozen=True)
+class Elementwise:
+    """One elementwise op: arity, op class, accepted element types, numpy reference.
+
+    `lower` builds the scalar code of one element at the gpu level: it gets a
+    `fsir.lowering.scalar.ScalarBuilder` and the operand scalars (f16/bf16 already
+    widened to f32) and returns the result scalar.
+    """
+
+    arity: int
+    op_class: type[OpClassTrait]
+    types: str
+    ref: Callable[..., np.ndarray]
+    lower: Callable[..., SSAValue]
+    doc: str = ""
+
+
+L, E = LightElementwise, ExpensiveElementwise
+
+# fmt: off
+ELEMENTWISE: dict[str, Elementwise] = {
+    # unary
+    "neg":     Elementwise(1, L, NUMERIC, np.negative,  lambda b, x: b.neg(x)),
+    "abs":     Elementwise(1, L, NUMERIC, np.abs,       lambda b, x: b.abs(x)),
+    "not":     Elementwise(1, L, INTEGER, np.invert,    lambda b, x: b.not_(x), "bitwise not (logical on i1)"),
+    "floor":   Elementwise(1, L, FLOAT,   np.floor,     lambda b, x: b.math("floor", x)),
+    "ceil":    Elementwise(1, L, FLOAT,   np.ceil,      lambda b, x: b.math("ceil", x)),
+    "exp":     Elementwise(1, E, FLOAT,   np.exp,       lambda b, x: b.math("exp", x)),
+    "log":     Elementwise(1, E, FLOAT,   np.log,       lambda b, x: b.math("log", x)),
+    "tanh":    Elementwise(1, E, FLOAT,   np.tanh,      lambda b, x: b.math("tanh", x)),
+    "erf":     Elementwise(1, E, FLOAT,   special.erf,  lambda b, x: b.math("erf", x)),
+    "sqrt":    Elementwise(1, E, FLOAT,   np.sqrt,      lambda b, x: b.math("sqrt", x)),
+    "rsqrt":   Elementwise(1, E, FLOAT,   _rsqrt,       lambda b, x: b.math("rsqrt", x)),
+    "sigmoid": Elementwise(1, E, FLOAT,   _sigmoid,     lambda b, x: b.sigmoid(x), "1 / (1 + exp(-x))"),
+    # binary
+    "add":     Elementwise(2, L, NUMERIC, np.add,       lambda b, x, y: b.arith("add", x, y)),
+    "sub":     Elementwise(2, L, NUMERIC, np.subtract,  lambda b, x, y: b.arith("sub", x, y)),
+    "mul":     Elementwise(2, L, NUMERIC, np.multiply,  lambda b, x, y: b.arith("mul", x, y)),
+    "max":     Elementwise(2, L, NUMERIC, np.maximum,   lambda b, x, y: b.max(x, y), "NaN-propagating"),
+    "min":     Elementwise(2, L, NUMERIC, np.minimum,   lambda b, x, y: b.min(x, y), "NaN-propagating"),
+    "and":     Elementwise(2, L, INTEGER, np.bitwise_and, lambda b, x, y: b.arith("and", x, y)),
+    "or":      Elementwise(2, L, INTEGER, np.bitwise_or,  lambda b, x, y: b.arith("or", x, y)),
+    "xor":     Elementwise(2, L, INTEGER, np.bitwise_xor, lambda b, x, y: b.arith("xor", x, y)),
+    "div":     Elementwise(2, E, NUMERIC, _div,         lambda b, x, y: b.arith("div", x, y), "integers truncate toward zero"),
+    "rem":     Elementwise(2, E, NUMERIC, _rem,         lambda b, x, y: b.arith("rem", x, y), "sign of the dividend"),
+    "pow":     Elementwise(2, E, FLOAT,   np.power,     lambda b, x, y: b.math("powf", x, y)),
+}
+# fmt: on
+
+
+class ElementwiseOp(GraphOp):
+    """Base of the ops generated from `ELEMENTWISE`."""
+
+    SPEC: ClassVar[Elementwise]
+    SHORT_TYPE: ClassVar = True
+    inputs = var_operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), GraphCanonicalization())
+
+    @classmethod
+    def _group_operands(cls, operands):
+        return [operands]
+
+    def infer_type(self) -> TensorType:
+        spec = self.SPEC
+        types = _operand_types(self)
+        if len(types) != spec.arity:
+            raise VerifyException(f"expected {spec.arity} operands, got {len(types)}")
+        elem = types[0].element_type
+        if not _accepts(spec.types, elem):
+            raise VerifyException(f"{self.name} does not accept element type {elem} ({spec.types} types only)")
+        shape = shape_of(types[0])
+        for t in types[1:]:
+            if t.element_type != elem:
+                raise VerifyException(f"operand element types differ: {elem} and {t.element_type}")
+            if not shapes_compatible(shape, shape_of(t)):
+                raise VerifyException(
+                    f"operand shapes differ: {fmt_shape(shape)} and {fmt_shape(shape_of(t))} "
+                    "(broadcast explicitly with graph.broadcast)"
+                )
+            shape = join_shapes(shape, shape_of(t))
+        return tensor(elem, shape)
+
+    def reference(self, *args: np.ndarray) -> np.ndarray:
+        elem = self.result_type.element_type
+        cdt = compute_dtype(elem)
+        out = self.SPEC.ref(*(a.astype(cdt, copy=False) for a in args))
+        return np.asarray(out).astype(numpy_dtype(elem), copy=False)
+
+
+def _make_elementwise(name: str, spec: Elementwise) -> type[ElementwiseOp]:
+    operands = ", ".join(["%x", "%w"][: spec.arity])
+    note = f" ({spec.doc})" if spec.doc else ""
+    doc = (
+        f"Elementwise {name}{note}; {spec.op_class.kind} op on {spec.types} tensors.\n\n"
+        f"    %y = graph.{name} {operands} : tensor<4x8xf32>\n"
+    )
+    cls_name = "".join(p.capitalize() for p in name.split("_")) + "Op"
+    cls = type(cls_name, (ElementwiseOp,), {
+        "__doc__": doc, "__module__": __name__, "__qualname__": cls_name,
+        "name": f"graph.{name}", "SPEC": spec, "__annotations__": {"SPEC": "ClassVar[Elementwise]"},
+        "traits": traits_def(Pure(), GraphCanonicalization(), spec.op_class()),
+    })
+    return irdl_op_definition(cls)
+
+
+ELEMENTWISE_OPS: dict[str, type[ElementwiseOp]] = {
+    name: _make_elementwise(name, spec) for name, spec in ELEMENTWISE.items()
+}
+globals().update({cls.__name__: cls for cls in ELEMENTWISE_OPS.values()})
+
+
+# ---------------------------------------------------------------------------
+# Other light elementwise ops
+# ---------------------------------------------------------------------------
+
+COMPARE_DIRECTIONS = ("eq", "ne", "lt", "le", "gt", "ge")
+_COMPARE_REF = {
+    "eq": np.equal, "ne": np.not_equal, "lt": np.less,
+    "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
+}
+
+
+@irdl_op_definition
+class CompareOp(GraphOp):
+    """Elementwise comparison giving i1 (`eq ne lt le gt ge`; float compares are ordered,
+    except `ne`, which is true for NaN as in C).
+
+        %c = graph.compare gt %x, %w : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+    """
+
+    name = "graph.compare"
+    KEYWORD_PROP: ClassVar = "direction"
+    KEYWORD_CHOICES: ClassVar = COMPARE_DIRECTIONS
+    direction = prop_def(StringAttr)
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), LightElementwise(), GraphCanonicalization())
+
+    def infer_type(self) -> TensorType:
+        if self.direction.data not in COMPARE_DIRECTIONS:
+            raise VerifyException(f"unknown comparison direction '{self.direction.data}'")
+        a, b = _operand_types(self)
+        if a.element_type != b.element_type:
+            raise VerifyException(f"operand element types differ: {a.element_type} and {b.element_type}")
+        if not shapes_compatible(shape_of(a), shape_of(b)):
+            raise VerifyException(f"operand shapes differ: {fmt_shape(shape_of(a))} and {fmt_shape(shape_of(b))}")
+        return tensor(i1, join_shapes(shape_of(a), shape_of(b)))
+
+    def reference(self, a, b):
+        cdt = compute_dtype(self.lhs.type.element_type)  # type: ignore[attr-defined]
+        return _COMPARE_REF[self.direction.data](a.astype(cdt), b.astype(cdt))
+
+
+@irdl_op_definition
+class SelectOp(GraphOp):
+    """Elementwise `cond ? a : b`.
+
+        %s = graph.select %c, %x, %w : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    """
+
+    name = "graph.select"
+    cond = operand_def(TensorType)
+    on_true = operand_def(TensorType)
+    on_false = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), LightElementwise(), GraphCanonicalization())
+
+    def infer_type(self) -> TensorType:
+        c, a, b = _operand_types(self)
+        if not is_bool(c.element_type):
+            raise VerifyException(f"condition must have element type i1, got {c.element_type}")
+        if a.element_type != b.element_type:
+            raise VerifyException(f"branch element types differ: {a.element_type} and {b.element_type}")
+        shape = shape_of(c)
+        for t in (a, b):
+            if not shapes_compatible(shape, shape_of(t)):
+                raise VerifyException(f"operand shapes differ: {fmt_shape(shape)} and {fmt_shape(shape_of(t))}")
+            shape = join_shapes(shape, shape_of(t))
+        return tensor(a.element_type, shape)
+
+    def reference(self, c, a, b):
+        return np.where(c, a, b)
+
+
+@irdl_op_definition
+class ConvertOp(GraphOp):
+    """Elementwise element-type conversion (float to int truncates toward zero; to i1 is `!= 0`).
+
+        %h = graph.convert %x : (tensor<4xf16>) -> tensor<4xf32>
+    """
+
+    name = "graph.convert"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), LightElementwise(), GraphCanonicalization())
+
+    def infer_type(self) -> TensorType:
+        return tensor(self.result_type.element_type, shape_of(self.input.type))
+
+    def reference(self, x):
+        dst = numpy_dtype(self.result_type.element_type)
+        if dst == np.bool_:
+            return x != 0
+        if x.dtype.kind == "f" or x.dtype == ml_dtypes.bfloat16:
+            x = x.astype(np.float32) if x.dtype != np.float64 else x
+            if dst.kind in "iu":
+                info = np.iinfo(dst)
+                x = np.nan_to_num(np.trunc(x), nan=0.0, posinf=info.max, neginf=info.min)
+                return np.clip(x, info.min, info.max).astype(dst)
+        return x.astype(dst)
+
+
+@irdl_op_definition
+class ConstantOp(GraphOp):
+    """A constant tensor: splat or full dense; rank 0 is `tensor<f32>`.
+
+        %k = graph.constant dense<1.000000e+00> : tensor<4x8xf32>
+    """
+
+    name = "graph.constant"
+    value = prop_def(DenseIntOrFPElementsAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), LightElementwise())
+
+    def __init__(self, value: DenseIntOrFPElementsAttr):
+        super().__init__(properties={"value": value}, result_types=[value.get_type()])
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        pos = parser.pos
+        value = parser.parse_attribute()
+        if not isinstance(value, DenseIntOrFPElementsAttr):
+            parser.raise_error("expected a dense elements attribute, e.g. dense<1.0> : tensor<4xf32>", pos, parser.pos)
+        attrs = parser.parse_optional_attr_dict()
+        op = cls(value)
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer):
+        printer.print_string(" ")
+        printer.print_attribute(self.value)
+        printer.print_op_attributes(self.attributes)
+
+    def infer_type(self) -> TensorType:
+        t = self.value.get_type()
+        if any(d == DYN for d in shape_of(t)):
+            raise VerifyException("a constant must have a static shape")
+        return t  # type: ignore[return-value]
+
+    def reference(self):
+        return constant_array(self.value)
+
+    @staticmethod
+    def from_array(array: np.ndarray, element_type: Attribute) -> ConstantOp:
+        return ConstantOp(dense_attr(array, element_type))
+
+
+def constant_array(value: DenseIntOrFPElementsAttr) -> np.ndarray:
+    t = value.get_type()
+    dtype = numpy_dtype(t.element_type)  # type: ignore[attr-defined]
+    shape = shape_of(t)
+    vals = value.get_values()
+    arr = np.array(vals, dtype=np.float64 if dtype.kind == "f" or dtype == ml_dtypes.bfloat16 else None)
+    if arr.size == 1 and math.prod(shape) != 1:
+        return np.full(shape, arr.reshape(()), dtype=arr.dtype).astype(dtype)
+    return arr.reshape(shape).astype(dtype)
+
+
+def dense_attr(array: np.ndarray, element_type: Attribute) -> DenseIntOrFPElementsAttr:
+    array = np.asarray(array)
+    t = tensor(element_type, array.shape)
+    flat = array.reshape(-1)
+    if flat.size > 0 and np.all(flat == flat[0]) and not (flat.dtype.kind == "f" and np.isnan(flat[0])):
+        flat = flat[:1]
+    if is_float(element_type):
+        data = [float(v) for v in flat.astype(np.float64)]
+    else:
+        data = [int(v) for v in flat.astype(np.int64)]
+    return DenseIntOrFPElementsAttr.from_list(t, data)
+
+
+@irdl_op_definition
+class IotaOp(GraphOp):
+    """Indices along one dimension.
+
+        %i = graph.iota dim 1 : tensor<4x8xi32>
+    """
+
+    name = "graph.iota"
+    INT_PROPS: ClassVar = (("dim", "dim", False),)
+    SHORT_TYPE: ClassVar = True
+    dim = prop_def(Attribute)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), LightElementwise())
+
+    def infer_type(self) -> TensorType:
+        t = self.result_type
+        _check_dims([self.dim.value.data], len(shape_of(t)), "iota dimension")  # type: ignore[attr-defined]
+        if not (is_int(t.element_type) or is_float(t.element_type)) or is_bool(t.element_type):
+            raise VerifyException(f"iota needs an integer or float element type, got {t.element_type}")
+        return t
+
+    def reference(self, *, shape=None):
+        shape = shape or shape_of(self.result_type)
+        d = self.dim.value.data  # type: ignore[attr-defined]
+        idx = np.arange(shape[d]).reshape([-1 if i == d else 1 for i in range(len(shape))])
+        return np.broadcast_to(idx, shape).astype(numpy_dtype(self.result_type.element_type))
+
+
+# ---------------------------------------------------------------------------
+# Index-only (light) ops
+# ---------------------------------------------------------------------------
+
+
+def _dims(op: Operation, prop: str) -> tuple[int, ...]:
+    return tuple(op.properties[prop].get_values())  # type: ignore[attr-defined]
+
+
+@irdl_op_definition
+class BroadcastOp(GraphOp):
+    """StableHLO broadcast_in_dim: operand dim i goes to result dim dims[i]; an operand
+    dim must equal its result dim or be 1.
+
+        %b = graph.broadcast %v dims [0] : (tensor<4xf32>) -> tensor<4x8xf32>
+    """
+
+    name = "graph.broadcast"
+    INT_PROPS: ClassVar = (("dims", "dims", True),)
+    dims = prop_def(DenseArrayBase)
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), LightElementwise(), GraphCanonicalization())
+
+    def infer_type(self) -> TensorType:
+        src = shape_of(self.input.type)
+        out = list(shape_of(self.result_type))
+        dims = _dims(self, "dims")
+        if len(dims) != len(src):
+            raise VerifyException(f"dims has {len(dims)} entries but the operand has rank {len(src)}")
+        _check_dims(dims, len(out), "broadcast dimension")
+        if list(dims) != sorted(dims):
+            raise VerifyException(f"dims {list(dims)} must be increasing (use graph.transpose to permute)")
+        for i, d in enumerate(dims):
+            if src[i] not in (1, DYN) and out[d] != DYN and src[i] != out[d]:
+                raise VerifyException(
+                    f"operand dim {i} of size {src[i]} cannot broadcast to result dim {d} of size {out[d]}"
+                )
+            if out[d] == DYN and src[i] not in (1, DYN):
+                out[d] = src[i]
+        return tensor(self.input.type.element_type, out)  # type: ignore[attr-defined]
+
+    def reference(self, x, *, shape=None):
+        out = shape or shape_of(self.result_type)
+        dims = _dims(self, "dims")
+        expanded = [1] * len(out)
+        for i, d in enumerate(dims):
+            expanded[d] = x.shape[i]
+        return np.broadcast_to(x.reshape(expanded), out).copy()
+
+
+@irdl_op_definition
+class ReshapeOp(GraphOp):
+    """Same elements, new shape (row-major). At most one result dim may be `?` unless
+    the operand has the same dynamic structure.
+
+        %r = graph.reshape %x : (tensor<4x8xf32>) -> tensor<32xf32>
+    """
+
+    name = "graph.reshape"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), LightElementwise(), GraphCanonicalization())
+
+    def infer_type(self) -> TensorType:
+        src = shape_of(self.input.type)
+        out = list(shape_of(self.result_type))
+        if self.input.type.element_type != self.result_type.element_type:  # type: ignore[attr-defined]
+            raise VerifyException("reshape cannot change the element type (use graph.convert)")
+        if DYN not in src:
+            n = math.prod(src)
+            unknown = [i for i, d in enumerate(out) if d == DYN]
+            known = math.prod(d for d in out if d != DYN)
+            if not unknown and known != n:
+                raise VerifyException(f"cannot reshape {fmt_shape(src)} ({n} elements) to {fmt_shape(out)} ({known} elements)")
+            if len(unknown) == 1 and known and n % known == 0:
+                out[unknown[0]] = n // known
+            elif unknown and (known == 0 or n % known):
+                raise VerifyException(f"cannot reshape {fmt_shape(src)} ({n} elements) to {fmt_shape(out)}")
+        return tensor(self.result_type.element_type, out)
+
+    def reference(self, x, *, shape=None):
+        out = shape or shape_of(self.result_type)
+        return x.reshape([(-1 if d == DYN else d) for d in out])
+
+
+@irdl_op_definition
+class TransposeOp(GraphOp):
+    """Permute dimensions: result dim i is operand dim perm[i].
+
+        %t = graph.transpose %x perm [1, 0] : (tensor<4x8xf32>) -> tensor<8x4xf32>
+    """
+
+    name = "graph.transpose"
+    INT_PROPS: ClassVar = (("perm", "perm", True),)
+    perm = prop_def(DenseArrayBase)
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), LightElementwise(), GraphCanonicalization())
+
+    def infer_type(self) -> TensorType:
+        src = shape_of(self.input.type)
+        perm = _dims(self, "perm")
+        if sorted(perm) != list(range(len(src))):
+            raise VerifyException(f"perm {list(perm)} is not a permutation of {len(src)} dimensions")
+        return tensor(self.input.type.element_type, [src[p] for p in perm])  # type: ignore[attr-defined]
+
+    def reference(self, x):
+        return np.ascontiguousarray(np.transpose(x, _dims(self, "perm")))
+
+
+@irdl_op_definition
+class SliceOp(GraphOp):
+    """Strided static slice: result dim i has ceil((limit-start)/stride) elements.
+
+        %l = graph.slice %x start [0, 2] limit [4, 8] strides [1, 2] : (tensor<4x8xf32>) -> tensor<4x3xf32>
+    """
+
+    name = "graph.slice"
+    INT_PROPS: ClassVar = (("start", "start", True), ("limit", "limit", True), ("strides", "strides", True))
+    start = prop_def(DenseArrayBase)
+    limit = prop_def(DenseArrayBase)
+    strides = prop_def(DenseArrayBase)
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), LightElementwise(), GraphCanonicalization())
+
+    def infer_type(self) -> TensorType:
+        src = shape_of(self.input.type)
+        start, limit, strides = (_dims(self, p) for p in ("start", "limit", "strides"))
+        if not len(start) == len(limit) == len(strides) == len(src):
+            raise VerifyException(f"start, limit and strides need {len(src)} entries each (the operand rank)")
+        out = []
+        for i, (s, l, k) in enumerate(zip(start, limit, strides)):
+            if k < 1:
+                raise VerifyException(f"stride {k} of dim {i} must be positive")
+            if s < 0 or l < s or (src[i] != DYN and l > src[i]):
+                raise VerifyException(f"slice [{s}, {l}) of dim {i} is out of bounds for size {fmt_shape([src[i]])}")
+            out.append(-(-(l - s) // k))
+        return tensor(self.input.type.element_type, out)  # type: ignore[attr-defined]
+
+    def reference(self, x):
+        start, limit, strides = (_dims(self, p) for p in ("start", "limit", "strides"))
+        return np.ascontiguousarray(x[tuple(slice(s, l, k) for s, l, k in zip(start, limit, strides))])
+
+
+@irdl_op_definition
+class ConcatOp(GraphOp):
+    """Concatenate along one dimension.
+
+        %n = graph.concat %a, %b dim 0 : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<4x8xf32>
+    """
+
+    name = "graph.concat"
+    INT_PROPS: ClassVar = (("dim", "dim", False),)
+    dim = prop_def(Attribute)
+    inputs = var_operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), LightElementwise(), GraphCanonicalization())
+
+    @classmethod
+    def _group_operands(cls, operands):
+        return [operands]
+
+    def infer_type(self) -> TensorType:
+        types = _operand_types(self)
+        if not types:
+            raise VerifyException("concat needs at least one operand")
+        rank = len(shape_of(types[0]))
+        d = self.dim.value.data  # type: ignore[attr-defined]
+        _check_dims([d], rank, "concat dimension")
+        out = list(shape_of(types[0]))
+        for t in types[1:]:
+            s = shape_of(t)
+            if t.element_type != types[0].element_type:
+                raise VerifyException(f"operand element types differ: {types[0].element_type} and {t.element_type}")
+            if len(s) != rank:
+                raise VerifyException(f"operand ranks differ: {rank} and {len(s)}")
+            for i in range(rank):
+                if i == d:
+                    out[i] = DYN if DYN in (out[i], s[i]) else out[i] + s[i]
+                elif not dims_compatible(out[i], s[i]):
+                    raise VerifyException(f"operand dim {i} sizes differ: {out[i]} and {s[i]}")
+                else:
+                    out[i] = join_shapes([out[i]], [s[i]])[0]
+        return tensor(types[0].element_type, out)
+
+    def reference(self, *xs):
+        return np.concatenate(xs, axis=self.dim.value.data)  # type: ignore[attr-defined]
+
+
+# ---------------------------------------------------------------------------
+# Reduction, gather, dot
+# ---------------------------------------------------------------------------
+
+REDUCE_KINDS = ("sum", "max", "min", "prod")
+_REDUCE_REF = {"sum": np.sum, "max": np.max, "min": np.min, "prod": np.prod}
+
+
+@irdl_op_definition
+class ReduceOp(GraphOp):
+    """Reduce over dims (`sum max min prod`); reduced dims are removed. Floats accumulate
+    in f32; max/min propagate NaN.
+
+        %m = graph.reduce sum %x dims [1] : (tensor<4x8xf32>) -> tensor<4xf32>
+    """
+
+    name = "graph.reduce"
+    KEYWORD_PROP: ClassVar = "kind"
+    KEYWORD_CHOICES: ClassVar = REDUCE_KINDS
+    INT_PROPS: ClassVar = (("dims", "dims", True),)
+    kind = prop_def(StringAttr)
+    dims = prop_def(DenseArrayBase)
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), Reduction(), GraphCanonicalization())
+
+    def infer_type(self) -> TensorType:
+        if self.kind.data not in REDUCE_KINDS:
+            raise VerifyException(f"unknown reduction '{self.kind.data}'")
+        src = shape_of(self.input.type)
+        dims = _dims(self, "dims")
+        _check_dims(dims, len(src), "reduction dimension")
+        elem = self.input.type.element_type  # type: ignore[attr-defined]
+        if is_bool(elem):
+            raise VerifyException("cannot reduce i1 tensors (convert them first)")
+        return tensor(elem, [s for i, s in enumerate(src) if i not in dims])
+
+    def reference(self, x):
+        elem = self.result_type.element_type
+        acc = x.astype(compute_dtype(elem), copy=False)
+        out = _REDUCE_REF[self.kind.data](acc, axis=_dims(self, "dims"))
+        return np.asarray(out).astype(numpy_dtype(elem))
+
+
+@irdl_op_definition
+class GatherOp(GraphOp):
+    """Embedding lookup: rows of axis 0 of the table at the ids (ids are clamped to
+    [0, rows-1], as XLA clamps gather indices).
+
+        %e = graph.gather %table, %ids : (tensor<1000x64xf32>, tensor<32xi32>) -> tensor<32x64xf32>
+    """
+
+    name = "graph.gather"
+    table = operand_def(TensorType)
+    ids = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), Gather())
+
+    def infer_type(self) -> TensorType:
+        t, ids = _operand_types(self)
+        if not is_int(ids.element_type) or is_bool(ids.element_type):
+            raise VerifyException(f"ids must be i32 or i64, got {ids.element_type}")
+        if len(shape_of(t)) < 1:
+            raise VerifyException("the table must have rank >= 1")
+        return tensor(t.element_type, shape_of(ids) + shape_of(t)[1:])
+
+    def reference(self, table, ids):
+        return table[np.clip(ids, 0, table.shape[0] - 1)]
+
+
+@irdl_op_definition
+class DotOp(GraphOp):
+    """Matrix product with numpy.matmul semantics (batch dims broadcast; rank-1 operands
+    are vectors). Floats accumulate in f32.
+
+        %d = graph.dot %a, %b : (tensor<2x32x128xf32>, tensor<128x64xf32>) -> tensor<2x32x64xf32>
+    """
+
+    name = "graph.dot"
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), ComputeIntensive())
+
+    def infer_type(self) -> TensorType:
+        a, b = _operand_types(self)
+        if a.element_type != b.element_type:
+            raise VerifyException(f"operand element types differ: {a.element_type} and {b.element_type}")
+        if is_bool(a.element_type):
+            raise VerifyException("cannot multiply i1 tensors")
+        return tensor(a.element_type, matmul_shape(shape_of(a), shape_of(b)))
+
+    def reference(self, a, b):
+        elem = self.result_type.element_type
+        cdt = compute_dtype(elem)
+        return np.matmul(a.astype(cdt), b.astype(cdt)).astype(numpy_dtype(elem))
+
+
+def matmul_shape(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
+    """numpy.matmul's result shape, with `?` dims; raises VerifyException on mismatch."""
+    if not a or not b:
+        raise VerifyException("dot operands must have rank >= 1")
+    va, vb = len(a) == 1, len(b) == 1
+    a2 = (1, a[0]) if va else tuple(a)
+    b2 = (b[0], 1) if vb else tuple(b)
+    if not dims_compatible(a2[-1], b2[-2]):
+        raise VerifyException(f"contracting dims differ: {fmt_shape(a)} @ {fmt_shape(b)}")
+    ba, bb = a2[:-2], b2[:-2]
+    n = max(len(ba), len(bb))
+    ba, bb = (1,) * (n - len(ba)) + ba, (1,) * (n - len(bb)) + bb
+    batch = []
+    for x, y in zip(ba, bb):
+        if x == 1:
+            batch.append(y)
+        elif y == 1 or x == y:
+            batch.append(x)
+        elif DYN in (x, y):
+            batch.append(x if y == DYN else y)
+        else:
+            raise VerifyException(f"batch dims {fmt_shape(a[:-2])} and {fmt_shape(b[:-2])} do not broadcast")
+    out = list(batch)
+    if not va:
+        out.append(a2[-2])
+    if not vb:
+        out.append(b2[-1])
+    return tuple(out)
+
+
+Graph = Dialect(
+    "graph",
+    [
+        *ELEMENTWISE_OPS.values(),
+        CompareOp,
+        SelectOp,
+        ConvertOp,
+        ConstantOp,
+        IotaOp,
+        BroadcastOp,
+        ReshapeOp,
+        TransposeOp,
+        SliceOp,
+        ConcatOp,
+        ReduceOp,
+        GatherOp,
+        DotOp,
+    ],
+    [],
+)
