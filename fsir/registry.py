@@ -26,10 +26,18 @@ DIALECTS: dict[str, Callable[[], "Dialect"]] = {
     "graph": _graph,
 }
 
+def _gpu() -> "Dialect":
+    from fsir.dialects.gpu import GPU
+
+    return GPU
+
+
 # Dialects that replace an xDSL dialect of the same name inside fs-opt (e.g. fsir's
 # `gpu`, a superset of xDSL's with MLIR's syntax). The universe cannot register them
 # (xDSL refuses duplicate names), so plain xdsl-opt keeps xDSL's version.
-OVERRIDING_DIALECTS: dict[str, Callable[[], "Dialect"]] = {}
+OVERRIDING_DIALECTS: dict[str, Callable[[], "Dialect"]] = {
+    "gpu": _gpu,
+}
 
 
 def _canonicalize() -> type["ModulePass"]:
