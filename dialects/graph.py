@@ -707,8 +707,10 @@ class IotaOp(GraphOp):
             raise VerifyException(f"iota needs an integer or float element type, got {t.element_type}")
         return t
 
-    def reference(self, *, shape=None):
-        shape = shape or shape_of(self.result_type)
+    def reference(self):
+        shape = shape_of(self.result_type)
+        if DYN in shape:
+            raise VerifyException("graph.iota with a '?' dim cannot be evaluated (its size is unknown)")
         d = self.dim.value.data  # type: ignore[attr-defined]
         idx = np.arange(shape[d]).reshape([-1 if i == d else 1 for i in range(len(shape))])
         return np.broadcast_to(idx, shape).astype(numpy_dtype(self.result_type.element_type))
@@ -756,12 +758,16 @@ class BroadcastOp(GraphOp):
                 out[d] = src[i]
         return tensor(self.input.type.element_type, out)  # type: ignore[attr-defined]
 
-    def reference(self, x, *, shape=None):
-        out = shape or shape_of(self.result_type)
+    def reference(self, x):
+        out = list(shape_of(self.result_type))
         dims = _dims(self, "dims")
         expanded = [1] * len(out)
         for i, d in enumerate(dims):
             expanded[d] = x.shape[i]
+            if out[d] == DYN:
+                out[d] = x.shape[i]
+        if DYN in out:
+            raise VerifyException("a '?' result dim of graph.broadcast is not determined by its operand")
         return np.broadcast_to(x.reshape(expanded), out).copy()
 
 
@@ -795,9 +801,8 @@ class ReshapeOp(GraphOp):
                 raise VerifyException(f"cannot reshape {fmt_shape(src)} ({n} elements) to {fmt_shape(out)}")
         return tensor(self.result_type.element_type, out)
 
-    def reference(self, x, *, shape=None):
-        out = shape or shape_of(self.result_type)
-        return x.reshape([(-1 if d == DYN else d) for d in out])
+    def reference(self, x):
+        return x.reshape([(-1 if d == DYN else d) for d in shape_of(self.result_type)])
 
 
 @irdl_op_definition

@@ -1,0 +1,96 @@
+"""Reading, verifying and locating IR: the glue every tool and test uses.
+
+xDSL's parser records no source locations on ops, so `LocatingParser` stamps each op
+with a `FileLineColLoc` as it parses it; `verify` then walks the module and turns the
+first verifier failure into a `UserError` that points at the op's source line.
+"""
+
+from __future__ import annotations
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+
+from fsir.errors import Location, UserError
+
+# xDSL dialects fsir's levels use besides its own.
+_XDSL_DIALECTS = ("builtin", "func", "arith", "math", "scf", "memref")
+
+
+def make_context(allow_unregistered: bool = False) -> Context:
+    """A context with xDSL's dialects used by fsir plus all of fsir's own."""
+    from xdsl.dialects import get_all_dialects
+
+    from fsir.registry import DIALECTS, OVERRIDING_DIALECTS
+
+    ctx = Context(allow_unregistered=allow_unregistered)
+    xdsl_dialects = get_all_dialects()
+    for name in _XDSL_DIALECTS:
+        if name not in OVERRIDING_DIALECTS:
+            ctx.register_dialect(name, xdsl_dialects[name])
+    for name, factory in {**DIALECTS, **OVERRIDING_DIALECTS}.items():
+        ctx.register_dialect(name, factory)
+    return ctx
+
+
+class LocatingParser(Parser):
+    """A Parser that records where each operation starts as the op's location."""
+
+    def parse_operation(self) -> Operation:
+        span = self._current_token.span
+        op = super().parse_operation()
+        loc = span.get_location()
+        op.location = FileLineColLoc(StringAttr(loc.file), IntAttr(loc.line), IntAttr(loc.col))
+        return op
+
+
+def location_of(op: Operation | None) -> Location | None:
+    """The source location of `op`, or of its nearest located ancestor."""
+    while op is not None:
+        loc = op.location
+        if isinstance(loc, FileLineColLoc):
+            return Location(loc.filename.data, loc.line.data, loc.column.data)
+        op = op.parent_op()
+    return None
+
+
+def parse_error_to_user_error(err: ParseError, line_offset: int = 0) -> UserError:
+    loc = err.span.get_location()
+    return UserError(err.msg, Location(loc.file, loc.line + line_offset, loc.col))
+
+
+def parse_module(text: str, filename: str = "<stdin>", ctx: Context | None = None) -> ModuleOp:
+    """Parse and verify; raise UserError with file:line:col on any problem."""
+    ctx = ctx or make_context()
+    try:
+        module = LocatingParser(ctx, text, filename).parse_module()
+    except ParseError as err:
+        raise parse_error_to_user_error(err) from None
+    verify(module)
+    return module
+
+
+def verify(module: Operation) -> None:
+    """Verify op by op so the error names the op that failed and where it was written."""
+    for op in module.walk():
+        try:
+            op.verify(verify_nested_ops=False)
+        except (VerifyException, DiagnosticException) as err:
+            msg = str(err.args[0]) if err.args else str(err)
+            msg = msg.removeprefix("Operation does not verify: ")
+            raise UserError(f"'{op.name}' op {msg}", location_of(op)) from None
+
+
+def format_error(err: UserError, source: str | None = None) -> str:
+    """`file:line:col: error: message`, then the source line and a caret (MLIR style)."""
+    if err.loc is None:
+        return f"error: {err.message}"
+    out = f"{err.loc}: error: {err.message}"
+    if source is not None:
+        lines = source.splitlines()
+        if 0 < err.loc.line <= len(lines):
+            line = lines[err.loc.line - 1]
+            out += f"\n{line}\n{' ' * (err.loc.col - 1)}^"
+    return out

@@ -1,0 +1,111 @@
+"""The numpy reference interpreter: the oracle every other level is checked against.
+
+It evaluates graph-level functions op by op with each op's own `reference` method
+(dialects/graph.py), so an op's semantics live in one place. Ops with regions (e.g.
+`stitch.fusion`) provide `reference_region(run_block, args)`, and the interpreter hands
+them a callback that evaluates a block. f32 stays f32 throughout; f16/bf16 compute in f32
+and round per op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.traits import IsTerminator
+from xdsl.utils.exceptions import VerifyException
+
+from fsir.dialects.graph import DYN, fmt_shape, numpy_dtype
+from fsir.errors import UserError
+from fsir.ir import location_of
+
+BlockRunner = Callable[[Block, Sequence[np.ndarray]], list[np.ndarray]]
+
+
+def find_function(module: ModuleOp, entry: str | None = None) -> func.FuncOp:
+    """The function named `entry`, or the module's only / first public function."""
+    funcs = [op for op in module.ops if isinstance(op, func.FuncOp) and not op.is_declaration]
+    if entry is not None:
+        for f in funcs:
+            if f.sym_name.data == entry:
+                return f
+        names = ", ".join(f"@{f.sym_name.data}" for f in funcs) or "none"
+        raise UserError(f"no function @{entry} in the module (functions: {names})")
+    if not funcs:
+        raise UserError("the module has no function to run")
+    return funcs[0]
+
+
+def arg_names(f: func.FuncOp) -> list[str]:
+    """Argument names as written in the source (without %), or argN where unnamed."""
+    return [a.name_hint or f"arg{i}" for i, a in enumerate(f.body.block.args)]
+
+
+def check_inputs(f: func.FuncOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Validate count, dtype and shape of the inputs against the signature."""
+    types = f.function_type.inputs.data
+    names = arg_names(f)
+    if len(inputs) != len(types):
+        raise UserError(f"@{f.sym_name.data} takes {len(types)} arguments, got {len(inputs)}", location_of(f))
+    out = []
+    for name, t, x in zip(names, types, inputs):
+        if not isinstance(t, TensorType):
+            raise UserError(f"argument %{name} has non-tensor type {t}", location_of(f))
+        x = np.asarray(x)
+        dtype = numpy_dtype(t.element_type)
+        shape = t.get_shape()
+        if x.ndim != len(shape) or any(d != DYN and d != s for d, s in zip(shape, x.shape)):
+            raise UserError(
+                f"argument %{name}: expected shape {fmt_shape(shape)}, got {fmt_shape(x.shape)}",
+                location_of(f),
+            )
+        if x.dtype != dtype:
+            if x.dtype.kind != dtype.kind and not (dtype.kind == "V" or x.dtype.kind == "V"):
+                raise UserError(
+                    f"argument %{name}: expected element type {t.element_type} ({dtype}), got {x.dtype}",
+                    location_of(f),
+                )
+            x = x.astype(dtype)
+        out.append(x)
+    return out
+
+
+def run_block(block: Block, args: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Evaluate a block; returns the operands of its terminator."""
+    env: dict[SSAValue, np.ndarray] = dict(zip(block.args, args))
+    for op in block.ops:
+        if op is block.last_op and op.has_trait(IsTerminator):
+            return [env[v] for v in op.operands]
+        values = [env[v] for v in op.operands]
+        results = evaluate_op(op, values)
+        for r, v in zip(op.results, results):
+            env[r] = v
+    return []
+
+
+def evaluate_op(op: Operation, values: Sequence[np.ndarray]) -> list[np.ndarray]:
+    try:
+        if hasattr(op, "reference_region"):
+            return list(op.reference_region(run_block, values))  # type: ignore[attr-defined]
+        if hasattr(op, "reference"):
+            out = op.reference(*values)  # type: ignore[attr-defined]
+            return [np.asarray(out)] if len(op.results) == 1 else list(out)
+    except VerifyException as err:
+        raise UserError(f"'{op.name}' op {err}", location_of(op)) from None
+    raise UserError(f"the reference interpreter cannot evaluate '{op.name}'", location_of(op))
+
+
+def run_function(f: func.FuncOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    return run_block(f.body.block, check_inputs(f, inputs))
+
+
+def run(module: ModuleOp, inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray],
+        entry: str | None = None) -> list[np.ndarray]:
+    """Run `entry` (default: the first function); inputs by position or by argument name."""
+    f = find_function(module, entry)
+    if isinstance(inputs, Mapping):
+        inputs = [inputs[n] for n in arg_names(f)]
+    return run_function(f, inputs)
