@@ -218,7 +218,9 @@ class GraphOp(IRDLOperation):
     `KEYWORD_PROP` names a string property printed right after the op name (compare
     direction, reduction kind) and `KEYWORD_CHOICES` lists its values; `INT_PROPS`
     lists `(keyword, property, is_list)` printed after the operands; `SHORT_TYPE`
-    selects `: T` (operands and result all of type T) over `: (T, ...) -> T`.
+    selects `: T` (operands and result all of type T) where it applies; such ops also
+    accept and print `: (T1, ...) -> T` when the types differ (e.g. a static operand
+    and a `?` result before shape inference).
     """
 
     KEYWORD_PROP: ClassVar[str | None] = None
@@ -250,15 +252,23 @@ class GraphOp(IRDLOperation):
                 props[prop] = _int_attr(parser.parse_integer())
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
-        if cls.SHORT_TYPE:
+        pos = parser.pos
+        if cls.SHORT_TYPE and not parser.parse_optional_punctuation("("):
             t = parser.parse_type()
             operand_types: list[Attribute] = [t] * len(operands)
             result_type = t
         else:
-            pos = parser.pos
-            operand_types = parser.parse_comma_separated_list(
-                parser.Delimiter.PAREN, parser.parse_type
-            )
+            if cls.SHORT_TYPE:  # the `(` is already consumed
+                operand_types = []
+                if not parser.parse_optional_punctuation(")"):
+                    operand_types.append(parser.parse_type())
+                    while parser.parse_optional_punctuation(","):
+                        operand_types.append(parser.parse_type())
+                    parser.parse_punctuation(")")
+            else:
+                operand_types = parser.parse_comma_separated_list(
+                    parser.Delimiter.PAREN, parser.parse_type
+                )
             parser.parse_punctuation("->")
             result_type = parser.parse_type()
             if len(operand_types) != len(operands):
@@ -292,7 +302,7 @@ class GraphOp(IRDLOperation):
                 printer.print_string(str(value.value.data))  # type: ignore[attr-defined]
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
-        if self.SHORT_TYPE:
+        if self.SHORT_TYPE and all(o.type == self.results[0].type for o in self.operands):
             printer.print_attribute(self.results[0].type)
         else:
             printer.print_string("(")

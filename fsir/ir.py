@@ -36,13 +36,21 @@ def make_context(allow_unregistered: bool = False) -> Context:
 
 
 class LocatingParser(Parser):
-    """A Parser that records where each operation starts as the op's location."""
+    """A Parser that records where each operation starts as the op's location.
+
+    `line_offset` is added to line numbers (chunks of a `--split-input-file` input)."""
+
+    def __init__(self, ctx: Context, text: str, name: str = "<unknown>", line_offset: int = 0):
+        super().__init__(ctx, text, name)
+        self.line_offset = line_offset
 
     def parse_operation(self) -> Operation:
         span = self._current_token.span
         op = super().parse_operation()
         loc = span.get_location()
-        op.location = FileLineColLoc(StringAttr(loc.file), IntAttr(loc.line), IntAttr(loc.col))
+        op.location = FileLineColLoc(
+            StringAttr(loc.file), IntAttr(loc.line + self.line_offset), IntAttr(loc.col)
+        )
         return op
 
 
@@ -61,13 +69,19 @@ def parse_error_to_user_error(err: ParseError, line_offset: int = 0) -> UserErro
     return UserError(err.msg, Location(loc.file, loc.line + line_offset, loc.col))
 
 
-def parse_module(text: str, filename: str = "<stdin>", ctx: Context | None = None) -> ModuleOp:
+def parse_module(
+    text: str,
+    filename: str = "<stdin>",
+    ctx: Context | None = None,
+    line_offset: int = 0,
+    implicit_module: bool = True,
+) -> ModuleOp:
     """Parse and verify; raise UserError with file:line:col on any problem."""
     ctx = ctx or make_context()
     try:
-        module = LocatingParser(ctx, text, filename).parse_module()
+        module = LocatingParser(ctx, text, filename, line_offset).parse_module(implicit_module)
     except ParseError as err:
-        raise parse_error_to_user_error(err) from None
+        raise parse_error_to_user_error(err, line_offset) from None
     verify(module)
     return module
 

@@ -54,7 +54,11 @@ def _shape_inference() -> type["ModulePass"]:
 
 PASSES: dict[str, Callable[[], type["ModulePass"]]] = {
     "graph-canonicalize": _canonicalize,
-    "shape-inference": _shape_inference,
+    "graph-shape-inference": _shape_inference,
 }
 
 TARGETS: dict[str, Callable[[], type["Target"]]] = {}
+
+# Input formats other than .mlir: name (also the file extension) -> factory of a
+# function (text or bytes, file name) -> ModuleOp.
+FRONTENDS: dict[str, Callable[[], Callable[..., object]]] = {}

@@ -1,0 +1,159 @@
+"""Graph canonicalization: constant folding of small tensors and algebraic identities.
+
+The patterns are attached to the graph ops (trait `GraphCanonicalization`), so xDSL's
+generic `canonicalize` pass applies them too; `graph-canonicalize` applies only these.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import builtin
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+)
+
+from fsir.dialects import graph
+from fsir.dialects.graph import DYN, shape_of
+
+# Folding evaluates with numpy at compile time and stores the result in the IR, so
+# only small results are folded (large constants would bloat the IR and the PTX).
+MAX_FOLD_ELEMENTS = 1024
+
+
+def _constant(value: SSAValue) -> np.ndarray | None:
+    if isinstance(value.owner, graph.ConstantOp):
+        return graph.constant_array(value.owner.value)
+    return None
+
+
+def _splat(value: SSAValue) -> float | None:
+    """The splat value of a constant operand (or of a broadcast of one)."""
+    owner = value.owner
+    if isinstance(owner, graph.BroadcastOp):
+        return _splat(owner.input)
+    arr = _constant(value)
+    if arr is None or arr.size == 0:
+        return None
+    first = arr.reshape(-1)[0]
+    return float(first) if np.all(arr == first) else None
+
+
+class FoldConstantOperands(RewritePattern):
+    """An op whose operands are all constants becomes a constant (small results only)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, graph.GraphOp) or isinstance(op, graph.ConstantOp) or not op.operands:
+            return
+        t = op.result_type
+        shape = shape_of(t)
+        if DYN in shape or math.prod(shape) > MAX_FOLD_ELEMENTS:
+            return
+        args = [_constant(v) for v in op.operands]
+        if any(a is None for a in args):
+            return
+        with np.errstate(all="ignore"):
+            value = np.asarray(op.reference(*args))
+        rewriter.replace_op(op, graph.ConstantOp.from_array(value, t.element_type))
+
+
+class RemoveIdentity(RewritePattern):
+    """Ops that return their operand unchanged."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not op.operands or len(op.results) != 1 or op.operands[0].type != op.results[0].type:
+            return
+        x = op.operands[0]
+        identity = False
+        match op:
+            case graph.ReshapeOp() | graph.ConvertOp():
+                identity = True
+            case graph.TransposeOp():
+                identity = list(graph._dims(op, "perm")) == list(range(len(graph._dims(op, "perm"))))
+            case graph.BroadcastOp():
+                dims = graph._dims(op, "dims")
+                identity = list(dims) == list(range(len(dims))) and DYN not in shape_of(x.type)
+            case graph.SliceOp():
+                start, strides = graph._dims(op, "start"), graph._dims(op, "strides")
+                identity = all(s == 0 for s in start) and all(k == 1 for k in strides)
+            case graph.ConcatOp():
+                identity = len(op.operands) == 1
+            case graph.ReduceOp():
+                identity = len(graph._dims(op, "dims")) == 0
+            case graph.ElementwiseOp() if op.name in ("graph.max", "graph.min", "graph.and", "graph.or"):
+                identity = op.operands[0] is op.operands[1]
+            case _:
+                identity = False
+        if identity:
+            rewriter.replace_op(op, [], [x])
+
+
+class ComposeIndexOps(RewritePattern):
+    """reshape(reshape(x)) -> reshape(x); transpose(transpose(x)) -> one transpose;
+    neg(neg(x)) -> x."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, graph.ReshapeOp) and isinstance(op.input.owner, graph.ReshapeOp):
+            inner = op.input.owner
+            rewriter.replace_op(op, graph.ReshapeOp.build(operands=[inner.input], result_types=[op.result_type]))
+        elif isinstance(op, graph.TransposeOp) and isinstance(op.input.owner, graph.TransposeOp):
+            inner = op.input.owner
+            p_in, p_out = graph._dims(inner, "perm"), graph._dims(op, "perm")
+            perm = [p_in[p] for p in p_out]
+            rewriter.replace_op(op, graph.TransposeOp.build(
+                operands=[inner.input], result_types=[op.result_type],
+                properties={"perm": builtin.DenseArrayBase.from_list(builtin.i64, perm)}))
+        elif op.name == "graph.neg" and op.operands[0].owner.name == "graph.neg":  # type: ignore[union-attr]
+            rewriter.replace_op(op, [], [op.operands[0].owner.operands[0]])  # type: ignore[union-attr]
+
+
+class AlgebraicIdentities(RewritePattern):
+    """x*1, x/1, x+0 (integers; floats only with -0.0 since 0.0 changes -0.0), x-0,
+    select with a constant condition."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, graph.SelectOp):
+            c = _splat(op.cond)
+            if c is not None and op.on_true.type == op.result_type == op.on_false.type:
+                rewriter.replace_op(op, [], [op.on_true if c else op.on_false])
+            return
+        if not isinstance(op, graph.ElementwiseOp) or op.SPEC.arity != 2:
+            return
+        x, y = op.operands
+        if x.type != op.result_type:
+            return
+        is_int = graph.is_int(op.result_type.element_type)
+        c = _splat(y)
+        if c is None:
+            return
+        keep = False
+        if op.name in ("graph.mul", "graph.div") and c == 1.0:
+            keep = True
+        elif op.name in ("graph.add", "graph.sub") and c == 0.0:
+            # 0.0 + -0.0 = 0.0, so for floats only x + (-0.0) and x - (+0.0) are exact.
+            sign_bit = math.copysign(1.0, c) < 0
+            keep = is_int or (op.name == "graph.add") == sign_bit
+        if keep:
+            rewriter.replace_op(op, [], [x])
+
+
+def graph_patterns() -> tuple[RewritePattern, ...]:
+    return (FoldConstantOperands(), RemoveIdentity(), ComposeIndexOps(), AlgebraicIdentities())
+
+
+@dataclass(frozen=True)
+class GraphCanonicalizePass(ModulePass):
+    """Fold small constant subgraphs and remove identity ops in graph-dialect IR."""
+
+    name = "graph-canonicalize"
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        PatternRewriteWalker(GreedyRewritePatternApplier(list(graph_patterns()))).rewrite_module(op)

@@ -1,0 +1,18 @@
+# lit configuration for fsir's FileCheck tests (MLIR style: `// RUN:` lines).
+import os
+import sysconfig
+
+import lit.formats
+
+config.name = "fsir"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir", ".hlo", ".ptx"]
+config.test_source_root = os.path.dirname(__file__)
+config.excludes = ["Inputs", "lit.cfg.py"]
+
+# Console scripts (fs-opt, fs-run, filecheck) of the interpreter running lit come first.
+scripts = sysconfig.get_path("scripts")
+config.environment["PATH"] = os.pathsep.join([scripts, os.environ.get("PATH", "")])
+for var in ("HOME", "TMPDIR", "FSIR_DEBUG"):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]

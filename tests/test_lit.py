@@ -1,0 +1,21 @@
+"""Runs the lit/FileCheck suite (lit_tests/) as part of pytest, one item per test file."""
+
+import subprocess
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+LIT_DIR = Path(__file__).resolve().parent.parent / "lit_tests"
+LIT_FILES = sorted(
+    p for p in LIT_DIR.rglob("*")
+    if p.suffix in (".mlir", ".hlo", ".ptx") and "Inputs" not in p.parts and "Output" not in p.parts
+)
+
+
+@pytest.mark.parametrize("path", LIT_FILES, ids=[str(p.relative_to(LIT_DIR)) for p in LIT_FILES])
+def test_lit(path: Path):
+    proc = subprocess.run(
+        [str(Path(sysconfig.get_path("scripts")) / "lit"), "-v", str(path)], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]

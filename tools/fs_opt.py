@@ -1,0 +1,226 @@
+"""fs-opt: xdsl-opt with fsir's dialects, passes, targets and frontends.
+
+    fs-opt model.mlir -p 'shape-inference,graph-canonicalize,cse' -t mlir
+    fs-opt bad.mlir --split-input-file --verify-diagnostics
+
+Differences from plain xdsl-opt, all for users: errors are `file:line:col: error:`
+with exit 1 (also for verifier errors, which xDSL reports without a location), and
+`--verify-diagnostics` follows MLIR: every `// expected-error @+1 {{text}}` must match an
+error on that line and every error must be expected.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.printer import Printer
+from xdsl.universe import Universe
+from xdsl.utils.arg_spec import ArgSpecParseError
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+from fsir import registry
+from fsir.errors import Location, UserError
+from fsir.ir import format_error, parse_module, verify
+from fsir.tools.driver import read_source, run_tool
+
+
+class _ArgumentError(UserError):
+    pass
+
+
+def _raise_argument_error(message: str):
+    raise _ArgumentError(message)
+
+
+class FsOptMain(xDSLOptMain):
+    def __init__(self, args=None):
+        try:
+            super().__init__(description="fsir modular optimizer driver", args=args)
+        except (ValueError, ArgSpecParseError) as err:
+            raise UserError(_pass_error_message(err)) from None
+
+    # -- registration: xDSL's own, then fsir's (OVERRIDING_DIALECTS replace xDSL's) --
+
+    def register_all_dialects(self):
+        universe = Universe.get_multiverse()
+        fsir_dialects = {**registry.DIALECTS, **registry.OVERRIDING_DIALECTS}
+        for name, factory in universe.all_dialects.items():
+            if name not in fsir_dialects:
+                self.ctx.register_dialect(name, factory)
+        for name, factory in fsir_dialects.items():
+            self.ctx.register_dialect(name, factory)
+
+    def register_all_passes(self):
+        super().register_all_passes()
+        for name, factory in registry.PASSES.items():
+            self.register_pass(name, factory)
+
+    def register_all_targets(self):
+        super().register_all_targets()
+        for name, factory in registry.TARGETS.items():
+            self.available_targets[name] = factory
+
+    def register_all_frontends(self):
+        super().register_all_frontends()
+        for name in registry.FRONTENDS:
+            self.available_frontends[name] = None  # type: ignore[assignment]
+
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
+        super().register_all_arguments(arg_parser)
+        arg_parser.error = _raise_argument_error  # type: ignore[method-assign]
+        arg_parser.epilog = _describe_registry()
+        arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
+
+    # -- pipeline: verify with locations between passes --------------------
+
+    def setup_pipeline(self):
+        timer = [time.perf_counter()]
+
+        def callback(previous: ModulePass | None, module: ModuleOp, following: ModulePass | None):
+            if self.args.time_passes and previous is not None:
+                print(f"Pass {previous.name} took {time.perf_counter() - timer[0]:.4f} seconds", file=sys.stderr)
+            if previous is not None and not self.args.disable_verify:
+                try:
+                    verify(module)
+                except UserError as err:
+                    raise RuntimeError(f"pass '{previous.name}' produced invalid IR: {err.message}") from None
+            if previous and following and self.args.print_between_passes:
+                print(f"// IR after {previous.name}:")
+                Printer(stream=sys.stdout).print_op(module)
+                print("\n")
+            timer[0] = time.perf_counter()
+
+        self.pipeline = PassPipeline.parse_spec(self.available_passes, self.args.passes, callback)
+
+    # -- running -----------------------------------------------------------
+
+    def parse_source(self, text: str, name: str, line_offset: int) -> ModuleOp:
+        ext = self.args.frontend or (name.rsplit(".", 1)[-1] if "." in name else "mlir")
+        if ext in registry.FRONTENDS:
+            return registry.FRONTENDS[ext]()(text, name)  # type: ignore[return-value]
+        if ext != "mlir" and self.args.frontend is None and ext not in ("", "mlir"):
+            # Unknown extensions are read as MLIR text, like mlir-opt does.
+            pass
+        return parse_module(text, name, self.ctx, line_offset, not self.args.no_implicit_module)
+
+    def run(self) -> int:
+        name, text = read_source(self.args.input_file)
+        chunks = split_input(text) if self.args.split_input_file else [(text, 0)]
+        out = open(self.args.output_file, "w") if self.args.output_file else sys.stdout
+        failures = 0
+        try:
+            for i, (chunk, offset) in enumerate(chunks):
+                if i > 0:
+                    out.write("// -----\n")
+                expected = collect_expected(chunk, offset, name) if self.args.verify_diagnostics else []
+                try:
+                    module = self.parse_source(chunk, name, offset)
+                    self.apply_passes(module)
+                    out.write(self.output_resulting_program(module))
+                    out.flush()
+                    error = None
+                except UserError as err:
+                    if not self.args.verify_diagnostics:
+                        raise
+                    error = err
+                if self.args.verify_diagnostics:
+                    failures += check_expected(expected, error, name, chunk, offset)
+        finally:
+            if out is not sys.stdout:
+                out.close()
+        return 1 if failures else 0
+
+
+def _pass_error_message(err: Exception) -> str:
+    msg = str(err)
+    m = re.match(r"Unrecognized passes: \[(.*)\]", msg)
+    if m:
+        return f"unknown pass {m.group(1)} (see fs-opt --help for the list)"
+    return f"bad pass pipeline: {msg}"
+
+
+def _describe_registry() -> str:
+    lines = ["fsir passes:"]
+    for name, factory in registry.PASSES.items():
+        doc = (factory().__doc__ or "").strip().splitlines()
+        lines.append(f"  {name:24s} {doc[0] if doc else ''}")
+    lines.append("fsir dialects: " + ", ".join({**registry.DIALECTS, **registry.OVERRIDING_DIALECTS}))
+    lines.append("fsir targets: " + (", ".join(registry.TARGETS) or "(none)"))
+    if registry.FRONTENDS:
+        lines.append("fsir frontends (-f): " + ", ".join(registry.FRONTENDS))
+    return "\n".join(lines)
+
+
+# -- --split-input-file and MLIR-style --verify-diagnostics --------------------
+
+
+def split_input(text: str) -> list[tuple[str, int]]:
+    """Chunks separated by `// -----` lines, each with the line offset of its start."""
+    chunks, offset = [], 0
+    for chunk in re.split(r"^// -----.*$", text, flags=re.MULTILINE):
+        chunks.append((chunk, offset))
+        offset += chunk.count("\n")
+    return chunks
+
+
+_EXPECTED = re.compile(r"//\s*expected-(error|warning|remark|note)\s*(@[^\s{]+)?\s*\{\{(.*?)\}\}")
+
+
+@dataclass
+class Expected:
+    line: int
+    text: str
+    source_line: int
+
+
+def collect_expected(chunk: str, offset: int, name: str) -> list[Expected]:
+    expected = []
+    for i, line in enumerate(chunk.splitlines()):
+        for m in _EXPECTED.finditer(line):
+            kind, where, msg = m.groups()
+            if kind != "error":
+                continue
+            here = offset + i + 1
+            target = here
+            if where:
+                w = where[1:]
+                if w in ("above",):
+                    target = here - 1
+                elif w in ("below",):
+                    target = here + 1
+                elif re.fullmatch(r"[+-]\d+", w):
+                    target = here + int(w)
+                else:
+                    raise UserError(f"cannot read the location '{where}' of an expected-error", Location(name, here, m.start() + 1))
+            expected.append(Expected(target, msg.strip(), here))
+    return expected
+
+
+def check_expected(expected: list[Expected], error: UserError | None, name: str, chunk: str, offset: int) -> int:
+    """Match the produced error against the expectations; print mismatches; count them."""
+    failures = 0
+    matched = False
+    for exp in expected:
+        if error is not None and not matched and error.loc is not None and error.loc.line == exp.line and exp.text in error.message:
+            matched = True
+            continue
+        print(f"{name}:{exp.source_line}: error: expected error \"{exp.text}\" on line {exp.line} was not produced", file=sys.stderr)
+        failures += 1
+    if error is not None and not matched:
+        print(format_error(error) + "  [unexpected error]", file=sys.stderr)
+        failures += 1
+    return failures
+
+
+def main(argv=None) -> None:
+    run_tool("fs-opt", lambda: FsOptMain(argv).run())
+
+
+if __name__ == "__main__":
+    main()
