@@ -1,0 +1,146 @@
+"""fs-run: compile a model and run it, on a GPU, on the PTX simulator, or on the
+numpy reference interpreter.
+
+    fs-run examples/layernorm.mlir                       # auto device: CUDA if present, else the simulator
+    fs-run model.mlir --device reference --seed 3 --outputs out.npz
+    fs-run model.mlir --check --stats-json stats.json --dump-ptx model.ptx
+
+Inputs come from `--inputs in.npz` (by argument name as written in the source, or
+`arg0`, `arg1`, ...) or are random and reproducible by `--seed`. Outputs are printed as
+shape, dtype and checksum, and saved as `out0`, `out1`, ... with `--outputs`.
+Exit status: 0 ok, 1 user error, 2 `--check` found a mismatch, 3 internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+
+from fsir import registry
+from fsir.errors import UserError
+from fsir.ir import parse_module
+from fsir.runtime.inputs import describe, load_inputs, random_inputs
+from fsir.runtime.reference import check_inputs, find_function, run_function
+from fsir.tools.driver import read_source, run_tool
+
+EXIT_CHECK_FAILED = 2
+DEVICES = ("auto", "cuda", "sim", "reference")
+
+
+class _ArgParser(argparse.ArgumentParser):
+    def error(self, message):  # argparse exits 2; fsir's user errors exit 1
+        raise UserError(message)
+
+
+def build_arg_parser() -> argparse.ArgumentParser:
+    p = _ArgParser(prog="fs-run", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("file", help="model: .mlir (graph dialect)" + "".join(f", .{f}" for f in registry.FRONTENDS))
+    p.add_argument("-f", "--frontend", help="input format, if not given by the file extension")
+    p.add_argument("--entry", help="function to run (default: the first)")
+    p.add_argument("--inputs", help=".npz with inputs by argument name or arg0, arg1, ...")
+    p.add_argument("--outputs", help="save outputs to this .npz as out0, out1, ...")
+    p.add_argument("--seed", type=int, default=0, help="seed for random inputs (default 0)")
+    p.add_argument("--dynamic-size", type=int, default=8, help="size of `?` dims of random inputs (default 8)")
+    p.add_argument("--device", choices=DEVICES, default="auto",
+                   help="auto (CUDA if a GPU is present, else sim), cuda, sim (fsir's PTX simulator), reference (numpy)")
+    p.add_argument("--fusion", default="none", help="fusion mode for fusion-explore (default: none)")
+    p.add_argument("--arch", default="sm_80", help="PTX target (sm_80, sm_90)")
+    p.add_argument("--check", action="store_true", help="compare every output with the reference interpreter; exit 2 beyond tolerance")
+    p.add_argument("--stats-json", help="write launch statistics (summed over launches) to this JSON file")
+    p.add_argument("--dump-ptx", help="write the PTX module to this file")
+    return p
+
+
+def load_model(path: str, frontend: str | None):
+    name, text = read_source(path)
+    ext = frontend or (name.rsplit(".", 1)[-1] if "." in name else "mlir")
+    if ext in registry.FRONTENDS:
+        return registry.FRONTENDS[ext]()(text, name)
+    if ext != "mlir" and frontend is not None:
+        raise UserError(f"unknown input format '{ext}' (known: mlir{''.join(', ' + f for f in registry.FRONTENDS)})")
+    return parse_module(text, name)
+
+
+def main_impl(argv=None) -> int:
+    args = build_arg_parser().parse_args(argv)
+    module = load_model(args.file, args.frontend)
+    f = find_function(module, args.entry)
+    if args.inputs:
+        inputs = load_inputs(f, args.inputs)
+    else:
+        inputs = random_inputs(f, args.seed, args.dynamic_size)
+    inputs = check_inputs(f, inputs)
+
+    device_name = args.device
+    stats: dict | None = None
+    t0 = time.perf_counter()
+    if device_name == "reference":
+        if args.dump_ptx or args.stats_json:
+            raise UserError("--dump-ptx and --stats-json need a compiled run (--device sim or cuda)")
+        outputs = run_function(f, inputs)
+    else:
+        outputs, stats, device_name = run_compiled(module, f.sym_name.data, inputs, args)
+    elapsed = time.perf_counter() - t0
+
+    print(f"@{f.sym_name.data} on {device_name} ({elapsed:.2f} s)")
+    for i, out in enumerate(outputs):
+        print(f"out{i}: {describe(out)}")
+    if args.outputs:
+        np.savez(args.outputs, **{f"out{i}": o for i, o in enumerate(outputs)})
+    if args.stats_json and stats is not None:
+        with open(args.stats_json, "w") as fh:
+            json.dump(stats, fh, indent=2)
+            fh.write("\n")
+    if args.check:
+        return check(f, inputs, outputs)
+    return 0
+
+
+def run_compiled(module, entry: str, inputs, args):
+    """Compile through the whole pipeline and run on a device; returns (outputs, stats, device)."""
+    from fsir.runtime.device import select_device
+    from fsir.runtime.executor import compile_module, execute
+
+    device = select_device(args.device)
+    lowered = compile_module(module, fusion=args.fusion)
+    if args.dump_ptx:
+        from fsir.ptx import print_ptx
+
+        with open(args.dump_ptx, "w") as fh:
+            fh.write(print_ptx(lowered, arch=args.arch))
+    outputs, stats = execute(lowered, inputs, device, entry=entry, arch=args.arch)
+    record = {"device": device.name, **stats_dict(stats)}
+    return outputs, record, device.name
+
+
+def stats_dict(stats) -> dict:
+    keys = ("kernels", "launches", "global_load_bytes", "global_store_bytes", "global_unique_bytes",
+            "global_sectors", "instructions")
+    return {k: int(getattr(stats, k, 0) if not isinstance(stats, dict) else stats.get(k, 0)) for k in keys}
+
+
+def check(f, inputs, outputs) -> int:
+    from fsir.runtime.compare import compare
+
+    expected = run_function(f, inputs)
+    status = 0
+    for i, (got, want) in enumerate(zip(outputs, expected)):
+        c = compare(got, want)
+        print(f"check out{i}: {c}")
+        if not c.ok:
+            status = EXIT_CHECK_FAILED
+    if status:
+        print("fs-run: results differ from the reference interpreter beyond tolerance", file=sys.stderr)
+    return status
+
+
+def main(argv=None) -> None:
+    run_tool("fs-run", lambda: main_impl(argv))
+
+
+if __name__ == "__main__":
+    main()
