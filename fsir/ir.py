@@ -43,6 +43,24 @@ class LocatingParser(Parser):
     def __init__(self, ctx: Context, text: str, name: str = "<unknown>", line_offset: int = 0):
         super().__init__(ctx, text, name)
         self.line_offset = line_offset
+        self._first_uses: dict = {}
+
+    def resolve_operand(self, operand, type):
+        # Remember where a not-yet-defined value is first used, so that an undefined
+        # value is reported at its use (as MLIR does) rather than at the end of input.
+        if operand.operand_name not in self.ssa_values:
+            self._first_uses.setdefault(operand.operand_name, operand.span)
+        return super().resolve_operand(operand, type)
+
+    def parse_module(self, allow_implicit_module: bool = True):
+        try:
+            return super().parse_module(allow_implicit_module)
+        except ParseError as err:
+            if not err.msg.startswith("values used but not defined") or not self.forward_ssa_references:
+                raise
+            name = next(iter(self.forward_ssa_references))
+            span = self._first_uses.get(name, err.span)
+            raise ParseError(span, f"use of undefined value '%{name}'") from None
 
     def parse_operation(self) -> Operation:
         span = self._current_token.span
