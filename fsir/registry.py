@@ -26,6 +26,7 @@ DIALECTS: dict[str, Callable[[], "Dialect"]] = {
     "graph": _graph,
 }
 
+
 def _gpu() -> "Dialect":
     from fsir.dialects.gpu import GPU
 
@@ -57,7 +58,16 @@ PASSES: dict[str, Callable[[], type["ModulePass"]]] = {
     "graph-shape-inference": _shape_inference,
 }
 
-TARGETS: dict[str, Callable[[], type["Target"]]] = {}
+
+def _ptx() -> type["Target"]:
+    from fsir.ptx.target import PTXTarget
+
+    return PTXTarget
+
+
+TARGETS: dict[str, Callable[[], type["Target"]]] = {
+    "ptx": _ptx,
+}
 
 # Input formats other than .mlir: name (also the file extension) -> factory of a
 # function (text or bytes, file name) -> ModuleOp.

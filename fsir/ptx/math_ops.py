@@ -1,0 +1,335 @@
+"""math → PTX, with the accuracy of every sequence.
+
+All transcendental functions are computed in f32 (f16/bf16 inputs are widened exactly
+and the f32 result is rounded once to the narrow type); f64 supports only sqrt, rsqrt,
+fma, abs, copysign, floor/ceil/trunc/roundeven. "HW" below is the error of the GPU's
+approximate unit as documented by the PTX ISA (`ex2.approx.ftz.f32`: ≤ 2 ulp
+relative; `lg2.approx.ftz.f32`: ≤ 2^-22.6 absolute; `sin.approx.f32`: ≤ 2^-20.9
+absolute on [-π, π]). Bounds are for f32 results, ulp = ulp of the exact result; the
+"measured" numbers are from tests/test_ptx_accuracy.py (run on the PTX simulator,
+which evaluates ex2/lg2/sin/cos exactly, so they measure fsir's range scaling and
+polynomials; add the HW term for a real GPU).
+
+| op          | sequence                                                              | bound |
+|-------------|-----------------------------------------------------------------------|-------|
+| exp         | n = rint(x·log2e); r = x − n·ln2 (Cody–Waite, 2 fmas); ex2.approx(r·log2e)·2^n, 2^n built from exponent bits in two halves (so results down to the denormal range and up to overflow are exact scalings) | HW + 0.5 ulp ≈ 2.5 ulp |
+| exp2        | n = rint(x); ex2.approx(x − n)·2^n                                     | HW ≈ 2 ulp |
+| log, log2, log10, log1p | |x−1| < 1/4: log1p(f) = f + f²·Q(f), degree-8 minimax (≤ 0.66 ulp), times 1, log2e or log10e; else lg2.approx(x) (denormal inputs scaled by 2^24) times ln2, 1 or log10(2) | ≤ 2 ulp near 1; elsewhere HW/|log2 x| ≤ 4e-7 relative |
+| tanh        | |x| < 0.625: x + x³·P(x²), degree-5 minimax (≤ 0.72 ulp); else sign(x)·(1 − 2/(exp(2|x|)+1)) with `rcp.rn` | ≤ 3 ulp (HW-dominated) |
+| erf         | |x| < 0.75: x·P(x²), degree-6 minimax (≤ 2.4 ulp); else sign(x)·(1 − t·A(t)·exp(−x²)), t = 1/(1+0.3275911|x|), Abramowitz–Stegun 7.1.26 | ≤ 2e-7 absolute (A&S: 1.5e-7) |
+| sqrt        | `sqrt.rn.f32`                                                           | 0.5 ulp |
+| rsqrt       | `rcp.rn.f32(sqrt.rn.f32(x))`                                            | ≤ 1 ulp |
+| divf        | `div.rn.f32` (in arith)                                                 | 0.5 ulp |
+| powf        | exp2(y·log2|x|) with the sequences above; pow(x, 0) = pow(1, y) = 1; x < 0: (−1)^y·|x|^y for integer y, NaN otherwise; x = −0 keeps the sign for odd integer y | ≈ 2 ulp + |y|·2^-22.6·ln2 relative (HW lg2 error scaled by y) |
+| sin, cos    | k = rint(x/2π); r = x − k·2π (2 fmas); sin/cos.approx(r)                | ≤ 1e-6 absolute for |x| ≤ 1e4 |
+| fma         | `fma.rn`                                                                | 0.5 ulp |
+| absf, absi, copysign, floor, ceil, trunc, roundeven, round | exact instructions | exact |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import math
+from xdsl.dialects.builtin import Float64Type
+from xdsl.ir import Operation
+
+from fsir.ptx import types as T
+from fsir.ptx.arith_ops import (
+    f32_imm,
+    f64_imm,
+    float_op,
+    is_half,
+    norm8,
+    simple,
+)
+from fsir.ptx.kernel import KernelEmitter, Lowering, unsupported
+
+LOG2E = 1.4426950408889634
+LN2 = 0.6931471805599453
+LN2_HI = 0.693145751953125  # 0x3f317200: n·LN2_HI exact for |n| < 2^9
+LN2_LO = 1.428606765330187e-06  # 0x35bfbe8e
+LOG10_2 = 0.30102999566398120
+LOG10E = 0.43429448190325176
+INV_2PI = 0.15915494309189535
+TWO_PI_HI = 6.28125
+TWO_PI_LO = 0.0019353071795864769
+
+# tanh(x) = x + x^3 * P(x^2) on [0, 0.625]
+TANH_P = (
+    -0.3333333134651184, 0.13333255052566528, -0.05395268276333809,
+    0.021732022985816002, -0.008252730593085289, 0.0022103756200522184,
+)  # fmt: skip
+# log1p(f) = f + f^2 * Q(f) on [-0.25, 0.25]
+LOG1P_Q = (
+    -0.5, 0.33333322405815125, -0.25000104308128357, 0.20001521706581116,
+    -0.16661451756954193, 0.14210064709186554, -0.12576641142368317,
+    0.12567423284053802, -0.10259895026683807,
+)  # fmt: skip
+# erf(x) = x * P(x^2) on [0, 0.75]
+ERF_P = (
+    1.128379225730896, -0.37612637877464294, 0.11283784359693527,
+    -0.02686520665884018, 0.005218324717134237, -0.0008381945663131773,
+    9.623374353395775e-05,
+)  # fmt: skip
+# Abramowitz & Stegun 7.1.26: erfc(x) ~ t*(a1 + t*(a2 + ...)) * exp(-x^2)
+AS_P = 0.3275911
+AS_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+
+
+class F32:
+    """Tiny builder for f32 instruction sequences."""
+
+    def __init__(self, e: KernelEmitter):
+        self.e = e
+
+    def __call__(self, opcode: str, *args: str | float) -> str:
+        d = self.e.new(T.F32)
+        self.e.ins(f"{opcode} {d}, {', '.join(self._arg(a) for a in args)}")
+        return d
+
+    @staticmethod
+    def _arg(a: str | float) -> str:
+        return a if isinstance(a, str) else f32_imm(a)
+
+    def pred(self, cmp: str, a: str | float, b: str | float) -> str:
+        p = self.e.new(T.PRED)
+        self.e.ins(f"setp.{cmp}.f32 {p}, {self._arg(a)}, {self._arg(b)}")
+        return p
+
+    def sel(self, a: str | float, b: str | float, p: str) -> str:
+        return self("selp.f32", a, b, p)
+
+    def horner(self, coeffs: Sequence[float], x: str) -> str:
+        acc = self("mov.f32", coeffs[-1])
+        for c in coeffs[-2::-1]:
+            acc = self("fma.rn.f32", acc, x, c)
+        return acc
+
+    def scale_pow2(self, v: str, n: str) -> str:
+        """v * 2^n for an integral f32 n in [-150, 128], as two exact scalings."""
+        e = self.e
+        ni, n1, n2 = e.new(T.B32), e.new(T.B32), e.new(T.B32)
+        e.ins(f"cvt.rzi.s32.f32 {ni}, {n}")
+        e.ins(f"shr.s32 {n1}, {ni}, 1")
+        e.ins(f"sub.s32 {n2}, {ni}, {n1}")
+        out = v
+        for k in (n1, n2):
+            b, s = e.new(T.B32), e.new(T.B32)
+            e.ins(f"add.s32 {b}, {k}, 127")
+            e.ins(f"shl.b32 {s}, {b}, 23")
+            f = e.new(T.F32)
+            e.ins(f"mov.b32 {f}, {s}")
+            out = self("mul.rn.f32", out, f)
+        return out
+
+
+def exp_f32(e: KernelEmitter, x: str) -> str:
+    f = F32(e)
+    t = f("mul.rn.f32", x, LOG2E)
+    tc = f("max.f32", f("min.f32", t, 128.0), -150.0)
+    n = f("cvt.rni.f32.f32", tc)
+    r = f("fma.rn.f32", n, -LN2_HI, x)
+    r = f("fma.rn.f32", n, -LN2_LO, r)
+    u = f("mul.rn.f32", r, LOG2E)
+    return f.scale_pow2(f("ex2.approx.ftz.f32", u), n)
+
+
+def exp2_f32(e: KernelEmitter, x: str) -> str:
+    f = F32(e)
+    tc = f("max.f32", f("min.f32", x, 128.0), -150.0)
+    n = f("cvt.rni.f32.f32", tc)
+    u = f("sub.rn.f32", x, n)
+    return f.scale_pow2(f("ex2.approx.ftz.f32", u), n)
+
+
+def log_f32(e: KernelEmitter, x: str, far_scale: float, near_scale: float, one_plus: bool = False) -> str:
+    """far_scale·log2(x) (log2 via lg2.approx) or, near 1, near_scale·log1p(x−1).
+
+    With `one_plus`, x is the argument of log1p: the polynomial uses x itself.
+    """
+    f = F32(e)
+    if one_plus:
+        fr = x
+        x = f("add.rn.f32", x, 1.0)
+    else:
+        fr = f("sub.rn.f32", x, 1.0)
+    # far from 1: lg2.approx, with denormal inputs scaled into the normal range
+    pd = f.pred("lt", x, 1.1754943508222875e-38)
+    xs = f.sel(f("mul.rn.f32", x, 16777216.0), x, pd)
+    k = f.sel(24.0, 0.0, pd)
+    l2 = f("sub.rn.f32", f("lg2.approx.ftz.f32", xs), k)
+    far = l2 if far_scale == 1.0 else f("mul.rn.f32", l2, far_scale)
+    # near 1: log1p polynomial
+    q = f.horner(LOG1P_Q, fr)
+    near = f("fma.rn.f32", f("mul.rn.f32", fr, fr), q, fr)
+    if near_scale != 1.0:
+        near = f("mul.rn.f32", near, near_scale)
+    pn = f.pred("lt", f("abs.f32", fr), 0.25)
+    return f.sel(near, far, pn)
+
+
+def tanh_f32(e: KernelEmitter, x: str) -> str:
+    f = F32(e)
+    a = f("abs.f32", x)
+    ex = exp_f32(e, f("add.rn.f32", a, a))
+    q = f("rcp.rn.f32", f("add.rn.f32", ex, 1.0))
+    big = f("sub.rn.f32", 1.0, f("add.rn.f32", q, q))
+    big = f("copysign.f32", x, big)
+    s = f("mul.rn.f32", x, x)
+    small = f("fma.rn.f32", f("mul.rn.f32", s, x), f.horner(TANH_P, s), x)
+    return f.sel(small, big, f.pred("lt", a, 0.625))
+
+
+def erf_f32(e: KernelEmitter, x: str) -> str:
+    f = F32(e)
+    a = f("abs.f32", x)
+    s = f("mul.rn.f32", x, x)
+    small = f("mul.rn.f32", x, f.horner(ERF_P, s))
+    t = f("rcp.rn.f32", f("fma.rn.f32", a, AS_P, 1.0))
+    poly = f("mul.rn.f32", f.horner(AS_A, t), t)
+    ex = exp_f32(e, f("neg.f32", s))
+    big = f("fma.rn.f32", f("neg.f32", poly), ex, 1.0)
+    big = f("copysign.f32", x, big)
+    return f.sel(small, big, f.pred("lt", a, 0.75))
+
+
+def pow_f32(e: KernelEmitter, x: str, y: str) -> str:
+    f = F32(e)
+    ax = f("abs.f32", x)
+    l2 = log_f32(e, ax, 1.0, LOG2E)
+    r = exp2_f32(e, f("mul.rn.f32", y, l2))
+    # pow(1, y) = pow(x, 0) = 1 (also for NaN operands)
+    one = e.new(T.PRED)
+    e.ins(f"setp.eq.or.f32 {one}, {ax}, {f32_imm(1.0)}, {f.pred('eq', y, 0.0)}")
+    r = f.sel(1.0, r, one)
+    # negative x: sign for odd integer y, NaN for non-integer y
+    is_int = f.pred("eq", f("cvt.rni.f32.f32", y), y)
+    h = f("mul.rn.f32", y, 0.5)
+    odd = e.new(T.PRED)
+    e.ins(f"setp.ne.and.f32 {odd}, {f('cvt.rmi.f32.f32', h)}, {h}, {is_int}")
+    xb = e.new(T.B32)
+    e.ins(f"mov.b32 {xb}, {x}")
+    flip = e.new(T.PRED)
+    e.ins(f"setp.lt.and.s32 {flip}, {xb}, 0, {odd}")
+    r = f.sel(f("neg.f32", r), r, flip)
+    nan = e.new(T.PRED)
+    e.ins(f"setp.lt.and.f32 {nan}, {x}, {f32_imm(0.0)}, !{is_int}")
+    return f.sel(float("nan"), r, nan)
+
+
+def sincos_f32(e: KernelEmitter, x: str, which: str) -> str:
+    f = F32(e)
+    k = f("cvt.rni.f32.f32", f("mul.rn.f32", x, INV_2PI))
+    r = f("fma.rn.f32", k, -TWO_PI_HI, x)
+    r = f("fma.rn.f32", k, -TWO_PI_LO, r)
+    return f(f"{which}.approx.f32", r)
+
+
+def _transcendental(seq) -> Lowering:  # type: ignore[no-untyped-def]
+    """Lower an f32-only sequence `seq(e, *srcs) -> reg`."""
+
+    def fn(e: KernelEmitter, dst: str, srcs: list[str], ft: str) -> None:
+        r = seq(e, *srcs)
+        e.ins(f"mov.f32 {dst}, {r}")
+
+    def lower(e: KernelEmitter, op: Operation) -> None:
+        if isinstance(op.results[0].type, Float64Type):
+            raise unsupported(op, "f64 is not supported (f32, f16, bf16 are)")
+        float_op(e, op, fn)
+
+    return lower
+
+
+def _rsqrt(e: KernelEmitter, dst: str, srcs: list[str], ft: str) -> None:
+    s = e.new(T.F32 if ft == "f32" else T.F64)
+    e.ins(f"sqrt.rn.{ft} {s}, {srcs[0]}")
+    e.ins(f"rcp.rn.{ft} {dst}, {s}")
+
+
+def _round(e: KernelEmitter, dst: str, srcs: list[str], ft: str) -> None:
+    """Round half away from zero: trunc(x) + sign(x)·(|x − trunc(x)| ≥ 0.5)."""
+    rf = T.F32 if ft == "f32" else T.F64
+    x = srcs[0]
+    imm = f32_imm if ft == "f32" else f64_imm
+    t, d, ad, one, adj = (e.new(rf) for _ in range(5))
+    p = e.new(T.PRED)
+    e.ins(f"cvt.rzi.{ft}.{ft} {t}, {x}")
+    e.ins(f"sub.rn.{ft} {d}, {x}, {t}")
+    e.ins(f"abs.{ft} {ad}, {d}")
+    e.ins(f"setp.ge.{ft} {p}, {ad}, {imm(0.5)}")
+    e.ins(f"copysign.{ft} {one}, {x}, {imm(1.0)}")
+    e.ins(f"selp.{ft} {adj}, {one}, {imm(0.0)}, {p}")
+    e.ins(f"add.rn.{ft} {dst}, {t}, {adj}")
+
+
+def _copysign(e: KernelEmitter, dst: str, srcs: list[str], ft: str) -> None:
+    mag, sign = srcs
+    e.ins(f"copysign.{ft} {dst}, {sign}, {mag}")  # PTX: sign of a onto b
+
+
+def _absf(e: KernelEmitter, op: math.AbsFOp) -> None:
+    if is_half(op.result.type):
+        e.ins(f"and.b16 {e.define(op.result)}, {e.reg(op.operand)}, 0x7FFF")
+    else:
+        float_op(e, op, simple("abs"))
+
+
+def _absi(e: KernelEmitter, op: math.AbsIOp) -> None:
+    w = T.int_width(op.result.type)
+    src = e.reg(op.operand)
+    if w == 1:  # |x| of an i1 is itself
+        e.mov(e.define(op.result), src, T.PRED)
+        return
+    dst = e.define(op.result)
+    e.ins(f"abs.{T.int_suffix(w, True)} {dst}, {src}")
+    if w == 8:
+        norm8(e, dst)
+
+
+def _bitcount(opcode: str) -> Lowering:
+    def lower(e: KernelEmitter, op: Operation) -> None:
+        w = T.int_width(op.results[0].type)
+        src = e.reg(op.operands[0])
+        if w not in (32, 64):
+            raise unsupported(op, "only i32 and i64")
+        c = e.new(T.B32)
+        e.ins(f"{opcode}.b{w} {c}, {src}")
+        if w == 64:
+            e.ins(f"cvt.u64.u32 {e.define(op.results[0])}, {c}")
+        else:
+            e.define(op.results[0], c)
+
+    return lower
+
+
+def _log(far: float, near: float, one_plus: bool = False) -> Lowering:
+    return _transcendental(lambda e, x: log_f32(e, x, far, near, one_plus))
+
+
+MATH_LOWERINGS: dict[type[Operation], Lowering] = {
+    math.ExpOp: _transcendental(exp_f32),
+    math.Exp2Op: _transcendental(exp2_f32),
+    math.LogOp: _log(LN2, 1.0),
+    math.Log2Op: _log(1.0, LOG2E),
+    math.Log10Op: _log(LOG10_2, LOG10E),
+    math.Log1pOp: _log(LN2, 1.0, one_plus=True),
+    math.TanhOp: _transcendental(tanh_f32),
+    math.ErfOp: _transcendental(erf_f32),
+    math.PowFOp: _transcendental(pow_f32),
+    math.SinOp: _transcendental(lambda e, x: sincos_f32(e, x, "sin")),
+    math.CosOp: _transcendental(lambda e, x: sincos_f32(e, x, "cos")),
+    math.SqrtOp: lambda e, op: float_op(e, op, simple("sqrt.rn")),
+    math.RsqrtOp: lambda e, op: float_op(e, op, _rsqrt),
+    math.FmaOp: lambda e, op: float_op(e, op, simple("fma.rn")),
+    math.AbsFOp: _absf,  # type: ignore[dict-item]
+    math.AbsIOp: _absi,  # type: ignore[dict-item]
+    math.CopySignOp: lambda e, op: float_op(e, op, _copysign),
+    math.FloorOp: lambda e, op: float_op(e, op, lambda e2, d, s, ft: e2.ins(f"cvt.rmi.{ft}.{ft} {d}, {s[0]}")),
+    math.CeilOp: lambda e, op: float_op(e, op, lambda e2, d, s, ft: e2.ins(f"cvt.rpi.{ft}.{ft} {d}, {s[0]}")),
+    math.TruncOp: lambda e, op: float_op(e, op, lambda e2, d, s, ft: e2.ins(f"cvt.rzi.{ft}.{ft} {d}, {s[0]}")),
+    math.RoundEvenOp: lambda e, op: float_op(e, op, lambda e2, d, s, ft: e2.ins(f"cvt.rni.{ft}.{ft} {d}, {s[0]}")),
+    math.RoundOp: lambda e, op: float_op(e, op, _round),
+    math.CtPopOp: _bitcount("popc"),
+    math.CountLeadingZerosOp: _bitcount("clz"),
+}
