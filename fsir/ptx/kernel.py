@@ -144,23 +144,25 @@ class KernelEmitter:
             self.ins(f"mov.{rf.mov} {dst}, {src}")
 
     def parallel_copy(self, dsts: Sequence[str], srcs: Sequence[SSAValue]) -> None:
-        """dst_i := src_i for all i at once (safe when sources are destinations)."""
-        src_regs = [self.reg(s) for s in srcs]
-        rfs = [self.regfile(s.type) for s in srcs]
-        pending = [
-            (d, s, rf) for d, s, rf in zip(dsts, src_regs, rfs, strict=True) if d != s
-        ]
-        dst_set = {d for d, _, _ in pending}
-        staged = []
-        for d, s, rf in pending:
-            if s in dst_set:
-                tmp = self.new(rf)
-                self.mov(tmp, s, rf)
-                staged.append((d, tmp, rf))
-            else:
-                staged.append((d, s, rf))
-        for d, s, rf in staged:
-            self.mov(d, s, rf)
+        """dst_i := src_i for all i at once (moves ordered, cycles broken by a temporary)."""
+        pending: dict[str, tuple[str, T.RegFile]] = {}
+        for d, s in zip(dsts, srcs, strict=True):
+            r = self.reg(s)
+            if r != d:
+                pending[d] = (r, self.regfile(s.type))
+        while pending:
+            sources = {r for r, _ in pending.values()}
+            ready = [d for d in pending if d not in sources]
+            if ready:
+                for d in ready:
+                    r, rf = pending.pop(d)
+                    self.mov(d, r, rf)
+                continue
+            d = next(iter(pending))  # a cycle: save d, then read the copy instead
+            rf = pending[d][1]
+            tmp = self.new(rf)
+            self.mov(tmp, d, rf)
+            pending = {k: (tmp if r == d else r, f) for k, (r, f) in pending.items()}
 
     def emit_block(self, block: Block) -> None:
         for op in block.ops:
@@ -554,8 +556,8 @@ def _while(e: KernelEmitter, op: scf.WhileOp) -> None:
     e.place(head)
     for inner in before.ops:
         if isinstance(inner, scf.ConditionOp):
-            e.parallel_copy(aregs, list(inner.arguments))
-            e.ins(f"@!{e.reg(inner.cond)} bra {exit_}")
+            e.parallel_copy(aregs, list(inner.args))
+            e.ins(f"@!{e.reg(inner.condition)} bra {exit_}")
         else:
             e.emit_op(inner)
     _emit_region_yielding(e, after, bregs)

@@ -61,4 +61,4 @@ def print_ptx(module: ModuleOp | Operation, arch: str = "sm_80") -> str:
     ]
     if dynamic_smem:
         out += [f".extern .shared .align 16 .b8 {DYNAMIC_SMEM_SYMBOL}[];", ""]
-    return "\n".join(out) + "\n".join(entries)
+    return "\n".join(out) + "\n" + "\n".join(entries)
