@@ -1,0 +1,5 @@
+// y[i] = a * x[i] + y[i] with a grid-stride loop
+extern "C" __global__ void saxpy_grid_stride(int n, float a, const float* __restrict__ x, float* __restrict__ y) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+        y[i] = a * x[i] + y[i];
+}
