@@ -34,6 +34,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from fsir.dialects import gpu
 from fsir.errors import UserError
+from fsir.ir import location_of
 from fsir.ptx import types as T
 
 DYNAMIC_SMEM_SYMBOL = "__fsir_dynamic_smem"
@@ -173,9 +174,15 @@ class KernelEmitter:
         if lowering is None:
             raise UserError(
                 f"PTX printer cannot lower '{op.name}' (in kernel @{self.name}); "
-                "supported: gpu, arith, math, scf, cf, memref load/store/view/alloca"
+                "supported: gpu, arith, math, scf, cf, memref load/store/view/alloca",
+                location_of(op),
             )
-        lowering(self, op)
+        try:
+            lowering(self, op)
+        except UserError as err:
+            if err.loc is None:  # point at the op in the user's source when known
+                err.loc = location_of(op)
+            raise
 
     # ------------------------------------------------------------- memory
 

@@ -11,6 +11,7 @@ from xdsl.ir import Operation
 
 from fsir.dialects import gpu
 from fsir.errors import UserError
+from fsir.ir import location_of
 from fsir.ptx.arith_ops import ARITH_LOWERINGS
 from fsir.ptx.kernel import CORE_LOWERINGS, DYNAMIC_SMEM_SYMBOL, KernelEmitter, Lowering
 from fsir.ptx.math_ops import MATH_LOWERINGS
@@ -47,7 +48,12 @@ def print_ptx(module: ModuleOp | Operation, arch: str = "sm_80") -> str:
             raise UserError(f"PTX printer: two kernels named @{name} (PTX entry names are global)")
         names.add(name)
         emitter = KernelEmitter(func, LOWERINGS)
-        entries.append(emitter.emit())
+        try:
+            entries.append(emitter.emit())
+        except UserError as err:
+            if err.loc is None:
+                err.loc = location_of(func)
+            raise
         dynamic_smem |= emitter.uses_dynamic_smem
     out = [
         "//",

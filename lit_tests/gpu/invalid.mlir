@@ -1,0 +1,147 @@
+// RUN: fs-opt %s --split-input-file --verify-diagnostics
+
+gpu.module @kernels {
+  gpu.func @k(%v: f16) kernel {
+    %c1 = arith.constant 1 : i32
+    %c32 = arith.constant 32 : i32
+    // expected-error @+1 {{gpu.shuffle value must be a 32-bit type (f32 or i32), got f16}}
+    %r, %ok = gpu.shuffle xor %v, %c1, %c32 : f16
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @kernels {
+  gpu.func @k(%v: f32) kernel {
+    %c1 = arith.constant 1 : index
+    %c32 = arith.constant 32 : i32
+    // expected-error @+1 {{operand is used with type i32, but has been previously used or defined with type index}}
+    %r, %ok = gpu.shuffle xor %v, %c1, %c32 : f32
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @kernels {
+  // expected-error @+1 {{gpu.func workgroup attribution must be a statically shaped memref in address space 3, got memref<32xf32>}}
+  gpu.func @k() workgroup(%buf : memref<32xf32>) kernel {
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @kernels {
+  // expected-error @+1 {{gpu.func workgroup attribution must be a statically shaped memref in address space 3, got memref<?xf32, 3 : i64>}}
+  gpu.func @k() workgroup(%buf : memref<?xf32, 3>) kernel {
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @kernels {
+  // expected-error @+1 {{gpu.func kernel must not return values}}
+  gpu.func @k(%x: f32) -> f32 kernel {
+    gpu.return %x : f32
+  }
+}
+
+// -----
+
+gpu.module @kernels {
+  gpu.func @f(%x: f32) -> f32 {
+    // expected-error @+1 {{gpu.return operand types () do not match the gpu.func result types (f32)}}
+    gpu.return
+  }
+}
+
+// -----
+
+builtin.module {
+  // expected-error @+1 {{'gpu.func' expects parent op 'gpu.module'}}
+  gpu.func @k() kernel {
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @kernels {
+  gpu.func @k() kernel {
+    // expected-error @+1 {{gpu.dynamic_shared_memory must return memref<?xi8, 3>, got memref<?xf32, 3 : i64>}}
+    %d = gpu.dynamic_shared_memory : memref<?xf32, 3>
+    gpu.return
+  }
+}
+
+// -----
+
+builtin.module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%x: memref<?xf32>, %n: index) kernel {
+      gpu.return
+    }
+  }
+  func.func @host(%x: memref<?xf32>, %n: i32) {
+    %c1 = arith.constant 1 : index
+    // expected-error @+1 {{gpu.launch_func arguments (memref<?xf32>, i32) do not match the signature of @kernels::@k (memref<?xf32>, index)}}
+    gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<?xf32>, %n : i32)
+    func.return
+  }
+}
+
+// -----
+
+builtin.module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @helper() {
+      gpu.return
+    }
+  }
+  func.func @host() {
+    %c1 = arith.constant 1 : index
+    // expected-error @+1 {{gpu.launch_func: @kernels::@helper is not a kernel (missing 'kernel')}}
+    gpu.launch_func @kernels::@helper blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+    func.return
+  }
+}
+
+// -----
+
+builtin.module {
+  gpu.module @kernels {
+    gpu.func @k() kernel {
+      gpu.return
+    }
+  }
+  func.func @host() {
+    %c1 = arith.constant 1 : index
+    // expected-error @+1 {{gpu.launch_func expects the closest surrounding module to have the 'gpu.container_module' attribute}}
+    gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+    func.return
+  }
+}
+
+// -----
+
+gpu.module @kernels {
+  gpu.func @k() kernel {
+    // expected-error @+1 {{Expected `x`, `y`, or `z`}}
+    %t = gpu.thread_id w
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @kernels {
+  gpu.func @k(%v: f32) kernel {
+    %c1 = arith.constant 1 : i32
+    // expected-error @+1 {{Expected `xor`, `up`, `down`, or `idx`}}
+    %r, %ok = gpu.shuffle bfly %v, %c1, %c1 : f32
+    gpu.return
+  }
+}
