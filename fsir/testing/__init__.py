@@ -1,0 +1,1 @@
+"""Test support shared by fsir's test suites: random graph generation (random_graphs)."""
