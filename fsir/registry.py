@@ -71,4 +71,12 @@ TARGETS: dict[str, Callable[[], type["Target"]]] = {
 
 # Input formats other than .mlir: name (also the file extension) -> factory of a
 # function (text or bytes, file name) -> ModuleOp.
-FRONTENDS: dict[str, Callable[[], Callable[..., object]]] = {}
+def _hlo() -> Callable[..., object]:
+    from fsir.frontend.hlo import import_hlo
+
+    return import_hlo
+
+
+FRONTENDS: dict[str, Callable[[], Callable[..., object]]] = {
+    "hlo": _hlo,
+}

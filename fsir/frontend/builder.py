@@ -1,0 +1,216 @@
+"""Emitting graph-dialect ops from an importer: the helpers both frontends share.
+
+Importers translate one foreign op at a time into a few graph ops; `GraphBuilder` keeps
+the block they go into, stamps every op with the source location of the foreign op
+(so verifier errors point into the .hlo/.onnx), computes result types with the ops'
+own shape rules, and folds constant subgraphs with the ops' own numpy references when
+an importer needs a value at import time (ONNX Shape chains, HLO dynamic-slice
+indices, reduce init values). Ops that only fed such folds are removed at the end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    FileLineColLoc,
+    IntAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+from fsir.dialects import graph
+from fsir.dialects.graph import ELEMENTWISE_OPS, GraphOp, shape_of, tensor
+from fsir.errors import Location, UserError
+
+# Constant subgraphs larger than this are not folded (they stay ops for the compiler).
+FOLD_LIMIT = 1 << 16
+
+
+def dense_i64(values: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, [int(v) for v in values])
+
+
+class GraphBuilder:
+    def __init__(self, filename: str):
+        self.filename = filename
+        self.block = Block()
+        self.loc: Location | None = None
+        self._folded: dict[SSAValue, np.ndarray] = {}
+
+    def add_arg(self, t: Attribute, name: str | None = None) -> SSAValue:
+        arg = self.block.insert_arg(t, len(self.block.args))
+        if name and SSAValue.is_valid_name(name):
+            arg.name_hint = name
+        return arg
+
+    # -- errors and locations -------------------------------------------------
+
+    def error(self, message: str, loc: Location | None = None) -> UserError:
+        return UserError(message, loc or self.loc)
+
+    def _stamp(self, op) -> None:
+        if self.loc is not None:
+            op.location = FileLineColLoc(
+                StringAttr(self.loc.file), IntAttr(self.loc.line), IntAttr(self.loc.col)
+            )
+
+    # -- emitting ------------------------------------------------------------------
+
+    def emit(self, cls: type[GraphOp], operands: Sequence[SSAValue], result_type: Attribute | None = None,
+             **props: Attribute) -> SSAValue:
+        """Append one op; without `result_type` the op's shape rule decides it."""
+        if result_type is None:
+            probe = cls.build(operands=self._group(cls, operands), result_types=[operands[0].type],
+                              properties=props)
+            try:
+                result_type = probe.infer_type()
+            except VerifyException as err:
+                raise self.error(f"cannot import as {cls.name}: {err}") from None
+            finally:
+                probe.drop_all_references()
+        op = cls.build(operands=self._group(cls, operands), result_types=[result_type], properties=props)
+        self._stamp(op)
+        try:
+            op.verify_()
+        except VerifyException as err:
+            raise self.error(f"cannot import as {cls.name}: {err}") from None
+        self.block.add_op(op)
+        return op.results[0]
+
+    @staticmethod
+    def _group(cls, operands):
+        return cls._group_operands(list(operands))
+
+    def ew(self, name: str, *operands: SSAValue) -> SSAValue:
+        return self.emit(ELEMENTWISE_OPS[name], operands)
+
+    def constant(self, array: np.ndarray, element_type: Attribute) -> SSAValue:
+        op = graph.ConstantOp.from_array(np.asarray(array), element_type)
+        self._stamp(op)
+        self.block.add_op(op)
+        return op.results[0]
+
+    def scalar_like(self, value: float, like: SSAValue) -> SSAValue:
+        """A constant of `like`'s type filled with `value` (a splat, cheap to print)."""
+        t = like.type
+        return self.constant(np.full(shape_of(t), value), t.element_type)  # type: ignore[attr-defined]
+
+    def broadcast(self, v: SSAValue, shape: Sequence[int], dims: Sequence[int]) -> SSAValue:
+        """StableHLO broadcast_in_dim; dims need not be increasing (a transpose is added)."""
+        src = shape_of(v.type)
+        if tuple(shape) == src and list(dims) == list(range(len(src))):
+            return v
+        order = sorted(range(len(dims)), key=lambda i: dims[i])
+        if order != list(range(len(dims))):
+            v = self.transpose(v, order)
+            dims = [dims[i] for i in order]
+        return self.emit(graph.BroadcastOp, [v], tensor(self.elem(v), shape), dims=dense_i64(dims))
+
+    def broadcast_to(self, v: SSAValue, shape: Sequence[int]) -> SSAValue:
+        """numpy-style: align trailing dims; size-1 dims stretch."""
+        rank = len(shape_of(v.type))
+        return self.broadcast(v, shape, list(range(len(shape) - rank, len(shape))))
+
+    def reshape(self, v: SSAValue, shape: Sequence[int]) -> SSAValue:
+        if tuple(shape) == shape_of(v.type):
+            return v
+        return self.emit(graph.ReshapeOp, [v], tensor(self.elem(v), shape))
+
+    def transpose(self, v: SSAValue, perm: Sequence[int]) -> SSAValue:
+        if list(perm) == list(range(len(perm))):
+            return v
+        return self.emit(graph.TransposeOp, [v], perm=dense_i64(perm))
+
+    def convert(self, v: SSAValue, element_type: Attribute) -> SSAValue:
+        if self.elem(v) == element_type:
+            return v
+        return self.emit(graph.ConvertOp, [v], tensor(element_type, shape_of(v.type)))
+
+    def compare(self, direction: str, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.emit(graph.CompareOp, [a, b], direction=StringAttr(direction))
+
+    def select(self, c: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.emit(graph.SelectOp, [c, a, b])
+
+    def reduce(self, kind: str, v: SSAValue, dims: Sequence[int]) -> SSAValue:
+        return self.emit(graph.ReduceOp, [v], kind=StringAttr(kind), dims=dense_i64(sorted(dims)))
+
+    def slice(self, v: SSAValue, start: Sequence[int], limit: Sequence[int],
+              strides: Sequence[int] | None = None) -> SSAValue:
+        strides = strides or [1] * len(start)
+        if list(start) == [0] * len(start) and tuple(limit) == shape_of(v.type) and set(strides) <= {1}:
+            return v
+        return self.emit(graph.SliceOp, [v], start=dense_i64(start), limit=dense_i64(limit),
+                         strides=dense_i64(strides))
+
+    def concat(self, vs: Sequence[SSAValue], dim: int) -> SSAValue:
+        if len(vs) == 1:
+            return vs[0]
+        return self.emit(graph.ConcatOp, vs, dim=graph._int_attr(dim))
+
+    def iota(self, shape: Sequence[int], dim: int, element_type: Attribute) -> SSAValue:
+        return self.emit(graph.IotaOp, [], tensor(element_type, shape), dim=graph._int_attr(dim))
+
+    def dot(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.emit(graph.DotOp, [a, b])
+
+    def gather(self, table: SSAValue, ids: SSAValue) -> SSAValue:
+        return self.emit(graph.GatherOp, [table, ids])
+
+    @staticmethod
+    def elem(v: SSAValue) -> Attribute:
+        return v.type.element_type  # type: ignore[attr-defined]
+
+    # -- constant folding ---------------------------------------------------------
+
+    def fold(self, v: SSAValue) -> np.ndarray | None:
+        """The value of `v` if it depends on constants only (evaluated by the ops'
+        reference implementations), else None."""
+        if v in self._folded:
+            return self._folded[v]
+        op = v.owner
+        if not isinstance(op, GraphOp) or len(op.results) != 1:
+            return None
+        if isinstance(v.type, TensorType) and np.prod(shape_of(v.type)) > FOLD_LIMIT:
+            return None
+        args = []
+        for operand in op.operands:
+            a = self.fold(operand)
+            if a is None:
+                return None
+            args.append(a)
+        value = np.asarray(op.reference(*args))
+        self._folded[v] = value
+        return value
+
+    def fold_ints(self, v: SSAValue, what: str) -> list[int]:
+        value = self.fold(v)
+        if value is None:
+            raise self.error(f"{what} must be a constant (computed from constants only)")
+        return [int(x) for x in np.asarray(value).reshape(-1)]
+
+    # -- finishing ----------------------------------------------------------------
+
+    def finish(self, name: str, results: Sequence[SSAValue]) -> ModuleOp:
+        """Wrap the block in `func.func @name`, drop dead ops, and return the module."""
+        ret = func.ReturnOp(*results)
+        self._stamp(ret)
+        self.block.add_op(ret)
+        self._remove_dead_ops()
+        ftype = func.FunctionType.from_lists([a.type for a in self.block.args], [r.type for r in results])
+        f = func.FuncOp(name, ftype, Region(self.block))
+        return ModuleOp([f])
+
+    def _remove_dead_ops(self) -> None:
+        for op in reversed(list(self.block.ops)):
+            if isinstance(op, GraphOp) and all(not r.uses for r in op.results):
+                op.detach()
+                op.erase()

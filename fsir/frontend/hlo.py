@@ -1,0 +1,708 @@
+"""XLA HLO text → graph dialect.
+
+    fs-opt model.hlo            # by extension
+    fs-opt dump.txt -f hlo
+
+Reads what JAX prints with `jax.jit(f).lower(...).as_text(dialect="hlo")` and the
+optimized `....compile().as_text()` (fusions, layouts, metadata). The grammar is
+`hlo.lark`; this module turns its parse tree into small records and then emits graph
+ops instruction by instruction, inlining `call` and `fusion` computations so fusion
+decisions are fsir's own, not XLA's. Anything not understood is a UserError at the
+`file:line:col` of the offending instruction.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import lark
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
+
+from fsir.dialects import graph
+from fsir.dialects.graph import shape_of, tensor
+from fsir.errors import Location, UserError
+from fsir.frontend.builder import GraphBuilder
+from fsir.ir import verify
+
+# ---------------------------------------------------------------------------
+# Parse tree → records
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class ArrayShape:
+    elem: str
+    dims: tuple[int, ...]
+    layout: tuple[int, ...] | None  # minor-to-major, None = default (row-major)
+    loc: Location
+
+
+@dataclass
+class TupleShape:
+    shapes: list
+
+
+@dataclass
+class Operand:
+    name: str
+    loc: Location
+
+
+@dataclass
+class Item:
+    """`a=b`, `a:b`, `0:4:2` inside an attribute value."""
+
+    seps: list[str]
+    values: list
+
+
+class Braced(list):
+    pass
+
+
+class Bracketed(list):
+    pass
+
+
+@dataclass
+class Instr:
+    name: str
+    shape: Any
+    opcode: str
+    operands: list  # Operand, or a literal (number/str/Braced) for constant/parameter
+    attrs: dict[str, Any]
+    root: bool
+    loc: Location
+    attr_locs: dict[str, Location] = field(default_factory=dict)
+
+
+@dataclass
+class Computation:
+    name: str
+    instrs: list[Instr]
+    entry: bool
+    loc: Location
+
+    @property
+    def root(self) -> Instr:
+        roots = [i for i in self.instrs if i.root]
+        return roots[0] if roots else self.instrs[-1]
+
+
+def _clean(name: str) -> str:
+    return name[1:] if name.startswith("%") else name
+
+
+class _ToRecords(lark.Transformer):
+    def __init__(self, filename: str):
+        super().__init__()
+        self.filename = filename
+
+    def _loc(self, tok) -> Location:
+        return Location(self.filename, tok.line, tok.column)
+
+    # shapes
+    def array_shape(self, children):
+        tok = children[0]
+        text = str(tok)
+        elem, rest = text.split("[", 1)
+        dims_text, rest = rest.split("]", 1)
+        loc = self._loc(tok)
+        dims = []
+        for d in filter(None, (x.strip() for x in dims_text.split(","))):
+            if not d.isdigit():
+                raise UserError(f"dynamic dimension '{d}' in {text} is not supported (static shapes only)", loc)
+            dims.append(int(d))
+        layout = None
+        if rest.startswith("{"):
+            body = rest[1:-1].split(":", 1)[0]
+            layout = tuple(int(x) for x in body.split(",") if x.strip())
+        return ArrayShape(elem, tuple(dims), layout, loc)
+
+    def tuple_shape(self, children):
+        return TupleShape([c for c in children if c is not None])
+
+    # attribute values
+    def NUMBER(self, tok):
+        text = str(tok)
+        if any(c in text for c in ".eEin"):
+            return float(text)
+        return int(text)
+
+    def STRING(self, tok):
+        return str(tok)[1:-1]
+
+    def NAME(self, tok):
+        return tok  # keep positions; compare as str
+
+    def item(self, children):
+        if len(children) == 1:
+            return children[0]
+        return Item([str(c) for c in children[1::2]], list(children[0::2]))
+
+    def items(self, children):
+        return list(children)
+
+    def braced(self, children):
+        return Braced(children[0] if children and children[0] is not None else [])
+
+    def bracketed(self, children):
+        return Bracketed(children[0] if children and children[0] is not None else [])
+
+    def parened(self, children):
+        return Bracketed(children[0] if children and children[0] is not None else [])
+
+    def attr(self, children):
+        name, value = children
+        return (str(name), value, self._loc(name))
+
+    # instructions and computations
+    def named_operand(self, children):
+        tok = children[-1]
+        return Operand(_clean(str(tok)), self._loc(tok))
+
+    def literal_operand(self, children):
+        return children[0]
+
+    def instruction(self, children):
+        root = children[0] == "ROOT_MARK"
+        if root:
+            children = children[1:]
+        name, shape, opcode, *rest = children
+        operands = []
+        attrs, attr_locs = {}, {}
+        for c in rest:
+            if isinstance(c, tuple) and len(c) == 3 and isinstance(c[2], Location):
+                attrs[c[0]] = c[1]
+                attr_locs[c[0]] = c[2]
+            elif c is not None:
+                operands.append(c)
+        return Instr(_clean(str(name)), shape, str(opcode), operands, attrs, root,
+                     self._loc(opcode), attr_locs)
+
+    def root(self, _):
+        return "ROOT_MARK"
+
+    def entry(self, _):
+        return "ENTRY_MARK"
+
+    def computation(self, children):
+        entry = children[0] == "ENTRY_MARK"
+        if entry:
+            children = children[1:]
+        name = children[0]
+        instrs = [c for c in children[1:] if isinstance(c, Instr)]
+        return Computation(_clean(str(name)), instrs, entry, self._loc(name))
+
+    def start(self, children):
+        return [c for c in children if isinstance(c, Computation)]
+
+
+@functools.cache
+def _parser() -> lark.Lark:
+    grammar = (Path(__file__).parent / "hlo.lark").read_text()
+    return lark.Lark(grammar, parser="lalr", maybe_placeholders=False)
+
+
+def parse_hlo(text: str, filename: str = "<stdin>") -> list[Computation]:
+    try:
+        tree = _parser().parse(text)
+    except lark.UnexpectedInput as err:
+        loc = Location(filename, err.line, err.column)
+        if isinstance(err, lark.UnexpectedToken):
+            got = "end of input" if err.token.type == "$END" else f"'{err.token}'"
+            expected = ", ".join(sorted(err.accepts or err.expected))[:200]
+            raise UserError(f"malformed HLO: unexpected {got} (expected one of: {expected})", loc) from None
+        if isinstance(err, lark.UnexpectedCharacters):
+            raise UserError(f"malformed HLO: unexpected character '{text[err.pos_in_stream]}'", loc) from None
+        raise UserError("malformed HLO: unexpected end of input", loc) from None
+    try:
+        return _ToRecords(filename).transform(tree)
+    except lark.exceptions.VisitError as err:
+        if isinstance(err.orig_exc, UserError):
+            raise err.orig_exc from None
+        raise
+
+
+# ---------------------------------------------------------------------------
+# Records → graph ops
+# ---------------------------------------------------------------------------
+
+_ELEM = {
+    "pred": graph.i1, "s8": graph.IntegerType(8), "s16": graph.IntegerType(16), "s32": graph.i32,
+    "s64": graph.IntegerType(64), "f16": graph.f16, "bf16": graph.bf16, "f32": graph.f32,
+    "f64": graph.Float64Type(),
+}
+
+# HLO opcode -> graph elementwise op name
+_ELEMENTWISE = {
+    "add": "add", "subtract": "sub", "multiply": "mul", "divide": "div", "maximum": "max",
+    "minimum": "min", "power": "pow", "remainder": "rem", "and": "and", "or": "or", "xor": "xor",
+    "negate": "neg", "abs": "abs", "exponential": "exp", "log": "log", "tanh": "tanh",
+    "logistic": "sigmoid", "sqrt": "sqrt", "rsqrt": "rsqrt", "erf": "erf", "floor": "floor",
+    "ceil": "ceil", "not": "not",
+}
+
+# to_apply root opcode -> graph.reduce kind, and that reduction's identity
+_REDUCERS = {"add": "sum", "maximum": "max", "minimum": "min", "multiply": "prod"}
+
+
+def _identity(kind: str, dtype: np.dtype) -> float:
+    if kind == "sum":
+        return 0
+    if kind == "prod":
+        return 1
+    if dtype.kind == "f":
+        return -np.inf if kind == "max" else np.inf
+    info = np.iinfo(dtype)
+    return info.min if kind == "max" else info.max
+
+
+Value = Any  # SSAValue, or a list of Values for tuples
+
+
+class HloImporter:
+    def __init__(self, comps: list[Computation], filename: str):
+        self.comps = {c.name: c for c in comps}
+        self.filename = filename
+        self.b = GraphBuilder(filename)
+        self._shapes: dict[str, Any] = {}  # declared shapes (with layouts) of the current computation
+
+    # -- entry point -----------------------------------------------------------
+
+    def run(self) -> ModuleOp:
+        if not self.comps:
+            raise UserError("the HLO module has no computations", Location(self.filename, 1, 1))
+        entries = [c for c in self.comps.values() if c.entry]
+        entry = entries[0] if entries else list(self.comps.values())[-1]
+        params = sorted((i for i in entry.instrs if i.opcode == "parameter"), key=self._param_number)
+        args = []
+        for i in params:
+            self.b.loc = i.loc
+            args.append(self.b.add_arg(self._type(i.shape, i), _arg_name(i.name)))
+        out = self.run_computation(entry, args)
+        results = out if isinstance(out, list) else [out]
+        if any(isinstance(r, list) for r in results):
+            raise UserError("nested tuples as results are not supported", entry.root.loc)
+        name = entry.name.rsplit(".", 1)[0] if entry.name.rsplit(".", 1)[-1].isdigit() else entry.name
+        self.b.loc = entry.root.loc
+        return self.b.finish(name, results)
+
+    def _param_number(self, i: Instr) -> int:
+        if len(i.operands) != 1 or not isinstance(i.operands[0], int):
+            raise UserError(f"parameter '{i.name}' needs one integer operand", i.loc)
+        return i.operands[0]
+
+    def run_computation(self, comp: Computation, args: list[Value]) -> Value:
+        saved = self._shapes
+        self._shapes = {i.name: i.shape for i in comp.instrs}
+        try:
+            return self._run_computation(comp, args)
+        finally:
+            self._shapes = saved
+
+    def _run_computation(self, comp: Computation, args: list[Value]) -> Value:
+        env: dict[str, Value] = {}
+        for instr in comp.instrs:
+            self.b.loc = instr.loc
+            if instr.opcode == "parameter":
+                n = self._param_number(instr)
+                if n >= len(args):
+                    raise UserError(f"parameter({n}) but computation '{comp.name}' gets {len(args)} operands",
+                                    instr.loc)
+                env[instr.name] = args[n]
+                continue
+            operands = []
+            for o in instr.operands:
+                if isinstance(o, Operand):
+                    if o.name not in env:
+                        raise UserError(f"'{o.name}' is not defined before its use", o.loc)
+                    operands.append(env[o.name])
+            value = self.instruction(instr, operands)
+            self._check_shape(instr, value)
+            env[instr.name] = value
+        return env[comp.root.name]
+
+    # -- helpers ---------------------------------------------------------------
+
+    def _type(self, shape, instr: Instr):
+        if not isinstance(shape, ArrayShape):
+            raise UserError(f"'{instr.name}': tuple-shaped {instr.opcode} is not supported here", instr.loc)
+        if shape.elem not in _ELEM:
+            raise UserError(f"element type '{shape.elem}' is not supported "
+                            f"(fsir supports {', '.join(_ELEM)})", shape.loc)
+        return tensor(_ELEM[shape.elem], shape.dims)
+
+    def _check_shape(self, instr: Instr, value: Value) -> None:
+        if isinstance(instr.shape, ArrayShape) and isinstance(value, SSAValue):
+            want = self._type(instr.shape, instr)
+            if value.type != want:
+                raise UserError(f"'{instr.name}' is declared {_fmt(instr.shape)} but its {instr.opcode} "
+                                f"computes {value.type}", instr.loc)
+
+    def attr(self, instr: Instr, name: str, default: Any = ...) -> Any:
+        if name in instr.attrs:
+            return instr.attrs[name]
+        if default is ...:
+            raise UserError(f"{instr.opcode} '{instr.name}' needs the attribute '{name}'", instr.loc)
+        return default
+
+    def ints(self, instr: Instr, name: str, default: Any = ...) -> list[int]:
+        value = self.attr(instr, name, default)
+        if isinstance(value, int):
+            return [value]
+        if isinstance(value, list) and all(isinstance(v, int) for v in value):
+            return list(value)
+        raise UserError(f"attribute '{name}' of '{instr.name}' must be a list of integers like {{0,1}}",
+                        instr.attr_locs.get(name, instr.loc))
+
+    def computation_attr(self, instr: Instr, name: str) -> Computation:
+        target = _clean(str(self.attr(instr, name)))
+        if target not in self.comps:
+            raise UserError(f"'{instr.name}' refers to unknown computation '{target}'",
+                            instr.attr_locs.get(name, instr.loc))
+        return self.comps[target]
+
+    def unsupported(self, instr: Instr, what: str | None = None) -> UserError:
+        what = what or f"HLO instruction '{instr.opcode}'"
+        return UserError(f"{what} is not supported by the HLO importer ('{instr.name}')", instr.loc)
+
+    # -- instructions ----------------------------------------------------------
+
+    def instruction(self, instr: Instr, ops: list[Value]) -> Value:
+        op = instr.opcode
+        b = self.b
+        if any(isinstance(v, list) for v in ops) and op not in ("tuple", "get-tuple-element", "call", "fusion"):
+            raise UserError(f"'{instr.name}': {op} of a tuple operand is not supported", instr.loc)
+        if op in _ELEMENTWISE:
+            return b.ew(_ELEMENTWISE[op], *ops)
+        handler = getattr(self, "op_" + op.replace("-", "_"), None)
+        if handler is None:
+            if op == "custom-call":
+                target = self.attr(instr, "custom_call_target", "?")
+                raise self.unsupported(instr, f"custom-call to '{target}'")
+            raise self.unsupported(instr)
+        return handler(instr, ops)
+
+    def op_constant(self, instr: Instr, ops):
+        t = self._type(instr.shape, instr)
+        if len(instr.operands) != 1:
+            raise UserError(f"constant '{instr.name}' needs one literal", instr.loc)
+        flat = _flatten_literal(instr.operands[0], instr)
+        shape = shape_of(t)
+        if len(flat) != math.prod(shape):
+            raise UserError(f"constant '{instr.name}' has {len(flat)} values but shape {_fmt(instr.shape)}",
+                            instr.loc)
+        dtype = graph.numpy_dtype(t.element_type)
+        array = np.array(flat, dtype=np.float64 if dtype.kind == "f" or dtype.kind == "V" else dtype)
+        return b_const(self.b, array.reshape(shape), t.element_type)
+
+    def op_iota(self, instr, ops):
+        t = self._type(instr.shape, instr)
+        return self.b.iota(shape_of(t), self.ints(instr, "iota_dimension")[0], t.element_type)
+
+    def op_copy(self, instr, ops):
+        return ops[0]  # layouts are physical; the logical value is unchanged
+
+    def op_convert(self, instr, ops):
+        return self.b.convert(ops[0], self._type(instr.shape, instr).element_type)
+
+    def op_reshape(self, instr, ops):
+        return self.b.reshape(ops[0], self._type(instr.shape, instr).get_shape())
+
+    def op_bitcast(self, instr, ops):
+        # A bitcast reinterprets the physical buffer: with non-default layouts it can be a
+        # transpose. Go through the physical (major-to-minor) order of both shapes.
+        src = self._operand_shape(instr, 0)
+        dst = instr.shape
+        if src is None or not isinstance(dst, ArrayShape):
+            raise self.unsupported(instr, "bitcast without known layouts")
+        if src.elem != dst.elem:
+            raise self.unsupported(instr, "bitcast between element types")
+        x = self.b.transpose(ops[0], _major_to_minor(src))
+        phys = _major_to_minor(dst)
+        x = self.b.reshape(x, [dst.dims[d] for d in phys])
+        return self.b.transpose(x, list(np.argsort(phys)))
+
+    def _operand_shape(self, instr: Instr, index: int) -> ArrayShape | None:
+        operand = instr.operands[index]
+        return self._shapes.get(operand.name) if isinstance(operand, Operand) else None
+
+    def op_broadcast(self, instr, ops):
+        t = self._type(instr.shape, instr)
+        return self.b.broadcast(ops[0], t.get_shape(), self.ints(instr, "dimensions"))
+
+    def op_transpose(self, instr, ops):
+        return self.b.transpose(ops[0], self.ints(instr, "dimensions"))
+
+    def op_slice(self, instr, ops):
+        ranges = self.attr(instr, "slice")
+        start, limit, strides = [], [], []
+        for r in ranges if isinstance(ranges, list) else []:
+            parts = r[0].values if isinstance(r, list) and len(r) == 1 and isinstance(r[0], Item) else None
+            if not parts or not all(isinstance(p, int) for p in parts) or len(parts) not in (2, 3):
+                raise UserError(f"cannot read slice={{...}} of '{instr.name}' (expected [start:limit:stride])",
+                                instr.attr_locs.get("slice", instr.loc))
+            start.append(parts[0])
+            limit.append(parts[1])
+            strides.append(parts[2] if len(parts) == 3 else 1)
+        return self.b.slice(ops[0], start, limit, strides)
+
+    def op_dynamic_slice(self, instr, ops):
+        x, *idx = ops
+        sizes = self.ints(instr, "dynamic_slice_sizes")
+        shape = shape_of(x.type)
+        start = []
+        for d, v in enumerate(idx):
+            value = self.b.fold(v)
+            if value is None:
+                raise self.unsupported(instr, "dynamic-slice with non-constant start indices")
+            # XLA clamps start indices so the slice stays in bounds.
+            start.append(int(np.clip(int(value.reshape(-1)[0]), 0, shape[d] - sizes[d])))
+        return self.b.slice(x, start, [s + n for s, n in zip(start, sizes)])
+
+    def op_concatenate(self, instr, ops):
+        return self.b.concat(ops, self.ints(instr, "dimensions")[0])
+
+    def op_pad(self, instr, ops):
+        x, value = ops
+        spec = self.attr(instr, "padding")
+        text = str(spec)
+        dims = [[int(v) for v in d.split("_")] for d in text.split("x")] if not isinstance(spec, int) else None
+        if not dims or any(len(d) not in (2, 3) for d in dims) or len(dims) != len(shape_of(x.type)):
+            raise UserError(f"cannot read padding={text} of '{instr.name}' (expected low_high per dim)",
+                            instr.attr_locs.get("padding", instr.loc))
+        if any(len(d) == 3 and d[2] != 0 for d in dims):
+            raise self.unsupported(instr, "pad with interior padding")
+        # Lower to slices (negative padding) and concatenations with splats of the value.
+        for axis, (low, high, *_) in enumerate(dims):
+            shape = list(shape_of(x.type))
+            if low < 0 or high < 0:
+                start, limit = [0] * len(shape), list(shape)
+                start[axis] = max(-low, 0)
+                limit[axis] = shape[axis] - max(-high, 0)
+                x = self.b.slice(x, start, limit)
+                shape = list(shape_of(x.type))
+
+            def splat(n):
+                block = list(shape)
+                block[axis] = n
+                return self.b.broadcast(value, block, [])
+
+            parts = ([splat(low)] if low > 0 else []) + [x] + ([splat(high)] if high > 0 else [])
+            x = self.b.concat(parts, axis)
+        return x
+
+    def op_compare(self, instr, ops):
+        direction = str(self.attr(instr, "direction")).lower()
+        if direction not in graph.COMPARE_DIRECTIONS:
+            raise UserError(f"unknown comparison direction '{direction.upper()}'",
+                            instr.attr_locs.get("direction", instr.loc))
+        return self.b.compare(direction, *ops)
+
+    def op_select(self, instr, ops):
+        c, a, x = ops
+        if shape_of(c.type) != shape_of(a.type):
+            c = self.b.broadcast(c, shape_of(a.type), [])
+        return self.b.select(c, a, x)
+
+    def op_clamp(self, instr, ops):
+        lo, x, hi = ops
+        shape = shape_of(x.type)
+        lo = self.b.broadcast(lo, shape, []) if shape_of(lo.type) != shape else lo
+        hi = self.b.broadcast(hi, shape, []) if shape_of(hi.type) != shape else hi
+        return self.b.ew("min", self.b.ew("max", x, lo), hi)
+
+    def op_exponential_minus_one(self, instr, ops):
+        return self.b.ew("sub", self.b.ew("exp", ops[0]), self.b.scalar_like(1, ops[0]))
+
+    def op_log_plus_one(self, instr, ops):
+        return self.b.ew("log", self.b.ew("add", ops[0], self.b.scalar_like(1, ops[0])))
+
+    def op_tuple(self, instr, ops):
+        return list(ops)
+
+    def op_get_tuple_element(self, instr, ops):
+        index = self.ints(instr, "index")[0]
+        if not isinstance(ops[0], list) or not 0 <= index < len(ops[0]):
+            raise UserError(f"get-tuple-element index {index} is out of range", instr.loc)
+        return ops[0][index]
+
+    def op_call(self, instr, ops):
+        return self._inline(instr, "to_apply", ops)
+
+    def op_fusion(self, instr, ops):
+        return self._inline(instr, "calls", ops)
+
+    def _inline(self, instr, attr, ops):
+        comp = self.computation_attr(instr, attr)
+        try:
+            return self.run_computation(comp, ops)
+        finally:
+            self.b.loc = instr.loc
+
+    def op_reduce(self, instr, ops):
+        n = len(ops) // 2
+        inputs, inits = ops[:n], ops[n:]
+        dims = self.ints(instr, "dimensions")
+        region = self.computation_attr(instr, "to_apply")
+        if n == 2:
+            return self._arg_reduce(instr, region, inputs, inits, dims)
+        if n != 1:
+            raise self.unsupported(instr, f"variadic reduce of {n} operands")
+        root = region.root
+        params = {i.name: self._param_number(i) for i in region.instrs if i.opcode == "parameter"}
+        args = [o.name for o in root.operands if isinstance(o, Operand)]
+        if root.opcode not in _REDUCERS or sorted(params.get(a, -1) for a in args) != [0, 1]:
+            raise self.unsupported(instr, f"reduce whose to_apply computation '{region.name}' is not "
+                                          "a single add/maximum/minimum/multiply of its parameters")
+        kind = _REDUCERS[root.opcode]
+        x, init = inputs[0], inits[0]
+        if graph.is_bool(self.b.elem(x)):
+            raise self.unsupported(instr, "reduce of pred (and/or) values")
+        out = self.b.reduce(kind, x, dims)
+        init_value = self.b.fold(init)
+        dtype = graph.numpy_dtype(self.b.elem(x))
+        if init_value is None or init_value.reshape(-1)[0] != _identity(kind, dtype):
+            # A non-identity init takes part in the reduction once.
+            out = self.b.ew(_REDUCE_EW[kind], out,
+                            self.b.broadcast(init, shape_of(out.type), []))
+        return out
+
+    def _arg_reduce(self, instr, region, inputs, inits, dims):
+        """JAX's argmax/argmin: a reduce over (values, indices) whose comparator keeps the
+        larger (smaller) value and, on ties, the smaller index. Lowered to a max (min)
+        reduce, then a min reduce over the indices where the value equals it."""
+        compares = [i for i in region.instrs if i.opcode == "compare"]
+        names = {i.name: self._param_number(i) for i in region.instrs if i.opcode == "parameter"}
+        kind = None
+        for c in compares:
+            args = [names.get(o.name) for o in c.operands if isinstance(o, Operand)]
+            direction = str(c.attrs.get("direction", ""))
+            if args == [0, 2] and direction in ("GT", "LT"):
+                kind = "max" if direction == "GT" else "min"
+        if kind is None or not isinstance(region.root.shape, TupleShape):
+            raise self.unsupported(instr, "variadic reduce (other than argmax/argmin)")
+        values, indices = inputs
+        best = self.b.reduce(kind, values, dims)
+        keep = [d for d in range(len(shape_of(values.type))) if d not in dims]
+        full = self.b.broadcast(best, shape_of(values.type), keep)
+        hit = self.b.compare("eq", values, full)
+        idx_dtype = graph.numpy_dtype(self.b.elem(indices))
+        big = self.b.scalar_like(np.iinfo(idx_dtype).max, indices)
+        index = self.b.reduce("min", self.b.select(hit, indices, big), dims)
+        return [best, index]
+
+    def op_dot(self, instr, ops):
+        a, c = ops
+        out_elem = self._type(instr.shape, instr).element_type
+        a, c = self.b.convert(a, out_elem), self.b.convert(c, out_elem)
+        lb, lc = self.ints(instr, "lhs_batch_dims", []), self.ints(instr, "lhs_contracting_dims", [])
+        rb, rc = self.ints(instr, "rhs_batch_dims", []), self.ints(instr, "rhs_contracting_dims", [])
+        sa, sc = shape_of(a.type), shape_of(c.type)
+        lf = [d for d in range(len(sa)) if d not in lb + lc]
+        rf = [d for d in range(len(sc)) if d not in rb + rc]
+        batch = [sa[d] for d in lb]
+        m = math.prod(sa[d] for d in lf)
+        k = math.prod(sa[d] for d in lc)
+        n = math.prod(sc[d] for d in rf)
+        # [batch, M, K] @ [batch, K, N] -> [batch, M, N] -> HLO's [batch, lhs free, rhs free]
+        a = self.b.reshape(self.b.transpose(a, lb + lf + lc), batch + [m, k])
+        c = self.b.reshape(self.b.transpose(c, rb + rc + rf), batch + [k, n])
+        out = self.b.dot(a, c)
+        return self.b.reshape(out, batch + [sa[d] for d in lf] + [sc[d] for d in rf])
+
+    def op_gather(self, instr, ops):
+        """Gathers that take whole rows of axis 0 (embedding lookups) → graph.gather."""
+        table, ids = ops
+        ts, ish = shape_of(table.type), shape_of(ids.type)
+        start_map = self.ints(instr, "start_index_map")
+        collapsed = self.ints(instr, "collapsed_slice_dims", [])
+        offset_dims = self.ints(instr, "offset_dims", [])
+        sizes = self.ints(instr, "slice_sizes")
+        ivd = self.ints(instr, "index_vector_dim", [len(ish)])[0]
+        if (start_map != [0] or collapsed not in ([], [0]) or sizes != [1, *ts[1:]]
+                or self.attr(instr, "operand_batching_dims", None)):
+            raise self.unsupported(instr, "gather other than whole rows of axis 0 (an embedding lookup)")
+        if ivd < len(ish):
+            if ish[ivd] != 1:
+                raise self.unsupported(instr, "gather with an index vector longer than 1")
+            ids = self.b.reshape(ids, [s for i, s in enumerate(ish) if i != ivd])
+        batch_rank = len(shape_of(ids.type))
+        out = self.b.gather(table, ids)  # [batch..., table dims 1..]
+        natural = list(shape_of(out.type))
+        if not collapsed:  # the kept size-1 slice dim of axis 0 comes before the others
+            natural = natural[:batch_rank] + [1] + natural[batch_rank:]
+            out = self.b.reshape(out, natural)
+        rank = len(natural)
+        batch_pos = [d for d in range(rank) if d not in offset_dims]
+        # natural order = batch dims then offset dims; result dim offset_dims[k] is offset k
+        perm = [0] * rank
+        for k, d in enumerate(offset_dims):
+            perm[d] = batch_rank + k
+        for k, d in enumerate(batch_pos):
+            perm[d] = k
+        return self.b.transpose(out, perm)
+
+
+_REDUCE_EW = {"sum": "add", "max": "max", "min": "min", "prod": "mul"}
+
+
+def b_const(b: GraphBuilder, array: np.ndarray, elem) -> SSAValue:
+    return b.constant(array, elem)
+
+
+def _flatten_literal(lit, instr: Instr) -> list:
+    out = []
+
+    def walk(v):
+        if isinstance(v, list):
+            for x in v:
+                walk(x)
+        elif isinstance(v, (int, float)):
+            out.append(v)
+        elif str(v) in ("true", "false"):
+            out.append(str(v) == "true")
+        elif str(v) == "...":
+            raise UserError(f"constant '{instr.name}' was printed elided ({{...}}); print the HLO with "
+                            "large constants (print_large_constants=True)", instr.loc)
+        else:
+            raise UserError(f"cannot read the literal '{v}' of constant '{instr.name}'", instr.loc)
+
+    if isinstance(lit, Operand):  # `constant(true)` parses as a name
+        lit = lit.name
+    walk(lit)
+    return out
+
+
+def _major_to_minor(s: ArrayShape) -> list[int]:
+    layout = s.layout if s.layout else tuple(reversed(range(len(s.dims))))
+    return list(reversed(layout))
+
+
+def _fmt(s) -> str:
+    if isinstance(s, ArrayShape):
+        return f"{s.elem}[{','.join(map(str, s.dims))}]"
+    return "(" + ", ".join(_fmt(x) for x in s.shapes) + ")"
+
+
+def _arg_name(name: str) -> str:
+    base, _, suffix = name.rpartition(".")
+    if base and suffix.isdigit() and not base.rsplit("_", 1)[-1].isdigit():
+        return base
+    return name
+
+
+def import_hlo(text: str, filename: str = "<stdin>") -> ModuleOp:
+    """Parse HLO text and return a verified graph-dialect module."""
+    comps = parse_hlo(text, filename)
+    importer = HloImporter(comps, filename)
+    module = importer.run()
+    verify(module)
+    return module
