@@ -22,8 +22,22 @@ def _graph() -> "Dialect":
     return Graph
 
 
+def _stitch() -> "Dialect":
+    from fsir.dialects.stitch import Stitch
+
+    return Stitch
+
+
+def _schedule() -> "Dialect":
+    from fsir.dialects.schedule import Schedule
+
+    return Schedule
+
+
 DIALECTS: dict[str, Callable[[], "Dialect"]] = {
     "graph": _graph,
+    "stitch": _stitch,
+    "schedule": _schedule,
 }
 
 
@@ -53,9 +67,30 @@ def _shape_inference() -> type["ModulePass"]:
     return ShapeInferencePass
 
 
+def _fusion_explore() -> type["ModulePass"]:
+    from fsir.fusion.explore import FusionExplorePass
+
+    return FusionExplorePass
+
+
+def _stitch_codegen() -> type["ModulePass"]:
+    from fsir.codegen.stitch_codegen import StitchCodegenPass
+
+    return StitchCodegenPass
+
+
+def _schedule_to_gpu() -> type["ModulePass"]:
+    from fsir.lowering.schedule_to_gpu import ScheduleToGpuPass
+
+    return ScheduleToGpuPass
+
+
 PASSES: dict[str, Callable[[], type["ModulePass"]]] = {
     "graph-canonicalize": _canonicalize,
     "graph-shape-inference": _shape_inference,
+    "fusion-explore": _fusion_explore,
+    "stitch-codegen": _stitch_codegen,
+    "schedule-to-gpu": _schedule_to_gpu,
 }
 
 

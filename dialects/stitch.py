@@ -1,0 +1,185 @@
+"""The stitch dialect: which graph ops share one kernel.
+
+A `stitch.fusion` holds the graph ops of one fusion pattern in a region whose entry
+block arguments mirror the fusion's operands; `stitch.yield` returns the fusion's
+results (several for multi-output fusions). The region may contain independent
+subgraphs (kernel packing). Ops left outside every fusion become kernels of their own
+(free reshapes excepted: they cost no kernel).
+
+```mlir
+%y = stitch.fusion (%x, %n) {pattern = 0 : i64, score = 3.1e-05 : f64} : (tensor<4x8xf32>, tensor<4xf32>) -> tensor<4xf32> {
+^bb0(%x0: tensor<4x8xf32>, %n0: tensor<4xf32>):
+  %s = graph.reduce sum %x0 dims [1] : (tensor<4x8xf32>) -> tensor<4xf32>
+  %m = graph.div %s, %n0 : tensor<4xf32>
+  stitch.yield %m : tensor<4xf32>
+}
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    region_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import IsTerminator, Pure, RecursiveMemoryEffect
+from xdsl.utils.exceptions import VerifyException
+
+
+def _type_list(types: Sequence[Attribute]) -> str:
+    return ", ".join(str(t) for t in types)
+
+
+def check_region_signature(op: Operation, region: Region, yield_name: str) -> None:
+    """Shared by stitch.fusion and schedule.kernel: one block whose arguments mirror the
+    operands, ending in a yield whose types are the results'."""
+    if len(region.blocks) != 1:
+        raise VerifyException(f"the region of {op.name} must have exactly one block")
+    block = region.blocks[0]
+    arg_types = [a.type for a in block.args]
+    operand_types = [o.type for o in op.operands]
+    if arg_types != operand_types:
+        raise VerifyException(
+            f"block arguments ({_type_list(arg_types)}) must mirror the operands ({_type_list(operand_types)})"
+        )
+    last = block.last_op
+    if last is None or last.name != yield_name:
+        raise VerifyException(f"the region of {op.name} must end with {yield_name}")
+    yield_types = [o.type for o in last.operands]
+    result_types = [r.type for r in op.results]
+    if yield_types != result_types:
+        raise VerifyException(
+            f"{yield_name} types ({_type_list(yield_types)}) must be the result types ({_type_list(result_types)})"
+        )
+
+
+def parse_region_op(parser: Parser, cls: type[IRDLOperation], properties: dict[str, Attribute]):
+    """`(operands) attr-dict : (types) -> types region`, the syntax shared by region ops."""
+    operands = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_unresolved_operand)
+    attrs = parser.parse_optional_attr_dict()
+    parser.parse_punctuation(":")
+    pos = parser.pos
+    types = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_type)
+    if len(types) != len(operands):
+        parser.raise_error(f"expected {len(operands)} operand types, got {len(types)}", pos, parser.pos)
+    parser.parse_punctuation("->")
+    if parser.parse_optional_punctuation("(") is not None:
+        results = [] if parser.parse_optional_punctuation(")") else None
+        if results is None:
+            results = [parser.parse_type()]
+            while parser.parse_optional_punctuation(","):
+                results.append(parser.parse_type())
+            parser.parse_punctuation(")")
+    else:
+        results = [parser.parse_type()]
+    resolved = [parser.resolve_operand(o, t) for o, t in zip(operands, types)]
+    region = parser.parse_region()
+    return cls.build(operands=[resolved], result_types=[results], regions=[region],
+                     properties=properties, attributes=attrs)
+
+
+def print_region_op(printer: Printer, op: IRDLOperation) -> None:
+    printer.print_string(" (")
+    printer.print_list(op.operands, printer.print_operand)
+    printer.print_string(")")
+    printer.print_op_attributes(op.attributes)
+    printer.print_string(" : (")
+    printer.print_list([o.type for o in op.operands], printer.print_attribute)
+    printer.print_string(") -> ")
+    results = [r.type for r in op.results]
+    if len(results) == 1:
+        printer.print_attribute(results[0])
+    else:
+        printer.print_string("(")
+        printer.print_list(results, printer.print_attribute)
+        printer.print_string(")")
+    printer.print_string(" ")
+    printer.print_region(op.regions[0], print_entry_block_args=True, print_empty_block=True)
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Returns the results of the enclosing `stitch.fusion`.
+
+        stitch.yield %a, %b : tensor<4xf32>, tensor<4x8xf32>
+    """
+
+    name = "stitch.yield"
+    values = var_operand_def(TensorType)
+    traits = traits_def(IsTerminator(), Pure())
+    assembly_format = "($values^ `:` type($values))? attr-dict"
+
+    def __init__(self, values: Sequence[SSAValue]):
+        super().__init__(operands=[list(values)])
+
+    def verify_(self) -> None:
+        parent = self.parent_op()
+        if parent is not None and not isinstance(parent, FusionOp):
+            raise VerifyException("stitch.yield must be inside a stitch.fusion")
+
+
+@irdl_op_definition
+class FusionOp(IRDLOperation):
+    """One fusion pattern: graph ops that a single kernel will compute.
+
+    Entry block arguments mirror the operands; `stitch.yield` gives the results.
+    Discardable attributes (`pattern`, `score`) record how the explorer chose it.
+
+        %y = stitch.fusion (%x) {pattern = 0 : i64} : (tensor<4xf32>) -> tensor<4xf32> {
+        ^bb0(%x0: tensor<4xf32>):
+          %e = graph.exp %x0 : tensor<4xf32>
+          stitch.yield %e : tensor<4xf32>
+        }
+    """
+
+    name = "stitch.fusion"
+    inputs = var_operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+    body = region_def("single_block")
+    traits = traits_def(RecursiveMemoryEffect())
+
+    def __init__(self, inputs: Sequence[SSAValue], result_types: Sequence[Attribute], body: Region,
+                 attributes: dict[str, Attribute] | None = None):
+        super().__init__(operands=[list(inputs)], result_types=[list(result_types)], regions=[body],
+                         attributes=attributes or {})
+
+    @property
+    def block(self) -> Block:
+        return self.body.blocks[0]
+
+    @classmethod
+    def parse(cls, parser: Parser) -> FusionOp:
+        return parse_region_op(parser, cls, {})
+
+    def print(self, printer: Printer) -> None:
+        print_region_op(printer, self)
+
+    def verify_(self) -> None:
+        check_region_signature(self, self.body, YieldOp.name)
+        for op in self.block.ops:
+            if op is self.block.last_op:
+                continue
+            if not op.name.startswith("graph."):
+                raise VerifyException(f"a stitch.fusion may hold only graph ops, found '{op.name}'")
+        if not self.outputs:
+            raise VerifyException("a stitch.fusion must have at least one result")
+
+    def reference_region(self, run_block, args):
+        """Evaluate the body on the numpy reference interpreter."""
+        return run_block(self.block, args)
+
+    def graph_ops(self) -> list[Operation]:
+        return [op for op in self.block.ops if op is not self.block.last_op]
+
+
+Stitch = Dialect("stitch", [FusionOp, YieldOp], [])

@@ -1,0 +1,332 @@
+"""`stitch-codegen`: decide how each fusion runs (stitch → schedule, FusionStitching §4).
+
+Each `stitch.fusion` becomes one `schedule.kernel` with one of three mappings:
+
+- `loop`: no reduction. One thread per output element; every other op is inlined into
+  its consumers by index propagation (XLA loop fusion, thread composition). Outputs of
+  different shapes share the loop (kernel packing).
+- `row`: the fusion has reductions; the coordinates they keep are the kernel's rows.
+  Each reduction is a sub-root leading a group; the outputs form the root group. A row
+  belongs to one thread (`thread`: column reductions, whose neighbouring rows are
+  neighbouring in memory), one warp (`warp`: a shuffle tree, rows of at most 512
+  elements) or one block (`block`: shuffles, then shared memory). A group's light
+  producers are recomputed per element; its result stays in registers, warp lanes or
+  a shared-memory slot for later groups, which must read only the rows they own.
+- `gemm`: a `graph.dot` (its light producers inlined into the tile loads) as a tiled
+  shared-memory GEMM.
+
+The first version picks schedules by the rules above; the latency-evaluator issue will
+enumerate them (§4.2–4.3) and fill in the `cost` estimate.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IntegerAttr, IntegerType, MemRefType, ModuleOp, TensorType, i64
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from fsir.codegen.locality import infer_row_dims, local, subroot_reads
+from fsir.dialects import graph
+from fsir.dialects.graph import DYN, fmt_shape, shape_of, shapes_compatible
+from fsir.dialects.schedule import DYNAMIC, GroupOp, KernelOp, SharedOp, YieldOp, element_bytes
+from fsir.dialects.stitch import FusionOp
+from fsir.errors import UserError
+from fsir.fusion.explore import is_free, make_fusion
+from fsir.ir import location_of
+
+BLOCK = 256  # threads per block of loop and row kernels
+WARP = 32
+WARP_ROW_LIMIT = 512  # rows up to this length get one warp (BladeDISC's threshold)
+TILE = 16  # GEMM tile (TILE x TILE outputs per block, TILE-deep k steps)
+
+SUPPORTED = "f32, f16, bf16, i1, i32, i64"
+
+
+def supported_element(t: Attribute) -> bool:
+    if isinstance(t, (Float32Type, Float16Type, BFloat16Type)):
+        return True
+    return isinstance(t, IntegerType) and t.width.data in (1, 32, 64)
+
+
+def accumulator_type(t: Attribute) -> Attribute:
+    from fsir.lowering.scalar import compute_type
+
+    return compute_type(t)
+
+
+def _error(op: Operation, message: str) -> UserError:
+    return UserError(f"'{op.name}' op {message}", location_of(op))
+
+
+def check_supported(op: Operation) -> None:
+    if not isinstance(op, graph.GraphOp):
+        raise _error(op, "is not a graph op; stitch-codegen cannot generate code for it")
+    for v in [*op.operands, *op.results]:
+        t = v.type
+        assert isinstance(t, TensorType)
+        if not supported_element(t.element_type):
+            raise _error(op, f"has element type {t.element_type}, which the GPU code generator does not "
+                             f"support ({SUPPORTED})")
+    if isinstance(op, graph.IotaOp) and DYN in shape_of(op.result.type):
+        raise _error(op, "with a '?' dim cannot be generated (its size is unknown)")
+
+
+def closure(values: list[SSAValue], stop) -> set[Operation]:
+    """The ops computing `values`, walking operands until `stop(value)` is true."""
+    ops: set[Operation] = set()
+    stack = [v for v in values if not stop(v)]
+    while stack:
+        v = stack.pop()
+        op = v.owner
+        if not isinstance(op, Operation) or op in ops:
+            continue
+        ops.add(op)
+        stack.extend(o for o in op.operands if not stop(o))
+    return ops
+
+
+def _numel(shape) -> int | None:
+    return None if DYN in shape else math.prod(shape)
+
+
+@dataclass
+class GroupSpec:
+    values: list[SSAValue]  # fusion-level values the group yields
+    composition: str
+    location: str
+    buffer: str | None = None
+    offset: int | None = None
+    row_dims: tuple[int, ...] | None = None
+
+
+class FusionCodegen:
+    """Builds the schedule.kernel of one fusion."""
+
+    def __init__(self, fusion: FusionOp, name: str):
+        self.fusion = fusion
+        self.name = name
+        self.block = fusion.block
+        self.yields = list(self.block.last_op.operands)  # type: ignore[union-attr]
+        self.order = [op for op in self.block.ops if op is not self.block.last_op]
+        needed = closure(self.yields, lambda v: not isinstance(v.owner, Operation))
+        self.ops = [op for op in self.order if op in needed]
+        for op in self.ops:
+            check_supported(op)
+
+    # -- the three mappings ----------------------------------------------------------
+
+    def build(self) -> KernelOp:
+        dots = [op for op in self.ops if isinstance(op, graph.DotOp)]
+        reduces = [op for op in self.ops if isinstance(op, graph.ReduceOp)]
+        if dots:
+            return self.gemm(dots, reduces)
+        if reduces:
+            return self.rows(reduces)
+        return self.loop()
+
+    def loop(self) -> KernelOp:
+        outs = _unique(self.yields)
+        sizes = [_numel(shape_of(v.type)) for v in outs]
+        n = None if None in sizes else max(sizes)
+        grid = DYNAMIC if n is None else max(1, -(-n // BLOCK))
+        groups = [GroupSpec(outs, "thread", "global")]
+        return self.kernel("loop", {"elements_per_thread": 1}, (grid, 1, 1), (BLOCK, 1, 1), groups, [])
+
+    def gemm(self, dots: list[graph.DotOp], reduces) -> KernelOp:
+        dot = dots[0]
+        if len(dots) > 1 or reduces or _unique(self.yields) != [dot.result]:
+            raise _error(dot, "must be the only root of its fusion: fusing a GEMM with other ops is not "
+                              "implemented yet")
+        out = shape_of(dot.result.type)
+        a, b = shape_of(dot.lhs.type), shape_of(dot.rhs.type)
+        m = a[-2] if len(a) > 1 else 1
+        n = b[-1] if len(b) > 1 else 1
+        batch = out[: len(out) - (len(a) > 1) - (len(b) > 1)]
+        nb = _numel(batch)
+        grid = tuple(DYNAMIC if s == DYN else max(1, -(-s // TILE)) for s in (n, m)) + (
+            DYNAMIC if nb is None else max(1, nb),)
+        acc = accumulator_type(dot.result.type.element_type)
+        shared = [SharedOp("a_tile", MemRefType(acc, [TILE * TILE], memory_space=IntegerAttr(3, i64))),
+                  SharedOp("b_tile", MemRefType(acc, [TILE * TILE], memory_space=IntegerAttr(3, i64)))]
+        groups = [GroupSpec([dot.result], "block", "global")]
+        return self.kernel("gemm", {"tile_m": TILE, "tile_n": TILE, "tile_k": TILE}, grid,
+                           (TILE * TILE, 1, 1), groups, shared)
+
+    def rows(self, reduces: list[graph.ReduceOp]) -> KernelOp:
+        row_shape = shape_of(reduces[0].result.type)
+        subroots = {r.result: r for r in reduces}
+        for r in reduces[1:]:
+            if not shapes_compatible(row_shape, shape_of(r.result.type)):
+                raise _error(r, f"keeps a {fmt_shape(shape_of(r.result.type))} shape unlike the fusion's first "
+                                f"reduction ({fmt_shape(row_shape)}); stitching them needs inter-block "
+                                "communication")
+        is_subroot = lambda v: v in subroots  # noqa: E731
+        # Locality: each reduction reads earlier sub-roots only at the row it reduces.
+        trailing = True
+        longest = 0
+        for r in reduces:
+            rank = len(shape_of(r.input.type))
+            dims = sorted(r.dims.get_values())
+            kept = tuple(d for d in range(rank) if d not in dims)
+            for _, read in subroot_reads(r.input, tuple(range(rank)), is_subroot):
+                if not local(read, kept, row_shape):
+                    raise _error(r, "reads a reduction result of a row it does not reduce; stitching them "
+                                    "needs inter-block communication")
+            src = shape_of(r.input.type)
+            reduced = [src[d] for d in dims]
+            longest = max(longest, 1 << 30 if DYN in reduced else math.prod(reduced))
+            if dims != list(range(rank - len(dims), rank)):
+                trailing = False
+        # The root outputs: which of their dims are the rows.
+        roots = [v for v in _unique(self.yields) if v not in subroots]
+        root_dims: list[tuple[int, ...]] = []
+        for v in roots:
+            root_dims.append(self.root_row_dims(v, row_shape, is_subroot))
+        if not trailing:
+            per_row, comp, where = 1, "thread", "reg"
+        elif longest <= WARP_ROW_LIMIT:
+            per_row, comp, where = WARP, "warp", "lanes"
+        else:
+            per_row, comp, where = BLOCK, "block", "shared"
+        rows_per_block = BLOCK // per_row
+        groups: list[GroupSpec] = []
+        shared: list[SharedOp] = []
+        slots: dict[Attribute, int] = {}
+        for r in reduces:
+            spec = GroupSpec([r.result], comp, where)
+            if where == "shared":
+                acc = accumulator_type(r.result.type.element_type)
+                spec.buffer = f"results_{acc}"
+                spec.offset = slots.get(acc, 0)
+                slots[acc] = spec.offset + 1
+            groups.append(spec)
+        for acc, count in slots.items():
+            space = IntegerAttr(3, i64)
+            shared.append(SharedOp(f"partials_{acc}", MemRefType(acc, [BLOCK // WARP], memory_space=space)))
+            shared.append(SharedOp(f"results_{acc}", MemRefType(acc, [count], memory_space=space)))
+        # Outputs sharing their row dims and shape are computed in one loop.
+        by_space: dict[tuple, list[SSAValue]] = {}
+        for v, dims in zip(roots, root_dims):
+            by_space.setdefault((shape_of(v.type), dims), []).append(v)
+        for (_, dims), values in by_space.items():
+            groups.append(GroupSpec(values, comp, "global", row_dims=dims))
+        k = _numel(row_shape)
+        grid = DYNAMIC if k is None else max(1, -(-k // rows_per_block))
+        params = {"threads_per_row": per_row, "rows_per_block": rows_per_block}
+        return self.kernel("row", params, (grid, 1, 1), (BLOCK, 1, 1), groups, shared)
+
+    def root_row_dims(self, v: SSAValue, row_shape, is_subroot) -> tuple[int, ...]:
+        shape = shape_of(v.type)
+        rank, m = len(shape), len(row_shape)
+        reads = subroot_reads(v, tuple(range(rank)), is_subroot)
+        candidates = [infer_row_dims(reads), tuple(range(m)), tuple(range(rank - m, rank))]
+        for dims in candidates:
+            if dims is None or len(dims) != m or any(not 0 <= d < rank for d in dims):
+                continue
+            if list(dims) != sorted(dims) and not reads:
+                continue
+            if not shapes_compatible([shape[d] for d in dims], row_shape):
+                continue
+            if all(local(s, dims, row_shape) for _, s in reads):
+                return dims
+        owner = v.owner if isinstance(v.owner, Operation) else self.fusion
+        raise _error(owner, f"result {fmt_shape(shape)} cannot be split into the rows "
+                            f"({fmt_shape(row_shape)}) of the fusion's reductions without inter-block communication")
+
+    # -- building the kernel op --------------------------------------------------------
+
+    def kernel(self, mapping: str, params: dict[str, int], grid, block, groups: list[GroupSpec],
+               shared: list[SharedOp]) -> KernelOp:
+        body = Block(arg_types=[a.type for a in self.block.args])
+        env: dict[SSAValue, SSAValue] = dict(zip(self.block.args, body.args))
+        for old, new in env.items():
+            new.name_hint = old.name_hint
+        for s in shared:
+            body.add_op(s)
+        produced: dict[SSAValue, SSAValue] = {}
+        for spec in groups:
+            stop = lambda v: v in env  # noqa: E731  (block args and earlier groups' results)
+            needed = closure(spec.values, stop)
+            gblock = Block()
+            local_env = dict(env)
+            for op in self.order:
+                if op in needed:
+                    copy = op.clone(value_mapper=local_env)
+                    gblock.add_op(copy)
+                    local_env.update(zip(op.results, copy.results))
+            gblock.add_op(YieldOp([local_env[v] for v in spec.values]))
+            g = GroupOp(spec.composition, spec.location, [v.type for v in spec.values], Region(gblock),
+                        spec.buffer, spec.offset)
+            if spec.row_dims is not None:
+                from xdsl.dialects.builtin import DenseArrayBase
+
+                g.attributes["row_dims"] = DenseArrayBase.from_list(i64, list(spec.row_dims))
+            body.add_op(g)
+            for v, r in zip(spec.values, g.results):
+                env[v] = r
+                produced[v] = r
+                r.name_hint = v.name_hint
+        body.add_op(YieldOp([env[v] for v in self.yields]))
+        k = KernelOp(self.name, mapping, params, grid, block, list(self.fusion.operands),
+                     [r.type for r in self.fusion.results], Region(body),
+                     cost=self.cost(grid, block, shared))
+        k.location = self.fusion.location
+        return k
+
+    def cost(self, grid, block, shared: list[SharedOp]) -> dict[str, Attribute]:
+        """What the first version can say statically; the latency-evaluator issue adds
+        `cycles` (L = N_wave × L_warp), `occupancy` and `instructions` (§4.3)."""
+        out: dict[str, Attribute] = {}
+        if DYNAMIC not in grid:
+            threads = math.prod(grid) * math.prod(block)
+            out["warps"] = IntegerAttr(-(-threads // WARP), i64)
+        tensors = [*self.fusion.operands, *self.fusion.results]
+        sizes = [_numel(shape_of(v.type)) for v in tensors]
+        if None not in sizes:
+            total = sum(s * element_bytes(v.type.element_type) for s, v in zip(sizes, tensors))  # type: ignore[union-attr]
+            out["global_bytes"] = IntegerAttr(total, i64)
+        out["smem_bytes"] = IntegerAttr(sum(s.bytes for s in shared), i64)
+        return out
+
+
+def _unique(values: list[SSAValue]) -> list[SSAValue]:
+    out: list[SSAValue] = []
+    for v in values:
+        if v not in out:
+            out.append(v)
+    return out
+
+
+def codegen_function(f: func.FuncOp) -> None:
+    # Ops left outside every fusion become kernels of their own (free reshapes excepted).
+    for op in list(f.body.block.ops):
+        if op.name.startswith("graph.") and not is_free(op):
+            make_fusion([op])
+    index = 0
+    for op in list(f.body.block.ops):
+        if isinstance(op, FusionOp):
+            kernel = FusionCodegen(op, f"{f.sym_name.data}_k{index}").build()
+            index += 1
+            f.body.block.insert_op_before(kernel, op)
+            for old, new in zip(op.results, kernel.results):
+                new.name_hint = old.name_hint
+                old.replace_all_uses_with(new)
+            op.detach()
+            op.erase(safe_erase=False)
+
+
+@dataclass(frozen=True)
+class StitchCodegenPass(ModulePass):
+    """stitch.fusion → schedule.kernel (one kernel per fusion)."""
+
+    name = "stitch-codegen"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for f in list(op.walk()):
+            if isinstance(f, func.FuncOp) and not f.is_declaration:
+                codegen_function(f)

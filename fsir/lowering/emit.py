@@ -1,0 +1,211 @@
+"""Index propagation to scalar code: the value of one element of a graph value.
+
+`ElementEmitter.at(v, idx)` emits the scalar code computing `v[idx]` for the current
+thread: a kernel input is a load from its flat global buffer; an earlier group's
+result is the per-row value it left in registers or shared memory; a graph op maps the
+index to its operands' indices (broadcast drops dims, transpose permutes, slice scales
+and shifts, reshape re-linearises, concat and gather select) and combines their
+scalars. Results are memoised per (value, index) in the current scope, so a value used
+twice at one index is computed once (FusionStitching §4.5).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects import memref, scf
+from xdsl.dialects.builtin import IntegerType, TensorType
+from xdsl.ir import Block, Region, SSAValue
+
+from fsir.dialects import graph
+from fsir.dialects.graph import DYN, constant_array, shape_of
+from fsir.errors import UserError
+from fsir.ir import location_of
+from fsir.lowering.scalar import Cursor, Index, IndexBuilder, ScalarBuilder, compute_type
+from fsir.lowering.shapes import ShapeCalc
+
+
+def elem_type(v: SSAValue):
+    t = v.type
+    assert isinstance(t, TensorType)
+    return t.element_type
+
+
+def splat_value(op: graph.ConstantOp) -> float | int | bool | None:
+    """The single value of a splat constant, else None."""
+    arr = constant_array(op.value)
+    flat = arr.reshape(-1)
+    if flat.size == 0:
+        return 0
+    if flat.size == 1 or bool((flat == flat[0]).all()):
+        v = flat[0]
+        return bool(v) if arr.dtype == bool else (int(v) if arr.dtype.kind in "iu" else float(v))
+    return None
+
+
+class ElementEmitter:
+    def __init__(self, cursor: Cursor, shapes: ShapeCalc, buffers: dict[SSAValue, SSAValue],
+                 row_values: dict[SSAValue, SSAValue]):
+        self.c = cursor
+        self.ib = IndexBuilder(cursor)
+        self.sb = ScalarBuilder(cursor)
+        self.shapes = shapes
+        self.buffers = buffers  # kernel inputs and constant buffers -> flat memref
+        self.row_values = row_values  # earlier groups' results -> this row's scalar
+
+    # -- helpers -----------------------------------------------------------------------
+
+    def load(self, buf: SSAValue, offset: Index) -> SSAValue:
+        v = self.c.value(memref.LoadOp.get(buf, [self.ib.ssa(offset)]))
+        return self.sb.widen(v)
+
+    def store(self, value: SSAValue, buf: SSAValue, offset: Index, elem) -> None:
+        self.c.insert(memref.StoreOp.get(self.sb.narrow(value, elem), buf, [self.ib.ssa(offset)]))
+
+    def guarded(self, cond: bool | SSAValue, then: Callable[[], SSAValue], default: Callable[[], SSAValue]) -> SSAValue:
+        """`cond ? then() : default()`, evaluating only the taken side (loads stay in bounds)."""
+        if isinstance(cond, bool):
+            return then() if cond else default()
+        then_block, else_block = Block(), Block()
+        with self.c.at(then_block):
+            t = then()
+            then_block.add_op(scf.YieldOp(t))
+        with self.c.at(else_block):
+            e = default()
+            else_block.add_op(scf.YieldOp(e))
+        op = scf.IfOp(cond, [t.type], Region(then_block), Region(else_block))
+        self.c.insert(op)
+        return op.results[0]
+
+    def when(self, cond: bool | SSAValue, body: Callable[[], None]) -> None:
+        """`if (cond) body()` with no results."""
+        if isinstance(cond, bool):
+            if cond:
+                body()
+            return
+        block = Block()
+        with self.c.at(block):
+            body()
+            block.add_op(scf.YieldOp())
+        self.c.insert(scf.IfOp(cond, [], Region(block), Region()))
+
+    def for_loop(self, lb: Index, ub: Index, step: Index, inits: Sequence[SSAValue],
+                 body: Callable[[SSAValue, list[SSAValue]], list[SSAValue]]) -> list[SSAValue]:
+        from xdsl.dialects.builtin import IndexType
+
+        block = Block(arg_types=[IndexType(), *[v.type for v in inits]])
+        with self.c.at(block):
+            out = body(block.args[0], list(block.args[1:]))
+            block.add_op(scf.YieldOp(*out))
+        op = scf.ForOp(self.ib.ssa(lb), self.ib.ssa(ub), self.ib.ssa(step), list(inits), block)
+        self.c.insert(op)
+        return list(op.results)
+
+    def and_(self, a: bool | SSAValue, b: bool | SSAValue) -> bool | SSAValue:
+        from xdsl.dialects import arith
+
+        if isinstance(a, bool):
+            return b if a else False
+        if isinstance(b, bool):
+            return a if b else False
+        return self.c.value(arith.AndIOp(a, b))
+
+    # -- index propagation -------------------------------------------------------------
+
+    def at(self, v: SSAValue, idx: Sequence[Index]) -> SSAValue:
+        if v in self.row_values:
+            return self.row_values[v]
+        key = ("elem", id(v), tuple(("c", i) if isinstance(i, int) else ("v", id(i)) for i in idx))
+        found = self.c.lookup(key)
+        if found is not None:
+            return found
+        out = self._compute(v, list(idx))
+        self.c.memo()[key] = out
+        return out
+
+    def _compute(self, v: SSAValue, idx: list[Index]) -> SSAValue:
+        ib, sb = self.ib, self.sb
+        if v in self.buffers:
+            return self.load(self.buffers[v], ib.linearize(idx, self.shapes.dims(v)))
+        op = v.owner
+        elem = elem_type(v)
+        if isinstance(op, graph.ElementwiseOp):
+            xs = [self.at(o, idx) for o in op.operands]
+            return sb.round_to(op.SPEC.lower(sb, *xs), elem)
+        if isinstance(op, graph.CompareOp):
+            return sb.compare(op.direction.data, self.at(op.lhs, idx), self.at(op.rhs, idx))
+        if isinstance(op, graph.SelectOp):
+            return sb.select(self.at(op.cond, idx), self.at(op.on_true, idx), self.at(op.on_false, idx))
+        if isinstance(op, graph.ConvertOp):
+            return sb.convert(self.at(op.input, idx), elem)
+        if isinstance(op, graph.ConstantOp):
+            value = splat_value(op)
+            if value is None:
+                raise UserError("internal: a non-splat constant has no buffer", location_of(op))
+            return sb.round_to(sb.const(_rounded(value, elem), compute_type(elem)), elem)
+        if isinstance(op, graph.IotaOp):
+            return sb.round_to(sb.index_to(idx[op.dim.value.data], compute_type(elem)), elem)
+        if isinstance(op, graph.BroadcastOp):
+            src_static = shape_of(op.input.type)
+            src = self.shapes.dims(op.input)
+            out = self.shapes.dims(v)
+            sidx: list[Index] = []
+            for i, d in enumerate(op.dims.get_values()):
+                if src_static[i] == 1:
+                    sidx.append(0)
+                elif src_static[i] == DYN and out[d] is not src[i]:
+                    sidx.append(ib.select(ib.eq(src[i], 1), 0, idx[d]))  # a runtime size-1 dim broadcasts
+                else:
+                    sidx.append(idx[d])
+            return self.at(op.input, sidx)
+        if isinstance(op, graph.ReshapeOp):
+            linear = ib.linearize(idx, self.shapes.dims(v))
+            return self.at(op.input, ib.delinearize(linear, self.shapes.dims(op.input)))
+        if isinstance(op, graph.TransposeOp):
+            perm = op.perm.get_values()
+            sidx = [0] * len(perm)
+            for i, p in enumerate(perm):
+                sidx[p] = idx[i]
+            return self.at(op.input, sidx)
+        if isinstance(op, graph.SliceOp):
+            start, strides = op.start.get_values(), op.strides.get_values()
+            return self.at(op.input, [ib.add(s, ib.mul(i, k)) for i, s, k in zip(idx, start, strides)])
+        if isinstance(op, graph.ConcatOp):
+            return self._concat(op, idx)
+        if isinstance(op, graph.GatherOp):
+            r = len(shape_of(op.ids.type))
+            raw = self.at(op.ids, idx[:r])
+            rows = self.shapes.dims(op.table)[0]
+            row = self.sb.to_index(raw)
+            row = ib.min(ib.max(row, 0), ib.sub(rows, 1))  # ids are clamped, as XLA does
+            return self.at(op.table, [row, *idx[r:]])
+        raise UserError(f"'{op.name}' op cannot be computed per element here (internal scheduling error)",
+                        location_of(op))
+
+    def _concat(self, op: graph.ConcatOp, idx: list[Index]) -> SSAValue:
+        d = op.dim.value.data
+        operands = list(op.operands)
+        offsets: list[Index] = [0]
+        for o in operands[:-1]:
+            offsets.append(self.ib.add(offsets[-1], self.shapes.dims(o)[d]))
+
+        def piece(i: int) -> SSAValue:
+            shifted = list(idx)
+            shifted[d] = self.ib.sub(idx[d], offsets[i])
+            if i == len(operands) - 1:
+                return self.at(operands[i], shifted)
+            return self.guarded(self.ib.lt(idx[d], offsets[i + 1]),
+                                lambda: self.at(operands[i], shifted), lambda: piece(i + 1))
+
+        return piece(0)
+
+
+def _rounded(value, elem):
+    """A constant as the element type would hold it (f16/bf16 constants round)."""
+    import numpy as np
+
+    from fsir.dialects.graph import numpy_dtype
+
+    if isinstance(elem, IntegerType):
+        return value
+    return float(np.asarray(value, dtype=np.float64).astype(numpy_dtype(elem)).astype(np.float64))

@@ -1,0 +1,358 @@
+"""One `schedule.kernel` → one `gpu.func` (explicit SIMT code).
+
+The kernel takes flat 1-D global buffers `memref<?xT>` (inputs, outputs, then non-splat
+constants) and one `index` argument per dynamic dim of its inputs; shared buffers are
+workgroup attributions. The three mappings:
+
+- `loop`: thread `i = block_id * block_dim + thread_id` computes element `i` of each
+  output (outputs of other sizes are guarded: kernel packing).
+- `row`: `threads_per_row` threads own a row; reductions loop over the row with that
+  stride, then combine across the row's threads (none / a butterfly of `gpu.shuffle
+  xor` / butterflies, a shared-memory exchange of warp partials and a second butterfly
+  by warp 0 leaving the result in a shared slot); root groups loop over the row's
+  columns. Every thread reaches every barrier: rows beyond the end only shorten loops.
+- `gemm`: 16x16 output tiles per block; each k-step loads a tile of each operand into
+  shared memory (producers inlined, out-of-range elements zero), then accumulates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, MemRefType, i32
+from xdsl.ir import Attribute, Block, SSAValue
+
+from fsir.dialects import gpu, graph
+from fsir.dialects.graph import DYN, shape_of
+from fsir.dialects.schedule import GroupOp, KernelOp, SharedOp
+from fsir.errors import UserError
+from fsir.ir import location_of
+from fsir.lowering.emit import ElementEmitter, elem_type, splat_value
+from fsir.lowering.scalar import Cursor, Index, IndexBuilder, ScalarBuilder, compute_type
+from fsir.lowering.shapes import ShapeCalc
+
+WARP = 32
+
+
+def flat_memref(elem: Attribute) -> MemRefType:
+    return MemRefType(elem, [DYN])
+
+
+@dataclass
+class KernelInterface:
+    """What the host passes to a lowered kernel, in order."""
+
+    func: gpu.FuncOp
+    constants: list[graph.ConstantOp] = field(default_factory=list)  # buffers after the outputs
+    dynamic: list[tuple[int, int]] = field(default_factory=list)  # (operand, dim) index args
+
+
+def non_splat_constants(k: KernelOp) -> list[graph.ConstantOp]:
+    out = []
+    for g in k.groups():
+        for op in g.block.ops:
+            if isinstance(op, graph.ConstantOp) and splat_value(op) is None:
+                out.append(op)
+    return out
+
+
+class KernelLowering:
+    def __init__(self, k: KernelOp):
+        self.k = k
+        operands = list(k.block.args)
+        results = list(k.results)
+        self.constants = non_splat_constants(k)
+        self.dynamic = [(i, d) for i, a in enumerate(operands) for d, s in enumerate(shape_of(a.type)) if s == DYN]
+        arg_types = ([flat_memref(elem_type(a)) for a in operands] + [flat_memref(elem_type(r)) for r in results]
+                     + [flat_memref(elem_type(c.result)) for c in self.constants] + [IndexType()] * len(self.dynamic))
+        shared = list(k.shared_buffers().values())
+        grid, block = k.launch()
+        self.block_size = block[0]
+        self.func = gpu.FuncOp(k.sym_name.data, (arg_types, []), kernel=True,
+                               workgroup=[s.buffer_type for s in shared], known_block_size=list(block))
+        self.func.location = k.location
+        body = self.func.body.blocks[0]
+        n_in, n_out, n_c = len(operands), len(results), len(self.constants)
+        args = list(body.args)
+        for a, v in zip(args, operands):
+            a.name_hint = v.name_hint
+        for a, v in zip(args[n_in:], results):
+            a.name_hint = (v.name_hint or "out")
+        self.out_buffers = args[n_in:n_in + n_out]
+        self.smem = dict(zip([s.sym_name.data for s in shared], args[len(arg_types):]))
+        self.cursor = Cursor(body)
+        self.ib = IndexBuilder(self.cursor)
+        self.sb = ScalarBuilder(self.cursor)
+        known: dict[SSAValue, list[Index]] = {}
+        dyn_args = args[n_in + n_out + n_c:len(arg_types)]
+        for a in operands:
+            known[a] = list(shape_of(a.type))
+        for (i, d), a in zip(self.dynamic, dyn_args):
+            a.name_hint = f"{operands[i].name_hint or 'arg'}_d{d}"
+            known[operands[i]][d] = a
+        self.shapes = ShapeCalc(self.ib, known)
+        buffers = dict(zip(operands, args[:n_in]))
+        for c, a in zip(self.constants, args[n_in + n_out:]):
+            buffers[c.result] = a
+            a.name_hint = "cst"
+        self.row_values: dict[SSAValue, SSAValue] = {}
+        self.emit = ElementEmitter(self.cursor, self.shapes, buffers, self.row_values)
+        # Each kernel output: the group value computing it (kernel yield -> group yield).
+        self.outputs: list[tuple[SSAValue, SSAValue]] = []  # (kernel-level value, graph value)
+        for v in k.block.last_op.operands:  # type: ignore[union-attr]
+            self.outputs.append((v, self.inner(v)))
+
+    @staticmethod
+    def inner(v: SSAValue) -> SSAValue:
+        """The graph value a kernel-level value stands for (group results → yielded)."""
+        op = v.owner
+        if isinstance(op, GroupOp):
+            return op.block.last_op.operands[list(op.results).index(v)]  # type: ignore[union-attr]
+        return v
+
+    def lower(self) -> KernelInterface:
+        mapping = self.k.mapping.data
+        {"loop": self.loop, "row": self.rows, "gemm": self.gemm}[mapping]()
+        self.cursor.insert(gpu.ReturnOp())
+        return KernelInterface(self.func, self.constants, self.dynamic)
+
+    def thread_id(self) -> SSAValue:
+        return self.cursor.value(gpu.ThreadIdOp("x"))
+
+    def block_id(self, dim: str = "x") -> SSAValue:
+        return self.cursor.value(gpu.BlockIdOp(dim))
+
+    def store_output(self, j: int, value: SSAValue, idx: list[Index]) -> None:
+        kv, gv = self.outputs[j]
+        offset = self.ib.linearize(idx, self.shapes.dims(gv))
+        self.emit.store(value, self.out_buffers[j], offset, elem_type(gv))
+
+    # -- loop --------------------------------------------------------------------------
+
+    def loop(self) -> None:
+        ib, e = self.ib, self.emit
+        i = ib.add(ib.mul(self.block_id(), self.block_size), self.thread_id())
+        by_shape: dict[tuple, list[int]] = {}
+        for j, (_, gv) in enumerate(self.outputs):
+            dims = self.shapes.dims(gv)
+            by_shape.setdefault(tuple(("c", d) if isinstance(d, int) else ("v", id(d)) for d in dims), []).append(j)
+        for js in by_shape.values():
+            dims = self.shapes.dims(self.outputs[js[0]][1])
+
+            def body(js=js, dims=dims):
+                idx = ib.delinearize(i, dims)
+                for j in js:
+                    self.store_output(j, e.at(self.outputs[j][1], idx), idx)
+
+            e.when(ib.lt(i, ib.prod(dims)), body)
+
+    # -- row ---------------------------------------------------------------------------
+
+    def rows(self) -> None:
+        ib, e, sb = self.ib, self.emit, self.sb
+        per_row = self.k.param("threads_per_row")
+        rows_per_block = self.k.param("rows_per_block")
+        groups = self.k.groups()
+        first = next(g for g in groups if self.group_reduce(g) is not None)
+        row_dims = self.shapes.dims(self.inner(first.results[0]))
+        n_rows = ib.prod(row_dims)
+        tid = self.thread_id()
+        local_row, lane = ib.div(tid, per_row), ib.rem(tid, per_row)
+        row = ib.add(ib.mul(self.block_id(), rows_per_block), local_row)
+        valid = ib.lt(row, n_rows)
+        row_idx = ib.delinearize(row, row_dims)
+        kernel_out = {kv: j for j, (kv, _) in enumerate(self.outputs)}
+        for g in groups:
+            r = self.group_reduce(g)
+            if r is not None:
+                value = self.reduce_row(g, r, row_idx, valid, lane, per_row, tid)
+                self.row_values[g.results[0]] = value
+                for j, (kv, _) in enumerate(self.outputs):
+                    if kv is g.results[0]:
+                        e.when(e.and_(valid, ib.eq(lane, 0)),
+                               lambda j=j: self.store_output(j, value, row_idx))
+                continue
+            dims_attr = g.attributes.get("row_dims")
+            rd = list(dims_attr.get_values()) if dims_attr is not None else []  # type: ignore[attr-defined]
+            values = [self.inner(v) for v in g.results]
+            out_dims = self.shapes.dims(values[0])
+            cd = [d for d in range(len(out_dims)) if d not in rd]
+            cols = [out_dims[d] for d in cd]
+            ub = ib.select(valid, ib.prod(cols), 0)
+
+            def body(c, iters, g=g, rd=rd, cd=cd, cols=cols, rank=len(out_dims)):
+                cidx = ib.delinearize(c, cols)
+                idx: list[Index] = [0] * rank
+                for d, x in zip(rd, row_idx):
+                    idx[d] = x
+                for d, x in zip(cd, cidx):
+                    idx[d] = x
+                for res in g.results:
+                    for j, (kv, gv) in enumerate(self.outputs):
+                        if kv is res:
+                            self.store_output(j, e.at(gv, idx), idx)
+                return []
+
+            e.for_loop(lane, ub, per_row, [], body)
+
+    @staticmethod
+    def group_reduce(g: GroupOp) -> graph.ReduceOp | None:
+        """The sub-root reduction leading `g` (None for a root group)."""
+        if g.storage.data == "global":
+            return None
+        v = g.block.last_op.operands[0]  # type: ignore[union-attr]
+        return v.owner if isinstance(v.owner, graph.ReduceOp) else None
+
+    def reduce_row(self, g: GroupOp, r: graph.ReduceOp, row_idx, valid, lane, per_row: int, tid) -> SSAValue:
+        ib, e, sb = self.ib, self.emit, self.sb
+        kind = r.kind.data
+        elem = elem_type(r.result)
+        acc_t = compute_type(elem)
+        in_dims = self.shapes.dims(r.input)
+        reduced = sorted(r.dims.get_values())
+        kept = [d for d in range(len(in_dims)) if d not in reduced]
+        red_dims = [in_dims[d] for d in reduced]
+        ub = ib.select(valid, ib.prod(red_dims), 0)
+        init = sb.reduce_init(kind, acc_t)
+
+        def body(j, iters):
+            ridx = ib.delinearize(j, red_dims)
+            idx: list[Index] = [0] * len(in_dims)
+            for d, x in zip(kept, row_idx):
+                idx[d] = x
+            for d, x in zip(reduced, ridx):
+                idx[d] = x
+            return [sb.combine(kind, iters[0], e.at(r.input, idx))]
+
+        (acc,) = e.for_loop(lane, ub, per_row, [init], body)
+        if per_row == WARP:
+            acc = self.butterfly(kind, acc)
+        elif per_row > WARP:
+            acc = self.block_reduce(g, kind, acc, init, tid)
+        return sb.round_to(acc, elem)
+
+    def shuffle_xor(self, v: SSAValue, offset: int) -> SSAValue:
+        """`gpu.shuffle xor` of any 32- or 64-bit scalar (64-bit ones as two halves)."""
+        c = self.cursor
+        off = self.sb.const(offset, i32)
+        width = self.sb.const(WARP, i32)
+        if isinstance(v.type, IntegerType) and v.type.width.data == 64:
+            i64t = v.type
+            lo = c.value(arith.TruncIOp(v, i32))
+            hi = c.value(arith.TruncIOp(c.value(arith.ShRUIOp(v, self.sb.const(32, i64t))), i32))
+            lo2 = c.insert(gpu.ShuffleOp("xor", lo, off, width)).results[0]
+            hi2 = c.insert(gpu.ShuffleOp("xor", hi, off, width)).results[0]
+            wide_hi = c.value(arith.ShLIOp(c.value(arith.ExtUIOp(hi2, i64t)), self.sb.const(32, i64t)))
+            return c.value(arith.OrIOp(wide_hi, c.value(arith.ExtUIOp(lo2, i64t))))
+        return c.insert(gpu.ShuffleOp("xor", v, off, width)).results[0]
+
+    def butterfly(self, kind: str, acc: SSAValue) -> SSAValue:
+        """Every lane of the warp ends with the combination of all 32 lanes' values."""
+        offset = WARP // 2
+        while offset:
+            acc = self.sb.combine(kind, acc, self.shuffle_xor(acc, offset))
+            offset //= 2
+        return acc
+
+    def block_reduce(self, g: GroupOp, kind: str, acc: SSAValue, init: SSAValue, tid) -> SSAValue:
+        """Warp butterflies, warp partials through shared memory, a second butterfly by
+        warp 0, the result in the group's shared slot (read by every thread)."""
+        ib, e, c = self.ib, self.emit, self.cursor
+        acc_t = acc.type
+        partials = self.smem[f"partials_{acc_t}"]
+        results = self.smem[g.buffer.root_reference.data]  # type: ignore[union-attr]
+        slot = g.offset.value.data  # type: ignore[union-attr]
+        n_warps = self.block_size // WARP
+        warp, wlane = ib.div(tid, WARP), ib.rem(tid, WARP)
+        acc = self.butterfly(kind, acc)
+        e.when(ib.eq(wlane, 0), lambda: e.store(acc, partials, warp, acc_t))
+        c.insert(gpu.BarrierOp())
+
+        def first_warp():
+            part = e.load(partials, ib.min(wlane, n_warps - 1))
+            v = self.sb.select(self.cursor.value(arith.CmpiOp(ib.ssa(wlane), ib.ssa(n_warps), "ult")), part, init)
+            v = self.butterfly(kind, v)
+            e.when(ib.eq(wlane, 0), lambda: e.store(v, results, slot, acc_t))
+
+        e.when(ib.eq(warp, 0), first_warp)
+        c.insert(gpu.BarrierOp())
+        return e.load(results, slot)
+
+    # -- gemm --------------------------------------------------------------------------
+
+    def gemm(self) -> None:
+        ib, e, sb, c = self.ib, self.emit, self.sb, self.cursor
+        (g,) = self.k.groups()
+        dot = self.inner(g.results[0]).owner
+        assert isinstance(dot, graph.DotOp)
+        tile = self.k.param("tile_m")
+        elem = elem_type(dot.result)
+        acc_t = compute_type(elem)
+        a_dims, b_dims = self.shapes.dims(dot.lhs), self.shapes.dims(dot.rhs)
+        out_dims = self.shapes.dims(dot.result)
+        va, vb = len(a_dims) == 1, len(b_dims) == 1
+        m_size = 1 if va else a_dims[-2]
+        n_size = 1 if vb else b_dims[-1]
+        k_size = a_dims[-1]
+        batch_dims = out_dims[: len(out_dims) - (not va) - (not vb)]
+        tid = self.thread_id()
+        tx, ty = ib.rem(tid, tile), ib.div(tid, tile)
+        m = ib.add(ib.mul(self.block_id("y"), tile), ty)
+        n = ib.add(ib.mul(self.block_id("x"), tile), tx)
+        bidx = ib.delinearize(self.block_id("z"), batch_dims)
+        a_tile, b_tile = self.smem["a_tile"], self.smem["b_tile"]
+        zero = sb.const(0, acc_t)
+
+        def batch_of(dims: list[Index], static: tuple[int, ...]) -> list[Index]:
+            """An operand's batch index: right-aligned, size-1 dims broadcast."""
+            nb = len(dims) - 2
+            out: list[Index] = []
+            for i in range(nb):
+                o = bidx[len(bidx) - nb + i]
+                if static[i] == 1:
+                    out.append(0)
+                elif static[i] == DYN:
+                    out.append(ib.select(ib.eq(dims[i], 1), 0, o))
+                else:
+                    out.append(o)
+            return out
+
+        a_batch = [] if va else batch_of(a_dims, shape_of(dot.lhs.type))
+        b_batch = [] if vb else batch_of(b_dims, shape_of(dot.rhs.type))
+        slot = ib.add(ib.mul(ty, tile), tx)
+
+        def k_step(k0, iters):
+            ka = ib.add(k0, tx)
+            a_in = e.and_(ib.lt(m, m_size), ib.lt(ka, k_size))
+            a_idx = [ka] if va else [*a_batch, m, ka]
+            a_val = e.guarded(a_in, lambda: e.at(dot.lhs, a_idx), lambda: zero)
+            e.store(a_val, a_tile, slot, acc_t)
+            kb = ib.add(k0, ty)
+            b_in = e.and_(ib.lt(kb, k_size), ib.lt(n, n_size))
+            b_idx = [kb] if vb else [*b_batch, kb, n]
+            b_val = e.guarded(b_in, lambda: e.at(dot.rhs, b_idx), lambda: zero)
+            e.store(b_val, b_tile, slot, acc_t)
+            c.insert(gpu.BarrierOp())
+
+            def inner(kk, acc):
+                x = e.load(a_tile, ib.add(ib.mul(ty, tile), kk))
+                y = e.load(b_tile, ib.add(ib.mul(kk, tile), tx))
+                return [sb.arith("add", acc[0], sb.arith("mul", x, y))]
+
+            (acc,) = e.for_loop(0, tile, 1, [iters[0]], inner)
+            c.insert(gpu.BarrierOp())
+            return [acc]
+
+        (acc,) = e.for_loop(0, k_size, tile, [zero], k_step)
+        inside = e.and_(ib.lt(m, m_size), ib.lt(n, n_size))
+        out_idx = [*bidx, *([] if va else [m]), *([] if vb else [n])]
+        e.when(inside, lambda: self.store_output(0, acc, out_idx))
+
+
+def lower_kernel(k: KernelOp) -> KernelInterface:
+    try:
+        return KernelLowering(k).lower()
+    except KeyError as err:  # a missing buffer or symbol: the schedule is inconsistent
+        raise UserError(f"'schedule.kernel' op @{k.sym_name.data} cannot be lowered: missing {err}",
+                        location_of(k)) from None

@@ -1,0 +1,395 @@
+"""Building scalar and index code at the gpu level.
+
+`Cursor` inserts ops at the end of a block and reuses pure ops already computed in the
+current or an enclosing block (FusionStitching §4.5: index and intermediate values are
+computed once per thread), `IndexBuilder` does `index` arithmetic that folds constants
+(indices are Python ints until they depend on a runtime value), and `ScalarBuilder` has
+the scalar operations the `ELEMENTWISE` table's `lower` lambdas call, choosing float or
+signed-integer variants from the operand type, so adding an elementwise op stays a
+one-table change in dialects/graph.py.
+
+f16/bf16 values are widened to f32 when loaded; scalar code only sees f32, f64, i1, i32
+and i64.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    f32,
+    i1,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.traits import Pure
+
+index = IndexType()
+Index = int | SSAValue  # a folded constant or a runtime `index` value
+
+
+def is_float_type(t: Attribute) -> bool:
+    return isinstance(t, (Float16Type, BFloat16Type, Float32Type, Float64Type))
+
+
+def compute_type(t: Attribute) -> Attribute:
+    """The register type elements of type `t` are computed in (f16/bf16 widen to f32)."""
+    return f32 if isinstance(t, (Float16Type, BFloat16Type)) else t
+
+
+class Cursor:
+    """Inserts ops at the end of the current block, with pure-op reuse per scope."""
+
+    def __init__(self, block: Block):
+        self.block = block
+        self._scopes: list[dict] = [{}]
+
+    def insert(self, op: Operation) -> Operation:
+        """Insert `op`, or return an equal pure op already available here."""
+        key = None
+        if op.has_trait(Pure) and not op.regions:
+            key = (op.name, tuple(id(o) for o in op.operands), str(op.properties),
+                   str(op.attributes), tuple(str(r.type) for r in op.results))
+            for scope in reversed(self._scopes):
+                if key in scope:
+                    return scope[key]
+        self.block.add_op(op)
+        if key is not None:
+            self._scopes[-1][key] = op
+        return op
+
+    def value(self, op: Operation) -> SSAValue:
+        return self.insert(op).results[0]
+
+    @contextmanager
+    def at(self, block: Block) -> Iterator[Block]:
+        """Insert into `block` (a nested region's block) for the duration."""
+        saved = self.block
+        self.block = block
+        self._scopes.append({})
+        try:
+            yield block
+        finally:
+            self._scopes.pop()
+            self.block = saved
+
+    def memo(self) -> dict:
+        """The innermost scope's dictionary, for callers' own reuse keys."""
+        return self._scopes[-1]
+
+    def lookup(self, key) -> SSAValue | None:
+        for scope in reversed(self._scopes):
+            if key in scope:
+                return scope[key]
+        return None
+
+
+class IndexBuilder:
+    """`index` arithmetic on Python ints and SSA values, folding what is constant."""
+
+    def __init__(self, cursor: Cursor):
+        self.c = cursor
+
+    def const(self, v: int) -> SSAValue:
+        return self.c.value(arith.ConstantOp(IntegerAttr(v, index)))
+
+    def ssa(self, v: Index) -> SSAValue:
+        return self.const(v) if isinstance(v, int) else v
+
+    def add(self, a: Index, b: Index) -> Index:
+        if isinstance(a, int) and isinstance(b, int):
+            return a + b
+        if a == 0:
+            return b
+        if b == 0:
+            return a
+        return self.c.value(arith.AddiOp(self.ssa(a), self.ssa(b)))
+
+    def sub(self, a: Index, b: Index) -> Index:
+        if isinstance(a, int) and isinstance(b, int):
+            return a - b
+        if b == 0:
+            return a
+        return self.c.value(arith.SubiOp(self.ssa(a), self.ssa(b)))
+
+    def mul(self, a: Index, b: Index) -> Index:
+        if isinstance(a, int) and isinstance(b, int):
+            return a * b
+        if a == 0 or b == 0:
+            return 0
+        if a == 1:
+            return b
+        if b == 1:
+            return a
+        return self.c.value(arith.MuliOp(self.ssa(a), self.ssa(b)))
+
+    def div(self, a: Index, b: Index) -> Index:
+        """Floor division of non-negative indices."""
+        if isinstance(a, int) and isinstance(b, int):
+            return a // b
+        if b == 1 or a == 0:
+            return a
+        return self.c.value(arith.DivUIOp(self.ssa(a), self.ssa(b)))
+
+    def rem(self, a: Index, b: Index) -> Index:
+        if isinstance(a, int) and isinstance(b, int):
+            return a % b
+        if b == 1 or a == 0:
+            return 0
+        return self.c.value(arith.RemUIOp(self.ssa(a), self.ssa(b)))
+
+    def ceildiv(self, a: Index, b: Index) -> Index:
+        if isinstance(a, int) and isinstance(b, int):
+            return -(-a // b)
+        if b == 1:
+            return a
+        return self.div(self.add(a, self.sub(b, 1)), b)
+
+    def max(self, a: Index, b: Index) -> Index:
+        if isinstance(a, int) and isinstance(b, int):
+            return max(a, b)
+        return self.c.value(arith.MaxSIOp(self.ssa(a), self.ssa(b)))
+
+    def min(self, a: Index, b: Index) -> Index:
+        if isinstance(a, int) and isinstance(b, int):
+            return min(a, b)
+        return self.c.value(arith.MinSIOp(self.ssa(a), self.ssa(b)))
+
+    def lt(self, a: Index, b: Index) -> bool | SSAValue:
+        if isinstance(a, int) and isinstance(b, int):
+            return a < b
+        return self.c.value(arith.CmpiOp(self.ssa(a), self.ssa(b), "slt"))
+
+    def eq(self, a: Index, b: Index) -> bool | SSAValue:
+        if isinstance(a, int) and isinstance(b, int):
+            return a == b
+        return self.c.value(arith.CmpiOp(self.ssa(a), self.ssa(b), "eq"))
+
+    def select(self, cond: bool | SSAValue, a: Index, b: Index) -> Index:
+        if isinstance(cond, bool):
+            return a if cond else b
+        if isinstance(a, int) and isinstance(b, int) and a == b:
+            return a
+        return self.c.value(arith.SelectOp(cond, self.ssa(a), self.ssa(b)))
+
+    def prod(self, xs: Sequence[Index]) -> Index:
+        out: Index = 1
+        for x in xs:
+            out = self.mul(out, x)
+        return out
+
+    def linearize(self, idx: Sequence[Index], dims: Sequence[Index]) -> Index:
+        """Row-major offset of multi-index `idx` in a tensor of shape `dims`."""
+        out: Index = 0
+        for i, d in zip(idx, dims):
+            out = self.add(self.mul(out, d), i)
+        return out
+
+    def delinearize(self, linear: Index, dims: Sequence[Index]) -> list[Index]:
+        """The row-major multi-index of `linear` (< prod(dims)) in shape `dims`; the
+        outermost coordinate needs no remainder."""
+        out: list[Index] = []
+        for pos in range(len(dims) - 1, -1, -1):
+            d = dims[pos]
+            if pos == 0:
+                out.append(linear)
+            elif d == 1:
+                out.append(0)
+            else:
+                out.append(self.rem(linear, d))
+                linear = self.div(linear, d)
+        return out[::-1]
+
+
+class ScalarBuilder:
+    """Scalar ops for one element; the `lower` lambdas of ELEMENTWISE call these."""
+
+    def __init__(self, cursor: Cursor):
+        self.c = cursor
+
+    # -- constants -----------------------------------------------------------------
+
+    def const(self, value: float | int | bool, t: Attribute) -> SSAValue:
+        if is_float_type(t):
+            return self.c.value(arith.ConstantOp(FloatAttr(float(value), t)))
+        if isinstance(t, IntegerType) and t.width.data == 1:
+            return self.c.value(arith.ConstantOp(IntegerAttr(1 if value else 0, t)))
+        return self.c.value(arith.ConstantOp(IntegerAttr(int(value), t)))
+
+    def _is_float(self, x: SSAValue) -> bool:
+        return is_float_type(x.type)
+
+    # -- the ELEMENTWISE vocabulary -------------------------------------------------
+
+    def neg(self, x: SSAValue) -> SSAValue:
+        if self._is_float(x):
+            return self.c.value(arith.NegfOp(x))
+        return self.c.value(arith.SubiOp(self.const(0, x.type), x))
+
+    def abs(self, x: SSAValue) -> SSAValue:
+        if self._is_float(x):
+            return self.c.value(math.AbsFOp(x))
+        return self.c.value(math.AbsIOp(x))
+
+    def not_(self, x: SSAValue) -> SSAValue:
+        return self.c.value(arith.XOrIOp(x, self.const(1 if x.type == i1 else -1, x.type)))
+
+    _MATH = {
+        "floor": math.FloorOp, "ceil": math.CeilOp, "exp": math.ExpOp, "log": math.LogOp,
+        "tanh": math.TanhOp, "erf": math.ErfOp, "sqrt": math.SqrtOp, "rsqrt": math.RsqrtOp,
+        "powf": math.PowFOp, "absf": math.AbsFOp,
+    }
+
+    def math(self, name: str, *xs: SSAValue) -> SSAValue:
+        return self.c.value(self._MATH[name](*xs))
+
+    def sigmoid(self, x: SSAValue) -> SSAValue:
+        one = self.const(1.0, x.type)
+        e = self.math("exp", self.neg(x))
+        return self.c.value(arith.DivfOp(one, self.c.value(arith.AddfOp(one, e))))
+
+    _FLOAT_ARITH = {"add": arith.AddfOp, "sub": arith.SubfOp, "mul": arith.MulfOp, "div": arith.DivfOp}
+    _INT_ARITH = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp, "and": arith.AndIOp,
+                  "or": arith.OrIOp, "xor": arith.XOrIOp}
+
+    def arith(self, name: str, x: SSAValue, y: SSAValue) -> SSAValue:
+        if self._is_float(x):
+            if name == "rem":
+                # fmod: x - trunc(x / y) * y (MLIR's arith.remf is missing in xDSL 0.74
+                # and PTX has no remainder instruction either)
+                q = self.c.value(math.TruncOp(self.c.value(arith.DivfOp(x, y))))
+                return self.c.value(arith.SubfOp(x, self.c.value(arith.MulfOp(q, y))))
+            return self.c.value(self._FLOAT_ARITH[name](x, y))
+        if name in ("div", "rem"):
+            # x / 0 is 0 and x % 0 is x (graph semantics); PTX leaves both undefined,
+            # so divide by a safe divisor and select.
+            zero = self.const(0, x.type)
+            is_zero = self.c.value(arith.CmpiOp(y, zero, "eq"))
+            safe = self.c.value(arith.SelectOp(is_zero, self.const(1, x.type), y))
+            if name == "div":
+                q = self.c.value(arith.DivSIOp(x, safe))
+                return self.c.value(arith.SelectOp(is_zero, zero, q))
+            r = self.c.value(arith.RemSIOp(x, safe))
+            return self.c.value(arith.SelectOp(is_zero, x, r))
+        return self.c.value(self._INT_ARITH[name](x, y))
+
+    def max(self, x: SSAValue, y: SSAValue) -> SSAValue:
+        if self._is_float(x):
+            return self.c.value(arith.MaximumfOp(x, y))  # NaN-propagating
+        if x.type == i1:
+            return self.c.value(arith.OrIOp(x, y))
+        return self.c.value(arith.MaxSIOp(x, y))
+
+    def min(self, x: SSAValue, y: SSAValue) -> SSAValue:
+        if self._is_float(x):
+            return self.c.value(arith.MinimumfOp(x, y))
+        if x.type == i1:
+            return self.c.value(arith.AndIOp(x, y))
+        return self.c.value(arith.MinSIOp(x, y))
+
+    # -- the other light ops -------------------------------------------------------
+
+    _FCMP = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge"}
+    _ICMP = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge"}
+    _BCMP = {"eq": "eq", "ne": "ne", "lt": "ult", "le": "ule", "gt": "ugt", "ge": "uge"}
+
+    def compare(self, direction: str, x: SSAValue, y: SSAValue) -> SSAValue:
+        if self._is_float(x):
+            return self.c.value(arith.CmpfOp(x, y, self._FCMP[direction]))
+        table = self._BCMP if x.type == i1 else self._ICMP  # i1 compares as unsigned: false < true
+        return self.c.value(arith.CmpiOp(x, y, table[direction]))
+
+    def select(self, cond: SSAValue, x: SSAValue, y: SSAValue) -> SSAValue:
+        return self.c.value(arith.SelectOp(cond, x, y))
+
+    def convert(self, x: SSAValue, dst: Attribute) -> SSAValue:
+        """Convert a computed scalar to the compute type of element type `dst`,
+        rounding to `dst`'s precision (graph.convert semantics)."""
+        src = x.type
+        target = compute_type(dst)
+        if is_float_type(src):
+            if isinstance(dst, IntegerType):
+                if dst.width.data == 1:
+                    return self.c.value(arith.CmpfOp(x, self.const(0.0, src), "une"))
+                # PTX cvt.rzi saturates and maps NaN to 0, as the reference does
+                return self.c.value(arith.FPToSIOp(x, dst))
+            out = x
+            if src != target:
+                out = self.c.value((arith.ExtFOp if _fbits(src) < _fbits(target) else arith.TruncFOp)(x, target))
+            return self.round_to(out, dst)
+        assert isinstance(src, IntegerType)
+        if isinstance(dst, IntegerType):
+            sw, dw = src.width.data, dst.width.data
+            if dw == 1:
+                return self.c.value(arith.CmpiOp(x, self.const(0, src), "ne"))
+            if sw == dw:
+                return x
+            if sw < dw:
+                return self.c.value((arith.ExtUIOp if sw == 1 else arith.ExtSIOp)(x, dst))
+            return self.c.value(arith.TruncIOp(x, dst))
+        cvt = arith.UIToFPOp if src.width.data == 1 else arith.SIToFPOp
+        return self.round_to(self.c.value(cvt(x, target)), dst)
+
+    def round_to(self, x: SSAValue, elem: Attribute) -> SSAValue:
+        """Round an f32 register value to f16/bf16 precision (each graph op rounds its
+        result to its element type, as the reference interpreter does)."""
+        if isinstance(elem, (Float16Type, BFloat16Type)) and x.type == f32:
+            narrow = self.c.value(arith.TruncFOp(x, elem))
+            return self.c.value(arith.ExtFOp(narrow, f32))
+        return x
+
+    def widen(self, x: SSAValue) -> SSAValue:
+        """A loaded element in its compute type."""
+        if isinstance(x.type, (Float16Type, BFloat16Type)):
+            return self.c.value(arith.ExtFOp(x, f32))
+        return x
+
+    def narrow(self, x: SSAValue, elem: Attribute) -> SSAValue:
+        """A computed value in element type `elem`, ready to store."""
+        if x.type != elem and is_float_type(elem):
+            return self.c.value(arith.TruncFOp(x, elem))
+        return x
+
+    def index_to(self, i: Index, t: Attribute) -> SSAValue:
+        """An index as a scalar of compute type `t` (iota)."""
+        ib = IndexBuilder(self.c)
+        if is_float_type(t):
+            as_int = self.c.value(arith.IndexCastOp(ib.ssa(i), IntegerType(64)))
+            return self.c.value(arith.SIToFPOp(as_int, t))
+        return self.c.value(arith.IndexCastOp(ib.ssa(i), t))
+
+    def to_index(self, x: SSAValue) -> SSAValue:
+        return self.c.value(arith.IndexCastOp(x, index))
+
+    # -- reductions ----------------------------------------------------------------
+
+    def reduce_init(self, kind: str, t: Attribute) -> SSAValue:
+        if kind == "sum":
+            return self.const(0, t)
+        if kind == "prod":
+            return self.const(1, t)
+        if is_float_type(t):
+            return self.const(float("-inf") if kind == "max" else float("inf"), t)
+        bits = t.width.data  # type: ignore[attr-defined]
+        lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        return self.const(lo if kind == "max" else hi, t)
+
+    def combine(self, kind: str, x: SSAValue, y: SSAValue) -> SSAValue:
+        if kind == "sum":
+            return self.arith("add", x, y)
+        if kind == "prod":
+            return self.arith("mul", x, y)
+        return self.max(x, y) if kind == "max" else self.min(x, y)
+
+
+def _fbits(t: Attribute) -> int:
+    return {Float16Type: 16, BFloat16Type: 16, Float32Type: 32, Float64Type: 64}[type(t)]

@@ -1,0 +1,242 @@
+"""`schedule-to-gpu`: schedule.kernels → a `gpu.module` of kernels + a host function.
+
+For each function holding schedule.kernels, every kernel becomes a `gpu.func` in
+`gpu.module @kernels` (fsir/lowering/kernels.py), and the function becomes a host
+`func.func` of the same name over memrefs that
+
+- reads dynamic sizes with `memref.dim` and derives the others (fsir/lowering/shapes.py),
+- allocates each kernel's outputs (`memref.alloc`),
+- passes every buffer flattened to `memref<?xT>` (`memref.reinterpret_cast`, a view),
+  non-splat constants as `memref.global`s, and the inputs' dynamic sizes as `index`es,
+- launches the kernels in order (`gpu.launch_func`, grid from `arith.constant`s or
+  computed from the sizes),
+- turns free reshapes into views (`memref.reinterpret_cast`), and returns the outputs.
+
+```mlir
+func.func @f(%x: memref<4x8xf32>) -> memref<4x8xf32> {
+  %y = memref.alloc() : memref<4x8xf32>
+  %c32 = arith.constant 32 : index
+  %x_flat = memref.reinterpret_cast %x to offset: [0], sizes: [%c32], strides: [1] : memref<4x8xf32> to memref<?xf32>
+  ...
+  gpu.launch_func @kernels::@f_k0 blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1) args(%x_flat : memref<?xf32>, %y_flat : memref<?xf32>)
+  func.return %y : memref<4x8xf32>
+}
+```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
+    TensorType,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import SSAValue
+from xdsl.passes import ModulePass
+
+from fsir.dialects import gpu, graph
+from fsir.dialects.graph import DYN, shape_of
+from fsir.dialects.schedule import DYNAMIC, KernelOp
+from fsir.errors import UserError
+from fsir.ir import location_of
+from fsir.lowering.kernels import KernelInterface, lower_kernel
+from fsir.lowering.scalar import Cursor, Index, IndexBuilder
+from fsir.lowering.shapes import ShapeCalc
+
+GPU_MODULE = "kernels"
+
+
+def memref_of(t: TensorType) -> MemRefType:
+    return MemRefType(t.element_type, list(t.get_shape()))
+
+
+class HostLowering:
+    def __init__(self, module: ModuleOp, gpu_module: gpu.ModuleOp, f: func.FuncOp):
+        self.module = module
+        self.gpu_module = gpu_module
+        self.f = f
+        inputs = [memref_of(t) for t in f.function_type.inputs.data]  # type: ignore[arg-type]
+        outputs = [memref_of(t) for t in f.function_type.outputs.data]  # type: ignore[arg-type]
+        self.host = func.FuncOp(f.sym_name.data, (inputs, outputs))
+        self.host.location = f.location
+        self.block = self.host.body.blocks[0]
+        self.cursor = Cursor(self.block)
+        self.ib = IndexBuilder(self.cursor)
+        self.buffers: dict[SSAValue, SSAValue] = {}  # graph value -> host memref
+        self.dims: dict[SSAValue, list[Index]] = {}  # graph value -> host sizes
+        self.flats: dict[SSAValue, SSAValue] = {}
+        for old, new in zip(f.body.blocks[0].args, self.block.args):
+            new.name_hint = old.name_hint
+            self.buffers[old] = new
+            self.dims[old] = [
+                s if s != DYN else self.cursor.value(memref.DimOp.from_source_and_index(new, self.ib.const(d)))
+                for d, s in enumerate(shape_of(old.type))
+            ]
+
+    def lower(self) -> func.FuncOp:
+        for op in self.f.body.blocks[0].ops:
+            if isinstance(op, KernelOp):
+                self.launch(op)
+            elif isinstance(op, graph.ReshapeOp):
+                self.reshape(op)
+            elif isinstance(op, func.ReturnOp):
+                self.cursor.insert(func.ReturnOp(*[self.buffers[v] for v in op.operands]))
+            else:
+                raise UserError(f"'{op.name}' op is left outside every kernel; run stitch-codegen before "
+                                "schedule-to-gpu", location_of(op))
+        return self.host
+
+    def flat(self, buf: SSAValue, dims: list[Index]) -> SSAValue:
+        """`buf` as a 1-D `memref<?xT>` view (what kernels take)."""
+        if buf in self.flats:
+            return self.flats[buf]
+        t = buf.type
+        assert isinstance(t, MemRefType)
+        size = self.ib.prod(dims)
+        view = self.cursor.value(reinterpret(buf, MemRefType(t.element_type, [DYN]), [size], [1], self.ib))
+        view.name_hint = f"{buf.name_hint}_flat" if buf.name_hint else None
+        self.flats[buf] = view
+        return view
+
+    def launch(self, k: KernelOp) -> None:
+        iface: KernelInterface = lower_kernel(k)
+        self.gpu_module.body.blocks[0].add_op(iface.func)
+        shapes = ShapeCalc(self.ib, {a: self.dims[v] for a, v in zip(k.block.args, k.operands)})
+        args: list[SSAValue] = []
+        for v in k.operands:
+            args.append(self.flat(self.buffers[v], self.dims[v]))
+        for r in k.results:
+            dims = shapes.dims(r)
+            t = r.type
+            assert isinstance(t, TensorType)
+            dynamic = [self.ib.ssa(d) for d, s in zip(dims, t.get_shape()) if s == DYN]
+            buf = self.cursor.value(memref.AllocOp(dynamic, [], memref_of(t)))
+            buf.name_hint = r.name_hint
+            self.buffers[r] = buf
+            self.dims[r] = dims
+            args.append(self.flat(buf, dims))
+        for c in iface.constants:
+            args.append(self.constant_buffer(c))
+        for i, d in iface.dynamic:
+            args.append(self.ib.ssa(self.dims[k.operands[i]][d]))
+        grid, block = k.launch()
+        grid_values = [self.ib.ssa(g if g != DYNAMIC else self.grid_dim(k, axis, shapes)) for axis, g in enumerate(grid)]
+        block_values = [self.ib.ssa(b) for b in block]
+        launch = gpu.LaunchFuncOp(SymbolRefAttr(GPU_MODULE, [k.sym_name.data]), grid_values, block_values, args)
+        launch.location = k.location
+        self.cursor.insert(launch)
+
+    def grid_dim(self, k: KernelOp, axis: int, shapes: ShapeCalc) -> Index:
+        """A launch dim that depends on runtime sizes (at least 1: empty tensors launch
+        one block whose threads all fall outside)."""
+        ib = self.ib
+        mapping = k.mapping.data
+        inner = [KernelLoweringView.inner(v) for v in k.block.last_op.operands]  # type: ignore[union-attr]
+        _, block = k.launch()
+        if mapping == "loop":
+            n: Index = 1
+            for v in inner:
+                n = ib.max(n, shapes.numel(v))
+            return ib.max(ib.ceildiv(n, block[0]), 1)
+        if mapping == "row":
+            first = next(g for g in k.groups() if g.storage.data != "global")
+            rows = shapes.numel(KernelLoweringView.inner(first.results[0]))
+            return ib.max(ib.ceildiv(rows, k.param("rows_per_block")), 1)
+        dot = inner[0].owner
+        assert isinstance(dot, graph.DotOp)
+        a, b = shapes.dims(dot.lhs), shapes.dims(dot.rhs)
+        out = shapes.dims(dot.result)
+        tile = k.param("tile_m")
+        if axis == 0:
+            return ib.max(ib.ceildiv(1 if len(b) == 1 else b[-1], tile), 1)
+        if axis == 1:
+            return ib.max(ib.ceildiv(1 if len(a) == 1 else a[-2], tile), 1)
+        batch = out[: len(out) - (len(a) > 1) - (len(b) > 1)]
+        return ib.max(ib.prod(batch), 1)
+
+    def constant_buffer(self, c: graph.ConstantOp) -> SSAValue:
+        """A non-splat constant as a `memref.global` the host passes in."""
+        t = c.result.type
+        assert isinstance(t, TensorType)
+        name = f"{self.f.sym_name.data}_cst{sum(1 for op in self.module.ops if isinstance(op, memref.GlobalOp))}"
+        mt = memref_of(t)
+        glob = memref.GlobalOp.get(StringAttr(name), mt, c.value, StringAttr("private"), constant=UnitAttr())
+        self.module.body.blocks[0].insert_op_before(glob, self.gpu_module)
+        buf = self.cursor.value(memref.GetGlobalOp(name, mt))
+        buf.name_hint = "cst"
+        return self.flat(buf, list(t.get_shape()))
+
+    def reshape(self, op: graph.ReshapeOp) -> None:
+        """A free reshape: a view of the same contiguous bytes."""
+        src = self.buffers[op.input]
+        shapes = ShapeCalc(self.ib, {op.input: self.dims[op.input]})
+        dims = shapes.dims(op.result)
+        strides: list[Index] = []
+        acc: Index = 1
+        for d in reversed(dims):
+            strides.append(acc)
+            acc = self.ib.mul(acc, d)
+        view = self.cursor.value(reinterpret(src, memref_of(op.result.type), dims, strides[::-1], self.ib))
+        view.name_hint = op.result.name_hint
+        self.buffers[op.result] = view
+        self.dims[op.result] = dims
+
+
+class KernelLoweringView:
+    @staticmethod
+    def inner(v: SSAValue) -> SSAValue:
+        from fsir.lowering.kernels import KernelLowering
+
+        return KernelLowering.inner(v)
+
+
+def reinterpret(src: SSAValue, result: MemRefType, sizes: list[Index], strides: list[Index],
+                ib: IndexBuilder) -> memref.ReinterpretCastOp:
+    # a `?` result dim takes its size as an operand (xDSL checks static sizes against the type)
+    sizes = [ib.ssa(s) if r == DYN else s for s, r in zip(sizes, result.get_shape())]
+    dyn_sizes = [ib.ssa(s) for s in sizes if not isinstance(s, int)]
+    dyn_strides = [ib.ssa(s) for s in strides if not isinstance(s, int)]
+    static_sizes = [s if isinstance(s, int) else DYN for s in sizes]
+    static_strides = [s if isinstance(s, int) else DYN for s in strides]
+    return memref.ReinterpretCastOp.build(
+        operands=[src, [], dyn_sizes, dyn_strides],
+        result_types=[result],
+        properties={
+            "static_offsets": DenseArrayBase.from_list(i64, [0]),
+            "static_sizes": DenseArrayBase.from_list(i64, static_sizes),
+            "static_strides": DenseArrayBase.from_list(i64, static_strides),
+        },
+    )
+
+
+@dataclass(frozen=True)
+class ScheduleToGpuPass(ModulePass):
+    """schedule.kernel → gpu.module kernels + host func.func with gpu.launch_func."""
+
+    name = "schedule-to-gpu"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        funcs = [f for f in op.ops if isinstance(f, func.FuncOp) and not f.is_declaration
+                 and any(isinstance(o, KernelOp) for o in f.body.blocks[0].ops)]
+        if not funcs:
+            return
+        op.attributes["gpu.container_module"] = UnitAttr()
+        gpu_module = gpu.ModuleOp(GPU_MODULE)
+        op.body.blocks[0].add_op(gpu_module)
+        for f in funcs:
+            host = HostLowering(op, gpu_module, f).lower()
+            op.body.blocks[0].insert_op_before(host, f)
+            f.detach()
+            f.erase(safe_erase=False)

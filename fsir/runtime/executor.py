@@ -1,0 +1,175 @@
+"""Compile a graph module down to kernels and run it.
+
+    lowered = compile_module(module, fusion="none")     # graph → stitch → schedule → gpu
+    outputs, stats = execute(lowered, inputs, device)   # host function, kernels on a device
+
+`execute` interprets the host `func.func` that schedule-to-gpu produced: `index`
+arithmetic and `memref.dim` in Python, `memref.alloc` as zeroed numpy buffers,
+`memref.reinterpret_cast` (flattening and free reshapes) as numpy views of the same
+bytes, `memref.get_global` as the constant's array, and each `gpu.launch_func` as one
+launch on the device, with the module's PTX printed once. The device defaults to fsir's
+PTX simulator; any object with `load(ptx)` and `launch(handle, kernel, grid, block, args,
+shared_bytes)` (fsir.runtime.device) works.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp
+from xdsl.ir import Operation, SSAValue
+
+from fsir.dialects import gpu
+from fsir.dialects.graph import constant_array, fmt_shape, numpy_dtype
+from fsir.errors import UserError
+from fsir.ir import location_of, verify
+
+
+def compile_module(module: ModuleOp, fusion: str = "none") -> ModuleOp:
+    """A copy of `module` lowered by fusion-explore{mode=fusion}, stitch-codegen and
+    schedule-to-gpu (the original is left untouched)."""
+    from xdsl.context import Context
+
+    from fsir.codegen.stitch_codegen import StitchCodegenPass
+    from fsir.fusion.explore import FusionExplorePass
+    from fsir.lowering.schedule_to_gpu import ScheduleToGpuPass
+
+    lowered = module.clone()
+    ctx = Context()
+    for p in (FusionExplorePass(mode=fusion), StitchCodegenPass(), ScheduleToGpuPass()):
+        p.apply(ctx, lowered)
+    verify(lowered)
+    return lowered
+
+
+class SimulatorDevice:
+    """fsir's PTX simulator as a device (modules are parsed once and cached)."""
+
+    name = "simulator"
+
+    def load(self, ptx: str):
+        from fsir.runtime.simulator import load_module
+
+        return load_module(ptx)
+
+    def launch(self, handle, kernel: str, grid, block, args, shared_bytes: int = 0):
+        from fsir.runtime.simulator import launch
+
+        return launch(handle, kernel, grid, block, args, shared_bytes)
+
+
+_PTX_CACHE: dict[int, tuple[ModuleOp, str]] = {}
+
+
+def module_ptx(lowered: ModuleOp, arch: str = "sm_80") -> str:
+    """The PTX of a lowered module, printed once per module object."""
+    key = id(lowered)
+    cached = _PTX_CACHE.get(key)
+    if cached is None or cached[0] is not lowered:
+        from fsir.ptx import print_ptx
+
+        cached = (lowered, print_ptx(lowered, arch=arch))
+        _PTX_CACHE[key] = cached
+    return cached[1]
+
+
+def host_function(lowered: ModuleOp, entry: str | None = None) -> func.FuncOp:
+    funcs = [op for op in lowered.ops if isinstance(op, func.FuncOp) and not op.is_declaration]
+    if entry is not None:
+        funcs = [f for f in funcs if f.sym_name.data == entry]
+    if not funcs:
+        raise UserError(f"no host function{'' if entry is None else ' @' + entry} in the lowered module")
+    return funcs[0]
+
+
+_INT_BINARY = {
+    arith.AddiOp: lambda a, b: a + b,
+    arith.SubiOp: lambda a, b: a - b,
+    arith.MuliOp: lambda a, b: a * b,
+    arith.DivUIOp: lambda a, b: a // b,
+    arith.RemUIOp: lambda a, b: a % b,
+    arith.CeilDivUIOp: lambda a, b: -(-a // b),
+    arith.MaxSIOp: max,
+    arith.MinSIOp: min,
+    arith.MaxUIOp: max,
+    arith.MinUIOp: min,
+}
+_CMPI = {0: lambda a, b: a == b, 1: lambda a, b: a != b, 2: lambda a, b: a < b, 3: lambda a, b: a <= b,
+         4: lambda a, b: a > b, 5: lambda a, b: a >= b, 6: lambda a, b: a < b, 7: lambda a, b: a <= b,
+         8: lambda a, b: a > b, 9: lambda a, b: a >= b}
+
+
+def execute(lowered: ModuleOp, inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray], device=None,
+            entry: str | None = None):
+    """Run the host function on `inputs`; returns (outputs, summed launch stats)."""
+    device = device or SimulatorDevice()
+    f = host_function(lowered, entry)
+    args = list(f.body.blocks[0].args)
+    if isinstance(inputs, Mapping):
+        inputs = [inputs[a.name_hint or f"arg{i}"] for i, a in enumerate(args)]
+    if len(inputs) != len(args):
+        raise UserError(f"@{f.sym_name.data} takes {len(args)} arguments, got {len(inputs)}", location_of(f))
+    env: dict[SSAValue, object] = {}
+    for i, (a, x) in enumerate(zip(args, inputs)):
+        t = a.type
+        assert isinstance(t, MemRefType)
+        x = np.ascontiguousarray(np.asarray(x).astype(numpy_dtype(t.element_type), copy=False))
+        shape = t.get_shape()
+        if x.ndim != len(shape) or any(d != -1 and d != s for d, s in zip(shape, x.shape)):
+            raise UserError(f"argument {i} (%{a.name_hint or i}): expected shape {fmt_shape(shape)}, "
+                            f"got {fmt_shape(x.shape)}", location_of(f))
+        env[a] = x
+    handle = None
+    stats = None
+    for op in f.body.blocks[0].ops:
+        if isinstance(op, func.ReturnOp):
+            return [env[v] for v in op.operands], stats
+        if isinstance(op, gpu.LaunchFuncOp):
+            if handle is None:
+                handle = device.load(module_ptx(lowered))
+            grid = tuple(int(env[v]) for v in (op.gridSizeX, op.gridSizeY, op.gridSizeZ))  # type: ignore[arg-type]
+            block = tuple(int(env[v]) for v in (op.blockSizeX, op.blockSizeY, op.blockSizeZ))  # type: ignore[arg-type]
+            smem = 0 if op.dynamicSharedMemorySize is None else int(env[op.dynamicSharedMemorySize])  # type: ignore[arg-type]
+            kargs = [env[v] for v in op.kernelOperands]
+            s = device.launch(handle, op.kernel.nested_references.data[-1].data, grid, block, kargs, smem)
+            stats = s if stats is None else stats + s
+            continue
+        env[op.results[0]] = _host_value(op, env, lowered) if op.results else None
+    raise UserError(f"@{f.sym_name.data} has no func.return", location_of(f))
+
+
+def _host_value(op: Operation, env: dict, module: ModuleOp):
+    get = lambda v: env[v]  # noqa: E731
+    if isinstance(op, arith.ConstantOp):
+        value = op.value
+        assert isinstance(value, IntegerAttr)
+        return value.value.data
+    if type(op) in _INT_BINARY:
+        return _INT_BINARY[type(op)](get(op.operands[0]), get(op.operands[1]))
+    if isinstance(op, arith.CmpiOp):
+        return _CMPI[op.predicate.value.data](get(op.lhs), get(op.rhs))
+    if isinstance(op, arith.SelectOp):
+        return get(op.lhs) if get(op.cond) else get(op.rhs)
+    if isinstance(op, memref.DimOp):
+        return get(op.source).shape[get(op.index)]  # type: ignore[attr-defined]
+    if isinstance(op, memref.AllocOp):
+        t = op.memref.type
+        dyn = iter(get(v) for v in op.dynamic_sizes)
+        shape = [next(dyn) if d == -1 else d for d in t.get_shape()]
+        return np.zeros(shape, dtype=numpy_dtype(t.element_type))
+    if isinstance(op, memref.ReinterpretCastOp):
+        src = get(op.source)
+        dyn = iter(get(v) for v in op.sizes)
+        sizes = [next(dyn) if s == -1 else s for s in op.static_sizes.get_values()]
+        view = src.reshape(sizes)  # type: ignore[attr-defined]
+        assert np.shares_memory(view, src) or src.size == 0, "a reinterpret_cast must be a view"
+        return view
+    if isinstance(op, memref.GetGlobalOp):
+        name = op.name_.root_reference.data
+        for g in module.ops:
+            if isinstance(g, memref.GlobalOp) and g.sym_name.data == name:
+                return np.ascontiguousarray(constant_array(g.initial_value))  # type: ignore[arg-type]
+        raise UserError(f"no memref.global @{name}", location_of(op))
+    raise UserError(f"the host interpreter cannot run '{op.name}'", location_of(op))
