@@ -803,7 +803,7 @@ class LaunchFuncOp(IRDLOperation):
             dim_type = parser.parse_type()
         smem = None
         if parser.parse_optional_keyword("dynamic_shared_memory_size"):
-            smem = parser.parse_operand()
+            smem = parser.resolve_operand(parser.parse_unresolved_operand(), i32)
         args: list[SSAValue] = []
         if parser.parse_optional_keyword("args"):
 
