@@ -1372,10 +1372,25 @@ def op_shfl(D, ins, parts, ops):
     rb, rc = D.rd(ops[2], "u32"), D.rd(ops[3], "u32")
 
     def fn(ch, idx):
+        b = rb(ch, idx)
+        c = rc(ch, idx)
+        if idx is None and ch.dense:
+            bu, cu = _uniform(b), _uniform(c)
+            if bu is not None and cu is not None:  # one permutation for every warp
+                perm, pv = _shfl_table(mode, bu, cu)
+                full = ra(ch, None)
+                if np.ndim(full):
+                    v = full.reshape(-1, 32)[:, perm].reshape(-1)
+                else:
+                    v = np.full(ch.n, full, np.uint32)
+                wd_(ch, None, v)
+                if wp is not None:
+                    wp(ch, None, np.tile(pv, ch.n // 32))
+                return
         lane = ch.sreg("%laneid")
         lane = (lane if idx is None else lane[idx]).astype(np.int64)
-        b = np.asarray(rb(ch, idx)).astype(np.int64) & 31
-        c = np.asarray(rc(ch, idx)).astype(np.int64)
+        b = np.asarray(b).astype(np.int64) & 31
+        c = np.asarray(c).astype(np.int64)
         cval = c & 31
         segmask = (c >> 8) & 31
         max_lane = (lane & segmask) | (cval & ~segmask)
@@ -1405,6 +1420,47 @@ def op_shfl(D, ins, parts, ops):
         if wp is not None:
             wp(ch, idx, pval)
     return fn
+
+
+def _uniform(x):
+    """The single value of `x` if all lanes hold the same value, else None."""
+    if np.ndim(x) == 0:
+        return int(x)
+    if x.size == 0:
+        return None
+    v = x[0]
+    if x.min() == v and x.max() == v:
+        return int(v)
+    return None
+
+
+_SHFL_TABLES: dict = {}
+
+
+def _shfl_table(mode, b, c):
+    """Source lane and validity for each of the 32 lanes of a warp (uniform b and c)."""
+    key = (mode, b & 31, c & 0x1F1F)
+    t = _SHFL_TABLES.get(key)
+    if t is None:
+        lane = np.arange(32)
+        b &= 31
+        cval, segmask = c & 31, (c >> 8) & 31
+        max_lane = (lane & segmask) | (cval & ~segmask)
+        min_lane = lane & segmask
+        if mode == "up":
+            j = lane - b
+            pval = j >= max_lane
+        elif mode == "down":
+            j = lane + b
+            pval = j <= max_lane
+        elif mode == "bfly":
+            j = lane ^ b
+            pval = j <= max_lane
+        else:
+            j = min_lane | (b & ~segmask)
+            pval = j <= max_lane
+        t = _SHFL_TABLES[key] = (np.where(pval, j, lane), pval)
+    return t
 
 
 def _warp_reduce(ch, idx, vals, uf, dtype, identity):

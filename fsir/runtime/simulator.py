@@ -404,6 +404,7 @@ class _Chunk:
         self.slot2lane = np.full(nblk * wpb * 32, -1, np.int64)
         self.slot2lane[self.lane_slot] = lane
         self.tid_lin = t
+        self.dense = T % 32 == 0  # lane i is slot i: warps are whole rows of 32 lanes
         self._sreg_src = {
             "%tid.x": lambda: (self.tid_lin % bx).astype(np.uint32),
             "%tid.y": lambda: ((self.tid_lin // bx) % by).astype(np.uint32),
@@ -465,6 +466,7 @@ class _Chunk:
         self.lane_warp = self.lane_warp[idx]
         self.tid_lin = self.tid_lin[idx]
         self.n = idx.size
+        self.dense = False
         self.arange = np.arange(self.n, dtype=np.int64)
         self.slot2lane.fill(-1)
         self.slot2lane[self.lane_slot] = self.arange
@@ -999,22 +1001,24 @@ def launch(mod: SimModule, kernel: str, grid, block, args, shared_bytes: int = 0
     gstore = global_store if global_store is not None else mod.global_data
     for v, _ in mod.global_vars:
         entries.append((v.nbytes, f"global variable '{v.name}'", None))
-    arr_args = {}
+    arr_args = {}  # argument index -> array; the same array object passed twice is one buffer
+    buf_of: dict[int, int] = {}
+    arg_buf: dict[int, int] = {}
     for i, a in enumerate(args):
         if isinstance(a, np.ndarray) and a.ndim > 0:
+            if id(a) in buf_of:
+                arg_buf[i] = buf_of[id(a)]
+                continue
+            buf_of[id(a)] = arg_buf[i] = len(entries)
             arr_args[i] = a
             entries.append((a.nbytes, f"argument {i} ({K.params[i].name}, {a.dtype}{list(a.shape)})", a))
-        elif isinstance(a, np.ndarray) and a.ndim == 0:
-            pass
     gm = GlobalMemory(entries)
     nglob = len(mod.global_vars)
     for j, (v, _) in enumerate(mod.global_vars):
         gm.bytes_of(j)[:] = gstore[v.name]
-    addrs = {}
-    for j, (i, a) in enumerate(arr_args.items()):
-        bi = nglob + j
-        gm.bytes_of(bi)[:] = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
-        addrs[i] = gm.address(bi)
+    for i, a in arr_args.items():
+        gm.bytes_of(arg_buf[i])[:] = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
+    addrs = {i: gm.address(bi) for i, bi in arg_buf.items()}
     params = _pack_params(K, args, addrs)
     L = _Launch(K, grid, block, shared_bytes, gm, params, check_races)
     T = L.nthreads
@@ -1028,11 +1032,11 @@ def launch(mod: SimModule, kernel: str, grid, block, args, shared_bytes: int = 0
     # write back
     for j, (v, _) in enumerate(mod.global_vars):
         gstore[v.name] = gm.bytes_of(j).copy()
-    for j, (i, a) in enumerate(arr_args.items()):
-        b = gm.buffers[nglob + j]
+    for i, a in arr_args.items():
+        b = gm.buffers[arg_buf[i]]
         if not b.written:
             continue
-        data = gm.bytes_of(nglob + j).view(a.dtype).reshape(a.shape)
+        data = gm.bytes_of(arg_buf[i]).view(a.dtype).reshape(a.shape)
         if not a.flags.writeable:
             raise SimulatorError(f"kernel '{K.name}' wrote to argument {i}, a read-only numpy array")
         a[...] = data

@@ -1,0 +1,224 @@
+"""Run nvcc-generated PTX (tests/runtime/cuda/*.ptx, regenerate with regen.sh) on the simulator
+and compare with numpy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fsir.runtime.simulator import run_ptx
+
+CUDA = Path(__file__).parent / "runtime" / "cuda"
+
+
+def ptx(name: str) -> str:
+    return (CUDA / f"{name}.ptx").read_text()
+
+
+rng = np.random.default_rng(0)
+
+
+def cdiv(a, b):
+    return (a + b - 1) // b
+
+
+@pytest.mark.parametrize("n,bs", [(1, 32), (1000, 256), (4097, 128), (300, 96)])
+def test_vec_add(n, bs):
+    a = rng.standard_normal(n).astype(np.float32)
+    b = rng.standard_normal(n).astype(np.float32)
+    c = np.zeros(n, np.float32)
+    run_ptx(ptx("vecadd"), "vec_add", (cdiv(n, bs),), (bs,), [a, b, c, n])
+    np.testing.assert_array_equal(c, a + b)
+
+
+@pytest.mark.parametrize("n,grid,bs", [(10000, 7, 128), (50, 4, 32), (1, 1, 64)])
+def test_grid_stride(n, grid, bs):
+    x = rng.standard_normal(n).astype(np.float32)
+    y = rng.standard_normal(n).astype(np.float32)
+    y0 = y.copy()
+    run_ptx(ptx("grid_stride"), "saxpy_grid_stride", (grid,), (bs,), [n, 2.5, x, y])
+    ref = (np.float64(np.float32(2.5)) * x + y0).astype(np.float32)  # nvcc contracts to fma
+    np.testing.assert_array_equal(y, ref)
+
+
+@pytest.mark.parametrize("n,bs", [(1000, 256), (64, 64), (77, 96)])
+def test_warp_sum_down(n, bs):
+    x = rng.standard_normal(n).astype(np.float32)
+    nthreads = cdiv(n, bs) * bs
+    out = np.zeros(cdiv(nthreads, 32), np.float32)
+    run_ptx(ptx("warp_shuffle"), "warp_sum_down", (cdiv(n, bs),), (bs,), [x, out, n])
+    xp = np.zeros(out.size * 32, np.float32)
+    xp[:n] = x
+    np.testing.assert_allclose(out, xp.reshape(-1, 32).sum(1), rtol=1e-5, atol=1e-5)
+
+
+def test_warp_max_xor():
+    n = 1000
+    x = rng.standard_normal(n).astype(np.float32)
+    out = np.zeros(n, np.float32)
+    run_ptx(ptx("warp_shuffle"), "warp_max_xor", (cdiv(n, 128),), (128,), [x, out, n])
+    xp = np.full(cdiv(n, 32) * 32, -np.inf, np.float32)
+    xp[:n] = x
+    ref = np.repeat(xp.reshape(-1, 32).max(1), 32)[:n]
+    np.testing.assert_array_equal(out, ref)
+
+
+@pytest.mark.parametrize("src", [0, 5, 31, 37])  # 37 wraps to lane 5 (only the low 5 bits count)
+def test_warp_bcast_idx(src):
+    n = 200
+    x = rng.integers(-1000, 1000, n).astype(np.int32)
+    out = np.zeros(n, np.int32)
+    run_ptx(ptx("warp_shuffle"), "warp_bcast_idx", (cdiv(n, 64),), (64,), [x, out, src, n])
+    xp = np.zeros(cdiv(n, 32) * 32, np.int32)
+    xp[:n] = x
+    np.testing.assert_array_equal(out, np.repeat(xp.reshape(-1, 32)[:, src % 32], 32)[:n])
+
+
+def test_warp_scan_up():
+    n = 333
+    x = rng.integers(-50, 50, n).astype(np.int32)
+    out = np.zeros(n, np.int32)
+    run_ptx(ptx("warp_shuffle"), "warp_scan_up", (cdiv(n, 64),), (64,), [x, out, n])
+    xp = np.zeros(cdiv(n, 32) * 32, np.int32)
+    xp[:n] = x
+    np.testing.assert_array_equal(out, np.cumsum(xp.reshape(-1, 32), axis=1).reshape(-1)[:n])
+
+
+def test_segment8_sum():
+    n = 256
+    x = rng.standard_normal(n).astype(np.float32)
+    out = np.zeros(n, np.float32)
+    run_ptx(ptx("warp_shuffle"), "segment8_sum", (2,), (128,), [x, out])
+    seg = x.reshape(-1, 8)
+    # lane 0 of each 8-lane segment gets the segment's sum; a source past the segment end is
+    # out of range, so lane 7 adds its own value three times (8 * x)
+    np.testing.assert_allclose(out.reshape(-1, 8)[:, 0], seg.sum(1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(out.reshape(-1, 8)[:, 7], seg[:, 7] * 8)
+
+
+@pytest.mark.parametrize("n", [256, 1000, 5000])
+def test_block_sum(n):
+    x = rng.standard_normal(n).astype(np.float32)
+    nb = cdiv(n, 256)
+    partial = np.zeros(nb, np.float32)
+    st = run_ptx(ptx("block_reduce"), "block_sum", (nb,), (256,), [x, partial, n])
+    xp = np.zeros(nb * 256, np.float32)
+    xp[:n] = x
+    np.testing.assert_allclose(partial, xp.reshape(nb, 256).sum(1), rtol=1e-5, atol=1e-4)
+    assert st.barriers >= 9 and st.shared_stores > 0
+
+
+@pytest.mark.parametrize("rows,cols", [(3, 100), (5, 1000), (2, 7)])
+def test_softmax(rows, cols):
+    x = (rng.standard_normal((rows, cols)) * 3).astype(np.float32)
+    y = np.zeros_like(x)
+    run_ptx(ptx("softmax"), "softmax_rows", (rows,), (128,), [x, y, cols], shared_bytes=128 * 4)
+    e = np.exp(x.astype(np.float64) - x.max(1, keepdims=True))
+    np.testing.assert_allclose(y, e / e.sum(1, keepdims=True), rtol=2e-6, atol=1e-7)
+
+
+def test_divergent():
+    n = 1000
+    x = rng.integers(-20, 40, n).astype(np.int32)
+    y = np.full(n + 5, 12345, np.int32)
+    run_ptx(ptx("divergent"), "divergent", (cdiv(n, 128),), (128,), [x, y, n])
+    ref = np.where(x < 0, -1, np.where(x % 3 == 0, 2 * x, np.where(x % 3 == 1, x * (x - 1) // 2, x - 100)))
+    np.testing.assert_array_equal(y[:n], ref)
+    assert (y[n:] == 12345).all()
+
+
+def test_histogram():
+    n, nbins = 5000, 17
+    x = rng.integers(0, 1000, n).astype(np.int32)
+    bins = np.zeros(nbins, np.int32)
+    run_ptx(ptx("atomics"), "histogram", (cdiv(n, 256),), (256,), [x, bins, nbins, n])
+    np.testing.assert_array_equal(bins, np.bincount(x % nbins, minlength=nbins))
+
+
+def test_float_sum_atomic():
+    n = 3000
+    x = rng.standard_normal(n).astype(np.float32)
+    out = np.zeros(1, np.float32)
+    run_ptx(ptx("atomics"), "float_sum", (cdiv(n, 256),), (256,), [x, out, n])
+    np.testing.assert_allclose(out[0], x.astype(np.float64).sum(), rtol=1e-4, atol=1e-3)
+
+
+def test_int_max_and_ticket():
+    n = 777
+    x = rng.integers(-10**6, 10**6, n).astype(np.int32)
+    out = np.array([np.iinfo(np.int32).min], np.int32)
+    ticket = np.zeros(n + 1, np.int32)
+    run_ptx(ptx("atomics"), "int_max", (cdiv(n, 128),), (128,), [x, out, ticket, n])
+    assert out[0] == x.max()
+    assert ticket[n] == n
+    assert sorted(ticket[:n]) == list(range(n))  # every thread saw a distinct old value
+
+
+def test_float_max_cas_loop():
+    n = 2000
+    x = rng.standard_normal(n).astype(np.float32)
+    out = np.array([-np.inf], np.float32)
+    run_ptx(ptx("atomics"), "float_max_cas", (cdiv(n, 256),), (256,), [x, out, n])
+    assert out[0] == x.max()
+
+
+def test_half():
+    n = 500
+    x = (rng.standard_normal(n) * 10).astype(np.float32)
+    y = rng.standard_normal(n).astype(np.float16)
+    out = np.zeros(n, np.float16)
+    out32 = np.zeros(n, np.float32)
+    a = 1.5
+    run_ptx(ptx("half"), "half_axpy", (cdiv(n, 128),), (128,), [x, y, out, out32, a, n])
+    hx = x.astype(np.float16)
+    r = (np.float16(a) * hx).astype(np.float16) + y
+    np.testing.assert_array_equal(out, r)
+    np.testing.assert_array_equal(out32, r.astype(np.float32) + hx.astype(np.float32))
+
+
+@pytest.mark.parametrize("M,N,K", [(16, 16, 16), (33, 17, 40), (5, 70, 3)])
+def test_matmul_tiled(M, N, K):
+    A = rng.standard_normal((M, K)).astype(np.float32)
+    B = rng.standard_normal((K, N)).astype(np.float32)
+    C = np.zeros((M, N), np.float32)
+    run_ptx(ptx("matmul_tiled"), "matmul_tiled", (cdiv(N, 16), cdiv(M, 16)), (16, 16), [A, B, C, M, N, K])
+    np.testing.assert_allclose(C, A.astype(np.float64) @ B, rtol=1e-4, atol=1e-4)
+
+
+def test_collatz_nounroll():
+    n = 300
+    x = rng.integers(1, 2000, n).astype(np.uint32)
+    steps = np.zeros(n, np.int32)
+    run_ptx(ptx("nounroll"), "collatz_steps", (cdiv(n, 64),), (64,), [x, steps, n])
+
+    def collatz(v):
+        s = 0
+        while v > 1:
+            v = 3 * v + 1 if v & 1 else v >> 1
+            s += 1
+        return s
+    assert steps.tolist() == [collatz(int(v)) for v in x]
+
+
+def test_horner_nounroll():
+    n, deg = 100, 6
+    x = rng.uniform(-1, 1, n).astype(np.float32)
+    coef = rng.standard_normal(deg + 1).astype(np.float32)
+    y = np.zeros(n, np.float32)
+    run_ptx(ptx("nounroll"), "horner", (2,), (64,), [x, coef, y, deg, n])
+    np.testing.assert_allclose(y, np.polyval(coef[::-1].astype(np.float64), x), rtol=1e-5, atol=1e-5)
+
+
+def test_layernorm():
+    rows, cols = 6, 768
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
+    g = rng.standard_normal(cols).astype(np.float32)
+    b = rng.standard_normal(cols).astype(np.float32)
+    y = np.zeros_like(x)
+    run_ptx(ptx("layernorm"), "layernorm", (rows,), (256,), [x, g, b, y, cols, 1e-5])
+    xd = x.astype(np.float64)
+    mu = xd.mean(1, keepdims=True)
+    ref = (xd - mu) / np.sqrt(xd.var(1, keepdims=True) + 1e-5) * g + b
+    np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-4)
