@@ -1,0 +1,562 @@
+// The graph dialect's verifier and parser reject malformed ops with messages that say
+// what is wrong (one error per chunk: verification stops at the first).
+// RUN: fs-opt %s --split-input-file --verify-diagnostics
+
+func.func @f(%x: tensor<4xf32>, %y: tensor<5xf32>) {
+  // expected-error @+1 {{operand shapes differ: 4 and 5 (broadcast explicitly with graph.broadcast)}}
+  %r = graph.add %x, %y : (tensor<4xf32>, tensor<5xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>, %y: tensor<4xf16>) {
+  // expected-error @+1 {{operand element types differ: f32 and f16}}
+  %r = graph.mul %x, %y : (tensor<4xf32>, tensor<4xf16>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xi32>) {
+  // expected-error @+1 {{graph.exp does not accept element type i32 (float types only)}}
+  %r = graph.exp %x : tensor<4xi32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xi64>, %y: tensor<4xi64>) {
+  // expected-error @+1 {{graph.pow does not accept element type i64 (float types only)}}
+  %r = graph.pow %x, %y : tensor<4xi64>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{graph.not does not accept element type f32 (integer types only)}}
+  %r = graph.not %x : tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xi1>) {
+  // expected-error @+1 {{graph.neg does not accept element type i1 (numeric types only)}}
+  %r = graph.neg %x : tensor<4xi1>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{expected 2 operands, got 1}}
+  %r = "graph.add"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{result shape 5 does not match the expected 4}}
+  %r = graph.exp %x : (tensor<4xf32>) -> tensor<5xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{result element type f16 does not match the expected f32}}
+  %r = graph.exp %x : (tensor<4xf32>) -> tensor<4xf16>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{result shape 4x1 does not match the expected 4}}
+  %r = graph.exp %x : (tensor<4xf32>) -> tensor<4x1xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>, %y: tensor<4xf32>) {
+  // expected-error @+1 {{expected 2 operand types, got 1}}
+  %r = graph.add %x, %y : (tensor<4xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xindex>) {
+  // expected-error @+1 {{unsupported element type index}}
+  %r = graph.abs %x : tensor<4xindex>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>, %y: tensor<4xi32>) {
+  // expected-error @+1 {{operand element types differ: f32 and i32}}
+  %r = graph.compare lt %x, %y : (tensor<4xf32>, tensor<4xi32>) -> tensor<4xi1>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>, %y: tensor<4xf32>) {
+  // expected-error @+1 {{result element type f32 does not match the expected i1}}
+  %r = graph.compare lt %x, %y : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>, %y: tensor<3xf32>) {
+  // expected-error @+1 {{operand shapes differ: 4 and 3}}
+  %r = graph.compare ge %x, %y : (tensor<4xf32>, tensor<3xf32>) -> tensor<4xi1>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>, %y: tensor<4xf32>) {
+  // expected-error @+1 {{Expected one of 'eq', 'ge', 'gt', 'le', 'lt', 'ne'}}
+  %r = graph.compare gte %x, %y : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  func.return
+}
+
+// -----
+
+func.func @f(%c: tensor<4xf32>, %x: tensor<4xf32>) {
+  // expected-error @+1 {{condition must have element type i1, got f32}}
+  %r = graph.select %c, %x, %x : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%c: tensor<4xi1>, %x: tensor<4xf32>, %y: tensor<4xi32>) {
+  // expected-error @+1 {{branch element types differ: f32 and i32}}
+  %r = graph.select %c, %x, %y : (tensor<4xi1>, tensor<4xf32>, tensor<4xi32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%c: tensor<3xi1>, %x: tensor<4xf32>) {
+  // expected-error @+1 {{operand shapes differ: 3 and 4}}
+  %r = graph.select %c, %x, %x : (tensor<3xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{result shape 8 does not match the expected 4}}
+  %r = graph.convert %x : (tensor<4xf32>) -> tensor<8xf16>
+  func.return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{expected a dense elements attribute}}
+  %r = graph.constant 1.0 : f32
+  func.return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{iota dimension 2 is out of range for rank 2}}
+  %r = graph.iota dim 2 : tensor<4x8xi32>
+  func.return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{iota needs an integer or float element type, got i1}}
+  %r = graph.iota dim 0 : tensor<4xi1>
+  func.return
+}
+
+// -----
+
+func.func @f(%v: tensor<8xf32>) {
+  // expected-error @+1 {{dims has 2 entries but the operand has rank 1}}
+  %r = graph.broadcast %v dims [0, 1] : (tensor<8xf32>) -> tensor<4x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%v: tensor<8xf32>) {
+  // expected-error @+1 {{broadcast dimension 2 is out of range for rank 2}}
+  %r = graph.broadcast %v dims [2] : (tensor<8xf32>) -> tensor<4x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%v: tensor<8x4xf32>) {
+  // expected-error @+1 {{dims [2, 1] must be increasing (use graph.transpose to permute)}}
+  %r = graph.broadcast %v dims [2, 1] : (tensor<8x4xf32>) -> tensor<2x4x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%v: tensor<8x8xf32>) {
+  // expected-error @+1 {{broadcast dimensions [1, 1] contain duplicates}}
+  %r = graph.broadcast %v dims [1, 1] : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%v: tensor<3xf32>) {
+  // expected-error @+1 {{operand dim 0 of size 3 cannot broadcast to result dim 1 of size 4}}
+  %r = graph.broadcast %v dims [1] : (tensor<3xf32>) -> tensor<2x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%v: tensor<3xf32>) {
+  // expected-error @+1 {{result element type f16 does not match the expected f32}}
+  %r = graph.broadcast %v dims [0] : (tensor<3xf32>) -> tensor<3x4xf16>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{cannot reshape 4x8 (32 elements) to 30 (30 elements)}}
+  %r = graph.reshape %x : (tensor<4x8xf32>) -> tensor<30xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{cannot reshape 4x8 (32 elements) to ?x5}}
+  %r = graph.reshape %x : (tensor<4x8xf32>) -> tensor<?x5xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{reshape cannot change the element type (use graph.convert)}}
+  %r = graph.reshape %x : (tensor<4x8xf32>) -> tensor<32xi32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{perm [0, 0] is not a permutation of 2 dimensions}}
+  %r = graph.transpose %x perm [0, 0] : (tensor<4x8xf32>) -> tensor<4x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{perm [1] is not a permutation of 2 dimensions}}
+  %r = graph.transpose %x perm [1] : (tensor<4x8xf32>) -> tensor<8xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{perm [1, 2] is not a permutation of 2 dimensions}}
+  %r = graph.transpose %x perm [1, 2] : (tensor<4x8xf32>) -> tensor<8x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{result shape 4x8 does not match the expected 8x4}}
+  %r = graph.transpose %x perm [1, 0] : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{slice [0, 9) of dim 1 is out of bounds for size 8}}
+  %r = graph.slice %x start [0, 0] limit [4, 9] strides [1, 1] : (tensor<4x8xf32>) -> tensor<4x9xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{slice [3, 2) of dim 0 is out of bounds for size 4}}
+  %r = graph.slice %x start [3, 0] limit [2, 8] strides [1, 1] : (tensor<4x8xf32>) -> tensor<0x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{slice [-1, 4) of dim 0 is out of bounds for size 4}}
+  %r = graph.slice %x start [-1, 0] limit [4, 8] strides [1, 1] : (tensor<4x8xf32>) -> tensor<5x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{stride 0 of dim 1 must be positive}}
+  %r = graph.slice %x start [0, 0] limit [4, 8] strides [1, 0] : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{start, limit and strides need 2 entries each (the operand rank)}}
+  %r = graph.slice %x start [0] limit [4] strides [1] : (tensor<4x8xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{result shape 4x2 does not match the expected 4x3}}
+  %r = graph.slice %x start [0, 0] limit [4, 8] strides [1, 3] : (tensor<4x8xf32>) -> tensor<4x2xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{concat dimension 2 is out of range for rank 2}}
+  %r = graph.concat %x, %x dim 2 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x16xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>, %y: tensor<4x7xf32>) {
+  // expected-error @+1 {{operand dim 1 sizes differ: 8 and 7}}
+  %r = graph.concat %x, %y dim 0 : (tensor<4x8xf32>, tensor<4x7xf32>) -> tensor<8x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>, %y: tensor<4x8xf16>) {
+  // expected-error @+1 {{operand element types differ: f32 and f16}}
+  %r = graph.concat %x, %y dim 0 : (tensor<4x8xf32>, tensor<4x8xf16>) -> tensor<8x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>, %y: tensor<8xf32>) {
+  // expected-error @+1 {{operand ranks differ: 2 and 1}}
+  %r = graph.concat %x, %y dim 0 : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<5x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{result shape 4x8 does not match the expected 4x16}}
+  %r = graph.concat %x, %x dim 1 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{reduction dimension 2 is out of range for rank 2}}
+  %r = graph.reduce sum %x dims [2] : (tensor<4x8xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{reduction dimensions [1, 1] contain duplicates}}
+  %r = graph.reduce sum %x dims [1, 1] : (tensor<4x8xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{result shape 8 does not match the expected 4}}
+  %r = graph.reduce max %x dims [1] : (tensor<4x8xf32>) -> tensor<8xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{result shape 4x1 does not match the expected 4}}
+  %r = graph.reduce min %x dims [1] : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xi1>) {
+  // expected-error @+1 {{cannot reduce i1 tensors (convert them first)}}
+  %r = graph.reduce sum %x dims [1] : (tensor<4x8xi1>) -> tensor<4xi1>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{Expected one of 'max', 'min', 'prod', 'sum'}}
+  %r = graph.reduce mean %x dims [1] : (tensor<4x8xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{Expected 'dims'}}
+  %r = graph.reduce sum %x : (tensor<4x8xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%t: tensor<10x4xf32>, %ids: tensor<3xf32>) {
+  // expected-error @+1 {{ids must be i32 or i64, got f32}}
+  %r = graph.gather %t, %ids : (tensor<10x4xf32>, tensor<3xf32>) -> tensor<3x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%t: tensor<10x4xf32>, %ids: tensor<3xi1>) {
+  // expected-error @+1 {{ids must be i32 or i64, got i1}}
+  %r = graph.gather %t, %ids : (tensor<10x4xf32>, tensor<3xi1>) -> tensor<3x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%t: tensor<f32>, %ids: tensor<3xi32>) {
+  // expected-error @+1 {{the table must have rank >= 1}}
+  %r = graph.gather %t, %ids : (tensor<f32>, tensor<3xi32>) -> tensor<3xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%t: tensor<10x4xf32>, %ids: tensor<3xi32>) {
+  // expected-error @+1 {{result shape 3x10 does not match the expected 3x4}}
+  %r = graph.gather %t, %ids : (tensor<10x4xf32>, tensor<3xi32>) -> tensor<3x10xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<4x8xf32>, %b: tensor<7x3xf32>) {
+  // expected-error @+1 {{contracting dims differ: 4x8 @ 7x3}}
+  %r = graph.dot %a, %b : (tensor<4x8xf32>, tensor<7x3xf32>) -> tensor<4x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<2x4x8xf32>, %b: tensor<3x8x5xf32>) {
+  // expected-error @+1 {{batch dims 2 and 3 do not broadcast}}
+  %r = graph.dot %a, %b : (tensor<2x4x8xf32>, tensor<3x8x5xf32>) -> tensor<2x4x5xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x3xf16>) {
+  // expected-error @+1 {{operand element types differ: f32 and f16}}
+  %r = graph.dot %a, %b : (tensor<4x8xf32>, tensor<8x3xf16>) -> tensor<4x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<f32>, %b: tensor<8x3xf32>) {
+  // expected-error @+1 {{dot operands must have rank >= 1}}
+  %r = graph.dot %a, %b : (tensor<f32>, tensor<8x3xf32>) -> tensor<3xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x3xf32>) {
+  // expected-error @+1 {{result shape 3x4 does not match the expected 4x3}}
+  %r = graph.dot %a, %b : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<3x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<4x8xi1>, %b: tensor<8x3xi1>) {
+  // expected-error @+1 {{cannot multiply i1 tensors}}
+  %r = graph.dot %a, %b : (tensor<4x8xi1>, tensor<8x3xi1>) -> tensor<4x3xi1>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{use of undefined value '%nope'}}
+  %r = graph.exp %nope : tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{Operation graph.frobnicate is not registered}}
+  %r = graph.frobnicate %x : tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{operand is used with type f32, but has been previously used or defined with type tensor<4xf32>}}
+  %r = graph.exp %x : f32
+  func.return
+}
+
+// -----
+
+func.func @f(%x: f32) {
+  // expected-error @+1 {{f32 should be of base attribute tensor}}
+  %r = graph.exp %x : f32
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) -> tensor<5xf32> {
+  %r = graph.exp %x : tensor<4xf32>
+  // expected-error @+1 {{func.return}}
+  func.return %r : tensor<4xf32>
+}
+
+// -----
+
+// A `?` result is fine, but a static one must agree with what the operands imply.
+func.func @f(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{result shape 4x7 does not match the expected ?x8}}
+  %r = graph.exp %x : (tensor<?x8xf32>) -> tensor<4x7xf32>
+  func.return
+}
