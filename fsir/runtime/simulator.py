@@ -111,14 +111,7 @@ class KernelLayout:
         self.local_syms: dict[str, int] = {}
         self.param_offsets: dict[str, int] = {}
         self.min_shared_access = 16
-        # parameters
-        off = 0
-        for p in fn.params:
-            al = p.align or type_size(p.type)
-            off = (off + al - 1) // al * al
-            self.param_offsets[p.name] = off
-            off += p.nbytes
-        self.param_size = off
+        self.param_offsets, self.param_size = param_layout(fn.params)
         # shared: module-scope statics, then this function's, then the dynamic (extern) region
         shared_decls = [v for v in module.ptx.variables if v.space == "shared"]
         body_decls = [s for s in fn.body if isinstance(s, VarDecl)]
@@ -905,10 +898,31 @@ def _dims(d, what) -> tuple[int, int, int]:
     return d + (1,) * (3 - len(d))
 
 
+def param_layout(params) -> tuple[dict, int]:
+    """Byte offsets of kernel parameters in the parameter buffer (natural alignment) and its size."""
+    offsets = {}
+    off = 0
+    for p in params:
+        al = p.align or type_size(p.type)
+        off = (off + al - 1) // al * al
+        offsets[p.name] = off
+        off += p.nbytes
+    return offsets, off
+
+
 def _pack_params(K: KernelLayout, args: list, gm_addrs: dict) -> np.ndarray:
-    buf = np.zeros(max(K.param_size, 8) + 16, np.uint8)
-    for i, (p, a) in enumerate(zip(K.params, args)):
-        off = K.param_offsets[p.name]
+    return pack_params(K.name, K.params, K.param_offsets, K.param_size, args, gm_addrs)
+
+
+def pack_params(kname: str, params, offsets: dict, size: int, args: list, gm_addrs: dict) -> np.ndarray:
+    """The parameter buffer of a launch: `args[i]` converted to the type of `params[i]`; array
+    arguments (indices in `gm_addrs`) become their device addresses. Raises on mismatches."""
+
+    class K:  # names used in the messages below
+        name = kname
+    buf = np.zeros(max(size, 8) + 16, np.uint8)
+    for i, (p, a) in enumerate(zip(params, args)):
+        off = offsets[p.name]
         what = f"argument {i} ({p.name}: .{p.type}{''.join(f'[{d}]' for d in p.dims)})"
         if p.dims:  # by-value byte array (struct)
             if isinstance(a, (bytes, bytearray)):

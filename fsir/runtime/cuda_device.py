@@ -1,0 +1,238 @@
+"""CudaDevice: fsir's PTX on an NVIDIA GPU through cuda-python's driver bindings.
+
+The driver API is used directly (cuModuleLoadData on the PTX text, cuMemAlloc/cuMemcpy, cuLaunchKernel,
+events for timing). Kernel parameters are packed with the simulator's parameter layout (same type
+checks and conversions), so both devices accept exactly the same arguments.
+
+Without a GPU (no libcuda, cuInit failing, zero devices) constructing a CudaDevice raises a
+one-line UserError `no CUDA GPU found: <reason>`; `probe_gpu()` answers the question without raising.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fsir.errors import UserError
+from fsir.runtime.device import CudaTiming, Device, DeviceBuffer
+from fsir.runtime.ptx_parser import parse_ptx
+from fsir.runtime.simulator import pack_params, param_layout
+
+_PROBE: tuple[bool, str] | None = None
+
+
+def _driver():
+    try:
+        from cuda.bindings import driver  # cuda-python >= 12.6
+    except ImportError:  # pragma: no cover - older cuda-python
+        try:
+            from cuda import cuda as driver  # type: ignore[no-redef]
+        except ImportError as e:
+            raise _NoGPU("cuda-python is not installed") from e
+    return driver
+
+
+class _NoGPU(Exception):
+    pass
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return text[0] if text else type(e).__name__
+
+
+def _init_driver():
+    """Import the bindings and cuInit; returns (driver, device count) or raises _NoGPU."""
+    try:
+        driver = _driver()
+    except _NoGPU:
+        raise
+    except Exception as e:  # pragma: no cover - broken installation
+        raise _NoGPU(_first_line(e)) from None
+    try:
+        (err,) = driver.cuInit(0)
+    except Exception as e:  # libcuda missing: cuda.pathfinder raises DynamicLibNotFoundError
+        raise _NoGPU(_first_line(e)) from None
+    if err != driver.CUresult.CUDA_SUCCESS:
+        raise _NoGPU(f"cuInit failed ({_err_name(driver, err)})")
+    err, n = driver.cuDeviceGetCount()
+    if err != driver.CUresult.CUDA_SUCCESS:
+        raise _NoGPU(f"cuDeviceGetCount failed ({_err_name(driver, err)})")
+    if n == 0:
+        raise _NoGPU("the driver reports 0 devices")
+    return driver, n
+
+
+def probe_gpu() -> tuple[bool, str]:
+    """(True, "") when a GPU is usable, else (False, reason). Cached; never raises."""
+    global _PROBE
+    if _PROBE is None:
+        try:
+            _init_driver()
+            _PROBE = (True, "")
+        except _NoGPU as e:
+            _PROBE = (False, str(e))
+        except Exception as e:  # pragma: no cover - anything else also means "no GPU"
+            _PROBE = (False, _first_line(e))
+    return _PROBE
+
+
+def _err_name(driver, err) -> str:
+    try:
+        e2, name = driver.cuGetErrorName(err)
+        if e2 == driver.CUresult.CUDA_SUCCESS:
+            return name.decode() if isinstance(name, bytes) else str(name)
+    except Exception:  # pragma: no cover
+        pass
+    return str(err)
+
+
+class CudaModule:
+    def __init__(self, handle, ptx: str):
+        self.handle = handle
+        self.ptx = ptx
+        self.parsed = parse_ptx(ptx)
+        self.functions: dict = {}
+
+
+class CudaDevice(Device):
+    """A CUDA GPU driven by cuda-python. Launches are timed with events on one stream."""
+
+    def __init__(self, ordinal: int = 0):
+        try:
+            driver, n = _init_driver()
+        except _NoGPU as e:
+            raise UserError(f"no CUDA GPU found: {e}") from None
+        if not 0 <= ordinal < n:
+            raise UserError(f"no CUDA GPU found: device {ordinal} requested, {n} present")
+        self._d = driver
+        self._dev = self._check(driver.cuDeviceGet(ordinal), "cuDeviceGet")
+        self._ctx = self._check(driver.cuDevicePrimaryCtxRetain(self._dev), "cuDevicePrimaryCtxRetain")
+        self._check(driver.cuCtxSetCurrent(self._ctx), "cuCtxSetCurrent")
+        raw = self._check(driver.cuDeviceGetName(256, self._dev), "cuDeviceGetName")
+        self.name = "cuda:" + (raw.split(b"\0")[0].decode() if isinstance(raw, bytes) else str(raw))
+        self._stream = self._check(driver.cuStreamCreate(0), "cuStreamCreate")
+        self._start = self._check(driver.cuEventCreate(0), "cuEventCreate")
+        self._end = self._check(driver.cuEventCreate(0), "cuEventCreate")
+        self.timing = CudaTiming()
+
+    # -- helpers ----------------------------------------------------------------------
+    def _check(self, result, what: str):
+        """cuda-python returns (CUresult, values...): raise on error, return the values."""
+        err, *vals = result if isinstance(result, tuple) else (result,)
+        if err != self._d.CUresult.CUDA_SUCCESS:
+            raise UserError(f"CUDA error in {what}: {_err_name(self._d, err)}")
+        if not vals:
+            return None
+        return vals[0] if len(vals) == 1 else tuple(vals)
+
+    def _current(self):
+        self._check(self._d.cuCtxSetCurrent(self._ctx), "cuCtxSetCurrent")
+
+    # -- Device API -------------------------------------------------------------------
+    def load(self, ptx: str) -> CudaModule:
+        self._current()
+        data = ptx.encode() + b"\0"
+        handle = self._check(self._d.cuModuleLoadData(data), "cuModuleLoadData (PTX JIT)")
+        return CudaModule(handle, ptx)
+
+    def alloc(self, shape, dtype) -> DeviceBuffer:
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        nbytes = max(int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize, 1)
+        self._current()
+        ptr = self._check(self._d.cuMemAlloc(nbytes), "cuMemAlloc")
+        return DeviceBuffer(self, shape, dtype, ptr)
+
+    def copy_to(self, buf: DeviceBuffer, host: np.ndarray) -> None:
+        host = np.ascontiguousarray(host)
+        if host.nbytes != buf.nbytes:
+            raise UserError(f"copy of {host.nbytes} bytes into a device buffer of {buf.nbytes} bytes")
+        if host.nbytes:
+            self._check(self._d.cuMemcpyHtoD(buf.handle, host.ctypes.data, host.nbytes), "cuMemcpyHtoD")
+
+    def copy_from(self, buf: DeviceBuffer, out: np.ndarray | None = None) -> np.ndarray:
+        if out is None:
+            out = np.empty(buf.shape, buf.dtype)
+        if out.nbytes != buf.nbytes or not out.flags.c_contiguous:
+            raise UserError("copy_from needs a C-contiguous array of the buffer's size")
+        if out.nbytes:
+            self._check(self._d.cuMemcpyDtoH(out.ctypes.data, buf.handle, out.nbytes), "cuMemcpyDtoH")
+        return out
+
+    def free(self, buf: DeviceBuffer) -> None:
+        if buf.handle is not None:
+            self._check(self._d.cuMemFree(buf.handle), "cuMemFree")
+            buf.handle = None
+
+    def synchronize(self) -> None:
+        self._check(self._d.cuStreamSynchronize(self._stream), "cuStreamSynchronize")
+
+    def _function(self, module: CudaModule, kernel: str):
+        f = module.functions.get(kernel)
+        if f is None:
+            if kernel not in module.parsed.kernels:
+                avail = ", ".join(module.parsed.kernels) or "none"
+                raise UserError(f"unknown kernel '{kernel}' (the PTX defines: {avail})")
+            f = self._check(self._d.cuModuleGetFunction(module.handle, kernel.encode()), "cuModuleGetFunction")
+            module.functions[kernel] = f
+        return f
+
+    def launch(self, module, kernel: str, grid, block, args, shared_bytes: int = 0) -> CudaTiming:
+        if isinstance(module, str):
+            module = self.load(module)
+        self._current()
+        from fsir.runtime.simulator import _dims
+
+        grid = _dims(grid, "grid")
+        block = _dims(block, "block")
+        f = self._function(module, kernel)
+        params = module.parsed.kernels[kernel].params
+        args = list(args)
+        if len(args) != len(params):
+            sig = ", ".join(f".{p.type} {p.name}" for p in params)
+            raise UserError(f"kernel '{kernel}' takes {len(params)} arguments ({sig}), got {len(args)}")
+        # device memory for numpy-array arguments (copied in now, back after the launch)
+        temps: list[tuple[DeviceBuffer, np.ndarray]] = []
+        addrs: dict[int, int] = {}
+        call_args = []
+        try:
+            seen: dict[int, DeviceBuffer] = {}
+            for i, a in enumerate(args):
+                if isinstance(a, DeviceBuffer):
+                    if a.device is not self or a.handle is None:
+                        raise UserError(f"argument {i} is not a live buffer of this device")
+                    addrs[i] = int(a.handle)
+                    call_args.append(None)
+                elif isinstance(a, np.ndarray) and a.ndim > 0:
+                    buf = seen.get(id(a))
+                    if buf is None:
+                        buf = seen[id(a)] = self.to_device(a)
+                        temps.append((buf, a))
+                    addrs[i] = int(buf.handle)
+                    call_args.append(None)
+                else:
+                    call_args.append(a)
+            offsets, size = param_layout(params)
+            packed = pack_params(kernel, params, offsets, size, args, addrs)
+            base = packed.ctypes.data
+            ptrs = np.array([base + offsets[p.name] for p in params], dtype=np.uint64)
+            d = self._d
+            self._check(d.cuEventRecord(self._start, self._stream), "cuEventRecord")
+            self._check(d.cuLaunchKernel(f, *grid, *block, int(shared_bytes), self._stream,
+                                         ptrs.ctypes.data if len(params) else 0, 0), "cuLaunchKernel")
+            self._check(d.cuEventRecord(self._end, self._stream), "cuEventRecord")
+            self._check(d.cuEventSynchronize(self._end), f"kernel '{kernel}'")
+            ms = self._check(d.cuEventElapsedTime(self._start, self._end), "cuEventElapsedTime")
+            for buf, a in temps:
+                if a.flags.writeable:
+                    host = np.empty(a.shape, a.dtype)
+                    self.copy_from(buf, host)
+                    a[...] = host
+        finally:
+            for buf, _ in temps:
+                try:
+                    self.free(buf)
+                except UserError:  # pragma: no cover - a failed launch may poison the context
+                    pass
+        t = CudaTiming(1, float(ms))
+        self.timing = self.timing + t
+        return t
