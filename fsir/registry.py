@@ -112,6 +112,16 @@ def _hlo() -> Callable[..., object]:
     return import_hlo
 
 
+def _onnx() -> Callable[..., object]:
+    from fsir.frontend.onnx_import import import_onnx
+
+    return import_onnx
+
+
 FRONTENDS: dict[str, Callable[[], Callable[..., object]]] = {
     "hlo": _hlo,
+    "onnx": _onnx,
 }
+
+# Frontends that take the file's bytes instead of its text.
+BINARY_FRONTENDS = {"onnx"}

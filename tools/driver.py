@@ -31,14 +31,16 @@ class Sources:
         cls.texts[name] = text
 
 
-def read_source(path: str | None) -> tuple[str, str]:
-    """(name, text) of a file, or of stdin for None/'-'; unreadable files are user errors."""
+def read_source(path: str | None, binary: bool = False) -> tuple[str, str]:
+    """(name, text) of a file, or of stdin for None/'-'; unreadable files are user errors.
+
+    With `binary` the contents are bytes (for binary formats such as .onnx)."""
     if path is None or path == "-":
-        text = sys.stdin.read()
+        text = sys.stdin.buffer.read() if binary else sys.stdin.read()
         name = "<stdin>"
     else:
         try:
-            with open(path, encoding="utf-8") as f:
+            with open(path, "rb") if binary else open(path, encoding="utf-8") as f:
                 text = f.read()
         except FileNotFoundError:
             raise UserError(f"cannot open '{path}': no such file") from None
@@ -47,7 +49,8 @@ def read_source(path: str | None) -> tuple[str, str]:
         except (OSError, UnicodeDecodeError) as err:
             raise UserError(f"cannot read '{path}': {err}") from None
         name = path
-    Sources.remember(name, text)
+    if not binary:
+        Sources.remember(name, text)
     return name, text
 
 

@@ -110,8 +110,11 @@ class FsOptMain(xDSLOptMain):
         return parse_module(text, name, self.ctx, line_offset, not self.args.no_implicit_module)
 
     def run(self) -> int:
-        name, text = read_source(self.args.input_file)
-        chunks = split_input(text) if self.args.split_input_file else [(text, 0)]
+        path = self.args.input_file or ""
+        ext = self.args.frontend or (path.rsplit(".", 1)[-1] if "." in path else "mlir")
+        binary = ext in registry.BINARY_FRONTENDS
+        name, text = read_source(self.args.input_file, binary=binary)
+        chunks = split_input(text) if self.args.split_input_file and not binary else [(text, 0)]
         out = open(self.args.output_file, "w") if self.args.output_file else sys.stdout
         failures = 0
         try:

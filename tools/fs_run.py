@@ -56,8 +56,8 @@ def build_arg_parser() -> argparse.ArgumentParser:
 
 
 def load_model(path: str, frontend: str | None):
-    name, text = read_source(path)
-    ext = frontend or (name.rsplit(".", 1)[-1] if "." in name else "mlir")
+    ext = frontend or (path.rsplit(".", 1)[-1] if "." in path else "mlir")
+    name, text = read_source(path, binary=ext in registry.BINARY_FRONTENDS)
     if ext in registry.FRONTENDS:
         return registry.FRONTENDS[ext]()(text, name)
     if ext != "mlir" and frontend is not None:

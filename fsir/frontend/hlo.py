@@ -320,7 +320,7 @@ class HloImporter:
                 continue
             operands = []
             for o in instr.operands:
-                if isinstance(o, Operand):
+                if isinstance(o, Operand) and instr.opcode != "constant":  # constant(true)
                     if o.name not in env:
                         raise UserError(f"'{o.name}' is not defined before its use", o.loc)
                     operands.append(env[o.name])
@@ -556,14 +556,17 @@ class HloImporter:
             return self._arg_reduce(instr, region, inputs, inits, dims)
         if n != 1:
             raise self.unsupported(instr, f"variadic reduce of {n} operands")
+        return self._reduce_one(instr, inputs[0], inits[0], dims)
+
+    def _reduce_one(self, instr, x, init, dims):
+        region = self.computation_attr(instr, "to_apply")
         root = region.root
         params = {i.name: self._param_number(i) for i in region.instrs if i.opcode == "parameter"}
         args = [o.name for o in root.operands if isinstance(o, Operand)]
         if root.opcode not in _REDUCERS or sorted(params.get(a, -1) for a in args) != [0, 1]:
-            raise self.unsupported(instr, f"reduce whose to_apply computation '{region.name}' is not "
-                                          "a single add/maximum/minimum/multiply of its parameters")
+            raise self.unsupported(instr, f"{instr.opcode} whose to_apply computation '{region.name}' is "
+                                          "not a single add/maximum/minimum/multiply of its parameters")
         kind = _REDUCERS[root.opcode]
-        x, init = inputs[0], inits[0]
         if graph.is_bool(self.b.elem(x)):
             raise self.unsupported(instr, "reduce of pred (and/or) values")
         out = self.b.reduce(kind, x, dims)
@@ -574,6 +577,27 @@ class HloImporter:
             out = self.b.ew(_REDUCE_EW[kind], out,
                             self.b.broadcast(init, shape_of(out.type), []))
         return out
+
+    def op_reduce_window(self, instr, ops):
+        """XLA's CPU pipeline splits long row reductions into a reduce-window over
+        non-overlapping tiles and a reduce; a tiled window is a reshape plus a reduce."""
+        if len(ops) != 2:
+            raise self.unsupported(instr, "variadic reduce-window")
+        x, init = ops
+        window = self.attr(instr, "window")
+        fields = {str(i.values[0]): str(i.values[1]) for i in window if isinstance(i, Item) and i.seps == ["="]}
+        shape = shape_of(x.type)
+        size = [int(v) for v in fields.get("size", "").split("x") if v]
+        stride = [int(v) for v in fields.get("stride", "x".join(map(str, size))).split("x") if v]
+        if (len(size) != len(shape) or stride != size or set(fields) - {"size", "stride"}
+                or any(n % k for n, k in zip(shape, size))):
+            raise self.unsupported(instr, "reduce-window other than non-overlapping tiles without padding")
+        tiled, dims = [], []
+        for n, k in zip(shape, size):
+            tiled += [n // k, k] if k > 1 else [n]
+            if k > 1:
+                dims.append(len(tiled) - 1)
+        return self._reduce_one(instr, self.b.reshape(x, tiled), init, dims)
 
     def _arg_reduce(self, instr, region, inputs, inits, dims):
         """JAX's argmax/argmin: a reduce over (values, indices) whose comparator keeps the

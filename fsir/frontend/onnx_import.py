@@ -1,0 +1,552 @@
+"""ONNX → graph dialect (through the `onnx` package).
+
+    fs-opt model.onnx -p fusion-explore
+    fs-run model.onnx --device reference
+
+Weights come from initializers (and external data files beside the model) and become
+`graph.constant`s. ONNX's numpy-style broadcasting becomes explicit `graph.broadcast`.
+Composite ops (LayerNormalization, Softmax, Gelu, Gemm) are expanded into graph
+primitives so the fusion explorer sees, and can stitch, their reductions and
+elementwise parts. Shape computations (Shape → Gather → Concat → Reshape chains) fold
+to constants at import time through the graph ops' own references; they leave no ops.
+
+ONNX has no source positions, so errors name the node and its op_type; their location
+is `model.onnx:N:1`, N being the node's 1-based index in the graph.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Sequence
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
+
+from fsir.dialects import graph
+from fsir.dialects.graph import shape_of, tensor
+from fsir.errors import Location, UserError
+from fsir.frontend.builder import GraphBuilder
+from fsir.ir import verify
+
+_ELEM = {
+    onnx.TensorProto.FLOAT: graph.f32, onnx.TensorProto.FLOAT16: graph.f16,
+    onnx.TensorProto.BFLOAT16: graph.bf16, onnx.TensorProto.DOUBLE: graph.Float64Type(),
+    onnx.TensorProto.BOOL: graph.i1, onnx.TensorProto.INT8: graph.IntegerType(8),
+    onnx.TensorProto.INT16: graph.IntegerType(16), onnx.TensorProto.INT32: graph.i32,
+    onnx.TensorProto.INT64: graph.IntegerType(64),
+}
+
+_UNARY = {"Sqrt": "sqrt", "Exp": "exp", "Log": "log", "Tanh": "tanh", "Erf": "erf", "Neg": "neg",
+          "Abs": "abs", "Sigmoid": "sigmoid", "Floor": "floor", "Ceil": "ceil", "Not": "not"}
+_BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Max": "max", "Min": "min",
+           "And": "and", "Or": "or", "Xor": "xor", "Mod": "rem"}
+_COMPARE = {"Equal": "eq", "Less": "lt", "Greater": "gt", "LessOrEqual": "le", "GreaterOrEqual": "ge"}
+_REDUCE = {"ReduceSum": "sum", "ReduceMean": "sum", "ReduceMax": "max", "ReduceMin": "min",
+           "ReduceProd": "prod"}
+# The opset from which each reduction takes its axes as an input instead of an attribute.
+_AXES_INPUT_SINCE = {"ReduceSum": 13, "ReduceMean": 18, "ReduceMax": 18, "ReduceMin": 18, "ReduceProd": 18}
+
+
+def elem_type(onnx_type: int, what: str) -> object:
+    if onnx_type not in _ELEM:
+        name = onnx.TensorProto.DataType.Name(onnx_type)
+        raise UserError(f"{what} has element type {name}, which fsir does not support")
+    return _ELEM[onnx_type]
+
+
+class OnnxImporter:
+    def __init__(self, model: onnx.ModelProto, filename: str):
+        self.model = model
+        self.filename = filename
+        self.b = GraphBuilder(filename)
+        self.env: dict[str, SSAValue] = {}
+        self.inits = {t.name: t for t in model.graph.initializer}
+        self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 13)
+        self.node: onnx.NodeProto | None = None
+
+    # -- values ------------------------------------------------------------------
+
+    def value(self, name: str) -> SSAValue:
+        if name in self.env:
+            return self.env[name]
+        if name in self.inits:  # weights become constants on first use
+            t = self.inits.pop(name)
+            array = numpy_helper.to_array(t)
+            v = self.b.constant(array, elem_type(t.data_type, f"initializer '{name}'"))
+            self.env[name] = v
+            return v
+        raise self.error(f"input '{name}' is not produced by any earlier node, input or initializer")
+
+    def const(self, array, like_or_elem) -> SSAValue:
+        elem = like_or_elem if not isinstance(like_or_elem, SSAValue) else self.b.elem(like_or_elem)
+        return self.b.constant(np.asarray(array), elem)
+
+    def ints(self, name: str, what: str) -> list[int]:
+        return self.b.fold_ints(self.value(name), f"{what} of {self.describe()}")
+
+    def describe(self) -> str:
+        n = self.node
+        return f"node '{n.name or n.output[0]}' ({n.op_type})" if n is not None else "the graph"
+
+    def error(self, message: str) -> UserError:
+        return UserError(message, self.b.loc)
+
+    # -- the graph -------------------------------------------------------------
+
+    def run(self) -> ModuleOp:
+        g = self.model.graph
+        for inp in g.input:
+            if inp.name in self.inits:  # old exporters list initializers as inputs too
+                continue
+            t = inp.type.tensor_type
+            if not inp.type.HasField("tensor_type"):
+                raise UserError(f"graph input '{inp.name}' is not a tensor")
+            dims = []
+            for d in t.shape.dim:
+                if not d.HasField("dim_value"):
+                    raise UserError(f"graph input '{inp.name}' has a symbolic dimension "
+                                    f"'{d.dim_param or '?'}'; export the model with static shapes")
+                dims.append(d.dim_value)
+            self.env[inp.name] = self.b.add_arg(tensor(elem_type(t.elem_type, f"input '{inp.name}'"), dims),
+                                                _value_name(inp.name))
+        for index, node in enumerate(g.node):
+            self.node = node
+            self.b.loc = Location(self.filename, index + 1, 1)
+            self.import_node(node)
+        self.node = None
+        results = [self.value(o.name) for o in g.output]
+        name = _value_name(g.name) if g.name and _value_name(g.name) else "main"
+        return self.b.finish("main" if not name else name, results)
+
+    def import_node(self, node: onnx.NodeProto) -> None:
+        if node.domain not in ("", "ai.onnx"):
+            raise self.error(f"{self.describe()} of domain '{node.domain}' is not supported")
+        handler = getattr(self, "op_" + node.op_type, None)
+        if handler is None and node.op_type in _UNARY:
+            handler = self.unary
+        elif handler is None and node.op_type in _BINARY:
+            handler = self.binary
+        elif handler is None and node.op_type in _COMPARE:
+            handler = self.comparison
+        elif handler is None and node.op_type in _REDUCE:
+            handler = self.reduction
+        if handler is None:
+            raise self.error(f"{self.describe()}: ONNX op_type '{node.op_type}' is not supported")
+        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        outs = handler(node, attrs)
+        for name, v in zip(node.output, outs):
+            if name:
+                self.env[name] = v
+        for name in node.output[len(outs):]:
+            if name and self._used(name):
+                raise self.error(f"{self.describe()}: its output '{name}' is not supported")
+
+    def _used(self, name: str) -> bool:
+        g = self.model.graph
+        return any(name in n.input for n in g.node) or any(o.name == name for o in g.output)
+
+    def inputs(self, node: onnx.NodeProto) -> list[SSAValue | None]:
+        return [self.value(n) if n else None for n in node.input]
+
+    # -- helpers -----------------------------------------------------------------
+
+    def bcast(self, *vs: SSAValue) -> list[SSAValue]:
+        try:
+            shape = np.broadcast_shapes(*(shape_of(v.type) for v in vs))
+        except ValueError:
+            shapes = " and ".join(str(list(shape_of(v.type))) for v in vs)
+            raise self.error(f"{self.describe()}: shapes {shapes} do not broadcast") from None
+        return [self.b.broadcast_to(v, shape) for v in vs]
+
+    def rank(self, v: SSAValue) -> int:
+        return len(shape_of(v.type))
+
+    def axis(self, a: int, rank: int) -> int:
+        if not -rank <= a < max(rank, 1):
+            raise self.error(f"{self.describe()}: axis {a} is out of range for rank {rank}")
+        return a + rank if a < 0 else a
+
+    def keep_dims(self, v: SSAValue, shape: Sequence[int], axes: Sequence[int]) -> SSAValue:
+        """Reshape a reduced value to `shape` with the reduced axes as size 1."""
+        return self.b.reshape(v, [1 if i in axes else s for i, s in enumerate(shape)])
+
+    def take(self, x: SSAValue, ids: SSAValue, axis: int) -> SSAValue:
+        """numpy.take along `axis` (ids already non-negative)."""
+        rank = self.rank(x)
+        front = [axis] + [d for d in range(rank) if d != axis]
+        g = self.b.gather(self.b.transpose(x, front), ids)
+        k = self.rank(ids)
+        # g is ids dims, then x's dims other than axis in order; move x's leading dims first
+        perm = list(range(k, k + axis)) + list(range(k)) + list(range(k + axis, k + rank - 1))
+        return self.b.transpose(g, perm)
+
+    def normalize_ids(self, ids: SSAValue, size: int) -> SSAValue:
+        value = self.b.fold(ids)
+        if value is not None:
+            if value.min(initial=0) >= 0:
+                return ids
+            return self.const(np.where(value < 0, value + size, value), ids)
+        neg = self.b.compare("lt", ids, self.b.scalar_like(0, ids))
+        return self.b.select(neg, self.b.ew("add", ids, self.b.scalar_like(size, ids)), ids)
+
+    # -- elementwise ---------------------------------------------------------------
+
+    def unary(self, node, attrs):
+        return [self.b.ew(_UNARY[node.op_type], self.value(node.input[0]))]
+
+    def binary(self, node, attrs):
+        if len(node.input) != 2:
+            raise self.error(f"{self.describe()}: only two operands are supported")
+        a, c = self.bcast(*self.inputs(node))
+        return [self.b.ew(_BINARY[node.op_type], a, c)]
+
+    def comparison(self, node, attrs):
+        a, c = self.bcast(*self.inputs(node))
+        return [self.b.compare(_COMPARE[node.op_type], a, c)]
+
+    def op_Pow(self, node, attrs):
+        x, e = self.inputs(node)
+        e = self.b.convert(e, self.b.elem(x))
+        folded = self.b.fold(e)
+        if folded is not None and folded.size == 1 and float(folded.reshape(-1)[0]) == 2.0:
+            return [self.b.ew("mul", x, x)]  # x*x: light, and exact
+        x, e = self.bcast(x, e)
+        return [self.b.ew("pow", x, e)]
+
+    def op_Reciprocal(self, node, attrs):
+        x = self.value(node.input[0])
+        return [self.b.ew("div", self.b.scalar_like(1, x), x)]
+
+    def op_Relu(self, node, attrs):
+        x = self.value(node.input[0])
+        return [self.b.ew("max", x, self.b.scalar_like(0, x))]
+
+    def op_IsNaN(self, node, attrs):
+        x = self.value(node.input[0])
+        return [self.b.compare("ne", x, x)]
+
+    def op_Gelu(self, node, attrs):
+        return [self.gelu(self.value(node.input[0]), attrs.get("approximate", b"none"))]
+
+    def gelu(self, x: SSAValue, approximate) -> SSAValue:
+        b = self.b
+        half = b.ew("mul", x, b.scalar_like(0.5, x))
+        if approximate in (b"tanh", "tanh"):
+            cube = b.ew("mul", b.ew("mul", x, x), x)
+            inner = b.ew("add", x, b.ew("mul", cube, b.scalar_like(0.044715, x)))
+            t = b.ew("tanh", b.ew("mul", inner, b.scalar_like(math.sqrt(2 / math.pi), x)))
+        else:
+            t = b.ew("erf", b.ew("mul", x, b.scalar_like(1 / math.sqrt(2), x)))
+        return b.ew("mul", half, b.ew("add", t, b.scalar_like(1, x)))
+
+    def op_Where(self, node, attrs):
+        c, a, x = self.bcast(*self.inputs(node))
+        return [self.b.select(c, a, x)]
+
+    def op_Cast(self, node, attrs):
+        x = self.value(node.input[0])
+        return [self.b.convert(x, elem_type(attrs["to"], self.describe()))]
+
+    def op_Identity(self, node, attrs):
+        return [self.value(node.input[0])]
+
+    def op_Dropout(self, node, attrs):  # inference: identity
+        return [self.value(node.input[0])]
+
+    # -- composite ops, expanded so fusion sees their parts -----------------------
+
+    def op_LayerNormalization(self, node, attrs):
+        ins = self.inputs(node) + [None] * 3
+        x, scale, bias = ins[:3]
+        rank = self.rank(x)
+        first = self.axis(attrs.get("axis", -1), rank)
+        axes = list(range(first, rank))
+        eps = attrs.get("epsilon", 1e-5)
+        shape = shape_of(x.type)
+        n = math.prod(shape[first:])
+        b = self.b
+        orig = b.elem(x)
+        if attrs.get("stash_type", 1) == 1:
+            x = b.convert(x, graph.f32)
+        keep = list(range(first))
+        mean = b.ew("div", b.reduce("sum", x, axes), self.const(np.full(shape[:first], n), x))
+        xc = b.ew("sub", x, b.broadcast(mean, shape, keep))
+        var = b.ew("div", b.reduce("sum", b.ew("mul", xc, xc), axes), self.const(np.full(shape[:first], n), x))
+        rstd = b.ew("rsqrt", b.ew("add", var, self.const(np.full(shape[:first], eps), x)))
+        y = b.convert(b.ew("mul", xc, b.broadcast(rstd, shape, keep)), orig)
+        y = b.ew("mul", *self.bcast(y, scale))
+        if bias is not None:
+            y = b.ew("add", *self.bcast(y, bias))
+        return [y, self.keep_dims(mean, shape, axes), self.keep_dims(rstd, shape, axes)]
+
+    def op_Softmax(self, node, attrs):
+        return [self.softmax(node, attrs, log=False)]
+
+    def op_LogSoftmax(self, node, attrs):
+        return [self.softmax(node, attrs, log=True)]
+
+    def softmax(self, node, attrs, log: bool) -> SSAValue:
+        x = self.value(node.input[0])
+        rank = self.rank(x)
+        if self.opset >= 13:
+            axes = [self.axis(attrs.get("axis", -1), rank)]
+        else:  # before opset 13 the input is coerced to 2-D at `axis`
+            axes = list(range(self.axis(attrs.get("axis", 1), rank), rank))
+        shape = shape_of(x.type)
+        keep = [d for d in range(rank) if d not in axes]
+        b = self.b
+        xm = b.ew("sub", x, b.broadcast(b.reduce("max", x, axes), shape, keep))
+        e = b.ew("exp", xm)
+        s = b.reduce("sum", e, axes)
+        if log:
+            return b.ew("sub", xm, b.broadcast(b.ew("log", s), shape, keep))
+        return b.ew("div", e, b.broadcast(s, shape, keep))
+
+    def op_MatMul(self, node, attrs):
+        a, c = self.inputs(node)
+        return [self.b.dot(a, c)]
+
+    def op_Gemm(self, node, attrs):
+        a, c, *rest = self.inputs(node)
+        b = self.b
+        if attrs.get("transA", 0):
+            a = b.transpose(a, [1, 0])
+        if attrs.get("transB", 0):
+            c = b.transpose(c, [1, 0])
+        y = b.dot(a, c)
+        if attrs.get("alpha", 1.0) != 1.0:
+            y = b.ew("mul", y, b.scalar_like(attrs["alpha"], y))
+        if rest and rest[0] is not None:
+            bias = rest[0]
+            if attrs.get("beta", 1.0) != 1.0:
+                bias = b.ew("mul", bias, b.scalar_like(attrs["beta"], bias))
+            y = b.ew("add", *self.bcast(y, bias))
+        return [y]
+
+    def reduction(self, node, attrs):
+        x = self.value(node.input[0])
+        rank = self.rank(x)
+        if self.opset >= _AXES_INPUT_SINCE[node.op_type]:
+            axes = self.ints(node.input[1], "axes") if len(node.input) > 1 and node.input[1] else []
+        else:
+            axes = list(attrs.get("axes", []))
+        if not axes:
+            if attrs.get("noop_with_empty_axes", 0):
+                return [x]
+            axes = list(range(rank))
+        axes = sorted({self.axis(a, rank) for a in axes})
+        kind = _REDUCE[node.op_type]
+        y = self.b.reduce(kind, x, axes)
+        if node.op_type == "ReduceMean":
+            n = math.prod(shape_of(x.type)[a] for a in axes)
+            y = self.b.ew("div", y, self.b.scalar_like(n, y))
+        if attrs.get("keepdims", 1):
+            y = self.keep_dims(y, shape_of(x.type), axes)
+        return [y]
+
+    # -- shapes and data movement ----------------------------------------------
+
+    def op_Reshape(self, node, attrs):
+        x = self.value(node.input[0])
+        target = self.ints(node.input[1], "the target shape")
+        src = shape_of(x.type)
+        out = [src[i] if d == 0 and not attrs.get("allowzero", 0) else d for i, d in enumerate(target)]
+        if out.count(-1) == 1:
+            known = math.prod(d for d in out if d != -1)
+            out[out.index(-1)] = math.prod(src) // known if known else 0
+        if math.prod(out) != math.prod(src) or any(d < 0 for d in out):
+            raise self.error(f"{self.describe()}: cannot reshape {list(src)} to {target}")
+        return [self.b.reshape(x, out)]
+
+    def op_Flatten(self, node, attrs):
+        x = self.value(node.input[0])
+        s = shape_of(x.type)
+        a = self.axis(attrs.get("axis", 1), len(s) + 1)
+        return [self.b.reshape(x, [math.prod(s[:a]), math.prod(s[a:])])]
+
+    def op_Transpose(self, node, attrs):
+        x = self.value(node.input[0])
+        perm = attrs.get("perm", list(reversed(range(self.rank(x)))))
+        return [self.b.transpose(x, list(perm))]
+
+    def _axes(self, node, attrs, since: int) -> list[int] | None:
+        if self.opset >= since:
+            return self.ints(node.input[1], "axes") if len(node.input) > 1 and node.input[1] else None
+        return list(attrs["axes"]) if "axes" in attrs else None
+
+    def op_Unsqueeze(self, node, attrs):
+        x = self.value(node.input[0])
+        axes = self._axes(node, attrs, 13) or []
+        out_rank = self.rank(x) + len(axes)
+        axes = {self.axis(a, out_rank) for a in axes}
+        src = iter(shape_of(x.type))
+        return [self.b.reshape(x, [1 if i in axes else next(src) for i in range(out_rank)])]
+
+    def op_Squeeze(self, node, attrs):
+        x = self.value(node.input[0])
+        s = shape_of(x.type)
+        axes = self._axes(node, attrs, 13)
+        axes = {self.axis(a, len(s)) for a in axes} if axes is not None else {i for i, d in enumerate(s) if d == 1}
+        if any(s[a] != 1 for a in axes):
+            raise self.error(f"{self.describe()}: cannot squeeze a dimension whose size is not 1")
+        return [self.b.reshape(x, [d for i, d in enumerate(s) if i not in axes])]
+
+    def op_Expand(self, node, attrs):
+        x = self.value(node.input[0])
+        target = self.ints(node.input[1], "the target shape")
+        try:
+            shape = np.broadcast_shapes(shape_of(x.type), tuple(target))
+        except ValueError:
+            raise self.error(f"{self.describe()}: cannot expand {list(shape_of(x.type))} to {target}") from None
+        return [self.b.broadcast_to(x, shape)]
+
+    def op_Concat(self, node, attrs):
+        vs = [v for v in self.inputs(node) if v is not None]
+        vs = [v for v in vs if math.prod(shape_of(v.type)) > 0] or vs[:1]  # ONNX allows empty parts
+        return [self.b.concat(vs, self.axis(attrs["axis"], self.rank(vs[0])))]
+
+    def op_Split(self, node, attrs):
+        x = self.value(node.input[0])
+        s = shape_of(x.type)
+        axis = self.axis(attrs.get("axis", 0), len(s))
+        n = len(node.output)
+        if self.opset >= 13 and len(node.input) > 1 and node.input[1]:
+            sizes = self.ints(node.input[1], "split sizes")
+        elif "split" in attrs:
+            sizes = list(attrs["split"])
+        else:  # equal parts, the last one smaller (opset 18 num_outputs)
+            part = -(-s[axis] // n)
+            sizes = [min(part, s[axis] - i * part) for i in range(n)]
+        outs, offset = [], 0
+        for size in sizes:
+            start, limit = [0] * len(s), list(s)
+            start[axis], limit[axis] = offset, offset + size
+            outs.append(self.b.slice(x, start, limit))
+            offset += size
+        return outs
+
+    def op_Slice(self, node, attrs):
+        x = self.value(node.input[0])
+        s = shape_of(x.type)
+        if self.opset >= 10:
+            starts = self.ints(node.input[1], "starts")
+            ends = self.ints(node.input[2], "ends")
+            axes = self.ints(node.input[3], "axes") if len(node.input) > 3 and node.input[3] else None
+            steps = self.ints(node.input[4], "steps") if len(node.input) > 4 and node.input[4] else None
+        else:
+            starts, ends, axes, steps = list(attrs["starts"]), list(attrs["ends"]), attrs.get("axes"), None
+        axes = [self.axis(a, len(s)) for a in (axes if axes is not None else range(len(starts)))]
+        steps = steps or [1] * len(axes)
+        start, limit, strides = [0] * len(s), list(s), [1] * len(s)
+        reverse = []
+        for a, st, en, k in zip(axes, starts, ends, steps):
+            # Python/numpy slice semantics, as ONNX specifies (clamping out-of-range bounds).
+            lo, hi, k = slice(st, en, k).indices(s[a])
+            if k < 0:
+                reverse.append((a, list(range(lo, hi, k))))
+                continue
+            start[a], limit[a], strides[a] = lo, max(hi, lo), k
+        y = self.b.slice(x, start, limit, strides)
+        for a, idx in reverse:  # negative steps: a gather with constant indices
+            y = self.take(y, self.const(np.array(idx, np.int64), graph.IntegerType(64)), a)
+        return [y]
+
+    def op_Gather(self, node, attrs):
+        x, ids = self.inputs(node)
+        axis = self.axis(attrs.get("axis", 0), self.rank(x))
+        ids = self.normalize_ids(ids, shape_of(x.type)[axis])
+        return [self.take(x, ids, axis)]
+
+    def op_GatherND(self, node, attrs):
+        """data[idx[..., 0], ..., idx[..., k-1]] via one flat index into the first k dims."""
+        x, ids = self.inputs(node)
+        if attrs.get("batch_dims", 0):
+            raise self.error(f"{self.describe()}: batch_dims != 0 is not supported")
+        s, ish = shape_of(x.type), shape_of(ids.type)
+        k = ish[-1]
+        lead, rest = s[:k], s[k:]
+        strides = [math.prod(lead[i + 1:]) for i in range(k)]
+        b = self.b
+        flat_table = b.reshape(x, [math.prod(lead), *rest])
+        folded = b.fold(ids)
+        if folded is not None:
+            idx = np.where(folded < 0, folded + np.array(lead), folded)
+            flat = self.const((idx * np.array(strides)).sum(-1), ids)
+        else:
+            flat = None
+            for i in range(k):
+                col = b.reshape(b.slice(ids, [0] * len(ish[:-1]) + [i], [*ish[:-1], i + 1]), ish[:-1])
+                col = self.normalize_ids(col, lead[i])
+                term = b.ew("mul", col, b.scalar_like(strides[i], col))
+                flat = term if flat is None else b.ew("add", flat, term)
+        return [b.gather(flat_table, flat)]
+
+    def op_Shape(self, node, attrs):
+        x = self.value(node.input[0])
+        s = list(shape_of(x.type))
+        lo, hi, _ = slice(attrs.get("start", 0), attrs.get("end", len(s))).indices(len(s))
+        return [self.const(np.array(s[lo:hi], np.int64), graph.IntegerType(64))]
+
+    def op_Size(self, node, attrs):
+        x = self.value(node.input[0])
+        return [self.const(np.array(math.prod(shape_of(x.type)), np.int64), graph.IntegerType(64))]
+
+    def op_Constant(self, node, attrs):
+        if "value" in attrs:
+            t = attrs["value"]
+            return [self.const(numpy_helper.to_array(t), elem_type(t.data_type, self.describe()))]
+        for key, dtype in (("value_float", np.float32), ("value_floats", np.float32),
+                           ("value_int", np.int64), ("value_ints", np.int64)):
+            if key in attrs:
+                array = np.array(attrs[key], dtype)
+                return [self.const(array, graph.f32 if dtype == np.float32 else graph.IntegerType(64))]
+        raise self.error(f"{self.describe()}: only tensor, float(s) and int(s) values are supported")
+
+    def op_ConstantOfShape(self, node, attrs):
+        shape = self.ints(node.input[0], "the shape")
+        t = attrs.get("value")
+        fill = numpy_helper.to_array(t).reshape(-1)[0] if t is not None else np.float32(0)
+        elem = elem_type(t.data_type, self.describe()) if t is not None else graph.f32
+        return [self.const(np.full(shape, fill), elem)]
+
+    def op_Range(self, node, attrs):
+        start, limit, delta = (self.b.fold(v) for v in self.inputs(node))
+        if start is None or limit is None or delta is None:
+            raise self.error(f"{self.describe()}: start, limit and delta must be constants")
+        v = self.value(node.input[0])
+        return [self.const(np.arange(start, limit, delta), v)]
+
+
+def _value_name(name: str) -> str:
+    """An ONNX name as an MLIR value name ([A-Za-z_$.-][\\w$.-]*)."""
+    name = re.sub(r"[^\w$.-]", "_", name)
+    return "_" + name if name and name[0].isdigit() else name
+
+
+def import_onnx(source: bytes | str, filename: str = "<stdin>") -> ModuleOp:
+    """Read an ONNX model (bytes, or a path) and return a verified graph-dialect module.
+
+    External weight files are looked up next to `filename`."""
+    try:
+        if isinstance(source, str) and os.path.exists(source):
+            filename = source if filename == "<stdin>" else filename
+            with open(source, "rb") as f:
+                source = f.read()
+        if isinstance(source, str):
+            raise UserError(f"'{filename}' must be read as binary ONNX, not text")
+        model = onnx.load_model_from_string(source)
+        if any(t.data_location == onnx.TensorProto.EXTERNAL for t in model.graph.initializer):
+            base = os.path.dirname(os.path.abspath(filename))
+            onnx.external_data_helper.load_external_data_for_model(model, base)
+    except UserError:
+        raise
+    except Exception as err:  # protobuf's DecodeError, missing external files, ...
+        raise UserError(f"cannot read ONNX model '{filename}': {err}") from None
+    module = OnnxImporter(model, filename).run()
+    verify(module)
+    return module
