@@ -81,7 +81,7 @@ class HostLowering:
             new.name_hint = old.name_hint
             self.buffers[old] = new
             self.dims[old] = [
-                s if s != DYN else self.cursor.value(memref.DimOp.from_source_and_index(new, self.ib.const(d)))
+                s if s != DYN else self.cursor.value(memref.DimOp(new, self.ib.const(d)))
                 for d, s in enumerate(shape_of(old.type))
             ]
 

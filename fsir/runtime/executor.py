@@ -22,7 +22,7 @@ from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 from fsir.dialects import gpu
-from fsir.dialects.graph import constant_array, fmt_shape, numpy_dtype
+from fsir.dialects.graph import DYN, constant_array, fmt_shape, numpy_dtype
 from fsir.errors import UserError
 from fsir.ir import location_of, verify
 
@@ -115,9 +115,9 @@ def execute(lowered: ModuleOp, inputs: Sequence[np.ndarray] | Mapping[str, np.nd
     for i, (a, x) in enumerate(zip(args, inputs)):
         t = a.type
         assert isinstance(t, MemRefType)
-        x = np.ascontiguousarray(np.asarray(x).astype(numpy_dtype(t.element_type), copy=False))
+        x = np.require(np.asarray(x).astype(numpy_dtype(t.element_type), copy=False), requirements="C")
         shape = t.get_shape()
-        if x.ndim != len(shape) or any(d != -1 and d != s for d, s in zip(shape, x.shape)):
+        if x.ndim != len(shape) or any(d != DYN and d != s for d, s in zip(shape, x.shape)):
             raise UserError(f"argument {i} (%{a.name_hint or i}): expected shape {fmt_shape(shape)}, "
                             f"got {fmt_shape(x.shape)}", location_of(f))
         env[a] = x
@@ -157,12 +157,12 @@ def _host_value(op: Operation, env: dict, module: ModuleOp):
     if isinstance(op, memref.AllocOp):
         t = op.memref.type
         dyn = iter(get(v) for v in op.dynamic_sizes)
-        shape = [next(dyn) if d == -1 else d for d in t.get_shape()]
+        shape = [next(dyn) if d == DYN else d for d in t.get_shape()]
         return np.zeros(shape, dtype=numpy_dtype(t.element_type))
     if isinstance(op, memref.ReinterpretCastOp):
         src = get(op.source)
         dyn = iter(get(v) for v in op.sizes)
-        sizes = [next(dyn) if s == -1 else s for s in op.static_sizes.get_values()]
+        sizes = [next(dyn) if s == DYN else s for s in op.static_sizes.get_values()]
         view = src.reshape(sizes)  # type: ignore[attr-defined]
         assert np.shares_memory(view, src) or src.size == 0, "a reinterpret_cast must be a view"
         return view
@@ -170,6 +170,6 @@ def _host_value(op: Operation, env: dict, module: ModuleOp):
         name = op.name_.root_reference.data
         for g in module.ops:
             if isinstance(g, memref.GlobalOp) and g.sym_name.data == name:
-                return np.ascontiguousarray(constant_array(g.initial_value))  # type: ignore[arg-type]
+                return np.require(constant_array(g.initial_value), requirements="C")  # type: ignore[arg-type]
         raise UserError(f"no memref.global @{name}", location_of(op))
     raise UserError(f"the host interpreter cannot run '{op.name}'", location_of(op))

@@ -1,0 +1,83 @@
+"""Differential testing of the compilation chain: graph IR → PTX → simulator vs. the
+numpy reference interpreter, plus ptxas for sm_80 and sm_90.
+
+Tolerances are fsir.runtime.compare's (documented there: f32 rtol 2e-4, f16 2e-2,
+bf16 4e-2; integers and booleans exact), widened by `scale` for long reductions whose
+summation order differs from numpy's pairwise sum.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+from fsir.dialects.graph import numpy_dtype
+from fsir.ir import parse_module
+from fsir.runtime.compare import compare
+from fsir.runtime.executor import compile_module, execute
+from fsir.runtime.reference import find_function, run
+
+ARCHS = ("sm_80", "sm_90")
+
+
+@functools.cache
+def have_ptxas() -> bool:
+    from fsir.ptx.ptxas import find_ptxas
+
+    return find_ptxas() is not None
+
+
+def make_input(t, shape, rng, kind: str = "normal") -> np.ndarray:
+    """Random data of element type `t`; `kind` keeps math domains valid:
+    normal, positive, small (|x| < 2), ids (may be out of range), int (with zeros)."""
+    dtype = numpy_dtype(t)
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    if dtype.kind in "iu":
+        lo, hi = {"ids": (-3, 12), "positive": (1, 9)}.get(kind, (-9, 10))
+        return rng.integers(lo, hi, size=shape).astype(dtype)
+    if kind == "positive":
+        x = rng.uniform(0.5, 2.0, size=shape)
+    elif kind == "small":
+        x = rng.uniform(-2.0, 2.0, size=shape)
+    else:
+        x = rng.standard_normal(shape)
+    return np.asarray(x.astype(np.float32).astype(dtype))
+
+
+def check(text: str, shapes: list[tuple[int, ...]] | None = None, kinds: list[str] | None = None,
+          fusion: str = "none", scale: float = 1.0, seed: int = 0, ptxas: bool = True, inputs=None):
+    """Compile `text`, run it on the simulator, compare with the reference; returns the
+    lowered module. `shapes` gives concrete shapes (needed for `?` dims)."""
+    module = parse_module(text, "<test>")
+    f = find_function(module)
+    types = f.function_type.inputs.data
+    rng = np.random.default_rng(seed)
+    if inputs is None:
+        shapes = shapes or [tuple(t.get_shape()) for t in types]
+        kinds = kinds or ["normal"] * len(types)
+        inputs = [make_input(t.element_type, s, rng, k) for t, s, k in zip(types, shapes, kinds)]
+    lowered = compile_module(module, fusion=fusion)
+    got, _ = execute(lowered, inputs)
+    want = run(module, inputs)
+    assert len(got) == len(want)
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert g.dtype == w.dtype, f"output {i}: dtype {g.dtype} != {w.dtype}"
+        c = compare(g, w, scale=scale)
+        assert c.ok, f"output {i}: {c}\ngot  {g.ravel()[:16]}\nwant {w.ravel()[:16]}"
+    if ptxas:
+        assemble_all(lowered)
+    return lowered
+
+
+def assemble_all(lowered) -> None:
+    if not have_ptxas():
+        pytest.skip("ptxas is not installed")
+    from fsir.ptx import print_ptx
+    from fsir.ptx.ptxas import assemble
+
+    for arch in ARCHS:
+        result = assemble(print_ptx(lowered, arch=arch), arch)
+        assert result.ok, f"ptxas {arch}: {result.errors}"
