@@ -16,15 +16,10 @@ float32 functions: they are more accurate than the hardware, not bit-identical t
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from fsir.runtime.ptx_parser import CallList, Imm, Instr, Mem, NotReg, Pair, Reg, Vec, type_size
-from fsir.runtime.sim_memory import (
-    LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE, GLOBAL_BASE, _BadAccess, atomic_rmw,
-    count_sectors,
-)
+from fsir.runtime.ptx_parser import Imm, Instr, Mem, NotReg, Pair, Reg, Vec, type_size
+from fsir.runtime.sim_memory import LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW
 
 # ------------------------------------------------------------------------------- types
 
@@ -122,10 +117,6 @@ def round_f32(x64, mode: str):
     if adj.any():
         y = np.where(adj, np.nextafter(y, toward), y)
     return y
-
-
-def round_f64(x, mode):
-    return np.asarray(x, np.float64)
 
 
 def ftz32(x):
@@ -781,10 +772,6 @@ def op_sad(D, ins, parts, ops):
 # ------------------------------------------------------------- transcendental / float
 
 
-def _f(t, f32fn):
-    return f32fn
-
-
 def op_simple_float(D, ins, parts, ops, fn):
     t = _need_type(parts, ins)
     return _unary_fn(D, ins, parts, ops, _wrap_float(fn, parts, t), t=t)
@@ -959,10 +946,7 @@ def op_slct(D, ins, parts, ops):
     dt = NP[t]
 
     def fn(ch, idx):
-        cc = c(ch, idx)
-        cond = (cc >= 0) if ct == "s32" else ~np.signbit(cc) | np.isnan(cc) & False
-        if ct == "f32":
-            cond = (cc >= 0)  # -0.0 >= 0 is True; NaN -> b
+        cond = c(ch, idx) >= 0  # f32: -0.0 selects a, NaN selects b
         w(ch, idx, np.where(cond, a(ch, idx), b(ch, idx)).astype(dt, copy=False))
     return fn
 
@@ -984,7 +968,7 @@ def op_mov(D, ins, parts, ops):
         sh = [ud.type(i * pd.itemsize * 8) for i in range(n)]
 
         def fn(ch, idx):
-            v = np.asarray(r(ch, idx)).view(ud) if np.ndim(r(ch, idx)) else np.asarray(r(ch, idx)).view(ud)
+            v = np.asarray(r(ch, idx)).view(ud)
             for i, w in enumerate(ws):
                 w(ch, idx, (v >> sh[i]).astype(pd))
         return fn
@@ -1002,7 +986,7 @@ def op_mov(D, ins, parts, ops):
             for r, sh in zip(rs, shifts):
                 v = np.asarray(r(ch, idx)).astype(ud) << sh
                 acc = v if acc is None else acc | v
-            w(ch, idx, acc.view(dt) if acc.ndim else acc.view(dt)[()] if False else np.asarray(acc).view(dt))
+            w(ch, idx, np.asarray(acc).view(dt))
         return fn
     w = D.wr(d, t)
     r = D.rd(s, t)
@@ -1096,21 +1080,23 @@ def op_cvt(D, ins, parts, ops):
                 y = np.where(big, 0, x).astype(dd)
                 return np.where(big, dd.type(info.max), y)
             return x.astype(dd)
-    else:  # int -> int (source already narrowed/extended by the reader)
+    else:  # int -> int: the reader gives the source type; extend by its signedness or truncate
         if sat:
             info = np.iinfo(dd)
 
             def f(x):
                 x = np.asarray(x)
-                if x.dtype.itemsize == 8 and x.dtype.kind == "u":
-                    return np.minimum(x, np.uint64(info.max)).astype(dd) if info.min == 0 or True else x
+                if x.dtype == np.uint64:  # may not fit int64
+                    return np.minimum(x, np.uint64(info.max)).astype(dd)
                 return np.clip(x.astype(np.int64), info.min, min(info.max, 2**63 - 1)).astype(dd)
         else:
             def f(x):
                 x = np.asarray(x)
                 if dd.itemsize > x.dtype.itemsize:
                     return x.astype(SINT[dd.itemsize] if st_[0] == "s" else UINT[dd.itemsize]).view(dd)
-                return x.astype(UINT[x.dtype.itemsize]).astype(UINT[dd.itemsize]).view(dd) if dd.itemsize < x.dtype.itemsize else x.astype(dd) if dd != x.dtype else x.copy()
+                if dd.itemsize < x.dtype.itemsize:
+                    return x.view(UINT[x.dtype.itemsize]).astype(UINT[dd.itemsize]).view(dd)
+                return x.view(dd).copy()
 
     def fn(ch, idx):
         w(ch, idx, f(r(ch, idx)))

@@ -31,7 +31,6 @@ accesses. Predicated-off lanes still count as executing the instruction (as `ins
 
 from __future__ import annotations
 
-import bisect
 import math
 import threading
 from collections import OrderedDict
@@ -40,12 +39,11 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from fsir.errors import SimulatorError
-from fsir.runtime.ptx_parser import Imm, Instr, Label, Mem, NotReg, PTXModule, Reg, VarDecl, parse_ptx, type_size
-from fsir.runtime.sim_decode import (
-    LANE_SPECIAL, NP, SPECIAL, DecodeError, Decoder, Fault, _BadAccess, atomic_rmw, count_sectors,
-)
+from fsir.runtime.ptx_parser import Imm, Instr, Label, NotReg, PTXModule, Reg, VarDecl, parse_ptx, type_size
+from fsir.runtime.sim_decode import NP, DecodeError, Decoder, Fault
 from fsir.runtime.sim_memory import (
-    GLOBAL_BASE, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE, ALIGN, GAP, GlobalMemory,
+    ALIGN, GAP, GLOBAL_BASE, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW, WINDOW_SIZE, GlobalMemory, _BadAccess,
+    atomic_rmw, count_sectors,
 )
 
 CHUNK_LANES = 64 * 1024  # lanes per chunk (whole blocks); smaller chunks stay in the CPU caches
@@ -790,11 +788,20 @@ _WINDOW = {"global": 0, "shared": SHARED_WINDOW, "local": LOCAL_WINDOW}
 
 
 def _union(a, b, n):
+    """Union of two disjoint sorted lane-index arrays (None = all n lanes)."""
     if a is None or b is None:
         return None
-    u = np.concatenate((a, b))
-    u.sort()
-    return None if u.size == n else u
+    k = a.size + b.size
+    if k == n:
+        return None
+    if k * 8 < n:  # small groups: sorting is cheaper than a mask over all lanes
+        u = np.concatenate((a, b))
+        u.sort(kind="stable")
+        return u
+    m = np.zeros(n, bool)
+    m[a] = True
+    m[b] = True
+    return np.flatnonzero(m)
 
 
 def _run_chunk(ch: _Chunk) -> None:
