@@ -1,0 +1,238 @@
+"""Fusions through stitch-codegen and schedule-to-gpu: multi-group row kernels
+(LayerNorm, softmax: sub-roots in registers / warp lanes / shared memory), column
+reductions with consumers, multi-output and packed loop kernels, and the errors for
+fusions that need inter-block communication."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fsir.errors import UserError
+from fsir.ir import parse_module
+from fsir.runtime.executor import compile_module, execute
+from pipeline_util import check
+
+
+def layernorm(rows: str, cols: int, t: str = "f32") -> str:
+    x, v, r = f"tensor<{rows}x{cols}x{t}>", f"tensor<{cols}x{t}>", f"tensor<{rows}x{t}>"
+    if rows == "?":
+        # the row count comes from the data: sizes of `?` dims flow from operands
+        bx = f"tensor<{rows}x{cols}xi1>"
+        count = (f"%same = graph.compare eq %xa, %xa : ({x}, {x}) -> {bx}\n"
+                 f"    %one = graph.convert %same : ({bx}) -> {x}\n"
+                 f"    %nb = graph.reduce sum %one dims [1] : ({x}) -> {r}")
+    else:
+        count = f"%nb = graph.broadcast %n dims [] : (tensor<{t}>) -> {r}"
+    if rows == "?":  # a static vector cannot broadcast to a `?` dim: no gamma/beta
+        affine = f"%y1 = graph.neg %xn : {x}"
+    else:
+        affine = (f"%gb = graph.broadcast %ga dims [1] : ({v}) -> {x}\n"
+                  f"    %bb = graph.broadcast %ba dims [1] : ({v}) -> {x}\n"
+                  f"    %y0 = graph.mul %xn, %gb : {x}\n"
+                  f"    %y1 = graph.add %y0, %bb : {x}")
+    if rows == "?":  # no constant can take a `?` shape: add nb / nb = 1 instead of eps
+        eps = f"%eb = graph.div %nb, %nb : {r}"
+    else:
+        eps = f"%eb = graph.broadcast %eps dims [] : (tensor<{t}>) -> {r}"
+    return f"""
+func.func @ln(%x: {x}, %g: {v}, %b: {v}) -> {x} {{
+  %y = stitch.fusion (%x, %g, %b) : ({x}, {v}, {v}) -> {x} {{
+  ^bb0(%xa: {x}, %ga: {v}, %ba: {v}):
+    %n = graph.constant dense<{cols}.0> : tensor<{t}>
+    %eps = graph.constant dense<1.0e-5> : tensor<{t}>
+    %s = graph.reduce sum %xa dims [1] : ({x}) -> {r}
+    {count}
+    %mean = graph.div %s, %nb : {r}
+    %mb = graph.broadcast %mean dims [0] : ({r}) -> {x}
+    %xc = graph.sub %xa, %mb : {x}
+    %sq = graph.mul %xc, %xc : {x}
+    %vs = graph.reduce sum %sq dims [1] : ({x}) -> {r}
+    %var = graph.div %vs, %nb : {r}
+    {eps}
+    %ve = graph.add %var, %eb : {r}
+    %rstd = graph.rsqrt %ve : {r}
+    %rb = graph.broadcast %rstd dims [0] : ({r}) -> {x}
+    %xn = graph.mul %xc, %rb : {x}
+    {affine}
+    stitch.yield %y1 : {x}
+  }}
+  func.return %y : {x}
+}}
+"""
+
+
+def launches(lowered) -> int:
+    return str(lowered).count("gpu.launch_func")
+
+
+@pytest.mark.parametrize("rows,cols,comp", [("6", 64, "warp"), ("3", 768, "block"), ("1", 33, "warp")])
+def test_layernorm(rows, cols, comp):
+    lowered = check(layernorm(rows, cols), scale=4)
+    assert launches(lowered) == 1
+
+
+def test_layernorm_f16():
+    check(layernorm("4", 100, "f16"), scale=2)
+
+
+def test_layernorm_dynamic_rows():
+    lowered = check(layernorm("?", 600), shapes=[(5, 600), (600,), (600,)], scale=4)
+    assert "memref.dim" in str(lowered)
+
+
+SOFTMAX = """
+func.func @softmax(%x: tensor<{R}x{C}xf32>) -> tensor<{R}x{C}xf32> {{
+  %y = stitch.fusion (%x) : (tensor<{R}x{C}xf32>) -> tensor<{R}x{C}xf32> {{
+  ^bb0(%xa: tensor<{R}x{C}xf32>):
+    %m = graph.reduce max %xa dims [{D}] : (tensor<{R}x{C}xf32>) -> tensor<{K}xf32>
+    %mb = graph.broadcast %m dims [{KD}] : (tensor<{K}xf32>) -> tensor<{R}x{C}xf32>
+    %d = graph.sub %xa, %mb : tensor<{R}x{C}xf32>
+    %e = graph.exp %d : tensor<{R}x{C}xf32>
+    %s = graph.reduce sum %e dims [{D}] : (tensor<{R}x{C}xf32>) -> tensor<{K}xf32>
+    %sb = graph.broadcast %s dims [{KD}] : (tensor<{K}xf32>) -> tensor<{R}x{C}xf32>
+    %p = graph.div %e, %sb : tensor<{R}x{C}xf32>
+    stitch.yield %p : tensor<{R}x{C}xf32>
+  }}
+  func.return %y : tensor<{R}x{C}xf32>
+}}
+"""
+
+
+@pytest.mark.parametrize("R,C", [(7, 50), (2, 1030)])
+def test_softmax_rows(R, C):
+    lowered = check(SOFTMAX.format(R=R, C=C, D=1, K=R, KD=0), scale=4)
+    assert launches(lowered) == 1
+
+
+def test_softmax_columns():
+    """A column softmax: a thread per column (reductions over dim 0 with consumers)."""
+    lowered = check(SOFTMAX.format(R=40, C=6, D=0, K=6, KD=1), scale=4)
+    assert "gpu.shuffle" not in str(lowered)
+
+
+def test_multi_output():
+    """The mean (a sub-root result) and the centred values are both outputs."""
+    check("""
+func.func @f(%x: tensor<5x70xf32>) -> (tensor<5xf32>, tensor<5x70xf32>) {
+  %m, %c = stitch.fusion (%x) : (tensor<5x70xf32>) -> (tensor<5xf32>, tensor<5x70xf32>) {
+  ^bb0(%xa: tensor<5x70xf32>):
+    %s = graph.reduce sum %xa dims [1] : (tensor<5x70xf32>) -> tensor<5xf32>
+    %sb = graph.broadcast %s dims [0] : (tensor<5xf32>) -> tensor<5x70xf32>
+    %d = graph.sub %xa, %sb : tensor<5x70xf32>
+    stitch.yield %s, %d : tensor<5xf32>, tensor<5x70xf32>
+  }
+  func.return %m, %c : tensor<5xf32>, tensor<5x70xf32>
+}
+""", scale=4)
+
+
+def test_packed_loop():
+    """Independent outputs of different sizes share one loop kernel (kernel packing)."""
+    lowered = check("""
+func.func @f(%a: tensor<3x7xf32>, %b: tensor<300xi32>) -> (tensor<3x7xf32>, tensor<300xi32>) {
+  %x, %y = stitch.fusion (%a, %b) : (tensor<3x7xf32>, tensor<300xi32>) -> (tensor<3x7xf32>, tensor<300xi32>) {
+  ^bb0(%p: tensor<3x7xf32>, %q: tensor<300xi32>):
+    %e = graph.exp %p : tensor<3x7xf32>
+    %n = graph.neg %q : tensor<300xi32>
+    stitch.yield %e, %n : tensor<3x7xf32>, tensor<300xi32>
+  }
+  func.return %x, %y : tensor<3x7xf32>, tensor<300xi32>
+}
+""")
+    assert launches(lowered) == 1
+
+
+def test_reduction_of_broadcast_consumer_rows():
+    """A reduction feeding an elementwise consumer whose rows are its trailing dim."""
+    check("""
+func.func @f(%x: tensor<4x9xf32>) -> tensor<9x4xf32> {
+  %y = stitch.fusion (%x) : (tensor<4x9xf32>) -> tensor<9x4xf32> {
+  ^bb0(%xa: tensor<4x9xf32>):
+    %s = graph.reduce max %xa dims [1] : (tensor<4x9xf32>) -> tensor<4xf32>
+    %t = graph.transpose %xa perm [1, 0] : (tensor<4x9xf32>) -> tensor<9x4xf32>
+    %sb = graph.broadcast %s dims [1] : (tensor<4xf32>) -> tensor<9x4xf32>
+    %d = graph.sub %t, %sb : tensor<9x4xf32>
+    stitch.yield %d : tensor<9x4xf32>
+  }
+  func.return %y : tensor<9x4xf32>
+}
+""")
+
+
+def _compile(text: str):
+    return compile_module(parse_module(text, "t.mlir"))
+
+
+def test_inter_block_error():
+    with pytest.raises(UserError, match="inter-block communication"):
+        _compile("""
+func.func @f(%x: tensor<4x9xf32>) -> tensor<4x9xf32> {
+  %y = stitch.fusion (%x) : (tensor<4x9xf32>) -> tensor<4x9xf32> {
+  ^bb0(%xa: tensor<4x9xf32>):
+    %s = graph.reduce sum %xa dims [1] : (tensor<4x9xf32>) -> tensor<4xf32>
+    %r = graph.slice %s start [1] limit [4] strides [1] : (tensor<4xf32>) -> tensor<3xf32>
+    %c = graph.concat %r, %r dim 0 : (tensor<3xf32>, tensor<3xf32>) -> tensor<6xf32>
+    %k = graph.slice %c start [0] limit [4] strides [1] : (tensor<6xf32>) -> tensor<4xf32>
+    %b = graph.broadcast %k dims [0] : (tensor<4xf32>) -> tensor<4x9xf32>
+    %d = graph.sub %xa, %b : tensor<4x9xf32>
+    stitch.yield %d : tensor<4x9xf32>
+  }
+  func.return %y : tensor<4x9xf32>
+}
+""")
+
+
+def test_dot_with_consumer_error():
+    with pytest.raises(UserError, match="graph.dot.*only root"):
+        _compile("""
+func.func @f(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %y = stitch.fusion (%a) : (tensor<4x4xf32>) -> tensor<4x4xf32> {
+  ^bb0(%x: tensor<4x4xf32>):
+    %d = graph.dot %x, %x : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+    %e = graph.exp %d : tensor<4x4xf32>
+    stitch.yield %e : tensor<4x4xf32>
+  }
+  func.return %y : tensor<4x4xf32>
+}
+""")
+
+
+def test_unsupported_type_error():
+    with pytest.raises(UserError, match="f64, which the GPU code generator does not support"):
+        _compile("""
+func.func @f(%a: tensor<4xf64>) -> tensor<4xf64> {
+  %e = graph.exp %a : tensor<4xf64>
+  func.return %e : tensor<4xf64>
+}
+""")
+
+
+def test_mode_not_implemented():
+    from xdsl.context import Context
+
+    from fsir.fusion.explore import FusionExplorePass
+
+    m = parse_module("func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n  func.return %a : tensor<4xf32>\n}\n")
+    with pytest.raises(UserError, match="not implemented yet"):
+        FusionExplorePass(mode="stitch").apply(Context(), m)
+    with pytest.raises(UserError, match="unknown mode"):
+        FusionExplorePass(mode="bogus").apply(Context(), m)
+
+
+def test_unfused_layernorm_launches():
+    """mode=none: one kernel per op (constants folded in as immediates)."""
+    text = """
+func.func @f(%x: tensor<4x32xf32>) -> tensor<4x32xf32> {
+  %s = graph.reduce sum %x dims [1] : (tensor<4x32xf32>) -> tensor<4xf32>
+  %b = graph.broadcast %s dims [0] : (tensor<4xf32>) -> tensor<4x32xf32>
+  %k = graph.constant dense<2.0> : tensor<4x32xf32>
+  %m = graph.mul %b, %k : tensor<4x32xf32>
+  %d = graph.sub %x, %m : tensor<4x32xf32>
+  func.return %d : tensor<4x32xf32>
+}
+"""
+    lowered = check(text)
+    assert launches(lowered) == 4
+    _, stats = execute(lowered, [np.ones((4, 32), np.float32)])
+    assert stats.launches == 4
