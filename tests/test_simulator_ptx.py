@@ -875,3 +875,85 @@ def test_racy_kernel_assembles():
             f.write(RACY)
         r = subprocess.run([ptxas, "-arch=sm_80", "-o", os.devnull, p], capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
+
+
+def test_warp_sync_orders_shared_accesses_within_a_warp():
+    body = """
+    .shared .align 4 .b8 buf[256];
+    shl.b32 %r5, %r4, 2;
+    mov.u32 %r6, buf;
+    add.u32 %r7, %r6, %r5;
+    st.shared.u32 [%r7], %r4;
+    SYNC
+    xor.b32 %r8, %r5, 4;             // neighbour in the same warp
+    add.u32 %r8, %r6, %r8;
+    ld.shared.u32 %r9, [%r8];
+    st.global.u32 [%rd2], %r9;
+"""
+    out = run1(body.replace("SYNC", "bar.warp.sync -1;"), n=64)
+    np.testing.assert_array_equal(out, np.arange(64) ^ 1)
+    with pytest.raises(SimulatorError, match="shared-memory race"):
+        run1(body.replace("SYNC", ""), n=64)
+
+
+def test_dynamic_shared_memory_is_sized_by_shared_bytes():
+    pre = ".extern .shared .align 16 .b8 dyn[];\n"
+    body = """
+    .shared .align 4 .b8 stat[12];
+    shl.b32 %r5, %r4, 2;
+    mov.u32 %r6, dyn;
+    add.u32 %r7, %r6, %r5;
+    st.shared.u32 [%r7], %r4;
+    mov.u32 %r8, stat;
+    st.global.u32 [%rd2], %r6;       // the dynamic region starts after the static one, 16-aligned
+"""
+    out = run1(body, n=32, pre=pre, shared_bytes=128)
+    assert (out == 16).all()
+    with pytest.raises(SimulatorError, match="out-of-bounds shared store by thread \\(16,0,0\\)"):
+        run1(body, n=32, pre=pre, shared_bytes=64)
+
+
+def test_bf16_arithmetic_and_generic_global_access():
+    text = ptxk("k", [("u64", "out")], """
+    ld.param.u64 %rd1, [out];          // generic address of a global buffer, no cvta
+    mov.f32 %f1, 0f40490FDB;           // pi
+    cvt.rn.bf16.f32 %rs1, %f1;         // 3.140625
+    mov.b16 %rs2, 0x4000;              // bf16 2.0
+    mov.b16 %rs4, 0x8000;              // -0.0
+    fma.rn.bf16 %rs3, %rs1, %rs2, %rs4;  // (mul.bf16 needs sm_90)
+    cvt.f32.bf16 %f2, %rs3;
+    st.f32 [%rd1], %f2;
+    ld.global.nc.v4.f32 {%f3, %f4, %f5, %f6}, [%rd1];
+    add.f32 %f7, %f3, %f6;
+    st.global.f32 [%rd1+4], %f7;
+""")
+    out = np.zeros(4, np.float32)
+    out[3] = 1
+    run_ptx(text, "k", (1,), (1,), [out])
+    assert out[0] == np.float32(6.28125) and out[1] == np.float32(7.28125)
+
+
+def test_shfl_in_divergent_code_uses_generic_path():
+    # only even lanes execute the shuffle; sources are the odd neighbours' (live) registers
+    out = run1("""
+    add.u32 %r5, %r4, 1000;
+    and.b32 %r6, %r4, 1;
+    setp.ne.u32 %p1, %r6, 0;
+    @%p1 bra $L_skip;
+    shfl.sync.bfly.b32 %r5, %r5, 1, 31, 0x55555555;
+$L_skip:
+    st.global.u32 [%rd2], %r5;
+""", n=64)
+    t = np.arange(64)
+    np.testing.assert_array_equal(out, np.where(t % 2 == 0, (t ^ 1) + 1000, t + 1000))
+
+
+def test_predicated_store_counts_only_active_lanes():
+    text = ptxk("k", [("u64", "out")], PRO + """
+    setp.lt.u32 %p1, %r4, 10;
+    @%p1 st.global.u32 [%rd2], %r4;
+""")
+    out = np.zeros(32, np.uint32)
+    st = run_ptx(text, "k", (1,), (32,), [out])
+    assert st.global_store_bytes == 40 and st.global_sectors == 2 and st.global_unique_bytes == 40
+    assert st.instructions == 32 * 11 and st.warp_instructions == 11

@@ -417,9 +417,9 @@ def parse_ptx(text: str, filename: str = "<ptx>") -> PTXModule:
         return _parser().parse(text)
     except UnexpectedInput as e:
         line, col = getattr(e, "line", 0), getattr(e, "column", 0)
-        if isinstance(e, UnexpectedEOF) or line in (None, -1):
-            lines = text.splitlines() or [""]
-            line, col = len(lines), len(lines[-1]) + 1
+        at_end = isinstance(e, UnexpectedEOF) or (isinstance(e, UnexpectedToken) and e.token.type == "$END")
+        if at_end or line in (None, -1):
+            line, col = text.count("\n") + 1, len(text) - text.rfind("\n")
         if isinstance(e, UnexpectedToken):
             what = f"unexpected {e.token!r}" if e.token.type != "$END" else "unexpected end of input"
         elif isinstance(e, UnexpectedCharacters):

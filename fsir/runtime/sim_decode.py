@@ -1230,8 +1230,10 @@ def op_st(D, ins, parts, ops):
     if t == "b128":
         raise DecodeError("unsupported type .b128")
     space = _space(parts)
-    if space in ("const", "param"):
-        raise DecodeError(f"stores to .{space} are not supported")
+    if space == "param":
+        raise DecodeError("stores to .param are not supported (device-function calls are not supported; inline them)")
+    if space == "const":
+        raise DecodeError("stores to .const are not allowed")
     nv = _vec(parts)
     _nops(ops, 2, ins)
     m, s = ops
