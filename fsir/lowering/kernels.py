@@ -350,9 +350,25 @@ class KernelLowering:
         e.when(inside, lambda: self.store_output(0, acc, out_idx))
 
 
+def reuse_computation(f: gpu.FuncOp) -> None:
+    """FusionStitching §4.5: values that do not depend on a loop's iteration (a row's
+    mean, its 1/sqrt(var + eps), index bases) are computed once before the loop, and
+    equal values computed by different groups once per thread."""
+    from xdsl.dialects import scf
+    from xdsl.transforms.common_subexpression_elimination import cse
+    from xdsl.transforms.loop_invariant_code_motion import move_loop_invariant_code
+
+    loops = [op for op in f.walk() if isinstance(op, scf.ForOp)]
+    for loop in reversed(loops):  # inner loops first, so invariants bubble outwards
+        move_loop_invariant_code(loop)
+    cse(f)
+
+
 def lower_kernel(k: KernelOp) -> KernelInterface:
     try:
-        return KernelLowering(k).lower()
+        iface = KernelLowering(k).lower()
+        reuse_computation(iface.func)
+        return iface
     except KeyError as err:  # a missing buffer or symbol: the schedule is inconsistent
         raise UserError(f"'schedule.kernel' op @{k.sym_name.data} cannot be lowered: missing {err}",
                         location_of(k)) from None
