@@ -112,9 +112,15 @@ def run_compiled(module, entry: str, inputs, args):
 
         with open(args.dump_ptx, "w") as fh:
             fh.write(print_ptx(lowered, arch=args.arch))
-    outputs, stats = execute(lowered, inputs, device, entry=entry, arch=args.arch)
-    record = {"device": device.name, **stats_dict(stats)}
+    outputs, stats = execute(lowered, inputs, device, entry=entry)
+    record = {"device": device.name, **stats_dict(stats), "kernels": count_kernels(lowered)}
     return outputs, record, device.name
+
+
+def count_kernels(lowered) -> int:
+    from fsir.dialects import gpu
+
+    return sum(1 for op in lowered.walk() if isinstance(op, gpu.FuncOp) and op.kernel is not None)
 
 
 def stats_dict(stats) -> dict:
