@@ -105,17 +105,35 @@ class FusionExplorePass(ModulePass):
     """Group graph ops into stitch.fusion regions.
 
     mode=none: no fusion, one kernel per op (the baseline every comparison starts from).
+    mode=stitch|xla: the FusionStitching explorer (fsir/fusion/explorer.py) with the
+    code generator's rules, or with XLA's rules on top; the other options are its
+    (top-k, beam, group-size, remote, gpu, max-ops; report=true prints kernels, bytes
+    and scores per function to stderr).
     """
 
     name = "fusion-explore"
 
     mode: str = "none"
+    top_k: int = 3
+    beam: int = 3
+    group_size: int = 2
+    remote: bool = True
+    gpu: str = "H100"
+    max_ops: int = 64
+    report: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.mode not in MODES:
             raise UserError(f"fusion-explore: unknown mode '{self.mode}' (expected one of: {', '.join(MODES)})")
         if self.mode != "none":
-            raise UserError(f"fusion-explore: mode '{self.mode}' is not implemented yet (only 'none' is)")
+            from fsir.fusion.explorer import ExplorerOptions, explore_function, report_stream
+
+            options = ExplorerOptions(self.mode, self.top_k, self.beam, self.group_size, self.remote,
+                                      self.gpu, self.max_ops)
+            for f in list(op.walk()):
+                if isinstance(f, func.FuncOp) and not f.is_declaration:
+                    explore_function(f, options, report_stream() if self.report else None)
+            return
         for f in op.walk():
             if isinstance(f, func.FuncOp) and not f.is_declaration:
                 fuse_none(f)

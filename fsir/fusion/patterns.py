@@ -1,0 +1,204 @@
+"""Candidate fusion patterns by approximate dynamic programming (FusionStitching §5.2).
+
+Vertices are visited in post-order (from the last op of the topological order to the
+first), so when vertex v is visited every consumer already has its candidates: patterns
+whose top producer is that consumer. v's candidates come from PatternReduction over its
+consumers:
+
+- the consumers are split into groups of at most `group_size`; within a group every
+  combination of the consumers' candidates is enumerated, the empty choice included,
+  v is appended, and the top-k by score f are kept;
+- with more consumers than `group_size` the consumers are split in two halves,
+  recursively; the reduction of two halves keeps the top-k of both halves' patterns and
+  of their pairwise unions (so a pattern may span groups at O(k²) cost per split);
+- a light op fed only by function inputs (the broadcast of a γ, a bias) is absorbed into
+  a pattern holding all its consumers: it has no producer vertex of its own to start a
+  pattern from, and running it as its own kernel would write a full-size tensor.
+
+A pattern is kept only if it has at most `max_ops` ops, if the code generator can make
+it (`capability`, the codegen's own rules), and if it creates no cycle between kernels
+(fig. 6: a path that leaves the pattern and re-enters it). Every pattern built from v
+is v plus descendants of v (and absorbed input-only ops, which nothing can reach), so a
+path leaving and re-entering it exists exactly when one of its external producers is a
+descendant of v: `_Reach` answers that with a depth-first search from v that only goes
+as far (in topological index) as the producers asked about.
+
+Candidates are scored incrementally (extending a consumer's pattern by v costs
+O(degree)); only patterns that could make the top-k are checked against the capability
+and for cycles, in score order. Together with the fixed group size and k this keeps
+candidate generation O(V + E) for bounded `max_ops`.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from itertools import product
+
+from xdsl.ir import Operation
+
+from fsir.fusion.dataflow import DataflowGraph
+from fsir.fusion.delta_evaluator import DeltaEvaluator, Pattern
+
+Capability = Callable[[Sequence[Operation]], "str | None"]
+
+
+@dataclass(frozen=True)
+class CandidateOptions:
+    top_k: int = 3
+    group_size: int = 2
+    max_ops: int = 64
+
+
+class _Reach:
+    """Descendants of one vertex, explored lazily in topological order."""
+
+    def __init__(self, g: DataflowGraph, v: int):
+        self.succs = g.succs
+        self.seen = {v}
+        self.heap = [v]
+
+    def reaches(self, w: int) -> bool:
+        heap, seen, succs = self.heap, self.seen, self.succs
+        # Every path from v to w only visits indices <= w (topological order).
+        while heap and heap[0] <= w:
+            u = heapq.heappop(heap)
+            for c in succs[u]:
+                if c not in seen:
+                    seen.add(c)
+                    heapq.heappush(heap, c)
+        return w in seen
+
+
+class CandidateGenerator:
+    def __init__(self, g: DataflowGraph, ev: DeltaEvaluator, capability: Capability,
+                 options: CandidateOptions = CandidateOptions()):
+        self.g = g
+        self.ev = ev
+        self.capability = capability
+        self.options = options
+        self.cands: list[list[Pattern]] = [[] for _ in range(len(g))]
+        self.rejected: Counter[str] = Counter()  # why patterns were discarded (for reports/tests)
+        self._verdicts: dict[frozenset[int], bool] = {}
+        self._reach: _Reach | None = None
+
+    def run(self) -> list[list[Pattern]]:
+        g = self.g
+        for v in range(len(g) - 1, -1, -1):
+            if not g.fusible[v]:
+                continue
+            self._reach = None
+            consumers = [c for c in g.succs[v] if self.cands[c]]
+            self.cands[v] = self._reduce(v, consumers)
+        self._reach = None
+        return self.cands
+
+    # -- PatternReduction ----------------------------------------------------------
+
+    def _reduce(self, v: int, consumers: list[int]) -> list[Pattern]:
+        if len(consumers) <= self.options.group_size:
+            return self._leaf(v, consumers)
+        mid = len(consumers) // 2
+        left = self._reduce(v, consumers[:mid])
+        right = self._reduce(v, consumers[mid:])
+        pool = left + right
+        for a in left:
+            for b in right:
+                if len(a) > 1 and len(b) > 1:
+                    p = self._union(v, [a.members, b.members])
+                    if p is not None:
+                        pool.append(p)
+        return self._top_k(v, pool)
+
+    def _leaf(self, v: int, consumers: list[int]) -> list[Pattern]:
+        ev, max_ops = self.ev, self.options.max_ops
+        pool = [ev.singles[v]]
+        choices = [[None, *self.cands[c]] for c in consumers]
+        for combo in product(*choices):
+            chosen = [x for x in combo if x is not None]
+            if not chosen:
+                continue
+            if len(chosen) == 1:
+                x = chosen[0]
+                if len(x) + 1 > max_ops:
+                    self.rejected["larger than max-ops"] += 1
+                    continue
+                p = ev.extend(x, v)
+                # Patterns of two or more ops have absorbed what they can; a single op has not.
+                producers = self.g.preds[v] if len(x) > 1 else self.g.preds[v] + self.g.preds[x.root]
+                absorbed = self._closure(p.members, producers)
+                if absorbed:
+                    p = self._of(p.members | absorbed, v)
+            else:
+                p = self._union(v, [x.members for x in chosen])
+            if p is not None:
+                pool.append(p)
+        return self._top_k(v, pool)
+
+    def _union(self, v: int, parts: list[frozenset[int]]) -> Pattern | None:
+        members = frozenset({v}).union(*parts)
+        absorbed = self._closure(members, [w for m in members for w in self.g.preds[m]])
+        if absorbed:
+            members = members | absorbed
+        return self._of(members, v)
+
+    def _of(self, members: frozenset[int], v: int) -> Pattern | None:
+        if len(members) > self.options.max_ops:
+            self.rejected["larger than max-ops"] += 1
+            return None
+        return self.ev.of(members, v)
+
+    def _closure(self, members: frozenset[int], producers) -> set[int]:
+        """Input-only light producers all of whose consumers are in `members`."""
+        g = self.g
+        todo = [w for w in producers if g.source_free[w] and w not in members]
+        added: set[int] = set()
+        while todo:
+            w = todo.pop()
+            if w in added or w in members or g.is_output[w]:
+                continue
+            if all(c in members or c in added for c in g.succs[w]):
+                added.add(w)
+                todo.extend(g.preds[w])
+        return added
+
+    # -- keeping the top-k valid patterns ----------------------------------------
+
+    def _top_k(self, v: int, pool: list[Pattern]) -> list[Pattern]:
+        unique: dict[frozenset[int], Pattern] = {}
+        for p in pool:
+            if p.members not in unique:
+                unique[p.members] = p
+        ranked = sorted(unique.values(), key=lambda p: (-p.score, len(p)))
+        kept: list[Pattern] = []
+        for p in ranked:
+            if len(p) == 1 or self._valid(v, p):
+                kept.append(p)
+                if len(kept) == self.options.top_k:
+                    break
+        return kept
+
+    def _valid(self, v: int, p: Pattern) -> bool:
+        verdict = self._verdicts.get(p.members)
+        if verdict is not None:
+            return verdict
+        verdict = self._check(v, p)
+        self._verdicts[p.members] = verdict
+        return verdict
+
+    def _check(self, v: int, p: Pattern) -> bool:
+        g = self.g
+        for w in p.ext:
+            if w > v:  # only descendants of v can close a cycle through it
+                if self._reach is None:
+                    self._reach = _Reach(g, v)
+                if self._reach.reaches(w):
+                    self.rejected["cycle between kernels"] += 1
+                    return False
+        reason = self.capability([g.ops[i] for i in sorted(p.members)])
+        if reason is not None:
+            self.rejected[f"codegen: {reason}"] += 1
+            return False
+        return True

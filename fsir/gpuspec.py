@@ -1,0 +1,87 @@
+"""GPU parameter tables the cost models read (public datasheet figures, DESIGN.md).
+
+    spec = gpu_spec("H100")      # case-insensitive; "a100-80gb" etc. also accepted
+    spec.hbm_bandwidth            # bytes per second
+
+One frozen `GpuSpec` per GPU. Numbers are the datasheet's; where a model needs a figure
+no datasheet gives (CPI per instruction class, the warps needed to saturate memory), it
+is marked as a modelling assumption next to the field. Kernel launch cost is XLA's 1 µs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
+
+from fsir.errors import UserError
+
+KB = 1024
+MB = 1024 * 1024
+
+# Cycles per instruction by instruction class, for the latency-evaluator (§4.3:
+# L_warp = N_instruction x CPI). Dependent-issue latencies from the microbenchmark
+# papers the FusionStitching paper cites (Jia et al., "Dissecting the NVIDIA Volta /
+# Turing GPU architecture via microbenchmarking"); newer GPUs keep the same orders of
+# magnitude, so one table serves all four until a GPU is measured.
+DEFAULT_CPI: Mapping[str, float] = MappingProxyType({
+    "alu": 4.0,        # fadd/fmul/ffma/iadd/compare/select/convert
+    "sfu": 18.0,       # exp/log/rsqrt/tanh/erf... (multi-instruction sequences on the SFU)
+    "div": 30.0,       # f32 division (Newton iterations)
+    "shuffle": 30.0,   # shfl.sync
+    "smem": 24.0,      # ld/st.shared
+    "barrier": 20.0,   # bar.sync
+    "global": 400.0,   # ld.global latency (hidden by occupancy; not used for bandwidth)
+})
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    name: str
+    sms: int
+    hbm_bandwidth: float  # bytes/s
+    smem_per_sm: int  # bytes (the maximum configurable carve-out)
+    smem_per_block: int  # bytes (opt-in maximum per block)
+    regs_per_sm: int
+    max_threads_per_sm: int
+    max_blocks_per_sm: int
+    l2_bytes: int
+    clock_hz: float  # boost clock
+    warp_size: int = 32
+    launch_cost: float = 1e-6  # seconds per kernel launch (XLA's model)
+    cpi: Mapping[str, float] = field(default_factory=lambda: DEFAULT_CPI)
+    # Modelling assumption: resident warps per SM needed to keep HBM busy (Little's law
+    # with ~0.5-1 µs latency and 16-32 B per lane in flight); fewer warps get a
+    # proportional share of the bandwidth.
+    saturating_warps_per_sm: int = 16
+
+    @property
+    def max_warps_per_sm(self) -> int:
+        return self.max_threads_per_sm // self.warp_size
+
+
+GPUS: Mapping[str, GpuSpec] = MappingProxyType({
+    "V100": GpuSpec("V100", sms=80, hbm_bandwidth=900e9, smem_per_sm=96 * KB, smem_per_block=96 * KB,
+                    regs_per_sm=65536, max_threads_per_sm=2048, max_blocks_per_sm=32, l2_bytes=6 * MB,
+                    clock_hz=1.53e9),
+    "T4": GpuSpec("T4", sms=40, hbm_bandwidth=320e9, smem_per_sm=64 * KB, smem_per_block=64 * KB,
+                  regs_per_sm=65536, max_threads_per_sm=1024, max_blocks_per_sm=16, l2_bytes=4 * MB,
+                  clock_hz=1.59e9),
+    "A100": GpuSpec("A100", sms=108, hbm_bandwidth=2039e9, smem_per_sm=164 * KB, smem_per_block=163 * KB,
+                    regs_per_sm=65536, max_threads_per_sm=2048, max_blocks_per_sm=32, l2_bytes=40 * MB,
+                    clock_hz=1.41e9),
+    "H100": GpuSpec("H100", sms=132, hbm_bandwidth=3350e9, smem_per_sm=228 * KB, smem_per_block=227 * KB,
+                    regs_per_sm=65536, max_threads_per_sm=2048, max_blocks_per_sm=32, l2_bytes=50 * MB,
+                    clock_hz=1.98e9),
+})
+
+_ALIASES = {"A100-80GB": "A100", "A100_80GB": "A100", "H100-SXM": "H100", "H100_SXM": "H100"}
+
+
+def gpu_spec(name: str) -> GpuSpec:
+    """The spec of `name` (case-insensitive); a UserError lists the known GPUs otherwise."""
+    key = name.strip().upper()
+    key = _ALIASES.get(key, key)
+    if key not in GPUS:
+        raise UserError(f"unknown GPU '{name}' (known: {', '.join(GPUS)})")
+    return GPUS[key]
