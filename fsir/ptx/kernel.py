@@ -15,7 +15,8 @@ Kernel argument contract (what the host passes, in order, one `.param` per argum
   needs dynamic sizes takes a flat `memref<?xT>` plus explicit `index` arguments.
   Layouts `strided<[...], offset: N>` with static strides and offset are accepted.
 - `index`, `i64`: `.param .u64`/`.b64`; `i32` `.b32`; `i16`/`f16`/`bf16` `.b16`
-  (raw bits); `i1`/`i8` `.u8`; `f32` `.f32`; `f64` `.f64`.
+  (f16/bf16 as their raw 16-bit patterns); `i8` `.s8`; `i1` `.u8` (0 or 1); `f32`
+  `.f32`; `f64` `.f64`.
 """
 
 from __future__ import annotations
@@ -287,9 +288,7 @@ class KernelEmitter:
                 tmp = self.new(T.B16)
                 self.ins(f"ld.param.u8 {tmp}, [{pname}]")
                 self.ins(f"setp.ne.s16 {self.define(arg)}, {tmp}, 0")
-            elif ptype == "u8":  # i8: sign-extend into the 16-bit register
-                self.ins(f"ld.param.s8 {self.define(arg)}, [{pname}]")
-            else:
+            else:  # (an i8 .s8 load sign-extends into its 16-bit register)
                 self.ins(f"ld.param.{ptype} {self.define(arg)}, [{pname}]")
         for i, arg in enumerate(func.workgroup_buffers):
             assert isinstance(arg.type, MemRefType)

@@ -3,11 +3,11 @@
 | MLIR type     | register file      | in memory (ld/st)  | kernel .param |
 |---------------|--------------------|--------------------|---------------|
 | i1            | .pred  (%p)        | 1 byte, .u8 (0/1)  | .u8           |
-| i8            | .b16   (%rs) [1]   | 1 byte, .s8        | .u8           |
+| i8            | .b16   (%rs) [1]   | 1 byte, .s8        | .s8           |
 | i16           | .b16   (%rs)       | .b16               | .b16          |
 | i32           | .b32   (%r)        | .b32               | .b32          |
 | i64, index    | .b64   (%rd)       | .b64               | .b64          |
-| f16, bf16     | .b16   (%rs) [2]   | .b16               | .b16          |
+| f16, bf16     | .b16   (%rs) [2]   | .b16               | .b16 (bits)   |
 | f32           | .f32   (%f)        | .f32               | .f32          |
 | f64           | .f64   (%fd)       | .f64               | .f64          |
 | memref        | .b64   (%rd)       | -                  | .u64 pointer  |
@@ -112,7 +112,7 @@ def mem_type(t: Attribute) -> str:
 
 def param_type(t: Attribute) -> str:
     """The .param type of a scalar kernel argument."""
-    if isinstance(t, IntegerType) and t.width.data in (1, 8):
+    if isinstance(t, IntegerType) and t.width.data == 1:
         return "u8"
     return mem_type(t)
 

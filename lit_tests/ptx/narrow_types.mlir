@@ -81,7 +81,7 @@ builtin.module attributes {gpu.container_module} {
     // CHECK-NEXT: .param .b16 scalars_param_2,
     // CHECK-NEXT: .param .b16 scalars_param_3,
     // CHECK-NEXT: .param .u8 scalars_param_4,
-    // CHECK-NEXT: .param .u8 scalars_param_5,
+    // CHECK-NEXT: .param .s8 scalars_param_5,
     // CHECK-NEXT: .param .b32 scalars_param_6,
     // CHECK-NEXT: .param .b64 scalars_param_7,
     // CHECK-NEXT: .param .u64 scalars_param_8,
