@@ -52,6 +52,8 @@ def make_fusion(ops: list[Operation], attributes: dict | None = None) -> FusionO
     outputs = [r for op in ops for r in op.results if any(u.operation not in inside for u in r.uses)]
     block = Block(arg_types=[v.type for v in inputs])
     mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, block.args))
+    for v, arg in zip(inputs, block.args):
+        arg.name_hint = v.name_hint
     for c in clones:
         copy = c.clone()
         block.add_op(copy)
@@ -79,10 +81,11 @@ def make_fusion(ops: list[Operation], attributes: dict | None = None) -> FusionO
 
 def fuse_none(f: func.FuncOp) -> None:
     """One fusion per op (free reshapes and constants excepted)."""
-    ops = list(f.body.block.ops)
-    for index, op in enumerate(ops):
+    index = 0
+    for op in list(f.body.block.ops):
         if op.name.startswith("graph.") and not is_free(op) and not isinstance(op, graph.ConstantOp):
             make_fusion([op], {"pattern": _int(index)})
+            index += 1
     # Constants still used outside fusions are returned by the function (or feed a
     # free reshape): they become kernels; dead ones disappear.
     for op in list(f.body.block.ops):
