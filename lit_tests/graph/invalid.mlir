@@ -548,7 +548,7 @@ func.func @f(%x: f32) {
 
 func.func @f(%x: tensor<4xf32>) -> tensor<5xf32> {
   %r = graph.exp %x : tensor<4xf32>
-  // expected-error @+1 {{func.return}}
+  // expected-error @+1 {{expected [tensor<5xf32>], got [tensor<4xf32>]}}
   func.return %r : tensor<4xf32>
 }
 
