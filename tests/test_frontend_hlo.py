@@ -27,12 +27,13 @@ HLO_FILES = sorted(EXAMPLES.glob("*.hlo"))
 @pytest.mark.parametrize("path", HLO_FILES, ids=[p.name for p in HLO_FILES])
 def test_example_matches_jax(path: Path):
     module = import_hlo(path.read_text(), str(path))
-    data = np.load(EXAMPLES / (path.name.split(".")[0] + ".npz"))
-    args = [data[f"arg{i}"] for i in range(sum(k.startswith("arg") for k in data))]
-    outs = run(module, args)
-    assert len(outs) == sum(k.startswith("out") for k in data)
+    model = path.name.split(".")[0]
+    inputs = np.load(EXAMPLES / f"{model}.inputs.npz")
+    expected = np.load(EXAMPLES / f"{model}.outputs.npz")
+    outs = run(module, [inputs[f"arg{i}"] for i in range(len(inputs))])
+    assert len(outs) == len(expected)
     for i, got in enumerate(outs):
-        np.testing.assert_allclose(got, data[f"out{i}"], rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(got, expected[f"out{i}"], rtol=1e-4, atol=1e-5)
 
 
 def test_examples_cover_both_forms():

@@ -6,8 +6,10 @@
 For each model NAME it writes
   NAME.hlo       `jax.jit(f).lower(*args).as_text(dialect="hlo")` (unoptimized HLO)
   NAME.opt.hlo   `....compile().as_text()` for the models in OPTIMIZED (XLA's CPU fusions)
-  NAME.npz       the inputs (arg0, arg1, ... in parameter order) and JAX's outputs
-                 (out0, out1, ...), which tests/test_frontend_hlo.py compares against.
+  NAME.inputs.npz   the inputs (arg0, arg1, ... in parameter order), for
+                    `fs-run NAME.hlo --inputs NAME.inputs.npz`
+  NAME.outputs.npz  JAX's outputs (out0, out1, ...) on those inputs, which
+                    tests/test_frontend_hlo.py compares fsir's against.
 Shapes are kept small so the files stay small and the tests fast.
 """
 
@@ -128,8 +130,8 @@ def main():
             (HERE / f"{name}.opt.hlo").write_text(lowered.compile().as_text())
         outs = jax.jit(fn)(*args)
         outs = outs if isinstance(outs, (tuple, list)) else [outs]
-        np.savez_compressed(HERE / f"{name}.npz", **{f"arg{i}": a for i, a in enumerate(args)},
-                            **{f"out{i}": np.asarray(o) for i, o in enumerate(outs)})
+        np.savez_compressed(HERE / f"{name}.inputs.npz", **{f"arg{i}": a for i, a in enumerate(args)})
+        np.savez_compressed(HERE / f"{name}.outputs.npz", **{f"out{i}": np.asarray(o) for i, o in enumerate(outs)})
         print(f"{name}: {len(args)} inputs, {len(outs)} outputs")
 
 
