@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     NoneAttr,
     StridedLayoutAttr,
+    i8,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
@@ -101,7 +102,8 @@ class KernelEmitter:
     def define(self, value: SSAValue, reg: str | None = None) -> str:
         """The register of a value being defined (a fresh one unless `reg` given)."""
         if reg is None:
-            reg = self.new(self.regfile(value.type, value.owner if isinstance(value.owner, Operation) else None))
+            owner = value.owner if isinstance(value.owner, Operation) else None
+            reg = self.new(self.regfile(value.type, owner))
         self.regs[value] = reg
         return reg
 
@@ -426,8 +428,6 @@ def _dynamic_smem(e: KernelEmitter, op: gpu.DynamicSharedMemoryOp) -> None:
     e.uses_dynamic_smem = True
     base = e.new(T.B64)
     e.ins(f"mov.u64 {base}, {DYNAMIC_SMEM_SYMBOL}")
-    from xdsl.dialects.builtin import i8
-
     e.buffers[op.result_memref] = Buffer(base, "shared", i8, (1,))
 
 
@@ -494,10 +494,6 @@ def _alloca(e: KernelEmitter, op: memref.AllocaOp) -> None:
 # ----------------------------------------------------------------- control flow
 
 
-def _cond_of(e: KernelEmitter, value: SSAValue) -> str:
-    return e.reg(value)
-
-
 def _for(e: KernelEmitter, op: scf.ForOp) -> None:
     body = op.body.block
     iv_arg, *iter_args = body.args
@@ -536,7 +532,7 @@ def _emit_region_yielding(e: KernelEmitter, block: Block, dsts: Sequence[str]) -
 
 def _if(e: KernelEmitter, op: scf.IfOp) -> None:
     dsts = [e.define(r) for r in op.results]
-    cond = _cond_of(e, op.cond)
+    cond = e.reg(op.cond)
     end = e.new_label()
     has_else = bool(op.false_region.blocks) and (
         bool(dsts) or any(not isinstance(o, scf.YieldOp) for o in op.false_region.block.ops)

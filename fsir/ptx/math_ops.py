@@ -30,7 +30,7 @@ measures fsir's range reduction and polynomials; on a GPU add the HW term.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from xdsl.dialects import math
 from xdsl.dialects.builtin import Float64Type
@@ -42,8 +42,10 @@ from fsir.ptx.arith_ops import (
     f64_imm,
     float_op,
     is_half,
+    narrow_f32,
     norm8,
     simple,
+    to_f32,
 )
 from fsir.ptx.kernel import KernelEmitter, Lowering, unsupported
 
@@ -277,17 +279,20 @@ def sincos_f32(e: KernelEmitter, x: str, which: str) -> str:
     return f(f"{which}.approx.f32", r)
 
 
-def _transcendental(seq) -> Lowering:  # type: ignore[no-untyped-def]
-    """Lower an f32-only sequence `seq(e, *srcs) -> reg`."""
-
-    def fn(e: KernelEmitter, dst: str, srcs: list[str], ft: str) -> None:
-        r = seq(e, *srcs)
-        e.ins(f"mov.f32 {dst}, {r}")
+def _transcendental(seq: Callable[..., str]) -> Lowering:
+    """Lower an f32 sequence `seq(e, *f32 registers) -> f32 register` (f16/bf16 widened
+    exactly, the result rounded once)."""
 
     def lower(e: KernelEmitter, op: Operation) -> None:
-        if isinstance(op.results[0].type, Float64Type):
+        res = op.results[0]
+        t = res.type
+        if isinstance(t, Float64Type):
             raise unsupported(op, "f64 is not supported (f32, f16, bf16 are)")
-        float_op(e, op, fn)
+        r = seq(e, *(to_f32(e, v) for v in op.operands))
+        if is_half(t):
+            narrow_f32(e, e.define(res), r, t)
+        else:
+            e.define(res, r)
 
     return lower
 
