@@ -1,0 +1,114 @@
+"""The latency-evaluator (§4.3): register estimates against ptxas -v, occupancy, waves."""
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from fsir.codegen.latency import (
+    estimate,
+    estimate_registers,
+    instruction_counts,
+    occupancy,
+    simplified_estimate,
+    waves_for,
+)
+from fsir.dialects import gpu
+from fsir.gpuspec import gpu_spec
+from fsir.ir import parse_module
+from fsir.ptx.ptxas import assemble
+from fsir.runtime.executor import compile_module, module_ptx
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+H100 = gpu_spec("H100")
+
+# The stated bound: per kernel within 10 registers of ptxas -v; on average within 4.5
+# (measured: 8 and 3.9 with the examples in stitch mode, 6 and 2.4 in none mode).
+MAX_ABS_ERROR = 10
+MAX_MEAN_ABS_ERROR = 4.5
+
+
+def kernels(lowered):
+    return [op for op in lowered.walk() if isinstance(op, gpu.FuncOp) and op.is_kernel]
+
+
+@pytest.mark.parametrize("mode", ["none", "stitch"])
+def test_register_estimates_match_ptxas(mode):
+    errors = []
+    for path in sorted(EXAMPLES.glob("*.mlir")):
+        lowered = compile_module(parse_module(path.read_text(), str(path)), fusion=mode)
+        result = assemble(module_ptx(lowered), "sm_80")
+        assert result.ok, result.errors
+        for k in kernels(lowered):
+            name = k.sym_name.data
+            errors.append((estimate_registers(k) - result.kernels[name].registers, path.name, name))
+    assert errors
+    worst = max(errors, key=lambda e: abs(e[0]))
+    assert abs(worst[0]) <= MAX_ABS_ERROR, worst
+    mean = sum(abs(e[0]) for e in errors) / len(errors)
+    assert mean <= MAX_MEAN_ABS_ERROR, mean
+
+
+def test_occupancy_limits():
+    # 256 threads x 32 registers: 8 warps x 1024 registers per block -> 8 blocks by registers
+    # and 8 by threads (2048 / 256).
+    occ = occupancy(256, 32, 0, H100)
+    assert (occ.blocks_per_sm, occ.warps_per_sm) == (8, 64)
+    # 64 registers halve it, and registers are the limit.
+    occ = occupancy(256, 64, 0, H100)
+    assert (occ.blocks_per_sm, occ.limited_by) == (4, "registers")
+    # 100 KB of shared memory per block: 2 blocks on H100 (228 KB), 0 blocks is no launch.
+    assert occupancy(128, 16, 100 * 1024, H100).blocks_per_sm == 2
+    assert occupancy(128, 16, 300 * 1024, H100).blocks_per_sm == 0
+    # 33 registers round up to 40 per thread x 32 lanes = 1280 -> allocation unit 256.
+    assert occupancy(1024, 33, 0, H100).blocks_per_sm == 1
+
+
+def test_waves():
+    occ = occupancy(256, 32, 0, H100)  # 64 warps per SM x 132 SMs per wave
+    assert waves_for((132 * 8,), (256,), occ, H100) == 1
+    assert waves_for((132 * 8 + 1,), (256,), occ, H100) == 2
+
+
+SRC = """
+builtin.module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @k(%a: memref<?xf32>, %b: memref<?xf32>) workgroup(%s : memref<64xf32, 3>) kernel {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c10 = arith.constant 10 : index
+      %z = arith.constant 0.0 : f32
+      %r = scf.for %i = %c0 to %c10 step %c1 iter_args(%acc = %z) -> (f32) {
+        %x = memref.load %a[%i] : memref<?xf32>
+        %e = math.exp %x : f32
+        %n = arith.addf %acc, %e : f32
+        scf.yield %n : f32
+      }
+      memref.store %r, %s[%c0] : memref<64xf32, 3>
+      gpu.barrier
+      memref.store %r, %b[%c0] : memref<?xf32>
+      gpu.return
+    }
+  }
+}
+"""
+
+
+def test_instruction_counts_weight_loops_by_trip_count():
+    module = parse_module(SRC, "k.mlir")
+    k = kernels(module)[0]
+    counts = instruction_counts(k.body.blocks[0].ops)
+    assert counts["global"] == 10 + 1
+    assert counts["sfu"] == 10 * 4  # math.exp is a 4-instruction sequence
+    assert counts["smem"] == 1 and counts["barrier"] == 1
+    est = estimate(k, (1,), (64,), H100)
+    assert est.shared_bytes == 256 and est.waves == 1
+    assert est.cycles == pytest.approx(sum(n * H100.cpi[c] for c, n in counts.items()))
+
+
+def test_simplified_estimate_penalises_shared_memory():
+    counts = Counter(alu=100, global_=0)
+    small = simplified_estimate(1 << 20, 256, counts, 0, H100)
+    big = simplified_estimate(1 << 20, 256, counts, 96 * 1024, H100)
+    assert small.registers == 16
+    assert big.waves > small.waves and big.cycles > small.cycles
