@@ -621,9 +621,13 @@ class ConvertOp(GraphOp):
         if x.dtype.kind == "f" or x.dtype == ml_dtypes.bfloat16:
             x = x.astype(np.float32) if x.dtype != np.float64 else x
             if dst.kind in "iu":
+                # Saturate like PTX cvt.rzi (NaN -> 0). Compare in f64 against -min = 2^(bits-1):
+                # info.max itself rounds up to 2^(bits-1) in float and would wrap to min.
                 info = np.iinfo(dst)
-                x = np.nan_to_num(np.trunc(x), nan=0.0, posinf=info.max, neginf=info.min)
-                return np.clip(x, info.min, info.max).astype(dst)
+                x = np.trunc(x.astype(np.float64))
+                high, low = x >= -float(info.min), x < float(info.min)
+                inside = np.where(high | low | np.isnan(x), 0.0, x).astype(dst)
+                return np.where(high, info.max, np.where(low, info.min, inside)).astype(dst)
         return x.astype(dst)
 
 
