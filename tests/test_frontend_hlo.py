@@ -309,3 +309,32 @@ def test_fs_opt_reads_hlo_by_extension_and_reports_errors(tmp_path):
     err = subprocess.run([fs_opt, str(bad), "-f", "hlo"], capture_output=True, text=True)
     assert err.returncode == 1
     assert f"{bad}:5:21: error: HLO instruction 'cosine' is not supported" in err.stderr
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # inf - inf, on purpose
+def test_sign_is_finite_reverse():
+    text = hlo("""
+        s = f32[4,6] sign(x)
+        f = pred[4,6] is-finite(x)
+        v = f32[4,6] reverse(x), dimensions={0,1}
+        r = (f32[4,6], pred[4,6], f32[4,6]) tuple(s, f, v)""", {"x": "f32[4,6]"}, "")
+    x = X.copy()
+    x[0, :3] = [0.0, np.inf, -np.inf]
+    s, f, v = run_hlo(text, x)
+    np.testing.assert_array_equal(s, np.sign(x))
+    np.testing.assert_array_equal(f, np.isfinite(x))
+    np.testing.assert_array_equal(v, x[::-1, ::-1])
+
+
+@pytest.mark.parametrize("op,init,fn", [("or", "false", np.any), ("and", "true", np.all)])
+def test_pred_reductions(op, init, fn):
+    region = f"r_{op} {{\n  a = pred[] parameter(0)\n  b = pred[] parameter(1)\n  ROOT c = pred[] {op}(a, b)\n}}\n"
+    text = hlo(f"""
+        c = pred[4,6] compare(x, y), direction=GT
+        z = pred[] constant({init})
+        r = pred[4] reduce(c, z), dimensions={{1}}, to_apply=r_{op}""", {"x": "f32[4,6]", "y": "f32[4,6]"}, "")
+    text = text.replace("ENTRY", region + "\nENTRY")
+    y = X + np.where(rng.random((4, 6)) < 0.8, 1, -1).astype(np.float32)
+    y[0] = X[0] - 1
+    (got,) = run_hlo(text, X, y)
+    np.testing.assert_array_equal(got, fn(X > y, axis=1))

@@ -165,6 +165,17 @@ class GraphBuilder:
     def gather(self, table: SSAValue, ids: SSAValue) -> SSAValue:
         return self.emit(graph.GatherOp, [table, ids])
 
+    def take(self, x: SSAValue, ids: SSAValue, axis: int) -> SSAValue:
+        """numpy.take along `axis` (ids in range): graph.gather takes rows of axis 0, so
+        `axis` is moved to the front and the result's dims put back in numpy's order."""
+        rank = len(shape_of(x.type))
+        front = [axis] + [d for d in range(rank) if d != axis]
+        g = self.gather(self.transpose(x, front), ids)
+        k = len(shape_of(ids.type))
+        # g has the ids dims, then x's other dims in order; x's dims before `axis` go first
+        perm = list(range(k, k + axis)) + list(range(k)) + list(range(k + axis, k + rank - 1))
+        return self.transpose(g, perm)
+
     @staticmethod
     def elem(v: SSAValue) -> Attribute:
         return v.type.element_type  # type: ignore[attr-defined]

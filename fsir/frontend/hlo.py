@@ -378,16 +378,16 @@ class HloImporter:
     def instruction(self, instr: Instr, ops: list[Value]) -> Value:
         op = instr.opcode
         b = self.b
-        if any(isinstance(v, list) for v in ops) and op not in ("tuple", "get-tuple-element", "call", "fusion"):
-            raise UserError(f"'{instr.name}': {op} of a tuple operand is not supported", instr.loc)
-        if op in _ELEMENTWISE:
-            return b.ew(_ELEMENTWISE[op], *ops)
         handler = getattr(self, "op_" + op.replace("-", "_"), None)
-        if handler is None:
+        if handler is None and op not in _ELEMENTWISE:
             if op == "custom-call":
                 target = self.attr(instr, "custom_call_target", "?")
                 raise self.unsupported(instr, f"custom-call to '{target}'")
             raise self.unsupported(instr)
+        if any(isinstance(v, list) for v in ops) and op not in ("tuple", "get-tuple-element", "call", "fusion"):
+            raise UserError(f"'{instr.name}': {op} of a tuple operand is not supported", instr.loc)
+        if op in _ELEMENTWISE:
+            return b.ew(_ELEMENTWISE[op], *ops)
         return handler(instr, ops)
 
     def op_constant(self, instr: Instr, ops):
@@ -525,6 +525,24 @@ class HloImporter:
     def op_log_plus_one(self, instr, ops):
         return self.b.ew("log", self.b.ew("add", ops[0], self.b.scalar_like(1, ops[0])))
 
+    def op_sign(self, instr, ops):
+        x = ops[0]
+        zero = self.b.scalar_like(0, x)
+        pos = self.b.convert(self.b.compare("gt", x, zero), self.b.elem(x))
+        neg = self.b.convert(self.b.compare("lt", x, zero), self.b.elem(x))
+        return self.b.ew("sub", pos, neg)
+
+    def op_is_finite(self, instr, ops):
+        x = ops[0]  # x - x is 0 for finite x and NaN for inf and NaN
+        return self.b.compare("eq", self.b.ew("sub", x, x), self.b.scalar_like(0, x))
+
+    def op_reverse(self, instr, ops):
+        x = ops[0]
+        for d in self.ints(instr, "dimensions"):
+            n = shape_of(x.type)[d]
+            x = self.b.take(x, self.b.constant(np.arange(n - 1, -1, -1), graph.i32), d)
+        return x
+
     def op_tuple(self, instr, ops):
         return list(ops)
 
@@ -563,12 +581,16 @@ class HloImporter:
         root = region.root
         params = {i.name: self._param_number(i) for i in region.instrs if i.opcode == "parameter"}
         args = [o.name for o in root.operands if isinstance(o, Operand)]
-        if root.opcode not in _REDUCERS or sorted(params.get(a, -1) for a in args) != [0, 1]:
+        if root.opcode not in (*_REDUCERS, "and", "or") or sorted(params.get(a, -1) for a in args) != [0, 1]:
             raise self.unsupported(instr, f"{instr.opcode} whose to_apply computation '{region.name}' is "
-                                          "not a single add/maximum/minimum/multiply of its parameters")
+                                          "not a single add/maximum/minimum/multiply/and/or of its parameters")
+        if graph.is_bool(self.b.elem(x)) and root.opcode in ("and", "or"):
+            # all / any: min / max over 0-1 integers
+            kind = "min" if root.opcode == "and" else "max"
+            as_int = self.b.reduce(kind, self.b.convert(x, graph.i32), dims)
+            out = self.b.compare("ne", as_int, self.b.scalar_like(0, as_int))
+            return self.b.ew(root.opcode, out, self.b.broadcast(init, shape_of(out.type), []))
         kind = _REDUCERS[root.opcode]
-        if graph.is_bool(self.b.elem(x)):
-            raise self.unsupported(instr, "reduce of pred (and/or) values")
         out = self.b.reduce(kind, x, dims)
         init_value = self.b.fold(init)
         dtype = graph.numpy_dtype(self.b.elem(x))

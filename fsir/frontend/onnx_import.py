@@ -176,14 +176,7 @@ class OnnxImporter:
         return self.b.reshape(v, [1 if i in axes else s for i, s in enumerate(shape)])
 
     def take(self, x: SSAValue, ids: SSAValue, axis: int) -> SSAValue:
-        """numpy.take along `axis` (ids already non-negative)."""
-        rank = self.rank(x)
-        front = [axis] + [d for d in range(rank) if d != axis]
-        g = self.b.gather(self.b.transpose(x, front), ids)
-        k = self.rank(ids)
-        # g is ids dims, then x's dims other than axis in order; move x's leading dims first
-        perm = list(range(k, k + axis)) + list(range(k)) + list(range(k + axis, k + rank - 1))
-        return self.b.transpose(g, perm)
+        return self.b.take(x, ids, axis)
 
     def normalize_ids(self, ids: SSAValue, size: int) -> SSAValue:
         value = self.b.fold(ids)
