@@ -356,12 +356,29 @@ def reuse_computation(f: gpu.FuncOp) -> None:
     equal values computed by different groups once per thread."""
     from xdsl.dialects import scf
     from xdsl.transforms.common_subexpression_elimination import cse
+    from xdsl.transforms.dead_code_elimination import region_dce
     from xdsl.transforms.loop_invariant_code_motion import move_loop_invariant_code
 
     loops = [op for op in f.walk() if isinstance(op, scf.ForOp)]
     for loop in reversed(loops):  # inner loops first, so invariants bubble outwards
         move_loop_invariant_code(loop)
     cse(f)
+    region_dce(f.body)
+    erase_unused_arith(f)
+
+
+def erase_unused_arith(op) -> None:
+    """Drop arith/math ops whose results nobody uses (index arithmetic that folding or
+    reuse made unnecessary; xDSL's DCE keeps divisions, which may trap in general)."""
+    changed = True
+    while changed:
+        changed = False
+        for inner in reversed(list(op.walk())):
+            if (inner.name.startswith(("arith.", "math.")) and inner.results
+                    and all(not r.uses for r in inner.results)):
+                inner.detach()
+                inner.erase()
+                changed = True
 
 
 def lower_kernel(k: KernelOp) -> KernelInterface:

@@ -187,8 +187,16 @@ class IndexBuilder:
             out = self.mul(out, x)
         return out
 
+    @staticmethod
+    def _key(values: Sequence[Index]) -> tuple:
+        return tuple(("c", v) if isinstance(v, int) else ("v", id(v)) for v in values)
+
     def linearize(self, idx: Sequence[Index], dims: Sequence[Index]) -> Index:
-        """Row-major offset of multi-index `idx` in a tensor of shape `dims`."""
+        """Row-major offset of multi-index `idx` in a tensor of shape `dims` (the linear
+        index itself when `idx` was delinearized from it in this shape)."""
+        known = self.c.lookup(("delinearized", self._key(idx), self._key(dims)))
+        if known is not None:
+            return known
         out: Index = 0
         for i, d in zip(idx, dims):
             out = self.add(self.mul(out, d), i)
@@ -197,6 +205,7 @@ class IndexBuilder:
     def delinearize(self, linear: Index, dims: Sequence[Index]) -> list[Index]:
         """The row-major multi-index of `linear` (< prod(dims)) in shape `dims`; the
         outermost coordinate needs no remainder."""
+        original = linear
         out: list[Index] = []
         for pos in range(len(dims) - 1, -1, -1):
             d = dims[pos]
@@ -207,7 +216,9 @@ class IndexBuilder:
             else:
                 out.append(self.rem(linear, d))
                 linear = self.div(linear, d)
-        return out[::-1]
+        result = out[::-1]
+        self.c.memo()[("delinearized", self._key(result), self._key(dims))] = original
+        return result
 
 
 class ScalarBuilder:

@@ -45,13 +45,14 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
+from xdsl.transforms.dead_code_elimination import region_dce
 
 from fsir.dialects import gpu, graph
 from fsir.dialects.graph import DYN, shape_of
 from fsir.dialects.schedule import DYNAMIC, KernelOp
 from fsir.errors import UserError
 from fsir.ir import location_of
-from fsir.lowering.kernels import KernelInterface, lower_kernel
+from fsir.lowering.kernels import KernelInterface, erase_unused_arith, lower_kernel
 from fsir.lowering.scalar import Cursor, Index, IndexBuilder
 from fsir.lowering.shapes import ShapeCalc
 
@@ -146,8 +147,8 @@ class HostLowering:
         inner = [KernelLoweringView.inner(v) for v in k.block.last_op.operands]  # type: ignore[union-attr]
         _, block = k.launch()
         if mapping == "loop":
-            n: Index = 1
-            for v in inner:
+            n: Index = shapes.numel(inner[0])
+            for v in inner[1:]:
                 n = ib.max(n, shapes.numel(v))
             return ib.max(ib.ceildiv(n, block[0]), 1)
         if mapping == "row":
@@ -183,11 +184,9 @@ class HostLowering:
         src = self.buffers[op.input]
         shapes = ShapeCalc(self.ib, {op.input: self.dims[op.input]})
         dims = shapes.dims(op.result)
-        strides: list[Index] = []
-        acc: Index = 1
-        for d in reversed(dims):
-            strides.append(acc)
-            acc = self.ib.mul(acc, d)
+        strides: list[Index] = [1]
+        for d in reversed(dims[1:]):
+            strides.append(self.ib.mul(strides[-1], d))
         view = self.cursor.value(reinterpret(src, memref_of(op.result.type), dims, strides[::-1], self.ib))
         view.name_hint = op.result.name_hint
         self.buffers[op.result] = view
@@ -237,6 +236,8 @@ class ScheduleToGpuPass(ModulePass):
         op.body.blocks[0].add_op(gpu_module)
         for f in funcs:
             host = HostLowering(op, gpu_module, f).lower()
+            region_dce(host.body)
+            erase_unused_arith(host)
             op.body.blocks[0].insert_op_before(host, f)
             f.detach()
             f.erase(safe_erase=False)

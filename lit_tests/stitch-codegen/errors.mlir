@@ -1,0 +1,66 @@
+// Fusions stitch-codegen cannot generate are user errors at the op responsible.
+// RUN: fs-opt %s -p stitch-codegen --split-input-file --verify-diagnostics
+
+func.func @f(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %y = stitch.fusion (%a) : (tensor<4x4xf32>) -> tensor<4x4xf32> {
+  ^bb0(%x: tensor<4x4xf32>):
+    // expected-error @+1 {{'graph.dot' op must be the only root of its fusion: fusing a GEMM with other ops is not implemented yet}}
+    %d = graph.dot %x, %x : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+    %e = graph.exp %d : tensor<4x4xf32>
+    stitch.yield %e : tensor<4x4xf32>
+  }
+  func.return %y : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @f(%a: tensor<4xf64>) -> tensor<4xf64> {
+  // expected-error @+1 {{'graph.exp' op has element type f64, which the GPU code generator does not support (f32, f16, bf16, i1, i32, i64)}}
+  %e = graph.exp %a : tensor<4xf64>
+  func.return %e : tensor<4xf64>
+}
+
+// -----
+
+func.func @f(%x: tensor<4x9xf32>) -> (tensor<4xf32>, tensor<9xf32>) {
+  %y, %z = stitch.fusion (%x) : (tensor<4x9xf32>) -> (tensor<4xf32>, tensor<9xf32>) {
+  ^bb0(%xa: tensor<4x9xf32>):
+    %s = graph.reduce sum %xa dims [1] : (tensor<4x9xf32>) -> tensor<4xf32>
+    // expected-error @+1 {{'graph.reduce' op keeps a 9 shape unlike the fusion's first reduction (4); stitching them needs inter-block communication}}
+    %t = graph.reduce sum %xa dims [0] : (tensor<4x9xf32>) -> tensor<9xf32>
+    stitch.yield %s, %t : tensor<4xf32>, tensor<9xf32>
+  }
+  func.return %y, %z : tensor<4xf32>, tensor<9xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<4x4xf32>) -> tensor<4xf32> {
+  %y = stitch.fusion (%x) : (tensor<4x4xf32>) -> tensor<4xf32> {
+  ^bb0(%xa: tensor<4x4xf32>):
+    %s = graph.reduce sum %xa dims [1] : (tensor<4x4xf32>) -> tensor<4xf32>
+    %b = graph.broadcast %s dims [1] : (tensor<4xf32>) -> tensor<4x4xf32>
+    %d = graph.sub %xa, %b : tensor<4x4xf32>
+    // expected-error @+1 {{'graph.reduce' op reads a reduction result of a row it does not reduce; stitching them needs inter-block communication}}
+    %t = graph.reduce max %d dims [1] : (tensor<4x4xf32>) -> tensor<4xf32>
+    stitch.yield %t : tensor<4xf32>
+  }
+  func.return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<4x9xf32>) -> tensor<4x9xf32> {
+  %y = stitch.fusion (%x) : (tensor<4x9xf32>) -> tensor<4x9xf32> {
+  ^bb0(%xa: tensor<4x9xf32>):
+    %s = graph.reduce sum %xa dims [1] : (tensor<4x9xf32>) -> tensor<4xf32>
+    %r = graph.reshape %s : (tensor<4xf32>) -> tensor<2x2xf32>
+    %t = graph.transpose %r perm [1, 0] : (tensor<2x2xf32>) -> tensor<2x2xf32>
+    %k = graph.reshape %t : (tensor<2x2xf32>) -> tensor<4xf32>
+    %b = graph.broadcast %k dims [0] : (tensor<4xf32>) -> tensor<4x9xf32>
+    // expected-error @+1 {{'graph.sub' op result 4x9 cannot be split into the rows (4) of the fusion's reductions without inter-block communication}}
+    %d = graph.sub %xa, %b : tensor<4x9xf32>
+    stitch.yield %d : tensor<4x9xf32>
+  }
+  func.return %y : tensor<4x9xf32>
+}

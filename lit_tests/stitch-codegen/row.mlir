@@ -1,0 +1,69 @@
+// Fusions with reductions become `row` kernels: the reductions' kept coordinates are
+// rows; each reduction leads a group (sub-root) whose per-row result later groups read
+// from registers, warp lanes or a shared-memory slot; the outputs form the root group.
+// RUN: fs-opt %s -p stitch-codegen | filecheck %s
+
+// Rows of 1024 > 512: a block per row, sub-root results in shared slots.
+// CHECK-LABEL: func.func @softmax
+// CHECK: schedule.kernel @softmax_k0 row {threads_per_row = 256 : i64, rows_per_block = 1 : i64} grid [4, 1, 1] block [256, 1, 1] cost {warps = 32 : i64, global_bytes = 32768 : i64, smem_bytes = 40 : i64}
+// CHECK-NEXT: ^{{.*}}(%[[X:.*]]: tensor<4x1024xf32>):
+// CHECK-NEXT: schedule.shared @partials_f32 : memref<8xf32, 3 : i64>
+// CHECK-NEXT: schedule.shared @results_f32 : memref<2xf32, 3 : i64>
+// CHECK-NEXT: %[[M:.*]] = schedule.group block -> shared @results_f32[0] : tensor<4xf32> {
+// CHECK-NEXT: %[[R:.*]] = graph.reduce max %[[X]] dims [1]
+// CHECK-NEXT: schedule.yield %[[R]]
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[S:.*]] = schedule.group block -> shared @results_f32[1] : tensor<4xf32> {
+// CHECK-NEXT: graph.broadcast %[[M]] dims [0]
+// CHECK: graph.reduce sum
+// CHECK: %[[P:.*]] = schedule.group block -> global {row_dims = array<i64: 0>} : tensor<4x1024xf32> {
+// CHECK-DAG: graph.broadcast %[[M]] dims [0]
+// CHECK-DAG: graph.broadcast %[[S]] dims [0]
+// CHECK: schedule.yield %[[P]]
+func.func @softmax(%x: tensor<4x1024xf32>) -> tensor<4x1024xf32> {
+  %y = stitch.fusion (%x) : (tensor<4x1024xf32>) -> tensor<4x1024xf32> {
+  ^bb0(%xa: tensor<4x1024xf32>):
+    %m = graph.reduce max %xa dims [1] : (tensor<4x1024xf32>) -> tensor<4xf32>
+    %mb = graph.broadcast %m dims [0] : (tensor<4xf32>) -> tensor<4x1024xf32>
+    %d = graph.sub %xa, %mb : tensor<4x1024xf32>
+    %e = graph.exp %d : tensor<4x1024xf32>
+    %s = graph.reduce sum %e dims [1] : (tensor<4x1024xf32>) -> tensor<4xf32>
+    %sb = graph.broadcast %s dims [0] : (tensor<4xf32>) -> tensor<4x1024xf32>
+    %p = graph.div %e, %sb : tensor<4x1024xf32>
+    stitch.yield %p : tensor<4x1024xf32>
+  }
+  func.return %y : tensor<4x1024xf32>
+}
+
+// Rows of 64: a warp per row (8 rows per block), results in every lane after a butterfly.
+// CHECK-LABEL: func.func @row_sum
+// CHECK: schedule.kernel @row_sum_k0 row {threads_per_row = 32 : i64, rows_per_block = 8 : i64} grid [13, 1, 1] block [256, 1, 1]
+// CHECK: schedule.group warp -> lanes : tensor<100xf32>
+func.func @row_sum(%x: tensor<100x64xf32>) -> tensor<100xf32> {
+  %r = graph.reduce sum %x dims [1] : (tensor<100x64xf32>) -> tensor<100xf32>
+  func.return %r : tensor<100xf32>
+}
+
+// Reducing dim 0: neighbouring rows are neighbouring in memory, so a thread per row.
+// CHECK-LABEL: func.func @column
+// CHECK: schedule.kernel @column_k0 row {threads_per_row = 1 : i64, rows_per_block = 256 : i64} grid [1, 1, 1] block [256, 1, 1]
+// CHECK: %[[C:.*]] = schedule.group thread -> reg : tensor<6xf32>
+// CHECK: schedule.group thread -> global {row_dims = array<i64: 1>} : tensor<40x6xf32>
+func.func @column(%x: tensor<40x6xf32>) -> tensor<40x6xf32> {
+  %y = stitch.fusion (%x) : (tensor<40x6xf32>) -> tensor<40x6xf32> {
+  ^bb0(%xa: tensor<40x6xf32>):
+    %m = graph.reduce max %xa dims [0] : (tensor<40x6xf32>) -> tensor<6xf32>
+    %mb = graph.broadcast %m dims [1] : (tensor<6xf32>) -> tensor<40x6xf32>
+    %d = graph.sub %xa, %mb : tensor<40x6xf32>
+    stitch.yield %d : tensor<40x6xf32>
+  }
+  func.return %y : tensor<40x6xf32>
+}
+
+// Dynamic rows: the grid is computed at run time.
+// CHECK-LABEL: func.func @dynamic
+// CHECK: schedule.kernel @dynamic_k0 row {threads_per_row = 32 : i64, rows_per_block = 8 : i64} grid [?, 1, 1] block [256, 1, 1] cost {smem_bytes = 0 : i64}
+func.func @dynamic(%x: tensor<?x50xf32>) -> tensor<?xf32> {
+  %r = graph.reduce min %x dims [1] : (tensor<?x50xf32>) -> tensor<?xf32>
+  func.return %r : tensor<?xf32>
+}
