@@ -67,4 +67,12 @@ builtin.module attributes {gpu.container_module} {
     gpu.launch_func @kernels::@dyn blocks in (%n, %c1, %c1) threads in (%c256, %c1, %c1) dynamic_shared_memory_size %s args(%x : memref<?xf32>)
     func.return
   }
+  // CHECK-LABEL: func.func @host_async
+  func.func @host_async(%x: memref<?xf32>) {
+    %c1 = arith.constant 1 : i32
+    %t = "gpu.wait"() : () -> !gpu.async.token
+    // CHECK: %{{.*}} = gpu.launch_func async [%{{.*}}] @kernels::@dyn clusters in (%{{.*}}, %{{.*}}, %{{.*}}) blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) : i32 args(%{{.*}} : memref<?xf32>)
+    %t2 = gpu.launch_func async [%t] @kernels::@dyn clusters in (%c1, %c1, %c1) blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) : i32 args(%x : memref<?xf32>)
+    func.return
+  }
 }
