@@ -1,31 +1,55 @@
 """math → PTX, with the accuracy of every sequence.
 
-All transcendental functions are computed in f32 (f16/bf16 inputs are widened exactly
-and the f32 result is rounded once to the narrow type); f64 supports only sqrt, rsqrt,
-fma, abs, copysign, floor/ceil/trunc/roundeven/round. "HW" is the error of the GPU's
-approximate unit as documented by the PTX ISA: `ex2.approx.ftz.f32` ≤ 2 ulp relative,
-`lg2.approx.ftz.f32` ≤ 2^-22.6 absolute, `sin/cos.approx.f32` ≤ 2^-20.9 absolute on
-[-π, π]. ulp = ulp of the exact result in f32.
+Transcendentals are computed in f32: f16/bf16 inputs are widened exactly and the f32
+result is rounded once to the narrow type. f64 supports sqrt, rsqrt, fma, absf,
+copysign, floor, ceil, trunc, roundeven and round only.
 
-"Measured" is the maximum over ~400k points per op (tests/test_ptx_accuracy.py, which
-asserts the bounds) on fsir's PTX simulator, whose ex2/lg2/sin/cos are exact, so it
-measures fsir's range reduction and polynomials; on a GPU add the HW term.
+"HW" is the error of the GPU's approximate unit as documented by the PTX ISA:
+`ex2.approx.ftz.f32` ≤ 2 ulp relative, `lg2.approx.ftz.f32` ≤ 2^-22.6 absolute,
+`sin/cos.approx.f32` ≤ 2^-20.9 absolute on [-π, π]. ulp = ulp of the exact result in
+f32. "sim" is the maximum error measured over ~400k points per op by
+tests/test_ptx_accuracy.py (which asserts these bounds) on fsir's PTX simulator, whose
+ex2/lg2/sin/cos are exact: it measures fsir's range reduction and polynomials. "GPU" is
+the bound on hardware (sim + HW).
 
-| op     | sequence | measured (sim) | bound on a GPU |
-|--------|----------|----------------|----------------|
-| exp    | n = rint(x·log2e); r = x − n·ln2 (Cody–Waite, 2 fmas); ex2.approx(r·log2e)·2^n, 2^n built from exponent bits in two exact halves (denormal results and overflow handled) | 1.3 ulp (1 denormal ulp below 2^-126) | 3.5 ulp |
-| exp2   | n = rint(x); ex2.approx(x − n)·2^n | 1.0 ulp | 3 ulp |
-| log, log2, log10 | |x−1| < 1/4: log1p(f) = f + f²·Q(f), f = x − 1 exact, degree-8 minimax (0.66 ulp), ×1, log2e or log10e; else lg2.approx(x) (denormals pre-scaled by 2^24) ×ln2, 1 or log10(2) | 2.3 / 2.0 / 3.2 ulp | 3 ulp near 1; elsewhere 2^-22.6·|scale|/|log x| ≤ 5e-7 relative |
-| log1p  | as log on u = 1 + x, far branch corrected by x/(u − 1) | 3.2 ulp | as log |
-| tanh   | |x| < 0.625: x + x³·P(x²), degree-5 minimax (0.72 ulp); else sign(x)·(1 − 2/(exp(2|x|)+1)), `rcp.rn` | 1.3 ulp | 4 ulp |
-| erf    | |x| < 0.75: x·P(x²), degree-6 minimax (2.4 ulp); else sign(x)·(1 − t·A(t)·exp(−x²)), t = 1/(1 + 0.3275911|x|) (Abramowitz–Stegun 7.1.26, 1.5e-7) | 2.3e-7 abs, 3.9 ulp | 3e-7 absolute |
-| sqrt   | `sqrt.rn.f32` | 0.5 ulp | 0.5 ulp |
-| rsqrt  | `rcp.rn.f32(sqrt.rn.f32(x))` | 1.5 ulp | 1.5 ulp |
-| divf   | `div.rn.f32` (arith) | 0.5 ulp | 0.5 ulp |
-| powf   | exp2(t + t_lo), t + t_lo = y·log2|x| with |x| = 2^k·m, y·k and y·log2(m) formed with their exact fma errors (so the error does not grow with |y·log2 x|); pow(x, ±0) = pow(1, y) = 1 (even for NaN); x < 0: (−1)^y·|x|^y for integer y, NaN for non-integer y (x = −inf: C rules); −0 keeps its sign for odd integer y; zero/inf/NaN operands follow C `pow` | 5.3 ulp for |y| ≤ 8, 14 ulp for integer |y| ≤ 20 | relative 2.4e-7 + |y|·(8e-8 + 2^-22.6·ln2) |
-| sin, cos | k = rint(x/2π); r = x − k·2π (2 fmas); sin/cos.approx(r) | 1.5e-7 abs | 6e-7 absolute for |x| ≤ 1e4 |
-| fma    | `fma.rn` | exact rounding | 0.5 ulp |
-| absf, absi, copysign, floor, ceil, trunc, roundeven, round (half away from zero), ctpop, ctlz | exact instructions | exact | exact |
+exp      n = rint(x·log2e); r = x − n·ln2 (Cody–Waite, 2 fmas); ex2.approx(r·log2e)·2^n
+         with 2^n built from exponent bits in two exact halves, so denormal results
+         and overflow come out right.                sim 1.3 ulp (1 ulp in the
+         denormal range)                             GPU ≤ 3.5 ulp
+exp2     n = rint(x); ex2.approx(x − n)·2^n.         sim 1.0 ulp   GPU ≤ 3 ulp
+log      |x − 1| < 1/4: log1p(f) = f + f²·Q(f), f = x − 1 (exact), degree-8 minimax
+log2     (0.66 ulp), times 1, log2e or log10e; otherwise lg2.approx(x) (denormal
+log10    inputs pre-scaled by 2^24) times ln2, 1 or log10(2).
+                                                     sim 2.3 / 2.0 / 3.2 ulp
+                                                     GPU ≤ 3.5 ulp near 1, else
+                                                     ≤ 5e-7 relative (HW/|log2 x|)
+log1p    as log on u = 1 + x; the lg2 branch is corrected by x/(u − 1) for the
+         rounding of u.                              sim 3.2 ulp   GPU as log
+tanh     |x| < 0.625: x + x³·P(x²), degree-5 minimax (0.72 ulp); else
+         sign(x)·(1 − 2/(exp(2|x|) + 1)) with rcp.rn. sim 1.3 ulp   GPU ≤ 4 ulp
+erf      |x| < 0.75: x·P(x²), degree-6 minimax (2.4 ulp); else
+         sign(x)·(1 − t·A(t)·exp(−x²)), t = 1/(1 + 0.3275911|x|) (Abramowitz–Stegun
+         7.1.26, 1.5e-7).                            sim 2.3e-7 abs (3.9 ulp)
+                                                     GPU ≤ 3e-7 absolute
+sqrt     sqrt.rn.f32.                                0.5 ulp (correctly rounded)
+rsqrt    rcp.rn.f32(sqrt.rn.f32(x)).                 sim 1.5 ulp   GPU ≤ 1.5 ulp
+divf     div.rn.f32 (in arith_ops).                  0.5 ulp (correctly rounded)
+powf     exp2(t + t_lo) where t + t_lo = y·log2|x|: |x| = 2^k·m, m in [0.75, 1.5),
+         y·k and y·log2(m) are formed with their exact fma rounding errors and summed
+         with Fast2Sum, so the error does not grow with |y·log2 x|.
+         Special values follow C pow: pow(x, ±0) = pow(1, y) = 1 (even for NaN);
+         x < 0: (−1)^y·|x|^y for integer y, NaN for non-integer y (except x = −inf);
+         −0 keeps its sign for odd integer y; zeros, infinities and NaN as in C.
+                                                     sim 5.3 ulp for |y| ≤ 8,
+                                                     14 ulp for integer |y| ≤ 20
+                                                     GPU ≤ 2.4e-7 + |y|·(8e-8 +
+                                                     2^-22.6·ln2) relative
+sin, cos k = rint(x/2π); r = x − k·2π (2 fmas); sin/cos.approx(r).
+                                                     sim 1.5e-7 absolute
+                                                     GPU ≤ 6e-7 absolute, |x| ≤ 1e4
+fma      fma.rn.                                     0.5 ulp
+exact    absf, absi, copysign, floor, ceil, trunc, roundeven, round (half away from
+         zero), ctpop, ctlz.
 """
 
 from __future__ import annotations
