@@ -164,3 +164,14 @@ def test_nd_memrefs():
     yb = np.zeros(8 + 64 * 128, np.float32)  # strided<[128, 2], offset: 8> over 64x64
     simulator.launch(mod, "rows", (1,), (1,), [rows, yb, np.uint64(3)])
     assert yb[8 + 3 * 128 + 5 * 2] == 3.0
+
+
+def test_atomics():
+    mod = load("atomics.mlir")
+    rows = 5
+    x = RNG.standard_normal((rows, 64)).astype(np.float32)
+    out = np.zeros(64, np.float32)
+    hist = np.zeros(16, np.int32)
+    simulator.launch(mod, "col_sum", (rows,), (64,), [x, out, hist])
+    np.testing.assert_allclose(out, x.sum(axis=0, dtype=np.float64), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(hist, np.full(16, 4 * rows))

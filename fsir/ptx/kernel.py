@@ -177,7 +177,7 @@ class KernelEmitter:
         if lowering is None:
             raise UserError(
                 f"PTX printer cannot lower '{op.name}' (in kernel @{self.name}); "
-                "supported: gpu, arith, math, scf, cf, memref load/store/view/alloca",
+                "supported: gpu, arith, math, scf, cf, memref load/store/view/alloca/atomic_rmw",
                 location_of(op),
             )
         try:
@@ -459,6 +459,36 @@ def _store(e: KernelEmitter, op: memref.StoreOp) -> None:
         e.ins(f"st.{buf.space}.{'b8' if mt == 's8' else mt} {addr}, {src}")
 
 
+# MLIR's arith::AtomicRMWKind numbering -> PTX atom operation, per value kind
+_ATOMIC_KINDS = {
+    0: ("addf", {"f32": "add.f32", "f64": "add.f64"}),
+    1: ("addi", {"i32": "add.u32", "i64": "add.u64"}),
+    2: ("assign", {"f32": "exch.b32", "i32": "exch.b32", "f64": "exch.b64", "i64": "exch.b64"}),
+    4: ("maxs", {"i32": "max.s32", "i64": "max.s64"}),
+    5: ("maxu", {"i32": "max.u32", "i64": "max.u64"}),
+    7: ("mins", {"i32": "min.s32", "i64": "min.s64"}),
+    8: ("minu", {"i32": "min.u32", "i64": "min.u64"}),
+    11: ("ori", {"i32": "or.b32", "i64": "or.b64"}),
+    12: ("andi", {"i32": "and.b32", "i64": "and.b64"}),
+}
+
+
+def _atomic_rmw(e: KernelEmitter, op: memref.AtomicRMWOp) -> None:
+    """`memref.atomic_rmw` → `atom.{global,shared}.<op>`; the result is the old value."""
+    kind = op.kind.value.data
+    t = op.value.type
+    key = str(t).replace("index", "i64")
+    name, by_type = _ATOMIC_KINDS.get(kind, (f"kind {kind}", {}))
+    ptx_op = by_type.get(key)
+    if ptx_op is None:
+        raise unsupported(op, f"atomic {name} on {t} (supported: addf f32/f64, addi/maxs/maxu/mins/minu/ori/andi "
+                              "on i32/i64/index, assign on 32/64-bit)")
+    buf, addr = e.address(op.memref, op.indices, op)
+    if buf.space == "local":
+        raise unsupported(op, "atomics on private memory")
+    e.ins(f"atom.{buf.space}.{ptx_op} {e.define(op.result)}, {addr}, {e.reg(op.value)}")
+
+
 def _view(e: KernelEmitter, op: memref.ViewOp) -> None:
     src = e.buffers.get(op.source)
     if src is None:
@@ -600,6 +630,7 @@ CORE_LOWERINGS: dict[type[Operation], Lowering] = {
     memref.LoadOp: _load,  # type: ignore[dict-item]
     memref.StoreOp: _store,  # type: ignore[dict-item]
     memref.ViewOp: _view,  # type: ignore[dict-item]
+    memref.AtomicRMWOp: _atomic_rmw,  # type: ignore[dict-item]
     memref.AllocaOp: _alloca,  # type: ignore[dict-item]
     scf.ForOp: _for,  # type: ignore[dict-item]
     scf.IfOp: _if,  # type: ignore[dict-item]
