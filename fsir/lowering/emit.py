@@ -142,7 +142,7 @@ class ElementEmitter:
             value = splat_value(op)
             if value is None:
                 raise UserError("internal: a non-splat constant has no buffer", location_of(op))
-            return sb.round_to(sb.const(_rounded(value, elem), compute_type(elem)), elem)
+            return sb.const(_rounded(value, elem), compute_type(elem))  # rounded when built
         if isinstance(op, graph.IotaOp):
             return sb.round_to(sb.index_to(idx[op.dim.value.data], compute_type(elem)), elem)
         if isinstance(op, graph.BroadcastOp):

@@ -354,6 +354,8 @@ class ScalarBuilder:
         """Round an f32 register value to f16/bf16 precision (each graph op rounds its
         result to its element type, as the reference interpreter does)."""
         if isinstance(elem, (Float16Type, BFloat16Type)) and x.type == f32:
+            if _widened_from(x, elem) is not None:
+                return x  # already exactly representable
             narrow = self.c.value(arith.TruncFOp(x, elem))
             return self.c.value(arith.ExtFOp(narrow, f32))
         return x
@@ -367,7 +369,8 @@ class ScalarBuilder:
     def narrow(self, x: SSAValue, elem: Attribute) -> SSAValue:
         """A computed value in element type `elem`, ready to store."""
         if x.type != elem and is_float_type(elem):
-            return self.c.value(arith.TruncFOp(x, elem))
+            source = _widened_from(x, elem)
+            return source if source is not None else self.c.value(arith.TruncFOp(x, elem))
         return x
 
     def index_to(self, i: Index, t: Attribute) -> SSAValue:
@@ -400,6 +403,14 @@ class ScalarBuilder:
         if kind == "prod":
             return self.arith("mul", x, y)
         return self.max(x, y) if kind == "max" else self.min(x, y)
+
+
+def _widened_from(x: SSAValue, elem: Attribute) -> SSAValue | None:
+    """The `elem` value `x` was widened from by arith.extf, if it was."""
+    op = x.owner
+    if isinstance(op, arith.ExtFOp) and op.input.type == elem:
+        return op.input
+    return None
 
 
 def _fbits(t: Attribute) -> int:
