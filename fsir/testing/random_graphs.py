@@ -392,15 +392,18 @@ class GraphBuilder:
     def slice(self) -> Value:
         x = self.pick(lambda v: len(v.shape) >= 1) or self.input("f32", self.shape(self.ch.int(1, 3)))
         start, limit, strides = [], [], []
+        prefix = self.ch.prob(0.3)  # [0, limit) with stride 1: looks like an identity, may not be
         for size in x.shape:
-            s = self.ch.int(0, size - 1)
+            s = 0 if prefix else self.ch.int(0, size - 1)
             start.append(s)
             limit.append(self.ch.int(s + 1, size))
-            strides.append(self.ch.choice((1, 1, 1, 2, 3)))
+            strides.append(1 if prefix else self.ch.choice((1, 1, 1, 2, 3)))
         shape = [-(-(l - s) // k) for s, l, k in zip(start, limit, strides)]
+        # A frontend that does not know the operand's size writes `?` for the result too.
+        decl = [None if d is None and self.ch.prob(0.5) else n for d, n in zip(x.decl, shape)]
         tail = " ".join(f"{kw} [{', '.join(map(str, vals))}]" for kw, vals in
                         (("start", start), ("limit", limit), ("strides", strides)))
-        return self.emit("slice", [x], tail, self.result(x.elem, shape))
+        return self.emit("slice", [x], tail, self.result(x.elem, shape, decl))
 
     def concat(self) -> Value:
         x = self.pick(lambda v: len(v.shape) >= 1) or self.input("f32", self.shape(self.ch.int(1, 3)))
