@@ -4,12 +4,12 @@
     outputs, stats = execute(lowered, inputs, device)   # host function, kernels on a device
 
 `execute` interprets the host `func.func` that schedule-to-gpu produced: `index`
-arithmetic and `memref.dim` in Python, `memref.alloc` as zeroed numpy buffers,
-`memref.reinterpret_cast` (flattening and free reshapes) as numpy views of the same
-bytes, `memref.get_global` as the constant's array, and each `gpu.launch_func` as one
-launch on the device, with the module's PTX printed once. The device defaults to fsir's
-PTX simulator; any object with `load(ptx)` and `launch(handle, kernel, grid, block, args,
-shared_bytes)` (fsir.runtime.device) works.
+arithmetic and `memref.dim` in Python, `memref.alloc` as device buffers,
+`memref.reinterpret_cast` (flattening and free reshapes) as views sharing the viewed
+buffer's device memory, `memref.get_global` as the constant copied to the device, and
+each `gpu.launch_func` as one launch, with the module's PTX printed and loaded once.
+The device is any fsir.runtime.device.Device (the simulator by default, or a GPU);
+outputs are copied back as numpy arrays and every buffer the run allocated is freed.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from fsir.dialects import gpu
 from fsir.dialects.graph import DYN, constant_array, fmt_shape, numpy_dtype
 from fsir.errors import UserError
 from fsir.ir import location_of, verify
+from fsir.runtime.device import DeviceBuffer
 
 
 def compile_module(module: ModuleOp, fusion: str = "none") -> ModuleOp:
@@ -42,22 +43,6 @@ def compile_module(module: ModuleOp, fusion: str = "none") -> ModuleOp:
         p.apply(ctx, lowered)
     verify(lowered)
     return lowered
-
-
-class SimulatorDevice:
-    """fsir's PTX simulator as a device (modules are parsed once and cached)."""
-
-    name = "simulator"
-
-    def load(self, ptx: str):
-        from fsir.runtime.simulator import load_module
-
-        return load_module(ptx)
-
-    def launch(self, handle, kernel: str, grid, block, args, shared_bytes: int = 0):
-        from fsir.runtime.simulator import launch
-
-        return launch(handle, kernel, grid, block, args, shared_bytes)
 
 
 _PTX_CACHE: dict[int, tuple[ModuleOp, str]] = {}
@@ -103,8 +88,11 @@ _CMPI = {0: lambda a, b: a == b, 1: lambda a, b: a != b, 2: lambda a, b: a < b, 
 
 def execute(lowered: ModuleOp, inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray], device=None,
             entry: str | None = None):
-    """Run the host function on `inputs`; returns (outputs, summed launch stats)."""
-    device = device or SimulatorDevice()
+    """Run the host function on `inputs` on `device` (default: the simulator); returns
+    (outputs as numpy arrays shaped like the function's results, summed launch stats)."""
+    from fsir.runtime.device import SimDevice
+
+    device = device or SimDevice()
     f = host_function(lowered, entry)
     args = list(f.body.blocks[0].args)
     if isinstance(inputs, Mapping):
@@ -112,6 +100,7 @@ def execute(lowered: ModuleOp, inputs: Sequence[np.ndarray] | Mapping[str, np.nd
     if len(inputs) != len(args):
         raise UserError(f"@{f.sym_name.data} takes {len(args)} arguments, got {len(inputs)}", location_of(f))
     env: dict[SSAValue, object] = {}
+    owned: list[DeviceBuffer] = []  # buffers this run allocated (views excluded)
     for i, (a, x) in enumerate(zip(args, inputs)):
         t = a.type
         assert isinstance(t, MemRefType)
@@ -120,27 +109,45 @@ def execute(lowered: ModuleOp, inputs: Sequence[np.ndarray] | Mapping[str, np.nd
         if x.ndim != len(shape) or any(d != DYN and d != s for d, s in zip(shape, x.shape)):
             raise UserError(f"argument {i} (%{a.name_hint or i}): expected shape {fmt_shape(shape)}, "
                             f"got {fmt_shape(x.shape)}", location_of(f))
-        env[a] = x
+        env[a] = device.to_device(x)
+        owned.append(env[a])  # type: ignore[arg-type]
     handle = None
     stats = None
-    for op in f.body.blocks[0].ops:
-        if isinstance(op, func.ReturnOp):
-            return [env[v] for v in op.operands], stats
-        if isinstance(op, gpu.LaunchFuncOp):
-            if handle is None:
-                handle = device.load(module_ptx(lowered))
-            grid = tuple(int(env[v]) for v in (op.gridSizeX, op.gridSizeY, op.gridSizeZ))  # type: ignore[arg-type]
-            block = tuple(int(env[v]) for v in (op.blockSizeX, op.blockSizeY, op.blockSizeZ))  # type: ignore[arg-type]
-            smem = 0 if op.dynamicSharedMemorySize is None else int(env[op.dynamicSharedMemorySize])  # type: ignore[arg-type]
-            kargs = [env[v] for v in op.kernelOperands]
-            s = device.launch(handle, op.kernel.nested_references.data[-1].data, grid, block, kargs, smem)
-            stats = s if stats is None else stats + s
-            continue
-        env[op.results[0]] = _host_value(op, env, lowered) if op.results else None
-    raise UserError(f"@{f.sym_name.data} has no func.return", location_of(f))
+    try:
+        for op in f.body.blocks[0].ops:
+            if isinstance(op, func.ReturnOp):
+                return [_to_host(device, env[v]) for v in op.operands], stats  # type: ignore[arg-type]
+            if isinstance(op, gpu.LaunchFuncOp):
+                if handle is None:
+                    handle = device.load(module_ptx(lowered))
+                grid = tuple(int(env[v]) for v in (op.gridSizeX, op.gridSizeY, op.gridSizeZ))  # type: ignore[arg-type]
+                block = tuple(int(env[v]) for v in (op.blockSizeX, op.blockSizeY, op.blockSizeZ))  # type: ignore[arg-type]
+                smem = 0 if op.dynamicSharedMemorySize is None else int(env[op.dynamicSharedMemorySize])  # type: ignore[arg-type]
+                kargs = [env[v] for v in op.kernelOperands]
+                s = device.launch(handle, op.kernel.nested_references.data[-1].data, grid, block, kargs, smem)
+                stats = s if stats is None else stats + s
+                continue
+            if op.results:
+                env[op.results[0]] = _host_value(op, env, lowered, device, owned)
+        raise UserError(f"@{f.sym_name.data} has no func.return", location_of(f))
+    finally:
+        for buf in owned:
+            device.free(buf)
 
 
-def _host_value(op: Operation, env: dict, module: ModuleOp):
+def _to_host(device, buf: DeviceBuffer) -> np.ndarray:
+    return device.copy_from(buf)
+
+
+def _view(buf: DeviceBuffer, shape: list[int]) -> DeviceBuffer:
+    """The same device memory with another shape (a reinterpret_cast)."""
+    if int(np.prod(shape, dtype=np.int64)) * buf.dtype.itemsize != buf.nbytes:
+        raise UserError(f"cannot view a buffer of shape {fmt_shape(buf.shape)} as {fmt_shape(shape)}")
+    handle = buf.handle.reshape(shape) if isinstance(buf.handle, np.ndarray) else buf.handle
+    return DeviceBuffer(buf.device, tuple(shape), buf.dtype, handle)
+
+
+def _host_value(op: Operation, env: dict, module: ModuleOp, device, owned: list):
     get = lambda v: env[v]  # noqa: E731
     if isinstance(op, arith.ConstantOp):
         value = op.value
@@ -158,18 +165,19 @@ def _host_value(op: Operation, env: dict, module: ModuleOp):
         t = op.memref.type
         dyn = iter(get(v) for v in op.dynamic_sizes)
         shape = [next(dyn) if d == DYN else d for d in t.get_shape()]
-        return np.zeros(shape, dtype=numpy_dtype(t.element_type))
+        buf = device.alloc(tuple(shape), numpy_dtype(t.element_type))
+        owned.append(buf)
+        return buf
     if isinstance(op, memref.ReinterpretCastOp):
-        src = get(op.source)
         dyn = iter(get(v) for v in op.sizes)
         sizes = [next(dyn) if s == DYN else s for s in op.static_sizes.get_values()]
-        view = src.reshape(sizes)  # type: ignore[attr-defined]
-        assert np.shares_memory(view, src) or src.size == 0, "a reinterpret_cast must be a view"
-        return view
+        return _view(get(op.source), sizes)  # type: ignore[arg-type]
     if isinstance(op, memref.GetGlobalOp):
         name = op.name_.root_reference.data
         for g in module.ops:
             if isinstance(g, memref.GlobalOp) and g.sym_name.data == name:
-                return np.require(constant_array(g.initial_value), requirements="C")  # type: ignore[arg-type]
+                buf = device.to_device(np.require(constant_array(g.initial_value), requirements="C"))  # type: ignore[arg-type]
+                owned.append(buf)
+                return buf
         raise UserError(f"no memref.global @{name}", location_of(op))
     raise UserError(f"the host interpreter cannot run '{op.name}'", location_of(op))
