@@ -66,51 +66,132 @@ def can_generate(ops: Sequence[Operation]) -> str | None:
         if not shapes_compatible(row_shape, shape_of(r.result.type)):
             return (f"reductions keep different row shapes ({fmt_shape(row_shape)} and "
                     f"{fmt_shape(shape_of(r.result.type))}): stitching them needs inter-block communication")
+    reads_of = _Reads(inside, subroots)
     for r in reduces:
         rank = len(shape_of(r.input.type))
         dims = sorted(r.dims.get_values())
         kept = tuple(d for d in range(rank) if d not in dims)
-        for read in _subroot_reads(r.input, tuple(range(rank)), inside, subroots):
+        for read in reads_of(r.input, tuple(range(rank))):
             if not local(read, kept, row_shape):
                 return ("a reduction reads a reduction result of a row it does not reduce: "
                         "stitching them needs inter-block communication")
     for v in outputs:
         if v in subroots:
             continue
-        if _root_row_dims(v, row_shape, inside, subroots) is None:
+        if _root_row_dims(v, row_shape, reads_of) is None:
             return (f"output {fmt_shape(shape_of(v.type))} cannot be split into the rows "
                     f"({fmt_shape(row_shape)}) of the fusion's reductions without inter-block communication")
     return None
 
 
-def _subroot_reads(value: SSAValue, syms: tuple, inside: set[Operation], subroots: set[SSAValue]) -> list[tuple]:
-    """Symbolic indices at which `value` reads the sub-roots, within the set `inside`
-    (fsir.codegen.locality.subroot_reads, stopping at the set's inputs)."""
-    reads: list[tuple] = []
-    seen: set[tuple[int, tuple]] = set()
-    stack = [(value, syms)]
-    while stack:
-        v, s = stack.pop()
-        key = (id(v), s)
-        if key in seen:
-            continue
-        seen.add(key)
-        if v in subroots:
-            reads.append(s)
-            continue
-        op = v.owner
-        if op not in inside or not isinstance(op, graph.GraphOp):
-            continue
-        for operand, osyms in zip(op.operands, operand_syms(op, s)):
-            stack.append((operand, osyms))
-    return reads
+def can_extend(row_shape: tuple[int, ...] | None, op: Operation, escapes: bool):
+    """`can_generate(ops + [op])`, in O(1), for a set `ops` without dots that
+    `can_generate` accepts, when `op` is a producer of some of them and reads none of
+    them; `row_shape` is the result shape of the set's reductions (None: it has none),
+    `escapes` whether op's result is used outside the grown set. Returns NotImplemented
+    when it cannot tell (op is a reduction or a dot): then call `can_generate`.
+
+    Why it holds: op reads only values from outside, so no walk from a reduction or an
+    output finds a sub-root through it; the reads the rules check are unchanged, and
+    only op's own result, if it escapes, is a new output to split into rows."""
+    if not isinstance(op, graph.GraphOp) or isinstance(op, (graph.ReduceOp, graph.DotOp)):
+        return NotImplemented
+    if row_shape is None or not escapes:
+        return None
+    v = op.results[0]
+    if _root_row_dims(v, row_shape, _Reads(_EMPTY, _EMPTY)) is None:
+        return (f"output {fmt_shape(shape_of(v.type))} cannot be split into the rows "
+                f"({fmt_shape(row_shape)}) of the fusion's reductions without inter-block communication")
+    return None
 
 
-def _root_row_dims(v: SSAValue, row_shape, inside, subroots) -> tuple[int, ...] | None:
+def can_pack(row_shape_a: tuple[int, ...] | None, row_shape_b: tuple[int, ...] | None):
+    """`can_generate(a + b)`, in O(1), for two sets without dots that `can_generate`
+    accepts and that have no path between them (kernel packing); the arguments are
+    their reductions' row shapes (None: no reduction). NotImplemented when it cannot
+    tell (only one of them has reductions: its rows must then split the other's outputs).
+
+    Why it holds: no walk from one part's reductions or outputs enters the other, so
+    every read the rules check stays as it was; only the row shapes must agree."""
+    if row_shape_a is None and row_shape_b is None:
+        return None
+    if row_shape_a is None or row_shape_b is None:
+        return NotImplemented
+    if shapes_compatible(row_shape_a, row_shape_b):
+        return None
+    return (f"reductions keep different row shapes ({fmt_shape(row_shape_a)} and {fmt_shape(row_shape_b)}): "
+            "stitching them needs inter-block communication")
+
+
+_EMPTY: frozenset = frozenset()
+
+
+class CodegenCapability:
+    """`can_generate` as the explorer's capability object (with the incremental form)."""
+
+    def __call__(self, ops: Sequence[Operation]) -> str | None:
+        return can_generate(ops)
+
+    def extend(self, row_shape, op: Operation, escapes: bool, inside=None):
+        return can_extend(row_shape, op, escapes)
+
+    def pack(self, row_shape_a, row_shape_b):
+        return can_pack(row_shape_a, row_shape_b)
+
+# operand_syms is pure in (op, syms) and the explorer asks about the same ops many
+# times; a bounded memo keeps can_generate cheap.
+_SYMS_MEMO: dict[tuple[Operation, tuple], list] = {}
+
+
+def _operand_syms(op: Operation, syms: tuple) -> list:
+    key = (op, syms)
+    out = _SYMS_MEMO.get(key)
+    if out is None:
+        if len(_SYMS_MEMO) > 1_000_000:
+            _SYMS_MEMO.clear()
+        out = _SYMS_MEMO[key] = operand_syms(op, syms)
+    return out
+
+
+class _Reads:
+    """Symbolic indices at which values read the sub-roots, within the set `inside`
+    (fsir.codegen.locality.subroot_reads, stopping at the set's inputs), memoized per
+    (value, index) so all walks of one check cost O(ops) together."""
+
+    def __init__(self, inside, subroots):
+        self.inside = inside
+        self.subroots = subroots
+        self.memo: dict[tuple, frozenset] = {}
+
+    def __call__(self, value: SSAValue, syms: tuple) -> frozenset:
+        memo, inside, subroots = self.memo, self.inside, self.subroots
+        stack = [(value, syms, False)]
+        while stack:
+            v, s, expanded = stack.pop()
+            key = (v, s)
+            if not expanded and key in memo:
+                continue
+            if v in subroots:
+                memo[key] = frozenset((s,))
+                continue
+            op = v.owner
+            if op not in inside:
+                memo[key] = _EMPTY
+                continue
+            children = list(zip(op.operands, _operand_syms(op, s)))
+            if expanded:
+                memo[key] = _EMPTY.union(*(memo[c] for c in children))
+            else:
+                stack.append((v, s, True))
+                stack.extend((c[0], c[1], False) for c in children if c not in memo)
+        return memo[(value, syms)]
+
+
+def _root_row_dims(v: SSAValue, row_shape, reads_of: _Reads) -> tuple[int, ...] | None:
     """stitch_codegen's FusionCodegen.root_row_dims, returning None instead of raising."""
     shape = shape_of(v.type)
     rank, m = len(shape), len(row_shape)
-    reads = _subroot_reads(v, tuple(range(rank)), inside, subroots)
+    reads = list(reads_of(v, tuple(range(rank))))
     pairs = [(None, s) for s in reads]
     for dims in (infer_row_dims(pairs), tuple(range(m)), tuple(range(rank - m, rank))):
         if dims is None or len(dims) != m or any(not 0 <= d < rank for d in dims):

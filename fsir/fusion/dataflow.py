@@ -74,6 +74,7 @@ class DataflowGraph:
     source_free: list[bool]  # light/free op fed only by external values (see `closure`)
     ext_bytes: list[int]  # external value -(j+1) has ext_bytes[j] bytes
     ext_values: list[SSAValue]
+    index: dict[Operation, int]
 
     def __len__(self) -> int:
         return len(self.ops)
@@ -146,4 +147,4 @@ def build_dataflow(block: Block) -> DataflowGraph:
         if kind[i] in ("light", "free") and all(source_free[p] for p in preds[i]):
             source_free[i] = True
     return DataflowGraph(ops, kind, inputs, preds, succs, nbytes, elems, is_output, fusible,
-                         source_free, ext_bytes, ext_values)
+                         source_free, ext_bytes, ext_values, {op: i for i, op in enumerate(ops)})

@@ -47,7 +47,7 @@ class Pattern:
     external producers), `red` = (rows, longest row, all reductions trailing) or None."""
 
     __slots__ = ("members", "ext", "traffic", "baseline", "kernels", "excess_sum", "work",
-                 "max_elems", "red", "lo", "hi", "root", "score")
+                 "max_elems", "red", "lo", "hi", "root", "score", "rshape", "base")
 
     def __init__(self, members, ext, traffic, baseline, kernels, excess_sum, work, max_elems, red, root):
         self.members: frozenset[int] = members
@@ -63,6 +63,8 @@ class Pattern:
         self.hi = max(members)
         self.root = root
         self.score = 0.0
+        self.rshape = None  # the result shape of its reductions (None: it has none)
+        self.base = None  # the pattern it extends by `root`, when built by `extend`
 
     def __len__(self) -> int:
         return len(self.members)
@@ -87,6 +89,7 @@ class DeltaEvaluator:
         n = len(g)
         cpi = gpu.cpi
         self.red_info: list = [None] * n
+        self.red_shape: list = [None] * n
         self.work1 = [0.0] * n
         for v in range(n):
             kind = g.kind[v]
@@ -98,6 +101,7 @@ class DeltaEvaluator:
             elif kind == "reduction":
                 c = cpi["alu"]
                 self.red_info[v] = _reduction_info(op, g.elems[v])
+                self.red_shape[v] = graph.shape_of(op.results[0].type)
             elif kind == "gather":
                 c = 2 * cpi["alu"]
             else:
@@ -119,7 +123,7 @@ class DeltaEvaluator:
         write = g.nbytes[v] if (g.succs[v] or g.is_output[v]) else 0
         return reads + write
 
-    def _escapes(self, v: int, members: frozenset[int]) -> bool:
+    def escapes(self, v: int, members: frozenset[int]) -> bool:
         g = self.g
         if g.is_output[v]:
             return True
@@ -137,8 +141,10 @@ class DeltaEvaluator:
         g = self.g
         reads = sum(g.value_bytes(x) for x in g.inputs[v])
         traffic = reads + (g.nbytes[v] if (g.succs[v] or g.is_output[v]) else 0)
-        return Pattern(frozenset((v,)), frozenset(g.inputs[v]), traffic, self.own[v],
-                       0 if g.kind[v] == "free" else 1, 0.0, self.work1[v], g.elems[v], self.red_info[v], v)
+        p = Pattern(frozenset((v,)), frozenset(g.inputs[v]), traffic, self.own[v],
+                    0 if g.kind[v] == "free" else 1, 0.0, self.work1[v], g.elems[v], self.red_info[v], v)
+        p.rshape = self.red_shape[v]
+        return p
 
     # -- building patterns -------------------------------------------------------
 
@@ -151,7 +157,7 @@ class DeltaEvaluator:
         if v in ext:
             traffic -= g.nbytes[v]
             ext = ext - {v}
-        if self._escapes(v, members):
+        if self.escapes(v, members):
             traffic += g.nbytes[v]
         new = [y for y in g.inputs[v] if y not in ext]
         if new:
@@ -161,6 +167,8 @@ class DeltaEvaluator:
                     x.kernels + (0 if g.kind[v] == "free" else 1), x.excess_sum + self.excess1[v],
                     x.work + self.work1[v], max(x.max_elems, g.elems[v]),
                     _merge_red(x.red, self.red_info[v]), v)
+        p.rshape = x.rshape or self.red_shape[v]
+        p.base = x
         p.score = self.score(p)
         return p
 
@@ -171,13 +179,13 @@ class DeltaEvaluator:
         traffic = baseline = kernels = 0
         excess_sum = work = 0.0
         max_elems = 0
-        red = None
+        red = rshape = None
         for m in members:
             for y in g.inputs[m]:
                 if y not in members and y not in ext:
                     ext.add(y)
                     traffic += g.value_bytes(y)
-            if self._escapes(m, members):
+            if self.escapes(m, members):
                 traffic += g.nbytes[m]
             baseline += self.own[m]
             kernels += g.kind[m] != "free"
@@ -185,7 +193,9 @@ class DeltaEvaluator:
             work += self.work1[m]
             max_elems = max(max_elems, g.elems[m])
             red = _merge_red(red, self.red_info[m])
+            rshape = rshape or self.red_shape[m]
         p = Pattern(members, frozenset(ext), traffic, baseline, kernels, excess_sum, work, max_elems, red, root)
+        p.rshape = rshape
         p.score = self.score(p)
         return p
 
@@ -198,6 +208,7 @@ class DeltaEvaluator:
         p = Pattern(a.members | b.members, a.ext | b.ext, traffic, a.baseline + b.baseline,
                     a.kernels + b.kernels, a.excess_sum + b.excess_sum, a.work + b.work,
                     max(a.max_elems, b.max_elems), _merge_red(a.red, b.red), min(a.root, b.root))
+        p.rshape = a.rshape or b.rshape
         p.score = self.score(p)
         return p
 

@@ -31,7 +31,7 @@ from xdsl.dialects.builtin import FloatAttr, IntegerAttr, f64, i64
 from xdsl.ir import Block, Operation
 from xdsl.traits import IsTerminator
 
-from fsir.codegen.capability import can_generate
+from fsir.codegen.capability import CodegenCapability
 from fsir.dialects import graph
 from fsir.errors import UserError
 from fsir.fusion.dataflow import DataflowGraph, build_dataflow
@@ -84,7 +84,7 @@ def explore(block: Block, options: ExplorerOptions = ExplorerOptions(),
     options.check()
     g = build_dataflow(block)
     ev = DeltaEvaluator(g, gpu_spec(options.gpu))
-    cap = capability or can_generate
+    cap = capability or CodegenCapability()
     if options.mode == "xla":
         cap = with_xla_rules(cap)
     copts = CandidateOptions(options.top_k, options.group_size, options.max_ops)
@@ -92,10 +92,11 @@ def explore(block: Block, options: ExplorerOptions = ExplorerOptions(),
     candidates = gen.run()
     plans: list[Plan] = []
     seen: set[frozenset] = set()
+    packings: dict = {}
     for chosen in beam_search(candidates, options.beam):
         plan = build_plan(g, ev, chosen)
         if options.remote:
-            plan = remote_fusion(g, ev, plan, cap, copts)
+            plan = remote_fusion(g, ev, plan, cap, copts, packings)
         key = frozenset(k.members for k in plan.fused)
         if key not in seen:
             seen.add(key)

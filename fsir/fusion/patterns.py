@@ -42,6 +42,9 @@ from xdsl.ir import Operation
 from fsir.fusion.dataflow import DataflowGraph
 from fsir.fusion.delta_evaluator import DeltaEvaluator, Pattern
 
+# The code generator's verdict on a set of ops: None if it can make one kernel of them,
+# else the reason. It may also have `extend(row_shape, op, escapes, inside)`, the same
+# verdict for a valid set grown by one producer `op` (NotImplemented: ask the call).
 Capability = Callable[[Sequence[Operation]], "str | None"]
 
 
@@ -197,7 +200,14 @@ class CandidateGenerator:
                 if self._reach.reaches(w):
                     self.rejected["cycle between kernels"] += 1
                     return False
-        reason = self.capability([g.ops[i] for i in sorted(p.members)])
+        reason = NotImplemented
+        extend = getattr(self.capability, "extend", None)
+        if extend is not None and p.base is not None and self._verdicts.get(p.base.members, len(p.base) == 1):
+            members = p.members
+            reason = extend(p.base.rshape, g.ops[v], self.ev.escapes(v, members),
+                            lambda op: g.index.get(op, -1) in members)
+        if reason is NotImplemented:
+            reason = self.capability([g.ops[i] for i in sorted(p.members)])
         if reason is not None:
             self.rejected[f"codegen: {reason}"] += 1
             return False

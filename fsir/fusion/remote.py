@@ -24,14 +24,19 @@ from fsir.fusion.plan import Plan, build_plan
 
 
 class _Pack:
-    __slots__ = ("pattern", "parts", "gain")
+    __slots__ = ("pattern", "parts", "gain", "verdict")
 
-    def __init__(self, pattern: Pattern, parts: int, gain: float):
+    def __init__(self, pattern: Pattern, parts: int, gain: float, verdict=None):
         self.pattern, self.parts, self.gain = pattern, parts, gain
+        # None: valid; a string: why not; NotImplemented: ask the capability call
+        self.verdict = verdict
 
 
 def remote_fusion(g: DataflowGraph, ev: DeltaEvaluator, plan: Plan, capability: Capability,
-                  options: CandidateOptions) -> Plan:
+                  options: CandidateOptions, cache: dict | None = None) -> Plan:
+    """`plan` with packed kernels; `cache` (shared by the beams, which share most of
+    their kernels) remembers the best packing of each chunk."""
+    cache = {} if cache is None else cache
     by_level: dict[int, list[Pattern]] = {}
     for kernel, level in zip(plan.kernels, plan.levels):
         if kernel.kernels > 0 and all(g.fusible[m] for m in kernel.members):
@@ -42,7 +47,10 @@ def remote_fusion(g: DataflowGraph, ev: DeltaEvaluator, plan: Plan, capability: 
         for chunk in _chunks(kernels, options.max_ops):
             if len(chunk) < 2:
                 continue
-            best = _Reduction(g, ev, capability, options).best(chunk)
+            key = tuple(k.members for k in chunk)
+            best = cache.get(key, False)
+            if best is False:
+                best = cache[key] = _Reduction(g, ev, capability, options).best(chunk)
             if best is not None and best.parts > 1 and best.gain > 0:
                 for k in chunk:
                     if k.members <= best.pattern.members:
@@ -94,26 +102,41 @@ class _Reduction:
                 pack = _Pack(subset[0], 1, 0.0)
                 for k in subset[1:]:
                     pack = self._merge(pack, _Pack(k, 1, 0.0))
+                if len(pack.pattern) > self.options.max_ops:
+                    pack.verdict = "larger than max-ops"
                 packs.append(pack)
             return self._top_k(packs)
         mid = len(kernels) // 2
         left, right = self._reduce(kernels[:mid]), self._reduce(kernels[mid:])
-        return self._top_k(left + right + [self._merge(a, b) for a in left for b in right])
+        merged = []
+        for a in left:
+            for b in right:
+                if len(a.pattern) + len(b.pattern) <= self.options.max_ops:
+                    merged.append(self._merge(a, b))
+        return self._top_k(left + right + merged)
 
     def _merge(self, a: _Pack, b: _Pack) -> _Pack:
         p = self.ev.merge_independent(a.pattern, b.pattern)
-        return _Pack(p, a.parts + b.parts, a.gain + b.gain + p.score - a.pattern.score - b.pattern.score)
+        verdict = NotImplemented
+        pack = getattr(self.capability, "pack", None)
+        if pack is not None and a.verdict is None and b.verdict is None:
+            verdict = pack(a.pattern.rshape, b.pattern.rshape)
+        elif isinstance(a.verdict, str) or isinstance(b.verdict, str):
+            verdict = a.verdict if isinstance(a.verdict, str) else b.verdict
+        return _Pack(p, a.parts + b.parts, a.gain + b.gain + p.score - a.pattern.score - b.pattern.score, verdict)
 
     def _top_k(self, packs: list[_Pack]) -> list[_Pack]:
         kept: list[_Pack] = []
         for pack in sorted(packs, key=lambda p: -p.gain):
-            if pack.parts == 1 or self._valid(pack.pattern):
+            if pack.verdict is NotImplemented:
+                pack.verdict = self._verdict(pack.pattern)
+            if pack.verdict is None:
                 kept.append(pack)
                 if len(kept) == self.options.top_k:
                     break
         return kept
 
-    def _valid(self, p: Pattern) -> bool:
+    def _verdict(self, p: Pattern) -> str | None:
         if len(p) > self.options.max_ops:
-            return False
-        return self.capability([self.g.ops[i] for i in sorted(p.members)]) is None
+            return "larger than max-ops"
+        return self.capability([self.g.ops[i] for i in sorted(p.members)])

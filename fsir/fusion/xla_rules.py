@@ -46,9 +46,49 @@ def xla_rules(ops: Sequence[Operation]) -> str | None:
     return None
 
 
-def with_xla_rules(capability: Capability) -> Capability:
-    def check(ops: Sequence[Operation]) -> str | None:
-        return xla_rules(ops) or capability(ops)
+def xla_extend(op: Operation, inside) -> str | None:
+    """`xla_rules(ops + [op])` for a set `ops` it accepts, when op is a producer of some
+    of them (`inside(op)` tells membership of the grown set)."""
+    kind = graph.op_class(op)
+    if kind == "reduction":
+        return "xla: a reduction ends its fusion"
+    if kind == "expensive":
+        size = tensor_elements(op.results[0].type)
+        stack, seen = [op], set()
+        while stack:
+            for u in stack.pop().results[0].uses:
+                user = u.operation
+                if user not in seen and inside(user):
+                    seen.add(user)
+                    if user.results and tensor_elements(user.results[0].type) > size:
+                        return "xla: an expensive op on a smaller tensor would be recomputed per element"
+                    stack.append(user)
+    return None
 
-    return check
+
+class WithXlaRules:
+    """A capability check with XLA's rules in front (and its incremental form)."""
+
+    def __init__(self, capability: Capability):
+        self.capability = capability
+
+    def __call__(self, ops: Sequence[Operation]) -> str | None:
+        return xla_rules(ops) or self.capability(ops)
+
+    def extend(self, row_shape, op: Operation, escapes: bool, inside):
+        reason = xla_extend(op, inside)
+        if reason is not None:
+            return reason
+        ext = getattr(self.capability, "extend", None)
+        return NotImplemented if ext is None else ext(row_shape, op, escapes, inside)
+
+
+    def pack(self, row_shape_a, row_shape_b):
+        # Packing independent parts adds no edge, so XLA's rules hold for the union.
+        pack = getattr(self.capability, "pack", None)
+        return NotImplemented if pack is None else pack(row_shape_a, row_shape_b)
+
+
+def with_xla_rules(capability: Capability) -> Capability:
+    return WithXlaRules(capability)
 
