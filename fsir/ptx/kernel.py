@@ -21,6 +21,7 @@ Kernel argument contract (what the host passes, in order, one `.param` per argum
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -40,6 +41,7 @@ from fsir.ir import location_of
 from fsir.ptx import types as T
 
 DYNAMIC_SMEM_SYMBOL = "__fsir_dynamic_smem"
+_PTX_IDENT = re.compile(r"[a-zA-Z][a-zA-Z0-9_$]*|[_$%][a-zA-Z0-9_$]+")
 
 Lowering = Callable[["KernelEmitter", Operation], None]
 
@@ -258,6 +260,11 @@ class KernelEmitter:
 
     def emit(self) -> str:
         func = self.func
+        if not _PTX_IDENT.fullmatch(self.name):
+            raise UserError(
+                f"PTX printer: kernel name @{self.name} is not a PTX identifier "
+                "(letters, digits, '_' and '$', not starting with a digit)"
+            )
         params = []
         blocks = list(func.body.blocks)
         for b in blocks[1:]:
@@ -306,9 +313,10 @@ class KernelEmitter:
                 self.place(self.block_labels[b])
             self.emit_block(b)
 
-        out = [f".visible .entry {self.name}("]
-        out.append(",\n".join(f"\t{p}" for p in params))
-        out.append(")")
+        if params:
+            out = [f".visible .entry {self.name}(", ",\n".join(f"\t{p}" for p in params), ")"]
+        else:
+            out = [f".visible .entry {self.name}()"]
         if func.known_block_size is not None:
             dims = ", ".join(str(d) for d in func.known_block_size.get_values())
             out.append(f".maxntid {dims}")

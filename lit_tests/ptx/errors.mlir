@@ -54,3 +54,14 @@ builtin.module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+builtin.module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    // expected-error @+1 {{kernel name @has.dot is not a PTX identifier}}
+    gpu.func @has.dot(%a: memref<?xf32>) kernel {
+      gpu.return
+    }
+  }
+}
