@@ -22,7 +22,7 @@ builtin.module attributes {gpu.container_module} {
 ```
 
 The other upstream ops (alloc, dealloc, memcpy, wait, launch, terminator, yield,
-all_reduce, host_register, ...) are xDSL's own classes, re-exported unchanged (generic
+host_register, ...) are xDSL's own classes, re-exported unchanged (generic
 syntax). Because xDSL's universe already registers a dialect named `gpu`, this one is
 registered through `fsir.registry.OVERRIDING_DIALECTS` and replaces xDSL's inside fs-opt.
 """
@@ -35,6 +35,7 @@ from typing import ClassVar
 from xdsl.dialects import gpu as _xgpu
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    I32,
     ArrayAttr,
     DenseArrayBase,
     DictionaryAttr,
@@ -102,7 +103,6 @@ from xdsl.utils.str_enum import StrEnum
 AsyncTokenType = _xgpu.AsyncTokenType
 DimensionAttr = _xgpu.DimensionAttr
 DimensionEnum = _xgpu.DimensionEnum
-AllReduceOpAttr = _xgpu.AllReduceOpAttr
 ProcessorAttr = _xgpu.ProcessorAttr
 LoopDimMapAttr = _xgpu.LoopDimMapAttr
 
@@ -341,6 +341,93 @@ class ShuffleOp(IRDLOperation):
         if t not in (f32, i32):
             raise VerifyException(
                 f"gpu.shuffle value must be a 32-bit type (f32 or i32), got {t}"
+            )
+
+
+class ReduceOpEnum(StrEnum):
+    ADD = "add"
+    MUL = "mul"
+    MINUI = "minui"
+    MINSI = "minsi"
+    MINNUMF = "minnumf"
+    MAXUI = "maxui"
+    MAXSI = "maxsi"
+    MAXNUMF = "maxnumf"
+    AND = "and"
+    OR = "or"
+    XOR = "xor"
+    MINIMUMF = "minimumf"
+    MAXIMUMF = "maximumf"
+
+
+_FLOAT_REDUCTIONS = {"add", "mul", "minnumf", "maxnumf", "minimumf", "maximumf"}
+_INT_REDUCTIONS = {"add", "mul", "minui", "minsi", "maxui", "maxsi", "and", "or", "xor"}
+
+
+@irdl_attr_definition
+class ReduceOpAttr(EnumAttribute[ReduceOpEnum], SpacedOpaqueSyntaxAttribute):
+    """`#gpu<all_reduce_op add>` with MLIR's current set of reductions."""
+
+    name = "gpu.all_reduce_op"
+
+
+@irdl_op_definition
+class SubgroupReduceOp(IRDLOperation):
+    """Reduces a value across the lanes of a warp (or of each cluster of `size` lanes);
+    every lane gets the result. All 32 lanes must execute it.
+
+    ```mlir
+    %sum = gpu.subgroup_reduce add %v : (f32) -> f32
+    %max = gpu.subgroup_reduce maxnumf %v cluster(size = 8) : (f32) -> f32
+    ```
+    """
+
+    name = "gpu.subgroup_reduce"
+
+    T: ClassVar = VarConstraint("T", AnyAttr())
+
+    op = prop_def(ReduceOpAttr)
+    value = operand_def(T)
+    uniform = opt_prop_def(UnitAttr)
+    cluster_size = opt_prop_def(IntegerAttr[I32])
+    result = result_def(T)
+
+    traits = traits_def(NoMemoryEffect())
+
+    assembly_format = (
+        "$op $value (`uniform` $uniform^)? (`cluster` `(` `size` `=` $cluster_size^ `)`)? "
+        "attr-dict `:` functional-type(operands, results)"
+    )
+
+    def __init__(
+        self, op: str | ReduceOpAttr, value: SSAValue | Operation, cluster_size: int | None = None
+    ):
+        if isinstance(op, str):
+            op = ReduceOpAttr(ReduceOpEnum(op))
+        value = SSAValue.get(value)
+        props: dict[str, Attribute | None] = {"op": op}
+        if cluster_size is not None:
+            props["cluster_size"] = IntegerAttr(cluster_size, i32)
+        super().__init__(operands=[value], result_types=[value.type], properties=props)
+
+    @property
+    def size(self) -> int:
+        return 32 if self.cluster_size is None else self.cluster_size.value.data
+
+    def verify_(self) -> None:
+        t = self.value.type
+        kind = self.op.data.value
+        if t == f32:
+            allowed = _FLOAT_REDUCTIONS
+        elif t == i32:
+            allowed = _INT_REDUCTIONS
+        else:
+            raise VerifyException(f"gpu.subgroup_reduce value must be f32 or i32, got {t}")
+        if kind not in allowed:
+            raise VerifyException(f"gpu.subgroup_reduce {kind} is not defined on {t}")
+        if self.size not in (1, 2, 4, 8, 16, 32):
+            raise VerifyException(
+                f"gpu.subgroup_reduce cluster size must be a power of two <= 32, got {self.size}"
             )
 
 
@@ -922,11 +1009,11 @@ GPU = Dialect(
         ReturnOp,
         ShuffleOp,
         SubgroupIdOp,
+        SubgroupReduceOp,
         SubgroupSizeOp,
         ThreadIdOp,
         # xDSL's, unchanged (generic syntax)
         _xgpu.AllocOp,
-        _xgpu.AllReduceOp,
         _xgpu.DeallocOp,
         _xgpu.HostRegisterOp,
         _xgpu.HostUnregisterOp,
@@ -939,7 +1026,7 @@ GPU = Dialect(
     ],
     [
         AsyncTokenType,
-        AllReduceOpAttr,
+        ReduceOpAttr,
         DimensionAttr,
         ProcessorAttr,
         LoopDimMapAttr,

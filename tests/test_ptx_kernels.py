@@ -175,3 +175,15 @@ def test_atomics():
     simulator.launch(mod, "col_sum", (rows,), (64,), [x, out, hist])
     np.testing.assert_allclose(out, x.sum(axis=0, dtype=np.float64), rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(hist, np.full(16, 4 * rows))
+
+
+def test_subgroup_reduce():
+    mod = load("warp_reduce.mlir")
+    x = RNG.standard_normal(32).astype(np.float32)
+    k = RNG.integers(0, 2**31, 32).astype(np.int32)
+    out = np.zeros(64, np.float32)
+    kout = np.zeros(32, np.int32)
+    simulator.launch(mod, "reduce_ops", (1,), (32,), [x, k, out, kout])
+    np.testing.assert_allclose(out[:32], np.full(32, x.sum(dtype=np.float64)), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(out[32:], np.repeat(x.reshape(4, 8).max(axis=1), 8))
+    np.testing.assert_array_equal(kout, np.repeat(k.view(np.uint32).reshape(8, 4).min(axis=1), 4).view(np.int32))

@@ -426,6 +426,36 @@ def _shuffle(e: KernelEmitter, op: gpu.ShuffleOp) -> None:
     e.ins(f"shfl.sync.{_SHFL_MODE[mode]}.b32 {dst}{pred}, {src}, {e.operand(op.offset)}, {clamp}, -1")
 
 
+_REDUCE = {
+    ("add", "f32"): "add.rn.f32", ("mul", "f32"): "mul.rn.f32",
+    ("minnumf", "f32"): "min.f32", ("maxnumf", "f32"): "max.f32",
+    ("minimumf", "f32"): "min.NaN.f32", ("maximumf", "f32"): "max.NaN.f32",
+    ("add", "i32"): "add.s32", ("mul", "i32"): "mul.lo.s32",
+    ("minsi", "i32"): "min.s32", ("minui", "i32"): "min.u32",
+    ("maxsi", "i32"): "max.s32", ("maxui", "i32"): "max.u32",
+    ("and", "i32"): "and.b32", ("or", "i32"): "or.b32", ("xor", "i32"): "xor.b32",
+}  # fmt: skip
+
+
+def _subgroup_reduce(e: KernelEmitter, op: gpu.SubgroupReduceOp) -> None:
+    """A butterfly: log2(size) rounds of shfl.sync.bfly + op; every lane gets the result."""
+    t = str(op.value.type)
+    opcode = _REDUCE[(op.op.data.value, t)]
+    rf = T.F32 if t == "f32" else T.B32
+    acc = e.reg(op.value)
+    offset = op.size // 2
+    while offset >= 1:
+        other, nxt = e.new(rf), e.new(rf)
+        e.ins(f"shfl.sync.bfly.b32 {other}, {acc}, {offset}, 31, -1")
+        e.ins(f"{opcode} {nxt}, {acc}, {other}")
+        acc = nxt
+        offset //= 2
+    if acc == e.reg(op.value):  # cluster of one lane
+        acc = e.new(rf)
+        e.mov(acc, e.reg(op.value), rf)
+    e.define(op.result, acc)
+
+
 def _return(e: KernelEmitter, op: gpu.ReturnOp) -> None:
     if op.args:
         raise unsupported(op, "kernels return no values")
@@ -633,6 +663,7 @@ CORE_LOWERINGS: dict[type[Operation], Lowering] = {
     gpu.NumSubgroupsOp: _num_subgroups,  # type: ignore[dict-item]
     gpu.BarrierOp: _barrier,  # type: ignore[dict-item]
     gpu.ShuffleOp: _shuffle,  # type: ignore[dict-item]
+    gpu.SubgroupReduceOp: _subgroup_reduce,  # type: ignore[dict-item]
     gpu.ReturnOp: _return,  # type: ignore[dict-item]
     gpu.DynamicSharedMemoryOp: _dynamic_smem,  # type: ignore[dict-item]
     memref.LoadOp: _load,  # type: ignore[dict-item]

@@ -145,3 +145,33 @@ gpu.module @kernels {
     gpu.return
   }
 }
+
+// -----
+
+gpu.module @kernels {
+  gpu.func @k(%v: f32) kernel {
+    // expected-error @+1 {{gpu.subgroup_reduce xor is not defined on f32}}
+    %r = gpu.subgroup_reduce xor %v : (f32) -> f32
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @kernels {
+  gpu.func @k(%v: i32) kernel {
+    // expected-error @+1 {{gpu.subgroup_reduce cluster size must be a power of two <= 32, got 6}}
+    %r = gpu.subgroup_reduce add %v cluster(size = 6) : (i32) -> i32
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @kernels {
+  gpu.func @k(%v: f64) kernel {
+    // expected-error @+1 {{gpu.subgroup_reduce value must be f32 or i32, got f64}}
+    %r = gpu.subgroup_reduce add %v : (f64) -> f64
+    gpu.return
+  }
+}

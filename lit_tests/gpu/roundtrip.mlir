@@ -33,6 +33,12 @@ builtin.module attributes {gpu.container_module} {
       %r1, %valid1 = gpu.shuffle up %v, %c16, %c32 : f32
       %r2, %valid2 = gpu.shuffle down %v, %c16, %c32 : f32
       %r3, %valid3 = gpu.shuffle idx %c16, %c16, %c32 : i32
+      // CHECK-NEXT: %{{.*}} = gpu.subgroup_reduce add %[[V]] : (f32) -> f32
+      // CHECK-NEXT: %{{.*}} = gpu.subgroup_reduce maxnumf %[[V]] uniform cluster(size = 8) : (f32) -> f32
+      // CHECK-NEXT: %{{.*}} = gpu.subgroup_reduce xor %{{.*}} cluster(size = 4) : (i32) -> i32
+      %sum = gpu.subgroup_reduce add %v : (f32) -> f32
+      %mx = gpu.subgroup_reduce maxnumf %v uniform cluster(size = 8) : (f32) -> f32
+      %xr = gpu.subgroup_reduce xor %c16 cluster(size = 4) : (i32) -> i32
       // CHECK-NEXT: gpu.barrier
       gpu.barrier
       // CHECK-NEXT: memref.store %{{.*}}, %[[SMEM]][%[[TID]]] : memref<256xf32, 3 : i64>

@@ -49,6 +49,30 @@ builtin.module attributes {gpu.container_module} {
       gpu.return
     }
 
+    // gpu.subgroup_reduce: a butterfly over the warp or over clusters of lanes.
+    // CHECK-LABEL: .visible .entry reduce_ops(
+    // CHECK: shfl.sync.bfly.b32 %[[O:f[0-9]+]], %[[V:f[0-9]+]], 16, 31, -1;
+    // CHECK-NEXT: add.rn.f32 %{{f[0-9]+}}, %[[V]], %[[O]];
+    // CHECK-COUNT-4: shfl.sync.bfly.b32
+    // CHECK: shfl.sync.bfly.b32 %{{f[0-9]+}}, %[[V]], 4, 31, -1;
+    // CHECK-NEXT: max.NaN.f32
+    // CHECK: shfl.sync.bfly.b32 %{{r[0-9]+}}, %{{r[0-9]+}}, 2, 31, -1;
+    // CHECK-NEXT: min.u32
+    gpu.func @reduce_ops(%x: memref<?xf32>, %k: memref<?xi32>, %out: memref<?xf32>, %kout: memref<?xi32>) kernel {
+      %lane = gpu.lane_id
+      %v = memref.load %x[%lane] : memref<?xf32>
+      %s = gpu.subgroup_reduce add %v : (f32) -> f32
+      %m = gpu.subgroup_reduce maximumf %v uniform cluster(size = 8) : (f32) -> f32
+      %i = memref.load %k[%lane] : memref<?xi32>
+      %j = gpu.subgroup_reduce minui %i cluster(size = 4) : (i32) -> i32
+      %c32 = arith.constant 32 : index
+      %l2 = arith.addi %lane, %c32 : index
+      memref.store %s, %out[%lane] : memref<?xf32>
+      memref.store %m, %out[%l2] : memref<?xf32>
+      memref.store %j, %kout[%lane] : memref<?xi32>
+      gpu.return
+    }
+
     // The other modes, a 16-lane segment width, the valid predicate, and i32 values.
     // CHECK-LABEL: .visible .entry modes(
     gpu.func @modes(%x: memref<?xi32>, %w: i32) kernel {
