@@ -366,6 +366,14 @@ def _check_dims(dims: Sequence[int], rank: int, what: str, unique: bool = True) 
         raise VerifyException(f"{what}s {list(dims)} contain duplicates")
 
 
+def _same_runtime_shapes(*arrays: np.ndarray) -> None:
+    """`?` dims are only known at run time: elementwise operands must agree then (numpy
+    would silently broadcast a size-1 dim)."""
+    if len({a.shape for a in arrays}) > 1:
+        shapes = " and ".join(fmt_shape(a.shape) for a in arrays)
+        raise VerifyException(f"operand shapes differ at run time: {shapes}")
+
+
 # ---------------------------------------------------------------------------
 # Elementwise ops: one table
 # ---------------------------------------------------------------------------
@@ -497,6 +505,7 @@ class ElementwiseOp(GraphOp):
         return tensor(elem, shape)
 
     def reference(self, *args: np.ndarray) -> np.ndarray:
+        _same_runtime_shapes(*args)
         elem = self.result_type.element_type
         cdt = compute_dtype(elem)
         out = self.SPEC.ref(*(a.astype(cdt, copy=False) for a in args))
@@ -564,6 +573,7 @@ class CompareOp(GraphOp):
         return tensor(i1, join_shapes(shape_of(a), shape_of(b)))
 
     def reference(self, a, b):
+        _same_runtime_shapes(a, b)
         cdt = compute_dtype(self.lhs.type.element_type)  # type: ignore[attr-defined]
         return _COMPARE_REF[self.direction.data](a.astype(cdt), b.astype(cdt))
 
@@ -596,6 +606,7 @@ class SelectOp(GraphOp):
         return tensor(a.element_type, shape)
 
     def reference(self, c, a, b):
+        _same_runtime_shapes(c, a, b)
         return np.where(c, a, b)
 
 
@@ -816,7 +827,12 @@ class ReshapeOp(GraphOp):
         return tensor(self.result_type.element_type, out)
 
     def reference(self, x):
-        return x.reshape([(-1 if d == DYN else d) for d in shape_of(self.result_type)])
+        shape = [(-1 if d == DYN else d) for d in shape_of(self.result_type)]
+        known = math.prod(d for d in shape if d != -1)
+        if (-1 not in shape and known != x.size) or (known and x.size % known):
+            raise VerifyException(f"cannot reshape {fmt_shape(x.shape)} ({x.size} elements) at run time "
+                                  f"to {fmt_shape(shape_of(self.result_type))}")
+        return x.reshape(shape)
 
 
 @irdl_op_definition
@@ -1017,6 +1033,7 @@ class DotOp(GraphOp):
         return tensor(a.element_type, matmul_shape(shape_of(a), shape_of(b)))
 
     def reference(self, a, b):
+        matmul_shape(a.shape, b.shape)  # `?` contracting/batch dims must agree at run time
         elem = self.result_type.element_type
         cdt = compute_dtype(elem)
         return np.matmul(a.astype(cdt), b.astype(cdt)).astype(numpy_dtype(elem))

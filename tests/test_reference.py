@@ -372,3 +372,50 @@ def test_bad_inputs_are_user_errors(inputs, message):
 def test_float64_inputs_are_converted_to_f32():
     (s, m, r) = run(parse_module(DYNAMIC), [np.ones((1, 3)), np.ones(1)])
     assert s.dtype == np.float32 and m.dtype == np.float32
+
+
+MISMATCH = """
+func.func @f(%x: tensor<?x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %a = graph.add %x, %y : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return %a : tensor<4x8xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("rows", [1, 3])
+def test_dynamic_size_mismatch_is_a_located_user_error(rows):
+    # rows=1 would silently broadcast in numpy; rows=3 would be a raw numpy ValueError.
+    with pytest.raises(UserError, match="operand shapes differ at run time") as info:
+        run(parse_module(MISMATCH, "m.mlir"), [np.ones((rows, 8), np.float32), np.ones((4, 8), np.float32)])
+    assert str(info.value.loc) == "m.mlir:3:3"
+
+
+def test_dynamic_dot_mismatch_is_a_user_error():
+    text = """
+    func.func @f(%a: tensor<2x?xf32>, %b: tensor<?x3xf32>) -> tensor<2x3xf32> {
+      %d = graph.dot %a, %b : (tensor<2x?xf32>, tensor<?x3xf32>) -> tensor<2x3xf32>
+      func.return %d : tensor<2x3xf32>
+    }"""
+    with pytest.raises(UserError, match="contracting dims differ"):
+        run(parse_module(text), [np.ones((2, 4), np.float32), np.ones((5, 3), np.float32)])
+
+
+def test_results_must_keep_their_static_dims():
+    text = """
+    func.func @f(%x: tensor<?xf32>) -> tensor<4xf32> {
+      %e = graph.exp %x : (tensor<?xf32>) -> tensor<4xf32>
+      func.return %e : tensor<4xf32>
+    }"""
+    with pytest.raises(UserError, match="result has shape 5 at run time but type tensor<4xf32>"):
+        run(parse_module(text), [np.ones(5, np.float32)])
+
+
+@pytest.mark.parametrize("result", ["tensor<4xf32>", "tensor<?x2xf32>"])
+def test_reshape_element_count_is_checked_at_run_time(result):
+    text = f"""
+    func.func @f(%x: tensor<?xf32>) -> {result} {{
+      %r = graph.reshape %x : (tensor<?xf32>) -> {result}
+      func.return %r : {result}
+    }}"""
+    with pytest.raises(UserError, match="cannot reshape 5 \\(5 elements\\) at run time"):
+        run(parse_module(text), [np.ones(5, np.float32)])

@@ -18,7 +18,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import VerifyException
 
-from fsir.dialects.graph import DYN, fmt_shape, numpy_dtype
+from fsir.dialects.graph import DYN, fmt_shape, numpy_dtype, shapes_compatible
 from fsir.errors import UserError
 from fsir.ir import location_of
 
@@ -92,10 +92,22 @@ def evaluate_op(op: Operation, values: Sequence[np.ndarray]) -> list[np.ndarray]
             return list(op.reference_region(run_block, values))  # type: ignore[attr-defined]
         if hasattr(op, "reference"):
             out = op.reference(*values)  # type: ignore[attr-defined]
-            return [np.asarray(out)] if len(op.results) == 1 else list(out)
+            results = [np.asarray(out)] if len(op.results) == 1 else list(out)
+            _check_result_shapes(op, results)
+            return results
     except VerifyException as err:
         raise UserError(f"'{op.name}' op {err}", location_of(op)) from None
     raise UserError(f"the reference interpreter cannot evaluate '{op.name}'", location_of(op))
+
+
+def _check_result_shapes(op: Operation, results: Sequence[np.ndarray]) -> None:
+    """Static dims are promises: with `?` inputs of the wrong size a result can break them."""
+    for r, value in zip(op.results, results):
+        if isinstance(r.type, TensorType) and not shapes_compatible(value.shape, r.type.get_shape()):
+            raise VerifyException(
+                f"result has shape {fmt_shape(value.shape)} at run time but type {r.type} "
+                "(check the sizes of the `?` inputs)"
+            )
 
 
 def run_function(f: func.FuncOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
