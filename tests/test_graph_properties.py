@@ -209,3 +209,11 @@ def test_options_are_validated_by_name():
     with pytest.raises(TypeError):
         random_graph(0, max_opz=3)
     assert GraphOptions().max_dim == 70
+
+
+def test_command_line_prints_parsable_graphs(capsys):
+    from fsir.testing.random_graphs import main
+
+    main(["--seed", "4", "--count", "3", "--max-ops", "5", "--dynamic", "0.3"])
+    module = parse_module(capsys.readouterr().out, "cli.mlir")
+    assert [f.sym_name.data for f in module.ops] == ["g4", "g5", "g6"]

@@ -585,4 +585,25 @@ def _gather_rows(arg) -> int | None:
     return None
 
 
+def main(argv: Sequence[str] | None = None) -> None:
+    """`python -m fsir.testing.random_graphs --seed 3 [--max-ops 12 ...]`: print one graph."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m fsir.testing.random_graphs", description=main.__doc__)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--count", type=int, default=1, help="graphs with seeds seed..seed+count-1, named @g<seed>")
+    for field in ("max_ops", "max_dim", "max_rank", "max_elements"):
+        p.add_argument("--" + field.replace("_", "-"), type=int, default=getattr(GraphOptions, field))
+    p.add_argument("--dynamic", type=float, default=0.0, help="chance of a `?` dim (default 0: static)")
+    args = p.parse_args(argv)
+    sizes = dict(max_ops=args.max_ops, max_dim=args.max_dim, max_rank=args.max_rank,
+                 max_elements=args.max_elements, dynamic=args.dynamic)
+    for seed in range(args.seed, args.seed + args.count):
+        name = "random_graph" if args.count == 1 else f"g{seed}"
+        print(random_graph(seed, name=name, **sizes))
+
+
 __all__ = ["GraphOptions", "graphs", "random_graph", "random_inputs"]
+
+if __name__ == "__main__":
+    main()
