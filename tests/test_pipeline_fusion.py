@@ -266,3 +266,42 @@ func.func @f(%x: tensor<4x32xf32>) -> tensor<4x32xf32> {
     assert launches(lowered) == 4
     _, stats = execute(lowered, [np.ones((4, 32), np.float32)])
     assert stats.launches == 4
+
+
+def test_yield_input_and_twice():
+    """A fusion may return its input (a copy) and the same value twice."""
+    check("""
+func.func @f(%x: tensor<3x5xf32>) -> (tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>) {
+  %a, %b, %c = stitch.fusion (%x) : (tensor<3x5xf32>) -> (tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>) {
+  ^bb0(%xa: tensor<3x5xf32>):
+    %e = graph.exp %xa : tensor<3x5xf32>
+    stitch.yield %xa, %e, %e : tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>
+  }
+  func.return %a, %b, %c : tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>
+}
+""")
+
+
+def test_empty_tensor():
+    check("""
+func.func @f(%x: tensor<0x5xf32>) -> tensor<0x5xf32> {
+  %e = graph.exp %x : tensor<0x5xf32>
+  func.return %e : tensor<0x5xf32>
+}
+""")
+
+
+def test_reduce_with_gather_and_concat_producers():
+    """Index-only producers (gather, concat) inline into a reduction's loop."""
+    check("""
+func.func @f(%t: tensor<10x40xf32>, %ids: tensor<6xi32>, %z: tensor<6x3xf32>) -> tensor<6xf32> {
+  %y = stitch.fusion (%t, %ids, %z) : (tensor<10x40xf32>, tensor<6xi32>, tensor<6x3xf32>) -> tensor<6xf32> {
+  ^bb0(%ta: tensor<10x40xf32>, %ia: tensor<6xi32>, %za: tensor<6x3xf32>):
+    %g = graph.gather %ta, %ia : (tensor<10x40xf32>, tensor<6xi32>) -> tensor<6x40xf32>
+    %c = graph.concat %g, %za dim 1 : (tensor<6x40xf32>, tensor<6x3xf32>) -> tensor<6x43xf32>
+    %r = graph.reduce max %c dims [1] : (tensor<6x43xf32>) -> tensor<6xf32>
+    stitch.yield %r : tensor<6xf32>
+  }
+  func.return %y : tensor<6xf32>
+}
+""", kinds=["normal", "ids", "normal"])

@@ -71,3 +71,12 @@ def test_dynamic_column():
 
 def test_large_block_rows():
     check(_reduce("sum", "f32", "2x3000", "[1]", "2"), scale=16)
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 17])
+@pytest.mark.parametrize("kind", ["sum", "max"])
+def test_row_short(kind, n):
+    """Rows shorter than a warp: a power-of-two segment of lanes per row."""
+    lowered = check(_reduce(kind, "f32", f"70x{n}", "[1]", "70"))
+    assert f"threads_per_row" not in str(lowered)  # the schedule is gone at the gpu level
+    assert "gpu.shuffle" in str(lowered)

@@ -187,10 +187,12 @@ class FusionCodegen:
         root_dims: list[tuple[int, ...]] = []
         for v in roots:
             root_dims.append(self.root_row_dims(v, row_shape, is_subroot))
-        if not trailing:
+        if not trailing or longest <= 1:
             per_row, comp, where = 1, "thread", "reg"
         elif longest <= WARP_ROW_LIMIT:
-            per_row, comp, where = WARP, "warp", "lanes"
+            # rows shorter than a warp get the smallest power-of-two segment of lanes
+            # that covers them, so short rows do not idle most of a warp
+            per_row, comp, where = min(WARP, 1 << (longest - 1).bit_length()), "warp", "lanes"
         else:
             per_row, comp, where = BLOCK, "block", "shared"
         rows_per_block = BLOCK // per_row

@@ -226,8 +226,8 @@ class KernelLowering:
             return [sb.combine(kind, iters[0], e.at(r.input, idx))]
 
         (acc,) = e.for_loop(lane, ub, per_row, [init], body)
-        if per_row == WARP:
-            acc = self.butterfly(kind, acc)
+        if 1 < per_row <= WARP:
+            acc = self.butterfly(kind, acc, per_row)
         elif per_row > WARP:
             acc = self.block_reduce(g, kind, acc, init, tid)
         return sb.round_to(acc, elem)
@@ -247,9 +247,10 @@ class KernelLowering:
             return c.value(arith.OrIOp(wide_hi, c.value(arith.ExtUIOp(lo2, i64t))))
         return c.insert(gpu.ShuffleOp("xor", v, off, width)).results[0]
 
-    def butterfly(self, kind: str, acc: SSAValue) -> SSAValue:
-        """Every lane of the warp ends with the combination of all 32 lanes' values."""
-        offset = WARP // 2
+    def butterfly(self, kind: str, acc: SSAValue, lanes: int = WARP) -> SSAValue:
+        """Every lane of each aligned segment of `lanes` lanes ends with the combination
+        of the segment's values (xor offsets below `lanes` stay inside the segment)."""
+        offset = lanes // 2
         while offset:
             acc = self.sb.combine(kind, acc, self.shuffle_xor(acc, offset))
             offset //= 2

@@ -67,3 +67,12 @@ func.func @dynamic(%x: tensor<?x50xf32>) -> tensor<?xf32> {
   %r = graph.reduce min %x dims [1] : (tensor<?x50xf32>) -> tensor<?xf32>
   func.return %r : tensor<?xf32>
 }
+
+// Rows of 5: a segment of 8 lanes per row, 32 rows per block.
+// CHECK-LABEL: func.func @short_rows
+// CHECK: schedule.kernel @short_rows_k0 row {threads_per_row = 8 : i64, rows_per_block = 32 : i64} grid [4, 1, 1] block [256, 1, 1]
+// CHECK: schedule.group warp -> lanes : tensor<100xf32>
+func.func @short_rows(%x: tensor<100x5xf32>) -> tensor<100xf32> {
+  %r = graph.reduce sum %x dims [1] : (tensor<100x5xf32>) -> tensor<100xf32>
+  func.return %r : tensor<100xf32>
+}
