@@ -6,7 +6,8 @@ order, except:
 
 - constants are not vertices: like `mode=none`, fusions clone the constants they use
   (splats become immediates, so they cost no bytes; dense ones are read once);
-- the terminator is not a vertex; the values it returns are outputs (`is_output`).
+- the terminator is not a vertex; the values it returns are outputs (`is_output`);
+- dead ops (no output depends on them) are vertices that are never fused.
 
 Values: vertex i's result is value i; every other value (function arguments, constants)
 is an external value with a negative id (-1, -2, ...), its size in `ext_bytes`.
@@ -141,7 +142,12 @@ def build_dataflow(block: Block) -> DataflowGraph:
             i = vid.get(v)
             if i is not None:
                 is_output[i] = True
-    fusible = [k in FUSIBLE_KINDS for k in kind]
+    # Dead code (values no output depends on) is left alone for DCE: a fusion of dead
+    # ops would have no result.
+    live = [False] * n
+    for i in range(n - 1, -1, -1):
+        live[i] = is_output[i] or kind[i] == "other" or any(live[c] for c in succs[i])
+    fusible = [k in FUSIBLE_KINDS and alive for k, alive in zip(kind, live)]
     source_free = [False] * n
     for i in range(n):
         if kind[i] in ("light", "free") and all(source_free[p] for p in preds[i]):
