@@ -217,3 +217,12 @@ def test_command_line_prints_parsable_graphs(capsys):
     main(["--seed", "4", "--count", "3", "--max-ops", "5", "--dynamic", "0.3"])
     module = parse_module(capsys.readouterr().out, "cli.mlir")
     assert [f.sym_name.data for f in module.ops] == ["g4", "g5", "g6"]
+
+
+def test_roundtrip_lit_test_covers_every_graph_op():
+    """A new graph op (e.g. a new ELEMENTWISE row) needs a line in lit_tests/graph/roundtrip.mlir."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "lit_tests" / "graph" / "roundtrip.mlir").read_text()
+    missing = [op.name for op in graph.Graph.operations if f"{op.name} " not in text]
+    assert not missing, f"not in roundtrip.mlir: {missing}"

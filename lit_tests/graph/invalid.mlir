@@ -560,3 +560,36 @@ func.func @f(%x: tensor<?x8xf32>) {
   %r = graph.exp %x : (tensor<?x8xf32>) -> tensor<4x7xf32>
   func.return
 }
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{concat needs at least one operand}}
+  %r = "graph.concat"() <{dim = 0 : i64}> : () -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{iota dimension -1 is out of range for rank 1}}
+  %r = graph.iota dim -1 : tensor<4xi32>
+  func.return
+}
+
+// -----
+
+// The generic form bypasses the keyword parser; the verifier still checks the kind.
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{unknown reduction 'mean'}}
+  %r = "graph.reduce"(%x) <{kind = "mean", dims = array<i64: 0>}> : (tensor<4xf32>) -> tensor<f32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>, %y: tensor<4xf32>) {
+  // expected-error @+1 {{unknown comparison direction 'gte'}}
+  %r = "graph.compare"(%x, %y) <{direction = "gte"}> : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  func.return
+}
