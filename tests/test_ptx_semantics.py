@@ -38,7 +38,9 @@ def dtype(t: str):
 
 
 def bf16_to_f64(bits: np.ndarray) -> np.ndarray:
-    return ((bits.astype(np.int64) & 0xFFFF).astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    f = ((np.asarray(bits).astype(np.int64) & 0xFFFF).astype(np.uint32) << 16).view(np.float32)
+    with np.errstate(invalid="ignore"):  # signalling NaN patterns
+        return f.astype(np.float64)
 
 
 def f32_to_bf16(x: np.ndarray) -> np.ndarray:
