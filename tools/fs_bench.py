@@ -73,10 +73,11 @@ def lower_bound(module, inputs, outputs) -> int:
     """Inputs and weights read once, outputs written once. Splat constants are free
     (they become immediates in the kernels)."""
     from fsir.dialects.graph import ConstantOp, numpy_dtype, shape_of
+    from fsir.lowering.emit import splat_value
 
     total = sum(np.asarray(x).nbytes for x in inputs) + sum(np.asarray(y).nbytes for y in outputs)
     for op in module.walk():
-        if isinstance(op, ConstantOp) and len(op.value.get_values()) > 1:  # type: ignore[arg-type]
+        if isinstance(op, ConstantOp) and splat_value(op) is None:
             t = op.result_type
             total += math.prod(shape_of(t)) * numpy_dtype(t.element_type).itemsize
     return total

@@ -108,11 +108,23 @@ class GraphBuilder:
         src = shape_of(v.type)
         if tuple(shape) == src and list(dims) == list(range(len(src))):
             return v
+        splat = self._splat(v)
+        if splat is not None:  # broadcast of a scalar constant: a splat constant, which
+            return self.constant(np.full(shape, splat), self.elem(v))  # kernels inline
         order = sorted(range(len(dims)), key=lambda i: dims[i])
         if order != list(range(len(dims))):
             v = self.transpose(v, order)
             dims = [dims[i] for i in order]
         return self.emit(graph.BroadcastOp, [v], tensor(self.elem(v), shape), dims=dense_i64(dims))
+
+    @staticmethod
+    def _splat(v: SSAValue):
+        op = v.owner
+        if isinstance(op, graph.ConstantOp):
+            values = op.value.get_values()
+            if len(values) == 1:
+                return values[0]
+        return None
 
     def broadcast_to(self, v: SSAValue, shape: Sequence[int]) -> SSAValue:
         """numpy-style: align trailing dims; size-1 dims stretch."""
