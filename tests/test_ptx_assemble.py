@@ -88,3 +88,17 @@ def test_print_ptx_header_and_host_code_ignored():
 def test_bad_arch():
     with pytest.raises(UserError, match="unsupported arch 'sm_70'"):
         print_ptx(parse((PTX_LIT / "vector_add.mlir").read_text()), arch="sm_70")
+
+
+def test_kernel_signature_matches_printed_params():
+    from fsir.ptx import kernel_signature, kernels
+
+    module = parse((PTX_LIT / "narrow_types.mlir").read_text())
+    ptx = print_ptx(module)
+    for func in kernels(module):
+        for p in kernel_signature(func):
+            assert f".param .{p.ptx_type} {p.name}" in ptx
+    (scalars,) = [f for f in kernels(module) if f.sym_name.data == "scalars"]
+    sig = kernel_signature(scalars)
+    assert [p.ptx_type for p in sig] == ["u64", "f32", "b16", "b16", "u8", "s8", "b32", "b64", "u64", "f64"]
+    assert [p.is_pointer for p in sig][:2] == [True, False]

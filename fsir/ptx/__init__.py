@@ -10,6 +10,7 @@ Modules: `module` (the PTX module, one `.entry` per `gpu.func ... kernel`), `ker
 `fsir.errors.UserError` naming the op and, when parsed with locations, where it is.
 """
 
-from fsir.ptx.module import print_ptx
+from fsir.ptx.kernel import KernelParam, kernel_signature
+from fsir.ptx.module import kernels, print_ptx
 
-__all__ = ["print_ptx"]
+__all__ = ["KernelParam", "kernel_signature", "kernels", "print_ptx"]

@@ -8,15 +8,23 @@ workgroup attributions are `.shared` arrays, private attributions and `memref.al
 are `.local` arrays, `gpu.dynamic_shared_memory` is the module's `.extern .shared`
 array; addresses are 64-bit, row-major.
 
-Kernel argument contract (what the host passes, in order, one `.param` per argument):
+Kernel argument contract (what the host passes, in order, one `.param` per argument;
+`kernel_signature(func)` lists it):
 - `memref<...xT>` in address space 0: a `.param .u64` holding the device address of
-  element 0. Only the outermost dimension may be dynamic (`memref<?xT>`,
+  the buffer (element 0; a static `strided<..., offset: N>` offset is added by the
+  kernel). Only the outermost dimension may be dynamic (`memref<?xT>`,
   `memref<?x768xT>`); the inner dimensions give the row-major strides. A kernel that
   needs dynamic sizes takes a flat `memref<?xT>` plus explicit `index` arguments.
   Layouts `strided<[...], offset: N>` with static strides and offset are accepted.
 - `index`, `i64`: `.param .u64`/`.b64`; `i32` `.b32`; `i16`/`f16`/`bf16` `.b16`
   (f16/bf16 as their raw 16-bit patterns); `i8` `.s8`; `i1` `.u8` (0 or 1); `f32`
   `.f32`; `f64` `.f64`.
+- Workgroup attributions are static `.shared` arrays of the kernel; the bytes given by
+  `gpu.launch_func ... dynamic_shared_memory_size %s` back `gpu.dynamic_shared_memory`
+  (the module's `.extern .shared` array `__fsir_dynamic_smem`, 16-byte aligned).
+- `gpu.known_block_size` becomes `.maxntid`: launching with larger blocks fails.
+- `gpu.shuffle` and `gpu.subgroup_reduce` use a full mask: all 32 lanes of a warp
+  must execute them (keep them out of lane-divergent branches).
 """
 
 from __future__ import annotations
@@ -68,6 +76,32 @@ def _row_major_strides(shape: Sequence[int]) -> tuple[int, ...]:
         strides.append(acc)
         acc *= d
     return tuple(reversed(strides))
+
+
+@dataclass(frozen=True)
+class KernelParam:
+    """One `.param` of a kernel entry, as the host must pass it."""
+
+    index: int
+    name: str  # the .param name in the PTX
+    mlir_type: Attribute
+    ptx_type: str  # u64 for memrefs (a device pointer), else the scalar's .param type
+    is_pointer: bool
+
+
+def kernel_signature(func: gpu.FuncOp) -> list[KernelParam]:
+    """The parameters of the `.entry` printed for kernel `func`, in order."""
+    out = []
+    for i, arg in enumerate(func.arguments):
+        t = arg.type
+        name = f"{func.sym_name.data}_param_{i}"
+        if isinstance(t, MemRefType):
+            out.append(KernelParam(i, name, t, "u64", True))
+        elif T.reg_file(t) is not None:
+            out.append(KernelParam(i, name, t, T.param_type(t), False))
+        else:
+            raise UserError(f"PTX printer: kernel @{func.sym_name.data} argument {i} has unsupported type {t}")
+    return out
 
 
 class KernelEmitter:
