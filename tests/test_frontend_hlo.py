@@ -338,3 +338,27 @@ def test_pred_reductions(op, init, fn):
     y[0] = X[0] - 1
     (got,) = run_hlo(text, X, y)
     np.testing.assert_array_equal(got, fn(X > y, axis=1))
+
+
+def test_tiled_reduce_window_then_reduce_is_one_row_reduction():
+    """XLA's CPU pipeline splits a row sum into reduce-window over tiles + reduce; the
+    importer gives back the single row reduction fusion knows."""
+    src = """HloModule m
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[4,64] parameter(0)
+  z = f32[] constant(0)
+  w = f32[4,2] reduce-window(x, z), window={size=1x32 stride=1x32}, to_apply=sum
+  ROOT r = f32[4] reduce(w, z), dimensions={1}, to_apply=sum
+}
+"""
+    module = import_hlo(src, "m.hlo")
+    reduces = [op for op in module.walk() if op.name == "graph.reduce"]
+    assert len(reduces) == 1 and list(reduces[0].dims.get_values()) == [1]
+    x = rng.standard_normal((4, 64)).astype(np.float32)
+    (got,) = run(module, [x])
+    np.testing.assert_allclose(got, x.sum(1), rtol=1e-5, atol=1e-5)

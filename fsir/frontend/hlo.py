@@ -591,6 +591,7 @@ class HloImporter:
             out = self.b.compare("ne", as_int, self.b.scalar_like(0, as_int))
             return self.b.ew(root.opcode, out, self.b.broadcast(init, shape_of(out.type), []))
         kind = _REDUCERS[root.opcode]
+        x, dims = _merge_tiled_reduce(kind, x, dims)
         out = self.b.reduce(kind, x, dims)
         init_value = self.b.fold(init)
         dtype = graph.numpy_dtype(self.b.elem(x))
@@ -698,6 +699,35 @@ class HloImporter:
 
 
 _REDUCE_EW = {"sum": "add", "max": "max", "min": "min", "prod": "mul"}
+
+
+def _merge_tiled_reduce(kind: str, x: SSAValue, dims: list[int]) -> tuple[SSAValue, list[int]]:
+    """reduce(reduce(reshape(src) splitting dims into tiles)) over whole original dims is
+    one reduce of src: undo XLA's tree-reduction split (reduce-window + reduce) so the
+    graph has the row reduction fusion knows. Returns (x, dims) unchanged otherwise."""
+    inner = x.owner
+    if not (isinstance(inner, graph.ReduceOp) and inner.kind.data == kind
+            and isinstance(inner.input.owner, graph.ReshapeOp)):
+        return x, dims
+    tiled = shape_of(inner.input.type)
+    src_value = inner.input.owner.input
+    src = shape_of(src_value.type)
+    inner_dims = set(inner.dims.get_values())
+    kept = [d for d in range(len(tiled)) if d not in inner_dims]
+    reduced = inner_dims | {kept[d] for d in dims}
+    groups, t = [], 0  # the tiled dims each source dim was split into
+    for n in src:
+        group, size = [], 1
+        while t < len(tiled) and (size < n or (not group and n == 1)):
+            group.append(t)
+            size *= tiled[t]
+            t += 1
+        if size != n:
+            return x, dims
+        groups.append(group)
+    if t != len(tiled) or any(0 < len(set(g) & reduced) < len(g) for g in groups):
+        return x, dims
+    return src_value, [i for i, g in enumerate(groups) if set(g) <= reduced]
 
 
 def b_const(b: GraphBuilder, array: np.ndarray, elem) -> SSAValue:
