@@ -232,7 +232,11 @@ class DeltaEvaluator:
         return blocks * BLOCK, per_row, smem
 
     def latency(self, p: Pattern) -> float:
-        """Seconds the fused kernel takes (simplified latency-evaluator, no launch cost)."""
+        """Seconds the fused kernel takes (simplified latency-evaluator, no launch cost).
+        A GEMM (or any op fusion leaves alone) is costed by its bytes: its time is the
+        same in every plan, and it runs as a library-shaped kernel, not one of ours."""
+        if len(p) == 1 and not self.g.fusible[p.root] and self.g.kind[p.root] in ("compute", "other"):
+            return p.traffic * self.inv_bw
         gpu = self.gpu
         threads, per_row, smem = self.launch_shape(p)
         warps_per_block = BLOCK // gpu.warp_size
