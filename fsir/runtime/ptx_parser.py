@@ -408,7 +408,8 @@ class _Builder(Transformer):
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
     grammar = (Path(__file__).parent / "ptx.lark").read_text()
-    return Lark(grammar, parser="lalr", lexer="contextual", transformer=_Builder(), maybe_placeholders=False)
+    return Lark(grammar, parser="lalr", lexer="contextual", transformer=_Builder(), maybe_placeholders=False,
+                cache=True)  # grammar analysis cached in the temp dir (keyed by grammar + lark version)
 
 
 def parse_ptx(text: str, filename: str = "<ptx>") -> PTXModule:

@@ -160,24 +160,26 @@ class Decoder:
                 ri, rt = K.regs[name]
                 sd = NP[rt]
                 signed = rt in SIGNED
+                # a register holds an array over the chunk's lanes, or a 0-d array when every
+                # lane holds the same value (a "uniform" register: constants, parameters)
                 if sd == wd:
                     def r(ch, idx):
                         a = ch.regs[ri]
                         if a is None:
                             a = ch.zero_reg(ri)
-                        return a if idx is None else a[idx]
+                        return a if idx is None or a.ndim == 0 else a[idx]
                 elif sd.itemsize == wd.itemsize and wd != np.bool_ and sd != np.bool_:
                     def r(ch, idx):
                         a = ch.regs[ri]
                         if a is None:
                             a = ch.zero_reg(ri)
-                        return (a if idx is None else a[idx]).view(wd)
+                        return (a if idx is None or a.ndim == 0 else a[idx]).view(wd)
                 else:
                     def r(ch, idx):
                         a = ch.regs[ri]
                         if a is None:
                             a = ch.zero_reg(ri)
-                        return _convert(a if idx is None else a[idx], wd, signed)
+                        return _convert(a if idx is None or a.ndim == 0 else a[idx], wd, signed)
                 return r
             if name in SPECIAL:
                 return self.special(name, wd)
@@ -242,13 +244,11 @@ class Decoder:
             if type(v) is not np.ndarray or v.dtype != sd:
                 v = _convert(np.asarray(v), sd, src_signed)
             if idx is None:
-                if v.ndim == 0:
-                    v = np.full(ch.n, v, sd)
-                ch.regs[ri] = v
+                ch.regs[ri] = v  # (n,) or 0-d (uniform); ops always return fresh arrays
             else:
                 a = ch.regs[ri]
-                if a is None:
-                    a = ch.zero_reg(ri)
+                if a is None or a.ndim == 0:  # materialise a uniform register before a partial write
+                    a = ch.regs[ri] = np.full(ch.n, 0 if a is None else a, sd)
                 a[idx] = v
         return w
 
@@ -563,7 +563,12 @@ def op_div(D, ins, parts, ops):
         return _binary_fn(D, ins, parts, ops, _trunc_div, t=t)
     dt = NP[t]
     allones = dt.type(np.iinfo(dt).max)
-    return _binary_fn(D, ins, parts, ops, lambda a, b: np.where(b == 0, allones, a // np.where(b == 0, 1, b)).astype(dt), t=t)
+
+    def udiv(a, b):
+        if np.ndim(b) == 0 and b != 0:  # uniform divisor: numpy's fast scalar division
+            return a // b[()] if isinstance(b, np.ndarray) else a // b
+        return np.where(b == 0, allones, a // np.where(b == 0, 1, b)).astype(dt)
+    return _binary_fn(D, ins, parts, ops, udiv, t=t)
 
 
 def op_rem(D, ins, parts, ops):
@@ -571,7 +576,12 @@ def op_rem(D, ins, parts, ops):
     dt = NP[t]
     if t[0] == "s":
         return _binary_fn(D, ins, parts, ops, lambda a, b: np.where(b == 0, a, np.fmod(a, np.where(b == 0, 1, b))).astype(dt), t=t)
-    return _binary_fn(D, ins, parts, ops, lambda a, b: np.where(b == 0, a, a % np.where(b == 0, 1, b)).astype(dt), t=t)
+
+    def urem(a, b):
+        if np.ndim(b) == 0 and b != 0:
+            return a % b[()] if isinstance(b, np.ndarray) else a % b
+        return np.where(b == 0, a, a % np.where(b == 0, 1, b)).astype(dt)
+    return _binary_fn(D, ins, parts, ops, urem, t=t)
 
 
 def op_abs(D, ins, parts, ops):
@@ -688,10 +698,10 @@ def op_brev(D, ins, parts, ops):
     dt = NP[t]
     nb = dt.itemsize
 
-    def f(a):
-        a = np.ascontiguousarray(np.atleast_1d(a))
+    def f(a0):
+        a = np.ascontiguousarray(np.atleast_1d(a0))
         by = a.view(np.uint8).reshape(-1, nb)
-        return _REV8[by[:, ::-1]].copy().view(dt).reshape(-1)
+        return _REV8[by[:, ::-1]].copy().view(dt).reshape(np.shape(a0))
     return _unary_fn(D, ins, parts, ops, f, t=t)
 
 
@@ -1152,9 +1162,13 @@ class _Addr:
 
     def __call__(self, ch, idx):
         if self.reader is not None:
-            return self.reader(ch, idx)
-        n = ch.n if idx is None else idx.size
-        return np.full(n, self.const, np.int64)
+            a = self.reader(ch, idx)
+            if a.ndim:
+                return a
+            c = a
+        else:
+            c = self.const
+        return np.full(ch.n if idx is None else idx.size, c, np.int64)
 
 
 def _space(parts):

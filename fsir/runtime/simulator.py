@@ -242,6 +242,10 @@ def _guarded(fn, guard):
 
     def g(ch, idx):
         p = guard(ch, idx)
+        if p.ndim == 0:  # uniform predicate
+            if p:
+                fn(ch, idx)
+            return
         k = int(np.count_nonzero(p))
         if k == p.size:
             fn(ch, idx)
@@ -431,13 +435,15 @@ class _Chunk:
             self.sh_r = np.full(ng, -1, np.int32)
             self.sh_line = np.zeros(ng, np.int32)
             self.shadow_dirty = False
+            self.read_log: list = []
         self.local_size = K.local_size
         self.local = np.zeros(n * K.local_size, np.uint8) if K.local_size else None
         self._local_views: dict = {}
 
     # --- registers ----------------------------------------------------------------
     def zero_reg(self, ri):
-        a = self.regs[ri] = np.zeros(self.n, self.K.reg_dtypes[ri])
+        """An unwritten register reads as a uniform 0."""
+        a = self.regs[ri] = np.zeros((), self.K.reg_dtypes[ri])
         return a
 
     def sreg(self, name):
@@ -448,7 +454,7 @@ class _Chunk:
 
     def compact(self, idx):
         """Keep only lanes `idx` (all other lanes have exited)."""
-        self.regs = [None if r is None else r[idx] for r in self.regs]
+        self.regs = [r if r is None or r.ndim == 0 else r[idx] for r in self.regs]
         for name in list(self._sregs):
             self._sregs[name] = self._sregs[name][idx]
         self.lane_blk = self.lane_blk[idx]
@@ -691,6 +697,11 @@ class _Chunk:
 
     # --- shared-memory race detection ------------------------------------------------
     def _race(self, lin, idx, width, is_store, line):
+        """Check one shared access against the accesses since the last barrier.
+
+        Shadow state per granule (race_gran bytes): W = the thread that wrote it (-1 none), R = the
+        thread that read it (-1 none, -2 several). Reads are only logged (a cheap check against W);
+        the log is folded into R when a write follows in the same barrier interval."""
         g = self.race_gran
         sh = self.race_shift
         lid = (self.lid if idx is None else self.lid[idx]).astype(np.int32)
@@ -701,39 +712,48 @@ class _Chunk:
             k = width // g
             gi = ((lin >> sh)[:, None] + np.arange(k)).ravel()
             tid = np.repeat(lid, k)
-        W, R = self.sh_w, self.sh_r
+        W = self.sh_w
         self.shadow_dirty = True
         w0 = W[gi]
-        bad = (w0 >= 0) & (w0 != tid)
-        if is_store:
-            r0 = R[gi]
-            badr = (r0 == -2) | ((r0 >= 0) & (r0 != tid))
-            if badr.any():
-                k = int(np.flatnonzero(badr)[0])
-                other = int(r0[k])
-                who = self.describe_lid(other) if other >= 0 else "other threads"
-                self._race_fault(gi[k], tid[k], f"writes shared memory that {who} of the same block read", line, None)
-            if bad.any():
-                k = int(np.flatnonzero(bad)[0])
-                self._race_fault(gi[k], tid[k], f"writes shared memory that {self.describe_lid(int(w0[k]))} of the same block wrote",
-                                 line, int(self.sh_line[gi[k]]))
-            W[gi] = tid
-            dup = W[gi] != tid
-            if dup.any():
-                k = int(np.flatnonzero(dup)[0])
-                self._race_fault(gi[k], tid[k], f"and {self.describe_lid(int(W[gi[k]]))} of the same block both write the same shared memory",
-                                 line, None, same_instr=True)
-            self.sh_line[gi] = line
-        else:
+        bad = (w0 != tid) & (w0 >= 0)
+        if not is_store:
             if bad.any():
                 k = int(np.flatnonzero(bad)[0])
                 self._race_fault(gi[k], tid[k], f"reads shared memory that {self.describe_lid(int(w0[k]))} of the same block wrote",
                                  line, int(self.sh_line[gi[k]]))
+            self.read_log.append((gi, tid))
+            return
+        if self.read_log:
+            self._fold_reads()
+        R = self.sh_r
+        r0 = R[gi]
+        badr = (r0 == -2) | ((r0 >= 0) & (r0 != tid))
+        if badr.any():
+            k = int(np.flatnonzero(badr)[0])
+            other = int(r0[k])
+            who = self.describe_lid(other) if other >= 0 else "other threads"
+            self._race_fault(gi[k], tid[k], f"writes shared memory that {who} of the same block read", line, None)
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            self._race_fault(gi[k], tid[k], f"writes shared memory that {self.describe_lid(int(w0[k]))} of the same block wrote",
+                             line, int(self.sh_line[gi[k]]))
+        W[gi] = tid
+        dup = W[gi] != tid
+        if dup.any():
+            k = int(np.flatnonzero(dup)[0])
+            self._race_fault(gi[k], tid[k], f"and {self.describe_lid(int(W[gi[k]]))} of the same block both write the same shared memory",
+                             line, None)
+        self.sh_line[gi] = line
+
+    def _fold_reads(self):
+        R = self.sh_r
+        for gi, tid in self.read_log:
             r0 = R[gi]
             R[gi] = tid
             multi = (R[gi] != tid) | ((r0 != -1) & (r0 != tid))
             if multi.any():
                 R[gi[multi]] = -2
+        self.read_log = []
 
     def _race_fault(self, gran, tid, what, line, other_line, same_instr=False):
         S = self.smem_size
@@ -761,12 +781,15 @@ class _Chunk:
         if self.check_races and self.shadow_dirty:
             self.sh_w.fill(-1)
             self.sh_r.fill(-1)
+            self.read_log = []
             self.shadow_dirty = False
 
     def warp_sync(self, idx):
         """bar.warp.sync: accesses of the syncing warps' threads are ordered from now on."""
         if not (self.check_races and self.shadow_dirty):
             return
+        if self.read_log:
+            self._fold_reads()
         warps = np.zeros(self.nwarp_slots + 1, bool)
         warps[self.lane_warp if idx is None else self.lane_warp[idx]] = True
         T = self.L.nthreads
@@ -854,7 +877,7 @@ def _run_chunk(ch: _Chunk) -> None:
                         pc = tgt
                         continue
                     p = fn(ch, idx)
-                    k = int(np.count_nonzero(p))
+                    k = (nl if p else 0) if p.ndim == 0 else int(np.count_nonzero(p))
                     if k == nl:
                         pc = tgt
                     elif k == 0:
@@ -871,7 +894,7 @@ def _run_chunk(ch: _Chunk) -> None:
                     if fn is None:
                         break
                     p = fn(ch, idx)
-                    k = int(np.count_nonzero(p))
+                    k = (nl if p else 0) if p.ndim == 0 else int(np.count_nonzero(p))
                     if k == nl:
                         break
                     if k:
