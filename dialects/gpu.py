@@ -84,7 +84,7 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
-from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.parser import AttrParser, Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.traits import (
     HasParent,
@@ -111,13 +111,42 @@ WORKGROUP_ADDRESS_SPACE = 3
 PRIVATE_ADDRESS_SPACE = 5
 
 
+class AddressSpaceEnum(StrEnum):
+    GLOBAL = "global"
+    WORKGROUP = "workgroup"
+    PRIVATE = "private"
+
+
+@irdl_attr_definition
+class AddressSpaceAttr(EnumAttribute[AddressSpaceEnum]):
+    """MLIR's `#gpu.address_space<workgroup>` memref memory space (same as 3; global is
+    1 and private 5, as in NVVM)."""
+
+    name = "gpu.address_space"
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> AddressSpaceEnum:
+        with parser.in_angle_brackets():
+            return super().parse_parameter(parser)
+
+    def print_parameter(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            super().print_parameter(printer)
+
+
+_SPACE_NUMBERS = {"global": 1, "workgroup": 3, "private": 5}
+
+
 def memory_space_of(type_: MemRefType) -> int:
-    """The integer address space of a memref type (0 when none is given)."""
+    """The integer address space of a memref type: 0 when none is given, 3 for
+    `#gpu.address_space<workgroup>`, 5 for private, 1 for global."""
     space = type_.memory_space
     if isinstance(space, NoneAttr):
         return 0
     if isinstance(space, IntegerAttr):
         return space.value.data
+    if isinstance(space, AddressSpaceAttr):
+        return _SPACE_NUMBERS[space.data.value]
     raise VerifyException(f"unsupported memref memory space {space}")
 
 
@@ -140,9 +169,10 @@ class ShuffleModeAttr(EnumAttribute[ShuffleModeEnum], SpacedOpaqueSyntaxAttribut
 
 class _DimIdOp(IRDLOperation):
     dimension = prop_def(DimensionAttr)
+    upper_bound = opt_prop_def(IntegerAttr[IndexType])
     result = result_def(IndexType)
     traits = traits_def(Pure())
-    assembly_format = "$dimension attr-dict"
+    assembly_format = "$dimension (`upper_bound` $upper_bound^)? attr-dict"
 
     def __init__(self, dim: str | DimensionAttr):
         if isinstance(dim, str):
@@ -156,6 +186,7 @@ class ThreadIdOp(_DimIdOp):
 
     ```mlir
     %tid = gpu.thread_id x
+    %tid = gpu.thread_id x upper_bound 256
     ```
     """
 
@@ -211,9 +242,10 @@ class GlobalIdOp(_DimIdOp):
 
 
 class _NoDimIdOp(IRDLOperation):
+    upper_bound = opt_prop_def(IntegerAttr[IndexType])
     result = result_def(IndexType)
     traits = traits_def(Pure())
-    assembly_format = "attr-dict"
+    assembly_format = "(`upper_bound` $upper_bound^)? attr-dict"
 
     def __init__(self):
         super().__init__(result_types=[IndexType()])
@@ -241,7 +273,7 @@ class SubgroupSizeOp(_NoDimIdOp):
     """
 
     name = "gpu.subgroup_size"
-    assembly_format = "attr-dict `:` type($result)"
+    assembly_format = "(`upper_bound` $upper_bound^)? attr-dict `:` type($result)"
 
 
 @irdl_op_definition
@@ -254,7 +286,7 @@ class SubgroupIdOp(_NoDimIdOp):
     """
 
     name = "gpu.subgroup_id"
-    assembly_format = "attr-dict `:` type($result)"
+    assembly_format = "(`upper_bound` $upper_bound^)? attr-dict `:` type($result)"
 
 
 @irdl_op_definition
@@ -267,7 +299,7 @@ class NumSubgroupsOp(_NoDimIdOp):
     """
 
     name = "gpu.num_subgroups"
-    assembly_format = "attr-dict `:` type($result)"
+    assembly_format = "(`upper_bound` $upper_bound^)? attr-dict `:` type($result)"
 
 
 # ----------------------------------------------------------------- sync and shuffle
@@ -1027,6 +1059,7 @@ GPU = Dialect(
     [
         AsyncTokenType,
         ReduceOpAttr,
+        AddressSpaceAttr,
         DimensionAttr,
         ProcessorAttr,
         LoopDimMapAttr,

@@ -308,10 +308,11 @@ class KernelEmitter:
             t = arg.type
             if isinstance(t, MemRefType):
                 space = gpu.memory_space_of(t)
-                if space != 0:
+                if space not in (0, 1):
                     raise UserError(
                         f"PTX printer: kernel argument {i} of @{self.name} is a memref in "
-                        f"address space {space}; kernel memrefs must be global (space 0)"
+                        f"address space {space}; kernel memrefs must be global (space 0 or "
+                        "#gpu.address_space<global>)"
                     )
                 params.append(f".param .u64 {pname}")
                 raw = self.new(T.B64)
