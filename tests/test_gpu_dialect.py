@@ -15,9 +15,9 @@ from xdsl.utils.arg_spec import parse_spec
 
 from fsir.dialects import gpu
 
-INPUTS = sorted(p for p in PTX_LIT.glob("*.mlir") if p.name != "errors.mlir") + [
-    ROOT / "lit_tests" / "gpu" / "roundtrip.mlir"
-]
+INPUTS = sorted(p for p in PTX_LIT.glob("*.mlir") if p.name != "errors.mlir") + sorted(
+    p for p in (ROOT / "lit_tests" / "gpu").glob("*.mlir") if p.name != "invalid.mlir"
+)
 
 
 def printed(op) -> str:

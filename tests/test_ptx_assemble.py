@@ -17,9 +17,9 @@ from fsir.ptx.ptxas import assemble, find_ptxas, parse_verbose
 pytestmark = pytest.mark.skipif(find_ptxas() is None, reason="ptxas not installed")
 
 ARCHS = ["sm_80", "sm_90"]
-LIT_INPUTS = sorted(p for p in PTX_LIT.glob("*.mlir") if p.name != "errors.mlir") + [
-    ROOT / "lit_tests" / "gpu" / "roundtrip.mlir"
-]
+LIT_INPUTS = sorted(p for p in PTX_LIT.glob("*.mlir") if p.name != "errors.mlir") + sorted(
+    p for p in (ROOT / "lit_tests" / "gpu").glob("*.mlir") if p.name != "invalid.mlir"
+)
 
 
 def _check(ptx: str, arch: str) -> None:
