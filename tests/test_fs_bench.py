@@ -30,3 +30,13 @@ def test_fs_bench_layernorm(tmp_path, capsys):
     assert stitch["modeled_us"] < none["modeled_us"]
     assert set(stitch["compile_s"]) == {"import", "fusion-explore", "stitch-codegen", "schedule-to-gpu", "ptx"}
     assert (tmp_path / "bench.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_fs_bench_onnx_bert_layer_stitched_on_the_simulator(tmp_path):
+    """An exported PyTorch model through the whole pipeline: fewer kernels than one per
+    op, results within tolerance of the reference interpreter."""
+    model = EXAMPLES / "onnx" / "bert_layer_legacy.onnx"
+    assert main_impl([str(model), "--out", str(tmp_path), "--modes", "stitch"]) == 0
+    (r,) = json.loads((tmp_path / "bench.json").read_text())["results"]
+    assert r["check"] == "ok"
+    assert 8 <= r["kernels"] <= 30  # 8 GEMMs plus a few stitched memory-intensive kernels
