@@ -222,3 +222,19 @@ def test_layernorm():
     mu = xd.mean(1, keepdims=True)
     ref = (xd - mu) / np.sqrt(xd.var(1, keepdims=True) + 1e-5) * g + b
     np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_device_function_calls_are_inlined():
+    n = 300
+    x = rng.uniform(-2, 2, n).astype(np.float32)
+    out = np.zeros(2 * n, np.float32)
+    run_ptx(ptx("calls"), "calls", (cdiv(n, 128),), (128,), [x, out, n])
+    ref_v = np.zeros(n, np.float32)
+    for i in range(n):
+        acc = np.float32(0)
+        for k in range(i % 4 + 1):
+            c = np.float32(np.clip(np.float32(x[i] * np.float32(k)), -1, 1))
+            acc = np.float32(np.float64(acc) * np.float64(x[i]) + np.float64(c))  # fma
+        ref_v[i] = acc
+    np.testing.assert_allclose(out[0::2], ref_v, rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(out[1::2], np.clip(x, 0, 0.5) * 2)

@@ -142,3 +142,39 @@ def test_undeclared_register_and_unknown_label():
         run_ptx(base.replace("%s", "add.u32 %r1, %r7, 1;"), "k", (1,), (1,), [])
     with pytest.raises(SimulatorError, match=r"unknown label '\$L_nowhere'"):
         run_ptx(base.replace("%s", "bra $L_nowhere;"), "k", (1,), (1,), [])
+
+
+def test_recursive_calls_are_rejected():
+    text = """
+.version 8.7
+.target sm_80
+.address_size 64
+.func (.param .b32 rv) f(.param .b32 a)
+{
+    .reg .b32 %r<3>;
+    ld.param.u32 %r1, [a];
+    {
+    .param .b32 p0;
+    st.param.b32 [p0+0], %r1;
+    .param .b32 r0;
+    call.uni (r0), f, (p0);
+    ld.param.b32 %r2, [r0+0];
+    }
+    st.param.b32 [rv+0], %r2;
+    ret;
+}
+.visible .entry k()
+{
+    .reg .b32 %r<3>;
+    {
+    .param .b32 p0;
+    st.param.b32 [p0+0], 1;
+    .param .b32 r0;
+    call.uni (r0), f, (p0);
+    ld.param.b32 %r2, [r0+0];
+    }
+    ret;
+}
+"""
+    with pytest.raises(SimulatorError, match=r"kernel 'k', PTX line 14:5: recursive call of 'f'"):
+        run_ptx(text, "k", (1,), (1,), [])

@@ -133,6 +133,7 @@ class Function:
     body: list
     line: int
     directives: dict = field(default_factory=dict)
+    returns: list = field(default_factory=list)  # .func return parameters
 
 
 @dataclass
@@ -361,7 +362,7 @@ class _Builder(Transformer):
         return ("perf", str(c[0])[1:], [int(x) for x in c[1:]])
 
     def function(self, c):
-        kind, name, params, body, dirs, line = None, None, [], None, {}, 0
+        kind, name, params, body, dirs, line, returns = None, None, [], None, {}, 0, []
         for x in c:
             if isinstance(x, Token) and x.type == "NAME":
                 name, line = str(x), x.line
@@ -370,11 +371,13 @@ class _Builder(Transformer):
                     kind = x[1]
                 elif x[0] == "params":
                     params = x[1]
+                elif x[0] == "returns":
+                    returns = x[1]
                 elif x[0] == "perf" and len(x) == 3:
                     dirs[x[1]] = x[2]
             elif isinstance(x, list):
                 body = x
-        return Function(name, kind, params, body, line, dirs)
+        return Function(name, kind, params, body, line, dirs, returns)
 
     def version(self, c):
         return ("version", str(c[0]))

@@ -1245,7 +1245,7 @@ def op_st(D, ins, parts, ops):
         raise DecodeError("unsupported type .b128")
     space = _space(parts)
     if space == "param":
-        raise DecodeError("stores to .param are not supported (device-function calls are not supported; inline them)")
+        raise DecodeError("stores to .param outside a call sequence are not supported")
     if space == "const":
         raise DecodeError("stores to .const are not allowed")
     nv = _vec(parts)

@@ -34,11 +34,12 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
 from fsir.errors import SimulatorError
+from fsir.runtime.ptx_inline import InlineError, has_calls, inline_calls
 from fsir.runtime.ptx_parser import Imm, Instr, Label, NotReg, PTXModule, Reg, VarDecl, parse_ptx, type_size
 from fsir.runtime.sim_decode import NP, DecodeError, Decoder, Fault
 from fsir.runtime.sim_memory import (
@@ -111,6 +112,12 @@ class KernelLayout:
         self.min_shared_access = 16
         self.param_offsets, self.param_size = param_layout(fn.params)
         # shared: module-scope statics, then this function's, then the dynamic (extern) region
+        if has_calls(fn):
+            try:
+                body = inline_calls(module.ptx, fn)
+            except InlineError as e:
+                raise SimulatorError(f"kernel '{self.name}', PTX line {e.line}:{e.col}: {e}") from None
+            fn = replace(fn, body=body)
         shared_decls = [v for v in module.ptx.variables if v.space == "shared"]
         body_decls = [s for s in fn.body if isinstance(s, VarDecl)]
         shared_decls += [v for v in body_decls if v.space == "shared"]
@@ -230,8 +237,8 @@ class KernelLayout:
             if guard is not None:
                 raise DecodeError("predicated barriers are not supported")
             return (3, None, 0, ins.line)
-        if base == "call":
-            raise DecodeError("function calls (call) are not supported: inline device functions")
+        if base == "call":  # pragma: no cover - calls are inlined before decoding
+            raise DecodeError("unexpected call")
         fn = D.decode(ins)
         return (0, _guarded(fn, guard), 0, ins.line)
 
