@@ -176,5 +176,5 @@ def test_recursive_calls_are_rejected():
     ret;
 }
 """
-    with pytest.raises(SimulatorError, match=r"kernel 'k', PTX line 14:5: recursive call of 'f'"):
+    with pytest.raises(SimulatorError, match=r"kernel 'k', PTX line 13:5: recursive call of 'f'"):
         run_ptx(text, "k", (1,), (1,), [])
