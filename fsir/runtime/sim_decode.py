@@ -856,6 +856,8 @@ def _float_cmp(op):
 
 def _cmp_fn(cmp, t, ins):
     k = kind(t)
+    if k == "fx2":
+        raise DecodeError(f"unsupported instruction '{ins.opcode}' (packed comparisons)")
     if k == "f":
         f = _float_cmp(cmp)
         if f is None:

@@ -27,6 +27,26 @@ How it works
 Counters (LaunchStats) are what a profiler reports: dynamic thread instructions, warp instructions,
 global bytes requested, 32-byte sectors per warp request, distinct global bytes touched, shared
 accesses. Predicated-off lanes still count as executing the instruction (as `inst_executed` does).
+
+Semantics worth knowing
+  * Registers are typed numpy arrays (f32 math in float32, integer wraparound, PTX shift clamping);
+    a register holding the same value in every lane is kept as a 0-d array ("uniform").
+  * `.approx` transcendentals use exact numpy functions; f32 `fma` is computed in float64 and
+    rounded once; directed rounding (.rz/.rm/.rp) is honoured for f32 add/sub/mul/fma/div/cvt.
+  * Atomics within one instruction apply in lane order (thread order); float `atom.add` returns old
+    values accumulated in float64 while memory gets the exact sequential float32 sums.
+  * Shared-memory races: two different threads of a block touching the same shared byte between
+    two barriers, at least one writing, is an error (atomics exempt; `bar.warp.sync` orders the
+    accesses of the threads of the synced warps).
+  * `shfl.sync` from a lane that has exited or does not exist returns the lane's own value with a
+    false predicate; the member mask is not checked. `bar.sync` with a thread count and named
+    barriers behave like a full-block `bar.sync`.
+  * Device functions (`.func` + `call`) are inlined at decode time (ptx_inline.py).
+
+Not supported (a SimulatorError names the instruction and PTX line): texture/surface instructions,
+`.const` space, `mma`/`wmma`/`ldmatrix`, `bar.arrive`/`bar.red`, indirect or recursive calls,
+carry chains (`add.cc`, `addc`), `brx.idx`, `.b128`, packed-pair (f16x2/bf16x2) comparisons and
+conversions, `match`, `elect`, clusters/TMA (`cp.async.bulk`), `f16`/`bf16` atomics.
 """
 
 from __future__ import annotations
