@@ -12,6 +12,8 @@ Each `stitch.fusion` becomes one `schedule.kernel` with one of three mappings:
   elements) or one block (`block`: shuffles, then shared memory). A group's light
   producers are recomputed per element; its result stays in registers, warp lanes or
   a shared-memory slot for later groups, which must read only the rows they own.
+  Outputs that read no reduction (independent parts packed into the kernel) are
+  `packed` groups: every thread of the grid takes their elements in turn.
 - `gemm`: a `graph.dot` (its light producers inlined into the tile loads) as a tiled
   shared-memory GEMM.
 
@@ -26,7 +28,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IntegerAttr, IntegerType, MemRefType, ModuleOp, TensorType, i64
+from xdsl.dialects.builtin import DenseArrayBase, UnitAttr, BFloat16Type, Float16Type, Float32Type, IntegerAttr, IntegerType, MemRefType, ModuleOp, TensorType, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
@@ -102,6 +104,7 @@ class GroupSpec:
     buffer: str | None = None
     offset: int | None = None
     row_dims: tuple[int, ...] | None = None
+    packed: bool = False  # an independent part: a grid-stride loop over its elements
 
 
 class FusionCodegen:
@@ -184,6 +187,10 @@ class FusionCodegen:
                 trailing = False
         # The root outputs: which of their dims are the rows.
         roots = [v for v in _unique(self.yields) if v not in subroots]
+        # Outputs reading no reduction are independent parts packed into the kernel: they
+        # need no row locality, so every thread of the grid takes elements in turn.
+        packed = [v for v in roots if not subroot_reads(v, tuple(range(len(shape_of(v.type)))), is_subroot)]
+        roots = [v for v in roots if v not in packed]
         root_dims: list[tuple[int, ...]] = []
         for v in roots:
             root_dims.append(self.root_row_dims(v, row_shape, is_subroot))
@@ -214,10 +221,18 @@ class FusionCodegen:
         # Outputs sharing their row dims and shape are computed in one loop.
         by_space: dict[tuple, list[SSAValue]] = {}
         for v, dims in zip(roots, root_dims):
-            by_space.setdefault((shape_of(v.type), dims), []).append(v)
+            by_space.setdefault((_shape_key(v), dims), []).append(v)
         for (_, dims), values in by_space.items():
             groups.append(GroupSpec(values, comp, "global", row_dims=dims))
-        k = _numel(row_shape)
+        by_shape: dict[tuple, list[SSAValue]] = {}
+        for v in packed:
+            by_shape.setdefault(_shape_key(v), []).append(v)
+        for values in by_shape.values():
+            groups.append(GroupSpec(values, "thread", "global", packed=True))
+        # the grid covers the most rows any group has (packed parts may differ at run time)
+        extents = [_numel(shape_of(r.result.type)) for r in reduces]
+        extents += [_numel([shape_of(v.type)[d] for d in dims]) for v, dims in zip(roots, root_dims)]
+        k = None if None in extents else max(extents)
         grid = DYNAMIC if k is None else max(1, -(-k // rows_per_block))
         params = {"threads_per_row": per_row, "rows_per_block": rows_per_block}
         return self.kernel("row", params, (grid, 1, 1), (BLOCK, 1, 1), groups, shared)
@@ -265,15 +280,18 @@ class FusionCodegen:
             g = GroupOp(spec.composition, spec.location, [v.type for v in spec.values], Region(gblock),
                         spec.buffer, spec.offset)
             if spec.row_dims is not None:
-                from xdsl.dialects.builtin import DenseArrayBase
-
                 g.attributes["row_dims"] = DenseArrayBase.from_list(i64, list(spec.row_dims))
+            if spec.packed:
+                g.attributes["packed"] = UnitAttr()
             body.add_op(g)
             for v, r in zip(spec.values, g.results):
-                env[v] = r
+                # later groups read sub-root results; the root groups' outputs live only
+                # in global memory, so a later group recomputes what it needs of them
+                if spec.location != "global":
+                    env[v] = r
                 produced[v] = r
                 r.name_hint = v.name_hint
-        body.add_op(YieldOp([env[v] for v in self.yields]))
+        body.add_op(YieldOp([produced.get(v, env.get(v)) for v in self.yields]))
         k = KernelOp(self.name, mapping, params, grid, block, list(self.fusion.operands),
                      [r.type for r in self.fusion.results], Region(body),
                      cost=self.cost(grid, block, shared))
@@ -296,6 +314,13 @@ class FusionCodegen:
         return out
 
 
+def _shape_key(v: SSAValue) -> tuple:
+    """Outputs with equal keys share a loop: equal static shapes (a `?` shape may differ
+    from any other at run time, so it gets a loop of its own)."""
+    shape = shape_of(v.type)
+    return (shape, id(v)) if DYN in shape else (shape,)
+
+
 def _unique(values: list[SSAValue]) -> list[SSAValue]:
     out: list[SSAValue] = []
     for v in values:
@@ -305,7 +330,12 @@ def _unique(values: list[SSAValue]) -> list[SSAValue]:
 
 
 def codegen_function(f: func.FuncOp) -> None:
-    # Ops left outside every fusion become kernels of their own (free reshapes excepted).
+    # Ops left outside every fusion become kernels of their own (free reshapes excepted);
+    # ops and fusions whose results nobody uses need no kernel.
+    for op in reversed(list(f.body.block.ops)):
+        if (op.name.startswith("graph.") or isinstance(op, FusionOp)) and all(not r.uses for r in op.results):
+            op.detach()
+            op.erase()
     for op in list(f.body.block.ops):
         if op.name.startswith("graph.") and not is_free(op):
             make_fusion([op])

@@ -79,8 +79,17 @@ def make_fusion(ops: list[Operation], attributes: dict | None = None) -> FusionO
     return fusion
 
 
+def erase_dead_graph_ops(f: func.FuncOp) -> None:
+    """Graph ops whose results nobody uses compute nothing: no kernel for them."""
+    for op in reversed(list(f.body.block.ops)):
+        if op.name.startswith("graph.") and all(not r.uses for r in op.results):
+            op.detach()
+            op.erase()
+
+
 def fuse_none(f: func.FuncOp) -> None:
     """One fusion per op (free reshapes and constants excepted)."""
+    erase_dead_graph_ops(f)
     index = 0
     for op in list(f.body.block.ops):
         if op.name.startswith("graph.") and not is_free(op) and not isinstance(op, graph.ConstantOp):

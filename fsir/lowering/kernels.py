@@ -150,20 +150,21 @@ class KernelLowering:
     # -- row ---------------------------------------------------------------------------
 
     def rows(self) -> None:
-        ib, e, sb = self.ib, self.emit, self.sb
+        ib, e = self.ib, self.emit
         per_row = self.k.param("threads_per_row")
         rows_per_block = self.k.param("rows_per_block")
-        groups = self.k.groups()
-        first = next(g for g in groups if self.group_reduce(g) is not None)
-        row_dims = self.shapes.dims(self.inner(first.results[0]))
-        n_rows = ib.prod(row_dims)
         tid = self.thread_id()
         local_row, lane = ib.div(tid, per_row), ib.rem(tid, per_row)
         row = ib.add(ib.mul(self.block_id(), rows_per_block), local_row)
-        valid = ib.lt(row, n_rows)
-        row_idx = ib.delinearize(row, row_dims)
-        kernel_out = {kv: j for j, (kv, _) in enumerate(self.outputs)}
-        for g in groups:
+        for g in self.k.groups():
+            if "packed" in g.attributes:
+                self.grid_stride(g)
+                continue
+            # Each group checks its own row count: parts packed together may have
+            # different `?` row counts at run time (the grid covers the largest).
+            row_dims = group_row_dims(g, self.shapes)
+            valid = ib.lt(row, ib.prod(row_dims))
+            row_idx = ib.delinearize(row, row_dims)
             r = self.group_reduce(g)
             if r is not None:
                 value = self.reduce_row(g, r, row_idx, valid, lane, per_row, tid)
@@ -171,17 +172,15 @@ class KernelLowering:
                 for j, (kv, _) in enumerate(self.outputs):
                     if kv is g.results[0]:
                         e.when(e.and_(valid, ib.eq(lane, 0)),
-                               lambda j=j: self.store_output(j, value, row_idx))
+                               lambda j=j, row_idx=row_idx: self.store_output(j, value, row_idx))
                 continue
-            dims_attr = g.attributes.get("row_dims")
-            rd = list(dims_attr.get_values()) if dims_attr is not None else []  # type: ignore[attr-defined]
-            values = [self.inner(v) for v in g.results]
-            out_dims = self.shapes.dims(values[0])
+            rd = row_dims_attr(g)
+            out_dims = self.shapes.dims(self.inner(g.results[0]))
             cd = [d for d in range(len(out_dims)) if d not in rd]
             cols = [out_dims[d] for d in cd]
             ub = ib.select(valid, ib.prod(cols), 0)
 
-            def body(c, iters, g=g, rd=rd, cd=cd, cols=cols, rank=len(out_dims)):
+            def body(c, iters, g=g, rd=rd, cd=cd, cols=cols, rank=len(out_dims), row_idx=row_idx):
                 cidx = ib.delinearize(c, cols)
                 idx: list[Index] = [0] * rank
                 for d, x in zip(rd, row_idx):
@@ -195,6 +194,25 @@ class KernelLowering:
                 return []
 
             e.for_loop(lane, ub, per_row, [], body)
+
+    def grid_stride(self, g: GroupOp) -> None:
+        """An independent packed part: every thread of the grid takes its elements in
+        turn (thread i computes elements i, i + grid threads, ...)."""
+        ib, e = self.ib, self.emit
+        first = ib.add(ib.mul(self.block_id(), self.block_size), self.thread_id())
+        total = ib.mul(self.cursor.value(gpu.GridDimOp("x")), self.block_size)
+        values = [self.inner(v) for v in g.results]
+        dims = self.shapes.dims(values[0])
+
+        def body(i, iters):
+            idx = ib.delinearize(i, dims)
+            for res in g.results:
+                for j, (kv, gv) in enumerate(self.outputs):
+                    if kv is res:
+                        self.store_output(j, e.at(gv, idx), idx)
+            return []
+
+        e.for_loop(first, ib.prod(dims), total, [], body)
 
     @staticmethod
     def group_reduce(g: GroupOp) -> graph.ReduceOp | None:
@@ -349,6 +367,32 @@ class KernelLowering:
         inside = e.and_(ib.lt(m, m_size), ib.lt(n, n_size))
         out_idx = [*bidx, *([] if va else [m]), *([] if vb else [n])]
         e.when(inside, lambda: self.store_output(0, acc, out_idx))
+
+
+def row_dims_attr(g: GroupOp) -> list[int]:
+    attr = g.attributes.get("row_dims")
+    return list(attr.get_values()) if attr is not None else []  # type: ignore[attr-defined]
+
+
+def group_row_dims(g: GroupOp, shapes: ShapeCalc) -> list[Index]:
+    """The sizes of a row group's rows: a reduction's kept dims, an output's row dims."""
+    v = KernelLowering.inner(g.results[0])
+    if KernelLowering.group_reduce(g) is not None:
+        return shapes.dims(v)
+    dims = shapes.dims(v)
+    return [dims[d] for d in row_dims_attr(g)]
+
+
+def row_count(k: KernelOp, shapes: ShapeCalc) -> Index:
+    """The rows a row kernel's grid covers: the most any group has."""
+    ib = shapes.ib
+    n: Index | None = None
+    for g in k.groups():
+        if "packed" in g.attributes:
+            continue
+        rows = ib.prod(group_row_dims(g, shapes))
+        n = rows if n is None else ib.max(n, rows)
+    return 1 if n is None else n
 
 
 def reuse_computation(f: gpu.FuncOp) -> None:

@@ -194,6 +194,8 @@ class IndexBuilder:
     def linearize(self, idx: Sequence[Index], dims: Sequence[Index]) -> Index:
         """Row-major offset of multi-index `idx` in a tensor of shape `dims` (the linear
         index itself when `idx` was delinearized from it in this shape)."""
+        if not dims:
+            return 0
         known = self.c.lookup(("delinearized", self._key(idx), self._key(dims)))
         if known is not None:
             return known
@@ -217,7 +219,8 @@ class IndexBuilder:
                 out.append(self.rem(linear, d))
                 linear = self.div(linear, d)
         result = out[::-1]
-        self.c.memo()[("delinearized", self._key(result), self._key(dims))] = original
+        if dims:  # (a rank-0 shape has one element whatever `linear` is)
+            self.c.memo()[("delinearized", self._key(result), self._key(dims))] = original
         return result
 
 

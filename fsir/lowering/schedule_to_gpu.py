@@ -52,7 +52,7 @@ from fsir.dialects.graph import DYN, shape_of
 from fsir.dialects.schedule import DYNAMIC, KernelOp
 from fsir.errors import UserError
 from fsir.ir import location_of
-from fsir.lowering.kernels import KernelInterface, erase_unused_arith, lower_kernel
+from fsir.lowering.kernels import KernelInterface, erase_unused_arith, lower_kernel, row_count
 from fsir.lowering.scalar import Cursor, Index, IndexBuilder
 from fsir.lowering.shapes import ShapeCalc
 
@@ -152,9 +152,7 @@ class HostLowering:
                 n = ib.max(n, shapes.numel(v))
             return ib.max(ib.ceildiv(n, block[0]), 1)
         if mapping == "row":
-            first = next(g for g in k.groups() if g.storage.data != "global")
-            rows = shapes.numel(KernelLoweringView.inner(first.results[0]))
-            return ib.max(ib.ceildiv(rows, k.param("rows_per_block")), 1)
+            return ib.max(ib.ceildiv(row_count(k, shapes), k.param("rows_per_block")), 1)
         dot = inner[0].owner
         assert isinstance(dot, graph.DotOp)
         a, b = shapes.dims(dot.lhs), shapes.dims(dot.rhs)
@@ -227,8 +225,10 @@ class ScheduleToGpuPass(ModulePass):
     name = "schedule-to-gpu"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        # every function over tensors becomes a host function (one made only of free
+        # reshapes launches nothing)
         funcs = [f for f in op.ops if isinstance(f, func.FuncOp) and not f.is_declaration
-                 and any(isinstance(o, KernelOp) for o in f.body.blocks[0].ops)]
+                 and any(isinstance(t, TensorType) for t in (*f.function_type.inputs, *f.function_type.outputs))]
         if not funcs:
             return
         op.attributes["gpu.container_module"] = UnitAttr()

@@ -84,6 +84,9 @@ class ShapeCalc:
         if isinstance(op, graph.TransposeOp):
             src = self.dims(op.input)
             return [src[p] for p in op.perm.get_values()]
+        if isinstance(op, graph.SliceOp):
+            start, limit, strides = (op.start.get_values(), op.limit.get_values(), op.strides.get_values())
+            return [-(-(l - a) // k) for a, l, k in zip(start, limit, strides)]
         if isinstance(op, graph.ConcatOp):
             d = op.dim.value.data
             first = self.dims(op.operands[0])
