@@ -131,8 +131,8 @@ class CudaDevice(Device):
     # -- Device API -------------------------------------------------------------------
     def load(self, ptx: str) -> CudaModule:
         self._current()
-        data = ptx.encode() + b"\0"
-        handle = self._check(self._d.cuModuleLoadData(data), "cuModuleLoadData (PTX JIT)")
+        image = np.frombuffer(ptx.encode() + b"\0", np.uint8)  # NUL-terminated, alive during the call
+        handle = self._check(self._d.cuModuleLoadData(image.ctypes.data), "cuModuleLoadData (PTX JIT)")
         return CudaModule(handle, ptx)
 
     def alloc(self, shape, dtype) -> DeviceBuffer:
@@ -216,6 +216,9 @@ class CudaDevice(Device):
             base = packed.ctypes.data
             ptrs = np.array([base + offsets[p.name] for p in params], dtype=np.uint64)
             d = self._d
+            if shared_bytes > 48 * 1024:  # opt in to large dynamic shared memory
+                attr = d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+                self._check(d.cuFuncSetAttribute(f, attr, int(shared_bytes)), "cuFuncSetAttribute")
             self._check(d.cuEventRecord(self._start, self._stream), "cuEventRecord")
             self._check(d.cuLaunchKernel(f, *grid, *block, int(shared_bytes), self._stream,
                                          ptrs.ctypes.data if len(params) else 0, 0), "cuLaunchKernel")
