@@ -165,6 +165,13 @@ def test_reductions_with_axes_attribute_before_opset_18():
     check([node("ReduceMean", ["x"], ["m"], axes=[1])], {"x": f32(2, 3, 4)}, ["m"], opset=13)
 
 
+def test_argmax_argmin_trilu():
+    x = np.round(f32(3, 5) * 2) / 2  # ties: the first index wins
+    nodes = [node("ArgMax", ["x"], ["a"], axis=1), node("ArgMin", ["x"], ["b"], axis=0, keepdims=0),
+             node("Trilu", ["x"], ["u"]), node("Trilu", ["x", "k"], ["l"], upper=0)]
+    check(nodes, {"x": x}, ["a", "b", "u", "l"], {"k": np.array(-1, np.int64)})
+
+
 def test_reshape_transpose_unsqueeze_squeeze_expand():
     nodes = [node("Reshape", ["x", "shape"], ["r"]),
              node("Transpose", ["r"], ["t"], perm=[2, 0, 1]),

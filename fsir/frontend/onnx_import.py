@@ -342,6 +342,40 @@ class OnnxImporter:
             y = self.keep_dims(y, shape_of(x.type), axes)
         return [y]
 
+    def op_ArgMax(self, node, attrs):
+        return [self.arg_reduce(node, attrs, "max")]
+
+    def op_ArgMin(self, node, attrs):
+        return [self.arg_reduce(node, attrs, "min")]
+
+    def arg_reduce(self, node, attrs, kind: str) -> SSAValue:
+        """The first index of the max (min): reduce, compare, then a min over the indices
+        of the hits (so fusion sees two reductions, no new op)."""
+        if attrs.get("select_last_index", 0):
+            raise self.error(f"{self.describe()}: select_last_index=1 is not supported")
+        x = self.value(node.input[0])
+        shape = shape_of(x.type)
+        axis = self.axis(attrs.get("axis", 0), len(shape))
+        keep = [d for d in range(len(shape)) if d != axis]
+        b = self.b
+        best = b.broadcast(b.reduce(kind, x, [axis]), shape, keep)
+        i64 = graph.IntegerType(64)
+        idx = b.iota(shape, axis, i64)
+        cand = b.select(b.compare("eq", x, best), idx, b.scalar_like(np.iinfo(np.int64).max, idx))
+        y = b.reduce("min", cand, [axis])
+        return self.keep_dims(y, shape, [axis]) if attrs.get("keepdims", 1) else y
+
+    def op_Trilu(self, node, attrs):
+        x = self.value(node.input[0])
+        k = self.ints(node.input[1], "k")[0] if len(node.input) > 1 and node.input[1] else 0
+        shape = shape_of(x.type)
+        i64 = graph.IntegerType(64)
+        b = self.b
+        rows, cols = b.iota(shape, len(shape) - 2, i64), b.iota(shape, len(shape) - 1, i64)
+        diff = b.ew("sub", cols, rows)  # keep j - i >= k (upper) or <= k (lower)
+        keep = b.compare("ge" if attrs.get("upper", 1) else "le", diff, b.scalar_like(k, diff))
+        return [b.select(keep, x, b.scalar_like(0, x))]
+
     # -- shapes and data movement ----------------------------------------------
 
     def op_Reshape(self, node, attrs):
