@@ -957,3 +957,39 @@ def test_predicated_store_counts_only_active_lanes():
     st = run_ptx(text, "k", (1,), (32,), [out])
     assert st.global_store_bytes == 40 and st.global_sectors == 2 and st.global_unique_bytes == 40
     assert st.instructions == 32 * 11 and st.warp_instructions == 11
+
+
+def test_cp_async_copies_global_to_shared():
+    text = ptxk("k", [("u64", "out"), ("u64", "src")], PRO + """
+    .shared .align 16 .b8 tile[512];
+    ld.param.u64 %rd4, [src];
+    cvta.to.global.u64 %rd4, %rd4;
+    mul.wide.u32 %rd5, %r4, 16;
+    add.s64 %rd6, %rd4, %rd5;
+    mov.u32 %r5, tile;
+    shl.b32 %r6, %r4, 4;
+    add.u32 %r7, %r5, %r6;
+    cp.async.ca.shared.global [%r7], [%rd6], 16;
+    cp.async.commit_group;
+    cp.async.wait_group 0;
+    bar.sync 0;
+    xor.b32 %r8, %r4, 1;
+    shl.b32 %r8, %r8, 4;
+    add.u32 %r8, %r5, %r8;
+    ld.shared.v4.u32 {%r9, %r10, %r11, %r12}, [%r8];
+    add.u32 %r9, %r9, %r12;
+    st.global.u32 [%rd2], %r9;
+""")
+    src = np.arange(32 * 4, dtype=np.uint32)
+    out = np.zeros(32, np.uint32)
+    st = run_ptx(text, "k", (1,), (32,), [out, src])
+    t = np.arange(32) ^ 1
+    np.testing.assert_array_equal(out, src.reshape(32, 4)[t, 0] + src.reshape(32, 4)[t, 3])
+    assert st.global_load_bytes == 512 and st.global_load_sectors == 16 and st.global_store_sectors == 4
+
+
+def test_maxntid_is_enforced():
+    text = ptxk("k", [("u64", "out")], PRO).replace("\n{\n", "\n.maxntid 64, 1, 1\n{\n", 1)
+    run_ptx(text, "k", (1,), (64,), [np.zeros(64, np.uint32)])
+    with pytest.raises(SimulatorError, match=r"\.maxntid 64, 1, 1; block \(128, 1, 1\)"):
+        run_ptx(text, "k", (1,), (128,), [np.zeros(128, np.uint32)])

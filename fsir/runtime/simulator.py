@@ -91,6 +91,8 @@ class LaunchStats:
     global_atomic_bytes: int = 0
     global_unique_bytes: int = 0  # distinct global bytes touched (what a perfect cache sends to DRAM)
     global_sectors: int = 0  # 32-byte sectors per warp-level request, summed (loads, stores, atomics)
+    global_load_sectors: int = 0
+    global_store_sectors: int = 0  # stores and atomics
     global_load_requests: int = 0  # warp-level global load instructions
     global_store_requests: int = 0
     shared_loads: int = 0  # warp-level shared-memory load instructions
@@ -544,7 +546,12 @@ class _Chunk:
         st = self.stats
         n = off.size
         warp = self.lane_warp if idx is None else self.lane_warp[idx]
-        st.global_sectors += count_sectors(off, warp)
+        sectors = count_sectors(off, warp)
+        st.global_sectors += sectors
+        if kind == "load":
+            st.global_load_sectors += sectors
+        else:
+            st.global_store_sectors += sectors
         nw = 1 + int(np.count_nonzero(warp[1:] != warp[:-1])) if n else 0
         if kind == "load":
             st.global_load_bytes += n * width
@@ -1053,6 +1060,13 @@ def launch(mod: SimModule, kernel: str, grid, block, args, shared_bytes: int = 0
     nthreads = block[0] * block[1] * block[2]
     if nthreads > 1024:
         raise SimulatorError(f"block {block} has {nthreads} threads; the limit is 1024")
+    dirs = mod.ptx.kernels[kernel].directives
+    if "maxntid" in dirs and nthreads > math.prod(dirs["maxntid"]):
+        raise SimulatorError(f"kernel '{kernel}' declares .maxntid {', '.join(map(str, dirs['maxntid']))}; "
+                             f"block {block} has {nthreads} threads (a GPU refuses this launch)")
+    if "reqntid" in dirs and block[: len(dirs["reqntid"])] != tuple(dirs["reqntid"]):
+        raise SimulatorError(f"kernel '{kernel}' declares .reqntid {', '.join(map(str, dirs['reqntid']))}; "
+                             f"launched with block {block} (a GPU refuses this launch)")
     if block[2] > 64:
         raise SimulatorError(f"block z dimension {block[2]} exceeds 64")
     if grid[1] > 65535 or grid[2] > 65535 or grid[0] > 2**31 - 1:
