@@ -67,3 +67,13 @@ func.func @f(%a: tensor<f32>, %b: tensor<f32>) -> tensor<f32> {
   func.return %y : tensor<f32>
 }
 """)
+
+
+def test_float_rem_large_quotients():
+    """fmod with quotients up to 2^11: computed in f64, exact like C's fmodf."""
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    x = rng.uniform(-1000, 1000, size=(3, 37)).astype(np.float32)
+    y = rng.uniform(0.3, 2.0, size=(3, 37)).astype(np.float32)
+    check(_func("rem", "f32", "3x37"), inputs=[x, y])

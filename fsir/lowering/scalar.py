@@ -278,10 +278,7 @@ class ScalarBuilder:
     def arith(self, name: str, x: SSAValue, y: SSAValue) -> SSAValue:
         if self._is_float(x):
             if name == "rem":
-                # fmod: x - trunc(x / y) * y (MLIR's arith.remf is missing in xDSL 0.74
-                # and PTX has no remainder instruction either)
-                q = self.c.value(math.TruncOp(self.c.value(arith.DivfOp(x, y))))
-                return self.c.value(arith.SubfOp(x, self.c.value(arith.MulfOp(q, y))))
+                return self.fmod(x, y)
             return self.c.value(self._FLOAT_ARITH[name](x, y))
         if name in ("div", "rem"):
             # x / 0 is 0 and x % 0 is x (graph semantics); PTX leaves both undefined,
@@ -295,6 +292,18 @@ class ScalarBuilder:
             r = self.c.value(arith.RemSIOp(x, safe))
             return self.c.value(arith.SelectOp(is_zero, x, r))
         return self.c.value(self._INT_ARITH[name](x, y))
+
+    def fmod(self, x: SSAValue, y: SSAValue) -> SSAValue:
+        """C fmod, x - trunc(x / y) * y (MLIR's arith.remf is missing in xDSL 0.74 and PTX
+        has no remainder instruction). f32 operands compute in f64, where the quotient's
+        truncation and the product are exact for |x / y| < 2^29."""
+        t = x.type
+        if t == f32:
+            x = self.c.value(arith.ExtFOp(x, Float64Type()))
+            y = self.c.value(arith.ExtFOp(y, Float64Type()))
+        q = self.c.value(math.TruncOp(self.c.value(arith.DivfOp(x, y))))
+        r = self.c.value(arith.SubfOp(x, self.c.value(arith.MulfOp(q, y))))
+        return self.c.value(arith.TruncFOp(r, t)) if t == f32 else r
 
     def max(self, x: SSAValue, y: SSAValue) -> SSAValue:
         if self._is_float(x):

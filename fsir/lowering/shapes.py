@@ -64,9 +64,7 @@ class ShapeCalc:
             src = self.dims(op.input)
             for i, d in enumerate(op.dims.get_values()):
                 if out[d] == DYN:
-                    if shape_of(op.input.type)[i] == 1:
-                        raise self._undetermined(op)
-                    res[d] = src[i]
+                    res[d] = src[i]  # as the reference does (a size-1 operand dim gives 1)
             if DYN in res:
                 raise self._undetermined(op)
             return res
