@@ -142,6 +142,12 @@ class TouchMap:
         return v
 
     def mark(self, off: np.ndarray, width: int) -> None:
+        n = off.size
+        if n > 1:  # coalesced accesses cover one contiguous range: mark it with a slice
+            lo, hi = int(off[0]), int(off[-1])
+            if hi - lo == (n - 1) * width and np.all(np.diff(off) == width):
+                self.bits[lo: hi + width] = 0xFF
+                return
         if width in (1, 2, 4, 8):
             self.view(_UINT[width])[off >> _LOG2[width]] = _ONES[width]
         else:
