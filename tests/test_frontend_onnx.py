@@ -282,3 +282,18 @@ def test_fs_run_reads_onnx_as_binary():
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "out0:" in proc.stdout
+
+
+@pytest.mark.parametrize("elem,array", [
+    (graph.f32, np.arange(6, dtype=np.float32).reshape(2, 3) - 2.5),
+    (graph.f16, np.array([1.5, -2, 3], np.float16)),
+    (graph.IntegerType(64), np.array([[1, -2], [3, 4]])),
+    (graph.IntegerType(8), np.array([1, -2, 3])),
+])
+def test_weights_from_bytes_equal_the_list_construction(elem, array):
+    """Importers build weight attributes from numpy bytes (fast); they must be the very
+    attributes xDSL's list construction gives."""
+    from fsir.frontend.builder import GraphBuilder
+
+    v = GraphBuilder("w.onnx").constant(array, elem)
+    assert v.owner.value == graph.dense_attr(array, elem)

@@ -15,7 +15,13 @@ from collections.abc import Sequence
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
+    BytesAttr,
     DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntegerType,
     FileLineColLoc,
     IntAttr,
     ModuleOp,
@@ -29,6 +35,9 @@ from xdsl.utils.exceptions import VerifyException
 from fsir.dialects import graph
 from fsir.dialects.graph import ELEMENTWISE_OPS, GraphOp, shape_of, tensor
 from fsir.errors import Location, UserError
+
+_RAW_DTYPES = {Float32Type: np.dtype("<f4"), Float64Type: np.dtype("<f8"), Float16Type: np.dtype("<f2")}
+_RAW_INT_DTYPES = {8: np.dtype("<i1"), 16: np.dtype("<i2"), 32: np.dtype("<i4"), 64: np.dtype("<i8")}
 
 # Constant subgraphs larger than this are not folded (they stay ops for the compiler).
 FOLD_LIMIT = 1 << 16
@@ -93,7 +102,16 @@ class GraphBuilder:
         return self.emit(ELEMENTWISE_OPS[name], operands)
 
     def constant(self, array: np.ndarray, element_type: Attribute) -> SSAValue:
-        op = graph.ConstantOp.from_array(np.asarray(array), element_type)
+        array = np.asarray(array)
+        dtype = _RAW_DTYPES.get(type(element_type)) if not isinstance(element_type, IntegerType) \
+            else _RAW_INT_DTYPES.get(element_type.width.data)
+        if dtype is not None and array.size > 1 and not np.all(array == array.reshape(-1)[0]):
+            # Weights: the attribute's bytes straight from numpy (little-endian, as xDSL
+            # packs them), not a Python list per element.
+            raw = np.ascontiguousarray(array, dtype=dtype).tobytes()
+            op = graph.ConstantOp(DenseIntOrFPElementsAttr(tensor(element_type, array.shape), BytesAttr(raw)))
+        else:
+            op = graph.ConstantOp.from_array(array, element_type)
         self._stamp(op)
         self.block.add_op(op)
         return op.results[0]
