@@ -178,3 +178,28 @@ def test_recursive_calls_are_rejected():
 """
     with pytest.raises(SimulatorError, match=r"kernel 'k', PTX line 13:5: recursive call of 'f'"):
         run_ptx(text, "k", (1,), (1,), [])
+
+
+def test_falling_off_the_end_and_label_at_end():
+    text = """
+.version 8.7
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<3>;
+    .reg .b64 %rd<3>;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd1, %rd1, %rd2;
+    st.global.u32 [%rd1], 1;
+    setp.lt.u32 %p1, %r1, 3;
+    @%p1 bra $L_end;
+$L_end:
+}
+"""
+    out = np.zeros(8, np.uint32)
+    run_ptx(text, "k", (1,), (8,), [out])
+    assert (out == 1).all()

@@ -220,8 +220,8 @@ class KernelLayout:
                 labels[s.name] = len(instrs)
             elif isinstance(s, Instr):
                 instrs.append(s)
-        if not instrs or instrs[-1].opcode.split(".")[0] not in ("ret", "exit", "bra", "trap"):
-            instrs.append(Instr("ret", [], None, instrs[-1].line if instrs else fn.line, 1))
+        # falling off the end of the body (or branching to a label there) returns
+        instrs.append(Instr("ret", [], None, instrs[-1].line if instrs else fn.line, 1))
         self.labels = labels
         D = Decoder(self)
         code = []
@@ -871,6 +871,7 @@ def _run_chunk(ch: _Chunk) -> None:
     steps = 0
     INF = 1 << 60
     pc = 0
+    line = 0
     try:
         while True:
             if not runnable:
