@@ -165,6 +165,25 @@ def test_reductions_with_axes_attribute_before_opset_18():
     check([node("ReduceMean", ["x"], ["m"], axes=[1])], {"x": f32(2, 3, 4)}, ["m"], opset=13)
 
 
+def test_more_elementwise():
+    x = f32(3, 4) * 3
+    nodes = [node("Clip", ["x", "lo", "hi"], ["c"]), node("LeakyRelu", ["x"], ["l"], alpha=0.1),
+             node("Softplus", ["x"], ["sp"]), node("HardSigmoid", ["x"], ["hs"]), node("Sign", ["x"], ["sg"]),
+             node("Sum", ["x", "x", "v"], ["su"]), node("Mean", ["x", "v"], ["me"]),
+             node("Max", ["x", "v", "lo"], ["mx"]), node("Tile", ["x", "reps"], ["t"]),
+             node("ReduceSumSquare", ["x", "ax"], ["ss"]), node("ReduceL2", ["x", "ax"], ["l2"], keepdims=0)]
+    check(nodes, {"x": x}, ["c", "l", "sp", "hs", "sg", "su", "me", "mx", "t", "ss", "l2"],
+          {"lo": np.array(-1, np.float32), "hi": np.array(1.5, np.float32), "v": f32(4),
+           "reps": np.array([2, 3], np.int64), "ax": np.array([1], np.int64)}, atol=1e-5)
+
+
+@pytest.mark.parametrize("fmod", [0, 1])
+def test_mod_sign_conventions(fmod):
+    a = np.array([7, -7, 7, -7, 0, 6], np.int64)
+    c = np.array([3, 3, -3, -3, 5, 3], np.int64)
+    check([node("Mod", ["a", "c"], ["y"], fmod=fmod)], {"a": a, "c": c}, ["y"])
+
+
 def test_argmax_argmin_trilu():
     x = np.round(f32(3, 5) * 2) / 2  # ties: the first index wins
     nodes = [node("ArgMax", ["x"], ["a"], axis=1), node("ArgMin", ["x"], ["b"], axis=0, keepdims=0),

@@ -47,9 +47,10 @@ _BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Max": "max",
            "And": "and", "Or": "or", "Xor": "xor", "Mod": "rem"}
 _COMPARE = {"Equal": "eq", "Less": "lt", "Greater": "gt", "LessOrEqual": "le", "GreaterOrEqual": "ge"}
 _REDUCE = {"ReduceSum": "sum", "ReduceMean": "sum", "ReduceMax": "max", "ReduceMin": "min",
-           "ReduceProd": "prod"}
+           "ReduceProd": "prod", "ReduceSumSquare": "sum", "ReduceL2": "sum"}
 # The opset from which each reduction takes its axes as an input instead of an attribute.
-_AXES_INPUT_SINCE = {"ReduceSum": 13, "ReduceMean": 18, "ReduceMax": 18, "ReduceMin": 18, "ReduceProd": 18}
+_AXES_INPUT_SINCE = {"ReduceSum": 13, "ReduceMean": 18, "ReduceMax": 18, "ReduceMin": 18, "ReduceProd": 18,
+                     "ReduceSumSquare": 18, "ReduceL2": 18}
 
 
 def elem_type(onnx_type: int, what: str) -> object:
@@ -193,10 +194,75 @@ class OnnxImporter:
         return [self.b.ew(_UNARY[node.op_type], self.value(node.input[0]))]
 
     def binary(self, node, attrs):
-        if len(node.input) != 2:
-            raise self.error(f"{self.describe()}: only two operands are supported")
-        a, c = self.bcast(*self.inputs(node))
-        return [self.b.ew(_BINARY[node.op_type], a, c)]
+        vs = self.bcast(*self.inputs(node))  # Max and Min are variadic
+        if len(vs) < 2 or (len(vs) > 2 and node.op_type not in ("Max", "Min")):
+            raise self.error(f"{self.describe()}: expected two operands, got {len(vs)}")
+        y = vs[0]
+        for v in vs[1:]:
+            y = self.b.ew(_BINARY[node.op_type], y, v)
+        if node.op_type == "Mod" and not attrs.get("fmod", 0):
+            # Python-style modulo: the result takes the divisor's sign (graph.rem: the dividend's)
+            b, zero = self.b, self.b.scalar_like(0, y)
+            fix = b.ew("and", b.compare("ne", y, zero),
+                       b.compare("ne", b.compare("lt", y, zero), b.compare("lt", vs[1], zero)))
+            y = b.select(fix, b.ew("add", y, vs[1]), y)
+        return [y]
+
+    def op_Sum(self, node, attrs):
+        vs = self.bcast(*self.inputs(node))
+        y = vs[0]
+        for v in vs[1:]:
+            y = self.b.ew("add", y, v)
+        return [y]
+
+    def op_Mean(self, node, attrs):
+        (y,) = self.op_Sum(node, attrs)
+        return [self.b.ew("div", y, self.b.scalar_like(len(node.input), y))]
+
+    def op_Clip(self, node, attrs):
+        x = self.value(node.input[0])
+        lo = self.value(node.input[1]) if len(node.input) > 1 and node.input[1] else None
+        hi = self.value(node.input[2]) if len(node.input) > 2 and node.input[2] else None
+        if "min" in attrs:  # before opset 11
+            lo = self.b.scalar_like(attrs["min"], x)
+        if "max" in attrs:
+            hi = self.b.scalar_like(attrs["max"], x)
+        if lo is not None:
+            x = self.b.ew("max", *self.bcast(x, lo))
+        if hi is not None:
+            x = self.b.ew("min", *self.bcast(x, hi))
+        return [x]
+
+    def op_LeakyRelu(self, node, attrs):
+        x = self.value(node.input[0])
+        scaled = self.b.ew("mul", x, self.b.scalar_like(attrs.get("alpha", 0.01), x))
+        return [self.b.select(self.b.compare("ge", x, self.b.scalar_like(0, x)), x, scaled)]
+
+    def op_Softplus(self, node, attrs):
+        x = self.value(node.input[0])  # log(1 + exp(x))
+        return [self.b.ew("log", self.b.ew("add", self.b.ew("exp", x), self.b.scalar_like(1, x)))]
+
+    def op_HardSigmoid(self, node, attrs):
+        x = self.value(node.input[0])
+        b = self.b
+        y = b.ew("add", b.ew("mul", x, b.scalar_like(attrs.get("alpha", 0.2), x)),
+                 b.scalar_like(attrs.get("beta", 0.5), x))
+        return [b.ew("min", b.ew("max", y, b.scalar_like(0, x)), b.scalar_like(1, x))]
+
+    def op_Sign(self, node, attrs):
+        x = self.value(node.input[0])
+        b, zero = self.b, self.b.scalar_like(0, x)
+        pos = b.convert(b.compare("gt", x, zero), b.elem(x))
+        return [b.ew("sub", pos, b.convert(b.compare("lt", x, zero), b.elem(x)))]
+
+    def op_Tile(self, node, attrs):
+        x = self.value(node.input[0])
+        reps = self.ints(node.input[1], "repeats")
+        s = shape_of(x.type)
+        # [d0, d1] -> broadcast to [r0, d0, r1, d1] -> reshape [r0*d0, r1*d1]
+        spread = [v for r, d in zip(reps, s) for v in (r, d)]
+        y = self.b.broadcast(x, spread, list(range(1, 2 * len(s), 2)))
+        return [self.b.reshape(y, [r * d for r, d in zip(reps, s)])]
 
     def comparison(self, node, attrs):
         a, c = self.bcast(*self.inputs(node))
@@ -334,7 +400,11 @@ class OnnxImporter:
             axes = list(range(rank))
         axes = sorted({self.axis(a, rank) for a in axes})
         kind = _REDUCE[node.op_type]
+        if node.op_type in ("ReduceSumSquare", "ReduceL2"):
+            x = self.b.ew("mul", x, x)
         y = self.b.reduce(kind, x, axes)
+        if node.op_type == "ReduceL2":
+            y = self.b.ew("sqrt", y)
         if node.op_type == "ReduceMean":
             n = math.prod(shape_of(x.type)[a] for a in axes)
             y = self.b.ew("div", y, self.b.scalar_like(n, y))
