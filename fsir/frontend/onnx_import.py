@@ -110,8 +110,10 @@ class OnnxImporter:
             dims = []
             for d in t.shape.dim:
                 if not d.HasField("dim_value"):
-                    raise UserError(f"graph input '{inp.name}' has a symbolic dimension "
-                                    f"'{d.dim_param or '?'}'; export the model with static shapes")
+                    raise UserError(
+                        f"graph input '{inp.name}' has a symbolic dimension '{d.dim_param or '?'}'; export "
+                        "the model with static shapes, or fix the dimension with `python -m "
+                        "onnxruntime.tools.make_dynamic_shape_fixed --dim_param NAME --dim_value N in.onnx out.onnx`")
                 dims.append(d.dim_value)
             self.env[inp.name] = self.b.add_arg(tensor(elem_type(t.elem_type, f"input '{inp.name}'"), dims),
                                                 _value_name(inp.name))
