@@ -387,6 +387,7 @@ class _Launch:
         self.smem_size = (self.smem_size + 15) // 16 * 16 if self.smem_size else 0
         self.check_races = check_races
         self.stats = LaunchStats(launches=1, threads=self.nthreads * self.nblocks)
+        self.templates: dict = {}
         wpb = (self.nthreads + 31) // 32
         self.sconst = {
             "%ntid.x": block[0], "%ntid.y": block[1], "%ntid.z": block[2],
@@ -394,6 +395,38 @@ class _Launch:
             "%nwarpid": wpb, "%smid": 0, "%nsmid": 1, "%gridid": 0, "%globaltimer": 0,
             "%dynamic_smem_size": shared_bytes, "%total_smem_size": self.smem_size,
         }
+
+
+_CHUNK_INDEPENDENT = {"%tid.x", "%tid.y", "%tid.z", "%laneid", "%warpid", "%lanemask_eq", "%lanemask_lt",
+                      "%lanemask_le", "%lanemask_gt", "%lanemask_ge"}
+
+
+class _Template:
+    """Lane layout shared by every chunk of `nblk` blocks of a launch, and reusable buffers."""
+
+    def __init__(self, L: "_Launch", nblk: int):
+        T = L.nthreads
+        n = nblk * T
+        wpb = (T + 31) // 32
+        self.lane = np.arange(n, dtype=np.int64)
+        self.t = self.lane % T
+        self.blk = self.lane // T
+        self.slot = self.blk * (wpb * 32) + self.t
+        self.warp = self.slot >> 5
+        self.nwarp_slots = nblk * wpb
+        self.slot2lane = np.full(nblk * wpb * 32, -1, np.int64)
+        self.slot2lane[self.slot] = self.lane
+        self.sregs: dict = {}
+        self._buffers: dict = {}
+
+    def buffer(self, name, size, dtype, fill):
+        """A buffer reused by successive chunks, reset to `fill` (None: left as is)."""
+        b = self._buffers.get(name)
+        if b is None:
+            b = self._buffers[name] = np.zeros(size, dtype) if fill in (0, None) else np.full(size, fill, dtype)
+        elif fill is not None:
+            b.fill(fill)
+        return b
 
 
 class _Chunk:
@@ -413,22 +446,21 @@ class _Chunk:
         self.gm = L.gm
         self.stats = L.stats
         self.sconst = L.sconst
-        lane = np.arange(n, dtype=np.int64)
-        t = lane % T
-        blk = lane // T
+        tpl = L.templates.get(nblk)
+        if tpl is None:
+            tpl = L.templates[nblk] = _Template(L, nblk)
+        self.tpl = tpl
         bx, by, _ = L.block
         gx, gy, _ = L.grid
-        gb = blk + b0
-        wpb = (T + 31) // 32
-        self.lane_blk = blk
-        self.lid = lane  # original lane index (identity of the thread inside the chunk)
-        self.lane_slot = blk * (wpb * 32) + (t & ~31) + (t & 31)
-        self.lane_warp = self.lane_slot >> 5
-        self.nwarp_slots = nblk * wpb
-        self.slot2lane = np.full(nblk * wpb * 32, -1, np.int64)
-        self.slot2lane[self.lane_slot] = lane
-        self.tid_lin = t
+        self.lane_blk = tpl.blk
+        self.lid = tpl.lane  # original lane index (identity of the thread inside the chunk)
+        self.lane_slot = tpl.slot
+        self.lane_warp = tpl.warp
+        self.nwarp_slots = tpl.nwarp_slots
+        self.slot2lane = tpl.slot2lane  # replaced (never mutated) on compaction
+        self.tid_lin = tpl.t
         self.dense = T % 32 == 0  # lane i is slot i: warps are whole rows of 32 lanes
+        self.compacted = False
         self._sreg_src = {
             "%tid.x": lambda: (self.tid_lin % bx).astype(np.uint32),
             "%tid.y": lambda: ((self.tid_lin // bx) % by).astype(np.uint32),
@@ -446,13 +478,12 @@ class _Chunk:
             "%clock": lambda: np.full(self.n, self.stats.instructions & 0xFFFFFFFF, np.uint32),
             "%clock64": lambda: np.full(self.n, self.stats.instructions, np.uint64),
         }
-        self._sregs: dict = {}
-        self.arange = lane
-        self.alive_all = True
-        # shared memory (+ race shadow) and local memory
+        self._sregs: dict = dict(tpl.sregs)
+        self.arange = tpl.lane
+        # shared memory (+ race shadow) and local memory: the template's buffers, cleared
         S = L.smem_size
         self.smem_size = S
-        self.smem = np.zeros(nblk * S, np.uint8) if S else np.zeros(0, np.uint8)
+        self.smem = tpl.buffer("smem", nblk * S, np.uint8, 0)
         self._smem_views: dict = {}
         self.check_races = L.check_races and S > 0
         if self.check_races:
@@ -460,13 +491,13 @@ class _Chunk:
             self.race_gran = g
             self.race_shift = int(math.log2(g))
             ng = nblk * S // g
-            self.sh_w = np.full(ng, -1, np.int32)
-            self.sh_r = np.full(ng, -1, np.int32)
-            self.sh_line = np.zeros(ng, np.int32)
+            self.sh_w = tpl.buffer("sh_w", ng, np.int32, -1)
+            self.sh_r = tpl.buffer("sh_r", ng, np.int32, -1)
+            self.sh_line = tpl.buffer("sh_line", ng, np.int32, None)
             self.shadow_dirty = False
             self.read_log: list = []
         self.local_size = K.local_size
-        self.local = np.zeros(n * K.local_size, np.uint8) if K.local_size else None
+        self.local = tpl.buffer("local", n * K.local_size, np.uint8, 0) if K.local_size else None
         self._local_views: dict = {}
 
     # --- registers ----------------------------------------------------------------
@@ -479,6 +510,8 @@ class _Chunk:
         a = self._sregs.get(name)
         if a is None or name in ("%clock", "%clock64"):
             a = self._sregs[name] = self._sreg_src[name]()
+            if not self.compacted and name in _CHUNK_INDEPENDENT:
+                self.tpl.sregs[name] = a  # the same for every chunk of this size
         return a
 
     def compact(self, idx):
@@ -493,8 +526,9 @@ class _Chunk:
         self.tid_lin = self.tid_lin[idx]
         self.n = idx.size
         self.dense = False
+        self.compacted = True
         self.arange = np.arange(self.n, dtype=np.int64)
-        self.slot2lane.fill(-1)
+        self.slot2lane = np.full(self.slot2lane.size, -1, np.int64)
         self.slot2lane[self.lane_slot] = self.arange
 
     def count_warps(self, idx):
