@@ -305,3 +305,10 @@ func.func @f(%t: tensor<10x40xf32>, %ids: tensor<6xi32>, %z: tensor<6x3xf32>) ->
   func.return %y : tensor<6xf32>
 }
 """, kinds=["normal", "ids", "normal"])
+
+
+def test_softmax_long_columns():
+    """A column softmax over 300 rows: interleaved slices per column, two sub-roots in
+    shared slots, the root reading them."""
+    lowered = check(SOFTMAX.format(R=300, C=20, D=0, K=20, KD=1), scale=8)
+    assert launches(lowered) == 1

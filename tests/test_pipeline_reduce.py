@@ -80,3 +80,20 @@ def test_row_short(kind, n):
     lowered = check(_reduce(kind, "f32", f"70x{n}", "[1]", "70"))
     assert f"threads_per_row" not in str(lowered)  # the schedule is gone at the gpu level
     assert "gpu.shuffle" in str(lowered)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("t", ["f32", "f16", "i64"])
+def test_column_interleaved(kind, t):
+    """Long columns, few of them: 8 interleaved threads per column, combined through
+    shared memory."""
+    src = "300x37" if kind != "prod" else "70x37"
+    lowered = check(_reduce(kind, t, src, "[0]", "37"), kinds=[_kind_input(kind, t)], scale=8)
+    assert "gpu.barrier" in str(lowered)
+
+
+@pytest.mark.parametrize("src,dims,dst,shape", [
+    ("30x4x9", "[0, 2]", "4", None), ("?x3", "[0]", "3", (200, 3)), ("100x2x3", "[0]", "2x3", None),
+])
+def test_column_interleaved_shapes(src, dims, dst, shape):
+    check(_reduce("sum", "f32", src, dims, dst), shapes=[shape] if shape else None, scale=8)

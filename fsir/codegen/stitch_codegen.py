@@ -8,7 +8,8 @@ Each `stitch.fusion` becomes one `schedule.kernel` with one of three mappings:
 - `row`: the fusion has reductions; the coordinates they keep are the kernel's rows.
   Each reduction is a sub-root leading a group; the outputs form the root group. A row
   belongs to one thread (`thread`: column reductions, whose neighbouring rows are
-  neighbouring in memory), one warp (`warp`: a shuffle tree, rows of at most 512
+  neighbouring in memory; with few rows, 8 interleaved threads per row combining
+  through shared memory, `block`), one warp (`warp`: a shuffle tree, rows of at most 512
   elements) or one block (`block`: shuffles, then shared memory). A group's light
   producers are recomputed per element; its result stays in registers, warp lanes or
   a shared-memory slot for later groups, which must read only the rows they own.
@@ -45,6 +46,9 @@ BLOCK = 256  # threads per block of loop and row kernels
 WARP = 32
 WARP_ROW_LIMIT = 512  # rows up to this length get one warp (BladeDISC's threshold)
 TILE = 16  # GEMM tile (TILE x TILE outputs per block, TILE-deep k steps)
+COLUMN_SLICES = 8  # threads per row of a column reduction with few rows
+COLUMN_SPLIT_MIN = 64  # ... when its rows are at least this long
+COLUMN_THREAD_ROWS = 8192  # with this many rows a thread per row already fills the GPU
 
 SUPPORTED = "f32, f16, bf16, i1, i32, i64"
 
@@ -194,7 +198,14 @@ class FusionCodegen:
         root_dims: list[tuple[int, ...]] = []
         for v in roots:
             root_dims.append(self.root_row_dims(v, row_shape, is_subroot))
-        if not trailing or longest <= 1:
+        interleaved = False
+        rows_static = _numel(row_shape)
+        if not trailing and longest >= COLUMN_SPLIT_MIN and (rows_static is None or rows_static < COLUMN_THREAD_ROWS):
+            # column reductions with few rows: COLUMN_SLICES threads per row, the rows of
+            # a block interleaved (consecutive threads take consecutive rows, so loads
+            # stay coalesced); the slices combine through shared memory
+            per_row, comp, where, interleaved = COLUMN_SLICES, "block", "shared", True
+        elif not trailing or longest <= 1:
             per_row, comp, where = 1, "thread", "reg"
         elif longest <= WARP_ROW_LIMIT:
             # rows shorter than a warp get the smallest power-of-two segment of lanes
@@ -211,13 +222,15 @@ class FusionCodegen:
             if where == "shared":
                 acc = accumulator_type(r.result.type.element_type)
                 spec.buffer = f"results_{acc}"
-                spec.offset = slots.get(acc, 0)
-                slots[acc] = spec.offset + 1
+                slot = slots.get(acc, 0)
+                spec.offset = slot * rows_per_block  # one value per row of the block
+                slots[acc] = slot + 1
             groups.append(spec)
         for acc, count in slots.items():
             space = IntegerAttr(3, i64)
-            shared.append(SharedOp(f"partials_{acc}", MemRefType(acc, [BLOCK // WARP], memory_space=space)))
-            shared.append(SharedOp(f"results_{acc}", MemRefType(acc, [count], memory_space=space)))
+            partials = BLOCK if interleaved else BLOCK // WARP  # per thread / per warp
+            shared.append(SharedOp(f"partials_{acc}", MemRefType(acc, [partials], memory_space=space)))
+            shared.append(SharedOp(f"results_{acc}", MemRefType(acc, [count * rows_per_block], memory_space=space)))
         # Outputs sharing their row dims and shape are computed in one loop.
         by_space: dict[tuple, list[SSAValue]] = {}
         for v, dims in zip(roots, root_dims):
@@ -235,6 +248,8 @@ class FusionCodegen:
         k = None if None in extents else max(extents)
         grid = DYNAMIC if k is None else max(1, -(-k // rows_per_block))
         params = {"threads_per_row": per_row, "rows_per_block": rows_per_block}
+        if interleaved:
+            params["interleaved"] = 1
         return self.kernel("row", params, (grid, 1, 1), (BLOCK, 1, 1), groups, shared)
 
     def root_row_dims(self, v: SSAValue, row_shape, is_subroot) -> tuple[int, ...]:

@@ -154,7 +154,12 @@ class KernelLowering:
         per_row = self.k.param("threads_per_row")
         rows_per_block = self.k.param("rows_per_block")
         tid = self.thread_id()
-        local_row, lane = ib.div(tid, per_row), ib.rem(tid, per_row)
+        self.interleaved = "interleaved" in self.k.params.data
+        if self.interleaved:  # consecutive threads take consecutive rows
+            local_row, lane = ib.rem(tid, rows_per_block), ib.div(tid, rows_per_block)
+        else:  # consecutive threads share a row
+            local_row, lane = ib.div(tid, per_row), ib.rem(tid, per_row)
+        self.local_row, self.rows_per_block = local_row, rows_per_block
         row = ib.add(ib.mul(self.block_id(), rows_per_block), local_row)
         for g in self.k.groups():
             if "packed" in g.attributes:
@@ -244,11 +249,36 @@ class KernelLowering:
             return [sb.combine(kind, iters[0], e.at(r.input, idx))]
 
         (acc,) = e.for_loop(lane, ub, per_row, [init], body)
-        if 1 < per_row <= WARP:
+        if self.interleaved:
+            acc = self.slice_reduce(g, kind, acc, init, lane, per_row)
+        elif 1 < per_row <= WARP:
             acc = self.butterfly(kind, acc, per_row)
         elif per_row > WARP:
             acc = self.block_reduce(g, kind, acc, init, tid)
         return sb.round_to(acc, elem)
+
+    def slice_reduce(self, g: GroupOp, kind: str, acc: SSAValue, init: SSAValue, lane, slices: int) -> SSAValue:
+        """Interleaved rows: each of a row's `slices` threads leaves its partial in shared
+        memory; after a barrier the row's first thread combines them into the group's
+        slot for the row; after another barrier every thread of the row reads it."""
+        ib, e, c = self.ib, self.emit, self.cursor
+        acc_t = acc.type
+        rpb, local_row = self.rows_per_block, self.local_row
+        partials = self.smem[f"partials_{acc_t}"]
+        results = self.smem[g.buffer.root_reference.data]  # type: ignore[union-attr]
+        slot = ib.add(g.offset.value.data, local_row)  # type: ignore[union-attr]
+        e.store(acc, partials, ib.add(ib.mul(lane, rpb), local_row), acc_t)
+        c.insert(gpu.BarrierOp())
+
+        def first_slice():
+            v = init
+            for s in range(slices):
+                v = self.sb.combine(kind, v, e.load(partials, ib.add(s * rpb, local_row)))
+            e.store(v, results, slot, acc_t)
+
+        e.when(ib.eq(lane, 0), first_slice)
+        c.insert(gpu.BarrierOp())
+        return e.load(results, slot)
 
     def shuffle_xor(self, v: SSAValue, offset: int) -> SSAValue:
         """`gpu.shuffle xor` of any 32- or 64-bit scalar (64-bit ones as two halves)."""

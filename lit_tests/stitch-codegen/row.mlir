@@ -76,3 +76,16 @@ func.func @short_rows(%x: tensor<100x5xf32>) -> tensor<100xf32> {
   %r = graph.reduce sum %x dims [1] : (tensor<100x5xf32>) -> tensor<100xf32>
   func.return %r : tensor<100xf32>
 }
+
+// Few long columns: 8 interleaved threads per column (32 columns per block), their
+// partials combined through shared memory; each column's result in its own slot.
+// CHECK-LABEL: func.func @long_columns
+// CHECK: schedule.kernel @long_columns_k0 row {threads_per_row = 8 : i64, rows_per_block = 32 : i64, interleaved = 1 : i64} grid [2, 1, 1] block [256, 1, 1]
+// CHECK-NEXT: ^{{.*}}
+// CHECK-NEXT: schedule.shared @partials_f32 : memref<256xf32, 3 : i64>
+// CHECK-NEXT: schedule.shared @results_f32 : memref<32xf32, 3 : i64>
+// CHECK-NEXT: schedule.group block -> shared @results_f32[0] : tensor<40xf32>
+func.func @long_columns(%x: tensor<500x40xf32>) -> tensor<40xf32> {
+  %r = graph.reduce sum %x dims [0] : (tensor<500x40xf32>) -> tensor<40xf32>
+  func.return %r : tensor<40xf32>
+}
