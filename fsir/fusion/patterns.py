@@ -162,7 +162,10 @@ class CandidateGenerator:
             w = todo.pop()
             if w in added or w in members or g.is_output[w]:
                 continue
-            if all(c in members or c in added for c in g.succs[w]):
+            succs = g.succs[w]
+            if len(succs) > len(members) + len(added):  # cannot all be inside
+                continue
+            if all(c in members or c in added for c in succs):
                 added.add(w)
                 todo.extend(g.preds[w])
         return added
