@@ -238,3 +238,92 @@ def test_device_function_calls_are_inlined():
         ref_v[i] = acc
     np.testing.assert_allclose(out[0::2], ref_v, rtol=1e-6, atol=1e-6)
     np.testing.assert_array_equal(out[1::2], np.clip(x, 0, 0.5) * 2)
+
+
+def test_misc_trig_with_local_memory_slow_path():
+    n = 500
+    x = np.concatenate([rng.uniform(-10, 10, n - 4), [1e5, -3e7, 1e30, 0.0]]).astype(np.float32)
+    s = np.zeros(n, np.float32)
+    c = np.zeros(n, np.float32)
+    run_ptx(ptx("misc"), "trig", (cdiv(n, 128),), (128,), [x, s, c, n])
+    np.testing.assert_allclose(s, np.sin(x.astype(np.float64)), rtol=0, atol=3e-7)
+    np.testing.assert_allclose(c, np.cos(x.astype(np.float64)), rtol=0, atol=3e-7)
+
+
+def test_misc_double_math():
+    n = 300
+    x = rng.uniform(-5, 5, n)
+    y = np.zeros(n)
+    run_ptx(ptx("misc"), "dmath", (cdiv(n, 128),), (128,), [x, y, n])
+    np.testing.assert_allclose(y, np.exp(x) / (1 + np.sqrt(np.abs(x))) + np.log(1 + x * x), rtol=1e-14)
+
+
+def test_misc_integer_mix():
+    n = 400
+    a = rng.integers(-128, 128, n).astype(np.int8)
+    b = rng.integers(0, 65536, n).astype(np.uint16)
+    out = np.zeros(4 * n, np.int32)
+    d, m = -7, 1000003
+    run_ptx(ptx("misc"), "intmix", (cdiv(n, 128),), (128,), [a, b, out, d, m, n])
+    v = a.astype(np.int64) * 1000 + b
+    w = v * 123456789
+    o = out.reshape(n, 4)
+    np.testing.assert_array_equal(o[:, 0], np.trunc(v / d).astype(np.int64))
+    np.testing.assert_array_equal(o[:, 1], np.fmod(v, d))
+    np.testing.assert_array_equal(o[:, 2], np.fmod(w, m))
+    hi = ((v.astype(np.uint64) & np.uint64(0xFFFFFFFF)) * np.uint64(0x9E3779B9)) >> np.uint64(32)
+    m24 = ((v & 0xFFFFFF) ^ 0x800000) - 0x800000
+    np.testing.assert_array_equal(o[:, 3].astype(np.uint32), ((hi.astype(np.int64) + m24 * 3) & 0xFFFFFFFF).astype(np.uint32))
+
+
+def test_misc_bits_and_votes():
+    n = 100
+    x = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    x[:5] = [0, 1, 7, 0x80000000, 0xFFFFFFFF]
+    out = np.zeros(4 * n, np.uint32)
+    run_ptx(ptx("misc"), "bits", (cdiv(n, 64),), (64,), [x, out, n])
+    o = out.reshape(n, 4)
+    xp = np.zeros(cdiv(n, 32) * 32, np.uint32)
+    xp[:n] = x
+    ballots = [(sum(int(v & 1) << k for k, v in enumerate(w))) for w in xp.reshape(-1, 32)]
+    np.testing.assert_array_equal(o[:, 0], np.repeat(ballots, 32)[:n])
+    popc = np.array([bin(int(v)).count("1") for v in x])
+    clz = np.array([32 - int(v).bit_length() for v in x])
+    np.testing.assert_array_equal(o[:, 1], popc + 100 * clz)
+    np.testing.assert_array_equal(o[:, 2], [int(f"{int(v):032b}"[::-1], 2) for v in x])
+    ffs = np.array([(int(v) & -int(v)).bit_length() for v in x])
+    any7 = np.repeat([int((w == 7).any()) for w in xp.reshape(-1, 32)], 32)[:n]
+    np.testing.assert_array_equal(o[:, 3], ffs + 1000 * any7)
+
+
+def test_misc_float4():
+    n4 = 77
+    x = rng.standard_normal(4 * n4).astype(np.float32)
+    y = np.zeros_like(x)
+    st = run_ptx(ptx("misc"), "scale4", (cdiv(n4, 32),), (32,), [x, y, 2.0, n4])
+    v = x.reshape(-1, 4)
+    np.testing.assert_array_equal(y.reshape(-1, 4), np.stack([2 * v[:, 0], 2 * v[:, 1] + 1, 2 * v[:, 2], v[:, 3] - 2], 1))
+    assert st.global_load_bytes == 16 * n4 and st.global_load_sectors == cdiv(16 * n4, 32)
+
+
+def test_misc_atomics():
+    n = 100
+    c = np.array([0, 1000], np.uint32)
+    last = np.array([-1], np.int32)
+    bitsv = np.array([0, 0xFFFFFFFF, 0], np.uint32)
+    run_ptx(ptx("misc"), "atom_mix", (2,), (64,), [c, last, bitsv, n])
+    assert c[0] == n % 10 and c[1] == 1000 - 2 * n and 0 <= last[0] < n
+    assert bitsv[0] == 0xFFFFFFFF and bitsv[1] == 0 and bitsv[2] == np.bitwise_xor.reduce(np.arange(n))
+
+
+def test_misc_half2_bf16():
+    n = 64
+    x = rng.standard_normal(2 * n).astype(np.float16)
+    y = np.zeros_like(x)
+    p = rng.standard_normal(n).astype(np.float32)
+    pb = (p.view(np.uint32) >> 16).astype(np.uint16)  # truncated to bf16 bits
+    q = np.zeros(n, np.float32)
+    run_ptx(ptx("misc"), "h2math", (1,), (64,), [x, y, pb, q, n])
+    np.testing.assert_array_equal(y, (x.astype(np.float64) * x + 1).astype(np.float16))
+    pf = (pb.astype(np.uint32) << 16).view(np.float32)
+    np.testing.assert_array_equal(q, pf * np.float32(2) + x[0::2].astype(np.float32))

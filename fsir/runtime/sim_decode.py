@@ -756,6 +756,40 @@ def op_bfi(D, ins, parts, ops):
     return fn
 
 
+def op_shf(D, ins, parts, ops):
+    """Funnel shift: shf.{l,r}.{wrap,clamp}.b32 d, a, b, c over the 64-bit value b:a."""
+    left = "l" in parts
+    wrap = "wrap" in parts
+
+    def f(a, b, c):
+        x = (np.asarray(b).astype(np.uint64) << np.uint64(32)) | np.asarray(a).astype(np.uint64)
+        c = np.asarray(c).astype(np.uint64)
+        n = (c & np.uint64(31)) if wrap else np.minimum(c, np.uint64(32))
+        if left:
+            return ((x << n) >> np.uint64(32)).astype(np.uint32)
+        return (x >> n).astype(np.uint32)
+    return _ternary_fn(D, ins, parts, ops, f, t="b32", tc="u32")
+
+
+def op_bfind(D, ins, parts, ops):
+    """Position of the most significant non-sign bit (0xffffffff if none); .shiftamt: N-1-pos."""
+    t = _need_type(parts, ins)
+    n = type_size(t) * 8
+    ud = UINT[n // 8]
+    shiftamt = "shiftamt" in parts
+
+    def f(a):
+        u = np.asarray(a).view(ud) if np.ndim(a) else np.asarray(a).view(ud)
+        if t[0] == "s":
+            neg = np.asarray(a) < 0
+            u = np.where(neg, ~u, u)
+        pos = _bitlen(u) - 1
+        none = pos < 0
+        r = (n - 1 - pos) if shiftamt else pos
+        return np.where(none, np.uint32(0xFFFFFFFF), np.asarray(r).astype(np.uint32)).astype(np.uint32)
+    return _unary_fn(D, ins, parts, ops, f, t=t, tout="u32")
+
+
 def op_prmt(D, ins, parts, ops):
     if any(m in parts for m in ("f4e", "b4e", "rc8", "ecl", "ecr", "rc16")):
         raise DecodeError(f"unsupported instruction '{ins.opcode}' (prmt modes)")
@@ -1553,7 +1587,7 @@ _OPS = {
     "or": lambda D, i, p, o: op_bitwise(D, i, p, o, np.bitwise_or),
     "xor": lambda D, i, p, o: op_bitwise(D, i, p, o, np.bitwise_xor),
     "not": op_not, "cnot": op_cnot, "shl": op_shl, "shr": op_shr, "popc": op_popc, "clz": op_clz,
-    "brev": op_brev, "bfe": op_bfe, "bfi": op_bfi, "prmt": op_prmt,
+    "brev": op_brev, "bfe": op_bfe, "bfi": op_bfi, "prmt": op_prmt, "shf": op_shf, "bfind": op_bfind,
     "ex2": lambda D, i, p, o: op_simple_float(D, i, p, o, np.exp2),
     "lg2": lambda D, i, p, o: op_simple_float(D, i, p, o, np.log2),
     "sin": lambda D, i, p, o: op_simple_float(D, i, p, o, np.sin),

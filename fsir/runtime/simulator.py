@@ -1061,7 +1061,9 @@ def pack_params(kname: str, params, offsets: dict, size: int, args: list, gm_add
                     raise SimulatorError(f"kernel '{K.name}': {what} needs an integer or a numpy array, got {type(a).__name__}")
                 a = int(a)
                 bits = dt.itemsize * 8
-                lo = -(1 << (bits - 1)) if dt.kind == "i" else (-(1 << (bits - 1)) if p.type.startswith("b") else 0)
+                # nvcc declares C `int` parameters .u32 too: any value with a two's-complement
+                # representation in the parameter's width is accepted
+                lo = -(1 << (bits - 1))
                 hi = (1 << bits) - 1 if dt.kind == "u" else (1 << (bits - 1)) - 1
                 if not lo <= a <= hi:
                     raise SimulatorError(f"kernel '{K.name}': {what}: {a} does not fit .{p.type}")
