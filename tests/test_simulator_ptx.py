@@ -993,3 +993,46 @@ def test_maxntid_is_enforced():
     run_ptx(text, "k", (1,), (64,), [np.zeros(64, np.uint32)])
     with pytest.raises(SimulatorError, match=r"\.maxntid 64, 1, 1; block \(128, 1, 1\)"):
         run_ptx(text, "k", (1,), (128,), [np.zeros(128, np.uint32)])
+
+
+def test_testp_slct_mul24_sad_set_cnot_minmax():
+    text = ptxk("k", [("u64", "out")], PRO + """
+    mov.f32 %f1, 0f7FC00000;         // NaN
+    mov.f32 %f2, 0f00000001;         // subnormal
+    testp.notanumber.f32 %p1, %f1;
+    testp.subnormal.f32 %p2, %f2;
+    testp.finite.f32 %p3, %f1;
+    selp.u32 %r5, 1, 0, %p1;
+    selp.u32 %r6, 2, 0, %p2;
+    selp.u32 %r7, 4, 0, %p3;
+    add.u32 %r5, %r5, %r6;
+    add.u32 %r5, %r5, %r7;           // 3
+    mov.f32 %f3, 0f80000000;         // -0.0
+    slct.u32.f32 %r8, 10, 20, %f3;   // -0.0 >= 0: 10
+    slct.s32.s32 %r9, 10, 20, -1;    // 20
+    mov.u32 %r10, 0x00FFFFFF;        // -1 as a 24-bit signed value
+    mul24.lo.s32 %r11, %r10, 5;      // -5
+    mul24.lo.u32 %r12, %r10, 2;      // 0x1FFFFFE
+    sad.s32 %r13, 3, 10, 100;        // 107
+    set.lt.u32.s32 %r14, -1, 1;      // 0xFFFFFFFF
+    set.gt.f32.f32 %f4, %f1, %f2;    // NaN compare: 0.0
+    cnot.b32 %r15, 0;                // 1
+    max.f32 %f5, %f1, %f2;           // NaN operand ignored: the subnormal
+    min.s32 %r16, -3, 2;
+    max.u32 %r17, 0xFFFFFFFD, 2;
+    abs.s32 %r18, -9;
+    neg.s32 %r19, %r18;
+    mov.b32 %r20, %f4;
+    mov.b32 %r21, %f5;
+    st.global.v4.u32 [%rd1], {%r5, %r8, %r9, %r11};
+    st.global.v4.u32 [%rd1+16], {%r12, %r13, %r14, %r15};
+    st.global.v4.u32 [%rd1+32], {%r16, %r17, %r18, %r19};
+    st.global.v2.u32 [%rd1+48], {%r20, %r21};
+""")
+    out = np.zeros(14, np.uint32)
+    run_ptx(text, "k", (1,), (1,), [out])
+    s = out.view(np.int32)
+    assert out[0] == 3 and out[1] == 10 and out[2] == 20 and s[3] == -5
+    assert out[4] == 0x1FFFFFE and out[5] == 107 and out[6] == 0xFFFFFFFF and out[7] == 1
+    assert s[8] == -3 and out[9] == 0xFFFFFFFD and s[10] == 9 and s[11] == -9
+    assert out[12] == 0 and out[13] == 1
