@@ -540,8 +540,9 @@ def _flatten_literal(lit, instr: Instr) -> list:
         elif str(v) in ("true", "false"):
             out.append(str(v) == "true")
         elif str(v) == "...":
-            raise UserError(f"constant '{instr.name}' was printed elided ({{...}}); print the HLO with "
-                            "large constants (print_large_constants=True)", instr.loc)
+            raise UserError(f"constant '{instr.name}' was printed elided ({{...}}), so its values are not in "
+                            "the file; JAX's compile().as_text() elides large constants: use "
+                            "lower(...).as_text(dialect=\"hlo\") or pass the array as an argument", instr.loc)
         else:
             raise UserError(f"cannot read the literal '{v}' of constant '{instr.name}'", instr.loc)
 
