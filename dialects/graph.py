@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -139,8 +141,25 @@ def is_bool(t: Attribute) -> bool:
     return isinstance(t, IntegerType) and t.width.data == 1
 
 
+# When set, float tensors of every width are held and computed in float64: the reference
+# interpreter then estimates how far the f32 reference itself is from exact arithmetic,
+# which `fs-run --check` uses to tell rounding from bugs on ill-conditioned models.
+_FLOAT64_REFERENCE: ContextVar[bool] = ContextVar("float64_reference", default=False)
+
+
+@contextmanager
+def float64_reference():
+    token = _FLOAT64_REFERENCE.set(True)
+    try:
+        yield
+    finally:
+        _FLOAT64_REFERENCE.reset(token)
+
+
 def numpy_dtype(t: Attribute) -> np.dtype:
     """The numpy dtype holding tensors of element type `t` (bf16 via ml_dtypes)."""
+    if _FLOAT64_REFERENCE.get() and isinstance(t, FLOAT_TYPES):
+        return np.dtype(np.float64)
     if isinstance(t, Float32Type):
         return np.dtype(np.float32)
     if isinstance(t, Float16Type):
@@ -160,7 +179,7 @@ def numpy_dtype(t: Attribute) -> np.dtype:
 
 def compute_dtype(t: Attribute) -> np.dtype:
     """Arithmetic on f16/bf16 runs in f32 (as on the GPU); other types compute in themselves."""
-    if isinstance(t, (Float16Type, BFloat16Type)):
+    if isinstance(t, (Float16Type, BFloat16Type)) and not _FLOAT64_REFERENCE.get():
         return np.dtype(np.float32)
     return numpy_dtype(t)
 

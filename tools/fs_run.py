@@ -24,7 +24,7 @@ from fsir import registry
 from fsir.errors import UserError
 from fsir.ir import parse_module
 from fsir.runtime.inputs import describe, load_inputs, random_inputs
-from fsir.runtime.reference import check_inputs, find_function, run_function
+from fsir.runtime.reference import check_inputs, find_function, run_function, run_function_float64
 from fsir.tools.driver import read_source, run_tool
 
 EXIT_CHECK_FAILED = 2
@@ -44,7 +44,8 @@ def build_arg_parser() -> argparse.ArgumentParser:
     p.add_argument("--inputs", help=".npz with inputs by argument name or arg0, arg1, ...")
     p.add_argument("--outputs", help="save outputs to this .npz as out0, out1, ...")
     p.add_argument("--seed", type=int, default=0, help="seed for random inputs (default 0)")
-    p.add_argument("--dynamic-size", type=int, default=8, help="size of `?` dims of random inputs (default 8)")
+    p.add_argument("--dynamic-size", type=int, default=8,
+                   help="size of `?` dims of random inputs without fsir.runtime_shape (default 8)")
     p.add_argument("--device", choices=DEVICES, default="auto",
                    help="auto (CUDA if a GPU is present, else sim), cuda, sim (fsir's PTX simulator), reference (numpy)")
     p.add_argument("--fusion", default="none", help="fusion mode for fusion-explore (default: none)")
@@ -133,9 +134,10 @@ def check(f, inputs, outputs) -> int:
     from fsir.runtime.compare import compare
 
     expected = run_function(f, inputs)
+    exact = run_function_float64(f, inputs)
     status = 0
-    for i, (got, want) in enumerate(zip(outputs, expected)):
-        c = compare(got, want)
+    for i, (got, want, ex) in enumerate(zip(outputs, expected, exact)):
+        c = compare(got, want, exact=ex)
         print(f"check out{i}: {c}")
         if not c.ok:
             status = EXIT_CHECK_FAILED

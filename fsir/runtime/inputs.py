@@ -4,31 +4,61 @@ from __future__ import annotations
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, TensorType
 
-from fsir.dialects.graph import DYN, fmt_shape, numpy_dtype
+from fsir.dialects.graph import DYN, GatherOp, fmt_shape, numpy_dtype
 from fsir.errors import UserError
 from fsir.ir import location_of
 from fsir.runtime.reference import arg_names
 
 
-def random_inputs(f: func.FuncOp, seed: int = 0, dynamic_size: int = 8) -> list[np.ndarray]:
-    """Standard-normal floats, small non-negative ints, fair booleans; `?` dims get
-    `dynamic_size`. The same seed gives the same inputs on every machine."""
-    rng = np.random.default_rng(seed)
+RUNTIME_SHAPE_ATTR = "fsir.runtime_shape"
+
+
+def random_inputs(f: func.FuncOp | ModuleOp, rng: np.random.Generator | int = 0,
+                  dynamic_size: int | None = None) -> list[np.ndarray]:
+    """Random inputs for `f` (or a module's first function), the same on every machine
+    for the same seed: standard-normal floats, fair booleans, integers in [-5, 5] except
+    gather ids, which stay within the table's rows. A `?` dim takes its size from the
+    argument attribute `fsir.runtime_shape = array<i64: ...>` if present, else
+    `dynamic_size`, else a random size in 1..8."""
+    if isinstance(f, ModuleOp):
+        f = next(op for op in f.ops if isinstance(op, func.FuncOp))
+    if not isinstance(rng, np.random.Generator):
+        rng = np.random.default_rng(rng)
+    args = f.body.block.args
+    arg_attrs = f.arg_attrs.data if f.arg_attrs is not None else [None] * len(args)
     out = []
-    for t in f.function_type.inputs.data:
-        assert isinstance(t, TensorType)
-        shape = [dynamic_size if d == DYN else d for d in t.get_shape()]
+    for arg, attrs in zip(args, arg_attrs):
+        t = arg.type
+        if not isinstance(t, TensorType):
+            raise UserError(f"argument %{arg.name_hint or arg.index} has non-tensor type {t}", location_of(f))
+        shape = list(t.get_shape())
+        recorded = attrs.data.get(RUNTIME_SHAPE_ATTR) if attrs is not None else None
+        if isinstance(recorded, DenseArrayBase):
+            shape = list(recorded.get_values())
+        shape = [(dynamic_size or int(rng.integers(1, 9))) if d == DYN else d for d in shape]
         dtype = numpy_dtype(t.element_type)
         if dtype == np.bool_:
-            x = rng.random(shape) < 0.5
+            value = rng.random(shape) < 0.5
         elif dtype.kind in "iu":
-            x = rng.integers(0, 100, size=shape).astype(dtype)
+            rows = _gather_rows(arg)
+            value = rng.integers(0, rows, shape) if rows else rng.integers(-5, 6, shape)
         else:
-            x = rng.standard_normal(shape, dtype=np.float32).astype(dtype)
-        out.append(np.asarray(x))
+            value = rng.standard_normal(shape)
+        out.append(np.asarray(value).astype(dtype))
     return out
+
+
+def _gather_rows(arg) -> int | None:
+    """The table row count if `arg` is used as gather ids (static row counts only)."""
+    for use in arg.uses:
+        op = use.operation
+        if isinstance(op, GatherOp) and use.index == 1:
+            rows = op.table.type.get_shape()[0]  # type: ignore[attr-defined]
+            if rows != DYN:
+                return rows
+    return None
 
 
 def load_inputs(f: func.FuncOp, path: str, seed: int = 0, dynamic_size: int = 8) -> list[np.ndarray]:

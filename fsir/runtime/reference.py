@@ -121,3 +121,14 @@ def run(module: ModuleOp, inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray
     if isinstance(inputs, Mapping):
         inputs = [inputs[n] for n in arg_names(f)]
     return run_function(f, inputs)
+
+
+def run_function_float64(f: func.FuncOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """`run_function` with every float held and computed in float64 (an error estimate
+    for the f32 reference, used by comparisons)."""
+    from fsir.dialects.graph import float64_reference
+
+    with float64_reference():
+        wide = [x.astype(np.float64) if x.dtype.kind == "f" or x.dtype.kind == "V" or x.dtype.name == "bfloat16"
+                else x for x in inputs]
+        return run_block(f.body.block, check_inputs(f, wide))

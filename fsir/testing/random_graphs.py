@@ -32,15 +32,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, TensorType
 
 from fsir.dialects import graph
+from fsir.runtime.inputs import RUNTIME_SHAPE_ATTR, random_inputs  # noqa: F401 - re-exported for tests
 
 FLOATS = ("f32", "f16", "bf16")
 INTS = ("i32", "i64")
 ELEMENT_TYPES = FLOATS + INTS + ("i1",)
-RUNTIME_SHAPE_ATTR = "fsir.runtime_shape"
 
 
 @dataclass(frozen=True)
@@ -544,45 +542,6 @@ def graphs(**size_options):
         return GraphBuilder(DrawChooser(draw), options).build()
 
     return _graphs()
-
-
-def random_inputs(f: func.FuncOp | ModuleOp, rng: np.random.Generator) -> list[np.ndarray]:
-    """Inputs for `f` (or a module's first function): normal floats, small ints, gather ids
-    within the table's rows; `?` dims from `fsir.runtime_shape` (else a size in 1..8)."""
-    if isinstance(f, ModuleOp):
-        f = next(op for op in f.ops if isinstance(op, func.FuncOp))
-    args = f.body.block.args
-    arg_attrs = f.arg_attrs.data if f.arg_attrs is not None else [None] * len(args)
-    out = []
-    for arg, attrs in zip(args, arg_attrs):
-        t = arg.type
-        assert isinstance(t, TensorType), f"argument of non-tensor type {t}"
-        shape = list(t.get_shape())
-        recorded = attrs.data.get(RUNTIME_SHAPE_ATTR) if attrs is not None else None
-        if isinstance(recorded, DenseArrayBase):
-            shape = list(recorded.get_values())
-        shape = [int(rng.integers(1, 9)) if d == graph.DYN else d for d in shape]
-        dtype = graph.numpy_dtype(t.element_type)
-        if dtype == np.bool_:
-            value = rng.random(shape) < 0.5
-        elif dtype.kind in "iu":
-            rows = _gather_rows(arg)
-            value = rng.integers(0, rows, shape) if rows else rng.integers(-5, 6, shape)
-        else:
-            value = rng.standard_normal(shape)
-        out.append(np.asarray(value).astype(dtype))
-    return out
-
-
-def _gather_rows(arg) -> int | None:
-    """The table row count if `arg` is used as gather ids (static row counts only)."""
-    for use in arg.uses:
-        op = use.operation
-        if isinstance(op, graph.GatherOp) and use.index == 1:
-            rows = op.table.type.get_shape()[0]  # type: ignore[attr-defined]
-            if rows != graph.DYN:
-                return rows
-    return None
 
 
 def main(argv: Sequence[str] | None = None) -> None:
