@@ -149,12 +149,22 @@ class GraphBuilder:
         rank = len(shape_of(v.type))
         return self.broadcast(v, shape, list(range(len(shape) - rank, len(shape))))
 
+    # reshape(reshape(x)) and transpose(transpose(x)) are composed as they are built:
+    # JAX wraps every broadcast in such pairs, and each left in place is a kernel boundary
+    # or an extra kernel. The inner op is dropped at `finish` if nothing else uses it.
+
     def reshape(self, v: SSAValue, shape: Sequence[int]) -> SSAValue:
+        if isinstance(v.owner, graph.ReshapeOp):
+            v = v.owner.input
         if tuple(shape) == shape_of(v.type):
             return v
         return self.emit(graph.ReshapeOp, [v], tensor(self.elem(v), shape))
 
     def transpose(self, v: SSAValue, perm: Sequence[int]) -> SSAValue:
+        if isinstance(v.owner, graph.TransposeOp):
+            inner = v.owner.perm.get_values()
+            perm = [inner[p] for p in perm]
+            v = v.owner.input
         if list(perm) == list(range(len(perm))):
             return v
         return self.emit(graph.TransposeOp, [v], perm=dense_i64(perm))
