@@ -103,16 +103,16 @@ def test_normalizations_are_at_least_three_kernels_in_xla_mode(name: str):
 
 def test_bert_layer_against_the_peers():
     """Peers (DESIGN.md): TVM 15 launches / 63.0 MB, XLA 15 / 81.8 MB, Inductor 16 / 69.2 MB.
-    Fewer launches than all of them and less traffic than XLA; TVM and Inductor move
-    fewer bytes because they fold transposes and bias adds into the GEMMs, which the
-    explorer leaves to the GEMM kernels (DESIGN.md: fusion covers memory-intensive ops)."""
+    Stitch mode: 13 launches (8 GEMMs, 3 of them with their bias/reshape/transpose
+    producers inlined) and 64.5 MB; TVM still moves less because it also fuses bias
+    adds into GEMM epilogues, which stitch-codegen cannot make yet."""
     _, stitch = _plan((EXAMPLES / "bert_layer.mlir").read_text(), mode="stitch")
     _, xla = _plan((EXAMPLES / "bert_layer.mlir").read_text(), mode="xla")
     stitch_kernels, xla_kernels = len(_kernels(stitch)), len(_kernels(xla))
-    assert stitch_kernels < 15 and stitch_kernels < xla_kernels
+    assert stitch_kernels == 13 and stitch_kernels < xla_kernels
     traffic = sum(k.traffic for k in _kernels(stitch))
     assert traffic < sum(k.traffic for k in _kernels(xla))
-    assert traffic < 81.8e6
+    assert traffic < 69.2e6
 
 
 def test_report_lists_kernels_bytes_and_scores():

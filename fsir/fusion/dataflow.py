@@ -32,7 +32,9 @@ DYNAMIC_DIM = 128
 
 # Vertex kinds: the op classes of dialects/graph.py, plus 'free' (reshapes: a view of a
 # contiguous buffer, no kernel of their own) and 'other' (non-graph ops: never fused).
-FUSIBLE_KINDS = frozenset({"light", "expensive", "reduction", "gather", "free"})
+# A dot ('compute') stays a GEMM kernel; patterns may only end in one (its light
+# producers inlined into the tile loads, when the code generator says it can).
+FUSIBLE_KINDS = frozenset({"light", "expensive", "reduction", "gather", "free", "compute"})
 
 
 def _element_bytes(t) -> int:

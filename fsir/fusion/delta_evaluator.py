@@ -47,7 +47,7 @@ class Pattern:
     external producers), `red` = (rows, longest row, all reductions trailing) or None."""
 
     __slots__ = ("members", "ext", "traffic", "baseline", "kernels", "excess_sum", "work",
-                 "max_elems", "red", "lo", "hi", "root", "score", "rshape", "base")
+                 "max_elems", "red", "lo", "hi", "root", "score", "rshape", "base", "gemm")
 
     def __init__(self, members, ext, traffic, baseline, kernels, excess_sum, work, max_elems, red, root):
         self.members: frozenset[int] = members
@@ -65,6 +65,7 @@ class Pattern:
         self.score = 0.0
         self.rshape = None  # the result shape of its reductions (None: it has none)
         self.base = None  # the pattern it extends by `root`, when built by `extend`
+        self.gemm = False  # holds a dot (a GEMM kernel with inlined producers)
 
     def __len__(self) -> int:
         return len(self.members)
@@ -144,6 +145,7 @@ class DeltaEvaluator:
         p = Pattern(frozenset((v,)), frozenset(g.inputs[v]), traffic, self.own[v],
                     0 if g.kind[v] == "free" else 1, 0.0, self.work1[v], g.elems[v], self.red_info[v], v)
         p.rshape = self.red_shape[v]
+        p.gemm = g.kind[v] == "compute"
         return p
 
     # -- building patterns -------------------------------------------------------
@@ -168,6 +170,7 @@ class DeltaEvaluator:
                     x.work + self.work1[v], max(x.max_elems, g.elems[v]),
                     _merge_red(x.red, self.red_info[v]), v)
         p.rshape = x.rshape or self.red_shape[v]
+        p.gemm = x.gemm or g.kind[v] == "compute"
         p.base = x
         p.score = self.score(p)
         return p
@@ -180,6 +183,7 @@ class DeltaEvaluator:
         excess_sum = work = 0.0
         max_elems = 0
         red = rshape = None
+        gemm = False
         for m in members:
             for y in g.inputs[m]:
                 if y not in members and y not in ext:
@@ -194,8 +198,10 @@ class DeltaEvaluator:
             max_elems = max(max_elems, g.elems[m])
             red = _merge_red(red, self.red_info[m])
             rshape = rshape or self.red_shape[m]
+            gemm = gemm or g.kind[m] == "compute"
         p = Pattern(members, frozenset(ext), traffic, baseline, kernels, excess_sum, work, max_elems, red, root)
         p.rshape = rshape
+        p.gemm = gemm
         p.score = self.score(p)
         return p
 
@@ -209,6 +215,7 @@ class DeltaEvaluator:
                     a.kernels + b.kernels, a.excess_sum + b.excess_sum, a.work + b.work,
                     max(a.max_elems, b.max_elems), _merge_red(a.red, b.red), min(a.root, b.root))
         p.rshape = a.rshape or b.rshape
+        p.gemm = a.gemm or b.gemm
         p.score = self.score(p)
         return p
 
@@ -235,7 +242,7 @@ class DeltaEvaluator:
         """Seconds the fused kernel takes (simplified latency-evaluator, no launch cost).
         A GEMM (or any op fusion leaves alone) is costed by its bytes: its time is the
         same in every plan, and it runs as a library-shaped kernel, not one of ours."""
-        if len(p) == 1 and not self.g.fusible[p.root] and self.g.kind[p.root] in ("compute", "other"):
+        if p.gemm or (len(p) == 1 and self.g.kind[p.root] == "other"):
             return p.traffic * self.inv_bw
         gpu = self.gpu
         threads, per_row, smem = self.launch_shape(p)

@@ -92,6 +92,9 @@ class CandidateGenerator:
         for v in range(len(g) - 1, -1, -1):
             if not g.fusible[v]:
                 continue
+            if g.kind[v] == "compute":  # a dot is the only root of its kernel
+                self.cands[v] = [self.ev.singles[v]]
+                continue
             self._reach = None
             consumers = [c for c in g.succs[v] if self.cands[c]]
             self.cands[v] = self._reduce(v, consumers)
@@ -205,7 +208,8 @@ class CandidateGenerator:
                     return False
         reason = NotImplemented
         extend = getattr(self.capability, "extend", None)
-        if extend is not None and p.base is not None and self._verdicts.get(p.base.members, len(p.base) == 1):
+        if extend is not None and p.base is not None and not p.gemm \
+                and self._verdicts.get(p.base.members, len(p.base) == 1):
             members = p.members
             reason = extend(p.base.rshape, g.ops[v], self.ev.escapes(v, members),
                             lambda op: g.index.get(op, -1) in members)

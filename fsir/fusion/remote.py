@@ -39,7 +39,7 @@ def remote_fusion(g: DataflowGraph, ev: DeltaEvaluator, plan: Plan, capability: 
     cache = {} if cache is None else cache
     by_level: dict[int, list[Pattern]] = {}
     for kernel, level in zip(plan.kernels, plan.levels):
-        if kernel.kernels > 0 and all(g.fusible[m] for m in kernel.members):
+        if kernel.kernels > 0 and not kernel.gemm and all(g.fusible[m] for m in kernel.members):
             by_level.setdefault(level, []).append(kernel)
     merged: dict[int, Pattern] = {}  # id(kernel) -> the pack replacing it
     packs = 0

@@ -6,7 +6,8 @@ XLA fuses by kernel packing and thread composition only (FusionStitching §2.1, 
   reduction's result (every thread would recompute the reduction);
 - an expensive elementwise op on a smaller tensor is not fused into the middle of a
   kernel: no fused op that reads its result (directly or through other fused ops) has
-  more elements than it, since every thread of the larger op would recompute it.
+  more elements than it, since every thread of the larger op would recompute it;
+- a GEMM is a library (cuBLAS) call: nothing is fused into it.
 
 The same explorer runs with these rules on top of the code generator's, so the baseline
 and FusionStitching are compared inside one build with one cost model.
@@ -27,6 +28,8 @@ def xla_rules(ops: Sequence[Operation]) -> str | None:
     inside = set(ops)
     for op in ops:
         kind = graph.op_class(op)
+        if kind == "compute" and len(ops) > 1:
+            return "xla: a GEMM is a library call, nothing is fused into it"
         if kind == "reduction":
             if any(u.operation in inside for u in op.results[0].uses):
                 return "xla: a reduction ends its fusion"
