@@ -362,3 +362,28 @@ ENTRY main {
     x = rng.standard_normal((4, 64)).astype(np.float32)
     (got,) = run(module, [x])
     np.testing.assert_allclose(got, x.sum(1), rtol=1e-5, atol=1e-5)
+
+
+def test_gather_take_on_axis_1_points_and_take_along_axis():
+    text = hlo("""
+        i = s32[3,1] reshape(ids)
+        t = f32[4,3] gather(x, i), offset_dims={0}, collapsed_slice_dims={1}, start_index_map={1}, index_vector_dim=1, slice_sizes={4,1}
+        p = f32[5] gather(x, pts), offset_dims={}, collapsed_slice_dims={0,1}, start_index_map={0,1}, index_vector_dim=1, slice_sizes={1,1}
+        a = s32[4,1,1] reshape(along)
+        g = f32[4,1] gather(x, a), offset_dims={}, collapsed_slice_dims={1}, start_index_map={1}, operand_batching_dims={0}, start_indices_batching_dims={0}, index_vector_dim=2, slice_sizes={1,1}
+        r = (f32[4,3], f32[5], f32[4,1]) tuple(t, p, g)""",
+               {"x": "f32[4,6]", "ids": "s32[3]", "pts": "s32[5,2]", "along": "s32[4,1]"}, "")
+    ids = np.array([5, 0, 2], np.int32)
+    pts = np.array([[0, 0], [3, 5], [1, 2], [9, 1], [2, -4]], np.int32)  # out of range: clamped
+    along = np.array([[1], [0], [5], [3]], np.int32)
+    t, p, g = run_hlo(text, X, ids, pts, along)
+    np.testing.assert_array_equal(t, X[:, ids])
+    clamped = np.clip(pts, 0, [3, 5])
+    np.testing.assert_array_equal(p, X[clamped[:, 0], clamped[:, 1]])
+    np.testing.assert_array_equal(g, np.take_along_axis(X, along, 1))
+
+
+def test_gather_of_windows_is_rejected():
+    text = hlo("r = f32[3,2,6] gather(x, i), offset_dims={1,2}, collapsed_slice_dims={}, start_index_map={0}, "
+               "index_vector_dim=1, slice_sizes={2,6}", {"x": "f32[4,6]", "i": "s32[3]"}, "")
+    assert "gather of windows" in error_of(text).message

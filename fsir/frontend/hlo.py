@@ -464,36 +464,58 @@ class HloImporter:
         return self.b.reshape(out, batch + [sa[d] for d in lf] + [sc[d] for d in rf])
 
     def op_gather(self, instr, ops):
-        """Gathers that take whole rows of axis 0 (embedding lookups) → graph.gather."""
+        """Gathers of single elements along the indexed dims and whole extents along the
+        others: embedding lookups, take along any axis, take_along_axis, x[i, j]. The
+        indexed dims are flattened into one, so one graph.gather does the lookup."""
         table, ids = ops
-        ts, ish = shape_of(table.type), shape_of(ids.type)
+        b = self.b
+        ts, ish = shape_of(table.type), list(shape_of(ids.type))
         start_map = self.ints(instr, "start_index_map")
         collapsed = self.ints(instr, "collapsed_slice_dims", [])
         offset_dims = self.ints(instr, "offset_dims", [])
         sizes = self.ints(instr, "slice_sizes")
         ivd = self.ints(instr, "index_vector_dim", [len(ish)])[0]
-        if (start_map != [0] or collapsed not in ([], [0]) or sizes != [1, *ts[1:]]
-                or self.attr(instr, "operand_batching_dims", None)):
-            raise self.unsupported(instr, "gather other than whole rows of axis 0 (an embedding lookup)")
-        if ivd < len(ish):
-            if ish[ivd] != 1:
-                raise self.unsupported(instr, "gather with an index vector longer than 1")
-            ids = self.b.reshape(ids, [s for i, s in enumerate(ish) if i != ivd])
-        batch_rank = len(shape_of(ids.type))
-        out = self.b.gather(table, ids)  # [batch..., table dims 1..]
-        natural = list(shape_of(out.type))
-        if not collapsed:  # the kept size-1 slice dim of axis 0 comes before the others
-            natural = natural[:batch_rank] + [1] + natural[batch_rank:]
-            out = self.b.reshape(out, natural)
+        # Batching dims (take_along_axis): operand dim i is indexed by the position along
+        # indices dim j, i.e. by an iota; they are collapsed.
+        op_batch = self.ints(instr, "operand_batching_dims", [])
+        idx_batch = [d - (d > ivd) for d in self.ints(instr, "start_indices_batching_dims", [])]
+        if (not set(collapsed) <= set(start_map) or any(sizes[d] != 1 for d in start_map + op_batch)
+                or any(sizes[d] != ts[d] for d in range(len(ts)) if d not in start_map + op_batch)):
+            raise self.unsupported(instr, "gather of windows (slice sizes other than 1 along indexed "
+                                          "dims and whole extents along the others)")
+        if ivd == len(ish):  # scalar indices: an index vector of length 1
+            ids = b.reshape(ids, ish + [1])
+            ish.append(1)
+        else:  # the index vector dim goes last
+            ids = b.transpose(ids, [d for d in range(len(ish)) if d != ivd] + [ivd])
+            ish = [s for d, s in enumerate(ish) if d != ivd] + [ish[ivd]]
+        batch = ish[:-1]
+        cols = [b.reshape(b.slice(ids, [0] * len(batch) + [j], batch + [j + 1]), batch)
+                for j in range(len(start_map))]
+        cols += [b.iota(batch, j, b.elem(ids)) for j in idx_batch]
+        start_map, collapsed = start_map + op_batch, collapsed + op_batch
+        flat = None
+        for j, (d, col) in enumerate(zip(start_map, cols)):
+            if len(start_map) > 1:  # XLA clamps each start index into its dim
+                col = b.ew("min", b.ew("max", col, b.scalar_like(0, col)), b.scalar_like(ts[d] - 1, col))
+                stride = math.prod(ts[e] for e in start_map[j + 1:])
+                col = b.ew("mul", col, b.scalar_like(stride, col)) if stride != 1 else col
+            flat = col if flat is None else b.ew("add", flat, col)
+        rest = [d for d in range(len(ts)) if d not in start_map]
+        rows = b.reshape(b.transpose(table, start_map + rest), [math.prod(ts[d] for d in start_map)]
+                         + [ts[d] for d in rest])
+        out = b.gather(rows, flat)  # [batch..., rest dims...]
+        # natural order: batch dims, then the slice dims not collapsed, in operand order
+        offset_src = [d for d in range(len(ts)) if d not in collapsed]
+        natural = batch + [ts[d] if d in rest else 1 for d in offset_src]
+        out = b.reshape(out, natural)
         rank = len(natural)
-        batch_pos = [d for d in range(rank) if d not in offset_dims]
-        # natural order = batch dims then offset dims; result dim offset_dims[k] is offset k
-        perm = [0] * rank
+        perm = [0] * rank  # result dim offset_dims[k] is offset k; the others are batch dims
         for k, d in enumerate(offset_dims):
-            perm[d] = batch_rank + k
-        for k, d in enumerate(batch_pos):
+            perm[d] = len(batch) + k
+        for k, d in enumerate(d for d in range(rank) if d not in offset_dims):
             perm[d] = k
-        return self.b.transpose(out, perm)
+        return b.transpose(out, perm)
 
 
 _REDUCE_EW = {"sum": "add", "max": "max", "min": "min", "prod": "mul"}
