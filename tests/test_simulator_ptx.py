@@ -1036,3 +1036,30 @@ def test_testp_slct_mul24_sad_set_cnot_minmax():
     assert out[4] == 0x1FFFFFE and out[5] == 107 and out[6] == 0xFFFFFFFF and out[7] == 1
     assert s[8] == -3 and out[9] == 0xFFFFFFFD and s[10] == 9 and s[11] == -9
     assert out[12] == 0 and out[13] == 1
+
+
+def test_divergent_shfl_is_reported():
+    # odd lanes skip the shuffle although the member mask names them
+    body = """
+    and.b32 %r6, %r4, 1;
+    setp.ne.u32 %p1, %r6, 0;
+    @%p1 bra $L_skip;
+    shfl.sync.bfly.b32 %r5, %r4, 2, 31, MASK;
+$L_skip:
+    st.global.u32 [%rd2], %r5;
+"""
+    with pytest.raises(SimulatorError, match=r"divergent shfl.sync: lanes \[1, 3, 5.*membermask 0xffffffff"):
+        run1(body.replace("MASK", "-1"), n=32)
+    run1(body.replace("MASK", "0x55555555"), n=32)
+    with pytest.raises(SimulatorError, match="not in membermask 0x0000ffff"):
+        run1(body.replace("MASK", "0xFFFF"), n=32)
+
+
+def test_shfl_after_early_exit_ignores_exited_lanes():
+    out = run1("""
+    setp.ge.u32 %p1, %r4, 20;
+    @%p1 ret;
+    shfl.sync.down.b32 %r5|%p2, %r4, 1, 31, -1;
+    st.global.u32 [%rd2], %r5;
+""", n=32)
+    assert out[:19].tolist() == list(range(1, 20)) and out[19] == 19  # lane 20 exited: own value

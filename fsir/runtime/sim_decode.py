@@ -1408,6 +1408,7 @@ def op_shfl(D, ins, parts, ops):
     src = ops[1]
     ra = D.rd(src, "b32")
     rb, rc = D.rd(ops[2], "u32"), D.rd(ops[3], "u32")
+    rm = D.rd(ops[4], "u32")
 
     def fn(ch, idx):
         b = rb(ch, idx)
@@ -1427,6 +1428,8 @@ def op_shfl(D, ins, parts, ops):
                 return
         lane = ch.sreg("%laneid")
         lane = (lane if idx is None else lane[idx]).astype(np.int64)
+        if idx is not None or ch.alive is not None or _uniform(rm(ch, idx)) != 0xFFFFFFFF:
+            _check_membermask(ch, idx, lane, rm(ch, idx))
         b = np.asarray(b).astype(np.int64) & 31
         c = np.asarray(c).astype(np.int64)
         cval = c & 31
@@ -1450,6 +1453,8 @@ def op_shfl(D, ins, parts, ops):
         src_slot = (slot & ~31) | np.where(pval, j, lane)
         srcl = ch.slot2lane[src_slot]
         ok = srcl >= 0
+        if ch.alive is not None:  # exited lanes are not valid sources
+            ok &= ch.alive[np.maximum(srcl, 0)]
         pval = pval & ok
         srcl = np.where(pval, srcl, me)
         full = ra(ch, None)
@@ -1458,6 +1463,31 @@ def op_shfl(D, ins, parts, ops):
         if wp is not None:
             wp(ch, idx, pval)
     return fn
+
+
+def _check_membermask(ch, idx, lane, mask):
+    """shfl.sync contract: the executing lane is in membermask, and every live lane named in
+    membermask executes this same shfl.sync (otherwise the hardware hangs or is undefined)."""
+    n = lane.size
+    mask = np.broadcast_to(np.asarray(mask).astype(np.int64), (n,))
+    bits = np.int64(1) << lane
+    out = (mask & bits) == 0
+    if out.any():
+        k = int(np.flatnonzero(out)[0])
+        me = int((ch.arange if idx is None else idx)[k])
+        raise Fault(f"shfl.sync executed by {ch.describe_lane(me)}, which is not in membermask {int(mask[k]):#010x}")
+    active = _warp_reduce(ch, idx, bits, np.bitwise_or, np.int64, 0)
+    live_lanes = ch.arange if ch.alive is None else np.flatnonzero(ch.alive)
+    live = np.zeros(ch.nwarp_slots, np.int64)
+    np.bitwise_or.at(live, ch.lane_warp[live_lanes], np.int64(1) << (ch.sreg("%laneid")[live_lanes].astype(np.int64)))
+    warp = ch.lane_warp if idx is None else ch.lane_warp[idx]
+    missing = mask & live[warp] & ~active
+    if missing.any():
+        k = int(np.flatnonzero(missing)[0])
+        me = int((ch.arange if idx is None else idx)[k])
+        lanes = [i for i in range(32) if int(missing[k]) >> i & 1]
+        raise Fault(f"divergent shfl.sync: lanes {lanes} of the warp of {ch.describe_lane(me)} are named in "
+                    f"membermask {int(mask[k]):#010x} but do not execute this shfl.sync")
 
 
 def _uniform(x):

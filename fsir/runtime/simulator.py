@@ -461,6 +461,7 @@ class _Chunk:
         self.tid_lin = tpl.t
         self.dense = T % 32 == 0  # lane i is slot i: warps are whole rows of 32 lanes
         self.compacted = False
+        self.alive = None  # None: every lane of the chunk is live; else a bool array
         self._sreg_src = {
             "%tid.x": lambda: (self.tid_lin % bx).astype(np.uint32),
             "%tid.y": lambda: ((self.tid_lin // bx) % by).astype(np.uint32),
@@ -527,9 +528,19 @@ class _Chunk:
         self.n = idx.size
         self.dense = False
         self.compacted = True
+        self.alive = None
         self.arange = np.arange(self.n, dtype=np.int64)
         self.slot2lane = np.full(self.slot2lane.size, -1, np.int64)
         self.slot2lane[self.lane_slot] = self.arange
+
+    def kill(self, lanes):
+        """Lanes `lanes` (None: all) executed ret/exit."""
+        if self.alive is None:
+            self.alive = np.ones(self.n, bool)
+        if lanes is None:
+            self.alive[:] = False
+        else:
+            self.alive[lanes] = False
 
     def count_warps(self, idx):
         w = self.lane_warp if idx is None else self.lane_warp[idx]
@@ -961,12 +972,15 @@ def _run_chunk(ch: _Chunk) -> None:
                         break
                 elif kind == 2:  # ret / exit
                     if fn is None:
+                        ch.kill(idx)
                         break
                     p = fn(ch, idx)
                     k = (nl if p else 0) if p.ndim == 0 else int(np.count_nonzero(p))
                     if k == nl:
+                        ch.kill(idx)
                         break
                     if k:
+                        ch.kill(np.flatnonzero(p) if idx is None else idx[p])
                         idx = (np.flatnonzero(~p) if idx is None else idx[~p])
                         nl = idx.size
                         nw = ch.count_warps(idx)
