@@ -39,8 +39,10 @@ Semantics worth knowing
     two barriers, at least one writing, is an error (atomics exempt; `bar.warp.sync` orders the
     accesses of the threads of the synced warps).
   * `shfl.sync` from a lane that has exited or does not exist returns the lane's own value with a
-    false predicate; the member mask is not checked. `bar.sync` with a thread count and named
-    barriers behave like a full-block `bar.sync`.
+    false predicate. The member mask is checked: a live lane named in it that does not execute the
+    same shfl.sync (a divergent shuffle), or an executing lane outside it, is an error. `vote`,
+    `redux` and `activemask` see the active lanes (their member masks are not checked).
+    `bar.sync` with a thread count and named barriers behave like a full-block `bar.sync`.
   * Device functions (`.func` + `call`) are inlined at decode time (ptx_inline.py).
 
 Not supported (a SimulatorError names the instruction and PTX line): texture/surface instructions,
