@@ -1063,3 +1063,37 @@ def test_shfl_after_early_exit_ignores_exited_lanes():
     st.global.u32 [%rd2], %r5;
 """, n=32)
     assert out[:19].tolist() == list(range(1, 20)) and out[19] == 19  # lane 20 exited: own value
+
+
+def test_lop3_cvt_f16x2_pack_and_cache_hints():
+    text = ptxk("k", [("u64", "out")], PRO + """
+    mov.u32 %r5, 0xF0F0F0F0;
+    mov.u32 %r6, 0xCCCCCCCC;
+    mov.u32 %r7, 0xAAAAAAAA;
+    lop3.b32 %r8, %r5, %r6, %r7, 0x96;     // a ^ b ^ c
+    lop3.b32 %r9, %r5, %r6, %r7, 0xE8;     // majority
+    mov.f32 %f1, 0f3F800000;               // 1.0
+    mov.f32 %f2, 0fC0000000;               // -2.0
+    cvt.rn.f16x2.f32 %r10, %f1, %f2;        // {hi = 1.0, lo = -2.0}
+    createpolicy.fractional.L2::evict_last.b64 %rd5, 1.0;
+    st.global.L2::cache_hint.u32 [%rd1], %r8, %rd5;
+    ld.global.L2::cache_hint.u32 %r11, [%rd1], %rd5;
+    st.global.v4.u32 [%rd1], {%r11, %r9, %r10, %r8};
+""")
+    out = np.zeros(4, np.uint32)
+    run_ptx(text, "k", (1,), (1,), [out])
+    a, b, c = 0xF0F0F0F0, 0xCCCCCCCC, 0xAAAAAAAA
+    assert out[0] == a ^ b ^ c and out[1] == (a & b) | (a & c) | (b & c)
+    assert out[2] == (0x3C00 << 16) | 0xC000
+
+
+def test_debug_sections_are_skipped():
+    text = kern("k", [("u64", "out")], "") + """
+.section .debug_abbrev
+{
+.b8 17
+.b8 1
+.b8 37
+}
+"""
+    run_ptx(text, "k", (1,), (1,), [np.zeros(1)])

@@ -790,6 +790,38 @@ def op_bfind(D, ins, parts, ops):
     return _unary_fn(D, ins, parts, ops, f, t=t, tout="u32")
 
 
+def op_lop3(D, ins, parts, ops):
+    """lop3.b32 d, a, b, c, immLut: any 3-input bitwise function given by its truth table."""
+    _nops(ops, 5, ins)
+    if not isinstance(ops[4], Imm):
+        raise DecodeError("lop3 needs an immediate lookup table")
+    lut = int(ops[4].value) & 0xFF
+    t = _need_type(parts, ins)
+    dt = NP[t]
+
+    def f(a, b, c):
+        a, b, c = (np.asarray(x).astype(dt) for x in (a, b, c))
+        out = np.zeros(np.broadcast(a, b, c).shape, dt)
+        for k in range(8):  # minterm k: bit2 = a, bit1 = b, bit0 = c (a = 0xF0, b = 0xCC, c = 0xAA)
+            if lut >> k & 1:
+                ta = a if k & 4 else ~a
+                tb = b if k & 2 else ~b
+                tc = c if k & 1 else ~c
+                out |= ta & tb & tc
+        return out
+    w = D.wr(ops[0], t)
+    ra, rb, rc = D.rd(ops[1], t), D.rd(ops[2], t), D.rd(ops[3], t)
+
+    def fn(ch, idx):
+        w(ch, idx, f(ra(ch, idx), rb(ch, idx), rc(ch, idx)))
+    return fn
+
+
+def op_createpolicy(D, ins, parts, ops):
+    w = D.wr(ops[0], "b64")  # cache policies do not change results
+    return lambda ch, idx: w(ch, idx, np.uint64(0))
+
+
 def op_prmt(D, ins, parts, ops):
     if any(m in parts for m in ("f4e", "b4e", "rc8", "ecl", "ecr", "rc16")):
         raise DecodeError(f"unsupported instruction '{ins.opcode}' (prmt modes)")
@@ -1060,6 +1092,17 @@ def op_cvt(D, ins, parts, ops):
     if len(ts) != 2:
         raise DecodeError(f"'{ins.opcode}' needs destination and source types")
     dt_, st_ = ts
+    if dt_ in ("f16x2", "bf16x2") and st_ == "f32" and len(ops) == 3:
+        # pack two conversions: d = {cvt(a) in the upper half, cvt(b) in the lower half}
+        if "relu" in parts or "satfinite" in parts:
+            raise DecodeError(f"unsupported instruction '{ins.opcode}'")
+        w2 = D.wr(ops[0], "b32")
+        ra2, rb2 = D.rd(ops[1], "f32"), D.rd(ops[2], "f32")
+        half = dt_ == "f16x2"
+
+        def fn2(ch, idx):
+            w2(ch, idx, _pack2(np.asarray(rb2(ch, idx)), np.asarray(ra2(ch, idx)), half))
+        return fn2
     _nops(ops, 2, ins)
     w = D.wr(ops[0], dt_)
     r = D.rd(ops[1], st_)
@@ -1229,6 +1272,8 @@ def op_ld(D, ins, parts, ops):
     if space == "const":
         raise DecodeError("the .const state space is not supported")
     nv = _vec(parts)
+    if len(ops) == 3 and any(p.startswith("L2::cache_hint") for p in parts):
+        ops = ops[:2]  # the cache-policy operand does not change results
     _nops(ops, 2, ins)
     d, m = ops
     if not isinstance(m, Mem):
@@ -1285,6 +1330,8 @@ def op_st(D, ins, parts, ops):
     if space == "const":
         raise DecodeError("stores to .const are not allowed")
     nv = _vec(parts)
+    if len(ops) == 3 and any(p.startswith("L2::cache_hint") for p in parts):
+        ops = ops[:2]
     _nops(ops, 2, ins)
     m, s = ops
     if not isinstance(m, Mem):
@@ -1618,6 +1665,7 @@ _OPS = {
     "xor": lambda D, i, p, o: op_bitwise(D, i, p, o, np.bitwise_xor),
     "not": op_not, "cnot": op_cnot, "shl": op_shl, "shr": op_shr, "popc": op_popc, "clz": op_clz,
     "brev": op_brev, "bfe": op_bfe, "bfi": op_bfi, "prmt": op_prmt, "shf": op_shf, "bfind": op_bfind,
+    "lop3": op_lop3, "createpolicy": op_createpolicy,
     "ex2": lambda D, i, p, o: op_simple_float(D, i, p, o, np.exp2),
     "lg2": lambda D, i, p, o: op_simple_float(D, i, p, o, np.log2),
     "sin": lambda D, i, p, o: op_simple_float(D, i, p, o, np.sin),
