@@ -312,3 +312,20 @@ def test_softmax_long_columns():
     shared slots, the root reading them."""
     lowered = check(SOFTMAX.format(R=300, C=20, D=0, K=20, KD=1), scale=8)
     assert launches(lowered) == 1
+
+
+def test_concat_of_reduction_rows():
+    """A reduction result concatenated along a row dim: the output's rows outnumber the
+    reduction's, so the concat cannot be stitched through registers (random seed 1082)."""
+    with pytest.raises(UserError, match="inter-block communication"):
+        _compile("""
+func.func @f(%x: tensor<8x35x2xf32>, %a: tensor<35x7xf32>) -> tensor<35x9xf32> {
+  %y = stitch.fusion (%x, %a) : (tensor<8x35x2xf32>, tensor<35x7xf32>) -> tensor<35x9xf32> {
+  ^bb0(%xa: tensor<8x35x2xf32>, %aa: tensor<35x7xf32>):
+    %m = graph.reduce max %xa dims [0] : (tensor<8x35x2xf32>) -> tensor<35x2xf32>
+    %c = graph.concat %m, %aa dim 1 : (tensor<35x2xf32>, tensor<35x7xf32>) -> tensor<35x9xf32>
+    stitch.yield %c : tensor<35x9xf32>
+  }
+  func.return %y : tensor<35x9xf32>
+}
+""")

@@ -17,6 +17,7 @@ from fsir.runtime.reference import run
 from fsir.testing.random_graphs import random_graph, random_inputs
 
 SEEDS = [5, 12, 23, 28, 48, 82, 94, 120, 139, 182, 198, 244] + list(range(300, 306))
+BIG = dict(max_ops=30, dynamic=0.3, max_rank=4, max_elements=20000)
 
 
 @pytest.mark.parametrize("mode", ["none", "stitch"])
@@ -29,6 +30,17 @@ def test_random_graph(seed, mode):
     except UserError:
         pytest.skip("the reference rejects these inputs")
     got, _ = execute(compile_module(module, fusion=mode), inputs)
+    for i, (g, w) in enumerate(zip(got, want)):
+        c = compare(g, w, scale=8)
+        assert c.ok, f"output {i}: {c}"
+
+
+@pytest.mark.parametrize("seed", [1082, 1000, 1001])
+def test_random_graph_big(seed):
+    module = parse_module(random_graph(seed, **BIG))
+    inputs = random_inputs(module, np.random.default_rng(seed))
+    want = run(module, inputs)
+    got, _ = execute(compile_module(module, fusion="stitch"), inputs)
     for i, (g, w) in enumerate(zip(got, want)):
         c = compare(g, w, scale=8)
         assert c.ok, f"output {i}: {c}"

@@ -37,15 +37,19 @@ def operand_syms(op, syms: Sym) -> list[Sym]:
             out[p] = syms[i]
         return [tuple(out)]
     if isinstance(op, graph.SliceOp):
-        start, strides = op.start.get_values(), op.strides.get_values()
-        return [tuple(s if (a == 0 and k == 1) else None for s, a, k in zip(syms, start, strides))]
+        # only a dim the slice keeps whole keeps its symbol: a row coordinate must range
+        # over the same extent in reader and sub-root, or rows would be numbered apart
+        start, limit, strides = op.start.get_values(), op.limit.get_values(), op.strides.get_values()
+        src = shape_of(op.input.type)
+        return [tuple(s if (a == 0 and k == 1 and l == n) else None
+                      for s, a, l, k, n in zip(syms, start, limit, strides, src))]
     if isinstance(op, graph.ReshapeOp):
         return [_reshape_syms(shape_of(op.input.type), shape_of(op.result.type), syms)]
     if isinstance(op, graph.ConcatOp):
+        # the concat dim is longer than any operand's (see slice): opaque for all
         d = op.dim.value.data
-        first = syms
         rest = tuple(None if i == d else s for i, s in enumerate(syms))
-        return [first] + [rest] * (len(op.operands) - 1)
+        return [rest] * len(op.operands)
     if isinstance(op, graph.GatherOp):
         r = len(shape_of(op.ids.type))
         return [(None,) + tuple(syms[r:]), tuple(syms[:r])]
