@@ -203,3 +203,122 @@ $L_end:
     out = np.zeros(8, np.uint32)
     run_ptx(text, "k", (1,), (8,), [out])
     assert (out == 1).all()
+
+
+# ------------------------------------------------------------- bit ops vs PTX ISA pseudo-code
+
+def _bfe(a, pos, ln, n, signed):
+    pos &= 0xFF
+    ln &= 0xFF
+    msb = n - 1
+    sbit = 0 if not signed else (0 if ln == 0 else (a >> min(pos + ln - 1, msb)) & 1)
+    d = 0
+    for i in range(n):
+        bit = (a >> (pos + i)) & 1 if (i < ln and pos + i <= msb) else sbit
+        d |= bit << i
+    return d
+
+
+def _bfi(f, b, pos, ln, n):
+    pos &= 0xFF
+    ln &= 0xFF
+    d = b
+    for i in range(ln):
+        if pos + i > n - 1:
+            break
+        d = (d & ~(1 << (pos + i))) | (((f >> i) & 1) << (pos + i))
+    return d & ((1 << n) - 1)
+
+
+def _shf(a, b, c, left, wrap):
+    n = (c & 31) if wrap else min(c, 32)
+    x = (b << 32) | a
+    return ((x << n) >> 32) & 0xFFFFFFFF if left else (x >> n) & 0xFFFFFFFF
+
+
+def _bfind(a, n, signed, shiftamt):
+    if signed and a >> (n - 1):
+        a = ~a & ((1 << n) - 1)
+    if a == 0:
+        return 0xFFFFFFFF
+    pos = a.bit_length() - 1
+    return (n - 1 - pos) if shiftamt else pos
+
+
+def _prmt(a, b, c):
+    x = (b << 32) | a
+    d = 0
+    for i in range(4):
+        sel = (c >> (4 * i)) & 0xF
+        byte = (x >> (8 * (sel & 7))) & 0xFF
+        if sel & 8:
+            byte = 0xFF if byte & 0x80 else 0
+        d |= byte << (8 * i)
+    return d
+
+
+BITOPS = [
+    ("bfe.u32 %r4, %r1, %r2, %r3;", lambda a, b, c: _bfe(a, b, c, 32, False), "u32"),
+    ("bfe.s32 %r4, %r1, %r2, %r3;", lambda a, b, c: _bfe(a, b, c, 32, True), "u32"),
+    ("bfi.b32 %r4, %r1, %r3, %r2, %r5;", None, "u32"),
+    ("shf.l.wrap.b32 %r4, %r1, %r2, %r3;", lambda a, b, c: _shf(a, b, c, True, True), "u32"),
+    ("shf.r.clamp.b32 %r4, %r1, %r2, %r3;", lambda a, b, c: _shf(a, b, c, False, False), "u32"),
+    ("bfind.u32 %r4, %r1;", lambda a, b, c: _bfind(a, 32, False, False), "u32"),
+    ("bfind.shiftamt.s32 %r4, %r1;", lambda a, b, c: _bfind(a, 32, True, True), "u32"),
+    ("prmt.b32 %r4, %r1, %r2, %r3;", lambda a, b, c: _prmt(a, b, c), "u32"),
+    ("brev.b32 %r4, %r1;", lambda a, b, c: int(f"{a:032b}"[::-1], 2), "u32"),
+    ("clz.b32 %r4, %r1;", lambda a, b, c: 32 - a.bit_length(), "u32"),
+    ("popc.b32 %r4, %r1;", lambda a, b, c: bin(a).count("1"), "u32"),
+    ("mul.hi.u32 %r4, %r1, %r2;", lambda a, b, c: (a * b) >> 32, "u32"),
+    ("mul.hi.s32 %r4, %r1, %r2;", lambda a, b, c: ((_s(a) * _s(b)) >> 32) & 0xFFFFFFFF, "u32"),
+    ("div.s32 %r4, %r1, %r2;", lambda a, b, c: (int(_s(a) / _s(b)) if b else 0xFFFFFFFF) & 0xFFFFFFFF, "u32"),
+    ("rem.s32 %r4, %r1, %r2;", lambda a, b, c: (_s(a) - int(_s(a) / _s(b)) * _s(b)) & 0xFFFFFFFF if b else a, "u32"),
+    ("shr.s32 %r4, %r1, %r3;", lambda a, b, c: (_s(a) >> min(c, 31)) & 0xFFFFFFFF, "u32"),
+    ("shl.b32 %r4, %r1, %r3;", lambda a, b, c: (a << c) & 0xFFFFFFFF if c < 32 else 0, "u32"),
+]
+
+
+def _s(x):
+    return x - (1 << 32) if x >> 31 else x
+
+
+@pytest.mark.parametrize("ins,ref,_t", BITOPS, ids=[b[0].split()[0] for b in BITOPS])
+def test_bit_ops_match_isa_pseudocode(ins, ref, _t):
+    text = f"""
+.version 8.7
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 src, .param .u64 dst)
+{{
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [src];
+    ld.param.u64 %rd2, [dst];
+    mov.u32 %r6, %tid.x;
+    mul.wide.u32 %rd3, %r6, 12;
+    add.s64 %rd4, %rd1, %rd3;
+    ld.global.u32 %r1, [%rd4];
+    ld.global.u32 %r2, [%rd4+4];
+    ld.global.u32 %r3, [%rd4+8];
+    xor.b32 %r5, %r1, %r3;
+    and.b32 %r5, %r5, 63;
+    {ins}
+    mul.wide.u32 %rd5, %r6, 4;
+    add.s64 %rd6, %rd2, %rd5;
+    st.global.u32 [%rd6], %r4;
+    ret;
+}}
+"""
+    rng = np.random.default_rng(7)
+    n = 256
+    src = rng.integers(0, 2**32, (n, 3), dtype=np.uint64).astype(np.uint32)
+    src[: n // 2, 1] &= 0x3F  # small positions / lengths / shift counts as well as huge ones
+    src[: n // 2, 2] &= 0x3F
+    src[:8, 0] = [0, 1, 0xFFFFFFFF, 0x80000000, 0x7FFFFFFF, 2, 3, 0xF0]
+    dst = np.zeros(n, np.uint32)
+    run_ptx(text, "k", (1,), (n,), [src, dst])
+    if ins.startswith("bfi."):  # bfi d, f=%r1, b=%r3, pos=%r2, len=%r5=(%r1^%r3)&63
+        expect = [_bfi(int(a), int(c), int(b), (int(a) ^ int(c)) & 0x3F, 32) for a, b, c in src]
+    else:
+        expect = [ref(int(a), int(b), int(c)) for a, b, c in src]
+    assert dst.tolist() == expect
