@@ -10,7 +10,8 @@ profiler would. One table per model:
   kernels    launches of the compiled host function
   MB         global bytes moved: per launch, the distinct bytes the kernel touches (what a
              perfect cache would move to and from DRAM), summed over launches
-  bound      the lower bound: inputs and weights read once, outputs written once
+  bound      the lower bound: inputs and weights read once, outputs written once (a
+             gather reading some rows of a table can beat it)
   ×bound     MB ÷ bound
   modeled    modeled time on the GPU from gpuspec: MB ÷ HBM bandwidth + launches × launch
              cost. A model, not a measurement (labelled as such everywhere)
