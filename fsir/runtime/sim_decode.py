@@ -1580,9 +1580,12 @@ def _shfl_table(mode, b, c):
 
 def _warp_reduce(ch, idx, vals, uf, dtype, identity):
     """Per-warp reduction of `vals` over the active lanes, broadcast back to them."""
+    vals = np.asarray(vals).astype(dtype)
+    if idx is None and ch.dense:  # whole warps are rows of 32 lanes
+        return np.repeat(uf.reduce(vals.reshape(-1, 32), axis=1), 32)
     warp = ch.lane_warp if idx is None else ch.lane_warp[idx]
     acc = np.full(ch.nwarp_slots, identity, dtype)
-    uf.at(acc, warp, np.asarray(vals).astype(dtype))
+    uf.at(acc, warp, vals)
     return acc[warp]
 
 
