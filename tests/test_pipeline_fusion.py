@@ -329,3 +329,20 @@ func.func @f(%x: tensor<8x35x2xf32>, %a: tensor<35x7xf32>) -> tensor<35x9xf32> {
   func.return %y : tensor<35x9xf32>
 }
 """)
+
+
+def test_dynamic_size_one_broadcast_of_reduction():
+    """A `?` reduction result broadcast to a static dim may be stretched from size 1 at
+    run time: its rows cannot be matched with the reader's."""
+    with pytest.raises(UserError, match="inter-block communication"):
+        _compile("""
+func.func @f(%x: tensor<?x8xf32>) -> tensor<4x8xf32> {
+  %y = stitch.fusion (%x) : (tensor<?x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%xa: tensor<?x8xf32>):
+    %s = graph.reduce sum %xa dims [1] : (tensor<?x8xf32>) -> tensor<?xf32>
+    %b = graph.broadcast %s dims [0] : (tensor<?xf32>) -> tensor<4x8xf32>
+    stitch.yield %b : tensor<4x8xf32>
+  }
+  func.return %y : tensor<4x8xf32>
+}
+""")

@@ -27,9 +27,13 @@ def operand_syms(op, syms: Sym) -> list[Sym]:
     if isinstance(op, (graph.ElementwiseOp, graph.CompareOp, graph.SelectOp, graph.ConvertOp)):
         return [syms] * len(op.operands)
     if isinstance(op, graph.BroadcastOp):
+        # a `?` operand dim broadcast to a static result dim may be 1 at run time
+        # (stretched), so its extent may differ from the reader's: opaque
         src = shape_of(op.input.type)
+        out = shape_of(op.result.type)
         dims = op.dims.get_values()
-        return [tuple(ZERO if src[i] == 1 else syms[d] for i, d in enumerate(dims))]
+        return [tuple(ZERO if src[i] == 1 else (None if src[i] == graph.DYN and out[d] != graph.DYN else syms[d])
+                      for i, d in enumerate(dims))]
     if isinstance(op, graph.TransposeOp):
         perm = op.perm.get_values()
         out: list = [None] * len(perm)
