@@ -15,9 +15,10 @@ still in their function (a value is a fusion output when a use lies outside the 
   elementwise and index ops, independent parts included (kernel packing);
 - with reductions (the `row` mapping) every reduction keeps the same row shape, each
   reduction reads earlier reductions' results only at the row it reduces, and every
-  output can be split into those rows: stitching anything else needs inter-block
-  communication (a consumer needing a whole reduced tensor, a reduction over the rows
-  of another one).
+  output that reads a reduction can be split into those rows (outputs reading none are
+  independent parts, packed into the kernel as grid-stride groups): stitching anything
+  else needs inter-block communication (a consumer needing a whole reduced tensor, a
+  reduction over the rows of another one).
 
 stitch-codegen must keep these rules and this module in step (or call `can_generate`
 itself): a pattern this module accepts and codegen rejects is a compile error.
@@ -76,8 +77,8 @@ def can_generate(ops: Sequence[Operation]) -> str | None:
                 return ("a reduction reads a reduction result of a row it does not reduce: "
                         "stitching them needs inter-block communication")
     for v in outputs:
-        if v in subroots:
-            continue
+        if v in subroots or not reads_of(v, tuple(range(len(shape_of(v.type))))):
+            continue  # a sub-root, or a packed independent part
         if _root_row_dims(v, row_shape, reads_of) is None:
             return (f"output {fmt_shape(shape_of(v.type))} cannot be split into the rows "
                     f"({fmt_shape(row_shape)}) of the fusion's reductions without inter-block communication")
@@ -92,31 +93,25 @@ def can_extend(row_shape: tuple[int, ...] | None, op: Operation, escapes: bool):
     when it cannot tell (op is a reduction or a dot): then call `can_generate`.
 
     Why it holds: op reads only values from outside, so no walk from a reduction or an
-    output finds a sub-root through it; the reads the rules check are unchanged, and
-    only op's own result, if it escapes, is a new output to split into rows."""
+    output finds a sub-root through it: the reads the rules check are unchanged, and
+    op's own result, if it escapes, reads no reduction (a packed part). `row_shape` and
+    `escapes` no longer matter since codegen packs such outputs; they stay in the
+    signature so a stricter code generator can use them."""
     if not isinstance(op, graph.GraphOp) or isinstance(op, (graph.ReduceOp, graph.DotOp)):
         return NotImplemented
-    if row_shape is None or not escapes:
-        return None
-    v = op.results[0]
-    if _root_row_dims(v, row_shape, _Reads(_EMPTY, _EMPTY)) is None:
-        return (f"output {fmt_shape(shape_of(v.type))} cannot be split into the rows "
-                f"({fmt_shape(row_shape)}) of the fusion's reductions without inter-block communication")
     return None
 
 
 def can_pack(row_shape_a: tuple[int, ...] | None, row_shape_b: tuple[int, ...] | None):
     """`can_generate(a + b)`, in O(1), for two sets without dots that `can_generate`
     accepts and that have no path between them (kernel packing); the arguments are
-    their reductions' row shapes (None: no reduction). NotImplemented when it cannot
-    tell (only one of them has reductions: its rows must then split the other's outputs).
+    their reductions' row shapes (None: no reduction).
 
     Why it holds: no walk from one part's reductions or outputs enters the other, so
-    every read the rules check stays as it was; only the row shapes must agree."""
-    if row_shape_a is None and row_shape_b is None:
-        return None
+    every read the rules check stays as it was (a part without reductions has outputs
+    that read none: packed); only the row shapes of the reductions must agree."""
     if row_shape_a is None or row_shape_b is None:
-        return NotImplemented
+        return None
     if shapes_compatible(row_shape_a, row_shape_b):
         return None
     return (f"reductions keep different row shapes ({fmt_shape(row_shape_a)} and {fmt_shape(row_shape_b)}): "

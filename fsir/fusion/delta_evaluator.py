@@ -169,7 +169,7 @@ class DeltaEvaluator:
                     x.kernels + (0 if g.kind[v] == "free" else 1), x.excess_sum + self.excess1[v],
                     x.work + self.work1[v], max(x.max_elems, g.elems[v]),
                     _merge_red(x.red, self.red_info[v]), v)
-        p.rshape = x.rshape or self.red_shape[v]
+        p.rshape = x.rshape if x.rshape is not None else self.red_shape[v]  # () is a shape
         p.gemm = x.gemm or g.kind[v] == "compute"
         p.base = x
         p.score = self.score(p)
@@ -197,7 +197,8 @@ class DeltaEvaluator:
             work += self.work1[m]
             max_elems = max(max_elems, g.elems[m])
             red = _merge_red(red, self.red_info[m])
-            rshape = rshape or self.red_shape[m]
+            if rshape is None:
+                rshape = self.red_shape[m]
             gemm = gemm or g.kind[m] == "compute"
         p = Pattern(members, frozenset(ext), traffic, baseline, kernels, excess_sum, work, max_elems, red, root)
         p.rshape = rshape
@@ -214,7 +215,7 @@ class DeltaEvaluator:
         p = Pattern(a.members | b.members, a.ext | b.ext, traffic, a.baseline + b.baseline,
                     a.kernels + b.kernels, a.excess_sum + b.excess_sum, a.work + b.work,
                     max(a.max_elems, b.max_elems), _merge_red(a.red, b.red), min(a.root, b.root))
-        p.rshape = a.rshape or b.rshape
+        p.rshape = a.rshape if a.rshape is not None else b.rshape
         p.gemm = a.gemm or b.gemm
         p.score = self.score(p)
         return p
