@@ -139,6 +139,16 @@ def test_matmul_and_gemm():
           {"a": f32(5, 3), "b": f32(4, 5)}, ["y"], {"c": f32(4)}, atol=1e-5)
 
 
+@pytest.mark.parametrize("equation,sa,sc", [("bhqd,bhkd->bhqk", (2, 3, 4, 5), (2, 3, 6, 5)),
+                                             ("ij,jk->ki", (3, 4), (4, 5)),
+                                             ("bij,bkj->bik", (2, 3, 4), (2, 5, 4)),
+                                             ("ij,kl->ikl", (3, 4), (5, 6)),
+                                             ("ij,jk->k", (3, 4), (4, 5))])
+def test_einsum(equation, sa, sc):
+    check([node("Einsum", ["a", "c"], ["y"], equation=equation)], {"a": f32(*sa), "c": f32(*sc)}, ["y"],
+          atol=1e-5)
+
+
 def test_layernorm_softmax_gelu():
     nodes = [node("LayerNormalization", ["x", "g", "b"], ["ln"], axis=-1, epsilon=1e-6),
              node("LayerNormalization", ["x", "g2"], ["ln2"], axis=1),

@@ -10,6 +10,7 @@ indices, reduce init values). Ops that only fed such folds are removed at the en
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -201,6 +202,21 @@ class GraphBuilder:
 
     def dot(self, a: SSAValue, b: SSAValue) -> SSAValue:
         return self.emit(graph.DotOp, [a, b])
+
+    def dot_general(self, a: SSAValue, c: SSAValue, lb: Sequence[int], lc: Sequence[int],
+                    rb: Sequence[int], rc: Sequence[int]) -> SSAValue:
+        """XLA's dot_general (batch and contracting dims of each side) as transposes and
+        reshapes around one graph.dot: [batch, M, K] @ [batch, K, N] -> [batch, M, N],
+        reshaped to [batch, lhs free, rhs free]."""
+        lb, lc, rb, rc = list(lb), list(lc), list(rb), list(rc)
+        sa, sc = shape_of(a.type), shape_of(c.type)
+        lf = [d for d in range(len(sa)) if d not in lb + lc]
+        rf = [d for d in range(len(sc)) if d not in rb + rc]
+        batch = [sa[d] for d in lb]
+        m, k, n = (math.prod(s[d] for d in dims) for s, dims in ((sa, lf), (sa, lc), (sc, rf)))
+        a = self.reshape(self.transpose(a, lb + lf + lc), batch + [m, k])
+        c = self.reshape(self.transpose(c, rb + rc + rf), batch + [k, n])
+        return self.reshape(self.dot(a, c), batch + [sa[d] for d in lf] + [sc[d] for d in rf])
 
     def gather(self, table: SSAValue, ids: SSAValue) -> SSAValue:
         return self.emit(graph.GatherOp, [table, ids])

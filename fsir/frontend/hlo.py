@@ -450,18 +450,7 @@ class HloImporter:
         a, c = self.b.convert(a, out_elem), self.b.convert(c, out_elem)
         lb, lc = self.ints(instr, "lhs_batch_dims", []), self.ints(instr, "lhs_contracting_dims", [])
         rb, rc = self.ints(instr, "rhs_batch_dims", []), self.ints(instr, "rhs_contracting_dims", [])
-        sa, sc = shape_of(a.type), shape_of(c.type)
-        lf = [d for d in range(len(sa)) if d not in lb + lc]
-        rf = [d for d in range(len(sc)) if d not in rb + rc]
-        batch = [sa[d] for d in lb]
-        m = math.prod(sa[d] for d in lf)
-        k = math.prod(sa[d] for d in lc)
-        n = math.prod(sc[d] for d in rf)
-        # [batch, M, K] @ [batch, K, N] -> [batch, M, N] -> HLO's [batch, lhs free, rhs free]
-        a = self.b.reshape(self.b.transpose(a, lb + lf + lc), batch + [m, k])
-        c = self.b.reshape(self.b.transpose(c, rb + rc + rf), batch + [k, n])
-        out = self.b.dot(a, c)
-        return self.b.reshape(out, batch + [sa[d] for d in lf] + [sc[d] for d in rf])
+        return self.b.dot_general(a, c, lb, lc, rb, rc)
 
     def op_gather(self, instr, ops):
         """Gathers of single elements along the indexed dims and whole extents along the
