@@ -387,3 +387,15 @@ def test_gather_of_windows_is_rejected():
     text = hlo("r = f32[3,2,6] gather(x, i), offset_dims={1,2}, collapsed_slice_dims={}, start_index_map={0}, "
                "index_vector_dim=1, slice_sizes={2,6}", {"x": "f32[4,6]", "i": "s32[3]"}, "")
     assert "gather of windows" in error_of(text).message
+
+
+def test_dynamic_update_slice_with_constant_indices():
+    text = hlo("""
+        i = s32[] constant(1)
+        j = s32[] constant(9)
+        r = f32[4,6] dynamic-update-slice(x, u, i, j)""", {"x": "f32[4,6]", "u": "f32[2,3]"}, "")
+    u = np.full((2, 3), 7.0, np.float32)
+    (got,) = run_hlo(text, X, u)
+    want = X.copy()
+    want[1:3, 3:6] = u  # the column start 9 is clamped to 6 - 3
+    np.testing.assert_array_equal(got, want)

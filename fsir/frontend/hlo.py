@@ -265,6 +265,30 @@ class HloImporter:
             start.append(int(np.clip(int(value.reshape(-1)[0]), 0, shape[d] - sizes[d])))
         return self.b.slice(x, start, [s + n for s, n in zip(start, sizes)])
 
+    def op_dynamic_update_slice(self, instr, ops):
+        x, update, *idx = ops
+        shape, ushape = shape_of(x.type), shape_of(update.type)
+        start = []
+        for d, v in enumerate(idx):
+            value = self.b.fold(v)
+            if value is None:
+                raise self.unsupported(instr, "dynamic-update-slice with non-constant start indices")
+            start.append(int(np.clip(int(value.reshape(-1)[0]), 0, shape[d] - ushape[d])))
+
+        def place(x: SSAValue, dim: int) -> SSAValue:
+            """x with the update written at `start`, built dim by dim from slices of x."""
+            if dim == len(shape):
+                return update
+            s = list(shape_of(x.type))
+            lo, hi = start[dim], start[dim] + ushape[dim]
+            cut = lambda a, b: self.b.slice(x, [0] * dim + [a] + [0] * (len(s) - dim - 1),  # noqa: E731
+                                            s[:dim] + [b] + s[dim + 1:])
+            parts = ([cut(0, lo)] if lo > 0 else []) + [place(cut(lo, hi), dim + 1)] \
+                + ([cut(hi, s[dim])] if hi < s[dim] else [])
+            return self.b.concat(parts, dim)
+
+        return place(x, 0)
+
     def op_concatenate(self, instr, ops):
         return self.b.concat(ops, self.ints(instr, "dimensions")[0])
 
