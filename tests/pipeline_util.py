@@ -60,6 +60,7 @@ def check(text: str, shapes: list[tuple[int, ...]] | None = None, kinds: list[st
         kinds = kinds or ["normal"] * len(types)
         inputs = [make_input(t.element_type, s, rng, k) for t, s, k in zip(types, shapes, kinds)]
     lowered = compile_module(module, fusion=fusion)
+    check_dominance(lowered)
     got, _ = execute(lowered, inputs)
     want = run(module, inputs)
     assert len(got) == len(want)
@@ -70,6 +71,30 @@ def check(text: str, shapes: list[tuple[int, ...]] | None = None, kinds: list[st
     if ptxas:
         assemble_all(lowered)
     return lowered
+
+
+def check_dominance(module) -> None:
+    """Every operand is defined before its use in the same block or an enclosing one
+    (xDSL's verifier does not check this; PTX from such IR reads undefined registers)."""
+    from xdsl.ir import Block, BlockArgument
+
+    def defined_before(value, op) -> bool:
+        if isinstance(value, BlockArgument):
+            block = value.block
+        else:
+            block = value.owner.parent_block()
+        user = op
+        while user is not None:
+            if user.parent_block() is block:
+                if isinstance(value, BlockArgument):
+                    return True
+                return block.get_operation_index(value.owner) < block.get_operation_index(user)
+            user = user.parent_op()
+        return False
+
+    for op in module.walk():
+        for v in op.operands:
+            assert defined_before(v, op), f"{v} does not dominate its use in '{op.name}'"
 
 
 def assemble_all(lowered) -> None:

@@ -92,6 +92,12 @@ class KernelLowering:
             a.name_hint = f"{operands[i].name_hint or 'arg'}_d{d}"
             known[operands[i]][d] = a
         self.shapes = ShapeCalc(self.ib, known)
+        # Every size the kernel may need is computed here, in the entry block, so it
+        # dominates all its uses (ShapeCalc caches sizes across nested blocks).
+        for g in k.groups():
+            for op in g.block.ops:
+                for v in (*op.operands, *op.results):
+                    self.shapes.dims(v)
         buffers = dict(zip(operands, args[:n_in]))
         for c, a in zip(self.constants, args[n_in + n_out:]):
             buffers[c.result] = a
