@@ -11,7 +11,7 @@ slower than the explorer itself) from three equal parts:
 - independent embedding-like subgraphs: gather -> scale -> reduce over the sequence ->
   tanh, each with its own ids, summed by feature groups of 16 (one result per group).
 
-Prints the explorer's time per size (planning: candidates, beam search, remote fusion,
+Prints the explorer's time per size (the best of 3 runs up to 10k ops) (planning: candidates, beam search, remote fusion,
 plan choice; and separately the outlining into stitch.fusion) and checks the targets:
 100k ops in under a minute, and the 10k time at most 12x the 1k time. Both wall-clock
 and process CPU time are printed: on a shared machine the CPU time is the fair one, and
@@ -116,11 +116,17 @@ def main(argv=None) -> int:
         f = module.ops.first
         block = f.body.block
         real = sum(1 for _ in block.ops) - 1
-        t1 = time.perf_counter()
-        c1 = time.process_time()
-        ex = explore(block, ExplorerOptions(mode=args.mode))
-        t2 = time.perf_counter()
-        c2 = time.process_time()
+        # the best of a few runs for the small sizes (timer and scheduler noise)
+        best = None
+        for _ in range(3 if n <= 10000 else 1):
+            t1 = time.perf_counter()
+            c1 = time.process_time()
+            ex = explore(block, ExplorerOptions(mode=args.mode))
+            t2 = time.perf_counter()
+            c2 = time.process_time()
+            if best is None or c2 - c1 < best[3] - best[1]:
+                best = (t1, c1, t2, c2)
+        t1, c1, t2, c2 = best
         apply_plan(block, ex)
         t3 = time.perf_counter()
         times[n] = c2 - c1

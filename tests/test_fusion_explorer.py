@@ -51,6 +51,8 @@ def _same_results(text: str, rng: np.random.Generator, **options) -> None:
     assert len(got) == len(expected)
     for e, g in zip(expected, got):
         assert e.dtype == g.dtype and e.shape == g.shape
+        if e.dtype.kind not in "biu":  # NaN == NaN here (bf16 arrays need a float view)
+            e, g = e.astype(np.float64), g.astype(np.float64)
         np.testing.assert_array_equal(e, g)  # same ops, same order per value: bit-exact
 
 
@@ -103,16 +105,15 @@ def test_normalizations_are_at_least_three_kernels_in_xla_mode(name: str):
 
 def test_bert_layer_against_the_peers():
     """Peers (DESIGN.md): TVM 15 launches / 63.0 MB, XLA 15 / 81.8 MB, Inductor 16 / 69.2 MB.
-    Stitch mode: 13 launches (8 GEMMs, 3 of them with their bias/reshape/transpose
-    producers inlined) and 64.5 MB; TVM still moves less because it also fuses bias
-    adds into GEMM epilogues, which stitch-codegen cannot make yet."""
+    Stitch mode: 12 launches (8 GEMMs, 3 of them with their bias/reshape/transpose
+    producers inlined, the Q·Kᵀ one with both projections') and 62.96 MB."""
     _, stitch = _plan((EXAMPLES / "bert_layer.mlir").read_text(), mode="stitch")
     _, xla = _plan((EXAMPLES / "bert_layer.mlir").read_text(), mode="xla")
     stitch_kernels, xla_kernels = len(_kernels(stitch)), len(_kernels(xla))
-    assert stitch_kernels == 13 and stitch_kernels < xla_kernels
+    assert stitch_kernels == 12 and stitch_kernels < xla_kernels
     traffic = sum(k.traffic for k in _kernels(stitch))
     assert traffic < sum(k.traffic for k in _kernels(xla))
-    assert traffic < 69.2e6
+    assert traffic < 63.0e6
 
 
 def test_report_lists_kernels_bytes_and_scores():

@@ -47,7 +47,7 @@ class Pattern:
     external producers), `red` = (rows, longest row, all reductions trailing) or None."""
 
     __slots__ = ("members", "ext", "traffic", "baseline", "kernels", "excess_sum", "work",
-                 "max_elems", "red", "lo", "hi", "root", "score", "rshape", "base", "gemm")
+                 "max_elems", "red", "lo", "hi", "root", "score", "rshape", "base", "gemm", "ext_roots")
 
     def __init__(self, members, ext, traffic, baseline, kernels, excess_sum, work, max_elems, red, root):
         self.members: frozenset[int] = members

@@ -21,6 +21,7 @@ delta-evaluator's simplified kernel latency and a launch cost per kernel.
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -82,6 +83,20 @@ class Exploration:
 def explore(block: Block, options: ExplorerOptions = ExplorerOptions(),
             capability: Capability | None = None, latency: LatencyEvaluator | None = None) -> Exploration:
     options.check()
+    # The search allocates many small acyclic objects (patterns, frozensets); Python's
+    # cycle collector would rescan the whole IR each time they pile up, which makes
+    # large graphs superlinear. Nothing here creates cycles, so pause it.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _explore(block, options, capability, latency)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _explore(block: Block, options: ExplorerOptions, capability: Capability | None,
+             latency: LatencyEvaluator | None) -> Exploration:
     g = build_dataflow(block)
     ev = DeltaEvaluator(g, gpu_spec(options.gpu))
     cap = capability or CodegenCapability()
@@ -90,6 +105,8 @@ def explore(block: Block, options: ExplorerOptions = ExplorerOptions(),
     copts = CandidateOptions(options.top_k, options.group_size, options.max_ops)
     gen = CandidateGenerator(g, ev, cap, copts)
     candidates = gen.run()
+    if options.remote:
+        candidates = candidates + [gen.meeting_patterns()]
     plans: list[Plan] = []
     seen: set[frozenset] = set()
     packings: dict = {}

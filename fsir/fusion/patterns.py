@@ -48,6 +48,10 @@ from fsir.fusion.delta_evaluator import DeltaEvaluator, Pattern
 Capability = Callable[[Sequence[Operation]], "str | None"]
 
 
+# How far up from each producer of a meeting point h looks for candidates to combine.
+MEET_DEPTH = 16
+
+
 @dataclass(frozen=True)
 class CandidateOptions:
     top_k: int = 3
@@ -100,6 +104,90 @@ class CandidateGenerator:
             self.cands[v] = self._reduce(v, consumers)
         self._reach = None
         return self.cands
+
+    # -- the virtual producer h: patterns of several producers ------------------------
+
+    def meeting_patterns(self) -> list[Pattern]:
+        """Patterns with several top producers, from h's PatternReduction (§5.2 fig. 5).
+
+        h is a producer of every vertex, so its combinations include unions of
+        candidates of different vertices. Those that share ops are the ones that meet at
+        a common consumer c (two projections feeding one GEMM, a residual add): for each
+        c with several producers, the candidates that contain c of the producers and of
+        their nearest ancestors (`MEET_DEPTH` ops up from each producer) are grouped by
+        producer and combined (split in halves recursively, top-k kept). Independent
+        unions are kernel packing, done on the plan (`remote.py`)."""
+        g = self.g
+        out: list[Pattern] = []
+        for c in range(len(g)):
+            producers = [p for p in g.preds[c] if self.cands[p]]
+            if len(producers) < 2:
+                continue
+            groups = []
+            for p in producers:
+                with_c = {id(x): x for u in self._ancestors(p) for x in self.cands[u]
+                          if len(x) > 1 and c in x.members}
+                if with_c:
+                    groups.append(sorted(with_c.values(), key=lambda x: -x.score)[: self.options.top_k])
+            if len(groups) >= 2:
+                out.extend(p for p in self._meet(groups) if p.base == "meet")
+        return out
+
+    def _ancestors(self, p: int) -> list[int]:
+        seen = [p]
+        i = 0
+        while i < len(seen) and len(seen) < MEET_DEPTH:
+            for q in self.g.preds[seen[i]]:
+                if q not in seen and self.cands[q]:
+                    seen.append(q)
+            i += 1
+        return seen
+
+    def _meet(self, groups: list[list[Pattern]]) -> list[Pattern]:
+        if len(groups) == 1:
+            return groups[0]
+        mid = len(groups) // 2
+        left, right = self._meet(groups[:mid]), self._meet(groups[mid:])
+        pool = left + right
+        for a in left:
+            for b in right:
+                if a.members <= b.members or b.members <= a.members:
+                    continue
+                p = self._of(a.members | b.members, min(a.root, b.root))
+                # a union scoring no more than one of its parts is never worth choosing
+                if p is not None and p.score > max(a.score, b.score):
+                    p.base = "meet"
+                    p.ext_roots = (a.root, b.root) + getattr(a, "ext_roots", ()) + getattr(b, "ext_roots", ())
+                    pool.append(p)
+        unique: dict[frozenset[int], Pattern] = {}
+        for p in pool:
+            unique.setdefault(p.members, p)
+        kept = []
+        for p in sorted(unique.values(), key=lambda p: (-p.score, len(p))):
+            if p.base != "meet" or self._valid_meet(p):
+                kept.append(p)
+                if len(kept) == self.options.top_k:
+                    break
+        return kept
+
+    def _valid_meet(self, p: Pattern) -> bool:
+        """Every member of a union is a descendant of one of its roots (or an absorbed
+        input-only op), so a path leaves and re-enters it exactly when an external
+        producer is a descendant of a root."""
+        g = self.g
+        roots = set(p.ext_roots)
+        lo = min(roots)
+        for w in p.ext:
+            if w > lo:
+                for r in roots:
+                    if w > r and _Reach(g, r).reaches(w):
+                        self.rejected["cycle between kernels"] += 1
+                        return False
+        reason = self.capability([g.ops[i] for i in sorted(p.members)])
+        if reason is not None:
+            self.rejected[f"codegen: {reason}"] += 1
+            return False
+        return True
 
     # -- PatternReduction ----------------------------------------------------------
 
