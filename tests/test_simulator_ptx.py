@@ -1097,3 +1097,22 @@ def test_debug_sections_are_skipped():
 }
 """
     run_ptx(text, "k", (1,), (1,), [np.zeros(1)])
+
+
+def test_chunks_shrink_for_register_heavy_kernels(monkeypatch):
+    import fsir.runtime.simulator as sim
+    seen = []
+    real = sim._Chunk
+
+    class Spy(real):
+        def __init__(self, L, b0, nblk):
+            seen.append(nblk)
+            super().__init__(L, b0, nblk)
+    monkeypatch.setattr(sim, "_Chunk", Spy)
+    monkeypatch.setattr(sim, "CHUNK_STATE_BYTES", 64 * 1024)
+    n = 4096
+    a = np.arange(n, dtype=np.float32)
+    c = np.zeros(n, np.float32)
+    run_ptx(_vadd(), "vec_add", (n // 128,), (128,), [a, a, c, n])
+    np.testing.assert_array_equal(c, 2 * a)
+    assert max(seen) < n // 128 and sum(seen) == n // 128

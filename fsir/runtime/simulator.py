@@ -71,6 +71,7 @@ from fsir.runtime.sim_memory import (
 
 CHUNK_LANES = 64 * 1024  # lanes per chunk (whole blocks); smaller chunks stay in the CPU caches
 CHUNK_SMEM_BYTES = 32 << 20
+CHUNK_STATE_BYTES = 512 << 20  # registers + local memory of a chunk if every register is materialised
 MAX_SHARED_BYTES = 227 * 1024  # the largest per-block shared memory of any current GPU
 MAX_STEPS = 50_000_000  # executed group-instructions before a launch is declared hung
 
@@ -1163,6 +1164,8 @@ def launch(mod: SimModule, kernel: str, grid, block, args, shared_bytes: int = 0
     per = max(1, CHUNK_LANES // T)
     if L.smem_size:
         per = max(1, min(per, CHUNK_SMEM_BYTES // L.smem_size))
+    lane_bytes = sum(d.itemsize for d in K.reg_dtypes) + K.local_size + 64  # + per-lane bookkeeping
+    per = max(1, min(per, CHUNK_STATE_BYTES // (lane_bytes * T)))
     with np.errstate(all="ignore"):
         for b0 in range(0, L.nblocks, per):
             ch = _Chunk(L, b0, min(per, L.nblocks - b0))
