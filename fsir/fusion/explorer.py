@@ -6,9 +6,13 @@
 
 Steps: the function becomes an integer dataflow graph (`dataflow`); every vertex gets
 its top-k candidate patterns by PatternReduction (`patterns`), scored by the
-delta-evaluator (`delta_evaluator`); beam search picks `beam` plans of non-overlapping
-patterns (`plan`); remote fusion packs independent kernels of each plan (`remote`);
-a latency-evaluator picks the best of the plans.
+delta-evaluator (`delta_evaluator`); with `remote` on, the virtual producer h adds
+patterns of several producers that meet at a consumer (`patterns.meeting_patterns`);
+beam search picks `beam` plans of non-overlapping patterns (`plan`); h then packs
+independent kernels of each plan (`remote`); a latency-evaluator picks the best plan.
+
+Dots stay GEMM kernels: a pattern may end in one (light producers inlined into its
+tile loads, stitch-codegen's `gemm` mapping) but never continue past it.
 
 `mode=stitch` asks the code generator which patterns it can make
 (`fsir.codegen.capability`); `mode=xla` adds XLA's rules (`xla_rules`): same search,

@@ -1,5 +1,8 @@
 """Remote fusion (FusionStitching §5.2, fig. 5): pack independent kernels into one.
 
+(h's other product, patterns of several producers meeting at a consumer, is a
+candidate like any other: `CandidateGenerator.meeting_patterns`.)
+
 After the plan is formed, a virtual vertex h is made the producer of every kernel and
 PatternReduction runs once more at h: its consumers (the kernels) are split into groups,
 combinations within a group are enumerated (the empty choice included), the top-k by
