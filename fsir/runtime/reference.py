@@ -87,6 +87,13 @@ def run_block(block: Block, args: Sequence[np.ndarray]) -> list[np.ndarray]:
 
 
 def evaluate_op(op: Operation, values: Sequence[np.ndarray]) -> list[np.ndarray]:
+    # Overflow to inf and NaN from invalid inputs are results, as on the GPU (often in a
+    # branch a select discards), not conditions to warn about.
+    with np.errstate(all="ignore"):
+        return _evaluate_op(op, values)
+
+
+def _evaluate_op(op: Operation, values: Sequence[np.ndarray]) -> list[np.ndarray]:
     try:
         if hasattr(op, "reference_region"):
             return list(op.reference_region(run_block, values))  # type: ignore[attr-defined]
