@@ -1116,3 +1116,24 @@ def test_chunks_shrink_for_register_heavy_kernels(monkeypatch):
     run_ptx(_vadd(), "vec_add", (n // 128,), (128,), [a, a, c, n])
     np.testing.assert_array_equal(c, 2 * a)
     assert max(seen) < n // 128 and sum(seen) == n // 128
+
+
+def test_views_of_one_array_are_one_buffer():
+    # out and a 2-D view of it: the kernel writes through one pointer and reads through the other
+    text = ptxk("k", [("u64", "out"), ("u64", "alias")], PRO + """
+    st.global.u32 [%rd2], %r4;
+    bar.sync 0;
+    ld.param.u64 %rd4, [alias];
+    cvta.to.global.u64 %rd4, %rd4;
+    xor.b32 %r5, %r4, 1;
+    mul.wide.u32 %rd5, %r5, 4;
+    add.s64 %rd4, %rd4, %rd5;
+    ld.global.u32 %r6, [%rd4];
+    bar.sync 0;
+    add.u32 %r6, %r6, 100;
+    st.global.u32 [%rd2], %r6;
+""")
+    out = np.zeros(32, np.uint32)
+    st = run_ptx(text, "k", (1,), (32,), [out, out.reshape(4, 8)])
+    np.testing.assert_array_equal(out, (np.arange(32) ^ 1) + 100)
+    assert st.global_unique_bytes == 128

@@ -1145,10 +1145,12 @@ def launch(mod: SimModule, kernel: str, grid, block, args, shared_bytes: int = 0
     arg_buf: dict[int, int] = {}
     for i, a in enumerate(args):
         if isinstance(a, np.ndarray) and a.ndim > 0:
-            if id(a) in buf_of:
-                arg_buf[i] = buf_of[id(a)]
+            # arrays over the same memory (the same array, or reshaped views of it) are one buffer
+            key = (a.__array_interface__["data"][0], a.nbytes) if a.flags.c_contiguous else id(a)
+            if key in buf_of:
+                arg_buf[i] = buf_of[key]
                 continue
-            buf_of[id(a)] = arg_buf[i] = len(entries)
+            buf_of[key] = arg_buf[i] = len(entries)
             arr_args[i] = a
             entries.append((a.nbytes, f"argument {i} ({K.params[i].name}, {a.dtype}{list(a.shape)})", a))
     gm = GlobalMemory(entries)
@@ -1173,7 +1175,7 @@ def launch(mod: SimModule, kernel: str, grid, block, args, shared_bytes: int = 0
     # write back
     for j, (v, _) in enumerate(mod.global_vars):
         gstore[v.name] = gm.bytes_of(j).copy()
-    for i, a in arr_args.items():
+    for i, a in arr_args.items():  # one array per buffer (the first argument that used it)
         b = gm.buffers[arg_buf[i]]
         if not b.written:
             continue
