@@ -12,8 +12,15 @@ reduction) or by the fusion's root; it holds the graph ops it computes (light pr
 are recomputed in each group that needs them: index propagation), its composition
 scheme (`thread`, `warp`, `block`) and where its result lives for later groups:
 `reg` (each thread's registers), `lanes` (every lane of the row's warp, after a
-butterfly shuffle), `shared @buf[offset]` (a shared-memory slot, read after a
-barrier) or `global` (a kernel output only).
+butterfly shuffle), `shared @buf[offset]` (a shared-memory slot per row of the block,
+from `offset`, read after a barrier) or `global` (a kernel output only). Root groups
+of row kernels say which output dims are the rows (`row_dims`); `packed` groups are
+independent parts that every thread of the grid takes elements of in turn.
+
+Mapping parameters: `loop` {elements_per_thread}; `row` {threads_per_row,
+rows_per_block, interleaved (consecutive threads take consecutive rows)}; `gemm`
+{tile_m, tile_n, tile_k}. `cost` holds what is known statically (warps, global_bytes,
+smem_bytes); the latency-evaluator adds its estimate (cycles, occupancy, ...).
 
 ```mlir
 %y = schedule.kernel @ln row {rows_per_block = 1 : i64, threads_per_row = 256 : i64} grid [4096, 1, 1] block [256, 1, 1] cost {global_bytes = 25165824 : i64, warps = 32768 : i64} (%x) : (tensor<4096x768xf32>) -> tensor<4096x768xf32> {
