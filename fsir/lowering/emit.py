@@ -179,8 +179,8 @@ class ElementEmitter:
             row = self.sb.to_index(raw)
             row = ib.min(ib.max(row, 0), ib.sub(rows, 1))  # ids are clamped, as XLA does
             return self.at(op.table, [row, *idx[r:]])
-        raise UserError(f"'{op.name}' op cannot be computed per element here (internal scheduling error)",
-                        location_of(op))
+        raise UserError(f"'{op.name}' op cannot be computed per element here: it must lead a group of a row "
+                        "kernel (a reduction) or be a gemm kernel's root (a dot)", location_of(op))
 
     def _concat(self, op: graph.ConcatOp, idx: list[Index]) -> SSAValue:
         d = op.dim.value.data

@@ -462,7 +462,50 @@ def erase_unused_arith(op) -> None:
                 changed = True
 
 
+REQUIRED_PARAMS = {"loop": (), "row": ("threads_per_row", "rows_per_block"), "gemm": ("tile_m", "tile_n", "tile_k")}
+
+
+def check_lowerable(k: KernelOp) -> None:
+    """What schedule-to-gpu needs of a (possibly hand-written) schedule beyond the
+    verifier: mapping parameters, group shapes, shared buffers."""
+    def fail(message: str) -> UserError:
+        return UserError(f"'schedule.kernel' op @{k.sym_name.data} cannot be lowered: {message}", location_of(k))
+
+    mapping = k.mapping.data
+    for key in REQUIRED_PARAMS[mapping]:
+        if key not in k.params.data:
+            raise fail(f"the {mapping} mapping needs the parameter '{key}'")
+    grid, block = k.launch()
+    groups = k.groups()
+    if mapping == "loop" and len(groups) != 1:
+        raise fail(f"a loop kernel has exactly one group, found {len(groups)}")
+    if mapping == "gemm":
+        dots = [KernelLowering.inner(g.results[0]).owner for g in groups]
+        if len(groups) != 1 or not isinstance(dots[0], graph.DotOp):
+            raise fail("a gemm kernel has one group yielding a graph.dot")
+        tile = k.param("tile_m")
+        if not (k.param("tile_n") == k.param("tile_k") == tile) or block != (tile * tile, 1, 1):
+            raise fail(f"a gemm kernel needs square tiles and block [{tile * tile}, 1, 1]")
+        for name in ("a_tile", "b_tile"):
+            if name not in k.shared_buffers():
+                raise fail(f"a gemm kernel needs the shared buffer @{name}")
+    if mapping == "row":
+        per_row, rows = k.param("threads_per_row"), k.param("rows_per_block")
+        if per_row * rows != block[0] or block[1:] != (1, 1):
+            raise fail(f"threads_per_row x rows_per_block ({per_row} x {rows}) must be the block size {block[0]}")
+        if per_row > WARP and (per_row % WARP or per_row // WARP > WARP):
+            raise fail(f"a block-composed row needs a multiple of {WARP} threads (at most {WARP * WARP})")
+        if 1 < per_row <= WARP and per_row & (per_row - 1) and "interleaved" not in k.params.data:
+            raise fail(f"threads_per_row {per_row} must be a power of two up to {WARP}")
+        if not any(KernelLowering.group_reduce(g) is not None for g in groups):
+            raise fail("a row kernel needs a group led by a graph.reduce")
+        for g in groups:
+            if g.storage.data == "shared" and KernelLowering.group_reduce(g) is None:
+                raise fail("only reduction groups keep results in shared memory")
+
+
 def lower_kernel(k: KernelOp) -> KernelInterface:
+    check_lowerable(k)
     try:
         iface = KernelLowering(k).lower()
         reuse_computation(iface.func)

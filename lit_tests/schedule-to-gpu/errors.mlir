@@ -14,3 +14,64 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
   %n = graph.neg %y : tensor<4xf32>
   func.return %n : tensor<4xf32>
 }
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'schedule.kernel' op @k cannot be lowered: threads_per_row x rows_per_block (32 x 4) must be the block size 256}}
+  %y = schedule.kernel @k row {threads_per_row = 32 : i64, rows_per_block = 4 : i64} grid [1, 1, 1] block [256, 1, 1] (%x) : (tensor<4x8xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %g = schedule.group warp -> lanes : tensor<4xf32> {
+      %r = graph.reduce sum %a dims [1] : (tensor<4x8xf32>) -> tensor<4xf32>
+      schedule.yield %r : tensor<4xf32>
+    }
+    schedule.yield %g : tensor<4xf32>
+  }
+  func.return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'schedule.kernel' op @k cannot be lowered: the row mapping needs the parameter 'rows_per_block'}}
+  %y = schedule.kernel @k row {threads_per_row = 32 : i64} grid [1, 1, 1] block [256, 1, 1] (%x) : (tensor<4x8xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %g = schedule.group warp -> lanes : tensor<4xf32> {
+      %r = graph.reduce sum %a dims [1] : (tensor<4x8xf32>) -> tensor<4xf32>
+      schedule.yield %r : tensor<4xf32>
+    }
+    schedule.yield %g : tensor<4xf32>
+  }
+  func.return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'schedule.kernel' op @k cannot be lowered: missing 'partials_f32'}}
+  %y = schedule.kernel @k row {threads_per_row = 256 : i64, rows_per_block = 1 : i64} grid [4, 1, 1] block [256, 1, 1] (%x) : (tensor<4x8xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    schedule.shared @results_f32 : memref<1xf32, 3>
+    %g = schedule.group block -> shared @results_f32[0] : tensor<4xf32> {
+      %r = graph.reduce sum %a dims [1] : (tensor<4x8xf32>) -> tensor<4xf32>
+      schedule.yield %r : tensor<4xf32>
+    }
+    schedule.yield %g : tensor<4xf32>
+  }
+  func.return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  %y = schedule.kernel @k loop {} grid [1, 1, 1] block [256, 1, 1] (%x) : (tensor<4x8xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %g = schedule.group thread -> global : tensor<4xf32> {
+      // expected-error @+1 {{'graph.reduce' op cannot be computed per element here: it must lead a group of a row kernel (a reduction) or be a gemm kernel's root (a dot)}}
+      %r = graph.reduce sum %a dims [1] : (tensor<4x8xf32>) -> tensor<4xf32>
+      schedule.yield %r : tensor<4xf32>
+    }
+    schedule.yield %g : tensor<4xf32>
+  }
+  func.return %y : tensor<4xf32>
+}
