@@ -130,7 +130,7 @@ class CandidateGenerator:
                 if with_c:
                     groups.append(sorted(with_c.values(), key=lambda x: -x.score)[: self.options.top_k])
             if len(groups) >= 2:
-                out.extend(p for p in self._meet(groups) if p.base == "meet")
+                out.extend(p for p in self._meet(groups) if p.roots is not None)
         return out
 
     def _ancestors(self, p: int) -> list[int]:
@@ -156,15 +156,14 @@ class CandidateGenerator:
                 p = self._of(a.members | b.members, min(a.root, b.root))
                 # a union scoring no more than one of its parts is never worth choosing
                 if p is not None and p.score > max(a.score, b.score):
-                    p.base = "meet"
-                    p.ext_roots = (a.root, b.root) + getattr(a, "ext_roots", ()) + getattr(b, "ext_roots", ())
+                    p.roots = tuple({*(a.roots or (a.root,)), *(b.roots or (b.root,))})
                     pool.append(p)
         unique: dict[frozenset[int], Pattern] = {}
         for p in pool:
             unique.setdefault(p.members, p)
         kept = []
         for p in sorted(unique.values(), key=lambda p: (-p.score, len(p))):
-            if p.base != "meet" or self._valid_meet(p):
+            if p.roots is None or self._valid_meet(p):
                 kept.append(p)
                 if len(kept) == self.options.top_k:
                     break
@@ -175,7 +174,7 @@ class CandidateGenerator:
         input-only op), so a path leaves and re-enters it exactly when an external
         producer is a descendant of a root."""
         g = self.g
-        roots = set(p.ext_roots)
+        roots = set(p.roots)
         lo = min(roots)
         for w in p.ext:
             if w > lo:
