@@ -114,7 +114,11 @@ class GroupSpec:
 class FusionCodegen:
     """Builds the schedule.kernel of one fusion."""
 
-    def __init__(self, fusion: FusionOp, name: str):
+    def __init__(self, fusion: FusionOp, name: str, row_schedule: str = "auto"):
+        if row_schedule not in ("auto", *ROW_SCHEDULES):
+            raise UserError(f"stitch-codegen: unknown row schedule '{row_schedule}' "
+                            f"(expected auto, {', '.join(ROW_SCHEDULES)})")
+        self.row_schedule = row_schedule
         self.fusion = fusion
         self.name = name
         self.block = fusion.block
@@ -198,21 +202,9 @@ class FusionCodegen:
         root_dims: list[tuple[int, ...]] = []
         for v in roots:
             root_dims.append(self.root_row_dims(v, row_shape, is_subroot))
-        interleaved = False
-        rows_static = _numel(row_shape)
-        if not trailing and longest >= COLUMN_SPLIT_MIN and (rows_static is None or rows_static < COLUMN_THREAD_ROWS):
-            # column reductions with few rows: COLUMN_SLICES threads per row, the rows of
-            # a block interleaved (consecutive threads take consecutive rows, so loads
-            # stay coalesced); the slices combine through shared memory
-            per_row, comp, where, interleaved = COLUMN_SLICES, "block", "shared", True
-        elif not trailing or longest <= 1:
-            per_row, comp, where = 1, "thread", "reg"
-        elif longest <= WARP_ROW_LIMIT:
-            # rows shorter than a warp get the smallest power-of-two segment of lanes
-            # that covers them, so short rows do not idle most of a warp
-            per_row, comp, where = min(WARP, 1 << (longest - 1).bit_length()), "warp", "lanes"
-        else:
-            per_row, comp, where = BLOCK, "block", "shared"
+        choice = self.row_schedule if self.row_schedule != "auto" else default_row_schedule(
+            trailing, longest, _numel(row_shape))
+        per_row, comp, where, interleaved = ROW_SCHEDULES[choice](longest)
         rows_per_block = BLOCK // per_row
         groups: list[GroupSpec] = []
         shared: list[SharedOp] = []
@@ -329,6 +321,37 @@ class FusionCodegen:
         return out
 
 
+def _segment(longest: int) -> int:
+    """Rows shorter than a warp get the smallest power-of-two segment of lanes that
+    covers them, so short rows do not idle most of a warp."""
+    return min(WARP, max(2, 1 << (max(longest, 2) - 1).bit_length()))
+
+
+# Every row schedule is correct for any fusion the row mapping accepts (any dims); they
+# differ in speed. name -> longest row -> (threads per row, composition, storage, interleaved)
+ROW_SCHEDULES = {
+    "thread": lambda longest: (1, "thread", "reg", False),
+    "warp": lambda longest: (_segment(longest), "warp", "lanes", False),
+    "block": lambda longest: (BLOCK, "block", "shared", False),
+    # COLUMN_SLICES threads per row, the rows of a block interleaved (consecutive threads
+    # take consecutive rows, so column loads stay coalesced); slices meet in shared memory
+    "interleaved": lambda longest: (COLUMN_SLICES, "block", "shared", True),
+}
+
+
+def default_row_schedule(trailing: bool, longest: int, rows: int | None) -> str:
+    """The first version's rules (the latency-evaluator issue will choose by cost):
+    column reductions get a thread per row, or interleaved slices when their rows are
+    few and long; row reductions a warp (segment) up to 512 elements, else a block."""
+    if not trailing:
+        if longest >= COLUMN_SPLIT_MIN and (rows is None or rows < COLUMN_THREAD_ROWS):
+            return "interleaved"
+        return "thread"
+    if longest <= 1:
+        return "thread"
+    return "warp" if longest <= WARP_ROW_LIMIT else "block"
+
+
 def _shape_key(v: SSAValue) -> tuple:
     """Outputs with equal keys share a loop: equal static shapes (a `?` shape may differ
     from any other at run time, so it gets a loop of its own)."""
@@ -344,7 +367,7 @@ def _unique(values: list[SSAValue]) -> list[SSAValue]:
     return out
 
 
-def codegen_function(f: func.FuncOp) -> None:
+def codegen_function(f: func.FuncOp, row_schedule: str = "auto") -> None:
     # Ops left outside every fusion become kernels of their own (free reshapes excepted);
     # ops and fusions whose results nobody uses need no kernel.
     for op in reversed(list(f.body.block.ops)):
@@ -357,7 +380,7 @@ def codegen_function(f: func.FuncOp) -> None:
     index = 0
     for op in list(f.body.block.ops):
         if isinstance(op, FusionOp):
-            kernel = FusionCodegen(op, f"{f.sym_name.data}_k{index}").build()
+            kernel = FusionCodegen(op, f"{f.sym_name.data}_k{index}", row_schedule).build()
             index += 1
             f.body.block.insert_op_before(kernel, op)
             for old, new in zip(op.results, kernel.results):
@@ -369,11 +392,17 @@ def codegen_function(f: func.FuncOp) -> None:
 
 @dataclass(frozen=True)
 class StitchCodegenPass(ModulePass):
-    """stitch.fusion → schedule.kernel (one kernel per fusion)."""
+    """stitch.fusion → schedule.kernel (one kernel per fusion).
+
+    rows=auto|thread|warp|block|interleaved: the schedule of every row kernel (auto:
+    the first version's rules; the others force one, e.g. to compare them).
+    """
 
     name = "stitch-codegen"
+
+    rows: str = "auto"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for f in list(op.walk()):
             if isinstance(f, func.FuncOp) and not f.is_declaration:
-                codegen_function(f)
+                codegen_function(f, self.rows)
