@@ -48,7 +48,8 @@ def build_arg_parser() -> argparse.ArgumentParser:
                    help="size of `?` dims of random inputs without fsir.runtime_shape (default 8)")
     p.add_argument("--device", choices=DEVICES, default="auto",
                    help="auto (CUDA if a GPU is present, else sim), cuda, sim (fsir's PTX simulator), reference (numpy)")
-    p.add_argument("--fusion", default="none", help="fusion mode for fusion-explore (default: none)")
+    p.add_argument("--fusion", default="stitch", choices=("stitch", "xla", "none"),
+                   help="fusion-explore mode: stitch (FusionStitching, default), xla (XLA-style rules), none (a kernel per op)")
     p.add_argument("--arch", default="sm_80", help="PTX target (sm_80, sm_90)")
     p.add_argument("--check", action="store_true", help="compare every output with the reference interpreter; exit 2 beyond tolerance")
     p.add_argument("--stats-json", help="write launch statistics (summed over launches) to this JSON file")
