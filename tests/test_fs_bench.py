@@ -6,8 +6,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("matplotlib")
-
 from fsir.tools.fs_bench import main_impl  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

@@ -15,7 +15,7 @@ from ptx_util import PTX_LIT, parse
 
 from fsir.ptx import print_ptx
 
-simulator = pytest.importorskip("fsir.runtime.simulator")
+from fsir.runtime import simulator  # noqa: E402
 
 N = 100_000
 RNG = np.random.default_rng(1234)

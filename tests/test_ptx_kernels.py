@@ -5,12 +5,11 @@ narrow types, N-D and strided memrefs."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from ptx_util import PTX_LIT, parse
 
 from fsir.ptx import print_ptx
 
-simulator = pytest.importorskip("fsir.runtime.simulator")
+from fsir.runtime import simulator  # noqa: E402
 RNG = np.random.default_rng(7)
 
 
