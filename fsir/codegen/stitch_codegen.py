@@ -208,21 +208,24 @@ class FusionCodegen:
         rows_per_block = BLOCK // per_row
         groups: list[GroupSpec] = []
         shared: list[SharedOp] = []
-        slots: dict[Attribute, int] = {}
+        # Shared memory (§4.4): a group's result is read into registers right after the
+        # barrier that publishes it, and the next group writes its result only after a
+        # barrier of its own, so one slot per row of the block serves every group (per
+        # accumulator type); the partials buffer is likewise reused by every group.
+        accs: list[Attribute] = []
         for r in reduces:
             spec = GroupSpec([r.result], comp, where)
             if where == "shared":
                 acc = accumulator_type(r.result.type.element_type)
-                spec.buffer = f"results_{acc}"
-                slot = slots.get(acc, 0)
-                spec.offset = slot * rows_per_block  # one value per row of the block
-                slots[acc] = slot + 1
+                spec.buffer, spec.offset = f"results_{acc}", 0
+                if acc not in accs:
+                    accs.append(acc)
             groups.append(spec)
-        for acc, count in slots.items():
+        for acc in accs:
             space = IntegerAttr(3, i64)
             partials = BLOCK if interleaved else BLOCK // WARP  # per thread / per warp
             shared.append(SharedOp(f"partials_{acc}", MemRefType(acc, [partials], memory_space=space)))
-            shared.append(SharedOp(f"results_{acc}", MemRefType(acc, [count * rows_per_block], memory_space=space)))
+            shared.append(SharedOp(f"results_{acc}", MemRefType(acc, [rows_per_block], memory_space=space)))
         # Outputs sharing their row dims and shape are computed in one loop.
         by_space: dict[tuple, list[SSAValue]] = {}
         for v, dims in zip(roots, root_dims):
