@@ -131,7 +131,7 @@ class FusionExplorePass(ModulePass):
     group_size: int = 2
     remote: bool = True
     gpu: str = "H100"
-    max_ops: int = 64
+    max_ops: int = 128
     report: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

@@ -8,7 +8,8 @@ Steps: the function becomes an integer dataflow graph (`dataflow`); every vertex
 its top-k candidate patterns by PatternReduction (`patterns`), scored by the
 delta-evaluator (`delta_evaluator`); with `remote` on, the virtual producer h adds
 patterns of several producers that meet at a consumer (`patterns.meeting_patterns`);
-beam search picks `beam` plans of non-overlapping patterns (`plan`); h then packs
+beam search picks `beam` plans of non-overlapping patterns (`plan`), and with beam > 1
+one more plan takes the best patterns first (`plan.greedy_by_score`); h then packs
 independent kernels of each plan (`remote`); a latency-evaluator picks the best plan.
 
 Dots stay GEMM kernels: a pattern may end in one (light producers inlined into its
@@ -42,7 +43,7 @@ from fsir.errors import UserError
 from fsir.fusion.dataflow import DataflowGraph, build_dataflow
 from fsir.fusion.delta_evaluator import DeltaEvaluator, Pattern
 from fsir.fusion.patterns import Capability, CandidateGenerator, CandidateOptions
-from fsir.fusion.plan import Plan, beam_search, build_plan
+from fsir.fusion.plan import Plan, beam_search, build_plan, greedy_by_score
 from fsir.fusion.remote import remote_fusion
 from fsir.fusion.xla_rules import with_xla_rules
 from fsir.gpuspec import gpu_spec
@@ -60,7 +61,7 @@ class ExplorerOptions:
     group_size: int = 2
     remote: bool = True
     gpu: str = "H100"
-    max_ops: int = 64
+    max_ops: int = 128
 
     def check(self) -> None:
         if self.mode not in EXPLORER_MODES:
@@ -114,7 +115,12 @@ def _explore(block: Block, options: ExplorerOptions, capability: Capability | No
     plans: list[Plan] = []
     seen: set[frozenset] = set()
     packings: dict = {}
-    for chosen in beam_search(candidates, options.beam):
+    # The beam's plans and, with a beam wider than 1, the best-first greedy plan
+    # (`greedy_by_score`: it keeps what the walk from producers drops too early).
+    beams = beam_search(candidates, options.beam)
+    if options.beam > 1:
+        beams.append(greedy_by_score(candidates))
+    for chosen in beams:
         plan = build_plan(g, ev, chosen)
         if options.remote:
             plan = remote_fusion(g, ev, plan, cap, copts, packings)

@@ -18,10 +18,23 @@ consumers:
 A pattern is kept only if it has at most `max_ops` ops, if the code generator can make
 it (`capability`, the codegen's own rules), and if it creates no cycle between kernels
 (fig. 6: a path that leaves the pattern and re-enters it). Every pattern built from v
-is v plus descendants of v (and absorbed input-only ops, which nothing can reach), so a
-path leaving and re-entering it exists exactly when one of its external producers is a
-descendant of v: `_Reach` answers that with a depth-first search from v that only goes
-as far (in topological index) as the producers asked about.
+is v plus descendants of v (and absorbed input-only ops, all of whose consumers are in
+it, so no path leaves through them), so a path leaving and re-entering it exists
+exactly when one of its external producers is a descendant of v: `_Reach` answers that
+with a search from v that only goes as far (in topological index) as the producers
+asked about.
+
+Candidates are convex: a union that is not (its consumers' top-k patterns missed the
+ops closing a diamond, e.g. the compare feeding a select that joins two branches) is
+not thrown away but grown to its convex closure — every op on a path from v to a
+member — when that stays within `max_ops` and fusible; the closure then competes for
+the top-k by its own score. Without this, a DAG of elementwise ops with fan-out (JAX's
+exact GELU: erf's rational polynomials read x*x at every step, selects on |x| join
+them) loses every pattern that spans a diamond and breaks into small kernels.
+
+An absorbed input-only op may be a vertex visited later (an input-only chain is
+absorbed whole by a pattern of its last op): then a consumer's pattern already holds
+v, and it is one of v's candidates as it is.
 
 Candidates are scored incrementally (extending a consumer's pattern by v costs
 O(degree)); only patterns that could make the top-k are checked against the capability
@@ -48,6 +61,9 @@ from fsir.fusion.delta_evaluator import DeltaEvaluator, Pattern
 Capability = Callable[[Sequence[Operation]], "str | None"]
 
 
+# `_valid`'s verdict on a pattern that is not convex (a path leaves and re-enters it).
+_CYCLE = "cycle"
+
 # How far up from each producer of a meeting point h looks for candidates to combine.
 MEET_DEPTH = 16
 
@@ -56,7 +72,7 @@ MEET_DEPTH = 16
 class CandidateOptions:
     top_k: int = 3
     group_size: int = 2
-    max_ops: int = 64
+    max_ops: int = 128
 
 
 class _Reach:
@@ -88,7 +104,7 @@ class CandidateGenerator:
         self.options = options
         self.cands: list[list[Pattern]] = [[] for _ in range(len(g))]
         self.rejected: Counter[str] = Counter()  # why patterns were discarded (for reports/tests)
-        self._verdicts: dict[frozenset[int], bool] = {}
+        self._verdicts: dict[frozenset[int], bool | str] = {}
         self._reach: _Reach | None = None
 
     def run(self) -> list[list[Pattern]]:
@@ -215,6 +231,11 @@ class CandidateGenerator:
                 continue
             if len(chosen) == 1:
                 x = chosen[0]
+                if v in x.members:
+                    # v is input-only and x absorbed it with all its consumers: x is
+                    # already a pattern of v (extending it again would count v twice)
+                    pool.append(x)
+                    continue
                 if len(x) + 1 > max_ops:
                     self.rejected["larger than max-ops"] += 1
                     continue
@@ -263,20 +284,38 @@ class CandidateGenerator:
     # -- keeping the top-k valid patterns ----------------------------------------
 
     def _top_k(self, v: int, pool: list[Pattern]) -> list[Pattern]:
+        """The k best valid patterns of `pool`, in score order. A pattern that only
+        fails because a path leaves and re-enters it (fig. 6) is replaced by its convex
+        closure (`_convex`), which competes in the same ranking: combining the
+        consumers' top-k patterns often misses the few ops that close a diamond (a
+        value read by several branches, the selects of an erf polynomial), and without
+        them every union containing the diamond's ends would be lost."""
         unique: dict[frozenset[int], Pattern] = {}
         for p in pool:
             if p.members not in unique:
                 unique[p.members] = p
-        ranked = sorted(unique.values(), key=lambda p: (-p.score, len(p)))
+        heap = [(-p.score, len(p), i, p) for i, p in enumerate(unique.values())]
+        heapq.heapify(heap)
+        tie = len(heap)
         kept: list[Pattern] = []
-        for p in ranked:
-            if len(p) == 1 or self._valid(v, p):
+        while heap and len(kept) < self.options.top_k:
+            p = heapq.heappop(heap)[3]
+            if len(p) == 1:
                 kept.append(p)
-                if len(kept) == self.options.top_k:
-                    break
+                continue
+            verdict = self._valid(v, p)
+            if verdict is True:
+                kept.append(p)
+            elif verdict is _CYCLE:
+                c = self._convex(v, p)
+                if c is not None and c.members not in unique:
+                    unique[c.members] = c
+                    heapq.heappush(heap, (-c.score, len(c), tie, c))
+                    tie += 1
         return kept
 
-    def _valid(self, v: int, p: Pattern) -> bool:
+    def _valid(self, v: int, p: Pattern):
+        """True, False (the code generator cannot make it) or _CYCLE (not convex)."""
         verdict = self._verdicts.get(p.members)
         if verdict is not None:
             return verdict
@@ -284,7 +323,39 @@ class CandidateGenerator:
         self._verdicts[p.members] = verdict
         return verdict
 
-    def _check(self, v: int, p: Pattern) -> bool:
+    def _convex(self, v: int, p: Pattern) -> Pattern | None:
+        """p grown to its convex closure: every op on a path from v to a member of p.
+        All of p's members are v or its descendants, so those are the descendants of v
+        among the ancestors of p's external producers that are themselves descendants
+        of v (found by walking producers back from them). None if that needs an op
+        fusion may not take or more than `max_ops` ops."""
+        g = self.g
+        if self._reach is None:
+            self._reach = _Reach(g, v)
+        reach = self._reach
+        members = p.members
+        limit = self.options.max_ops - len(members)
+        todo = [w for w in p.ext if w > v and reach.reaches(w)]
+        added: set[int] = set()
+        while todo:
+            w = todo.pop()
+            if w in added or w in members:
+                continue
+            if not g.fusible[w] or len(added) == limit:
+                self.rejected["cycle between kernels (no convex closure)"] += 1
+                return None
+            added.add(w)
+            # w's producers: those below v are explored already (reach.reaches(w) looked at every index <= w)
+            todo.extend(u for u in g.preds[w] if u > v and u in reach.seen)
+        if not added:
+            return None
+        closed = members | added
+        absorbed = self._closure(closed, [u for m in added for u in g.preds[m]])
+        if absorbed:
+            closed = closed | absorbed
+        return self._of(closed, v)
+
+    def _check(self, v: int, p: Pattern):
         g = self.g
         for w in p.ext:
             if w > v:  # only descendants of v can close a cycle through it
@@ -292,11 +363,11 @@ class CandidateGenerator:
                     self._reach = _Reach(g, v)
                 if self._reach.reaches(w):
                     self.rejected["cycle between kernels"] += 1
-                    return False
+                    return _CYCLE
         reason = NotImplemented
         extend = getattr(self.capability, "extend", None)
         if extend is not None and p.base is not None and not p.gemm \
-                and self._verdicts.get(p.base.members, len(p.base) == 1):
+                and self._verdicts.get(p.base.members, len(p.base) == 1) is True:
             members = p.members
             reason = extend(p.base.rshape, g.ops[v], self.ev.escapes(v, members),
                             lambda op: g.index.get(op, -1) in members)

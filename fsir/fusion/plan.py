@@ -67,6 +67,32 @@ def beam_search(candidates: list[list[Pattern]], beam: int, prune_at: int = 256)
     return plans
 
 
+def greedy_by_score(candidates: list[list[Pattern]]) -> list[Pattern]:
+    """The set of non-overlapping candidates taken greedily, best f first.
+
+    The beam walks producers to consumers and compares partial plans by the f they
+    have gathered so far, so a plan that leaves a producer's ops for a larger pattern
+    of its consumers looks worse than one that spends them at once, and drops out of
+    the beam — when the producer's patterns are smaller than the consumer's (a
+    consumer pattern at `max-ops` cannot grow by one more producer), the beam only
+    keeps plans that cut the larger pattern into pieces. Taking the best patterns
+    first does not have that blind spot (it has others); it is one more plan for the
+    latency-evaluator to choose from."""
+    unique: dict[frozenset[int], Pattern] = {}
+    for patterns in candidates:
+        for p in patterns:
+            if len(p) > 1 and p.score > 0:
+                unique.setdefault(p.members, p)
+    covered: set[int] = set()
+    chosen = []
+    for p in sorted(unique.values(), key=lambda p: (-p.score, p.lo)):
+        if covered.isdisjoint(p.members):
+            covered |= p.members
+            chosen.append(p)
+    chosen.sort(key=lambda p: p.lo)
+    return chosen
+
+
 @dataclass
 class Plan:
     """The kernels of one function in launch order (fused patterns and single ops)."""

@@ -3,7 +3,7 @@
 // RUN: fs-opt %s -p 'fusion-explore{mode=stitch report=true}' 2>&1 >/dev/null | filecheck %s
 // RUN: fs-opt %s -p 'fusion-explore{mode=xla report=true}' 2>&1 >/dev/null | filecheck %s --check-prefix=XLA
 
-// CHECK: fusion-explore @layernorm: mode=stitch gpu=H100 top-k=3 beam=3 group-size=2 remote=true max-ops=64
+// CHECK: fusion-explore @layernorm: mode=stitch gpu=H100 top-k=3 beam=3 group-size=2 remote=true max-ops=128
 // CHECK-NEXT: before: 15 kernels, reads 0.36 MB, writes 0.30 MB
 // CHECK-NEXT: after: 1 kernels (1 fused), reads 0.03 MB, writes 0.03 MB; est. {{.*}} us
 // CHECK-NEXT: search: {{[0-9]+}} candidates, {{[0-9]+}} distinct plans
