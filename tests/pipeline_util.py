@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-import pytest
 
 from fsir.dialects.graph import numpy_dtype
 from fsir.ir import parse_module
@@ -77,7 +76,7 @@ def check(text: str, shapes: list[tuple[int, ...]] | None = None, kinds: list[st
 def check_dominance(module) -> None:
     """Every operand is defined before its use in the same block or an enclosing one
     (xDSL's verifier does not check this; PTX from such IR reads undefined registers)."""
-    from xdsl.ir import Block, BlockArgument
+    from xdsl.ir import BlockArgument
 
     def defined_before(value, op) -> bool:
         if isinstance(value, BlockArgument):
