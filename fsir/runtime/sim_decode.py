@@ -1284,7 +1284,6 @@ def op_ld(D, ins, parts, ops):
     ws = [D.wr(x, t) for x in dsts]
     dt = NP[t]
     esz = dt.itemsize
-    width = esz * nv
     if space == "param":
         if m.base is not None and m.base not in D.K.regs:
             poff = D.K.param_offset(m.base)

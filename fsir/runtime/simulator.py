@@ -1154,7 +1154,6 @@ def launch(mod: SimModule, kernel: str, grid, block, args, shared_bytes: int = 0
             arr_args[i] = a
             entries.append((a.nbytes, f"argument {i} ({K.params[i].name}, {a.dtype}{list(a.shape)})", a))
     gm = GlobalMemory(entries)
-    nglob = len(mod.global_vars)
     for j, (v, _) in enumerate(mod.global_vars):
         gm.bytes_of(j)[:] = gstore[v.name]
     for i, a in arr_args.items():
