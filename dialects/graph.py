@@ -509,7 +509,7 @@ class ElementwiseOp(GraphOp):
             raise VerifyException(f"expected {spec.arity} operands, got {len(types)}")
         elem = types[0].element_type
         if not _accepts(spec.types, elem):
-            raise VerifyException(f"{self.name} does not accept element type {elem} ({spec.types} types only)")
+            raise VerifyException(f"does not accept element type {elem} ({spec.types} types only)")
         shape = shape_of(types[0])
         for t in types[1:]:
             if t.element_type != elem:

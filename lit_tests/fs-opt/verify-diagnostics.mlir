@@ -29,4 +29,4 @@ func.func @h(%x: tensor<4xi32>) {
 }
 
 // CHECK: verify-diagnostics.mlir:26: error: expected error "does not accept element type f32" on line 27 was not produced
-// CHECK: verify-diagnostics.mlir:27:3: error: 'graph.exp' op graph.exp does not accept element type i32 (float types only)  [unexpected error]
+// CHECK: verify-diagnostics.mlir:27:3: error: 'graph.exp' op does not accept element type i32 (float types only)  [unexpected error]

@@ -8,7 +8,7 @@ func.func @f(%x: tensor<4xi32>) -> tensor<4xi32> {
   func.return %r : tensor<4xi32>
 }
 
-// CHECK:{{.*}}verify-error.mlir:[[# @LINE - 4]]:3: error: 'graph.exp' op graph.exp does not accept element type i32 (float types only)
+// CHECK:{{.*}}verify-error.mlir:[[# @LINE - 4]]:3: error: 'graph.exp' op does not accept element type i32 (float types only)
 // CHECK-NEXT:  %r = graph.exp %x : tensor<4xi32>
 // CHECK-NEXT:  ^
 // CHECK-EMPTY:

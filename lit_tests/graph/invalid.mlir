@@ -19,7 +19,7 @@ func.func @f(%x: tensor<4xf32>, %y: tensor<4xf16>) {
 // -----
 
 func.func @f(%x: tensor<4xi32>) {
-  // expected-error @+1 {{graph.exp does not accept element type i32 (float types only)}}
+  // expected-error @+1 {{does not accept element type i32 (float types only)}}
   %r = graph.exp %x : tensor<4xi32>
   func.return
 }
@@ -27,7 +27,7 @@ func.func @f(%x: tensor<4xi32>) {
 // -----
 
 func.func @f(%x: tensor<4xi64>, %y: tensor<4xi64>) {
-  // expected-error @+1 {{graph.pow does not accept element type i64 (float types only)}}
+  // expected-error @+1 {{does not accept element type i64 (float types only)}}
   %r = graph.pow %x, %y : tensor<4xi64>
   func.return
 }
@@ -35,7 +35,7 @@ func.func @f(%x: tensor<4xi64>, %y: tensor<4xi64>) {
 // -----
 
 func.func @f(%x: tensor<4xf32>) {
-  // expected-error @+1 {{graph.not does not accept element type f32 (integer types only)}}
+  // expected-error @+1 {{does not accept element type f32 (integer types only)}}
   %r = graph.not %x : tensor<4xf32>
   func.return
 }
@@ -43,7 +43,7 @@ func.func @f(%x: tensor<4xf32>) {
 // -----
 
 func.func @f(%x: tensor<4xi1>) {
-  // expected-error @+1 {{graph.neg does not accept element type i1 (numeric types only)}}
+  // expected-error @+1 {{does not accept element type i1 (numeric types only)}}
   %r = graph.neg %x : tensor<4xi1>
   func.return
 }
