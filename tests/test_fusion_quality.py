@@ -106,3 +106,16 @@ def test_candidate_scores_match_a_from_scratch_evaluation(path: Path):
             assert p.score == pytest.approx(q.score, rel=1e-9, abs=1e-15)
             checked += 1
     assert checked > 0
+
+
+def test_producers_of_a_pattern_at_max_ops_still_share_a_kernel():
+    """With max-ops 64 the GELU of gelu_mlp (69 ops) cannot be one pattern: the best
+    pattern of its consumers has 64 ops and every candidate of the producers above it
+    overlaps it. The plan's leftover ops get candidates of their own (`fill`), so the
+    bias add and the x/2 branch share a kernel instead of running one op each."""
+    path = EXAMPLES / "hlo" / "gelu_mlp.hlo"
+    kernels = {}
+    for mode in ("xla", "stitch"):
+        _, _, ex = _explore(path, mode=mode, max_ops=64)
+        kernels[mode] = len([k for k in ex.plan.kernels if k.kernels])
+    assert kernels["stitch"] <= 5 and kernels["stitch"] <= kernels["xla"], kernels

@@ -9,8 +9,10 @@ its top-k candidate patterns by PatternReduction (`patterns`), scored by the
 delta-evaluator (`delta_evaluator`); with `remote` on, the virtual producer h adds
 patterns of several producers that meet at a consumer (`patterns.meeting_patterns`);
 beam search picks `beam` plans of non-overlapping patterns (`plan`), and with beam > 1
-one more plan takes the best patterns first (`plan.greedy_by_score`); h then packs
-independent kernels of each plan (`remote`); a latency-evaluator picks the best plan.
+one more plan takes the best patterns first (`plan.greedy_by_score`); each plan is also
+tried with the ops it leaves alone fused by a second round of candidates (`fill`); h
+then packs independent kernels of each plan (`remote`); a latency-evaluator picks the
+best plan.
 
 Dots stay GEMM kernels: a pattern may end in one (light producers inlined into its
 tile loads, stitch-codegen's `gemm` mapping) but never continue past it.
@@ -120,6 +122,12 @@ def _explore(block: Block, options: ExplorerOptions, capability: Capability | No
     beams = beam_search(candidates, options.beam)
     if options.beam > 1:
         beams.append(greedy_by_score(candidates))
+    # Each plan also with its leftover ops fused (`fill`): fusing them can cost remote
+    # fusion more packings than it saves, so the latency-evaluator sees both.
+    for chosen in list(beams):
+        extra = fill(g, ev, cap, copts, chosen)
+        if extra:
+            beams.append(chosen + extra)
     for chosen in beams:
         plan = build_plan(g, ev, chosen)
         if options.remote:
@@ -132,6 +140,26 @@ def _explore(block: Block, options: ExplorerOptions, capability: Capability | No
     best = min(range(len(plans)), key=lambda i: times[i])
     return Exploration(g, ev, options, plans[best], plans, times,
                        sum(len(c) for c in candidates), gen.rejected)
+
+
+def fill(g: DataflowGraph, ev: DeltaEvaluator, cap: Capability, copts: CandidateOptions,
+         chosen: list[Pattern]) -> list[Pattern]:
+    """Patterns for the ops a plan leaves alone: PatternReduction once more, over those
+    ops only, and the best plan of its candidates.
+
+    Candidates are the top-k patterns of each vertex, and the top-k of a producer
+    usually all hold its consumers' best patterns: when a plan takes a consumer's
+    pattern (one at `max-ops` cannot grow by another producer, or the beam preferred
+    it), the producer's candidates all overlap it and the producers left behind run as
+    one kernel each, although they could share one."""
+    allowed = list(g.fusible)
+    for p in chosen:
+        for m in p.members:
+            allowed[m] = False
+    if not any(allowed[v] and any(allowed[c] for c in g.succs[v]) for v in range(len(g))):
+        return []
+    gen = CandidateGenerator(g, ev, cap, copts, allowed)
+    return beam_search(gen.run(), 1)[0]
 
 
 def _plan_time(g: DataflowGraph, ev: DeltaEvaluator, plan: Plan, latency: LatencyEvaluator | None) -> float:

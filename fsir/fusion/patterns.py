@@ -97,8 +97,11 @@ class _Reach:
 
 class CandidateGenerator:
     def __init__(self, g: DataflowGraph, ev: DeltaEvaluator, capability: Capability,
-                 options: CandidateOptions = CandidateOptions()):
+                 options: CandidateOptions = CandidateOptions(), allowed: list[bool] | None = None):
         self.g = g
+        # the vertices patterns may hold: the fusible ones, or fewer (`fill`: those no
+        # pattern of a plan holds yet)
+        self.allowed = g.fusible if allowed is None else allowed
         self.ev = ev
         self.capability = capability
         self.options = options
@@ -109,8 +112,9 @@ class CandidateGenerator:
 
     def run(self) -> list[list[Pattern]]:
         g = self.g
+        allowed = self.allowed
         for v in range(len(g) - 1, -1, -1):
-            if not g.fusible[v]:
+            if not allowed[v]:
                 continue
             if g.kind[v] == "compute":  # a dot is the only root of its kernel
                 self.cands[v] = [self.ev.singles[v]]
@@ -267,11 +271,12 @@ class CandidateGenerator:
     def _closure(self, members: frozenset[int], producers) -> set[int]:
         """Input-only light producers all of whose consumers are in `members`."""
         g = self.g
-        todo = [w for w in producers if g.source_free[w] and w not in members]
+        allowed = self.allowed
+        todo = [w for w in producers if g.source_free[w] and w not in members and allowed[w]]
         added: set[int] = set()
         while todo:
             w = todo.pop()
-            if w in added or w in members or g.is_output[w]:
+            if w in added or w in members or g.is_output[w] or not allowed[w]:
                 continue
             succs = g.succs[w]
             if len(succs) > len(members) + len(added):  # cannot all be inside
@@ -341,7 +346,7 @@ class CandidateGenerator:
             w = todo.pop()
             if w in added or w in members:
                 continue
-            if not g.fusible[w] or len(added) == limit:
+            if not self.allowed[w] or len(added) == limit:
                 self.rejected["cycle between kernels (no convex closure)"] += 1
                 return None
             added.add(w)
