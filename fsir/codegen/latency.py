@@ -104,6 +104,17 @@ def live_intervals(kernel: gpu.FuncOp) -> list[Interval]:
             parent = parent.parent_op()
         return loops
 
+    # `x + c` used only as addresses costs no register: ptxas folds the constant into
+    # the loads' immediate offsets ([%rd + 1024]), and x stays live to those loads.
+    folded: dict[SSAValue, SSAValue] = {}
+    for op in order:
+        if (isinstance(op, arith.AddiOp) and _is_immediate(op.rhs) and op.result.uses
+                and all(isinstance(u.operation, (memref.LoadOp, memref.StoreOp)) for u in op.result.uses)):
+            folded[op.result] = op.lhs
+    aliases: dict[SSAValue, list[SSAValue]] = {}
+    for v, base in folded.items():
+        aliases.setdefault(base, []).append(v)
+
     intervals = []
     values: list[tuple[SSAValue, int, Operation | None]] = []
     for arg in kernel.body.blocks[0].args:
@@ -116,15 +127,17 @@ def live_intervals(kernel: gpu.FuncOp) -> list[Interval]:
                 for a in b.args:
                     # loop-carried / region arguments live from the op's start
                     values.append((a, order[op], op))
+    hoisted = _hoisted_load_starts(order)
     for value, start, def_op in values:
+        start = hoisted.get(def_op, start)
         size = _registers_of(value.type)
-        if size == 0 or _is_immediate(value):
+        if size == 0 or _is_immediate(value) or (FOLD and value in folded):
             continue
         end = start
         def_loops = set(enclosing_loops(def_op)) if def_op is not None else set()
         if def_op is not None and isinstance(def_op, (scf.ForOp, scf.WhileOp)) and value not in def_op.results:
             end = max(end, loop_end[def_op])  # region args of a loop live through it
-        for use in value.uses:
+        for use in [u for v in (value, *aliases.get(value, ())) for u in v.uses]:
             user = use.operation
             if user not in order:
                 continue
@@ -142,6 +155,30 @@ def live_intervals(kernel: gpu.FuncOp) -> list[Interval]:
     return intervals
 
 
+FOLD = True
+
+
+def _hoisted_load_starts(order: dict[Operation, int]) -> dict[Operation, int]:
+    """ptxas issues a straight-line run's global loads as early as it can, to overlap
+    their latencies: a load's value is live from its address's definition (or the
+    last barrier or nested region before it in its block), not from where it was
+    written."""
+    starts: dict[Operation, int] = {}
+    for op, i in order.items():
+        if not isinstance(op, memref.LoadOp) or _classify(op) != ("global", 1):
+            continue
+        block = op.parent_block()
+        earliest = order.get(block.parent_op(), 0) if block is not None else 0  # type: ignore[arg-type]
+        prev = op.prev_op
+        while prev is not None:
+            if isinstance(prev, gpu.BarrierOp) or prev.regions or any(r in op.operands for r in prev.results):
+                earliest = order[prev]
+                break
+            prev = prev.prev_op
+        starts[op] = min(i, earliest + 1)
+    return starts
+
+
 def estimate_registers(kernel: gpu.FuncOp) -> int:
     """Peak simultaneously-live 32-bit registers per thread, plus ptxas's base."""
     events: Counter[int] = Counter()
@@ -152,7 +189,33 @@ def estimate_registers(kernel: gpu.FuncOp) -> int:
     for point in sorted(events):
         live += events[point]
         peak = max(peak, live)
-    return peak + BASE_REGISTERS
+    return peak + _unrolled_overlap(kernel) + BASE_REGISTERS
+
+
+# Loops with this many iterations or fewer (a block's row steps) are unrolled by ptxas.
+PTXAS_UNROLL_TRIPS = 4
+
+
+def _unrolled_overlap(kernel: gpu.FuncOp) -> int:
+    """ptxas unrolls short constant-trip loops and issues the next iteration's first
+    loads (those before its first barrier) while the current one finishes, so their
+    registers add to the peak. Calibrated on the examples' row-step loops (e.g. RMSNorm
+    with 8 row elements per thread and 2 steps: ptxas 56 registers, 44 without this)."""
+    extra = 0
+    for op in kernel.walk():
+        if not isinstance(op, scf.ForOp) or not 2 <= _trip_count(op) <= PTXAS_UNROLL_TRIPS:
+            continue
+        if any(c is None for c in (_const_index(op.lb), _const_index(op.ub))):
+            continue
+        regs = 0
+        for inner in op.body.block.ops:
+            if isinstance(inner, gpu.BarrierOp) or (inner.regions and any(
+                    isinstance(o, gpu.BarrierOp) for o in inner.walk())):
+                break
+            if isinstance(inner, memref.LoadOp) and _classify(inner) == ("global", 1):
+                regs += _registers_of(inner.results[0].type)
+        extra = max(extra, regs)
+    return extra
 
 
 def _const_index(v: SSAValue) -> int | None:
@@ -162,11 +225,49 @@ def _const_index(v: SSAValue) -> int | None:
     return None
 
 
+def _upper_bound(v: SSAValue) -> int | None:
+    """A constant bound on an index: a constant, or either side of a select (a row
+    loop's `valid ? n : 0`) or min."""
+    c = _const_index(v)
+    if c is not None:
+        return c
+    owner = v.owner
+    if isinstance(owner, arith.SelectOp):
+        sides = [_upper_bound(owner.lhs), _upper_bound(owner.rhs)]
+        return None if None in sides else max(sides)  # type: ignore[type-var]
+    if isinstance(owner, arith.MinSIOp):
+        sides = [b for b in (_upper_bound(owner.lhs), _upper_bound(owner.rhs)) if b is not None]
+        return min(sides) if sides else None
+    return None
+
+
 def _trip_count(op: scf.ForOp) -> int:
+    """Iterations of the thread that runs the most: a lower bound that is a thread
+    index (a row's lane) counts as 0."""
     lb, ub, step = (_const_index(v) for v in (op.lb, op.ub, op.step))
-    if lb is None or ub is None or step is None or step <= 0:
+    if lb is None:
+        lb = 0
+    ub = _upper_bound(op.ub)
+    if ub is None or step is None or step <= 0:
         return UNKNOWN_TRIP_COUNT
     return max(0, -(-(ub - lb) // step))
+
+
+def global_bytes(ops: Iterable[Operation], weight: int = 1) -> int:
+    """Global-memory bytes one thread loads and stores (loops by trip count, scf.if:
+    the costlier branch)."""
+    total = 0
+    for op in ops:
+        if isinstance(op, scf.ForOp):
+            total += global_bytes(op.body.block.ops, weight * _trip_count(op))
+        elif isinstance(op, (scf.IfOp, scf.WhileOp)):
+            trips = 1 if isinstance(op, scf.IfOp) else UNKNOWN_TRIP_COUNT
+            branches = [global_bytes(b.ops, weight * trips) for r in op.regions for b in r.blocks]
+            total += max(branches, default=0) if isinstance(op, scf.IfOp) else sum(branches)
+        elif _classify(op) == ("global", 1):
+            ref = op.memref.type  # type: ignore[attr-defined]
+            total += weight * _elem_bytes(ref.element_type)
+    return total
 
 
 def _classify(op: Operation) -> tuple[str, int] | None:
@@ -301,7 +402,7 @@ def waves_for(grid: Sequence[int], block: Sequence[int], occ: Occupancy, spec: G
 
 
 def estimate(kernel: gpu.FuncOp, grid: Sequence[int], block: Sequence[int], spec: GpuSpec,
-             dynamic_smem: int = 0) -> Estimate:
+             dynamic_smem: int = 0, bandwidth: bool = False) -> Estimate:
     """L = N_wave × L_warp for `kernel` launched with `grid` × `block` on `spec`."""
     regs = estimate_registers(kernel)
     smem = shared_bytes(kernel) + dynamic_smem
@@ -309,7 +410,21 @@ def estimate(kernel: gpu.FuncOp, grid: Sequence[int], block: Sequence[int], spec
     if occ.blocks_per_sm == 0:
         return Estimate(math.inf, math.inf, 0, math.inf, regs, smem, occ, {})
     counts = instruction_counts(kernel.body.blocks[0].ops)
-    return combine(waves_for(grid, block, occ, spec), counts, regs, smem, occ, spec)
+    est = combine(waves_for(grid, block, occ, spec), counts, regs, smem, occ, spec)
+    if not bandwidth:
+        return est
+    # A bandwidth floor on top of the latency model (as the fusion explorer's delta
+    # evaluator has): the bytes the threads request over HBM bandwidth, of which fewer
+    # resident warps than `saturating_warps_per_sm` get a proportional share. It is
+    # what rewards loading a row, or γ and β, once instead of again and again.
+    threads = math.prod(grid) * math.prod(block)
+    warps = threads // spec.warp_size
+    resident = min(warps, occ.warps_per_sm * spec.sms)
+    share = min(1.0, resident / (spec.saturating_warps_per_sm * spec.sms))
+    memory = global_bytes(kernel.body.blocks[0].ops) * threads / (spec.hbm_bandwidth * max(share, 1e-9))
+    if memory <= est.seconds:
+        return est
+    return Estimate(memory * spec.clock_hz, memory, est.waves, est.warp_cycles, regs, smem, occ, dict(counts))
 
 
 def simplified_estimate(n_threads: int, threads_per_block: int, counts: dict[str, int], smem_bytes: int,

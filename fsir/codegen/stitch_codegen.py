@@ -34,12 +34,14 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from fsir.codegen.locality import infer_row_dims, local, subroot_reads
+from fsir.codegen.row_configs import RowConfig, RowLayout, choose, row_candidates
 from fsir.dialects import graph
 from fsir.dialects.graph import DYN, fmt_shape, shape_of, shapes_compatible
 from fsir.dialects.schedule import DYNAMIC, GroupOp, KernelOp, SharedOp, YieldOp, element_bytes
 from fsir.dialects.stitch import FusionOp
 from fsir.errors import UserError
 from fsir.fusion.explore import is_free, make_fusion
+from fsir.gpuspec import GpuSpec, gpu_spec
 from fsir.ir import location_of
 
 BLOCK = 256  # threads per block of loop and row kernels
@@ -114,11 +116,12 @@ class GroupSpec:
 class FusionCodegen:
     """Builds the schedule.kernel of one fusion."""
 
-    def __init__(self, fusion: FusionOp, name: str, row_schedule: str = "auto"):
+    def __init__(self, fusion: FusionOp, name: str, row_schedule: str = "auto", gpu: str = "H100"):
         if row_schedule not in ("auto", *ROW_SCHEDULES):
             raise UserError(f"stitch-codegen: unknown row schedule '{row_schedule}' "
                             f"(expected auto, {', '.join(ROW_SCHEDULES)})")
         self.row_schedule = row_schedule
+        self.spec = gpu_spec(gpu)
         self.fusion = fusion
         self.name = name
         self.block = fusion.block
@@ -202,10 +205,27 @@ class FusionCodegen:
         root_dims: list[tuple[int, ...]] = []
         for v in roots:
             root_dims.append(self.root_row_dims(v, row_shape, is_subroot))
-        choice = self.row_schedule if self.row_schedule != "auto" else default_row_schedule(
-            trailing, longest, _numel(row_shape))
-        per_row, comp, where, interleaved = ROW_SCHEDULES[choice](longest)
-        rows_per_block = BLOCK // per_row
+        # the grid covers the most rows any group has (packed parts may differ at run time)
+        extents = [_numel(shape_of(r.result.type)) for r in reduces]
+        extents += [_numel([shape_of(v.type)[d] for d in dims]) for v, dims in zip(roots, root_dims)]
+        k = None if None in extents else max(extents)
+        lengths = [longest] + [_numel([shape_of(v.type)[d] for d in range(len(shape_of(v.type))) if d not in dims])
+                               for v, dims in zip(roots, root_dims)]
+        layout = RowLayout(reduces, roots, root_dims, packed, k, lengths)
+        default = default_row_schedule(trailing, longest, _numel(row_shape))
+        if self.row_schedule != "auto" or k is None:
+            # forced, or a `?` row count the evaluator cannot count waves for: the rules
+            configs = [RowConfig.make(self.row_schedule if self.row_schedule != "auto" else default, BLOCK,
+                                      longest, layout, self.spec)]
+            return self.row_kernel(configs[0], layout)
+        configs = row_candidates(trailing, longest, layout, self.spec)
+        return choose(configs, lambda c: self.row_kernel(c, layout), self.spec)
+
+    def row_kernel(self, config: "RowConfig", layout: "RowLayout") -> KernelOp:
+        """The schedule.kernel of the row mapping under one configuration."""
+        block = config.block
+        per_row, comp, where, interleaved = config.per_row, config.composition, config.storage, config.interleaved
+        rows_per_block = block // per_row
         groups: list[GroupSpec] = []
         shared: list[SharedOp] = []
         # Shared memory (§4.4): a group's result is read into registers right after the
@@ -213,7 +233,7 @@ class FusionCodegen:
         # barrier of its own, so one slot per row of the block serves every group (per
         # accumulator type); the partials buffer is likewise reused by every group.
         accs: list[Attribute] = []
-        for r in reduces:
+        for r in layout.reduces:
             spec = GroupSpec([r.result], comp, where)
             if where == "shared":
                 acc = accumulator_type(r.result.type.element_type)
@@ -223,29 +243,32 @@ class FusionCodegen:
             groups.append(spec)
         for acc in accs:
             space = IntegerAttr(3, i64)
-            partials = BLOCK if interleaved else BLOCK // WARP  # per thread / per warp
+            partials = block if interleaved else block // WARP  # per thread / per warp
             shared.append(SharedOp(f"partials_{acc}", MemRefType(acc, [partials], memory_space=space)))
             shared.append(SharedOp(f"results_{acc}", MemRefType(acc, [rows_per_block], memory_space=space)))
         # Outputs sharing their row dims and shape are computed in one loop.
         by_space: dict[tuple, list[SSAValue]] = {}
-        for v, dims in zip(roots, root_dims):
+        for v, dims in zip(layout.roots, layout.root_dims):
             by_space.setdefault((_shape_key(v), dims), []).append(v)
         for (_, dims), values in by_space.items():
             groups.append(GroupSpec(values, comp, "global", row_dims=dims))
         by_shape: dict[tuple, list[SSAValue]] = {}
-        for v in packed:
+        for v in layout.packed:
             by_shape.setdefault(_shape_key(v), []).append(v)
         for values in by_shape.values():
             groups.append(GroupSpec(values, "thread", "global", packed=True))
-        # the grid covers the most rows any group has (packed parts may differ at run time)
-        extents = [_numel(shape_of(r.result.type)) for r in reduces]
-        extents += [_numel([shape_of(v.type)[d] for d in dims]) for v, dims in zip(roots, root_dims)]
-        k = None if None in extents else max(extents)
-        grid = DYNAMIC if k is None else max(1, -(-k // rows_per_block))
+        k = layout.rows
         params = {"threads_per_row": per_row, "rows_per_block": rows_per_block}
         if interleaved:
             params["interleaved"] = 1
-        return self.kernel("row", params, (grid, 1, 1), (BLOCK, 1, 1), groups, shared)
+        steps = 1
+        if config.slots:
+            params["elements_per_thread"] = config.slots
+            steps = config.steps
+            if steps > 1:
+                params["row_steps"] = steps
+        grid = DYNAMIC if k is None else max(1, -(-k // (rows_per_block * steps)))
+        return self.kernel("row", params, (grid, 1, 1), (block, 1, 1), groups, shared)
 
     def root_row_dims(self, v: SSAValue, row_shape, is_subroot) -> tuple[int, ...]:
         shape = shape_of(v.type)
@@ -370,7 +393,7 @@ def _unique(values: list[SSAValue]) -> list[SSAValue]:
     return out
 
 
-def codegen_function(f: func.FuncOp, row_schedule: str = "auto") -> None:
+def codegen_function(f: func.FuncOp, row_schedule: str = "auto", gpu: str = "H100") -> None:
     # Ops left outside every fusion become kernels of their own (free reshapes excepted);
     # ops and fusions whose results nobody uses need no kernel.
     for op in reversed(list(f.body.block.ops)):
@@ -383,7 +406,7 @@ def codegen_function(f: func.FuncOp, row_schedule: str = "auto") -> None:
     index = 0
     for op in list(f.body.block.ops):
         if isinstance(op, FusionOp):
-            kernel = FusionCodegen(op, f"{f.sym_name.data}_k{index}", row_schedule).build()
+            kernel = FusionCodegen(op, f"{f.sym_name.data}_k{index}", row_schedule, gpu).build()
             index += 1
             f.body.block.insert_op_before(kernel, op)
             for old, new in zip(op.results, kernel.results):
@@ -398,14 +421,16 @@ class StitchCodegenPass(ModulePass):
     """stitch.fusion → schedule.kernel (one kernel per fusion).
 
     rows=auto|thread|warp|block|interleaved: the schedule of every row kernel (auto:
-    the first version's rules; the others force one, e.g. to compare them).
+    the latency-evaluator's choice among all configurations; the others force one,
+    e.g. to compare them). gpu=H100|A100|V100|T4: the GPU the evaluator models.
     """
 
     name = "stitch-codegen"
 
     rows: str = "auto"
+    gpu: str = "H100"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for f in list(op.walk()):
             if isinstance(f, func.FuncOp) and not f.is_declaration:
-                codegen_function(f, self.rows)
+                codegen_function(f, self.rows, self.gpu)

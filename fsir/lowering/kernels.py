@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, MemRefType, i32
-from xdsl.ir import Attribute, Block, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from fsir.dialects import gpu, graph
 from fsir.dialects.graph import DYN, shape_of
@@ -99,6 +99,7 @@ class KernelLowering:
                 for v in (*op.operands, *op.results):
                     self.shapes.dims(v)
         buffers = dict(zip(operands, args[:n_in]))
+        self.read_only = set(args[:n_in]) | set(args[n_in + n_out:n_in + n_out + n_c])
         for c, a in zip(self.constants, args[n_in + n_out:]):
             buffers[c.result] = a
             a.name_hint = "cst"
@@ -159,23 +160,49 @@ class KernelLowering:
         ib, e = self.ib, self.emit
         per_row = self.k.param("threads_per_row")
         rows_per_block = self.k.param("rows_per_block")
+        params = self.k.params.data
+        # `row_steps`: each block takes that many consecutive row-blocks in a loop, so the
+        # row-invariant operands (γ, β) it loads are hoisted out and reused every step.
+        steps = self.k.param("row_steps") if "row_steps" in params else 1
+        # `elements_per_thread`: the row's columns are unrolled into that many slots per
+        # thread at the top of the step; the memo keeps each slot's values in registers,
+        # so a value read before a reduction and used after it is loaded once.
+        self.cached = self.k.param("elements_per_thread") if "elements_per_thread" in params else 0
         tid = self.thread_id()
-        self.interleaved = "interleaved" in self.k.params.data
+        self.interleaved = "interleaved" in params
         if self.interleaved:  # consecutive threads take consecutive rows
             local_row, lane = ib.rem(tid, rows_per_block), ib.div(tid, rows_per_block)
         else:  # consecutive threads share a row
             local_row, lane = ib.div(tid, per_row), ib.rem(tid, per_row)
         self.local_row, self.rows_per_block = local_row, rows_per_block
-        row = ib.add(ib.mul(self.block_id(), rows_per_block), local_row)
+        groups = [g for g in self.k.groups() if "packed" not in g.attributes]
         for g in self.k.groups():
             if "packed" in g.attributes:
                 self.grid_stride(g)
-                continue
+        first = ib.add(ib.mul(self.block_id(), rows_per_block * steps), local_row)
+        if steps == 1:
+            self.row_step(groups, first, lane, per_row, tid)
+            return
+
+        def step(s, iters):
+            self.row_step(groups, ib.add(first, s), lane, per_row, tid)
+            return []
+
+        e.for_loop(0, rows_per_block * steps, rows_per_block, [], step)
+
+    def row_step(self, groups: list[GroupOp], row, lane, per_row: int, tid) -> None:
+        """Every group of the kernel for the thread's row `row`."""
+        ib, e = self.ib, self.emit
+        for g in groups:
             # Each group checks its own row count: parts packed together may have
             # different `?` row counts at run time (the grid covers the largest).
             row_dims = group_row_dims(g, self.shapes)
-            valid = ib.lt(row, ib.prod(row_dims))
-            row_idx = ib.delinearize(row, row_dims)
+            n_rows = ib.prod(row_dims)
+            valid = ib.lt(row, n_rows)
+            store_idx = ib.delinearize(row, row_dims)
+            # unrolled slots compute without guards: rows past the end read the last row
+            # (their results are never stored)
+            row_idx = ib.delinearize(ib.min(row, ib.sub(n_rows, 1)), row_dims) if self.cached else store_idx
             r = self.group_reduce(g)
             if r is not None:
                 value = self.reduce_row(g, r, row_idx, valid, lane, per_row, tid)
@@ -183,28 +210,50 @@ class KernelLowering:
                 for j, (kv, _) in enumerate(self.outputs):
                     if kv is g.results[0]:
                         e.when(e.and_(valid, ib.eq(lane, 0)),
-                               lambda j=j, row_idx=row_idx: self.store_output(j, value, row_idx))
+                               lambda j=j, idx=store_idx: self.store_output(j, value, idx))
                 continue
             rd = row_dims_attr(g)
             out_dims = self.shapes.dims(self.inner(g.results[0]))
             cd = [d for d in range(len(out_dims)) if d not in rd]
             cols = [out_dims[d] for d in cd]
-            ub = ib.select(valid, ib.prod(cols), 0)
 
-            def body(c, iters, g=g, rd=rd, cd=cd, cols=cols, rank=len(out_dims), row_idx=row_idx):
-                cidx = ib.delinearize(c, cols)
+            def index(c, rd=rd, cd=cd, cols=cols, rank=len(out_dims), row_idx=row_idx) -> list[Index]:
                 idx: list[Index] = [0] * rank
                 for d, x in zip(rd, row_idx):
                     idx[d] = x
-                for d, x in zip(cd, cidx):
+                for d, x in zip(cd, ib.delinearize(c, cols)):
                     idx[d] = x
-                for res in g.results:
-                    for j, (kv, gv) in enumerate(self.outputs):
-                        if kv is res:
-                            self.store_output(j, e.at(gv, idx), idx)
+                return idx
+
+            targets = [(j, gv) for res in g.results for j, (kv, gv) in enumerate(self.outputs) if kv is res]
+            if self.cached:
+                for c, cc, inside in self.slots(lane, per_row, ib.prod(cols)):
+                    idx = index(cc)
+                    vals = [e.at(gv, idx) for _, gv in targets]
+                    e.when(e.and_(valid, inside), lambda idx=idx, vals=vals: [
+                        self.store_output(j, v, idx) for (j, _), v in zip(targets, vals)])
+                continue
+
+            def body(c, iters, index=index, targets=targets):
+                idx = index(c)
+                for j, gv in targets:
+                    self.store_output(j, e.at(gv, idx), idx)
                 return []
 
-            e.for_loop(lane, ub, per_row, [], body)
+            e.for_loop(lane, ib.select(valid, ib.prod(cols), 0), per_row, [], body)
+
+    def slots(self, lane, per_row: int, total: Index):
+        """The unrolled column slots of a thread: (column, in-bounds column to compute
+        at, whether the column exists). The last slot may run past the row's end; its
+        column is clamped so the load stays in bounds, and the caller discards it."""
+        assert isinstance(total, int), "elements_per_thread needs static row lengths"
+        ib = self.ib
+        for k in range(-(-total // per_row)):
+            c = ib.add(lane, k * per_row)
+            if (k + 1) * per_row <= total:
+                yield c, c, True
+            else:
+                yield c, ib.min(c, total - 1), ib.lt(c, total)
 
     def grid_stride(self, g: GroupOp) -> None:
         """An independent packed part: every thread of the grid takes its elements in
@@ -245,23 +294,40 @@ class KernelLowering:
         ub = ib.select(valid, ib.prod(red_dims), 0)
         init = sb.reduce_init(kind, acc_t)
 
-        def body(j, iters):
-            ridx = ib.delinearize(j, red_dims)
+        def element(c) -> SSAValue:
+            ridx = ib.delinearize(c, red_dims)
             idx: list[Index] = [0] * len(in_dims)
             for d, x in zip(kept, row_idx):
                 idx[d] = x
             for d, x in zip(reduced, ridx):
                 idx[d] = x
-            return [sb.combine(kind, iters[0], e.at(r.input, idx))]
+            return e.at(r.input, idx)
+
+        if self.cached:
+            acc = init
+            for c, cc, inside in self.slots(lane, per_row, ib.prod(red_dims)):
+                x = element(cc)
+                if not isinstance(inside, bool):
+                    x = sb.select(inside, x, init)
+                acc = sb.combine(kind, acc, x)
+            return self.combine_row(g, kind, acc, init, lane, per_row, tid, elem)
+
+        def body(j, iters):
+            return [sb.combine(kind, iters[0], element(j))]
 
         (acc,) = e.for_loop(lane, ub, per_row, [init], body)
+        return self.combine_row(g, kind, acc, init, lane, per_row, tid, elem)
+
+    def combine_row(self, g: GroupOp, kind: str, acc: SSAValue, init: SSAValue, lane, per_row: int, tid,
+                    elem) -> SSAValue:
+        """Combine the partials of a row's threads: none, shuffles, or shared memory."""
         if self.interleaved:
             acc = self.slice_reduce(g, kind, acc, init, lane, per_row)
         elif 1 < per_row <= WARP:
             acc = self.butterfly(kind, acc, per_row)
         elif per_row > WARP:
             acc = self.block_reduce(g, kind, acc, init, tid)
-        return sb.round_to(acc, elem)
+        return self.sb.round_to(acc, elem)
 
     def slice_reduce(self, g: GroupOp, kind: str, acc: SSAValue, init: SSAValue, lane, slices: int) -> SSAValue:
         """Interleaved rows: each of a row's `slices` threads leaves its partial in shared
@@ -431,7 +497,7 @@ def row_count(k: KernelOp, shapes: ShapeCalc) -> Index:
     return 1 if n is None else n
 
 
-def reuse_computation(f: gpu.FuncOp) -> None:
+def reuse_computation(f: gpu.FuncOp, read_only: set[SSAValue] = frozenset()) -> None:  # type: ignore[assignment]
     """FusionStitching §4.5: values that do not depend on a loop's iteration (a row's
     mean, its 1/sqrt(var + eps), index bases) are computed once before the loop, and
     equal values computed by different groups once per thread."""
@@ -443,9 +509,39 @@ def reuse_computation(f: gpu.FuncOp) -> None:
     loops = [op for op in f.walk() if isinstance(op, scf.ForOp)]
     for loop in reversed(loops):  # inner loops first, so invariants bubble outwards
         move_loop_invariant_code(loop)
+        if hoist_invariant_loads(loop, read_only):
+            move_loop_invariant_code(loop)  # the loads' conversions follow them out
     cse(f)
     region_dce(f.body)
     erase_unused_arith(f)
+
+
+def hoist_invariant_loads(loop, read_only) -> bool:
+    """Move loads from buffers the kernel never writes (its inputs and constants) whose
+    address does not depend on the loop out of it: a block taking several rows loads
+    γ and β once and keeps them in registers for every row. Only loads at the top level
+    of the body move (a guarded load may be out of bounds when its guard is false);
+    hoisting is safe even for a loop that runs zero times, as the address was computed
+    to be in bounds."""
+    from xdsl.dialects import memref
+
+    body = loop.body.block
+    moved = False
+    for op in list(body.ops):
+        if not isinstance(op, memref.LoadOp) or op.memref not in read_only:
+            continue
+        if any(_defined_in(o, loop) for o in op.indices):
+            continue
+        op.detach()
+        loop.parent_block().insert_op_before(op, loop)
+        moved = True
+    return moved
+
+
+def _defined_in(v: SSAValue, loop: Operation) -> bool:
+    owner = v.owner
+    op = owner if isinstance(owner, Operation) else owner.parent_op()
+    return op is not None and loop.is_ancestor(op)
 
 
 def erase_unused_arith(op) -> None:
@@ -507,8 +603,9 @@ def check_lowerable(k: KernelOp) -> None:
 def lower_kernel(k: KernelOp) -> KernelInterface:
     check_lowerable(k)
     try:
-        iface = KernelLowering(k).lower()
-        reuse_computation(iface.func)
+        lowering = KernelLowering(k)
+        iface = lowering.lower()
+        reuse_computation(iface.func, lowering.read_only)
         return iface
     except KeyError as err:  # a missing buffer or symbol: the schedule is inconsistent
         raise UserError(f"'schedule.kernel' op @{k.sym_name.data} cannot be lowered: missing {err}",

@@ -93,6 +93,16 @@ class Cursor:
         return None
 
 
+def _const_addend(v: Index) -> tuple[SSAValue, int] | None:
+    """(x, c) when `v` is the index `x + c` for a constant c."""
+    if isinstance(v, int) or not isinstance(v.owner, arith.AddiOp):
+        return None
+    rhs = v.owner.rhs.owner
+    if isinstance(rhs, arith.ConstantOp) and isinstance(rhs.value, IntegerAttr):
+        return v.owner.lhs, rhs.value.value.data
+    return None
+
+
 class IndexBuilder:
     """`index` arithmetic on Python ints and SSA values, folding what is constant."""
 
@@ -112,6 +122,15 @@ class IndexBuilder:
             return b
         if b == 0:
             return a
+        # (x + c) + y -> (x + y) + c: constants move outwards, so offsets that differ by
+        # a constant (a thread's unrolled row slots) share one base register and the
+        # constant becomes the load's immediate address offset
+        for p, q in ((a, b), (b, a)):
+            split = _const_addend(p)
+            if split is not None and not isinstance(q, int):
+                return self.add(self.add(split[0], q), split[1])
+        if isinstance(a, int):
+            a, b = b, a
         return self.c.value(arith.AddiOp(self.ssa(a), self.ssa(b)))
 
     def sub(self, a: Index, b: Index) -> Index:

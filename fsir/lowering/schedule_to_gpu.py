@@ -152,7 +152,8 @@ class HostLowering:
                 n = ib.max(n, shapes.numel(v))
             return ib.max(ib.ceildiv(n, block[0]), 1)
         if mapping == "row":
-            return ib.max(ib.ceildiv(row_count(k, shapes), k.param("rows_per_block")), 1)
+            steps = k.param("row_steps") if "row_steps" in k.params.data else 1
+            return ib.max(ib.ceildiv(row_count(k, shapes), k.param("rows_per_block") * steps), 1)
         dot = inner[0].owner
         assert isinstance(dot, graph.DotOp)
         a, b = shapes.dims(dot.lhs), shapes.dims(dot.rhs)

@@ -1,0 +1,151 @@
+"""The configurations a row kernel can run in (FusionStitching §4.2), and the choice
+among them by the latency-evaluator (§4.3).
+
+A configuration is a row schedule (a thread, a warp segment, a block or interleaved
+slices per row), the threads per block, whether each thread keeps its share of the row
+in registers (`slots` elements, unrolled; 0 re-reads the row in every group) and how
+many row-blocks a block takes in turn (`steps`, so row-invariant operands such as γ and
+β are loaded once and reused). `choose` lowers every candidate kernel to gpu IR, scores
+it with `fsir.codegen.latency.estimate` (L = N_wave × L_warp) and keeps the fastest,
+recording the estimate in the kernel's `cost`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import DictionaryAttr, FloatAttr, IntegerAttr, StringAttr, f64, i64
+from xdsl.ir import SSAValue
+
+from fsir.dialects.schedule import KernelOp
+from fsir.gpuspec import GpuSpec
+
+WARP = 32
+# Row elements a thread keeps in registers. The brief allows ~32 f32; 8 is where the
+# register estimate still tracks ptxas (at 16 slots plus 16 cached γ values ptxas -v
+# reports 90 registers against an estimate of 60, and the evaluator could not be
+# trusted). Longer rows stay on chip by taking more threads per row (up to 1024).
+MAX_REGISTER_SLOTS = 8
+ROW_STEPS = (1, 2, 4, 8)  # row-blocks a block may take in turn
+BLOCK_SIZES = (128, 256, 512, 1024)  # threads per block of the block schedule (a row each)
+
+
+@dataclass
+class RowLayout:
+    """What the configurations of one fusion share: its groups and row extents."""
+
+    reduces: list
+    roots: list[SSAValue]
+    root_dims: list[tuple[int, ...]]
+    packed: list[SSAValue]
+    rows: int | None  # rows the grid covers (None: `?`)
+    lengths: list[int | None]  # each group's row length (reduced / column elements)
+
+
+@dataclass(frozen=True)
+class RowConfig:
+    schedule: str  # thread | warp | block | interleaved
+    block: int  # threads per block
+    per_row: int
+    composition: str
+    storage: str
+    interleaved: bool
+    slots: int = 0
+    steps: int = 1
+
+    @staticmethod
+    def make(schedule: str, block: int, longest: int, layout: RowLayout, spec: GpuSpec,
+             cached: bool = True, steps: int | None = None) -> "RowConfig":
+        from fsir.codegen.stitch_codegen import ROW_SCHEDULES
+
+        per_row, comp, where, interleaved = ROW_SCHEDULES[schedule](longest)
+        if schedule == "block":
+            per_row = block
+        slots = register_slots(layout.lengths, per_row, layout.rows) if cached else 0
+        if steps is None:
+            steps = default_steps(-(-layout.rows // (block // per_row)), spec) if slots and layout.rows else 1
+        return RowConfig(schedule, block, per_row, comp, where, interleaved, slots, steps if slots else 1)
+
+    def describe(self) -> str:
+        out = f"{self.schedule}/{self.block}"
+        if self.slots:
+            out += f"/reg{self.slots}"
+        if self.steps > 1:
+            out += f"/steps{self.steps}"
+        return out
+
+
+def register_slots(lengths: list[int | None], per_row: int, rows: int | None) -> int:
+    """Keep the row on chip (issue 5 item 5): when every group's row is static and
+    fits `MAX_REGISTER_SLOTS` elements per thread, each thread's share of the row is
+    unrolled into registers (a value read before a reduction and used after it is
+    loaded once). 0: too long or dynamic; the groups loop over the row and re-read."""
+    if not rows or any(not n for n in lengths):
+        return 0
+    slots = max(-(-n // per_row) for n in lengths)  # type: ignore[operator]
+    return slots if slots <= MAX_REGISTER_SLOTS else 0
+
+
+def default_steps(row_blocks: int, spec: GpuSpec) -> int:
+    """The rules' row steps: as many as keep at least two blocks per SM."""
+    return max(s for s in ROW_STEPS if s == 1 or row_blocks // s >= 2 * spec.sms)
+
+
+def row_candidates(trailing: bool, longest: int, layout: RowLayout, spec: GpuSpec) -> list[RowConfig]:
+    """Every configuration worth scoring. Row reductions: a thread, a warp segment or a
+    block of 128–1024 threads per row; column reductions: a thread per row or
+    interleaved slices (a warp or block across a column row would read it uncoalesced).
+    Each with the row in registers when it fits, and without. Row steps follow a rule
+    (`default_steps`) rather than the evaluator: the latency model's wave quantisation
+    would trade γ/β reuse for filling a last partial wave."""
+    shapes = [("thread", 256), ("interleaved", 256)] if not trailing else (
+        [("thread", 256), ("warp", 256)] + [("block", b) for b in BLOCK_SIZES])
+    out: list[RowConfig] = []
+    for schedule, block in shapes:
+        base = RowConfig.make(schedule, block, longest, layout, spec, cached=False)
+        out.append(base)
+        if register_slots(layout.lengths, base.per_row, layout.rows):
+            out.append(RowConfig.make(schedule, block, longest, layout, spec))
+    return out
+
+
+def choose(configs: list[RowConfig], build: Callable[[RowConfig], KernelOp], spec: GpuSpec) -> KernelOp:
+    """Build, lower and score every configuration; return the fastest kernel with the
+    evaluator's figures in its `cost` (the others are discarded)."""
+    from fsir.codegen.latency import estimate
+    from fsir.lowering.kernels import lower_kernel
+
+    best: tuple[float, KernelOp, object, RowConfig] | None = None
+    for config in configs:
+        k = build(config)
+        grid, block = k.launch()
+        est = estimate(lower_kernel(k).func, grid, block, spec, bandwidth=True)
+        if best is None or est.seconds < best[0]:
+            if best is not None:
+                _discard(best[1])
+            best = (est.seconds, k, est, config)
+        else:
+            _discard(k)
+    assert best is not None
+    _, k, est, config = best
+    record(k, est, config, len(configs))
+    return k
+
+
+def record(k: KernelOp, est, config: RowConfig, candidates: int) -> None:
+    """The evaluator's choice and estimate, visible in the schedule IR."""
+    cost = dict(k.cost.data) if k.cost is not None else {}
+    cost["estimate_us"] = FloatAttr(round(est.seconds * 1e6, 3) if math.isfinite(est.seconds) else -1.0, f64)
+    cost["registers"] = IntegerAttr(est.registers, i64)
+    cost["occupancy"] = IntegerAttr(est.occupancy.warps_per_sm, i64)
+    cost["waves"] = IntegerAttr(est.waves, i64)
+    cost["candidates"] = IntegerAttr(candidates, i64)
+    cost["config"] = StringAttr(config.describe())
+    k.cost = DictionaryAttr(cost)
+
+
+def _discard(k: KernelOp) -> None:
+    """A candidate not taken: drop its uses of the function's values."""
+    k.drop_all_references()
