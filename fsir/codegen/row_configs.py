@@ -100,8 +100,11 @@ def row_candidates(trailing: bool, longest: int, layout: RowLayout, spec: GpuSpe
     Each with the row in registers when it fits, and without. Row steps follow a rule
     (`default_steps`) rather than the evaluator: the latency model's wave quantisation
     would trade γ/β reuse for filling a last partial wave."""
+    # A block with more threads than the row has elements leaves threads idle that the
+    # wave count cannot see (a partly idle GPU looks free to L = N_wave x L_warp).
+    blocks = [b for b in BLOCK_SIZES if b <= longest]
     shapes = [("thread", 256), ("interleaved", 256)] if not trailing else (
-        [("thread", 256), ("warp", 256)] + [("block", b) for b in BLOCK_SIZES])
+        [("thread", 256), ("warp", 256)] + [("block", b) for b in blocks])
     out: list[RowConfig] = []
     for schedule, block in shapes:
         base = RowConfig.make(schedule, block, longest, layout, spec, cached=False)

@@ -116,12 +116,14 @@ class GroupSpec:
 class FusionCodegen:
     """Builds the schedule.kernel of one fusion."""
 
-    def __init__(self, fusion: FusionOp, name: str, row_schedule: str = "auto", gpu: str = "H100"):
+    def __init__(self, fusion: FusionOp, name: str, row_schedule: str = "auto", gpu: str = "H100",
+                 registers: bool = True):
         if row_schedule not in ("auto", *ROW_SCHEDULES):
             raise UserError(f"stitch-codegen: unknown row schedule '{row_schedule}' "
                             f"(expected auto, {', '.join(ROW_SCHEDULES)})")
         self.row_schedule = row_schedule
         self.spec = gpu_spec(gpu)
+        self.registers = registers
         self.fusion = fusion
         self.name = name
         self.block = fusion.block
@@ -216,9 +218,9 @@ class FusionCodegen:
         if self.row_schedule != "auto" or k is None:
             # forced, or a `?` row count the evaluator cannot count waves for: the rules
             configs = [RowConfig.make(self.row_schedule if self.row_schedule != "auto" else default, BLOCK,
-                                      longest, layout, self.spec)]
+                                      longest, layout, self.spec, cached=self.registers)]
             return self.row_kernel(configs[0], layout)
-        configs = row_candidates(trailing, longest, layout, self.spec)
+        configs = [c for c in row_candidates(trailing, longest, layout, self.spec) if self.registers or not c.slots]
         return choose(configs, lambda c: self.row_kernel(c, layout), self.spec)
 
     def row_kernel(self, config: "RowConfig", layout: "RowLayout") -> KernelOp:
@@ -393,7 +395,7 @@ def _unique(values: list[SSAValue]) -> list[SSAValue]:
     return out
 
 
-def codegen_function(f: func.FuncOp, row_schedule: str = "auto", gpu: str = "H100") -> None:
+def codegen_function(f: func.FuncOp, row_schedule: str = "auto", gpu: str = "H100", registers: bool = True) -> None:
     # Ops left outside every fusion become kernels of their own (free reshapes excepted);
     # ops and fusions whose results nobody uses need no kernel.
     for op in reversed(list(f.body.block.ops)):
@@ -406,7 +408,7 @@ def codegen_function(f: func.FuncOp, row_schedule: str = "auto", gpu: str = "H10
     index = 0
     for op in list(f.body.block.ops):
         if isinstance(op, FusionOp):
-            kernel = FusionCodegen(op, f"{f.sym_name.data}_k{index}", row_schedule, gpu).build()
+            kernel = FusionCodegen(op, f"{f.sym_name.data}_k{index}", row_schedule, gpu, registers).build()
             index += 1
             f.body.block.insert_op_before(kernel, op)
             for old, new in zip(op.results, kernel.results):
@@ -423,14 +425,18 @@ class StitchCodegenPass(ModulePass):
     rows=auto|thread|warp|block|interleaved: the schedule of every row kernel (auto:
     the latency-evaluator's choice among all configurations; the others force one,
     e.g. to compare them). gpu=H100|A100|V100|T4: the GPU the evaluator models.
+    registers=auto|off: off never keeps a row in registers (every group re-reads it).
     """
 
     name = "stitch-codegen"
 
     rows: str = "auto"
     gpu: str = "H100"
+    registers: str = "auto"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.registers not in ("auto", "off"):
+            raise UserError(f"stitch-codegen: registers={self.registers} (expected auto or off)")
         for f in list(op.walk()):
             if isinstance(f, func.FuncOp) and not f.is_declaration:
-                codegen_function(f, self.rows, self.gpu)
+                codegen_function(f, self.rows, self.gpu, self.registers == "auto")

@@ -3,11 +3,12 @@
 // from registers, warp lanes or a shared-memory slot; the outputs form the root group.
 // RUN: fs-opt %s -p stitch-codegen | filecheck %s
 
-// Rows of 1024 > 512: a block per row, sub-root results in shared slots.
+// Rows of 1024: the latency-evaluator picks a block of 1024 threads per row, each
+// keeping its element in a register; sub-root results in shared slots.
 // CHECK-LABEL: func.func @softmax
-// CHECK: schedule.kernel @softmax_k0 row {threads_per_row = 256 : i64, rows_per_block = 1 : i64} grid [4, 1, 1] block [256, 1, 1] cost {warps = 32 : i64, global_bytes = 32768 : i64, smem_bytes = 36 : i64}
+// CHECK: schedule.kernel @softmax_k0 row {threads_per_row = 1024 : i64, rows_per_block = 1 : i64, elements_per_thread = 1 : i64} grid [4, 1, 1] block [1024, 1, 1] cost {warps = 128 : i64, global_bytes = 32768 : i64, smem_bytes = 132 : i64, estimate_us = {{.*}}, config = "block/1024/reg1"}
 // CHECK-NEXT: ^{{.*}}(%[[X:.*]]: tensor<4x1024xf32>):
-// CHECK-NEXT: schedule.shared @partials_f32 : memref<8xf32, 3 : i64>
+// CHECK-NEXT: schedule.shared @partials_f32 : memref<32xf32, 3 : i64>
 // CHECK-NEXT: schedule.shared @results_f32 : memref<1xf32, 3 : i64>
 // CHECK-NEXT: %[[M:.*]] = schedule.group block -> shared @results_f32[0] : tensor<4xf32> {
 // CHECK-NEXT: %[[R:.*]] = graph.reduce max %[[X]] dims [1]
@@ -37,18 +38,20 @@ func.func @softmax(%x: tensor<4x1024xf32>) -> tensor<4x1024xf32> {
 
 // Rows of 64: a warp per row (8 rows per block), results in every lane after a butterfly.
 // CHECK-LABEL: func.func @row_sum
-// CHECK: schedule.kernel @row_sum_k0 row {threads_per_row = 32 : i64, rows_per_block = 8 : i64} grid [13, 1, 1] block [256, 1, 1]
+// CHECK: schedule.kernel @row_sum_k0 row {threads_per_row = 32 : i64, rows_per_block = 8 : i64, elements_per_thread = 2 : i64} grid [13, 1, 1] block [256, 1, 1]
 // CHECK: schedule.group warp -> lanes : tensor<100xf32>
 func.func @row_sum(%x: tensor<100x64xf32>) -> tensor<100xf32> {
   %r = graph.reduce sum %x dims [1] : (tensor<100x64xf32>) -> tensor<100xf32>
   func.return %r : tensor<100xf32>
 }
 
-// Reducing dim 0: neighbouring rows are neighbouring in memory, so a thread per row.
+// Reducing dim 0: neighbouring rows are neighbouring in memory, so a thread per row or
+// interleaved slices (consecutive threads on consecutive columns); with 6 columns the
+// evaluator prefers 8 slices per column.
 // CHECK-LABEL: func.func @column
-// CHECK: schedule.kernel @column_k0 row {threads_per_row = 1 : i64, rows_per_block = 256 : i64} grid [1, 1, 1] block [256, 1, 1]
-// CHECK: %[[C:.*]] = schedule.group thread -> reg : tensor<6xf32>
-// CHECK: schedule.group thread -> global {row_dims = array<i64: 1>} : tensor<40x6xf32>
+// CHECK: schedule.kernel @column_k0 row {threads_per_row = 8 : i64, rows_per_block = 32 : i64, interleaved = 1 : i64, elements_per_thread = 5 : i64} grid [1, 1, 1] block [256, 1, 1]
+// CHECK: %[[C:.*]] = schedule.group block -> shared @results_f32[0] : tensor<6xf32>
+// CHECK: schedule.group block -> global {row_dims = array<i64: 1>} : tensor<40x6xf32>
 func.func @column(%x: tensor<40x6xf32>) -> tensor<40x6xf32> {
   %y = stitch.fusion (%x) : (tensor<40x6xf32>) -> tensor<40x6xf32> {
   ^bb0(%xa: tensor<40x6xf32>):
@@ -60,7 +63,7 @@ func.func @column(%x: tensor<40x6xf32>) -> tensor<40x6xf32> {
   func.return %y : tensor<40x6xf32>
 }
 
-// Dynamic rows: the grid is computed at run time.
+// Dynamic rows: the grid is computed at run time (the rules choose: no wave count).
 // CHECK-LABEL: func.func @dynamic
 // CHECK: schedule.kernel @dynamic_k0 row {threads_per_row = 32 : i64, rows_per_block = 8 : i64} grid [?, 1, 1] block [256, 1, 1] cost {smem_bytes = 0 : i64}
 func.func @dynamic(%x: tensor<?x50xf32>) -> tensor<?xf32> {
