@@ -9,10 +9,10 @@ its top-k candidate patterns by PatternReduction (`patterns`), scored by the
 delta-evaluator (`delta_evaluator`); with `remote` on, the virtual producer h adds
 patterns of several producers that meet at a consumer (`patterns.meeting_patterns`);
 beam search picks `beam` plans of non-overlapping patterns (`plan`), and with beam > 1
-one more plan takes the best patterns first (`plan.greedy_by_score`); each plan is also
-tried with the ops it leaves alone fused by a second round of candidates (`fill`); h
-then packs independent kernels of each plan (`remote`); a latency-evaluator picks the
-best plan.
+one more plan takes the best patterns first (`plan.greedy_by_score`); h then packs
+independent kernels of each plan (`remote`); a latency-evaluator picks the best plan,
+which is tried once more with the ops it leaves alone fused by a second round of
+candidates over them (`fill`).
 
 Dots stay GEMM kernels: a pattern may end in one (light producers inlined into its
 tile loads, stitch-codegen's `gemm` mapping) but never continue past it.
@@ -122,13 +122,9 @@ def _explore(block: Block, options: ExplorerOptions, capability: Capability | No
     beams = beam_search(candidates, options.beam)
     if options.beam > 1:
         beams.append(greedy_by_score(candidates))
-    # Each plan also with its leftover ops fused (`fill`): fusing them can cost remote
-    # fusion more packings than it saves, so the latency-evaluator sees both.
-    for chosen in list(beams):
-        extra = fill(g, ev, cap, copts, chosen)
-        if extra:
-            beams.append(chosen + extra)
-    for chosen in beams:
+    chosen_of: list[list[Pattern]] = []
+
+    def add(chosen: list[Pattern]) -> None:
         plan = build_plan(g, ev, chosen)
         if options.remote:
             plan = remote_fusion(g, ev, plan, cap, copts, packings)
@@ -136,14 +132,26 @@ def _explore(block: Block, options: ExplorerOptions, capability: Capability | No
         if key not in seen:
             seen.add(key)
             plans.append(plan)
-    times = [_plan_time(g, ev, p, latency) for p in plans]
+            chosen_of.append(chosen)
+            times.append(_plan_time(g, ev, plan, latency))
+
+    times: list[float] = []
+    for chosen in beams:
+        add(chosen)
+    # The best plan once more with the ops it leaves alone fused (`fill`); fusing them
+    # can cost remote fusion more packings than it saves, so the latency-evaluator
+    # chooses between the two.
+    best = min(range(len(plans)), key=lambda i: times[i])
+    extra = fill(g, ev, cap, copts, chosen_of[best], gen._verdicts)
+    if extra:
+        add(chosen_of[best] + extra)
     best = min(range(len(plans)), key=lambda i: times[i])
     return Exploration(g, ev, options, plans[best], plans, times,
                        sum(len(c) for c in candidates), gen.rejected)
 
 
 def fill(g: DataflowGraph, ev: DeltaEvaluator, cap: Capability, copts: CandidateOptions,
-         chosen: list[Pattern]) -> list[Pattern]:
+         chosen: list[Pattern], verdicts: dict | None = None) -> list[Pattern]:
     """Patterns for the ops a plan leaves alone: PatternReduction once more, over those
     ops only, and the best plan of its candidates.
 
@@ -158,7 +166,7 @@ def fill(g: DataflowGraph, ev: DeltaEvaluator, cap: Capability, copts: Candidate
             allowed[m] = False
     if not any(allowed[v] and any(allowed[c] for c in g.succs[v]) for v in range(len(g))):
         return []
-    gen = CandidateGenerator(g, ev, cap, copts, allowed)
+    gen = CandidateGenerator(g, ev, cap, copts, allowed, verdicts)
     return beam_search(gen.run(), 1)[0]
 
 

@@ -97,7 +97,8 @@ class _Reach:
 
 class CandidateGenerator:
     def __init__(self, g: DataflowGraph, ev: DeltaEvaluator, capability: Capability,
-                 options: CandidateOptions = CandidateOptions(), allowed: list[bool] | None = None):
+                 options: CandidateOptions = CandidateOptions(), allowed: list[bool] | None = None,
+                 verdicts: dict | None = None):
         self.g = g
         # the vertices patterns may hold: the fusible ones, or fewer (`fill`: those no
         # pattern of a plan holds yet)
@@ -107,7 +108,9 @@ class CandidateGenerator:
         self.options = options
         self.cands: list[list[Pattern]] = [[] for _ in range(len(g))]
         self.rejected: Counter[str] = Counter()  # why patterns were discarded (for reports/tests)
-        self._verdicts: dict[frozenset[int], bool | str] = {}
+        # verdicts on member sets (valid, not convex, or not generable) are properties of
+        # the sets alone, so generators over one graph may share them (`verdicts`)
+        self._verdicts: dict[frozenset[int], bool | str] = {} if verdicts is None else verdicts
         self._reach: _Reach | None = None
 
     def run(self) -> list[list[Pattern]]:
