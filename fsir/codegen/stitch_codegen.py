@@ -35,6 +35,7 @@ from xdsl.passes import ModulePass
 
 from fsir.codegen.locality import infer_row_dims, local, subroot_reads
 from fsir.codegen.row_configs import RowConfig, RowLayout, choose, row_candidates
+from fsir.codegen.smem import Request, allocate, chain, dominators
 from fsir.dialects import graph
 from fsir.dialects.graph import DYN, fmt_shape, shape_of, shapes_compatible
 from fsir.dialects.schedule import DYNAMIC, GroupOp, KernelOp, SharedOp, YieldOp, element_bytes
@@ -234,20 +235,30 @@ class FusionCodegen:
         # barrier that publishes it, and the next group writes its result only after a
         # barrier of its own, so one slot per row of the block serves every group (per
         # accumulator type); the partials buffer is likewise reused by every group.
-        accs: list[Attribute] = []
-        for r in layout.reduces:
+        # The result slots are placed by the dominance-based allocator (fsir/codegen/
+        # smem.py): a slot is read only by its own group (into registers, right after
+        # the barrier publishing it), so it is dead at every later group, and all the
+        # reductions of an accumulator type share one slot's space.
+        accs: dict[Attribute, list[Request]] = {}
+        for i, r in enumerate(layout.reduces):
             spec = GroupSpec([r.result], comp, where)
             if where == "shared":
                 acc = accumulator_type(r.result.type.element_type)
-                spec.buffer, spec.offset = f"results_{acc}", 0
-                if acc not in accs:
-                    accs.append(acc)
+                nbytes = element_bytes(acc)
+                accs.setdefault(acc, []).append(Request(f"g{i}", rows_per_block * nbytes, i, (i,), nbytes))
+                spec.buffer = f"results_{acc}"
             groups.append(spec)
-        for acc in accs:
+        idom = dominators(chain(list(range(len(layout.reduces))), {}), 0)
+        for acc, requests in accs.items():
+            nbytes = element_bytes(acc)
+            placement = allocate(requests, idom)
+            for req in requests:
+                groups[req.writer].offset = placement.offsets[req.name] // nbytes
             space = IntegerAttr(3, i64)
             partials = block if interleaved else block // WARP  # per thread / per warp
             shared.append(SharedOp(f"partials_{acc}", MemRefType(acc, [partials], memory_space=space)))
-            shared.append(SharedOp(f"results_{acc}", MemRefType(acc, [rows_per_block], memory_space=space)))
+            shared.append(SharedOp(f"results_{acc}", MemRefType(acc, [placement.size // nbytes],
+                                                                memory_space=space)))
         # Outputs sharing their row dims and shape are computed in one loop.
         by_space: dict[tuple, list[SSAValue]] = {}
         for v, dims in zip(layout.roots, layout.root_dims):

@@ -1,0 +1,140 @@
+"""Shared-memory buffers with dominance-based reuse (FusionStitching §4.4).
+
+A kernel's groups form a graph: an edge from the group that writes a value to each
+group that reads it, and from each group to the next in program order. A buffer may
+take the space of an earlier buffer when the earlier buffer is dead there: every
+group that reads the earlier buffer dominates the group that writes the new one (any
+path from the entry to the new writer passes through all the old buffer's readers, so
+they are done). Dominators are Cooper, Harvey and Kennedy's iterative algorithm ("A
+Simple, Fast Dominance Algorithm", 2001) over reverse postorder.
+
+    idom = dominators(successors, entry)
+    placement = allocate(requests, idom, order)   # name -> offset; size = arena bytes
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+
+Node = Hashable
+
+
+def reverse_postorder(successors: Mapping[Node, Sequence[Node]], entry: Node) -> list[Node]:
+    seen: set[Node] = set()
+    post: list[Node] = []
+    stack: list[tuple[Node, int]] = [(entry, 0)]
+    seen.add(entry)
+    while stack:
+        node, i = stack.pop()
+        succ = successors.get(node, ())
+        if i < len(succ):
+            stack.append((node, i + 1))
+            nxt = succ[i]
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append((nxt, 0))
+        else:
+            post.append(node)
+    return post[::-1]
+
+
+def dominators(successors: Mapping[Node, Sequence[Node]], entry: Node) -> dict[Node, Node]:
+    """Immediate dominators of the nodes reachable from `entry` (entry -> entry)."""
+    order = reverse_postorder(successors, entry)
+    index = {n: i for i, n in enumerate(order)}
+    preds: dict[Node, list[Node]] = {n: [] for n in order}
+    for n in order:
+        for s in successors.get(n, ()):
+            preds[s].append(n)
+    idom: dict[Node, Node] = {entry: entry}
+
+    def intersect(a: Node, b: Node) -> Node:
+        while a != b:
+            while index[a] > index[b]:
+                a = idom[a]
+            while index[b] > index[a]:
+                b = idom[b]
+        return a
+
+    changed = True
+    while changed:
+        changed = False
+        for n in order[1:]:
+            done = [p for p in preds[n] if p in idom]
+            new = done[0]
+            for p in done[1:]:
+                new = intersect(p, new)
+            if idom.get(n) != new:
+                idom[n] = new
+                changed = True
+    return idom
+
+
+def dominates(idom: Mapping[Node, Node], a: Node, b: Node) -> bool:
+    """Does `a` dominate `b` (every node dominates itself)?"""
+    while True:
+        if a == b:
+            return True
+        parent = idom.get(b)
+        if parent is None or parent == b:
+            return False
+        b = parent
+
+
+@dataclass(frozen=True)
+class Request:
+    name: str
+    size: int  # bytes
+    writer: Node  # the group that fills the buffer
+    readers: tuple[Node, ...]  # the groups that read it (the writer included if it reads)
+    align: int = 16
+
+
+@dataclass
+class Placement:
+    offsets: dict[str, int]
+    size: int  # bytes of the arena
+
+
+def allocate(requests: Sequence[Request], idom: Mapping[Node, Node]) -> Placement:
+    """First fit over the arena in request order: a new buffer may overlap a placed
+    one only if that one is dead at the new writer (all its readers and its writer
+    dominate the new writer, and the new writer is not among its readers)."""
+    placed: list[tuple[Request, int]] = []
+    offsets: dict[str, int] = {}
+    top = 0
+    for r in requests:
+        live = [(p, off) for p, off in placed if not _dead(p, r.writer, idom)]
+        offset = 0
+        for p, off in sorted(live, key=lambda x: x[1]):
+            if offset + r.size <= off:
+                break
+            offset = max(offset, _align(off + p.size, r.align))
+        offsets[r.name] = offset
+        placed.append((r, offset))
+        top = max(top, offset + r.size)
+    return Placement(offsets, top)
+
+
+def _dead(p: Request, at: Node, idom: Mapping[Node, Node]) -> bool:
+    if at in p.readers or at == p.writer:
+        return False
+    return all(dominates(idom, n, at) for n in (p.writer, *p.readers))
+
+
+def _align(n: int, a: int) -> int:
+    return -(-n // a) * a
+
+
+def chain(groups: Sequence[Node], reads: Mapping[Node, Sequence[Node]]) -> dict[Node, list[Node]]:
+    """The successor graph of a kernel's groups: program order plus dataflow edges
+    (`reads[g]`: the groups whose results `g` reads)."""
+    succ: dict[Node, list[Node]] = {g: [] for g in groups}
+    for a, b in zip(groups, groups[1:]):
+        succ[a].append(b)
+    for g, srcs in reads.items():
+        for s in srcs:
+            if g not in succ[s]:
+                succ[s].append(g)
+    return succ
