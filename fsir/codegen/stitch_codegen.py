@@ -18,8 +18,14 @@ Each `stitch.fusion` becomes one `schedule.kernel` with one of three mappings:
 - `gemm`: a `graph.dot` (its light producers inlined into the tile loads) as a tiled
   shared-memory GEMM.
 
-The first version picks schedules by the rules above; the latency-evaluator issue will
-enumerate them (§4.2–4.3) and fill in the `cost` estimate.
+Row kernels are configured by the latency-evaluator (§4.2–4.3, `fsir/codegen/
+row_configs.py`): every schedule above with 128–1024 threads per block, the row kept in
+registers (`elements_per_thread` unrolled slots per thread, so values read before a
+reduction and used after it are loaded once) or re-read, and `row_steps` row-blocks per
+block (row-invariant operands such as γ and β loaded once for all of them) are lowered
+and scored, and the fastest is kept with its estimate in `cost`. `rows=` forces a
+schedule (then, and for `?` row counts, the rules above choose); `registers=off` never
+keeps rows in registers. Shared result slots are placed by `fsir/codegen/smem.py`.
 """
 
 from __future__ import annotations
