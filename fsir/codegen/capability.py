@@ -30,7 +30,7 @@ from collections.abc import Sequence
 
 from xdsl.ir import Operation, SSAValue
 
-from fsir.codegen.locality import infer_row_dims, local, operand_syms
+from fsir.codegen.locality import local, operand_syms, row_dims_of
 from fsir.dialects import graph
 from fsir.dialects.graph import fmt_shape, shape_of, shapes_compatible
 
@@ -185,16 +185,4 @@ class _Reads:
 def _root_row_dims(v: SSAValue, row_shape, reads_of: _Reads) -> tuple[int, ...] | None:
     """stitch_codegen's FusionCodegen.root_row_dims, returning None instead of raising."""
     shape = shape_of(v.type)
-    rank, m = len(shape), len(row_shape)
-    reads = list(reads_of(v, tuple(range(rank))))
-    pairs = [(None, s) for s in reads]
-    for dims in (infer_row_dims(pairs), tuple(range(m)), tuple(range(rank - m, rank))):
-        if dims is None or len(dims) != m or any(not 0 <= d < rank for d in dims):
-            continue
-        if list(dims) != sorted(dims) and not reads:
-            continue
-        if not shapes_compatible([shape[d] for d in dims], row_shape):
-            continue
-        if all(local(s, dims, row_shape) for s in reads):
-            return dims
-    return None
+    return row_dims_of(shape, row_shape, list(reads_of(v, tuple(range(len(shape))))))

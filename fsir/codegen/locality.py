@@ -102,6 +102,25 @@ def local(read: Sym, row_dims: Sequence[int], row_shape: Sequence[int]) -> bool:
     return all(s == d or (s == ZERO and size == 1) for s, d, size in zip(read, row_dims, row_shape))
 
 
+def row_dims_of(shape: Sequence[int], row_shape: Sequence[int], reads: Sequence[Sym]) -> tuple[int, ...] | None:
+    """The dims of a result of `shape` that are the rows (`row_shape`) of the fusion's
+    reductions, with every sub-root read (`reads`) local to its row; None when no
+    choice works (the result would need inter-block communication). Candidates: the
+    dims the reads name, the leading dims, the trailing dims."""
+    rank, m = len(shape), len(row_shape)
+    named = infer_row_dims([(None, s) for s in reads])  # type: ignore[misc]
+    for dims in (named, tuple(range(m)), tuple(range(rank - m, rank))):
+        if dims is None or len(dims) != m or any(not 0 <= d < rank for d in dims):
+            continue
+        if list(dims) != sorted(dims) and not reads:
+            continue
+        if not graph.shapes_compatible([shape[d] for d in dims], row_shape):
+            continue
+        if all(local(s, dims, row_shape) for s in reads):
+            return dims
+    return None
+
+
 def infer_row_dims(reads: list[tuple[SSAValue, Sym]]) -> tuple[int, ...] | None:
     """The element-space dims that the reads identify as row coordinates: every read
     must name the same distinct dims; None when they disagree or are not plain dims."""

@@ -39,7 +39,7 @@ from xdsl.dialects.builtin import DenseArrayBase, UnitAttr, BFloat16Type, Float1
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from fsir.codegen.locality import infer_row_dims, local, subroot_reads
+from fsir.codegen.locality import local, row_dims_of, subroot_reads
 from fsir.codegen.row_configs import RowConfig, RowLayout, choose, row_candidates
 from fsir.codegen.smem import Request, allocate, chain, dominators
 from fsir.dialects import graph
@@ -48,7 +48,7 @@ from fsir.dialects.schedule import DYNAMIC, GroupOp, KernelOp, SharedOp, YieldOp
 from fsir.dialects.stitch import FusionOp
 from fsir.errors import UserError
 from fsir.fusion.explore import is_free, make_fusion
-from fsir.gpuspec import GpuSpec, gpu_spec
+from fsir.gpuspec import gpu_spec
 from fsir.ir import location_of
 
 BLOCK = 256  # threads per block of loop and row kernels
@@ -291,18 +291,10 @@ class FusionCodegen:
 
     def root_row_dims(self, v: SSAValue, row_shape, is_subroot) -> tuple[int, ...]:
         shape = shape_of(v.type)
-        rank, m = len(shape), len(row_shape)
-        reads = subroot_reads(v, tuple(range(rank)), is_subroot)
-        candidates = [infer_row_dims(reads), tuple(range(m)), tuple(range(rank - m, rank))]
-        for dims in candidates:
-            if dims is None or len(dims) != m or any(not 0 <= d < rank for d in dims):
-                continue
-            if list(dims) != sorted(dims) and not reads:
-                continue
-            if not shapes_compatible([shape[d] for d in dims], row_shape):
-                continue
-            if all(local(s, dims, row_shape) for _, s in reads):
-                return dims
+        reads = subroot_reads(v, tuple(range(len(shape))), is_subroot)
+        dims = row_dims_of(shape, row_shape, [s for _, s in reads])
+        if dims is not None:
+            return dims
         owner = v.owner if isinstance(v.owner, Operation) else self.fusion
         raise _error(owner, f"result {fmt_shape(shape)} cannot be split into the rows "
                             f"({fmt_shape(row_shape)}) of the fusion's reductions without inter-block communication")
