@@ -20,12 +20,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, MemRefType, i32
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.dialects.builtin import IndexType, IntegerType, MemRefType, i32
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from fsir.dialects import gpu, graph
 from fsir.dialects.graph import DYN, shape_of
-from fsir.dialects.schedule import GroupOp, KernelOp, SharedOp
+from fsir.dialects.schedule import GroupOp, KernelOp
 from fsir.errors import UserError
 from fsir.ir import location_of
 from fsir.lowering.emit import ElementEmitter, elem_type, splat_value
