@@ -13,6 +13,8 @@ keeps:
 
 from __future__ import annotations
 
+import dataclasses
+
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -140,8 +142,8 @@ class FusionExplorePass(ModulePass):
         if self.mode != "none":
             from fsir.fusion.explorer import ExplorerOptions, explore_function, report_stream
 
-            options = ExplorerOptions(self.mode, self.top_k, self.beam, self.group_size, self.remote,
-                                      self.gpu, self.max_ops)
+            # The pass's options are the explorer's, by name (plus `report`).
+            options = ExplorerOptions(**{f.name: getattr(self, f.name) for f in dataclasses.fields(ExplorerOptions)})
             for f in list(op.walk()):
                 if isinstance(f, func.FuncOp) and not f.is_declaration:
                     explore_function(f, options, report_stream() if self.report else None)
