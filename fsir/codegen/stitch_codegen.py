@@ -411,9 +411,19 @@ def codegen_function(f: func.FuncOp, row_schedule: str = "auto", gpu: str = "H10
         if (op.name.startswith("graph.") or isinstance(op, FusionOp)) and all(not r.uses for r in op.results):
             op.detach()
             op.erase()
+    # Constants are cloned into the kernels that use them (as immediates or constant
+    # buffers), so a constant becomes a kernel of its own only when something outside
+    # every kernel still needs it (the function returns it, or a free reshape of it).
     for op in list(f.body.block.ops):
-        if op.name.startswith("graph.") and not is_free(op):
+        if op.name.startswith("graph.") and not is_free(op) and not isinstance(op, graph.ConstantOp):
             make_fusion([op])
+    for op in list(f.body.block.ops):
+        if isinstance(op, graph.ConstantOp):
+            if op.results[0].uses:
+                make_fusion([op])
+            else:
+                op.detach()
+                op.erase()
     index = 0
     for op in list(f.body.block.ops):
         if isinstance(op, FusionOp):
