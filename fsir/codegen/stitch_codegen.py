@@ -293,9 +293,10 @@ class FusionCodegen:
                         ucols = [d for d in range(len(ushape)) if d not in rows[u]]
                         local_rows[u] &= local(tuple(s[d] for d in rows[u]), dims, row_shape)
                         # in registers a thread holds the columns lane + k * threads_per_row
-                        # of E's row: a reader must want exactly those (its own columns)
-                        same_slot[u] &= (tuple(s[d] for d in ucols) == tuple(cols)
-                                         and [ushape[d] for d in ucols] == [shape[d] for d in cols])
+                        # of E's row: a reader must want exactly those (its own columns),
+                        # or E has one value per row, which every thread of the row holds
+                        same_slot[u] &= not ucols or (tuple(s[d] for d in ucols) == tuple(cols)
+                                                      and [ushape[d] for d in ucols] == [shape[d] for d in cols])
             drop = [v for v in rows if len(readers[v]) < 2 or not local_rows[v]]
             if not drop:
                 break
@@ -414,7 +415,7 @@ class FusionCodegen:
     def row_shared(self, config: RowConfig, layout: RowLayout, order: list[tuple]):
         """The kernel's shared buffers and each group's (buffer, offset), placed by the
         dominance-based allocator (§4.4, fsir/codegen/smem.py) over the groups in
-        `order` (program order plus an edge from each sub-root to its readers).
+        `order`.
 
         A reduction's result slot is read into registers right after the barrier that
         publishes it, so it is dead at every later group and the reductions of one
@@ -425,12 +426,11 @@ class FusionCodegen:
         block, per_row = config.block, config.per_row
         rows_per_block = block // per_row
         index = {key: i for i, key in enumerate(order)}
-        reads: dict[int, list[int]] = {}
         subs = [s for s in layout.subroots if ("e", s.value) in index]
-        for s in subs:
-            for c in s.readers:
-                reads.setdefault(index[c], []).append(index[("e", s.value)])
-        idom = dominators(chain(list(range(len(order))), reads), 0)
+        # Every group runs, in order: the group graph is the program-order chain. (A
+        # sub-root -> reader edge would add a path skipping the groups in between, which
+        # no execution takes, and hide that they are done.)
+        idom = dominators(chain(list(range(len(order))), {}), 0)
         arenas: dict[tuple[str, Attribute], list[Request]] = {}
         if config.storage == "shared":
             for i, r in enumerate(layout.reduces):
