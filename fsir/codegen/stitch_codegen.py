@@ -259,9 +259,9 @@ class FusionCodegen:
         groups (each of which would otherwise recompute them, and in a looping
         configuration re-read their inputs), every read at the reader's own row.
 
-        Candidates whose rows cannot be named, that are outputs (their root group
-        stores them) or that packed parts read (those run outside the row mapping) are
-        left to index propagation. Making one op a sub-root changes who reads another
+        Candidates whose rows cannot be named, with one element per row, that are
+        outputs (their root group stores them) or that packed parts read (those run
+        outside the row mapping) are left to index propagation. Making one op a sub-root changes who reads another
         (exp(tanh(x)) with both sub-roots: only exp's group reads tanh), so candidates
         are dropped until every remaining one has two local readers."""
         red = {r.result for r in layout.reduces}
@@ -275,7 +275,9 @@ class FusionCodegen:
             shape = shape_of(v.type)
             reads = subroot_reads(v, tuple(range(len(shape))), lambda u: u in red)
             dims = row_dims_of(shape, row_shape, [s for _, s in reads])
-            if dims is not None:
+            # one value per row (LayerNorm's mean): each reader computes it once per
+            # thread (hoisted out of its column loop), cheaper than publishing it
+            if dims is not None and _numel([n for d, n in enumerate(shape) if d not in dims]) != 1:
                 rows[v] = dims
         while True:
             readers: dict[SSAValue, list] = {v: [] for v in rows}
