@@ -14,7 +14,10 @@ Each `stitch.fusion` becomes one `schedule.kernel` with one of three mappings:
   producers are recomputed per element; its result stays in registers, warp lanes or
   a shared-memory slot for later groups, which must read only the rows they own.
   Outputs that read no reduction (independent parts packed into the kernel) are
-  `packed` groups: every thread of the grid takes their elements in turn.
+  `packed` groups: every thread of the grid takes their elements in turn. An expensive
+  elementwise op (exp, tanh, erf, div, ...) read by several groups may lead a group of
+  its own before its first reader (§4.1: enumerated both ways), its values kept in
+  each thread's registers when the row is cached, else as rows in shared memory.
 - `gemm`: a `graph.dot` (its light producers inlined into the tile loads) as a tiled
   shared-memory GEMM.
 
@@ -25,7 +28,8 @@ reduction and used after it are loaded once) or re-read, and `row_steps` row-blo
 block (row-invariant operands such as γ and β loaded once for all of them) are lowered
 and scored, and the fastest is kept with its estimate in `cost`. `rows=` forces a
 schedule (then, and for `?` row counts, the rules above choose); `registers=off` never
-keeps rows in registers. Shared result slots are placed by `fsir/codegen/smem.py`.
+keeps rows in registers; `subroots=all|none` forces the expensive sub-roots on or off.
+Shared result slots and sub-root rows are placed by `fsir/codegen/smem.py`.
 """
 
 from __future__ import annotations
