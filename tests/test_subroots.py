@@ -107,6 +107,29 @@ func.func @two(%x: {x}) -> {x} {{
 """
 
 
+def chained(rows: int, cols: int) -> str:
+    """tanh(exp(...)): exp is read by a sum, tanh's group and the output; tanh by a
+    second sum and the output (a sub-root reading a sub-root)."""
+    x, r = f"tensor<{rows}x{cols}xf32>", f"tensor<{rows}xf32>"
+    return f"""
+func.func @chain(%x: {x}) -> {x} {{
+  %m = graph.reduce max %x dims [1] : ({x}) -> {r}
+  %mb = graph.broadcast %m dims [0] : ({r}) -> {x}
+  %d = graph.sub %x, %mb : {x}
+  %e = graph.exp %d : {x}
+  %s1 = graph.reduce sum %e dims [1] : ({x}) -> {r}
+  %b1 = graph.broadcast %s1 dims [0] : ({r}) -> {x}
+  %en = graph.div %e, %b1 : {x}
+  %t = graph.tanh %en : {x}
+  %s2 = graph.reduce sum %t dims [1] : ({x}) -> {r}
+  %b2 = graph.broadcast %s2 dims [0] : ({r}) -> {x}
+  %te = graph.mul %t, %e : {x}
+  %y = graph.sub %te, %b2 : {x}
+  func.return %y : {x}
+}}
+"""
+
+
 def kernels(lowered_text: str, rows: str = "auto", subroots: str = "auto") -> list[KernelOp]:
     """The schedule kernels stitch-codegen makes of a graph."""
     from xdsl.context import Context
@@ -144,6 +167,10 @@ CASES = {
     # reader computes it once per thread)
     "layernorm-exp-loop": (layernorm_exp(4, 2500), "block", ["shared"]),
     "layernorm-exp-reg": (layernorm_exp(8, 128), "warp", ["lanes"]),
+    # en = e / sum is a div read by tanh's group only (no sub-root); tanh's group
+    # reads exp's rows
+    "chained-loop": (chained(3, 3000), "block", ["shared", "shared"]),
+    "chained-reg": (chained(8, 64), "warp", ["lanes", "lanes"]),
     "two-disjoint": (two_subroots(5, 3000, False), "block", ["shared", "shared"]),
     "two-overlap": (two_subroots(5, 3000, True), "block", ["shared", "shared"]),
 }
@@ -157,6 +184,16 @@ def test_subroot_choice_matches_reference(case, subroots):
     assert subroot_storage(k) == (storage if subroots == "all" else [])
     # f16 and long sums differ from numpy's pairwise order by rounding only
     check(text, fusion="stitch", rows=rows, subroots=subroots, scale=8 if "f16" in case else 2)
+
+
+@pytest.mark.parametrize("rows", ["thread", "warp", "block"])
+def test_dynamic_row_count(rows):
+    """A `?` row count: the shared rows are sized per block (rows_per_block x 40), so
+    a sub-root is still possible; rows past the end only shorten the loops."""
+    text = softmax(1, 1).replace("1x1", "?x40").replace("tensor<1xf32>", "tensor<?xf32>")
+    (k,) = kernels(text, rows, "all")
+    assert subroot_storage(k) == ["shared"]
+    check(text, shapes=[(9, 40)], fusion="stitch", rows=rows, subroots="all")
 
 
 def test_two_subroots_share_space_when_disjoint():
