@@ -144,9 +144,7 @@ class FusionCodegen:
 
     def __init__(self, fusion: FusionOp, name: str, row_schedule: str = "auto", gpu: str = "H100",
                  registers: bool = True, subroots: str = "auto"):
-        if subroots not in SUBROOT_MODES:
-            raise UserError(f"stitch-codegen: subroots={subroots} (expected {', '.join(SUBROOT_MODES)})")
-        self.subroots = subroots
+        self.subroots = subroots  # auto | all | none (checked by the pass)
         if row_schedule not in ("auto", *ROW_SCHEDULES):
             raise UserError(f"stitch-codegen: unknown row schedule '{row_schedule}' "
                             f"(expected auto, {', '.join(ROW_SCHEDULES)})")
@@ -265,9 +263,10 @@ class FusionCodegen:
 
         Candidates whose rows cannot be named, with one element per row, that are
         outputs (their root group stores them) or that packed parts read (those run
-        outside the row mapping) are left to index propagation. Making one op a sub-root changes who reads another
-        (exp(tanh(x)) with both sub-roots: only exp's group reads tanh), so candidates
-        are dropped until every remaining one has two local readers."""
+        outside the row mapping) are left to index propagation. Making one op a
+        sub-root changes who reads another (exp(tanh(x)) with both sub-roots: only
+        exp's group reads tanh), so candidates are dropped until every remaining one
+        has two readers, all reading it at their own rows."""
         red = {r.result for r in layout.reduces}
         packed_ops = closure(layout.packed, lambda v: v in red or not isinstance(v.owner, Operation))
         outputs = set(self.yields)

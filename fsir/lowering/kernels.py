@@ -107,7 +107,7 @@ class KernelLowering:
         self.row_values: dict[SSAValue, SSAValue] = {}
         self.emit = ElementEmitter(self.cursor, self.shapes, buffers, self.row_values)
         self.steps = 1
-        self.smem_written = []
+        self.smem_written: list[tuple[str, int, int]] = []  # shared sub-root rows: (buffer, start, end)
         # Each kernel output: the group value computing it (kernel yield -> group yield).
         self.outputs: list[tuple[SSAValue, SSAValue]] = []  # (kernel-level value, graph value)
         for v in k.block.last_op.operands:  # type: ignore[union-attr]
@@ -168,7 +168,6 @@ class KernelLowering:
         # row-invariant operands (γ, β) it loads are hoisted out and reused every step.
         steps = self.k.param("row_steps") if "row_steps" in params else 1
         self.steps = steps
-        self.smem_written: list[tuple[str, int, int]] = []  # shared sub-root rows: (buffer, start, end)
         # `elements_per_thread`: the row's columns are unrolled into that many slots per
         # thread at the top of the step; the memo keeps each slot's values in registers,
         # so a value read before a reduction and used after it is loaded once.
@@ -279,7 +278,7 @@ class KernelLowering:
             return
         assert isinstance(length, int), "shared sub-root rows need a static row length"
         buf = self.smem[g.buffer.root_reference.data]  # type: ignore[union-attr]
-        start = g.offset.value.data + 0  # type: ignore[union-attr]
+        start = g.offset.value.data  # type: ignore[union-attr]
         span = (g.buffer.root_reference.data, start, start + self.rows_per_block * length)  # type: ignore[union-attr]
         if self.steps > 1 or any(b == span[0] and lo < span[2] and span[1] < hi for b, lo, hi in self.smem_written):
             self.cursor.insert(gpu.BarrierOp())
