@@ -8,12 +8,14 @@ dimensions (`?` where only known at run time), the shared-memory buffers, and th
 estimate that chose it.
 
 Inside, `schedule.group`s appear in execution order. A group is led by its sub-root (a
-reduction) or by the fusion's root; it holds the graph ops it computes (light producers
-are recomputed in each group that needs them: index propagation), its composition
-scheme (`thread`, `warp`, `block`) and where its result lives for later groups:
-`reg` (each thread's registers), `lanes` (every lane of the row's warp, after a
-butterfly shuffle), `shared @buf[offset]` (a shared-memory slot per row of the block,
-from `offset`, read after a barrier) or `global` (a kernel output only). Root groups
+reduction, or an expensive elementwise op read by several groups) or by the fusion's
+root; it holds the graph ops it computes (light producers are recomputed in each group
+that needs them: index propagation), its composition scheme (`thread`, `warp`,
+`block`) and where its result lives for later groups: `reg` (each thread's
+registers), `lanes` (every lane of the row's warp, after a butterfly shuffle),
+`shared @buf[offset]` (a shared-memory slot per row of the block, from `offset`, read
+after a barrier; for an elementwise sub-root, with `row_dims`, a whole row per row of
+the block) or `global` (a kernel output only). Root groups
 of row kernels say which output dims are the rows (`row_dims`); `packed` groups are
 independent parts that every thread of the grid takes elements of in turn.
 

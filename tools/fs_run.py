@@ -50,6 +50,9 @@ def build_arg_parser() -> argparse.ArgumentParser:
                    help="auto (CUDA if a GPU is present, else sim), cuda, sim (fsir's PTX simulator), reference (numpy)")
     p.add_argument("--fusion", default="stitch", choices=("stitch", "xla", "none"),
                    help="fusion-explore mode: stitch (FusionStitching, default), xla (XLA-style rules), none (a kernel per op)")
+    p.add_argument("--subroots", default="auto", choices=("auto", "all", "none"),
+                   help="stitch-codegen{subroots=...}: expensive elementwise sub-roots by the evaluator's choice "
+                        "(auto, default), wherever they fit (all) or never (none)")
     p.add_argument("--arch", default="sm_80", help="PTX target (sm_80, sm_90)")
     p.add_argument("--check", action="store_true", help="compare every output with the reference interpreter; exit 2 beyond tolerance")
     p.add_argument("--stats-json", help="write launch statistics (summed over launches) to this JSON file")
@@ -108,7 +111,7 @@ def run_compiled(module, entry: str, inputs, args):
     from fsir.runtime.executor import compile_module, execute
 
     device = select_device(args.device)
-    lowered = compile_module(module, fusion=args.fusion)
+    lowered = compile_module(module, fusion=args.fusion, subroots=args.subroots)
     if args.dump_ptx:
         from fsir.ptx import print_ptx
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import DictionaryAttr, FloatAttr, IntegerAttr, StringAttr, f64, i64
 from xdsl.ir import SSAValue
@@ -42,6 +42,7 @@ class RowLayout:
     packed: list[SSAValue]
     rows: int | None  # rows the grid covers (None: `?`)
     lengths: list[int | None]  # each group's row length (reduced / column elements)
+    subroots: list = field(default_factory=list)  # expensive sub-root candidates (stitch_codegen.SubRoot)
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,9 @@ class RowConfig:
     interleaved: bool
     slots: int = 0
     steps: int = 1
+    # the expensive elementwise ops leading groups of their own (op names), kept in
+    # the threads' slots when `slots`, else as rows in shared memory
+    subroots: tuple[str, ...] = ()
 
     @staticmethod
     def make(schedule: str, block: int, longest: int, layout: RowLayout, spec: GpuSpec,
@@ -74,6 +78,9 @@ class RowConfig:
             out += f"/reg{self.slots}"
         if self.steps > 1:
             out += f"/steps{self.steps}"
+        if self.subroots:
+            where = ("lanes" if self.composition == "warp" else "reg") if self.slots else "smem"
+            out += f"/{where}-{'+'.join(self.subroots)}"
         return out
 
 

@@ -14,7 +14,10 @@ Each `stitch.fusion` becomes one `schedule.kernel` with one of three mappings:
   producers are recomputed per element; its result stays in registers, warp lanes or
   a shared-memory slot for later groups, which must read only the rows they own.
   Outputs that read no reduction (independent parts packed into the kernel) are
-  `packed` groups: every thread of the grid takes their elements in turn.
+  `packed` groups: every thread of the grid takes their elements in turn. An expensive
+  elementwise op (exp, tanh, erf, div, ...) read by several groups may lead a group of
+  its own before its first reader (§4.1: enumerated both ways), its values kept in
+  each thread's registers when the row is cached, else as rows in shared memory.
 - `gemm`: a `graph.dot` (its light producers inlined into the tile loads) as a tiled
   shared-memory GEMM.
 
@@ -25,13 +28,14 @@ reduction and used after it are loaded once) or re-read, and `row_steps` row-blo
 block (row-invariant operands such as γ and β loaded once for all of them) are lowered
 and scored, and the fastest is kept with its estimate in `cost`. `rows=` forces a
 schedule (then, and for `?` row counts, the rules above choose); `registers=off` never
-keeps rows in registers. Shared result slots are placed by `fsir/codegen/smem.py`.
+keeps rows in registers; `subroots=all|none` forces the expensive sub-roots on or off.
+Shared result slots and sub-root rows are placed by `fsir/codegen/smem.py`.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -58,6 +62,8 @@ TILE = 16  # GEMM tile (TILE x TILE outputs per block, TILE-deep k steps)
 COLUMN_SLICES = 8  # threads per row of a column reduction with few rows
 COLUMN_SPLIT_MIN = 64  # ... when its rows are at least this long
 COLUMN_THREAD_ROWS = 8192  # with this many rows a thread per row already fills the GPU
+STATIC_SMEM_LIMIT = 48 * 1024  # bytes of static .shared arrays ptxas accepts per kernel
+SUBROOT_MODES = ("auto", "all", "none")
 
 SUPPORTED = "f32, f16, bf16, i1, i32, i64"
 
@@ -120,11 +126,25 @@ class GroupSpec:
     packed: bool = False  # an independent part: a grid-stride loop over its elements
 
 
+@dataclass
+class SubRoot:
+    """An expensive elementwise op that may lead a group of its own (§4.1): its value,
+    which of its dims are the rows, its row length (None: `?`), the groups reading it
+    and whether each reads it at its own columns (so registers can hold it)."""
+
+    value: SSAValue
+    row_dims: tuple[int, ...]
+    length: int | None
+    readers: list[tuple]
+    in_registers: bool
+
+
 class FusionCodegen:
     """Builds the schedule.kernel of one fusion."""
 
     def __init__(self, fusion: FusionOp, name: str, row_schedule: str = "auto", gpu: str = "H100",
-                 registers: bool = True):
+                 registers: bool = True, subroots: str = "auto"):
+        self.subroots = subroots  # auto | all | none (checked by the pass)
         if row_schedule not in ("auto", *ROW_SCHEDULES):
             raise UserError(f"stitch-codegen: unknown row schedule '{row_schedule}' "
                             f"(expected auto, {', '.join(ROW_SCHEDULES)})")
@@ -221,56 +241,164 @@ class FusionCodegen:
         lengths = [longest] + [_numel([shape_of(v.type)[d] for d in range(len(shape_of(v.type))) if d not in dims])
                                for v, dims in zip(roots, root_dims)]
         layout = RowLayout(reduces, roots, root_dims, packed, k, lengths)
+        layout.subroots = self.expensive_subroots(layout, row_shape)
         default = default_row_schedule(trailing, longest, _numel(row_shape))
         if self.row_schedule != "auto" or k is None:
             # forced, or a `?` row count the evaluator cannot count waves for: the rules
-            configs = [RowConfig.make(self.row_schedule if self.row_schedule != "auto" else default, BLOCK,
-                                      longest, layout, self.spec, cached=self.registers)]
-            return self.row_kernel(configs[0], layout)
+            base = RowConfig.make(self.row_schedule if self.row_schedule != "auto" else default, BLOCK,
+                                  longest, layout, self.spec, cached=self.registers)
+            configs = self.with_subroots([base], layout)
+            if len(configs) == 1 or k is None:
+                return self.row_kernel(configs[0], layout)
+            return choose(configs, lambda c: self.row_kernel(c, layout), self.spec)
         configs = [c for c in row_candidates(trailing, longest, layout, self.spec) if self.registers or not c.slots]
-        return choose(configs, lambda c: self.row_kernel(c, layout), self.spec)
+        return choose(self.with_subroots(configs, layout), lambda c: self.row_kernel(c, layout), self.spec)
+
+    # -- expensive elementwise sub-roots (§4.1-4.2) ----------------------------------------
+
+    def expensive_subroots(self, layout: RowLayout, row_shape) -> list[SubRoot]:
+        """The expensive elementwise ops worth a group of their own: read by two or more
+        groups (each of which would otherwise recompute them, and in a looping
+        configuration re-read their inputs), every read at the reader's own row.
+
+        Candidates whose rows cannot be named, with one element per row, that are
+        outputs (their root group stores them) or that packed parts read (those run
+        outside the row mapping) are left to index propagation. Making one op a
+        sub-root changes who reads another (exp(tanh(x)) with both sub-roots: only
+        exp's group reads tanh), so candidates are dropped until every remaining one
+        has two readers, all reading it at their own rows."""
+        red = {r.result for r in layout.reduces}
+        packed_ops = closure(layout.packed, lambda v: v in red or not isinstance(v.owner, Operation))
+        outputs = set(self.yields)
+        rows: dict[SSAValue, tuple[int, ...]] = {}
+        for op in self.ops:
+            if graph.op_class(op) != "expensive" or op in packed_ops or op.results[0] in outputs:
+                continue
+            v = op.results[0]
+            shape = shape_of(v.type)
+            reads = subroot_reads(v, tuple(range(len(shape))), lambda u: u in red)
+            dims = row_dims_of(shape, row_shape, [s for _, s in reads])
+            # one value per row (LayerNorm's mean): each reader computes it once per
+            # thread (hoisted out of its column loop), cheaper than publishing it
+            if dims is not None and _numel([n for d, n in enumerate(shape) if d not in dims]) != 1:
+                rows[v] = dims
+        while True:
+            readers: dict[SSAValue, list] = {v: [] for v in rows}
+            local_rows = {v: True for v in rows}
+            same_slot = {v: True for v in rows}
+            for key, starts, dims, shape in self.consumer_spaces(layout, rows):
+                cols = [d for d in range(len(shape)) if d not in dims]
+                for start in starts:
+                    for u, s in subroot_reads(start, tuple(range(len(shape))), lambda u: u in red or u in rows):
+                        if u not in rows:
+                            continue
+                        if key not in readers[u]:
+                            readers[u].append(key)
+                        ushape = shape_of(u.type)
+                        ucols = [d for d in range(len(ushape)) if d not in rows[u]]
+                        local_rows[u] &= local(tuple(s[d] for d in rows[u]), dims, row_shape)
+                        # in registers a thread holds the columns lane + k * threads_per_row
+                        # of E's row: a reader must want exactly those (its own columns),
+                        # or E has one value per row, which every thread of the row holds
+                        same_slot[u] &= not ucols or (tuple(s[d] for d in ucols) == tuple(cols)
+                                                      and [ushape[d] for d in ucols] == [shape[d] for d in cols])
+            drop = [v for v in rows if len(readers[v]) < 2 or not local_rows[v]]
+            if not drop:
+                break
+            for v in drop:
+                del rows[v]
+        out = []
+        for v, dims in rows.items():
+            shape = shape_of(v.type)
+            out.append(SubRoot(v, dims, _numel([n for d, n in enumerate(shape) if d not in dims]), readers[v],
+                               same_slot[v]))
+        return out
+
+    def consumer_spaces(self, layout: RowLayout, subroots):
+        """Every row group that may read a sub-root: (key, the values it starts index
+        propagation from, its row dims, its element-space shape)."""
+        for i, r in enumerate(layout.reduces):
+            rank = len(shape_of(r.input.type))
+            reduced = r.dims.get_values()
+            yield ("r", i), [r.input], tuple(d for d in range(rank) if d not in reduced), shape_of(r.input.type)
+        for key, values, dims in _root_groups(layout):
+            yield ("o", key), values, dims, shape_of(values[0].type)
+        for v, dims in subroots.items():
+            yield ("e", v), list(v.owner.operands), dims, shape_of(v.type)
+
+    def with_subroots(self, configs: list[RowConfig], layout: RowLayout) -> list[RowConfig]:
+        """Each configuration with the expensive sub-roots and without (`subroots=auto`),
+        only with (`all`, where they fit) or only without (`none`). All the eligible ops
+        become sub-roots or none do: the choice at most doubles the candidates the
+        evaluator lowers, where a choice per op would multiply them by 2^ops, and one
+        op's reads already decide which storage fits the others. Register-cached
+        configurations keep E in each thread's slots (every reader must read its own
+        columns); looping ones keep E's rows in shared memory (static rows that fit)."""
+        subs = layout.subroots
+        if self.subroots == "none" or not subs:
+            return configs
+        out: list[RowConfig] = []
+        names = tuple(s.value.owner.name.removeprefix("graph.") for s in subs)
+        for c in configs:
+            fits = all(s.in_registers for s in subs) if c.slots else (
+                all(s.length for s in subs) and self.row_smem(replace(c, subroots=names), layout) <= self.smem_limit)
+            variant = replace(c, subroots=names) if fits else None
+            if variant is None:
+                out.append(c)
+            elif self.subroots == "all":
+                out.append(variant)
+            else:
+                out += [c, variant]
+        return out
+
+    @property
+    def smem_limit(self) -> int:
+        """Shared memory a block may declare: the GPU's, and at most the 48 KB ptxas
+        allows static `.shared` arrays (the PTX printer declares no dynamic ones)."""
+        return min(self.spec.smem_per_block, STATIC_SMEM_LIMIT)
+
+    def row_smem(self, config: RowConfig, layout: RowLayout) -> int:
+        return sum(s.bytes for s in self.row_shared(config, layout, self.group_order(config, layout))[0])
+
+    def group_order(self, config: RowConfig, layout: RowLayout) -> list[tuple]:
+        """The row groups in execution order: reductions, then the root groups, each
+        expensive sub-root (if the configuration has them) just before its first reader
+        (so its shared rows live as briefly as possible). Inserting from the last op
+        back puts a sub-root read by another sub-root before its reader."""
+        order: list[tuple] = [("r", i) for i in range(len(layout.reduces))]
+        order += [("o", key) for key, _, _ in _root_groups(layout)]
+        if config.subroots:
+            for s in reversed(layout.subroots):
+                order.insert(min(order.index(c) for c in s.readers), ("e", s.value))
+        return order
 
     def row_kernel(self, config: "RowConfig", layout: "RowLayout") -> KernelOp:
         """The schedule.kernel of the row mapping under one configuration."""
         block = config.block
         per_row, comp, where, interleaved = config.per_row, config.composition, config.storage, config.interleaved
         rows_per_block = block // per_row
+        order = self.group_order(config, layout)
+        shared, places = self.row_shared(config, layout, order)
+        # An expensive sub-root in a register-cached configuration stays in the slots of
+        # the thread that computed it: every group maps column c of a row to the same
+        # lane (c = lane + k * threads_per_row), so its readers find it in their own
+        # registers and no shuffle or barrier is needed. Looping configurations keep its
+        # rows in shared memory instead.
+        e_where = "shared" if not config.slots else ("lanes" if comp == "warp" else "reg")
+        roots = {key: (values, dims) for key, values, dims in _root_groups(layout)}
         groups: list[GroupSpec] = []
-        shared: list[SharedOp] = []
-        # Shared memory (§4.4): a group's result is read into registers right after the
-        # barrier that publishes it, and the next group writes its result only after a
-        # barrier of its own, so one slot per row of the block serves every group (per
-        # accumulator type); the partials buffer is likewise reused by every group.
-        # The result slots are placed by the dominance-based allocator (fsir/codegen/
-        # smem.py): a slot is read only by its own group (into registers, right after
-        # the barrier publishing it), so it is dead at every later group, and all the
-        # reductions of an accumulator type share one slot's space.
-        accs: dict[Attribute, list[Request]] = {}
-        for i, r in enumerate(layout.reduces):
-            spec = GroupSpec([r.result], comp, where)
-            if where == "shared":
-                acc = accumulator_type(r.result.type.element_type)
-                nbytes = element_bytes(acc)
-                accs.setdefault(acc, []).append(Request(f"g{i}", rows_per_block * nbytes, i, (i,), nbytes))
-                spec.buffer = f"results_{acc}"
+        for key in order:
+            kind, item = key
+            if kind == "r":
+                spec = GroupSpec([layout.reduces[item].result], comp, where)
+            elif kind == "e":
+                sub = next(s for s in layout.subroots if s.value is item)
+                spec = GroupSpec([item], comp, e_where, row_dims=sub.row_dims)
+            else:
+                spec = GroupSpec(roots[item][0], comp, "global", row_dims=roots[item][1])
+            if key in places:
+                spec.buffer, spec.offset = places[key]
             groups.append(spec)
-        idom = dominators(chain(list(range(len(layout.reduces))), {}), 0)
-        for acc, requests in accs.items():
-            nbytes = element_bytes(acc)
-            placement = allocate(requests, idom)
-            for req in requests:
-                groups[req.writer].offset = placement.offsets[req.name] // nbytes
-            space = IntegerAttr(3, i64)
-            partials = block if interleaved else block // WARP  # per thread / per warp
-            shared.append(SharedOp(f"partials_{acc}", MemRefType(acc, [partials], memory_space=space)))
-            shared.append(SharedOp(f"results_{acc}", MemRefType(acc, [placement.size // nbytes],
-                                                                memory_space=space)))
-        # Outputs sharing their row dims and shape are computed in one loop.
-        by_space: dict[tuple, list[SSAValue]] = {}
-        for v, dims in zip(layout.roots, layout.root_dims):
-            by_space.setdefault((_shape_key(v), dims), []).append(v)
-        for (_, dims), values in by_space.items():
-            groups.append(GroupSpec(values, comp, "global", row_dims=dims))
         by_shape: dict[tuple, list[SSAValue]] = {}
         for v in layout.packed:
             by_shape.setdefault(_shape_key(v), []).append(v)
@@ -288,6 +416,55 @@ class FusionCodegen:
                 params["row_steps"] = steps
         grid = DYNAMIC if k is None else max(1, -(-k // (rows_per_block * steps)))
         return self.kernel("row", params, (grid, 1, 1), (block, 1, 1), groups, shared)
+
+    def row_shared(self, config: RowConfig, layout: RowLayout, order: list[tuple]):
+        """The kernel's shared buffers and each group's (buffer, offset), placed by the
+        dominance-based allocator (§4.4, fsir/codegen/smem.py) over the groups in
+        `order`.
+
+        A reduction's result slot is read into registers right after the barrier that
+        publishes it, so it is dead at every later group and the reductions of one
+        accumulator type share one slot per row of the block; the partials buffer is
+        likewise reused by every group. An expensive sub-root's rows (rows_per_block x
+        its row length) stay live until its last reader group, after which a later
+        sub-root's rows may take their space."""
+        block, per_row = config.block, config.per_row
+        rows_per_block = block // per_row
+        index = {key: i for i, key in enumerate(order)}
+        subs = [s for s in layout.subroots if ("e", s.value) in index]
+        # Every group runs, in order: the group graph is the program-order chain. (A
+        # sub-root -> reader edge would add a path skipping the groups in between, which
+        # no execution takes, and hide that they are done.)
+        idom = dominators(chain(list(range(len(order))), {}), 0)
+        arenas: dict[tuple[str, Attribute], list[Request]] = {}
+        if config.storage == "shared":
+            for i, r in enumerate(layout.reduces):
+                acc = accumulator_type(r.result.type.element_type)
+                nbytes = element_bytes(acc)
+                node = index[("r", i)]
+                arenas.setdefault(("results", acc), []).append(Request(f"r{i}", rows_per_block * nbytes, node,
+                                                                       (node,), nbytes))
+        if not config.slots:
+            for s in subs:
+                elem = s.value.type.element_type
+                nbytes = element_bytes(elem)
+                arenas.setdefault(("rows", elem), []).append(Request(
+                    f"e{index[('e', s.value)]}", rows_per_block * s.length * nbytes, index[("e", s.value)],
+                    tuple(index[c] for c in s.readers)))
+        shared: list[SharedOp] = []
+        places: dict[tuple, tuple[str, int]] = {}
+        space = IntegerAttr(3, i64)
+        for (kind, elem), requests in arenas.items():
+            nbytes = element_bytes(elem)
+            placement = allocate(requests, idom)
+            for req in requests:
+                places[order[req.writer]] = (f"{kind}_{elem}", placement.offsets[req.name] // nbytes)
+            if kind == "results":
+                partials = block if config.interleaved else block // WARP  # per thread / per warp
+                shared.append(SharedOp(f"partials_{elem}", MemRefType(elem, [partials], memory_space=space)))
+            shared.append(SharedOp(f"{kind}_{elem}", MemRefType(elem, [-(-placement.size // nbytes)],
+                                                                memory_space=space)))
+        return shared, places
 
     def root_row_dims(self, v: SSAValue, row_shape, is_subroot) -> tuple[int, ...]:
         shape = shape_of(v.type)
@@ -396,6 +573,15 @@ def _shape_key(v: SSAValue) -> tuple:
     return (shape, id(v)) if DYN in shape else (shape,)
 
 
+def _root_groups(layout: RowLayout) -> list[tuple[tuple, list[SSAValue], tuple[int, ...]]]:
+    """The root groups: outputs sharing their row dims and shape are computed in one
+    loop. (key, outputs, row dims) in order."""
+    by_space: dict[tuple, list[SSAValue]] = {}
+    for v, dims in zip(layout.roots, layout.root_dims):
+        by_space.setdefault((_shape_key(v), dims), []).append(v)
+    return [(key, values, key[1]) for key, values in by_space.items()]
+
+
 def _unique(values: list[SSAValue]) -> list[SSAValue]:
     out: list[SSAValue] = []
     for v in values:
@@ -404,7 +590,8 @@ def _unique(values: list[SSAValue]) -> list[SSAValue]:
     return out
 
 
-def codegen_function(f: func.FuncOp, row_schedule: str = "auto", gpu: str = "H100", registers: bool = True) -> None:
+def codegen_function(f: func.FuncOp, row_schedule: str = "auto", gpu: str = "H100", registers: bool = True,
+                     subroots: str = "auto") -> None:
     # Ops left outside every fusion become kernels of their own (free reshapes excepted);
     # ops and fusions whose results nobody uses need no kernel.
     for op in reversed(list(f.body.block.ops)):
@@ -427,7 +614,8 @@ def codegen_function(f: func.FuncOp, row_schedule: str = "auto", gpu: str = "H10
     index = 0
     for op in list(f.body.block.ops):
         if isinstance(op, FusionOp):
-            kernel = FusionCodegen(op, f"{f.sym_name.data}_k{index}", row_schedule, gpu, registers).build()
+            kernel = FusionCodegen(op, f"{f.sym_name.data}_k{index}", row_schedule, gpu, registers,
+                                   subroots).build()
             index += 1
             f.body.block.insert_op_before(kernel, op)
             for old, new in zip(op.results, kernel.results):
@@ -445,6 +633,9 @@ class StitchCodegenPass(ModulePass):
     the latency-evaluator's choice among all configurations; the others force one,
     e.g. to compare them). gpu=H100|A100|V100|T4: the GPU the evaluator models.
     registers=auto|off: off never keeps a row in registers (every group re-reads it).
+    subroots=auto|all|none: expensive elementwise ops read by several groups lead
+    groups of their own (registers or shared rows) in the evaluator's choice (auto),
+    wherever they can (all) or never (none: every reader recomputes them).
     """
 
     name = "stitch-codegen"
@@ -452,10 +643,13 @@ class StitchCodegenPass(ModulePass):
     rows: str = "auto"
     gpu: str = "H100"
     registers: str = "auto"
+    subroots: str = "auto"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.registers not in ("auto", "off"):
             raise UserError(f"stitch-codegen: registers={self.registers} (expected auto or off)")
+        if self.subroots not in SUBROOT_MODES:
+            raise UserError(f"stitch-codegen: subroots={self.subroots} (expected {', '.join(SUBROOT_MODES)})")
         for f in list(op.walk()):
             if isinstance(f, func.FuncOp) and not f.is_declaration:
-                codegen_function(f, self.rows, self.gpu, self.registers == "auto")
+                codegen_function(f, self.rows, self.gpu, self.registers == "auto", self.subroots)

@@ -2,7 +2,9 @@
 
 `ElementEmitter.at(v, idx)` emits the scalar code computing `v[idx]` for the current
 thread: a kernel input is a load from its flat global buffer; an earlier group's
-result is the per-row value it left in registers or shared memory; a graph op maps the
+result is the per-row value it left in registers or shared memory (a reduction) or
+the element of the thread's row it left there (an expensive elementwise sub-root);
+a graph op maps the
 index to its operands' indices (broadcast drops dims, transpose permutes, slice scales
 and shifts, reshape re-linearises, concat and gather select) and combines their
 scalars. Results are memoised per (value, index) in the current scope, so a value used
@@ -52,6 +54,10 @@ class ElementEmitter:
         self.shapes = shapes
         self.buffers = buffers  # kernel inputs and constant buffers -> flat memref
         self.row_values = row_values  # earlier groups' results -> this row's scalar
+        # expensive elementwise sub-roots' group results -> (the op's value, the shared
+        # buffer holding the thread's row or None when it stays in registers, the row's
+        # offset in it, the row dims): read per element
+        self.row_elements: dict[SSAValue, tuple[SSAValue, SSAValue | None, Index, list[int]]] = {}
 
     # -- helpers -----------------------------------------------------------------------
 
@@ -127,6 +133,13 @@ class ElementEmitter:
         ib, sb = self.ib, self.sb
         if v in self.buffers:
             return self.load(self.buffers[v], ib.linearize(idx, self.shapes.dims(v)))
+        if v in self.row_elements:
+            inner, buf, base, row_dims = self.row_elements[v]
+            if buf is None:  # in registers: the sub-root's group computed it at this index
+                return self.at(inner, idx)
+            dims = self.shapes.dims(v)
+            cols = [d for d in range(len(dims)) if d not in row_dims]
+            return self.load(buf, ib.add(base, ib.linearize([idx[d] for d in cols], [dims[d] for d in cols])))
         op = v.owner
         elem = elem_type(v)
         if isinstance(op, graph.ElementwiseOp):

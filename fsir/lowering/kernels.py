@@ -17,6 +17,7 @@ workgroup attributions. The three mappings:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith
@@ -105,6 +106,8 @@ class KernelLowering:
             a.name_hint = "cst"
         self.row_values: dict[SSAValue, SSAValue] = {}
         self.emit = ElementEmitter(self.cursor, self.shapes, buffers, self.row_values)
+        self.steps = 1
+        self.smem_written: list[tuple[str, int, int]] = []  # shared sub-root rows: (buffer, start, end)
         # Each kernel output: the group value computing it (kernel yield -> group yield).
         self.outputs: list[tuple[SSAValue, SSAValue]] = []  # (kernel-level value, graph value)
         for v in k.block.last_op.operands:  # type: ignore[union-attr]
@@ -164,6 +167,7 @@ class KernelLowering:
         # `row_steps`: each block takes that many consecutive row-blocks in a loop, so the
         # row-invariant operands (γ, β) it loads are hoisted out and reused every step.
         steps = self.k.param("row_steps") if "row_steps" in params else 1
+        self.steps = steps
         # `elements_per_thread`: the row's columns are unrolled into that many slots per
         # thread at the top of the step; the memo keeps each slot's values in registers,
         # so a value read before a reduction and used after it is loaded once.
@@ -204,6 +208,9 @@ class KernelLowering:
             # (their results are never stored)
             row_idx = ib.delinearize(ib.min(row, ib.sub(n_rows, 1)), row_dims) if self.cached else store_idx
             r = self.group_reduce(g)
+            if r is None and g.storage.data != "global":
+                self.subroot_rows(g, row_idx, valid, lane, per_row)
+                continue
             if r is not None:
                 value = self.reduce_row(g, r, row_idx, valid, lane, per_row, tid)
                 self.row_values[g.results[0]] = value
@@ -212,19 +219,7 @@ class KernelLowering:
                         e.when(e.and_(valid, ib.eq(lane, 0)),
                                lambda j=j, idx=store_idx: self.store_output(j, value, idx))
                 continue
-            rd = row_dims_attr(g)
-            out_dims = self.shapes.dims(self.inner(g.results[0]))
-            cd = [d for d in range(len(out_dims)) if d not in rd]
-            cols = [out_dims[d] for d in cd]
-
-            def index(c, rd=rd, cd=cd, cols=cols, rank=len(out_dims), row_idx=row_idx) -> list[Index]:
-                idx: list[Index] = [0] * rank
-                for d, x in zip(rd, row_idx):
-                    idx[d] = x
-                for d, x in zip(cd, ib.delinearize(c, cols)):
-                    idx[d] = x
-                return idx
-
+            index, cols = self.row_index(g, row_idx)
             targets = [(j, gv) for res in g.results for j, (kv, gv) in enumerate(self.outputs) if kv is res]
             if self.cached:
                 for c, cc, inside in self.slots(lane, per_row, ib.prod(cols)):
@@ -241,6 +236,67 @@ class KernelLowering:
                 return []
 
             e.for_loop(lane, ib.select(valid, ib.prod(cols), 0), per_row, [], body)
+
+    def row_index(self, g: GroupOp, row_idx: list[Index]):
+        """A row group's element index for column `c` of the thread's row (a function),
+        and the sizes of its column dims."""
+        ib = self.ib
+        rd = row_dims_attr(g)
+        out_dims = self.shapes.dims(self.inner(g.results[0]))
+        cd = [d for d in range(len(out_dims)) if d not in rd]
+        cols = [out_dims[d] for d in cd]
+
+        def index(c) -> list[Index]:
+            idx: list[Index] = [0] * len(out_dims)
+            for d, x in zip(rd, row_idx):
+                idx[d] = x
+            for d, x in zip(cd, ib.delinearize(c, cols)):
+                idx[d] = x
+            return idx
+
+        return index, cols
+
+    def subroot_rows(self, g: GroupOp, row_idx, valid, lane, per_row: int) -> None:
+        """An expensive elementwise sub-root E (§4.1): computed once per element of the
+        thread's row, and read by later groups instead of recomputed.
+
+        `reg` / `lanes` (register-cached configurations): each thread computes E at its
+        own slots, which stay in registers through the memo; every group maps column c
+        to the same lane, so its readers find E there (no exchange). `shared`: the
+        row's threads store E at [local_row * row length + column] of the group's
+        buffer, and a barrier publishes it to every thread of the row; readers load it
+        (ElementEmitter.row_elements). When the allocator gave the buffer space an
+        earlier sub-root used, a barrier first lets that one's readers finish."""
+        ib, e = self.ib, self.emit
+        v = self.inner(g.results[0])
+        index, cols = self.row_index(g, row_idx)
+        length = ib.prod(cols)
+        if g.storage.data != "shared":
+            for _, cc, _ in self.slots(lane, per_row, length):
+                e.at(v, index(cc))
+            e.row_elements[g.results[0]] = (v, None, 0, [])
+            return
+        assert isinstance(length, int), "shared sub-root rows need a static row length"
+        buf = self.smem[g.buffer.root_reference.data]  # type: ignore[union-attr]
+        start = g.offset.value.data  # type: ignore[union-attr]
+        span = (g.buffer.root_reference.data, start, start + self.rows_per_block * length)  # type: ignore[union-attr]
+        if self.steps > 1 or any(b == span[0] and lo < span[2] and span[1] < hi for b, lo, hi in self.smem_written):
+            self.cursor.insert(gpu.BarrierOp())
+        self.smem_written.append(span)
+        base = ib.add(start, ib.mul(self.local_row, length))
+        elem = elem_type(v)
+        if self.cached:
+            for c, cc, inside in self.slots(lane, per_row, length):
+                x = e.at(v, index(cc))
+                e.when(e.and_(valid, inside), lambda c=c, x=x: e.store(x, buf, ib.add(base, c), elem))
+        else:
+            def body(c, iters):
+                e.store(e.at(v, index(c)), buf, ib.add(base, c), elem)
+                return []
+
+            e.for_loop(lane, ib.select(valid, length, 0), per_row, [], body)
+        self.cursor.insert(gpu.BarrierOp())
+        e.row_elements[g.results[0]] = (v, buf, base, row_dims_attr(g))
 
     def slots(self, lane, per_row: int, total: Index):
         """The unrolled column slots of a thread: (column, in-bounds column to compute
@@ -596,8 +652,24 @@ def check_lowerable(k: KernelOp) -> None:
         if not any(KernelLowering.group_reduce(g) is not None for g in groups):
             raise fail("a row kernel needs a group led by a graph.reduce")
         for g in groups:
-            if g.storage.data == "shared" and KernelLowering.group_reduce(g) is None:
-                raise fail("only reduction groups keep results in shared memory")
+            if g.storage.data == "global" or KernelLowering.group_reduce(g) is not None:
+                continue
+            # an elementwise sub-root group: a row of results per row of the block
+            if not isinstance(KernelLowering.inner(g.results[0]).owner, graph.ElementwiseOp) or len(g.results) != 1:
+                raise fail("a sub-root group that is not a reduction must yield one elementwise op")
+            if "row_dims" not in g.attributes or "packed" in g.attributes:
+                raise fail("an elementwise sub-root group needs row_dims")
+            shape = shape_of(g.results[0].type)
+            cols = [n for d, n in enumerate(shape) if d not in row_dims_attr(g)]
+            length = -1 if DYN in cols else math.prod(cols)
+            if g.storage.data in ("reg", "lanes") and "elements_per_thread" not in k.params.data:
+                raise fail("an elementwise sub-root kept in registers needs elements_per_thread (each thread "
+                           "keeps its slots of the row)")
+            if g.storage.data == "shared":
+                size = k.shared_buffers()[g.buffer.root_reference.data].size  # type: ignore[union-attr]
+                if length < 0 or g.offset.value.data + rows * length > size:  # type: ignore[union-attr]
+                    raise fail(f"shared buffer @{g.buffer.root_reference.data} cannot hold {rows} rows of "  # type: ignore[union-attr]
+                               f"{'?' if length < 0 else length} elements from offset {g.offset.value.data}")  # type: ignore[union-attr]
 
 
 def lower_kernel(k: KernelOp) -> KernelInterface:

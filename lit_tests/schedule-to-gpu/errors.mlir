@@ -75,3 +75,49 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4xf32> {
   }
   func.return %y : tensor<4xf32>
 }
+
+// -----
+
+// An elementwise sub-root kept in registers needs the row cached in slots.
+func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'schedule.kernel' op @k cannot be lowered: an elementwise sub-root kept in registers needs elements_per_thread (each thread keeps its slots of the row)}}
+  %y = schedule.kernel @k row {threads_per_row = 8 : i64, rows_per_block = 32 : i64} grid [1, 1, 1] block [256, 1, 1] (%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %e = schedule.group warp -> lanes {row_dims = array<i64: 0>} : tensor<4x8xf32> {
+      %e0 = graph.exp %a : tensor<4x8xf32>
+      schedule.yield %e0 : tensor<4x8xf32>
+    }
+    %s = schedule.group warp -> lanes : tensor<4xf32> {
+      %r = graph.reduce sum %e dims [1] : (tensor<4x8xf32>) -> tensor<4xf32>
+      schedule.yield %r : tensor<4xf32>
+    }
+    %g = schedule.group warp -> global {row_dims = array<i64: 0>} : tensor<4x8xf32> {
+      %b = graph.broadcast %s dims [0] : (tensor<4xf32>) -> tensor<4x8xf32>
+      %d = graph.div %e, %b : tensor<4x8xf32>
+      schedule.yield %d : tensor<4x8xf32>
+    }
+    schedule.yield %g : tensor<4x8xf32>
+  }
+  func.return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// Shared rows must fit their buffer: 32 rows of 8 from offset 0 need 256 elements.
+func.func @f(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'schedule.kernel' op @k cannot be lowered: shared buffer @rows cannot hold 32 rows of 8 elements from offset 0}}
+  %y = schedule.kernel @k row {threads_per_row = 8 : i64, rows_per_block = 32 : i64} grid [1, 1, 1] block [256, 1, 1] (%x) : (tensor<4x8xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    schedule.shared @rows : memref<64xf32, 3>
+    %e = schedule.group warp -> shared @rows[0] {row_dims = array<i64: 0>} : tensor<4x8xf32> {
+      %e0 = graph.exp %a : tensor<4x8xf32>
+      schedule.yield %e0 : tensor<4x8xf32>
+    }
+    %s = schedule.group warp -> lanes : tensor<4xf32> {
+      %r = graph.reduce sum %e dims [1] : (tensor<4x8xf32>) -> tensor<4xf32>
+      schedule.yield %r : tensor<4xf32>
+    }
+    schedule.yield %s : tensor<4xf32>
+  }
+  func.return %y : tensor<4xf32>
+}
