@@ -232,11 +232,22 @@ def compare(g: DataflowGraph, ev: DeltaEvaluator, plans: list[Plan], which: list
     if pending > budget:
         return Comparison(which, "simple", [_simple_plan_time(ev, p) for p in chosen], note=(
             f"{latency.name} evaluator over budget: {pending} kernels to evaluate > evaluator-budget={budget}"))
-    times = [latency([_ops(g, k) for k in ks]) for ks in differing]
+    times = [_time(g, latency, ks) for ks in differing]
     if len(times) > 1 and all(math.isinf(t) for t in times):
         return Comparison(which, "simple", [_simple_plan_time(ev, p) for p in chosen], note=(
             f"{latency.name} evaluator: every plan has a kernel it scores as infinite"))
     return Comparison(which, latency.name, times, len(common), len(distinct))
+
+
+def _time(g: DataflowGraph, latency: LatencyEvaluator, kernels: list[Pattern]) -> float:
+    """Σ latency over `kernels`, the largest first, stopping at the first infinite one
+    (the plan cannot be chosen then, and its other kernels need not be generated)."""
+    total = 0.0
+    for k in sorted(kernels, key=len, reverse=True):
+        total += latency([_ops(g, k)])
+        if math.isinf(total):
+            break
+    return total
 
 
 def _ops(g: DataflowGraph, k: Pattern) -> list[Operation]:
