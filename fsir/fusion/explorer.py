@@ -21,9 +21,14 @@ tile loads, stitch-codegen's `gemm` mapping) but never continue past it.
 (`fsir.codegen.capability`); `mode=xla` adds XLA's rules (`xla_rules`): same search,
 same cost model, fewer patterns allowed.
 
-The latency-evaluator is an interface: `latency(kernels) -> seconds` over the plan's
-kernels as op lists. Until codegen supplies its §4.3 evaluator, the default sums the
-delta-evaluator's simplified kernel latency and a launch cost per kernel.
+The latency-evaluator is an interface (`LatencyEvaluator`): `latency(kernels) -> seconds`
+over kernels as op lists. The default (`evaluator=codegen`) is stitch-codegen's own
+§4.3 evaluator (`fsir.codegen.plan_latency`): each kernel is generated on a scratch copy
+and costs its `estimate_us` plus a launch. Plans share most kernels, so `compare` times
+only the kernels where the compared plans differ; with more of them to generate than
+`evaluator-budget`, or when every plan holds a kernel it scores infinite, the
+simplified evaluator decides instead (`evaluator=simple` always: the delta-evaluator's
+simplified kernel latency and a launch cost per kernel, summed over whole plans).
 """
 
 from __future__ import annotations
