@@ -12,7 +12,9 @@ slower than the explorer itself) from three equal parts:
   tanh, each with its own ids, summed by feature groups of 16 (one result per group).
 
 Prints the explorer's time per size (the best of 3 runs up to 10k ops) (planning: candidates, beam search, remote fusion,
-plan choice; and separately the outlining into stitch.fusion) and checks the targets:
+plan choice, by default by generating the kernels where the plans differ; and separately the
+outlining into stitch.fusion), how many kernels the codegen evaluator generated and which
+evaluator decided each comparison, and checks the targets:
 100k ops in under a minute, and the 10k time at most 12x the 1k time. Both wall-clock
 and process CPU time are printed: on a shared machine the CPU time is the fair one, and
 the targets are checked on it (the load average is printed too).
@@ -105,11 +107,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
     ap.add_argument("--mode", default="stitch")
+    ap.add_argument("--evaluator", default="codegen", help="codegen | simple (which picks among the plans)")
     args = ap.parse_args(argv)
     times: dict[int, float] = {}
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"{'ops':>8} {'build s':>8} {'explore s':>10} {'cpu s':>7} {'ops/s':>7} {'outline s':>10} "
-          f"{'kernels':>8} {'fused':>6}")
+          f"{'kernels':>8} {'fused':>6} {'generated':>9}  evaluators")
     for n in args.sizes:
         t0 = time.perf_counter()
         module = build(n)
@@ -121,7 +124,7 @@ def main(argv=None) -> int:
         for _ in range(3 if n <= 10000 else 1):
             t1 = time.perf_counter()
             c1 = time.process_time()
-            ex = explore(block, ExplorerOptions(mode=args.mode))
+            ex = explore(block, ExplorerOptions(mode=args.mode, evaluator=args.evaluator))
             t2 = time.perf_counter()
             c2 = time.process_time()
             if best is None or c2 - c1 < best[3] - best[1]:
@@ -131,8 +134,10 @@ def main(argv=None) -> int:
         t3 = time.perf_counter()
         times[n] = c2 - c1
         kernels = sum(1 for k in ex.plan.kernels if k.kernels)
+        generated = getattr(ex.latency, "generated", 0)  # kernels the codegen evaluator made (last run)
         print(f"{real:>8} {t1 - t0:>8.2f} {t2 - t1:>10.2f} {c2 - c1:>7.2f} {real / (c2 - c1):>7.0f} "
-              f"{t3 - t2:>10.2f} {kernels:>8} {len(ex.plan.fused):>6}", flush=True)
+              f"{t3 - t2:>10.2f} {kernels:>8} {len(ex.plan.fused):>6} {generated:>9}  "
+              f"{', '.join(c.evaluator for c in ex.comparisons)}", flush=True)
     ok = True
     if 100000 in times:
         good = times[100000] < 60

@@ -7,19 +7,21 @@ in registers (`slots` elements, unrolled; 0 re-reads the row in every group) and
 many row-blocks a block takes in turn (`steps`, so row-invariant operands such as γ and
 β are loaded once and reused). `choose` lowers every candidate kernel to gpu IR, scores
 it with `fsir.codegen.latency.estimate` (L = N_wave × L_warp) and keeps the fastest,
-recording the estimate in the kernel's `cost`.
+recording the estimate in the kernel's `cost`. Loop and GEMM kernels go through the
+same `choose` with their configurations (one each for now, `FixedConfig`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
 
 from xdsl.dialects.builtin import DictionaryAttr, FloatAttr, IntegerAttr, StringAttr, f64, i64
 from xdsl.ir import SSAValue
 
-from fsir.dialects.schedule import KernelOp
+from fsir.dialects.schedule import DYNAMIC, KernelOp
 from fsir.gpuspec import GpuSpec
 
 WARP = 32
@@ -121,16 +123,39 @@ def row_candidates(trailing: bool, longest: int, layout: RowLayout, spec: GpuSpe
     return out
 
 
-def choose(configs: list[RowConfig], build: Callable[[RowConfig], KernelOp], spec: GpuSpec) -> KernelOp:
+class Config(Protocol):
+    """One configuration of a mapping: what `record` shows of it."""
+
+    def describe(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class FixedConfig:
+    """The configuration of a mapping that has one (loop, gemm), by its description."""
+
+    name: str
+
+    def describe(self) -> str:
+        return self.name
+
+
+C = TypeVar("C", bound=Config)
+
+
+def choose(configs: Sequence[C], build: Callable[[C], KernelOp], spec: GpuSpec) -> KernelOp:
     """Build, lower and score every configuration; return the fastest kernel with the
-    evaluator's figures in its `cost` (the others are discarded)."""
+    evaluator's figures in its `cost` (the others are discarded). Every mapping's
+    kernel is made here, so each carries its estimate. A launch with a `?` grid cannot
+    be counted in waves: the first configuration (the rules' choice) is kept unscored."""
     from fsir.codegen.latency import estimate
     from fsir.lowering.kernels import lower_kernel
 
-    best: tuple[float, KernelOp, object, RowConfig] | None = None
+    best: tuple[float, KernelOp, object, C] | None = None
     for config in configs:
         k = build(config)
         grid, block = k.launch()
+        if DYNAMIC in grid:
+            return k
         est = estimate(lower_kernel(k).func, grid, block, spec, bandwidth=True)
         if best is None or est.seconds < best[0]:
             if best is not None:
@@ -144,7 +169,7 @@ def choose(configs: list[RowConfig], build: Callable[[RowConfig], KernelOp], spe
     return k
 
 
-def record(k: KernelOp, est, config: RowConfig, candidates: int) -> None:
+def record(k: KernelOp, est, config: Config, candidates: int) -> None:
     """The evaluator's choice and estimate, visible in the schedule IR."""
     cost = dict(k.cost.data) if k.cost is not None else {}
     cost["estimate_us"] = FloatAttr(round(est.seconds * 1e6, 3) if math.isfinite(est.seconds) else -1.0, f64)

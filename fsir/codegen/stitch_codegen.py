@@ -44,7 +44,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from fsir.codegen.locality import local, row_dims_of, subroot_reads
-from fsir.codegen.row_configs import RowConfig, RowLayout, choose, row_candidates
+from fsir.codegen.row_configs import FixedConfig, RowConfig, RowLayout, choose, row_candidates
 from fsir.codegen.smem import Request, allocate, chain, dominators
 from fsir.dialects import graph
 from fsir.dialects.graph import DYN, fmt_shape, shape_of, shapes_compatible
@@ -178,7 +178,8 @@ class FusionCodegen:
         n = None if None in sizes else max(sizes)
         grid = DYNAMIC if n is None else max(1, -(-n // BLOCK))
         groups = [GroupSpec(outs, "thread", "global")]
-        return self.kernel("loop", {"elements_per_thread": 1}, (grid, 1, 1), (BLOCK, 1, 1), groups, [])
+        return choose([FixedConfig(f"loop/{BLOCK}")], lambda c: self.kernel(
+            "loop", {"elements_per_thread": 1}, (grid, 1, 1), (BLOCK, 1, 1), groups, []), self.spec)
 
     def gemm(self, dots: list[graph.DotOp], reduces) -> KernelOp:
         dot = dots[0]
@@ -197,8 +198,9 @@ class FusionCodegen:
         shared = [SharedOp("a_tile", MemRefType(acc, [TILE * TILE], memory_space=IntegerAttr(3, i64))),
                   SharedOp("b_tile", MemRefType(acc, [TILE * TILE], memory_space=IntegerAttr(3, i64)))]
         groups = [GroupSpec([dot.result], "block", "global")]
-        return self.kernel("gemm", {"tile_m": TILE, "tile_n": TILE, "tile_k": TILE}, grid,
-                           (TILE * TILE, 1, 1), groups, shared)
+        return choose([FixedConfig(f"gemm/{TILE}x{TILE}")], lambda c: self.kernel(
+            "gemm", {"tile_m": TILE, "tile_n": TILE, "tile_k": TILE}, grid, (TILE * TILE, 1, 1), groups, shared),
+            self.spec)
 
     def rows(self, reduces: list[graph.ReduceOp]) -> KernelOp:
         row_shape = shape_of(reduces[0].result.type)

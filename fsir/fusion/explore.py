@@ -122,7 +122,10 @@ class FusionExplorePass(ModulePass):
     mode=stitch|xla: the FusionStitching explorer (fsir/fusion/explorer.py) with the
     code generator's rules, or with XLA's rules on top; the other options are its
     (top-k, beam, group-size, remote, gpu, max-ops; report=true prints kernels, bytes
-    and scores per function to stderr).
+    and scores per function to stderr). evaluator=codegen|simple: what picks among the
+    plans, stitch-codegen's latency-evaluator (the kernels where the plans differ are
+    generated for the chosen gpu; more than evaluator-budget of them and the simplified
+    one decides) or the delta-evaluator's simplified one.
     """
 
     name = "fusion-explore"
@@ -134,6 +137,8 @@ class FusionExplorePass(ModulePass):
     remote: bool = True
     gpu: str = "H100"
     max_ops: int = 128
+    evaluator: str = "codegen"
+    evaluator_budget: int = 64
     report: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

@@ -21,19 +21,25 @@ tile loads, stitch-codegen's `gemm` mapping) but never continue past it.
 (`fsir.codegen.capability`); `mode=xla` adds XLA's rules (`xla_rules`): same search,
 same cost model, fewer patterns allowed.
 
-The latency-evaluator is an interface: `latency(kernels) -> seconds` over the plan's
-kernels as op lists. Until codegen supplies its §4.3 evaluator, the default sums the
-delta-evaluator's simplified kernel latency and a launch cost per kernel.
+The latency-evaluator is an interface (`LatencyEvaluator`): `latency(kernels) -> seconds`
+over kernels as op lists. The default (`evaluator=codegen`) is stitch-codegen's own
+§4.3 evaluator (`fsir.codegen.plan_latency`): each kernel is generated on a scratch copy
+and costs its `estimate_us` plus a launch. Plans share most kernels, so `compare` times
+only the kernels where the compared plans differ; with more of them to generate than
+`evaluator-budget`, or when every plan holds a kernel it scores infinite, the
+simplified evaluator decides instead (`evaluator=simple` always: the delta-evaluator's
+simplified kernel latency and a launch cost per kernel, summed over whole plans).
 """
 
 from __future__ import annotations
 
 import gc
+import math
 import sys
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import Protocol, TextIO
 
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, f64, i64
 from xdsl.ir import Block, Operation
@@ -50,9 +56,20 @@ from fsir.fusion.remote import remote_fusion
 from fsir.fusion.xla_rules import with_xla_rules
 from fsir.gpuspec import gpu_spec
 
-LatencyEvaluator = Callable[[Sequence[Sequence[Operation]]], float]
-
 EXPLORER_MODES = ("stitch", "xla")
+EVALUATORS = ("codegen", "simple")
+
+
+class LatencyEvaluator(Protocol):
+    """latency(kernels) -> seconds over kernels given as op lists (a plan's, or the
+    ones where the compared plans differ); `pending(kernels)` is how many of them it
+    would still have to evaluate, which the explorer holds against its budget."""
+
+    name: str
+
+    def __call__(self, kernels: Sequence[Sequence[Operation]]) -> float: ...
+
+    def pending(self, kernels: Sequence[Sequence[Operation]]) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -64,15 +81,41 @@ class ExplorerOptions:
     remote: bool = True
     gpu: str = "H100"
     max_ops: int = 128
+    evaluator: str = "codegen"
+    evaluator_budget: int = 64
 
     def check(self) -> None:
         if self.mode not in EXPLORER_MODES:
             raise UserError(f"fusion-explore: the explorer has no mode '{self.mode}' "
                             f"(expected one of: {', '.join(EXPLORER_MODES)})")
+        if self.evaluator not in EVALUATORS:
+            raise UserError(f"fusion-explore: unknown evaluator '{self.evaluator}' "
+                            f"(expected one of: {', '.join(EVALUATORS)})")
         for name in ("top_k", "beam", "group_size", "max_ops"):
             if getattr(self, name) < 1:
                 raise UserError(f"fusion-explore: {name.replace('_', '-')} must be at least 1")
+        if self.evaluator_budget < 0:
+            raise UserError("fusion-explore: evaluator-budget must not be negative")
         gpu_spec(self.gpu)
+
+
+@dataclass
+class Comparison:
+    """How the latency-evaluator compared some of the plans (`plans`: their indices):
+    `times[i]` is plan `plans[i]`'s estimate in seconds — with the codegen evaluator,
+    of the kernels not all of them share (the `common` ones add the same to each and
+    are not generated)."""
+
+    plans: list[int]
+    evaluator: str
+    times: list[float]
+    common: int = 0
+    differing: int = 0
+    note: str = ""
+
+    @property
+    def best(self) -> int:
+        return self.plans[min(range(len(self.times)), key=lambda i: self.times[i])]
 
 
 @dataclass
@@ -82,13 +125,16 @@ class Exploration:
     options: ExplorerOptions
     plan: Plan
     beams: list[Plan]
-    beam_times: list[float]
+    comparisons: list[Comparison]  # the beams' plans; then the best of them against it filled
     candidates: int
     rejected: Counter = field(default_factory=Counter)
+    latency: LatencyEvaluator | None = None
 
 
 def explore(block: Block, options: ExplorerOptions = ExplorerOptions(),
             capability: Capability | None = None, latency: LatencyEvaluator | None = None) -> Exploration:
+    """`latency`: the evaluator that picks among the plans (default: by
+    `options.evaluator`, stitch-codegen's estimates or the simplified one)."""
     options.check()
     # The search allocates many small acyclic objects (patterns, frozensets); Python's
     # cycle collector would rescan the whole IR each time they pile up, which makes
@@ -106,6 +152,10 @@ def _explore(block: Block, options: ExplorerOptions, capability: Capability | No
              latency: LatencyEvaluator | None) -> Exploration:
     g = build_dataflow(block)
     ev = DeltaEvaluator(g, gpu_spec(options.gpu))
+    if latency is None and options.evaluator == "codegen":
+        from fsir.codegen.plan_latency import CodegenLatency
+
+        latency = CodegenLatency(options.gpu, lambda ops: _simple_kernel_time(g, ev, ops))
     cap = capability or CodegenCapability()
     if options.mode == "xla":
         cap = with_xla_rules(cap)
@@ -133,21 +183,21 @@ def _explore(block: Block, options: ExplorerOptions, capability: Capability | No
             seen.add(key)
             plans.append(plan)
             chosen_of.append(chosen)
-            times.append(_plan_time(g, ev, plan, latency))
 
-    times: list[float] = []
     for chosen in beams:
         add(chosen)
     # The best plan once more with the ops it leaves alone fused (`fill`); fusing them
     # can cost remote fusion more packings than it saves, so the latency-evaluator
-    # chooses between the two.
-    best = min(range(len(plans)), key=lambda i: times[i])
+    # chooses between the two (the other plans lost to the best one already).
+    comparisons = [compare(g, ev, plans, list(range(len(plans))), latency, options.evaluator_budget)]
+    best = comparisons[0].best
     extra = fill(g, ev, cap, copts, chosen_of[best], gen._verdicts)
     if extra:
         add(chosen_of[best] + extra)
-    best = min(range(len(plans)), key=lambda i: times[i])
-    return Exploration(g, ev, options, plans[best], plans, times,
-                       sum(len(c) for c in candidates), gen.rejected)
+    if len(plans) > len(comparisons[0].plans):
+        comparisons.append(compare(g, ev, plans, [best, len(plans) - 1], latency, options.evaluator_budget))
+    return Exploration(g, ev, options, plans[comparisons[-1].best], plans, comparisons,
+                       sum(len(c) for c in candidates), gen.rejected, latency)
 
 
 def fill(g: DataflowGraph, ev: DeltaEvaluator, cap: Capability, copts: CandidateOptions,
@@ -170,10 +220,52 @@ def fill(g: DataflowGraph, ev: DeltaEvaluator, cap: Capability, copts: Candidate
     return beam_search(gen.run(), 1)[0]
 
 
-def _plan_time(g: DataflowGraph, ev: DeltaEvaluator, plan: Plan, latency: LatencyEvaluator | None) -> float:
-    if latency is not None:
-        return latency([[g.ops[i] for i in sorted(k.members)] for k in plan.kernels])
+def compare(g: DataflowGraph, ev: DeltaEvaluator, plans: list[Plan], which: list[int],
+            latency: LatencyEvaluator | None, budget: int) -> Comparison:
+    """The times of plans `which` by `latency`, over the kernels where they differ
+    (kernels common to all of them add the same to each); by the simplified evaluator
+    (whole plans) without `latency`, or when more than `budget` kernels would have to
+    be evaluated."""
+    chosen = [plans[i] for i in which]
+    if latency is None:
+        return Comparison(which, "simple", [_simple_plan_time(ev, p) for p in chosen])
+    kernels = [[k for k in p.kernels if k.kernels] for p in chosen]
+    common = set.intersection(*({k.members for k in ks} for ks in kernels))
+    differing = [[k for k in ks if k.members not in common] for ks in kernels]
+    distinct = {k.members: k for ks in differing for k in ks}
+    pending = latency.pending([_ops(g, k) for k in distinct.values()])
+    if pending > budget:
+        return Comparison(which, "simple", [_simple_plan_time(ev, p) for p in chosen], note=(
+            f"{latency.name} evaluator over budget: {pending} kernels to evaluate > evaluator-budget={budget}"))
+    times = [_time(g, latency, ks) for ks in differing]
+    if len(times) > 1 and all(math.isinf(t) for t in times):
+        return Comparison(which, "simple", [_simple_plan_time(ev, p) for p in chosen], note=(
+            f"{latency.name} evaluator: every plan has a kernel it scores as infinite"))
+    return Comparison(which, latency.name, times, len(common), len(distinct))
+
+
+def _time(g: DataflowGraph, latency: LatencyEvaluator, kernels: list[Pattern]) -> float:
+    """Σ latency over `kernels`, the largest first, stopping at the first infinite one
+    (the plan cannot be chosen then, and its other kernels need not be generated)."""
+    total = 0.0
+    for k in sorted(kernels, key=len, reverse=True):
+        total += latency([_ops(g, k)])
+        if math.isinf(total):
+            break
+    return total
+
+
+def _ops(g: DataflowGraph, k: Pattern) -> list[Operation]:
+    return [g.ops[i] for i in sorted(k.members)]
+
+
+def _simple_plan_time(ev: DeltaEvaluator, plan: Plan) -> float:
     return sum(ev.kernel_time(k) for k in plan.kernels)
+
+
+def _simple_kernel_time(g: DataflowGraph, ev: DeltaEvaluator, ops: Sequence[Operation]) -> float:
+    members = frozenset(g.index[op] for op in ops)
+    return ev.kernel_time(ev.of(members, max(members)))
 
 
 def apply_plan(block: Block, exploration: Exploration) -> list[Operation]:
@@ -227,7 +319,8 @@ def report(name: str, ex: Exploration) -> str:
     after = [k for k in ex.plan.kernels if k.kernels > 0]
     a_reads = a_writes = 0
     lines = [f"fusion-explore @{name}: mode={o.mode} gpu={o.gpu} top-k={o.top_k} beam={o.beam} "
-             f"group-size={o.group_size} remote={'true' if o.remote else 'false'} max-ops={o.max_ops}"]
+             f"group-size={o.group_size} remote={'true' if o.remote else 'false'} max-ops={o.max_ops} "
+             f"evaluator={o.evaluator}"]
     body = []
     fused_index = 0
     for i, k in enumerate(after):
@@ -242,14 +335,44 @@ def report(name: str, ex: Exploration) -> str:
         body.append(f"  kernel {i}: {what} reads {_mb(r)} writes {_mb(w)}")
     lines.append(f"  before: {len(before)} kernels, reads {_mb(b_reads)}, writes {_mb(b_writes)}")
     lines.append(f"  after: {len(after)} kernels ({len(ex.plan.fused)} fused), reads {_mb(a_reads)}, "
-                 f"writes {_mb(a_writes)}; est. {min(ex.beam_times) * 1e6:.1f} us")
-    lines.append(f"  search: {ex.candidates} candidates, {len(ex.beams)} distinct plans "
-                 f"(est. {', '.join(f'{t * 1e6:.1f}' for t in ex.beam_times)} us), "
+                 f"writes {_mb(a_writes)}")
+    lines.append(f"  search: {ex.candidates} candidates, {len(ex.beams)} distinct plans, "
                  f"{ex.plan.packed} kernels packed by remote fusion, {ex.plan.dissolved} patterns dissolved")
+    lines.extend(_evaluator_lines(ex))
     lines.extend(body)
     for reason, count in sorted(ex.rejected.items()):
         lines.append(f"  rejected {count}x: {reason}")
     return "\n".join(lines)
+
+
+def _evaluator_lines(ex: Exploration) -> list[str]:
+    """Which evaluator chose the plan, and the plans' estimates."""
+    lines = []
+    for n, c in enumerate(ex.comparisons):
+        times = ", ".join(f"{t * 1e6:.1f}" for t in c.times)
+        which = (f"plan {c.best} of {len(c.plans)}" if n == 0 else
+                 f"plan {c.best} of {c.plans[0]} and {c.plans[1]} (plan {c.plans[0]} with the ops it left alone fused)")
+        if len(c.plans) == 1:
+            line = f"  evaluator: {c.evaluator}: one plan, nothing to compare"
+        elif c.evaluator == "simple":
+            line = f"  evaluator: simple chose {which}; est. {times} us"
+        else:
+            line = (f"  evaluator: {c.evaluator} chose {which}; est. {times} us for the {c.differing} kernels "
+                    f"they do not all share ({c.common} common kernels not evaluated)")
+        lines.append(line + (f" ({c.note})" if c.note else ""))
+    latency = ex.latency
+    rejected = getattr(latency, "rejected", {})
+    reasons = Counter(rejected.values())
+    for msg, count in sorted(reasons.items()):
+        lines.append(f"  evaluator: codegen rejected {count} kernel(s), scored as infinite: {msg}")
+    unfit = getattr(latency, "unfit", [])
+    if unfit:
+        lines.append(f"  evaluator: {len(unfit)} kernel(s) scored as infinite: no block fits an SM with their "
+                     f"estimated registers ({', '.join(map(str, sorted(set(unfit))))} per thread)")
+    unscored = getattr(latency, "unscored", 0)
+    if unscored:
+        lines.append(f"  evaluator: {unscored} kernel(s) with a '?' grid timed by the simplified evaluator")
+    return lines
 
 
 def explore_function(f, options: ExplorerOptions, report_to: TextIO | None = None,

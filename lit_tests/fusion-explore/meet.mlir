@@ -1,10 +1,11 @@
 // The virtual producer h also combines candidates of different producers that meet at
 // a common consumer (FusionStitching §5.2): the biased Q and the biased, transposed K
 // both inline into the Q·Kᵀ GEMM's loads. Without h (remote=false) every pattern has
-// one top producer, so only one of the two chains reaches the GEMM.
+// one top producer, so only one of the two chains reaches the GEMM (which one is the
+// latency-evaluator's choice; the simplified one's is checked).
 // RUN: fs-opt %s -p 'fusion-explore{mode=stitch}' | filecheck %s --check-prefix=ON
-// RUN: fs-opt %s -p 'fusion-explore{mode=stitch remote=false}' | filecheck %s --check-prefix=OFF
-// RUN: fs-opt %s -p 'fusion-explore{mode=xla}' | filecheck %s --check-prefix=XLA
+// RUN: fs-opt %s -p 'fusion-explore{mode=stitch remote=false evaluator=simple}' | filecheck %s --check-prefix=OFF
+// RUN: fs-opt %s -p 'fusion-explore{mode=xla evaluator=simple}' | filecheck %s --check-prefix=XLA
 
 // ON-LABEL: func.func @qk
 // ON-SAME: (%[[X:.*]]: tensor<256x64xf32>, %[[WQ:.*]]: tensor<64x64xf32>, %[[WK:.*]]: tensor<64x64xf32>, %[[BQ:.*]]: tensor<64xf32>, %[[BK:.*]]: tensor<64xf32>)

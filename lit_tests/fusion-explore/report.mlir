@@ -1,12 +1,14 @@
 // report=true prints, per function, the kernels and the global bytes they read and
-// write before fusion (one kernel per op) and after, with the chosen patterns' scores.
+// write before fusion (one kernel per op) and after, with the chosen patterns' scores
+// and the latency-evaluator's estimates of the plans (evaluator.mlir).
 // RUN: fs-opt %s -p 'fusion-explore{mode=stitch report=true}' 2>&1 >/dev/null | filecheck %s
-// RUN: fs-opt %s -p 'fusion-explore{mode=xla report=true}' 2>&1 >/dev/null | filecheck %s --check-prefix=XLA
+// RUN: fs-opt %s -p 'fusion-explore{mode=xla report=true evaluator=simple}' 2>&1 >/dev/null | filecheck %s --check-prefix=XLA
 
-// CHECK: fusion-explore @layernorm: mode=stitch gpu=H100 top-k=3 beam=3 group-size=2 remote=true max-ops=128
+// CHECK: fusion-explore @layernorm: mode=stitch gpu=H100 top-k=3 beam=3 group-size=2 remote=true max-ops=128 evaluator=codegen
 // CHECK-NEXT: before: 15 kernels, reads 0.36 MB, writes 0.30 MB
-// CHECK-NEXT: after: 1 kernels (1 fused), reads 0.03 MB, writes 0.03 MB; est. {{.*}} us
+// CHECK-NEXT: after: 1 kernels (1 fused), reads 0.03 MB, writes 0.03 MB
 // CHECK-NEXT: search: {{[0-9]+}} candidates, {{[0-9]+}} distinct plans
+// CHECK-NEXT: evaluator: codegen
 // CHECK-NEXT: kernel 0: fusion pattern=0 ops=15 f={{.*}} reads 0.03 MB writes 0.03 MB
 // CHECK: fusion-explore @softmax: mode=stitch
 // CHECK-NEXT: before: 7 kernels, reads 0.23 MB, writes 0.16 MB

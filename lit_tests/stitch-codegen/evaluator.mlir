@@ -49,3 +49,25 @@ func.func @long_rows(%x: tensor<4x8192xf32>) -> tensor<4x8192xf32> {
   %y = graph.div %e, %sb : tensor<4x8192xf32>
   func.return %y : tensor<4x8192xf32>
 }
+
+// Loop and GEMM kernels have one configuration each, and the evaluator's estimate too.
+// CHECK-LABEL: func.func @gemm_and_loop
+// CHECK:       schedule.kernel @gemm_and_loop_k0 gemm
+// CHECK-SAME:  estimate_us = {{[0-9.e+-]+}} : f64, registers = {{[0-9]+}} : i64, occupancy = {{[0-9]+}} : i64, waves = {{[0-9]+}} : i64, candidates = 1 : i64, config = "gemm/16x16"
+// CHECK:       schedule.kernel @gemm_and_loop_k1 loop
+// CHECK-SAME:  waves = {{[0-9]+}} : i64, candidates = 1 : i64, config = "loop/256"
+func.func @gemm_and_loop(%a: tensor<64x32xf32>, %b: tensor<32x64xf32>) -> tensor<64x64xf32> {
+  %d = graph.dot %a, %b : (tensor<64x32xf32>, tensor<32x64xf32>) -> tensor<64x64xf32>
+  %y = graph.exp %d : tensor<64x64xf32>
+  func.return %y : tensor<64x64xf32>
+}
+
+// A `?` grid cannot be counted in waves: the kernel is built without an estimate.
+// CHECK-LABEL: func.func @dynamic
+// CHECK:       schedule.kernel @dynamic_k0 loop {elements_per_thread = 1 : i64} grid [?, 1, 1]
+// CHECK-NOT:   estimate_us
+// CHECK-SAME:  {
+func.func @dynamic(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %y = graph.exp %x : tensor<?x8xf32>
+  func.return %y : tensor<?x8xf32>
+}
