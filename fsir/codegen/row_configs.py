@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 from xdsl.dialects.builtin import DictionaryAttr, FloatAttr, IntegerAttr, StringAttr, f64, i64
 from xdsl.ir import SSAValue
@@ -54,19 +55,21 @@ class RowConfig:
     interleaved: bool
     slots: int = 0
     steps: int = 1
+    vector: int = 1  # elements per slot (a vector access); slots x vector in registers
 
     @staticmethod
     def make(schedule: str, block: int, longest: int, layout: RowLayout, spec: GpuSpec,
-             cached: bool = True, steps: int | None = None) -> "RowConfig":
+             cached: bool = True, steps: int | None = None, vector: int = 1) -> "RowConfig":
         from fsir.codegen.stitch_codegen import ROW_SCHEDULES
 
         per_row, comp, where, interleaved = ROW_SCHEDULES[schedule](longest)
         if schedule == "block":
             per_row = block
-        slots = register_slots(layout.lengths, per_row, layout.rows) if cached else 0
+        slots = register_slots(layout.lengths, per_row, layout.rows, vector) if cached else 0
         if steps is None:
             steps = default_steps(-(-layout.rows // (block // per_row)), spec) if slots and layout.rows else 1
-        return RowConfig(schedule, block, per_row, comp, where, interleaved, slots, steps if slots else 1)
+        return RowConfig(schedule, block, per_row, comp, where, interleaved, slots, steps if slots else 1,
+                         vector if slots else 1)
 
     def describe(self) -> str:
         out = f"{self.schedule}/{self.block}"
@@ -74,18 +77,32 @@ class RowConfig:
             out += f"/reg{self.slots}"
         if self.steps > 1:
             out += f"/steps{self.steps}"
+        if self.vector > 1:
+            out += f"/v{self.vector}"
         return out
 
 
-def register_slots(lengths: list[int | None], per_row: int, rows: int | None) -> int:
+@dataclass(frozen=True)
+class LoopConfig:
+    """A loop kernel's configuration: `vector` consecutive elements per thread."""
+
+    block: int
+    vector: int = 1
+
+    def describe(self) -> str:
+        return f"loop/{self.block}" + (f"/v{self.vector}" if self.vector > 1 else "")
+
+
+def register_slots(lengths: list[int | None], per_row: int, rows: int | None, vector: int = 1) -> int:
     """Keep the row on chip (issue 5 item 5): when every group's row is static and
     fits `MAX_REGISTER_SLOTS` elements per thread, each thread's share of the row is
     unrolled into registers (a value read before a reduction and used after it is
-    loaded once). 0: too long or dynamic; the groups loop over the row and re-read."""
+    loaded once), in slots of `vector` elements. 0: too long or dynamic; the groups
+    loop over the row and re-read."""
     if not rows or any(not n for n in lengths):
         return 0
-    slots = max(-(-n // per_row) for n in lengths)  # type: ignore[operator]
-    return slots if slots <= MAX_REGISTER_SLOTS else 0
+    slots = max(-(-n // (per_row * vector)) for n in lengths)  # type: ignore[operator]
+    return slots if slots * vector <= MAX_REGISTER_SLOTS else 0
 
 
 def default_steps(row_blocks: int, spec: GpuSpec) -> int:
@@ -93,13 +110,15 @@ def default_steps(row_blocks: int, spec: GpuSpec) -> int:
     return max(s for s in ROW_STEPS if s == 1 or row_blocks // s >= 2 * spec.sms)
 
 
-def row_candidates(trailing: bool, longest: int, layout: RowLayout, spec: GpuSpec) -> list[RowConfig]:
+def row_candidates(trailing: bool, longest: int, layout: RowLayout, spec: GpuSpec,
+                   vectors: tuple[int, ...] = ()) -> list[RowConfig]:
     """Every configuration worth scoring. Row reductions: a thread, a warp segment or a
     block of 128–1024 threads per row; column reductions: a thread per row or
     interleaved slices (a warp or block across a column row would read it uncoalesced).
-    Each with the row in registers when it fits, and without. Row steps follow a rule
-    (`default_steps`) rather than the evaluator: the latency model's wave quantisation
-    would trade γ/β reuse for filling a last partial wave."""
+    Each with the row in registers when it fits, and without; a row in registers also
+    in slots of each vector width in `vectors` (those legal for the fusion). Row steps
+    follow a rule (`default_steps`) rather than the evaluator: the latency model's wave
+    quantisation would trade γ/β reuse for filling a last partial wave."""
     # A block with more threads than the row has elements leaves threads idle that the
     # wave count cannot see (a partly idle GPU looks free to L = N_wave x L_warp).
     blocks = [b for b in BLOCK_SIZES if b <= longest]
@@ -111,24 +130,37 @@ def row_candidates(trailing: bool, longest: int, layout: RowLayout, spec: GpuSpe
         out.append(base)
         if register_slots(layout.lengths, base.per_row, layout.rows):
             out.append(RowConfig.make(schedule, block, longest, layout, spec))
+        for vec in vectors if trailing and not base.interleaved else ():
+            if register_slots(layout.lengths, base.per_row, layout.rows, vec):
+                out.append(RowConfig.make(schedule, block, longest, layout, spec, vector=vec))
     return out
 
 
-def choose(configs: list[RowConfig], build: Callable[[RowConfig], KernelOp], spec: GpuSpec) -> KernelOp:
-    """Build, lower and score every configuration; return the fastest kernel with the
-    evaluator's figures in its `cost` (the others are discarded)."""
+class Config(Protocol):
+    def describe(self) -> str: ...
+
+
+C = TypeVar("C", bound=Config)
+
+
+def choose(configs: list[C], build: Callable[[C], KernelOp], spec: GpuSpec) -> KernelOp:
+    """Build, lower and score every configuration (row or loop); return the fastest
+    kernel with the evaluator's figures in its `cost` (the others are discarded).
+    Between equal estimates (both at the bandwidth floor) the one issuing fewer
+    instructions wins: it leaves more issue slots to the rest of the GPU."""
     from fsir.codegen.latency import estimate
     from fsir.lowering.kernels import lower_kernel
 
-    best: tuple[float, KernelOp, object, RowConfig] | None = None
+    best: tuple[tuple[float, float], KernelOp, object, C] | None = None
     for config in configs:
         k = build(config)
         grid, block = k.launch()
         est = estimate(lower_kernel(k).func, grid, block, spec, bandwidth=True)
-        if best is None or est.seconds < best[0]:
+        key = (est.seconds, est.waves * est.warp_cycles)
+        if best is None or key < best[0]:
             if best is not None:
                 _discard(best[1])
-            best = (est.seconds, k, est, config)
+            best = (key, k, est, config)
         else:
             _discard(k)
     assert best is not None
@@ -137,7 +169,7 @@ def choose(configs: list[RowConfig], build: Callable[[RowConfig], KernelOp], spe
     return k
 
 
-def record(k: KernelOp, est, config: RowConfig, candidates: int) -> None:
+def record(k: KernelOp, est, config: Config, candidates: int) -> None:
     """The evaluator's choice and estimate, visible in the schedule IR."""
     cost = dict(k.cost.data) if k.cost is not None else {}
     cost["estimate_us"] = FloatAttr(round(est.seconds * 1e6, 3) if math.isfinite(est.seconds) else -1.0, f64)

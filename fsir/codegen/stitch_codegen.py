@@ -40,9 +40,10 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from fsir.codegen.locality import local, row_dims_of, subroot_reads
-from fsir.codegen.row_configs import RowConfig, RowLayout, choose, row_candidates
+from fsir.codegen.row_configs import LoopConfig, RowConfig, RowLayout, choose, row_candidates
 from fsir.codegen.smem import Request, allocate, chain, dominators
 from fsir.dialects import graph
+from fsir.dialects.gpu import VECTOR_WIDTHS
 from fsir.dialects.graph import DYN, fmt_shape, shape_of, shapes_compatible
 from fsir.dialects.schedule import DYNAMIC, GroupOp, KernelOp, SharedOp, YieldOp, element_bytes
 from fsir.dialects.stitch import FusionOp
@@ -124,11 +125,12 @@ class FusionCodegen:
     """Builds the schedule.kernel of one fusion."""
 
     def __init__(self, fusion: FusionOp, name: str, row_schedule: str = "auto", gpu: str = "H100",
-                 registers: bool = True):
+                 registers: bool = True, vector: int | None = None):
         if row_schedule not in ("auto", *ROW_SCHEDULES):
             raise UserError(f"stitch-codegen: unknown row schedule '{row_schedule}' "
                             f"(expected auto, {', '.join(ROW_SCHEDULES)})")
         self.row_schedule = row_schedule
+        self.vector = vector  # a forced vector width (None: the evaluator's choice)
         self.spec = gpu_spec(gpu)
         self.registers = registers
         self.fusion = fusion
@@ -154,11 +156,37 @@ class FusionCodegen:
 
     def loop(self) -> KernelOp:
         outs = _unique(self.yields)
+        widths = self.vector_widths([*self.fusion.operands, *outs], [shape_of(v.type)[-1:] for v in outs])
+        if len(widths) == 1:
+            return self.loop_kernel(LoopConfig(BLOCK, widths[0]), outs)
+        return choose([LoopConfig(BLOCK, v) for v in widths], lambda c: self.loop_kernel(c, outs), self.spec)
+
+    def loop_kernel(self, config: LoopConfig, outs: list[SSAValue]) -> KernelOp:
         sizes = [_numel(shape_of(v.type)) for v in outs]
         n = None if None in sizes else max(sizes)
-        grid = DYNAMIC if n is None else max(1, -(-n // BLOCK))
+        grid = DYNAMIC if n is None else max(1, -(-n // (config.block * config.vector)))
         groups = [GroupSpec(outs, "thread", "global")]
-        return self.kernel("loop", {"elements_per_thread": 1}, (grid, 1, 1), (BLOCK, 1, 1), groups, [])
+        params = {"elements_per_thread": config.vector}
+        if config.vector > 1:
+            params["vector_width"] = config.vector
+        return self.kernel("loop", params, (grid, 1, 1), (config.block, 1, 1), groups, [])
+
+    def vector_widths(self, tensors: list[SSAValue], rows: list[tuple[int, ...]]) -> list[int]:
+        """The vector widths V a kernel may use (FusionStitching §4.2's enumerated
+        launch dimensions): static shapes, elements of at most 4 bytes, every row a
+        vector runs along (`rows`: innermost extents) a multiple of V, and every tensor
+        the kernel reads or writes with an innermost extent of 1 or a multiple of V,
+        so its accesses stay aligned. A forced width applies where it is legal."""
+        legal = [1]
+        for vec in VECTOR_WIDTHS:
+            if all(r and DYN not in r and r[-1] % vec == 0 for r in rows) and all(
+                    DYN not in shape_of(t.type) and element_bytes(t.type.element_type) <= 4  # type: ignore[attr-defined]
+                    and (shape_of(t.type)[-1:] in ((), (1,)) or shape_of(t.type)[-1] % vec == 0)
+                    for t in tensors):
+                legal.append(vec)
+        if self.vector is not None:
+            return [self.vector] if self.vector in legal else [1]
+        return legal
 
     def gemm(self, dots: list[graph.DotOp], reduces) -> KernelOp:
         dot = dots[0]
@@ -222,13 +250,31 @@ class FusionCodegen:
                                for v, dims in zip(roots, root_dims)]
         layout = RowLayout(reduces, roots, root_dims, packed, k, lengths)
         default = default_row_schedule(trailing, longest, _numel(row_shape))
+        vectors = self.row_vector_widths(reduces, roots, root_dims, row_shape) if trailing and not packed else [1]
         if self.row_schedule != "auto" or k is None:
             # forced, or a `?` row count the evaluator cannot count waves for: the rules
+            vec = self.vector if self.vector in vectors else 1
             configs = [RowConfig.make(self.row_schedule if self.row_schedule != "auto" else default, BLOCK,
-                                      longest, layout, self.spec, cached=self.registers)]
+                                      longest, layout, self.spec, cached=self.registers, vector=vec)]
             return self.row_kernel(configs[0], layout)
-        configs = [c for c in row_candidates(trailing, longest, layout, self.spec) if self.registers or not c.slots]
+        configs = [c for c in row_candidates(trailing, longest, layout, self.spec, tuple(v for v in vectors if v > 1))
+                   if self.registers or not c.slots]
+        if self.vector is not None:  # forced: the configurations of that width, if any
+            configs = [c for c in configs if c.vector == self.vector] or [c for c in configs if c.vector == 1]
         return choose(configs, lambda c: self.row_kernel(c, layout), self.spec)
+
+    def row_vector_widths(self, reduces, roots, root_dims, row_shape) -> list[int]:
+        """Vector widths of a row kernel: its rows (the reduced dims, the outputs'
+        column dims) run along vectors; tensors of the row shape are read per row."""
+        rows = []
+        for r in reduces:
+            src = shape_of(r.input.type)
+            rows.append(tuple(src[d] for d in sorted(r.dims.get_values())))
+        for v, dims in zip(roots, root_dims):
+            shape = shape_of(v.type)
+            rows.append(tuple(shape[d] for d in range(len(shape)) if d not in dims))
+        tensors = [t for t in [*self.fusion.operands, *roots] if not shapes_compatible(shape_of(t.type), row_shape)]
+        return self.vector_widths(tensors, rows)
 
     def row_kernel(self, config: "RowConfig", layout: "RowLayout") -> KernelOp:
         """The schedule.kernel of the row mapping under one configuration."""
@@ -282,10 +328,12 @@ class FusionCodegen:
             params["interleaved"] = 1
         steps = 1
         if config.slots:
-            params["elements_per_thread"] = config.slots
+            params["elements_per_thread"] = config.slots * config.vector
             steps = config.steps
             if steps > 1:
                 params["row_steps"] = steps
+            if config.vector > 1:
+                params["vector_width"] = config.vector
         grid = DYNAMIC if k is None else max(1, -(-k // (rows_per_block * steps)))
         return self.kernel("row", params, (grid, 1, 1), (block, 1, 1), groups, shared)
 
@@ -404,7 +452,8 @@ def _unique(values: list[SSAValue]) -> list[SSAValue]:
     return out
 
 
-def codegen_function(f: func.FuncOp, row_schedule: str = "auto", gpu: str = "H100", registers: bool = True) -> None:
+def codegen_function(f: func.FuncOp, row_schedule: str = "auto", gpu: str = "H100", registers: bool = True,
+                     vector: int | None = None) -> None:
     # Ops left outside every fusion become kernels of their own (free reshapes excepted);
     # ops and fusions whose results nobody uses need no kernel.
     for op in reversed(list(f.body.block.ops)):
@@ -417,7 +466,7 @@ def codegen_function(f: func.FuncOp, row_schedule: str = "auto", gpu: str = "H10
     index = 0
     for op in list(f.body.block.ops):
         if isinstance(op, FusionOp):
-            kernel = FusionCodegen(op, f"{f.sym_name.data}_k{index}", row_schedule, gpu, registers).build()
+            kernel = FusionCodegen(op, f"{f.sym_name.data}_k{index}", row_schedule, gpu, registers, vector).build()
             index += 1
             f.body.block.insert_op_before(kernel, op)
             for old, new in zip(op.results, kernel.results):
@@ -435,6 +484,9 @@ class StitchCodegenPass(ModulePass):
     the latency-evaluator's choice among all configurations; the others force one,
     e.g. to compare them). gpu=H100|A100|V100|T4: the GPU the evaluator models.
     registers=auto|off: off never keeps a row in registers (every group re-reads it).
+    vector=auto|1|2|4: the elements a thread moves per memory instruction (auto: the
+    evaluator's choice among the legal widths; a forced width applies to the kernels
+    where it is legal, the others get 1).
     """
 
     name = "stitch-codegen"
@@ -442,10 +494,14 @@ class StitchCodegenPass(ModulePass):
     rows: str = "auto"
     gpu: str = "H100"
     registers: str = "auto"
+    vector: str | int = "auto"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.registers not in ("auto", "off"):
             raise UserError(f"stitch-codegen: registers={self.registers} (expected auto or off)")
+        if str(self.vector) not in ("auto", "1", "2", "4"):
+            raise UserError(f"stitch-codegen: vector={self.vector} (expected auto, 1, 2 or 4)")
+        vector = None if str(self.vector) == "auto" else int(self.vector)
         for f in list(op.walk()):
             if isinstance(f, func.FuncOp) and not f.is_declaration:
-                codegen_function(f, self.rows, self.gpu, self.registers == "auto")
+                codegen_function(f, self.rows, self.gpu, self.registers == "auto", vector)

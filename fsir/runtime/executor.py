@@ -28,9 +28,9 @@ from fsir.ir import location_of, verify
 from fsir.runtime.device import DeviceBuffer
 
 
-def compile_module(module: ModuleOp, fusion: str = "none", rows: str = "auto") -> ModuleOp:
-    """A copy of `module` lowered by fusion-explore{mode=fusion}, stitch-codegen{rows}
-    and schedule-to-gpu (the original is left untouched)."""
+def compile_module(module: ModuleOp, fusion: str = "none", rows: str = "auto", vector: str | int = "auto") -> ModuleOp:
+    """A copy of `module` lowered by fusion-explore{mode=fusion}, stitch-codegen{rows
+    vector} and schedule-to-gpu (the original is left untouched)."""
     from xdsl.context import Context
 
     from fsir.codegen.stitch_codegen import StitchCodegenPass
@@ -39,7 +39,7 @@ def compile_module(module: ModuleOp, fusion: str = "none", rows: str = "auto") -
 
     lowered = module.clone()
     ctx = Context()
-    for p in (FusionExplorePass(mode=fusion), StitchCodegenPass(rows=rows), ScheduleToGpuPass()):
+    for p in (FusionExplorePass(mode=fusion), StitchCodegenPass(rows=rows, vector=vector), ScheduleToGpuPass()):
         p.apply(ctx, lowered)
     verify(lowered)
     return lowered

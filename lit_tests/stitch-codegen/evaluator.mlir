@@ -1,14 +1,15 @@
 // The latency-evaluator (§4.3) picks each row kernel's configuration: it lowers every
 // candidate (thread / warp / block of 128-1024 threads per row, the row in registers
-// or re-read) to gpu IR, scores it with L = N_wave x L_warp (and a bandwidth floor)
+// in slots of 1, 2 or 4 elements moved by one vector access each, or re-read) to gpu IR, scores it with L = N_wave x L_warp (and a bandwidth floor)
 // on the H100 model and records the winner's figures in the kernel's cost.
 // RUN: fs-opt %s -p 'fusion-explore{mode=stitch},stitch-codegen' | filecheck %s
 // RUN: fs-opt %s -p 'fusion-explore{mode=stitch},stitch-codegen{gpu=T4}' | filecheck %s --check-prefix=T4
 
-// 64-element rows: a warp (32 lanes, two elements each in registers) per row.
+// 64-element rows: a warp (32 lanes, two elements each in registers, loaded as one
+// 8-byte vector) per row.
 // CHECK-LABEL: func.func @short_rows
-// CHECK:       %[[Y:.*]] = schedule.kernel @short_rows_k0 row {threads_per_row = 32 : i64, rows_per_block = 8 : i64, elements_per_thread = 2 : i64}
-// CHECK-SAME:  estimate_us = {{[0-9.e+-]+}} : f64, registers = {{[0-9]+}} : i64, occupancy = {{[0-9]+}} : i64, waves = 1 : i64, candidates = 3 : i64, config = "warp/256/reg2"
+// CHECK:       %[[Y:.*]] = schedule.kernel @short_rows_k0 row {threads_per_row = 32 : i64, rows_per_block = 8 : i64, elements_per_thread = 2 : i64, vector_width = 2 : i64}
+// CHECK-SAME:  estimate_us = {{[0-9.e+-]+}} : f64, registers = {{[0-9]+}} : i64, occupancy = {{[0-9]+}} : i64, waves = 1 : i64, candidates = 5 : i64, config = "warp/256/reg1/v2"
 // CHECK:       %[[M:.*]] = schedule.group warp -> lanes
 // CHECK:       %[[S:.*]] = schedule.group warp -> lanes
 // CHECK:       schedule.group warp -> global
@@ -27,8 +28,8 @@ func.func @short_rows(%x: tensor<128x64xf32>) -> tensor<128x64xf32> {
 // 8192-element rows: a block of 1024 threads per row (8 elements each in registers),
 // the two reductions meeting in shared memory.
 // CHECK-LABEL: func.func @long_rows
-// CHECK:       %[[Y:.*]] = schedule.kernel @long_rows_k0 row {threads_per_row = 1024 : i64, rows_per_block = 1 : i64, elements_per_thread = 8 : i64} grid [4, 1, 1] block [1024, 1, 1]
-// CHECK-SAME:  config = "block/1024/reg8"
+// CHECK:       %[[Y:.*]] = schedule.kernel @long_rows_k0 row {threads_per_row = 1024 : i64, rows_per_block = 1 : i64, elements_per_thread = 8 : i64, vector_width = 4 : i64} grid [4, 1, 1] block [1024, 1, 1]
+// CHECK-SAME:  config = "block/1024/reg2/v4"
 // CHECK:       schedule.shared @partials_f32 : memref<32xf32, 3 : i64>
 // CHECK:       %[[M:.*]] = schedule.group block -> shared @results_f32[0]
 // CHECK:       %[[S:.*]] = schedule.group block -> shared @results_f32[0]
