@@ -131,9 +131,19 @@ def row_candidates(trailing: bool, longest: int, layout: RowLayout, spec: GpuSpe
         if register_slots(layout.lengths, base.per_row, layout.rows):
             out.append(RowConfig.make(schedule, block, longest, layout, spec))
         for vec in vectors if trailing and not base.interleaved else ():
-            if register_slots(layout.lengths, base.per_row, layout.rows, vec):
+            if (register_slots(layout.lengths, base.per_row, layout.rows, vec)
+                    and clamped(layout.lengths, base.per_row, vec) <= clamped(layout.lengths, base.per_row, 1)):
                 out.append(RowConfig.make(schedule, block, longest, layout, spec, vector=vec))
     return out
+
+
+def clamped(lengths: list[int | None], per_row: int, vector: int) -> int:
+    """Elements past the rows' ends that register slots of `vector` elements compute
+    (and load, clamped to the row's last vector) and discard. Vector slots are offered
+    only where they add none: like idle threads, such loads are a cost the latency
+    model does not see (they repeat addresses other lanes read)."""
+    step = per_row * vector
+    return sum(-(-n // step) * step - n for n in lengths if n)
 
 
 class Config(Protocol):

@@ -186,7 +186,7 @@ class IndexBuilder:
         split = self._aligned_split(a, b)
         if split is not None:
             return self.div(split[0], b)
-        return self.c.value(arith.DivUIOp(self.ssa(a), self.ssa(b)))
+        return self._once(arith.DivUIOp, a, b)
 
     def rem(self, a: Index, b: Index) -> Index:
         if isinstance(a, int) and isinstance(b, int):
@@ -196,7 +196,16 @@ class IndexBuilder:
         split = self._aligned_split(a, b)
         if split is not None:
             return self.add(self.rem(split[0], b), split[1])
-        return self.c.value(arith.RemUIOp(self.ssa(a), self.ssa(b)))
+        return self._once(arith.RemUIOp, a, b)
+
+    def _once(self, kind, a: Index, b: Index) -> SSAValue:
+        """An index division or remainder, reused where already computed (they are not
+        `Pure` in xDSL, as a division may trap; an index divisor here never is 0)."""
+        key = (kind.name, self._key([a, b]))
+        found = self.c.lookup(key)
+        if found is None:
+            found = self.c.memo()[key] = self.c.value(kind(self.ssa(a), self.ssa(b)))
+        return found
 
     def _aligned_split(self, a: Index, m: Index) -> tuple[Index, int] | None:
         """(y, r) with a = y + r, when y is a multiple of g = gcd(y's factor, m) > r:

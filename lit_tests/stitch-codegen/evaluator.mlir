@@ -9,7 +9,7 @@
 // 8-byte vector) per row.
 // CHECK-LABEL: func.func @short_rows
 // CHECK:       %[[Y:.*]] = schedule.kernel @short_rows_k0 row {threads_per_row = 32 : i64, rows_per_block = 8 : i64, elements_per_thread = 2 : i64, vector_width = 2 : i64}
-// CHECK-SAME:  estimate_us = {{[0-9.e+-]+}} : f64, registers = {{[0-9]+}} : i64, occupancy = {{[0-9]+}} : i64, waves = 1 : i64, candidates = 5 : i64, config = "warp/256/reg1/v2"
+// CHECK-SAME:  estimate_us = {{[0-9.e+-]+}} : f64, registers = {{[0-9]+}} : i64, occupancy = {{[0-9]+}} : i64, waves = 1 : i64, candidates = 4 : i64, config = "warp/256/reg1/v2"
 // CHECK:       %[[M:.*]] = schedule.group warp -> lanes
 // CHECK:       %[[S:.*]] = schedule.group warp -> lanes
 // CHECK:       schedule.group warp -> global

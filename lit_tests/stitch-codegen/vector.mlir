@@ -62,17 +62,19 @@ func.func @wide(%x: tensor<64x256xi64>) -> tensor<64x256xi64> {
   func.return %y : tensor<64x256xi64>
 }
 
-// A row kept in registers in slots of V elements: 128 threads per 256-element row, one
-// slot of 2 or 4 (lanes 64..127 idle with 4). Auto: 13 candidates, 6 of them vector.
+// A row kept in registers in slots of V elements. Vector slots are offered only where
+// they compute no more elements past the row's end than scalar slots do (a block of 256
+// with slots of 2 or 4 would leave lanes wholly past the 256-element row): 3 of the 10
+// candidates are vector, e.g. 128 threads with one slot of 2, or a warp with two of 4.
 // CHECK-LABEL: func.func @rms
 // CHECK:       schedule.kernel @rms_k0 row
-// CHECK-SAME:  candidates = 13 : i64
+// CHECK-SAME:  candidates = 10 : i64
 // V4-LABEL:    func.func @rms
-// V4:          schedule.kernel @rms_k0 row {threads_per_row = 128 : i64, rows_per_block = 1 : i64, elements_per_thread = 4 : i64, vector_width = 4 : i64} grid [64, 1, 1] block [128, 1, 1]
-// V4-SAME:     config = "block/128/reg1/v4"
+// V4:          schedule.kernel @rms_k0 row {threads_per_row = 32 : i64, rows_per_block = 8 : i64, elements_per_thread = 8 : i64, vector_width = 4 : i64} grid [8, 1, 1] block [256, 1, 1]
+// V4-SAME:     candidates = 1 : i64, config = "warp/256/reg2/v4"
 // V2-LABEL:    func.func @rms
 // V2:          schedule.kernel @rms_k0 row {threads_per_row = 128 : i64, rows_per_block = 1 : i64, elements_per_thread = 2 : i64, vector_width = 2 : i64}
-// V2-SAME:     config = "block/128/reg1/v2"
+// V2-SAME:     candidates = 2 : i64, config = "block/128/reg1/v2"
 // V1-LABEL:    func.func @rms
 // V1:          schedule.kernel @rms_k0 row
 // V1-SAME:     candidates = 7 : i64
@@ -85,13 +87,22 @@ func.func @rms(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
   func.return %y : tensor<64x256xf32>
 }
 
-// Rows of 30: a warp per row, V = 2 (one slot of 2 per lane, lane 15.. idle); with 4
-// forced the candidates stay scalar.
-// V2-LABEL:    func.func @rows_of_30
-// V2:          schedule.kernel @rows_of_30_k0 row {threads_per_row = 32 : i64, rows_per_block = 8 : i64, elements_per_thread = 2 : i64, vector_width = 2 : i64}
+// Rows of 64, a warp per row: one slot of 2 per lane fits exactly; slots of 4 would
+// leave half the warp past the row, so a forced 4 keeps the scalar candidates.
+// V2-LABEL:    func.func @rows_of_64
+// V2:          schedule.kernel @rows_of_64_k0 row {threads_per_row = 32 : i64, rows_per_block = 8 : i64, elements_per_thread = 2 : i64, vector_width = 2 : i64}
 // V2-SAME:     config = "warp/256/reg1/v2"
-// V4-LABEL:    func.func @rows_of_30
-// V4:          schedule.kernel @rows_of_30_k0 row {threads_per_row = 32 : i64, rows_per_block = 8 : i64} grid [8, 1, 1]
+// V4-LABEL:    func.func @rows_of_64
+// V4:          schedule.kernel @rows_of_64_k0 row {threads_per_row = 32 : i64, rows_per_block = 8 : i64, elements_per_thread = 2 : i64} grid [8, 1, 1]
+func.func @rows_of_64(%x: tensor<64x64xf32>) -> tensor<64xf32> {
+  %s = graph.reduce sum %x dims [1] : (tensor<64x64xf32>) -> tensor<64xf32>
+  func.return %s : tensor<64xf32>
+}
+
+// Rows of 30: no vector slots (30 = 32 lanes x 1 - 2; slots of 2 would compute 34
+// elements past the row).
+// V2-LABEL:    func.func @rows_of_30
+// V2:          schedule.kernel @rows_of_30_k0 row {threads_per_row = 32 : i64, rows_per_block = 8 : i64} grid [8, 1, 1]
 func.func @rows_of_30(%x: tensor<64x30xf32>) -> tensor<64xf32> {
   %s = graph.reduce sum %x dims [1] : (tensor<64x30xf32>) -> tensor<64xf32>
   func.return %s : tensor<64xf32>
