@@ -10,6 +10,7 @@ builtin.module attributes {gpu.container_module} {
     gpu.func @k(%a: memref<?xf32>, %n: index) workgroup(%smem : memref<256xf32, 3>) kernel attributes {gpu.known_block_size = array<i32: 256, 1, 1>} {
       %tid = gpu.thread_id x
       %r, %valid = gpu.shuffle xor %v, %c16, %c32 : f32
+      %x0, %x1 = gpu.load_vector %a[%i] : memref<?xf32> -> f32, f32
       gpu.barrier
       gpu.return
     }
@@ -20,6 +21,11 @@ builtin.module attributes {gpu.container_module} {
   }
 }
 ```
+
+`gpu.load_vector` / `gpu.store_vector` (fsir's own: 2 or 4 consecutive elements in one
+memory instruction, PTX `ld.global.v4.f32`) are what upstream MLIR spells as
+`vector.load` / `vector.store` of a `vector<4xf32>`; fsir keeps scalars in registers and
+has no vector types, so they take and return the elements as separate values.
 
 The other upstream ops (alloc, dealloc, memcpy, wait, launch, terminator, yield,
 host_register, ...) are xDSL's own classes, re-exported unchanged (generic

@@ -2,9 +2,10 @@
 
 Each `stitch.fusion` becomes one `schedule.kernel` with one of three mappings:
 
-- `loop`: no reduction. One thread per output element; every other op is inlined into
-  its consumers by index propagation (XLA loop fusion, thread composition). Outputs of
-  different shapes share the loop (kernel packing).
+- `loop`: no reduction. One thread per output element, or per `vector_width` V
+  consecutive elements; every other op is inlined into its consumers by index
+  propagation (XLA loop fusion, thread composition). Outputs of different shapes share
+  the loop (kernel packing).
 - `row`: the fusion has reductions; the coordinates they keep are the kernel's rows.
   Each reduction is a sub-root leading a group; the outputs form the root group. A row
   belongs to one thread (`thread`: column reductions, whose neighbouring rows are
@@ -23,7 +24,10 @@ row_configs.py`): every schedule above with 128–1024 threads per block, the ro
 registers (`elements_per_thread` unrolled slots per thread, so values read before a
 reduction and used after it are loaded once) or re-read, and `row_steps` row-blocks per
 block (row-invariant operands such as γ and β loaded once for all of them) are lowered
-and scored, and the fastest is kept with its estimate in `cost`. `rows=` forces a
+and scored, and the fastest is kept with its estimate in `cost`. Loop and row kernels
+also enumerate the vector width V (1, 2, 4 where static shapes allow it: a loop thread's V
+elements, register slots of V elements), which the vectorizer turns into one memory
+instruction per V elements (`fsir/lowering/vectorize.py`). `rows=` forces a
 schedule (then, and for `?` row counts, the rules above choose); `registers=off` never
 keeps rows in registers. Shared result slots are placed by `fsir/codegen/smem.py`.
 """

@@ -15,8 +15,8 @@ provably a multiple of `width` (`fsir.lowering.scalar.known_multiple`), become o
 ```
 (with `%i` a multiple of 2, e.g. `%t * 2`). Loads move up to the first of them and
 stores down to the last, so nothing in between may write (for loads) or touch (for
-stores) the same buffer. Elements of 8 to 32 bits (not `i1`, which is stored as a
-byte and converted), at most 16 bytes per access.
+stores) the same buffer, nor be a barrier. Elements of 8 to 32 bits (not `i1`, which
+is stored as a byte and converted), at most 16 bytes per access.
 """
 
 from __future__ import annotations
@@ -63,8 +63,10 @@ def _split(index: SSAValue) -> tuple[SSAValue | None, int]:
 
 def _touches(op: Operation, buf: SSAValue, writes_only: bool) -> bool:
     """Whether `op` (or an op nested in it) writes `buf` (or, unless `writes_only`,
-    reads it)."""
+    reads it), or is a barrier (after which other threads' accesses are ordered)."""
     for inner in op.walk():
+        if isinstance(inner, gpu.BarrierOp):
+            return True
         if buf not in inner.operands:
             continue
         if isinstance(inner, (memref.LoadOp, gpu.LoadVectorOp)):

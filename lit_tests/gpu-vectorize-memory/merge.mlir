@@ -103,7 +103,8 @@ builtin.module attributes {gpu.container_module} {
     }
 
     // Not merged: a thread index (not known to be a multiple of 4), a store to the
-    // buffer between the loads, booleans (stored as bytes and converted), shared memory.
+    // buffer between the loads, a barrier between them, booleans (stored as bytes and
+    // converted), shared memory.
     // CHECK-LABEL: gpu.func @scalar(
     // CHECK-NOT:   gpu.load_vector
     // CHECK-NOT:   gpu.store_vector
@@ -130,6 +131,11 @@ builtin.module attributes {gpu.container_module} {
       memref.store %u0, %o[%t] : memref<?xf32>
       %v1 = memref.load %o[%i1] : memref<?xf32>
       %v3 = memref.load %o[%i3] : memref<?xf32>
+      %q0 = memref.load %a[%i] : memref<?xf32>
+      %q2 = memref.load %a[%i2] : memref<?xf32>
+      gpu.barrier
+      %q1 = memref.load %a[%i1] : memref<?xf32>
+      %q3 = memref.load %a[%i3] : memref<?xf32>
       %p0 = memref.load %b[%i] : memref<?xi1>
       %p1 = memref.load %b[%i1] : memref<?xi1>
       %p2 = memref.load %b[%i2] : memref<?xi1>
