@@ -10,6 +10,7 @@ builtin.module attributes {gpu.container_module} {
     gpu.func @k(%a: memref<?xf32>, %n: index) workgroup(%smem : memref<256xf32, 3>) kernel attributes {gpu.known_block_size = array<i32: 256, 1, 1>} {
       %tid = gpu.thread_id x
       %r, %valid = gpu.shuffle xor %v, %c16, %c32 : f32
+      %x0, %x1 = gpu.load_vector %a[%i] : memref<?xf32> -> f32, f32
       gpu.barrier
       gpu.return
     }
@@ -20,6 +21,11 @@ builtin.module attributes {gpu.container_module} {
   }
 }
 ```
+
+`gpu.load_vector` / `gpu.store_vector` (fsir's own: 2 or 4 consecutive elements in one
+memory instruction, PTX `ld.global.v4.f32`) are what upstream MLIR spells as
+`vector.load` / `vector.store` of a `vector<4xf32>`; fsir keeps scalars in registers and
+has no vector types, so they take and return the elements as separate values.
 
 The other upstream ops (alloc, dealloc, memcpy, wait, launch, terminator, yield,
 host_register, ...) are xDSL's own classes, re-exported unchanged (generic
@@ -83,6 +89,7 @@ from xdsl.irdl import (
     result_def,
     traits_def,
     var_operand_def,
+    var_result_def,
 )
 from xdsl.parser import AttrParser, Parser, UnresolvedOperand
 from xdsl.printer import Printer
@@ -374,6 +381,153 @@ class ShuffleOp(IRDLOperation):
             raise VerifyException(
                 f"gpu.shuffle value must be a 32-bit type (f32 or i32), got {t}"
             )
+
+
+# ----------------------------------------------------------------- vector memory access
+
+
+VECTOR_WIDTHS = (2, 4)
+MAX_VECTOR_BYTES = 16
+
+
+def _check_vector(op: IRDLOperation, memref_type: Attribute, values: Sequence[Attribute], n_indices: int) -> None:
+    if not isinstance(memref_type, MemRefType):
+        raise VerifyException(f"{op.name} needs a memref, got {memref_type}")
+    elem = memref_type.element_type
+    if len(values) not in VECTOR_WIDTHS:
+        raise VerifyException(f"{op.name} moves 2 or 4 elements, got {len(values)}")
+    if any(t != elem for t in values):
+        raise VerifyException(
+            f"{op.name} elements must have the memref's element type {elem}, got "
+            f"{', '.join(map(str, values))}"
+        )
+    if n_indices != memref_type.get_num_dims():
+        raise VerifyException(
+            f"{op.name} needs {memref_type.get_num_dims()} indices for {memref_type}, got {n_indices}"
+        )
+    bits = getattr(elem, "bitwidth", None)
+    if bits is None or bits == 1 or bits > 32 or len(values) * bits > 8 * MAX_VECTOR_BYTES:
+        raise VerifyException(
+            f"{op.name} needs elements of 8 to 32 bits and at most {MAX_VECTOR_BYTES} bytes in all, "
+            f"got {len(values)} x {elem}"
+        )
+
+
+def _parse_access(parser: Parser) -> tuple[list[UnresolvedOperand], UnresolvedOperand, list[UnresolvedOperand]]:
+    """`%v0, %v1, %buf[%i]`: the operands before the one followed by `[`, that one,
+    and its indices."""
+    values = []
+    while True:
+        operand = parser.parse_unresolved_operand()
+        if parser.parse_optional_punctuation("[") is not None:
+            break
+        values.append(operand)
+        parser.parse_punctuation(",")
+    indices = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_unresolved_operand)
+    parser.parse_punctuation("]")
+    return values, operand, indices
+
+
+def _print_access(printer: Printer, memref: SSAValue, indices: Sequence[SSAValue]) -> None:
+    printer.print_ssa_value(memref)
+    printer.print_string("[")
+    printer.print_list(indices, printer.print_ssa_value)
+    printer.print_string("]")
+
+
+@irdl_op_definition
+class LoadVectorOp(IRDLOperation):
+    """Loads 2 or 4 consecutive elements `memref[i], ..., memref[i + n - 1]` in one
+    memory instruction (PTX `ld.global.v4.f32`). The last index must be a multiple of
+    the width (the address must be aligned to the access's size, as the hardware
+    requires); fsir's vectorizer (`fsir.lowering.vectorize`) forms these from scalar
+    `memref.load`s it proves consecutive and aligned.
+
+    ```mlir
+    %a, %b, %c, %d = gpu.load_vector %buf[%i] : memref<?xf32> -> f32, f32, f32, f32
+    ```
+    """
+
+    name = "gpu.load_vector"
+
+    memref = operand_def(MemRefType)
+    indices = var_operand_def(IndexType())
+    values = var_result_def()
+
+    def __init__(self, memref: SSAValue, indices: Sequence[SSAValue], width: int):
+        elem = memref.type.element_type  # type: ignore[attr-defined]
+        super().__init__(operands=[memref, indices], result_types=[[elem] * width])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> "LoadVectorOp":
+        pos = parser.pos
+        values, mem, indices = _parse_access(parser)
+        if values:
+            parser.raise_error("gpu.load_vector takes one memref operand", pos, parser.pos)
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        memref = parser.resolve_operand(mem, t)
+        idx = [parser.resolve_operand(i, IndexType()) for i in indices]
+        parser.parse_punctuation("->")
+        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        op = cls.create(operands=[memref, *idx], result_types=types)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        _print_access(printer, self.memref, self.indices)
+        printer.print_string(" : ")
+        printer.print_attribute(self.memref.type)
+        printer.print_string(" -> ")
+        printer.print_list([r.type for r in self.values], printer.print_attribute)
+
+    def verify_(self) -> None:
+        _check_vector(self, self.memref.type, [r.type for r in self.values], len(self.indices))
+
+
+@irdl_op_definition
+class StoreVectorOp(IRDLOperation):
+    """Stores 2 or 4 values to consecutive elements `memref[i], ..., memref[i + n - 1]`
+    in one memory instruction (PTX `st.global.v4.f32`); the last index must be a
+    multiple of the width.
+
+    ```mlir
+    gpu.store_vector %a, %b, %c, %d, %buf[%i] : memref<?xf32>
+    ```
+    """
+
+    name = "gpu.store_vector"
+
+    values = var_operand_def()
+    memref = operand_def(MemRefType)
+    indices = var_operand_def(IndexType())
+
+    irdl_options = (AttrSizedOperandSegments(),)
+
+    def __init__(self, values: Sequence[SSAValue], memref: SSAValue, indices: Sequence[SSAValue]):
+        super().__init__(operands=[values, memref, indices])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> "StoreVectorOp":
+        values, mem, indices = _parse_access(parser)
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        memref = parser.resolve_operand(mem, t)
+        elem = t.element_type if isinstance(t, MemRefType) else t
+        vals = [parser.resolve_operand(v, elem) for v in values]
+        idx = [parser.resolve_operand(i, IndexType()) for i in indices]
+        return cls(vals, memref, idx)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list(self.values, printer.print_ssa_value)
+        printer.print_string(", ")
+        _print_access(printer, self.memref, self.indices)
+        printer.print_string(" : ")
+        printer.print_attribute(self.memref.type)
+
+    def verify_(self) -> None:
+        _check_vector(self, self.memref.type, [v.type for v in self.values], len(self.indices))
 
 
 class ReduceOpEnum(StrEnum):
@@ -1036,10 +1190,12 @@ GPU = Dialect(
         GridDimOp,
         LaneIdOp,
         LaunchFuncOp,
+        LoadVectorOp,
         ModuleOp,
         NumSubgroupsOp,
         ReturnOp,
         ShuffleOp,
+        StoreVectorOp,
         SubgroupIdOp,
         SubgroupReduceOp,
         SubgroupSizeOp,

@@ -85,12 +85,19 @@ def _schedule_to_gpu() -> type["ModulePass"]:
     return ScheduleToGpuPass
 
 
+def _gpu_vectorize_memory() -> type["ModulePass"]:
+    from fsir.lowering.vectorize import VectorizeMemoryPass
+
+    return VectorizeMemoryPass
+
+
 PASSES: dict[str, Callable[[], type["ModulePass"]]] = {
     "graph-canonicalize": _canonicalize,
     "graph-shape-inference": _shape_inference,
     "fusion-explore": _fusion_explore,
     "stitch-codegen": _stitch_codegen,
     "schedule-to-gpu": _schedule_to_gpu,
+    "gpu-vectorize-memory": _gpu_vectorize_memory,
 }
 
 

@@ -109,7 +109,7 @@ def live_intervals(kernel: gpu.FuncOp) -> list[Interval]:
     folded: dict[SSAValue, SSAValue] = {}
     for op in order:
         if (isinstance(op, arith.AddiOp) and _is_immediate(op.rhs) and op.result.uses
-                and all(isinstance(u.operation, (memref.LoadOp, memref.StoreOp)) for u in op.result.uses)):
+                and all(isinstance(u.operation, _MEMORY_OPS) for u in op.result.uses)):
             folded[op.result] = op.lhs
     aliases: dict[SSAValue, list[SSAValue]] = {}
     for v, base in folded.items():
@@ -150,12 +150,16 @@ def live_intervals(kernel: gpu.FuncOp) -> list[Interval]:
         intervals.append(Interval(start, end, size))
     # A load or store forms a 64-bit address (base + scaled index) just before it.
     for op, i in order.items():
-        if isinstance(op, (memref.LoadOp, memref.StoreOp)):
+        if isinstance(op, _MEMORY_OPS):
             intervals.append(Interval(i, i, 2))
     return intervals
 
 
 FOLD = True
+# A vector access (gpu.load_vector / store_vector) is one memory instruction moving
+# its V elements, like a scalar one moving one.
+_MEMORY_OPS = (memref.LoadOp, memref.StoreOp, gpu.LoadVectorOp, gpu.StoreVectorOp)
+_LOADS = (memref.LoadOp, gpu.LoadVectorOp)
 
 
 def _hoisted_load_starts(order: dict[Operation, int]) -> dict[Operation, int]:
@@ -165,7 +169,7 @@ def _hoisted_load_starts(order: dict[Operation, int]) -> dict[Operation, int]:
     written."""
     starts: dict[Operation, int] = {}
     for op, i in order.items():
-        if not isinstance(op, memref.LoadOp) or _classify(op) != ("global", 1):
+        if not isinstance(op, _LOADS) or _classify(op) != ("global", 1):
             continue
         block = op.parent_block()
         earliest = order.get(block.parent_op(), 0) if block is not None else 0  # type: ignore[arg-type]
@@ -212,8 +216,8 @@ def _unrolled_overlap(kernel: gpu.FuncOp) -> int:
             if isinstance(inner, gpu.BarrierOp) or (inner.regions and any(
                     isinstance(o, gpu.BarrierOp) for o in inner.walk())):
                 break
-            if isinstance(inner, memref.LoadOp) and _classify(inner) == ("global", 1):
-                regs += _registers_of(inner.results[0].type)
+            if isinstance(inner, _LOADS) and _classify(inner) == ("global", 1):
+                regs += sum(_registers_of(r.type) for r in inner.results)
         extra = max(extra, regs)
     return extra
 
@@ -266,14 +270,14 @@ def global_bytes(ops: Iterable[Operation], weight: int = 1) -> int:
             total += max(branches, default=0) if isinstance(op, scf.IfOp) else sum(branches)
         elif _classify(op) == ("global", 1):
             ref = op.memref.type  # type: ignore[attr-defined]
-            total += weight * _elem_bytes(ref.element_type)
+            total += weight * _elem_bytes(ref.element_type) * _elements(op)
     return total
 
 
 def _classify(op: Operation) -> tuple[str, int] | None:
     if isinstance(op, arith.ConstantOp):
         return None
-    if isinstance(op, (memref.LoadOp, memref.StoreOp)):
+    if isinstance(op, _MEMORY_OPS):
         ref = op.memref.type
         space = ref.memory_space if isinstance(ref, MemRefType) else None
         shared = isinstance(space, IntegerAttr) and space.value.data == 3
@@ -289,6 +293,13 @@ def _classify(op: Operation) -> tuple[str, int] | None:
     if op.name.startswith(("arith.", "math.")):
         return ("alu", 1)
     return None
+
+
+def _elements(op: Operation) -> int:
+    """Elements one memory instruction moves."""
+    if isinstance(op, (gpu.LoadVectorOp, gpu.StoreVectorOp)):
+        return len(op.values)
+    return 1
 
 
 def instruction_counts(ops: Iterable[Operation], weight: int = 1) -> Counter[str]:

@@ -60,19 +60,21 @@ class RowConfig:
     # the expensive elementwise ops leading groups of their own (op names), kept in
     # the threads' slots when `slots`, else as rows in shared memory
     subroots: tuple[str, ...] = ()
+    vector: int = 1  # elements per slot (a vector access); slots x vector in registers
 
     @staticmethod
     def make(schedule: str, block: int, longest: int, layout: RowLayout, spec: GpuSpec,
-             cached: bool = True, steps: int | None = None) -> "RowConfig":
+             cached: bool = True, steps: int | None = None, vector: int = 1) -> "RowConfig":
         from fsir.codegen.stitch_codegen import ROW_SCHEDULES
 
         per_row, comp, where, interleaved = ROW_SCHEDULES[schedule](longest)
         if schedule == "block":
             per_row = block
-        slots = register_slots(layout.lengths, per_row, layout.rows) if cached else 0
+        slots = register_slots(layout.lengths, per_row, layout.rows, vector) if cached else 0
         if steps is None:
             steps = default_steps(-(-layout.rows // (block // per_row)), spec) if slots and layout.rows else 1
-        return RowConfig(schedule, block, per_row, comp, where, interleaved, slots, steps if slots else 1)
+        return RowConfig(schedule, block, per_row, comp, where, interleaved, slots, steps if slots else 1,
+                         vector=vector if slots else 1)
 
     def describe(self) -> str:
         out = f"{self.schedule}/{self.block}"
@@ -80,21 +82,35 @@ class RowConfig:
             out += f"/reg{self.slots}"
         if self.steps > 1:
             out += f"/steps{self.steps}"
+        if self.vector > 1:
+            out += f"/v{self.vector}"
         if self.subroots:
             where = ("lanes" if self.composition == "warp" else "reg") if self.slots else "smem"
             out += f"/{where}-{'+'.join(self.subroots)}"
         return out
 
 
-def register_slots(lengths: list[int | None], per_row: int, rows: int | None) -> int:
+@dataclass(frozen=True)
+class LoopConfig:
+    """A loop kernel's configuration: `vector` consecutive elements per thread."""
+
+    block: int
+    vector: int = 1
+
+    def describe(self) -> str:
+        return f"loop/{self.block}" + (f"/v{self.vector}" if self.vector > 1 else "")
+
+
+def register_slots(lengths: list[int | None], per_row: int, rows: int | None, vector: int = 1) -> int:
     """Keep the row on chip (issue 5 item 5): when every group's row is static and
     fits `MAX_REGISTER_SLOTS` elements per thread, each thread's share of the row is
     unrolled into registers (a value read before a reduction and used after it is
-    loaded once). 0: too long or dynamic; the groups loop over the row and re-read."""
+    loaded once), in slots of `vector` elements. 0: too long or dynamic; the groups
+    loop over the row and re-read."""
     if not rows or any(not n for n in lengths):
         return 0
-    slots = max(-(-n // per_row) for n in lengths)  # type: ignore[operator]
-    return slots if slots <= MAX_REGISTER_SLOTS else 0
+    slots = max(-(-n // (per_row * vector)) for n in lengths)  # type: ignore[operator]
+    return slots if slots * vector <= MAX_REGISTER_SLOTS else 0
 
 
 def default_steps(row_blocks: int, spec: GpuSpec) -> int:
@@ -102,13 +118,15 @@ def default_steps(row_blocks: int, spec: GpuSpec) -> int:
     return max(s for s in ROW_STEPS if s == 1 or row_blocks // s >= 2 * spec.sms)
 
 
-def row_candidates(trailing: bool, longest: int, layout: RowLayout, spec: GpuSpec) -> list[RowConfig]:
+def row_candidates(trailing: bool, longest: int, layout: RowLayout, spec: GpuSpec,
+                   vectors: tuple[int, ...] = ()) -> list[RowConfig]:
     """Every configuration worth scoring. Row reductions: a thread, a warp segment or a
     block of 128–1024 threads per row; column reductions: a thread per row or
     interleaved slices (a warp or block across a column row would read it uncoalesced).
-    Each with the row in registers when it fits, and without. Row steps follow a rule
-    (`default_steps`) rather than the evaluator: the latency model's wave quantisation
-    would trade γ/β reuse for filling a last partial wave."""
+    Each with the row in registers when it fits, and without; a row in registers also
+    in slots of each vector width in `vectors` (those legal for the fusion). Row steps
+    follow a rule (`default_steps`) rather than the evaluator: the latency model's wave
+    quantisation would trade γ/β reuse for filling a last partial wave."""
     # A block with more threads than the row has elements leaves threads idle that the
     # wave count cannot see (a partly idle GPU looks free to L = N_wave x L_warp).
     blocks = [b for b in BLOCK_SIZES if b <= longest]
@@ -120,7 +138,20 @@ def row_candidates(trailing: bool, longest: int, layout: RowLayout, spec: GpuSpe
         out.append(base)
         if register_slots(layout.lengths, base.per_row, layout.rows):
             out.append(RowConfig.make(schedule, block, longest, layout, spec))
+        for vec in vectors if trailing and not base.interleaved else ():
+            if (register_slots(layout.lengths, base.per_row, layout.rows, vec)
+                    and clamped(layout.lengths, base.per_row, vec) <= clamped(layout.lengths, base.per_row, 1)):
+                out.append(RowConfig.make(schedule, block, longest, layout, spec, vector=vec))
     return out
+
+
+def clamped(lengths: list[int | None], per_row: int, vector: int) -> int:
+    """Elements past the rows' ends that register slots of `vector` elements compute
+    (and load, clamped to the row's last vector) and discard. Vector slots are offered
+    only where they add none: like idle threads, such loads are a cost the latency
+    model does not see (they repeat addresses other lanes read)."""
+    step = per_row * vector
+    return sum(-(-n // step) * step - n for n in lengths if n)
 
 
 class Config(Protocol):
@@ -146,21 +177,24 @@ def choose(configs: Sequence[C], build: Callable[[C], KernelOp], spec: GpuSpec) 
     """Build, lower and score every configuration; return the fastest kernel with the
     evaluator's figures in its `cost` (the others are discarded). Every mapping's
     kernel is made here, so each carries its estimate. A launch with a `?` grid cannot
-    be counted in waves: the first configuration (the rules' choice) is kept unscored."""
+    be counted in waves: the first configuration (the rules' choice) is kept unscored.
+    Between equal estimates (both at the bandwidth floor) the one issuing fewer
+    instructions wins: it leaves more issue slots to the rest of the GPU."""
     from fsir.codegen.latency import estimate
     from fsir.lowering.kernels import lower_kernel
 
-    best: tuple[float, KernelOp, object, C] | None = None
+    best: tuple[tuple[float, float], KernelOp, object, C] | None = None
     for config in configs:
         k = build(config)
         grid, block = k.launch()
         if DYNAMIC in grid:
             return k
         est = estimate(lower_kernel(k).func, grid, block, spec, bandwidth=True)
-        if best is None or est.seconds < best[0]:
+        key = (est.seconds, est.waves * est.warp_cycles)
+        if best is None or key < best[0]:
             if best is not None:
                 _discard(best[1])
-            best = (est.seconds, k, est, config)
+            best = (key, k, est, config)
         else:
             _discard(k)
     assert best is not None

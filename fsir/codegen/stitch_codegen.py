@@ -2,9 +2,10 @@
 
 Each `stitch.fusion` becomes one `schedule.kernel` with one of three mappings:
 
-- `loop`: no reduction. One thread per output element; every other op is inlined into
-  its consumers by index propagation (XLA loop fusion, thread composition). Outputs of
-  different shapes share the loop (kernel packing).
+- `loop`: no reduction. One thread per output element, or per `vector_width` V
+  consecutive elements; every other op is inlined into its consumers by index
+  propagation (XLA loop fusion, thread composition). Outputs of different shapes share
+  the loop (kernel packing).
 - `row`: the fusion has reductions; the coordinates they keep are the kernel's rows.
   Each reduction is a sub-root leading a group; the outputs form the root group. A row
   belongs to one thread (`thread`: column reductions, whose neighbouring rows are
@@ -26,7 +27,10 @@ row_configs.py`): every schedule above with 128–1024 threads per block, the ro
 registers (`elements_per_thread` unrolled slots per thread, so values read before a
 reduction and used after it are loaded once) or re-read, and `row_steps` row-blocks per
 block (row-invariant operands such as γ and β loaded once for all of them) are lowered
-and scored, and the fastest is kept with its estimate in `cost`. `rows=` forces a
+and scored, and the fastest is kept with its estimate in `cost`. Loop and row kernels
+also enumerate the vector width V (1, 2, 4 where static shapes allow it: a loop thread's V
+elements, register slots of V elements), which the vectorizer turns into one memory
+instruction per V elements (`fsir/lowering/vectorize.py`). `rows=` forces a
 schedule (then, and for `?` row counts, the rules above choose); `registers=off` never
 keeps rows in registers; `subroots=all|none` forces the expensive sub-roots on or off.
 Shared result slots and sub-root rows are placed by `fsir/codegen/smem.py`.
@@ -44,9 +48,10 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from fsir.codegen.locality import local, row_dims_of, subroot_reads
-from fsir.codegen.row_configs import FixedConfig, RowConfig, RowLayout, choose, row_candidates
+from fsir.codegen.row_configs import FixedConfig, LoopConfig, RowConfig, RowLayout, choose, row_candidates
 from fsir.codegen.smem import Request, allocate, chain, dominators
 from fsir.dialects import graph
+from fsir.dialects.gpu import VECTOR_WIDTHS
 from fsir.dialects.graph import DYN, fmt_shape, shape_of, shapes_compatible
 from fsir.dialects.schedule import DYNAMIC, GroupOp, KernelOp, SharedOp, YieldOp, element_bytes
 from fsir.dialects.stitch import FusionOp
@@ -143,12 +148,13 @@ class FusionCodegen:
     """Builds the schedule.kernel of one fusion."""
 
     def __init__(self, fusion: FusionOp, name: str, row_schedule: str = "auto", gpu: str = "H100",
-                 registers: bool = True, subroots: str = "auto"):
+                 registers: bool = True, subroots: str = "auto", vector: int | None = None):
         self.subroots = subroots  # auto | all | none (checked by the pass)
         if row_schedule not in ("auto", *ROW_SCHEDULES):
             raise UserError(f"stitch-codegen: unknown row schedule '{row_schedule}' "
                             f"(expected auto, {', '.join(ROW_SCHEDULES)})")
         self.row_schedule = row_schedule
+        self.vector = vector  # a forced vector width (None: the evaluator's choice)
         self.spec = gpu_spec(gpu)
         self.registers = registers
         self.fusion = fusion
@@ -174,12 +180,35 @@ class FusionCodegen:
 
     def loop(self) -> KernelOp:
         outs = _unique(self.yields)
+        widths = self.vector_widths([*self.fusion.operands, *outs], [shape_of(v.type)[-1:] for v in outs])
+        return choose([LoopConfig(BLOCK, v) for v in widths], lambda c: self.loop_kernel(c, outs), self.spec)
+
+    def loop_kernel(self, config: LoopConfig, outs: list[SSAValue]) -> KernelOp:
         sizes = [_numel(shape_of(v.type)) for v in outs]
         n = None if None in sizes else max(sizes)
-        grid = DYNAMIC if n is None else max(1, -(-n // BLOCK))
+        grid = DYNAMIC if n is None else max(1, -(-n // (config.block * config.vector)))
         groups = [GroupSpec(outs, "thread", "global")]
-        return choose([FixedConfig(f"loop/{BLOCK}")], lambda c: self.kernel(
-            "loop", {"elements_per_thread": 1}, (grid, 1, 1), (BLOCK, 1, 1), groups, []), self.spec)
+        params = {"elements_per_thread": config.vector}
+        if config.vector > 1:
+            params["vector_width"] = config.vector
+        return self.kernel("loop", params, (grid, 1, 1), (config.block, 1, 1), groups, [])
+
+    def vector_widths(self, tensors: list[SSAValue], rows: list[tuple[int, ...]]) -> list[int]:
+        """The vector widths V a kernel may use (FusionStitching §4.2's enumerated
+        launch dimensions): static shapes, elements of at most 4 bytes, every row a
+        vector runs along (`rows`: innermost extents) a multiple of V, and every tensor
+        the kernel reads or writes with an innermost extent of 1 or a multiple of V,
+        so its accesses stay aligned. A forced width applies where it is legal."""
+        legal = [1]
+        for vec in VECTOR_WIDTHS:
+            if all(r and DYN not in r and r[-1] % vec == 0 for r in rows) and all(
+                    DYN not in shape_of(t.type) and element_bytes(t.type.element_type) <= 4  # type: ignore[attr-defined]
+                    and (shape_of(t.type)[-1:] in ((), (1,)) or shape_of(t.type)[-1] % vec == 0)
+                    for t in tensors):
+                legal.append(vec)
+        if self.vector is not None:
+            return [self.vector] if self.vector in legal else [1]
+        return legal
 
     def gemm(self, dots: list[graph.DotOp], reduces) -> KernelOp:
         dot = dots[0]
@@ -245,15 +274,20 @@ class FusionCodegen:
         layout = RowLayout(reduces, roots, root_dims, packed, k, lengths)
         layout.subroots = self.expensive_subroots(layout, row_shape)
         default = default_row_schedule(trailing, longest, _numel(row_shape))
+        vectors = self.row_vector_widths(reduces, roots, root_dims, row_shape) if trailing and not packed else [1]
         if self.row_schedule != "auto" or k is None:
             # forced, or a `?` row count the evaluator cannot count waves for: the rules
+            vec = self.vector if self.vector in vectors else 1
             base = RowConfig.make(self.row_schedule if self.row_schedule != "auto" else default, BLOCK,
-                                  longest, layout, self.spec, cached=self.registers)
+                                  longest, layout, self.spec, cached=self.registers, vector=vec)
             configs = self.with_subroots([base], layout)
             if len(configs) == 1 or k is None:
                 return self.row_kernel(configs[0], layout)
             return choose(configs, lambda c: self.row_kernel(c, layout), self.spec)
-        configs = [c for c in row_candidates(trailing, longest, layout, self.spec) if self.registers or not c.slots]
+        configs = [c for c in row_candidates(trailing, longest, layout, self.spec, tuple(v for v in vectors if v > 1))
+                   if self.registers or not c.slots]
+        if self.vector is not None:  # forced: the configurations of that width, if any
+            configs = [c for c in configs if c.vector == self.vector] or [c for c in configs if c.vector == 1]
         return choose(self.with_subroots(configs, layout), lambda c: self.row_kernel(c, layout), self.spec)
 
     # -- expensive elementwise sub-roots (§4.1-4.2) ----------------------------------------
@@ -374,6 +408,19 @@ class FusionCodegen:
                 order.insert(min(order.index(c) for c in s.readers), ("e", s.value))
         return order
 
+    def row_vector_widths(self, reduces, roots, root_dims, row_shape) -> list[int]:
+        """Vector widths of a row kernel: its rows (the reduced dims, the outputs'
+        column dims) run along vectors; tensors of the row shape are read per row."""
+        rows = []
+        for r in reduces:
+            src = shape_of(r.input.type)
+            rows.append(tuple(src[d] for d in sorted(r.dims.get_values())))
+        for v, dims in zip(roots, root_dims):
+            shape = shape_of(v.type)
+            rows.append(tuple(shape[d] for d in range(len(shape)) if d not in dims))
+        tensors = [t for t in [*self.fusion.operands, *roots] if not shapes_compatible(shape_of(t.type), row_shape)]
+        return self.vector_widths(tensors, rows)
+
     def row_kernel(self, config: "RowConfig", layout: "RowLayout") -> KernelOp:
         """The schedule.kernel of the row mapping under one configuration."""
         block = config.block
@@ -412,10 +459,12 @@ class FusionCodegen:
             params["interleaved"] = 1
         steps = 1
         if config.slots:
-            params["elements_per_thread"] = config.slots
+            params["elements_per_thread"] = config.slots * config.vector
             steps = config.steps
             if steps > 1:
                 params["row_steps"] = steps
+            if config.vector > 1:
+                params["vector_width"] = config.vector
         grid = DYNAMIC if k is None else max(1, -(-k // (rows_per_block * steps)))
         return self.kernel("row", params, (grid, 1, 1), (block, 1, 1), groups, shared)
 
@@ -593,7 +642,7 @@ def _unique(values: list[SSAValue]) -> list[SSAValue]:
 
 
 def codegen_function(f: func.FuncOp, row_schedule: str = "auto", gpu: str = "H100", registers: bool = True,
-                     subroots: str = "auto") -> None:
+                     subroots: str = "auto", vector: int | None = None) -> None:
     # Ops left outside every fusion become kernels of their own (free reshapes excepted);
     # ops and fusions whose results nobody uses need no kernel.
     for op in reversed(list(f.body.block.ops)):
@@ -617,7 +666,7 @@ def codegen_function(f: func.FuncOp, row_schedule: str = "auto", gpu: str = "H10
     for op in list(f.body.block.ops):
         if isinstance(op, FusionOp):
             kernel = FusionCodegen(op, f"{f.sym_name.data}_k{index}", row_schedule, gpu, registers,
-                                   subroots).build()
+                                   subroots, vector).build()
             index += 1
             f.body.block.insert_op_before(kernel, op)
             for old, new in zip(op.results, kernel.results):
@@ -638,6 +687,9 @@ class StitchCodegenPass(ModulePass):
     subroots=auto|all|none: expensive elementwise ops read by several groups lead
     groups of their own (registers or shared rows) in the evaluator's choice (auto),
     wherever they can (all) or never (none: every reader recomputes them).
+    vector=auto|1|2|4: the elements a thread moves per memory instruction (auto: the
+    evaluator's choice among the legal widths; a forced width applies to the kernels
+    where it is legal, the others get 1).
     """
 
     name = "stitch-codegen"
@@ -646,12 +698,16 @@ class StitchCodegenPass(ModulePass):
     gpu: str = "H100"
     registers: str = "auto"
     subroots: str = "auto"
+    vector: str | int = "auto"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.registers not in ("auto", "off"):
             raise UserError(f"stitch-codegen: registers={self.registers} (expected auto or off)")
         if self.subroots not in SUBROOT_MODES:
             raise UserError(f"stitch-codegen: subroots={self.subroots} (expected {', '.join(SUBROOT_MODES)})")
+        if str(self.vector) not in ("auto", "1", "2", "4"):
+            raise UserError(f"stitch-codegen: vector={self.vector} (expected auto, 1, 2 or 4)")
+        vector = None if str(self.vector) == "auto" else int(self.vector)
         for f in list(op.walk()):
             if isinstance(f, func.FuncOp) and not f.is_declaration:
-                codegen_function(f, self.rows, self.gpu, self.registers == "auto", self.subroots)
+                codegen_function(f, self.rows, self.gpu, self.registers == "auto", self.subroots, vector)

@@ -25,13 +25,15 @@ from xdsl.dialects.builtin import IndexType, IntegerType, MemRefType, i32
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from fsir.dialects import gpu, graph
-from fsir.dialects.graph import DYN, shape_of
+from fsir.dialects.graph import DYN, fmt_shape, shape_of
+from fsir.dialects.gpu import VECTOR_WIDTHS
 from fsir.dialects.schedule import GroupOp, KernelOp
 from fsir.errors import UserError
 from fsir.ir import location_of
 from fsir.lowering.emit import ElementEmitter, elem_type, splat_value
 from fsir.lowering.scalar import Cursor, Index, IndexBuilder, ScalarBuilder, compute_type
 from fsir.lowering.shapes import ShapeCalc
+from fsir.lowering.vectorize import vectorize_memory
 
 WARP = 32
 
@@ -70,6 +72,9 @@ class KernelLowering:
         shared = list(k.shared_buffers().values())
         grid, block = k.launch()
         self.block_size = block[0]
+        # `vector_width` V: a thread takes V consecutive elements of the innermost
+        # dimension where it took one; the vectorizer merges their loads and stores.
+        self.vector = vector_width(k)
         self.func = gpu.FuncOp(k.sym_name.data, (arg_types, []), kernel=True,
                                workgroup=[s.buffer_type for s in shared], known_block_size=list(block))
         self.func.location = k.location
@@ -142,7 +147,8 @@ class KernelLowering:
 
     def loop(self) -> None:
         ib, e = self.ib, self.emit
-        i = ib.add(ib.mul(self.block_id(), self.block_size), self.thread_id())
+        # thread t computes elements t*V .. t*V + V - 1 (innermost extents are multiples of V)
+        i = ib.mul(ib.add(ib.mul(self.block_id(), self.block_size), self.thread_id()), self.vector)
         by_shape: dict[tuple, list[int]] = {}
         for j, (_, gv) in enumerate(self.outputs):
             dims = self.shapes.dims(gv)
@@ -151,9 +157,11 @@ class KernelLowering:
             dims = self.shapes.dims(self.outputs[js[0]][1])
 
             def body(js=js, dims=dims):
-                idx = ib.delinearize(i, dims)
-                for j in js:
-                    self.store_output(j, e.at(self.outputs[j][1], idx), idx)
+                first = ib.delinearize(i, dims)
+                for v in range(self.vector):
+                    idx = [*first[:-1], ib.add(first[-1], v)] if dims else first
+                    for j in js:
+                        self.store_output(j, e.at(self.outputs[j][1], idx), idx)
 
             e.when(ib.lt(i, ib.prod(dims)), body)
 
@@ -222,11 +230,12 @@ class KernelLowering:
             index, cols = self.row_index(g, row_idx)
             targets = [(j, gv) for res in g.results for j, (kv, gv) in enumerate(self.outputs) if kv is res]
             if self.cached:
-                for c, cc, inside in self.slots(lane, per_row, ib.prod(cols)):
-                    idx = index(cc)
-                    vals = [e.at(gv, idx) for _, gv in targets]
-                    e.when(e.and_(valid, inside), lambda idx=idx, vals=vals: [
-                        self.store_output(j, v, idx) for (j, _), v in zip(targets, vals)])
+                for columns, inside in self.slots(lane, per_row, ib.prod(cols)):
+                    idxs = [index(c) for c in columns]
+                    vals = [[e.at(gv, idx) for _, gv in targets] for idx in idxs]
+                    e.when(e.and_(valid, inside), lambda idxs=idxs, vals=vals: [
+                        self.store_output(j, v, idx)
+                        for idx, vs in zip(idxs, vals) for (j, _), v in zip(targets, vs)])
                 continue
 
             def body(c, iters, index=index, targets=targets):
@@ -272,8 +281,9 @@ class KernelLowering:
         index, cols = self.row_index(g, row_idx)
         length = ib.prod(cols)
         if g.storage.data != "shared":
-            for _, cc, _ in self.slots(lane, per_row, length):
-                e.at(v, index(cc))
+            for columns, _ in self.slots(lane, per_row, length):
+                for c in columns:
+                    e.at(v, index(c))
             e.row_elements[g.results[0]] = (v, None, 0, [])
             return
         assert isinstance(length, int), "shared sub-root rows need a static row length"
@@ -286,9 +296,11 @@ class KernelLowering:
         base = ib.add(start, ib.mul(self.local_row, length))
         elem = elem_type(v)
         if self.cached:
-            for c, cc, inside in self.slots(lane, per_row, length):
-                x = e.at(v, index(cc))
-                e.when(e.and_(valid, inside), lambda c=c, x=x: e.store(x, buf, ib.add(base, c), elem))
+            # a slot inside the row is never clamped (rows are multiples of the width)
+            for columns, inside in self.slots(lane, per_row, length):
+                xs = [e.at(v, index(c)) for c in columns]
+                e.when(e.and_(valid, inside), lambda columns=columns, xs=xs: [
+                    e.store(x, buf, ib.add(base, c), elem) for c, x in zip(columns, xs)])
         else:
             def body(c, iters):
                 e.store(e.at(v, index(c)), buf, ib.add(base, c), elem)
@@ -299,17 +311,20 @@ class KernelLowering:
         e.row_elements[g.results[0]] = (v, buf, base, row_dims_attr(g))
 
     def slots(self, lane, per_row: int, total: Index):
-        """The unrolled column slots of a thread: (column, in-bounds column to compute
-        at, whether the column exists). The last slot may run past the row's end; its
-        column is clamped so the load stays in bounds, and the caller discards it."""
+        """The unrolled column slots of a thread: (the V in-bounds columns to compute
+        at, whether the slot exists). Slot k of lane l covers columns (l + k*per_row)*V
+        + v, v < V, so consecutive lanes read consecutive vectors. The last slot may run
+        past the row's end; its columns are clamped so the loads stay in bounds (and
+        aligned), and the caller discards them."""
         assert isinstance(total, int), "elements_per_thread needs static row lengths"
-        ib = self.ib
-        for k in range(-(-total // per_row)):
-            c = ib.add(lane, k * per_row)
-            if (k + 1) * per_row <= total:
-                yield c, c, True
-            else:
-                yield c, ib.min(c, total - 1), ib.lt(c, total)
+        ib, vec = self.ib, self.vector
+        base = ib.mul(lane, vec)
+        for k in range(-(-total // (per_row * vec))):
+            c = ib.add(base, k * per_row * vec)
+            inside: bool | SSAValue = True
+            if (k + 1) * per_row * vec > total:
+                c, inside = ib.min(c, total - vec), ib.lt(c, total)
+            yield [ib.add(c, v) for v in range(vec)], inside
 
     def grid_stride(self, g: GroupOp) -> None:
         """An independent packed part: every thread of the grid takes its elements in
@@ -361,11 +376,12 @@ class KernelLowering:
 
         if self.cached:
             acc = init
-            for c, cc, inside in self.slots(lane, per_row, ib.prod(red_dims)):
-                x = element(cc)
-                if not isinstance(inside, bool):
-                    x = sb.select(inside, x, init)
-                acc = sb.combine(kind, acc, x)
+            for columns, inside in self.slots(lane, per_row, ib.prod(red_dims)):
+                for cc in columns:
+                    x = element(cc)
+                    if not isinstance(inside, bool):
+                        x = sb.select(inside, x, init)
+                    acc = sb.combine(kind, acc, x)
             return self.combine_row(g, kind, acc, init, lane, per_row, tid, elem)
 
         def body(j, iters):
@@ -627,6 +643,9 @@ def check_lowerable(k: KernelOp) -> None:
     for key in REQUIRED_PARAMS[mapping]:
         if key not in k.params.data:
             raise fail(f"the {mapping} mapping needs the parameter '{key}'")
+    problem = vector_problem(k)
+    if problem:
+        raise fail(problem)
     grid, block = k.launch()
     groups = k.groups()
     if mapping == "loop" and len(groups) != 1:
@@ -678,7 +697,48 @@ def lower_kernel(k: KernelOp) -> KernelInterface:
         lowering = KernelLowering(k)
         iface = lowering.lower()
         reuse_computation(iface.func, lowering.read_only)
+        if lowering.vector > 1 and vectorize_memory(iface.func, lowering.vector):
+            erase_unused_arith(iface.func)
         return iface
     except KeyError as err:  # a missing buffer or symbol: the schedule is inconsistent
         raise UserError(f"'schedule.kernel' op @{k.sym_name.data} cannot be lowered: missing {err}",
                         location_of(k)) from None
+
+
+def vector_width(k: KernelOp) -> int:
+    return k.param("vector_width") if "vector_width" in k.params.data else 1
+
+
+def vector_problem(k: KernelOp) -> str | None:
+    """Why `k`'s vector width cannot be lowered (None: it can). Each vector must lie
+    in one row of every output: a loop kernel's outputs have static innermost extents
+    that are multiples of V; a row kernel keeps its rows in registers and every
+    group's row length is a multiple of V."""
+    vec = vector_width(k)
+    if vec == 1:
+        return None
+    if vec not in VECTOR_WIDTHS:
+        return f"vector_width must be 1, 2 or 4, got {vec}"
+    mapping = k.mapping.data
+    if mapping == "gemm":
+        return "a gemm kernel has no vector_width"
+    for g in k.groups():
+        for v in g.results:
+            gv = KernelLowering.inner(v)
+            if mapping == "loop":
+                lengths = [shape_of(gv.type)[-1:]]
+            elif "packed" in g.attributes:
+                return "a row kernel with packed groups has no vector_width"
+            else:
+                r = KernelLowering.group_reduce(g)
+                shape = shape_of((r.input if r is not None else gv).type)
+                rows = set(row_dims_attr(g)) if r is None else set()
+                reduced = set(r.dims.get_values()) if r is not None else set(range(len(shape))) - rows
+                lengths = [[shape[d] for d in sorted(reduced)]]
+                if "elements_per_thread" not in k.params.data:
+                    return "vector_width needs elements_per_thread (the row kept in registers)"
+            for dims in lengths:
+                if not dims or DYN in dims or dims[-1] % vec:
+                    return (f"vector_width {vec} needs static innermost extents that are multiples of it "
+                            f"(a {'row' if mapping == 'row' else 'result'} of {fmt_shape(tuple(dims))})")
+    return None

@@ -14,6 +14,7 @@ and i64.
 
 from __future__ import annotations
 
+import math as _m
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
@@ -103,6 +104,27 @@ def _const_addend(v: Index) -> tuple[SSAValue, int] | None:
     return None
 
 
+def known_multiple(v: Index) -> int:
+    """A number the non-negative index `v` is provably a multiple of (0: v is 0), from
+    the index arithmetic computing it: `i * 4` is a multiple of 4, `(i * 4) % 768` too,
+    `i * 4 + 8` of 4. What the vectorizer needs to prove an access aligned."""
+    if isinstance(v, int):
+        return abs(v)
+    op = v.owner
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+        return abs(op.value.value.data)
+    if isinstance(op, arith.MuliOp):
+        return known_multiple(op.lhs) * known_multiple(op.rhs)
+    if isinstance(op, (arith.AddiOp, arith.SubiOp, arith.SelectOp, arith.MinSIOp, arith.MaxSIOp,
+                       arith.MinUIOp, arith.MaxUIOp, arith.RemUIOp)):
+        # a % m = a - (a / m) * m; select, min and max pick one of their operands
+        return _m.gcd(known_multiple(op.lhs), known_multiple(op.rhs))
+    if isinstance(op, arith.DivUIOp):
+        a, m = known_multiple(op.lhs), known_multiple(op.rhs)
+        return a // m if m and a % m == 0 else 1
+    return 1
+
+
 class IndexBuilder:
     """`index` arithmetic on Python ints and SSA values, folding what is constant."""
 
@@ -125,10 +147,14 @@ class IndexBuilder:
         # (x + c) + y -> (x + y) + c: constants move outwards, so offsets that differ by
         # a constant (a thread's unrolled row slots) share one base register and the
         # constant becomes the load's immediate address offset
-        for p, q in ((a, b), (b, a)):
+        for first, (p, q) in enumerate(((a, b), (b, a))):
             split = _const_addend(p)
-            if split is not None and not isinstance(q, int):
-                return self.add(self.add(split[0], q), split[1])
+            if split is not None:
+                if isinstance(q, int):  # (x + c) + d -> x + (c + d)
+                    return self.add(split[0], split[1] + q)
+                # (operands keep their order, so equal sums are one op)
+                inner = self.add(split[0], q) if first == 0 else self.add(q, split[0])
+                return self.add(inner, split[1])
         if isinstance(a, int):
             a, b = b, a
         return self.c.value(arith.AddiOp(self.ssa(a), self.ssa(b)))
@@ -157,14 +183,43 @@ class IndexBuilder:
             return a // b
         if b == 1 or a == 0:
             return a
-        return self.c.value(arith.DivUIOp(self.ssa(a), self.ssa(b)))
+        split = self._aligned_split(a, b)
+        if split is not None:
+            return self.div(split[0], b)
+        return self._once(arith.DivUIOp, a, b)
 
     def rem(self, a: Index, b: Index) -> Index:
         if isinstance(a, int) and isinstance(b, int):
             return a % b
         if b == 1 or a == 0:
             return 0
-        return self.c.value(arith.RemUIOp(self.ssa(a), self.ssa(b)))
+        split = self._aligned_split(a, b)
+        if split is not None:
+            return self.add(self.rem(split[0], b), split[1])
+        return self._once(arith.RemUIOp, a, b)
+
+    def _once(self, kind, a: Index, b: Index) -> SSAValue:
+        """An index division or remainder, reused where already computed (they are not
+        `Pure` in xDSL, as a division may trap; an index divisor here never is 0)."""
+        key = (kind.name, self._key([a, b]))
+        found = self.c.lookup(key)
+        if found is None:
+            found = self.c.memo()[key] = self.c.value(kind(self.ssa(a), self.ssa(b)))
+        return found
+
+    def _aligned_split(self, a: Index, m: Index) -> tuple[Index, int] | None:
+        """(y, r) with a = y + r, when y is a multiple of g = gcd(y's factor, m) > r:
+        then a % m = y % m + r and a / m = y / m (y % m is at most m - g). A vector
+        lane's offset `base + v` keeps its `+ v` through delinearization this way."""
+        split = _const_addend(a)
+        if split is None or not isinstance(m, int):
+            return None
+        x, c = split
+        g = _m.gcd(known_multiple(x), m)
+        lo = c % g if g > 1 else 0
+        if not lo:
+            return None
+        return self.add(x, c - lo), lo  # y = a - lo >= 0, as a >= 0 and y is a multiple of g
 
     def ceildiv(self, a: Index, b: Index) -> Index:
         if isinstance(a, int) and isinstance(b, int):
@@ -218,6 +273,11 @@ class IndexBuilder:
         known = self.c.lookup(("delinearized", self._key(idx), self._key(dims)))
         if known is not None:
             return known
+        split = _const_addend(idx[-1])
+        if split is not None:  # a delinearized index shifted in its innermost dim (a vector lane)
+            known = self.c.lookup(("delinearized", self._key([*idx[:-1], split[0]]), self._key(dims)))
+            if known is not None:
+                return self.add(known, split[1])
         out: Index = 0
         for i, d in zip(idx, dims):
             out = self.add(self.mul(out, d), i)

@@ -532,6 +532,20 @@ def _store(e: KernelEmitter, op: memref.StoreOp) -> None:
         e.ins(f"st.{buf.space}.{'b8' if mt == 's8' else mt} {addr}, {src}")
 
 
+def _load_vector(e: KernelEmitter, op: gpu.LoadVectorOp) -> None:
+    """`gpu.load_vector` → one `ld.<space>.v2/.v4` into the results' registers."""
+    buf, addr = e.address(op.memref, op.indices, op)
+    dsts = ", ".join(e.define(r) for r in op.values)
+    e.ins(f"ld.{buf.space}.v{len(op.values)}.{T.mem_type(buf.element)} {{{dsts}}}, {addr}")
+
+
+def _store_vector(e: KernelEmitter, op: gpu.StoreVectorOp) -> None:
+    buf, addr = e.address(op.memref, op.indices, op)
+    srcs = ", ".join(e.reg(v) for v in op.values)
+    mt = T.mem_type(buf.element)
+    e.ins(f"st.{buf.space}.v{len(op.values)}.{'b8' if mt == 's8' else mt} {addr}, {{{srcs}}}")
+
+
 # MLIR's arith::AtomicRMWKind numbering -> PTX atom operation, per value kind
 _ATOMIC_KINDS = {
     0: ("addf", {"f32": "add.f32", "f64": "add.f64"}),
@@ -703,6 +717,8 @@ CORE_LOWERINGS: dict[type[Operation], Lowering] = {
     gpu.DynamicSharedMemoryOp: _dynamic_smem,  # type: ignore[dict-item]
     memref.LoadOp: _load,  # type: ignore[dict-item]
     memref.StoreOp: _store,  # type: ignore[dict-item]
+    gpu.LoadVectorOp: _load_vector,  # type: ignore[dict-item]
+    gpu.StoreVectorOp: _store_vector,  # type: ignore[dict-item]
     memref.ViewOp: _view,  # type: ignore[dict-item]
     memref.AtomicRMWOp: _atomic_rmw,  # type: ignore[dict-item]
     memref.AllocaOp: _alloca,  # type: ignore[dict-item]

@@ -28,9 +28,10 @@ from fsir.ir import location_of, verify
 from fsir.runtime.device import DeviceBuffer
 
 
-def compile_module(module: ModuleOp, fusion: str = "none", rows: str = "auto", subroots: str = "auto") -> ModuleOp:
-    """A copy of `module` lowered by fusion-explore{mode=fusion}, stitch-codegen{rows,
-    subroots} and schedule-to-gpu (the original is left untouched)."""
+def compile_module(module: ModuleOp, fusion: str = "none", rows: str = "auto", subroots: str = "auto",
+                   vector: str | int = "auto") -> ModuleOp:
+    """A copy of `module` lowered by fusion-explore{mode=fusion}, stitch-codegen{rows
+    subroots vector} and schedule-to-gpu (the original is left untouched)."""
     from xdsl.context import Context
 
     from fsir.codegen.stitch_codegen import StitchCodegenPass
@@ -39,7 +40,8 @@ def compile_module(module: ModuleOp, fusion: str = "none", rows: str = "auto", s
 
     lowered = module.clone()
     ctx = Context()
-    for p in (FusionExplorePass(mode=fusion), StitchCodegenPass(rows=rows, subroots=subroots), ScheduleToGpuPass()):
+    for p in (FusionExplorePass(mode=fusion), StitchCodegenPass(rows=rows, subroots=subroots, vector=vector),
+              ScheduleToGpuPass()):
         p.apply(ctx, lowered)
     verify(lowered)
     return lowered

@@ -175,3 +175,53 @@ gpu.module @kernels {
     gpu.return
   }
 }
+
+// -----
+
+gpu.module @kernels {
+  gpu.func @k(%a: memref<?xf32>, %i: index) kernel {
+    // expected-error @+1 {{gpu.load_vector moves 2 or 4 elements, got 3}}
+    %x, %y, %z = gpu.load_vector %a[%i] : memref<?xf32> -> f32, f32, f32
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @kernels {
+  gpu.func @k(%a: memref<?xf64>, %i: index) kernel {
+    // expected-error @+1 {{gpu.load_vector needs elements of 8 to 32 bits and at most 16 bytes in all, got 2 x f64}}
+    %x, %y = gpu.load_vector %a[%i] : memref<?xf64> -> f64, f64
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @kernels {
+  gpu.func @k(%a: memref<?xf32>, %i: index) kernel {
+    // expected-error @+1 {{gpu.load_vector elements must have the memref's element type f32, got f32, i32}}
+    %x, %y = gpu.load_vector %a[%i] : memref<?xf32> -> f32, i32
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @kernels {
+  gpu.func @k(%a: memref<?x4xf32>, %x: f32, %i: index) kernel {
+    // expected-error @+1 {{gpu.store_vector needs 2 indices for memref<?x4xf32>, got 1}}
+    gpu.store_vector %x, %x, %a[%i] : memref<?x4xf32>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @kernels {
+  gpu.func @k(%a: memref<?xi1>, %x: i1, %i: index) kernel {
+    // expected-error @+1 {{gpu.store_vector needs elements of 8 to 32 bits and at most 16 bytes in all, got 2 x i1}}
+    gpu.store_vector %x, %x, %a[%i] : memref<?xi1>
+    gpu.return
+  }
+}

@@ -121,3 +121,63 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4xf32> {
   }
   func.return %y : tensor<4xf32>
 }
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'schedule.kernel' op @k cannot be lowered: vector_width must be 1, 2 or 4, got 3}}
+  %y = schedule.kernel @k loop {vector_width = 3 : i64} grid [1, 1, 1] block [256, 1, 1] (%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %g = schedule.group thread -> global : tensor<4x8xf32> {
+      %e = graph.exp %a : tensor<4x8xf32>
+      schedule.yield %e : tensor<4x8xf32>
+    }
+    schedule.yield %g : tensor<4x8xf32>
+  }
+  func.return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
+  // expected-error @+1 {{'schedule.kernel' op @k cannot be lowered: vector_width 4 needs static innermost extents that are multiples of it (a result of 6)}}
+  %y = schedule.kernel @k loop {vector_width = 4 : i64} grid [1, 1, 1] block [256, 1, 1] (%x) : (tensor<4x6xf32>) -> tensor<4x6xf32> {
+  ^bb0(%a: tensor<4x6xf32>):
+    %g = schedule.group thread -> global : tensor<4x6xf32> {
+      %e = graph.exp %a : tensor<4x6xf32>
+      schedule.yield %e : tensor<4x6xf32>
+    }
+    schedule.yield %g : tensor<4x6xf32>
+  }
+  func.return %y : tensor<4x6xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'schedule.kernel' op @k cannot be lowered: vector_width needs elements_per_thread (the row kept in registers)}}
+  %y = schedule.kernel @k row {threads_per_row = 32 : i64, rows_per_block = 8 : i64, vector_width = 2 : i64} grid [1, 1, 1] block [256, 1, 1] (%x) : (tensor<4x8xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %g = schedule.group warp -> lanes : tensor<4xf32> {
+      %r = graph.reduce sum %a dims [1] : (tensor<4x8xf32>) -> tensor<4xf32>
+      schedule.yield %r : tensor<4xf32>
+    }
+    schedule.yield %g : tensor<4xf32>
+  }
+  func.return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<4x6xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'schedule.kernel' op @k cannot be lowered: vector_width 4 needs static innermost extents that are multiples of it (a row of 6)}}
+  %y = schedule.kernel @k row {threads_per_row = 32 : i64, rows_per_block = 8 : i64, elements_per_thread = 4 : i64, vector_width = 4 : i64} grid [1, 1, 1] block [256, 1, 1] (%x) : (tensor<4x6xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4x6xf32>):
+    %g = schedule.group warp -> lanes : tensor<4xf32> {
+      %r = graph.reduce sum %a dims [1] : (tensor<4x6xf32>) -> tensor<4xf32>
+      schedule.yield %r : tensor<4xf32>
+    }
+    schedule.yield %g : tensor<4xf32>
+  }
+  func.return %y : tensor<4xf32>
+}

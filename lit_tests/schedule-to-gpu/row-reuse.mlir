@@ -6,7 +6,9 @@
 // - the block takes 8 rows in turn (row_steps), and gamma, whose index does not
 //   depend on the row, is loaded once before that loop and reused for every row;
 // - the element's index (%[[OFF]]) is computed once and serves the load and the store.
-// RUN: fs-opt %s -p 'fusion-explore{mode=stitch},stitch-codegen,schedule-to-gpu' | filecheck %s
+// (Scalar accesses, vector=1, keep the pattern readable; lit_tests/schedule-to-gpu/
+// vector.mlir has the vector forms.)
+// RUN: fs-opt %s -p 'fusion-explore{mode=stitch},stitch-codegen{vector=1},schedule-to-gpu' | filecheck %s
 
 // CHECK-LABEL: gpu.func @layernorm_k0(
 // CHECK-SAME:  %[[X:.*]]: memref<?xf32>, %[[G:.*]]: memref<?xf32>, %[[Y:.*]]: memref<?xf32>)

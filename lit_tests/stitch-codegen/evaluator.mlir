@@ -1,17 +1,17 @@
 // The latency-evaluator (§4.3) picks each row kernel's configuration: it lowers every
 // candidate (thread / warp / block of 128-1024 threads per row, the row in registers
-// or re-read) to gpu IR, scores it with L = N_wave x L_warp (and a bandwidth floor)
+// in slots of 1, 2 or 4 elements moved by one vector access each, or re-read) to gpu IR, scores it with L = N_wave x L_warp (and a bandwidth floor)
 // on the H100 model and records the winner's figures in the kernel's cost.
 // RUN: fs-opt %s -p 'fusion-explore{mode=stitch},stitch-codegen' | filecheck %s
 // RUN: fs-opt %s -p 'fusion-explore{mode=stitch},stitch-codegen{gpu=T4}' | filecheck %s --check-prefix=T4
 
-// 64-element rows: a warp (32 lanes, two elements each in registers) per row. The
-// candidates include each register-cached one with exp as a sub-root kept in the lanes
-// (warp/256/reg2/lanes-exp): it costs the same (the memo shares exp's slots either way)
-// and the first, without, is kept.
+// 64-element rows: a warp (32 lanes, two elements each in registers, loaded as one
+// 8-byte vector) per row. The candidates include each register-cached one with exp as
+// a sub-root kept in the lanes (warp/256/reg1/v2/lanes-exp): it costs the same (the
+// memo shares exp's slots either way) and the first, without, is kept.
 // CHECK-LABEL: func.func @short_rows
-// CHECK:       %[[Y:.*]] = schedule.kernel @short_rows_k0 row {threads_per_row = 32 : i64, rows_per_block = 8 : i64, elements_per_thread = 2 : i64}
-// CHECK-SAME:  estimate_us = {{[0-9.e+-]+}} : f64, registers = {{[0-9]+}} : i64, occupancy = {{[0-9]+}} : i64, waves = 1 : i64, candidates = 5 : i64, config = "warp/256/reg2"
+// CHECK:       %[[Y:.*]] = schedule.kernel @short_rows_k0 row {threads_per_row = 32 : i64, rows_per_block = 8 : i64, elements_per_thread = 2 : i64, vector_width = 2 : i64}
+// CHECK-SAME:  estimate_us = {{[0-9.e+-]+}} : f64, registers = {{[0-9]+}} : i64, occupancy = {{[0-9]+}} : i64, waves = 1 : i64, candidates = 7 : i64, config = "warp/256/reg1/v2"
 // CHECK:       %[[M:.*]] = schedule.group warp -> lanes
 // CHECK:       %[[S:.*]] = schedule.group warp -> lanes
 // CHECK:       schedule.group warp -> global
@@ -30,8 +30,8 @@ func.func @short_rows(%x: tensor<128x64xf32>) -> tensor<128x64xf32> {
 // 8192-element rows: a block of 1024 threads per row (8 elements each in registers),
 // the two reductions meeting in shared memory.
 // CHECK-LABEL: func.func @long_rows
-// CHECK:       %[[Y:.*]] = schedule.kernel @long_rows_k0 row {threads_per_row = 1024 : i64, rows_per_block = 1 : i64, elements_per_thread = 8 : i64} grid [4, 1, 1] block [1024, 1, 1]
-// CHECK-SAME:  config = "block/1024/reg8"
+// CHECK:       %[[Y:.*]] = schedule.kernel @long_rows_k0 row {threads_per_row = 1024 : i64, rows_per_block = 1 : i64, elements_per_thread = 8 : i64, vector_width = 4 : i64} grid [4, 1, 1] block [1024, 1, 1]
+// CHECK-SAME:  config = "block/1024/reg2/v4"
 // CHECK:       schedule.shared @partials_f32 : memref<32xf32, 3 : i64>
 // CHECK:       %[[M:.*]] = schedule.group block -> shared @results_f32[0]
 // CHECK:       %[[S:.*]] = schedule.group block -> shared @results_f32[0]
@@ -50,12 +50,13 @@ func.func @long_rows(%x: tensor<4x8192xf32>) -> tensor<4x8192xf32> {
   func.return %y : tensor<4x8192xf32>
 }
 
-// Loop and GEMM kernels have one configuration each, and the evaluator's estimate too.
+// GEMM and loop kernels carry the evaluator's estimate too; the loop kernel's
+// candidates are its vector widths (1, 2, 4: 64-wide rows allow all three).
 // CHECK-LABEL: func.func @gemm_and_loop
 // CHECK:       schedule.kernel @gemm_and_loop_k0 gemm
 // CHECK-SAME:  estimate_us = {{[0-9.e+-]+}} : f64, registers = {{[0-9]+}} : i64, occupancy = {{[0-9]+}} : i64, waves = {{[0-9]+}} : i64, candidates = 1 : i64, config = "gemm/16x16"
 // CHECK:       schedule.kernel @gemm_and_loop_k1 loop
-// CHECK-SAME:  waves = {{[0-9]+}} : i64, candidates = 1 : i64, config = "loop/256"
+// CHECK-SAME:  waves = {{[0-9]+}} : i64, candidates = 3 : i64, config = "loop/256"
 func.func @gemm_and_loop(%a: tensor<64x32xf32>, %b: tensor<32x64xf32>) -> tensor<64x64xf32> {
   %d = graph.dot %a, %b : (tensor<64x32xf32>, tensor<32x64xf32>) -> tensor<64x64xf32>
   %y = graph.exp %d : tensor<64x64xf32>

@@ -38,7 +38,7 @@ func.func @softmax(%x: tensor<4x1024xf32>) -> tensor<4x1024xf32> {
 
 // Rows of 64: a warp per row (8 rows per block), results in every lane after a butterfly.
 // CHECK-LABEL: func.func @row_sum
-// CHECK: schedule.kernel @row_sum_k0 row {threads_per_row = 32 : i64, rows_per_block = 8 : i64, elements_per_thread = 2 : i64} grid [13, 1, 1] block [256, 1, 1]
+// CHECK: schedule.kernel @row_sum_k0 row {threads_per_row = 32 : i64, rows_per_block = 8 : i64, elements_per_thread = 2 : i64, vector_width = 2 : i64} grid [13, 1, 1] block [256, 1, 1]
 // CHECK: schedule.group warp -> lanes : tensor<100xf32>
 func.func @row_sum(%x: tensor<100x64xf32>) -> tensor<100xf32> {
   %r = graph.reduce sum %x dims [1] : (tensor<100x64xf32>) -> tensor<100xf32>
