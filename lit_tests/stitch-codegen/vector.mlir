@@ -24,16 +24,18 @@
 // V2-LABEL:    func.func @scale
 // V2:          schedule.kernel @scale_k0 loop {elements_per_thread = 2 : i64, vector_width = 2 : i64} grid [32, 1, 1] block [256, 1, 1]
 // V1-LABEL:    func.func @scale
-// V1:          schedule.kernel @scale_k0 loop {elements_per_thread = 1 : i64} grid [64, 1, 1] block [256, 1, 1] cost {warps = 512 : i64, global_bytes = 132096 : i64, smem_bytes = 0 : i64} (
+// V1:          schedule.kernel @scale_k0 loop {elements_per_thread = 1 : i64} grid [64, 1, 1] block [256, 1, 1]
+// V1-SAME:     candidates = 1 : i64, config = "loop/256"}
 func.func @scale(%x: tensor<64x256xf32>, %b: tensor<256xf32>) -> tensor<64x256xf32> {
   %bb = graph.broadcast %b dims [1] : (tensor<256xf32>) -> tensor<64x256xf32>
   %y = graph.mul %x, %bb : tensor<64x256xf32>
   func.return %y : tensor<64x256xf32>
 }
 
-// Rows of 129: only V = 1 (nothing to choose, so no estimate), even when forced.
+// Rows of 129: only V = 1 (one candidate), even when forced.
 // CHECK-LABEL: func.func @odd
-// CHECK:       schedule.kernel @odd_k0 loop {elements_per_thread = 1 : i64} grid [19, 1, 1] block [256, 1, 1] cost {warps = 152 : i64, global_bytes = 38184 : i64, smem_bytes = 0 : i64} (
+// CHECK:       schedule.kernel @odd_k0 loop {elements_per_thread = 1 : i64} grid [19, 1, 1] block [256, 1, 1]
+// CHECK-SAME:  candidates = 1 : i64, config = "loop/256"
 // V4-LABEL:    func.func @odd
 // V4:          schedule.kernel @odd_k0 loop {elements_per_thread = 1 : i64} grid [19, 1, 1]
 func.func @odd(%x: tensor<37x129xf32>) -> tensor<37x129xf32> {
