@@ -114,9 +114,11 @@ def row_candidates(trailing: bool, longest: int, layout: RowLayout, spec: GpuSpe
     return out
 
 
-def choose(configs: list[RowConfig], build: Callable[[RowConfig], KernelOp], spec: GpuSpec) -> KernelOp:
-    """Build, lower and score every configuration; return the fastest kernel with the
-    evaluator's figures in its `cost` (the others are discarded)."""
+def choose(configs: list[RowConfig], build: Callable[[RowConfig], KernelOp], spec: GpuSpec,
+           **options) -> KernelOp:
+    """Build, lower and score every configuration (any with `describe()`, e.g. also
+    `gemm_configs.GemmConfig`); return the fastest kernel with the evaluator's figures
+    in its `cost` (the others are discarded). `options` go to `estimate`."""
     from fsir.codegen.latency import estimate
     from fsir.lowering.kernels import lower_kernel
 
@@ -124,7 +126,7 @@ def choose(configs: list[RowConfig], build: Callable[[RowConfig], KernelOp], spe
     for config in configs:
         k = build(config)
         grid, block = k.launch()
-        est = estimate(lower_kernel(k).func, grid, block, spec, bandwidth=True)
+        est = estimate(lower_kernel(k).func, grid, block, spec, bandwidth=True, **options)
         if best is None or est.seconds < best[0]:
             if best is not None:
                 _discard(best[1])

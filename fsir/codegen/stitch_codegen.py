@@ -16,7 +16,9 @@ Each `stitch.fusion` becomes one `schedule.kernel` with one of three mappings:
   Outputs that read no reduction (independent parts packed into the kernel) are
   `packed` groups: every thread of the grid takes their elements in turn.
 - `gemm`: a `graph.dot` (its light producers inlined into the tile loads) as a tiled
-  shared-memory GEMM.
+  shared-memory GEMM, each thread computing a micro-tile of outputs in registers; the
+  tile sizes are chosen by the latency-evaluator like row configurations
+  (`fsir/codegen/gemm_configs.py`) unless `gemm=` forces them.
 
 Row kernels are configured by the latency-evaluator (§4.2–4.3, `fsir/codegen/
 row_configs.py`): every schedule above with 128–1024 threads per block, the row kept in
@@ -35,11 +37,12 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, UnitAttr, BFloat16Type, Float16Type, Float32Type, IntegerAttr, IntegerType, MemRefType, ModuleOp, TensorType, i64
+from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, StringAttr, UnitAttr, BFloat16Type, Float16Type, Float32Type, IntegerAttr, IntegerType, MemRefType, ModuleOp, TensorType, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from fsir.codegen.locality import local, row_dims_of, subroot_reads
+from fsir.codegen.gemm_configs import DYNAMIC_DEFAULT, GemmConfig, gemm_candidates
 from fsir.codegen.row_configs import RowConfig, RowLayout, choose, row_candidates
 from fsir.codegen.smem import Request, allocate, chain, dominators
 from fsir.dialects import graph
@@ -54,7 +57,6 @@ from fsir.ir import location_of
 BLOCK = 256  # threads per block of loop and row kernels
 WARP = 32
 WARP_ROW_LIMIT = 512  # rows up to this length get one warp (BladeDISC's threshold)
-TILE = 16  # GEMM tile (TILE x TILE outputs per block, TILE-deep k steps)
 COLUMN_SLICES = 8  # threads per row of a column reduction with few rows
 COLUMN_SPLIT_MIN = 64  # ... when its rows are at least this long
 COLUMN_THREAD_ROWS = 8192  # with this many rows a thread per row already fills the GPU
@@ -124,13 +126,14 @@ class FusionCodegen:
     """Builds the schedule.kernel of one fusion."""
 
     def __init__(self, fusion: FusionOp, name: str, row_schedule: str = "auto", gpu: str = "H100",
-                 registers: bool = True):
+                 registers: bool = True, gemm: GemmConfig | None = None):
         if row_schedule not in ("auto", *ROW_SCHEDULES):
             raise UserError(f"stitch-codegen: unknown row schedule '{row_schedule}' "
                             f"(expected auto, {', '.join(ROW_SCHEDULES)})")
         self.row_schedule = row_schedule
         self.spec = gpu_spec(gpu)
         self.registers = registers
+        self.gemm_config = gemm  # None: the evaluator chooses
         self.fusion = fusion
         self.name = name
         self.block = fusion.block
@@ -165,20 +168,38 @@ class FusionCodegen:
         if len(dots) > 1 or reduces or _unique(self.yields) != [dot.result]:
             raise _error(dot, "must be the only root of its fusion: fusing a GEMM with other ops is not "
                               "implemented yet")
+        a, b = shape_of(dot.lhs.type), shape_of(dot.rhs.type)
+        m = a[-2] if len(a) > 1 else 1
+        n = b[-1] if len(b) > 1 else 1
+        sizes = (m, n, _numel(shape_of(dot.result.type)))
+        if self.gemm_config is not None:
+            configs = [self.gemm_config]
+        elif DYN in sizes or None in sizes:
+            # `?` sizes: the evaluator cannot count waves
+            kernel = self.gemm_kernel(dot, DYNAMIC_DEFAULT)
+            kernel.cost = DictionaryAttr({**kernel.cost.data, "config": StringAttr(DYNAMIC_DEFAULT.describe())})
+            return kernel
+        else:
+            configs = gemm_candidates(m, n, self.spec)
+        return choose(configs, lambda c: self.gemm_kernel(dot, c), self.spec, ilp=True)
+
+    def gemm_kernel(self, dot: graph.DotOp, config: GemmConfig) -> KernelOp:
+        """The schedule.kernel of the gemm mapping under one configuration: a block per
+        bm x bn output tile (batch dims on grid z), (bm / tm) x (bn / tn) threads."""
         out = shape_of(dot.result.type)
         a, b = shape_of(dot.lhs.type), shape_of(dot.rhs.type)
         m = a[-2] if len(a) > 1 else 1
         n = b[-1] if len(b) > 1 else 1
         batch = out[: len(out) - (len(a) > 1) - (len(b) > 1)]
         nb = _numel(batch)
-        grid = tuple(DYNAMIC if s == DYN else max(1, -(-s // TILE)) for s in (n, m)) + (
+        grid = tuple(DYNAMIC if s == DYN else max(1, -(-s // t)) for s, t in ((n, config.bn), (m, config.bm))) + (
             DYNAMIC if nb is None else max(1, nb),)
         acc = accumulator_type(dot.result.type.element_type)
-        shared = [SharedOp("a_tile", MemRefType(acc, [TILE * TILE], memory_space=IntegerAttr(3, i64))),
-                  SharedOp("b_tile", MemRefType(acc, [TILE * TILE], memory_space=IntegerAttr(3, i64)))]
+        space = IntegerAttr(3, i64)
+        shared = [SharedOp("a_tile", MemRefType(acc, [config.bm * config.bk], memory_space=space)),
+                  SharedOp("b_tile", MemRefType(acc, [config.bk * config.bn], memory_space=space))]
         groups = [GroupSpec([dot.result], "block", "global")]
-        return self.kernel("gemm", {"tile_m": TILE, "tile_n": TILE, "tile_k": TILE}, grid,
-                           (TILE * TILE, 1, 1), groups, shared)
+        return self.kernel("gemm", config.params(), grid, (config.threads, 1, 1), groups, shared)
 
     def rows(self, reduces: list[graph.ReduceOp]) -> KernelOp:
         row_shape = shape_of(reduces[0].result.type)
@@ -404,7 +425,8 @@ def _unique(values: list[SSAValue]) -> list[SSAValue]:
     return out
 
 
-def codegen_function(f: func.FuncOp, row_schedule: str = "auto", gpu: str = "H100", registers: bool = True) -> None:
+def codegen_function(f: func.FuncOp, row_schedule: str = "auto", gpu: str = "H100", registers: bool = True,
+                     gemm: GemmConfig | None = None) -> None:
     # Ops left outside every fusion become kernels of their own (free reshapes excepted);
     # ops and fusions whose results nobody uses need no kernel.
     for op in reversed(list(f.body.block.ops)):
@@ -417,7 +439,7 @@ def codegen_function(f: func.FuncOp, row_schedule: str = "auto", gpu: str = "H10
     index = 0
     for op in list(f.body.block.ops):
         if isinstance(op, FusionOp):
-            kernel = FusionCodegen(op, f"{f.sym_name.data}_k{index}", row_schedule, gpu, registers).build()
+            kernel = FusionCodegen(op, f"{f.sym_name.data}_k{index}", row_schedule, gpu, registers, gemm).build()
             index += 1
             f.body.block.insert_op_before(kernel, op)
             for old, new in zip(op.results, kernel.results):
@@ -435,6 +457,9 @@ class StitchCodegenPass(ModulePass):
     the latency-evaluator's choice among all configurations; the others force one,
     e.g. to compare them). gpu=H100|A100|V100|T4: the GPU the evaluator models.
     registers=auto|off: off never keeps a row in registers (every group re-reads it).
+    gemm=auto|BMxBNxBK/TMxTN: the configuration of every GEMM kernel (auto: the
+    evaluator's choice among `gemm_configs.CANDIDATES`; e.g. 16x16x16/1x1 forces the
+    untuned one-output-per-thread kernel).
     """
 
     name = "stitch-codegen"
@@ -442,10 +467,12 @@ class StitchCodegenPass(ModulePass):
     rows: str = "auto"
     gpu: str = "H100"
     registers: str = "auto"
+    gemm: str = "auto"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.registers not in ("auto", "off"):
             raise UserError(f"stitch-codegen: registers={self.registers} (expected auto or off)")
+        gemm = None if self.gemm == "auto" else GemmConfig.parse(self.gemm)
         for f in list(op.walk()):
             if isinstance(f, func.FuncOp) and not f.is_declaration:
-                codegen_function(f, self.rows, self.gpu, self.registers == "auto")
+                codegen_function(f, self.rows, self.gpu, self.registers == "auto", gemm)

@@ -28,8 +28,8 @@ from fsir.ir import location_of, verify
 from fsir.runtime.device import DeviceBuffer
 
 
-def compile_module(module: ModuleOp, fusion: str = "none", rows: str = "auto") -> ModuleOp:
-    """A copy of `module` lowered by fusion-explore{mode=fusion}, stitch-codegen{rows}
+def compile_module(module: ModuleOp, fusion: str = "none", rows: str = "auto", gemm: str = "auto") -> ModuleOp:
+    """A copy of `module` lowered by fusion-explore{mode=fusion}, stitch-codegen{rows, gemm}
     and schedule-to-gpu (the original is left untouched)."""
     from xdsl.context import Context
 
@@ -39,7 +39,7 @@ def compile_module(module: ModuleOp, fusion: str = "none", rows: str = "auto") -
 
     lowered = module.clone()
     ctx = Context()
-    for p in (FusionExplorePass(mode=fusion), StitchCodegenPass(rows=rows), ScheduleToGpuPass()):
+    for p in (FusionExplorePass(mode=fusion), StitchCodegenPass(rows=rows, gemm=gemm), ScheduleToGpuPass()):
         p.apply(ctx, lowered)
     verify(lowered)
     return lowered
