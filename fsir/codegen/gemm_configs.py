@@ -59,11 +59,12 @@ class GemmConfig:
 
     @staticmethod
     def parse(text: str) -> "GemmConfig":
-        """`BMxBNxBK/TMxTN` (or `BMxBNxBK`, a 1x1 micro-tile), optionally `gemm/`-prefixed."""
+        """`BMxBNxBK/TMxTN` or `BMxBNxBK_TMxTN` (a pass pipeline needs `/` quoted), or
+        `BMxBNxBK` (a 1x1 micro-tile); optionally `gemm/`-prefixed."""
         m = re.fullmatch(r"(?:gemm/)?(\d+)x(\d+)x(\d+)(?:[/_](\d+)x(\d+))?", text.strip())
         if m is None:
             raise UserError(f"stitch-codegen: gemm={text} is not a GEMM configuration (expected auto or "
-                            "BMxBNxBK/TMxTN, e.g. 64x64x16/4x4)")
+                            "BMxBNxBK/TMxTN, e.g. \"64x64x16/4x4\" quoted in a pipeline, or 64x64x16_4x4)")
         bm, bn, bk, tm, tn = (int(g) if g is not None else 1 for g in m.groups())
         config = GemmConfig(bm, bn, bk, tm, tn)
         why = config.problem()

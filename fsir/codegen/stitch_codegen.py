@@ -43,6 +43,7 @@ from xdsl.passes import ModulePass
 
 from fsir.codegen.locality import local, row_dims_of, subroot_reads
 from fsir.codegen.gemm_configs import DYNAMIC_DEFAULT, GemmConfig, gemm_candidates
+from fsir.codegen.gemm_configs import shared_bytes as gemm_shared_bytes
 from fsir.codegen.row_configs import RowConfig, RowLayout, choose, row_candidates
 from fsir.codegen.smem import Request, allocate, chain, dominators
 from fsir.dialects import graph
@@ -174,13 +175,19 @@ class FusionCodegen:
         sizes = (m, n, _numel(shape_of(dot.result.type)))
         if self.gemm_config is not None:
             configs = [self.gemm_config]
-        elif DYN in sizes or None in sizes:
-            # `?` sizes: the evaluator cannot count waves
-            kernel = self.gemm_kernel(dot, DYNAMIC_DEFAULT)
-            kernel.cost = DictionaryAttr({**kernel.cost.data, "config": StringAttr(DYNAMIC_DEFAULT.describe())})
-            return kernel
+            need = gemm_shared_bytes(self.gemm_config, element_bytes(accumulator_type(dot.result.type.element_type)))
+            if need > self.spec.smem_per_block:
+                raise _error(dot, f"cannot run as gemm={self.gemm_config.describe()[5:]}: its tiles need {need} bytes "
+                                  f"of shared memory, more than a block has on {self.spec.name} "
+                                  f"({self.spec.smem_per_block})")
         else:
             configs = gemm_candidates(m, n, self.spec)
+        if DYN in sizes or None in sizes:
+            # `?` sizes: the evaluator cannot count waves
+            config = self.gemm_config or DYNAMIC_DEFAULT
+            kernel = self.gemm_kernel(dot, config)
+            kernel.cost = DictionaryAttr({**kernel.cost.data, "config": StringAttr(config.describe())})
+            return kernel
         return choose(configs, lambda c: self.gemm_kernel(dot, c), self.spec, ilp=True)
 
     def gemm_kernel(self, dot: graph.DotOp, config: GemmConfig) -> KernelOp:
