@@ -453,17 +453,25 @@ class KernelLowering:
         def below(i: Index, size: Index, tile: int) -> bool | SSAValue:
             return True if isinstance(size, int) and size % tile == 0 else ib.lt(i, size)
 
-        def stage(k0, buf, rows: int, cols: int, value) -> None:
-            """Each thread copies its elements of a rows x cols tile (row-major in `buf`):
-            element tid + s * threads for s = 0, 1, ...; `value(r, c)` loads one."""
+        def positions(rows: int, cols: int) -> list[tuple[Index, Index, bool | SSAValue]]:
+            """A thread's elements of a rows x cols tile: element tid + s * threads for
+            s = 0, 1, ... as (row, column, whether it is in the tile), computed once
+            before the k loop (divisions are not reused or hoisted later)."""
             threads, total = self.block_size, rows * cols
+            out = []
             for s in range(-(-total // threads)):
                 if threads % cols == 0:
                     r, c = ib.add(ib.div(tid, cols), s * threads // cols), ib.rem(tid, cols)
                 else:
                     lin = ib.add(tid, s * threads)
                     r, c = ib.div(lin, cols), ib.rem(lin, cols)
-                exists = True if (s + 1) * threads <= total else ib.lt(ib.add(tid, s * threads), total)
+                out.append((r, c, True if (s + 1) * threads <= total else ib.lt(ib.add(tid, s * threads), total)))
+            return out
+
+        def stage(k0, buf, cols: int, elements, value) -> None:
+            """Copy the thread's `elements` of a tile (row-major in `buf`, `cols` wide);
+            `value(k0, r, c)` loads one."""
+            for r, c, exists in elements:
                 e.when(exists, lambda r=r, c=c: e.store(value(k0, r, c), buf, ib.add(ib.mul(r, cols), c), acc_t))
 
         def a_value(k0, r, c) -> SSAValue:
@@ -479,9 +487,11 @@ class KernelLowering:
         rows = [ib.add(ty, i * (bm // tm)) for i in range(tm)]  # tile rows of this thread
         cols = [ib.add(tx, j * (bn // tn)) for j in range(tn)]
 
+        a_elements, b_elements = positions(bm, bk), positions(bk, bn)
+
         def k_step(k0, accs):
-            stage(k0, a_tile, bm, bk, a_value)
-            stage(k0, b_tile, bk, bn, b_value)
+            stage(k0, a_tile, bk, a_elements, a_value)
+            stage(k0, b_tile, bn, b_elements, b_value)
             self.cursor.insert(gpu.BarrierOp())
             accs = list(accs)
             for kk in range(bk):
