@@ -58,11 +58,12 @@ func.func @f(%a: tensor<10x12xf32>, %b: tensor<12x6xf32>) -> tensor<10x6xf32> {
 
 from fsir.codegen.gemm_configs import CANDIDATES  # noqa: E402
 
-# The evaluator's candidates plus configurations that exercise the general staging
-# paths: a tile with fewer elements than threads (8x8x4 with 64 threads: guarded
-# copies), threads not a multiple of a tile's width (8x64x8/2x8: 32 threads for a
+# The evaluator's candidates, the forcible 8x8 micro-tile, and configurations that
+# exercise the general staging paths: a tile with fewer elements than threads (8x8x4
+# with 64 threads: guarded copies), threads not a multiple of a tile's width (8x64x8/2x8: 32 threads for a
 # 64-wide B tile) and sizes that are not powers of two (24x20x6/3x2: 80 threads).
-CONFIGS = [c.describe()[len("gemm/"):] for c in CANDIDATES] + ["8x8x4/1x1", "8x64x8/2x8", "24x20x6/3x2"]
+CONFIGS = [c.describe()[len("gemm/"):] for c in CANDIDATES] + [
+    "128x128x8/8x8", "8x8x4/1x1", "8x64x8/2x8", "24x20x6/3x2"]
 
 # Several products in one function (each its own kernel): odd M, N, K; numpy.matmul
 # batch broadcasting; vector operands; a transposed operand and an elementwise

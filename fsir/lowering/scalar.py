@@ -110,7 +110,14 @@ class IndexBuilder:
         self.c = cursor
 
     def const(self, v: int) -> SSAValue:
-        return self.c.value(arith.ConstantOp(IntegerAttr(v, index)))
+        # looked up before an op is built: building and hashing one costs more than the
+        # rest of an index operation (GEMM candidates ask for thousands)
+        key = ("index", v)
+        found = self.c.lookup(key)
+        if found is None:
+            found = self.c.value(arith.ConstantOp(IntegerAttr(v, index)))
+            self.c.memo()[key] = found
+        return found
 
     def ssa(self, v: Index) -> SSAValue:
         return self.const(v) if isinstance(v, int) else v

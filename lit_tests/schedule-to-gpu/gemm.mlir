@@ -51,7 +51,7 @@ func.func @mm(%a: tensor<20x40xf32>, %b: tensor<40x33xf32>) -> tensor<20x33xf32>
 // EVEN: scf.for
 // EVEN-NOT: scf.if
 // EVEN: memref.load %a[
-// EVEN-NEXT: memref.store %{{.*}}, %[[AT]]
+// EVEN: memref.store %{{.*}}, %[[AT]]
 // EVEN-NOT: scf.if
 // EVEN: gpu.barrier
 // EVEN-NOT: scf.if

@@ -11,12 +11,12 @@
 // RUN: not fs-opt %s -p 'stitch-codegen{gemm=large}' 2>&1 | filecheck %s --check-prefix=SYNTAX
 // RUN: not fs-opt %s -p 'stitch-codegen{gemm="1024x64x64/32x2"}' 2>&1 | filecheck %s --check-prefix=SMEM
 
-// 20x33 outputs per batch: only tiles up to 32x64 are scored (3 candidates); on the
+// 20x33 outputs per batch: only tiles up to 32x64 are scored (2 candidates); on the
 // H100 model the 16x16 tile with one output per thread wins (fewest instructions per
 // warp, and the grid is far from filling a wave).
 // CHECK-LABEL: func.func @matmul
 // CHECK: schedule.kernel @matmul_k0 gemm {tile_m = 16 : i64, tile_n = 16 : i64, tile_k = 16 : i64, thread_m = 1 : i64, thread_n = 1 : i64} grid [3, 2, 2] block [256, 1, 1]
-// CHECK-SAME: smem_bytes = 2048 : i64, estimate_us = {{[0-9.e+-]+}} : f64, registers = {{[0-9]+}} : i64, occupancy = {{[0-9]+}} : i64, waves = 1 : i64, candidates = 3 : i64, config = "gemm/16x16x16/1x1"
+// CHECK-SAME: smem_bytes = 2048 : i64, estimate_us = {{[0-9.e+-]+}} : f64, registers = {{[0-9]+}} : i64, occupancy = {{[0-9]+}} : i64, waves = 1 : i64, candidates = 2 : i64, config = "gemm/16x16x16/1x1"
 // CHECK-NEXT: ^{{.*}}(%[[A:.*]]: tensor<2x20x40xf32>, %[[B:.*]]: tensor<40x33xf32>):
 // CHECK-NEXT: schedule.shared @a_tile : memref<256xf32, 3 : i64>
 // CHECK-NEXT: schedule.shared @b_tile : memref<256xf32, 3 : i64>
@@ -51,20 +51,21 @@ func.func @matmul(%a: tensor<2x20x40xf32>, %b: tensor<40x33xf32>) -> tensor<2x20
   func.return %y : tensor<2x20x33xf32>
 }
 
-// 1024 x 1024 outputs: all 9 candidates are scored; 64x64 tiles of 4x4 micro-tiles
-// read each operand element 16 times from global memory (instead of 64 with 16x16
-// tiles) and do 16 multiply-adds per 8 shared-memory loads.
+// 1024 x 1024 outputs: all 5 candidates are scored; 128x64 tiles of 4x4 micro-tiles
+// (512 threads) read each operand element 8 or 16 times from global memory (instead
+// of 64 with 16x16 tiles) and do 16 multiply-adds per 8 shared-memory loads.
 // CHECK-LABEL: func.func @large
-// CHECK: schedule.kernel @large_k0 gemm {tile_m = 64 : i64, tile_n = 64 : i64, tile_k = 16 : i64, thread_m = 4 : i64, thread_n = 4 : i64} grid [16, 16, 1] block [256, 1, 1]
-// CHECK-SAME: smem_bytes = 8192 : i64, {{.*}} candidates = 9 : i64, config = "gemm/64x64x16/4x4"
+// CHECK: schedule.kernel @large_k0 gemm {tile_m = 128 : i64, tile_n = 64 : i64, tile_k = 16 : i64, thread_m = 4 : i64, thread_n = 4 : i64} grid [16, 8, 1] block [512, 1, 1]
+// CHECK-SAME: smem_bytes = 12288 : i64, {{.*}} candidates = 5 : i64, config = "gemm/128x64x16/4x4"
 func.func @large(%a: tensor<1024x512xf32>, %b: tensor<512x1024xf32>) -> tensor<1024x1024xf32> {
   %d = graph.dot %a, %b : (tensor<1024x512xf32>, tensor<512x1024xf32>) -> tensor<1024x1024xf32>
   func.return %d : tensor<1024x1024xf32>
 }
 
-// A tall, narrow product (4096 x 64): tiles wider than 64 are not scored (7 candidates).
+// A tall, narrow product (4096 x 64): the middle-sized tile wins, filling the GPU
+// with fewer but busier threads than 16x16 tiles.
 // CHECK-LABEL: func.func @tall
-// CHECK: schedule.kernel @tall_k0 gemm {{.*}} candidates = 7 : i64, config = "gemm/{{[0-9]+x(16|32|64)x[0-9]+/[0-9]+x[0-9]+}}"
+// CHECK: schedule.kernel @tall_k0 gemm {{.*}} grid [2, 128, 1] block [256, 1, 1] {{.*}} candidates = 5 : i64, config = "gemm/32x32x16/2x2"
 func.func @tall(%a: tensor<4096x64xf32>, %b: tensor<64x64xf32>) -> tensor<4096x64xf32> {
   %d = graph.dot %a, %b : (tensor<4096x64xf32>, tensor<64x64xf32>) -> tensor<4096x64xf32>
   func.return %d : tensor<4096x64xf32>
