@@ -62,7 +62,7 @@ from fsir.codegen.gemm_configs import CANDIDATES  # noqa: E402
 # exercise the general staging paths: a tile with fewer elements than threads (8x8x4
 # with 64 threads: guarded copies), threads not a multiple of a tile's width (8x64x8/2x8: 32 threads for a
 # 64-wide B tile) and sizes that are not powers of two (24x20x6/3x2: 80 threads).
-CONFIGS = [c.describe()[len("gemm/"):] for c in CANDIDATES] + [
+CONFIGS = [c.text() for c in CANDIDATES] + [
     "128x128x8/8x8", "8x8x4/1x1", "8x64x8/2x8", "24x20x6/3x2"]
 
 # Several products in one function (each its own kernel): odd M, N, K; numpy.matmul

@@ -37,8 +37,11 @@ class GemmConfig:
     def threads(self) -> int:
         return (self.bm // self.tm) * (self.bn // self.tn)
 
+    def text(self) -> str:
+        return f"{self.bm}x{self.bn}x{self.bk}/{self.tm}x{self.tn}"
+
     def describe(self) -> str:
-        return f"gemm/{self.bm}x{self.bn}x{self.bk}/{self.tm}x{self.tn}"
+        return f"gemm/{self.text()}"
 
     def params(self) -> dict[str, int]:
         return {"tile_m": self.bm, "tile_n": self.bn, "tile_k": self.bk, "thread_m": self.tm, "thread_n": self.tn}

@@ -28,6 +28,10 @@ block (row-invariant operands such as γ and β loaded once for all of them) are
 and scored, and the fastest is kept with its estimate in `cost`. `rows=` forces a
 schedule (then, and for `?` row counts, the rules above choose); `registers=off` never
 keeps rows in registers. Shared result slots are placed by `fsir/codegen/smem.py`.
+GEMM kernels are configured the same way (`fsir/codegen/gemm_configs.py`: block tile,
+k-step, micro-tile), scored with the dependence-aware L_warp (`estimate(ilp=True)`):
+a micro-tile's multiply-adds are independent, and charging each its full latency
+would always favour one output per thread.
 """
 
 from __future__ import annotations
@@ -177,9 +181,8 @@ class FusionCodegen:
             configs = [self.gemm_config]
             need = gemm_shared_bytes(self.gemm_config, element_bytes(accumulator_type(dot.result.type.element_type)))
             if need > self.spec.smem_per_block:
-                raise _error(dot, f"cannot run as gemm={self.gemm_config.describe()[5:]}: its tiles need {need} bytes "
-                                  f"of shared memory, more than a block has on {self.spec.name} "
-                                  f"({self.spec.smem_per_block})")
+                raise _error(dot, f"cannot run as gemm={self.gemm_config.text()}: its tiles need {need} bytes of "
+                                  f"shared memory, more than a block has on {self.spec.name} ({self.spec.smem_per_block})")
         else:
             configs = gemm_candidates(m, n, self.spec)
         if DYN in sizes or None in sizes:
