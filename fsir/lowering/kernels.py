@@ -637,9 +637,12 @@ def check_lowerable(k: KernelOp) -> None:
         threads = (bm // tm) * (bn // tn)
         if block != (threads, 1, 1):
             raise fail(f"a {bm}x{bn} tile of {tm}x{tn} micro-tiles needs block [{threads}, 1, 1]")
-        for name in ("a_tile", "b_tile"):
-            if name not in k.shared_buffers():
+        for name, size in (("a_tile", bm * bk), ("b_tile", bk * bn)):
+            buf = k.shared_buffers().get(name)
+            if buf is None:
                 raise fail(f"a gemm kernel needs the shared buffer @{name}")
+            if buf.buffer_type.element_count() < size:
+                raise fail(f"@{name} has {buf.buffer_type.element_count()} elements; the tiles need {size}")
     if mapping == "row":
         per_row, rows = k.param("threads_per_row"), k.param("rows_per_block")
         if per_row * rows != block[0] or block[1:] != (1, 1):
