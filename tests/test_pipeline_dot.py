@@ -112,3 +112,4 @@ def test_configuration_types(config, t):
 @pytest.mark.parametrize("config", ["auto", "64x32x16/4x2"])
 def test_configuration_dynamic(config):
     check(_dot("?x?", "?x5", "?x5"), shapes=[(45, 21), (21, 5)], scale=4, gemm=config)
+    check(_dot("?x5x9", "?x9x70", "?x5x70"), shapes=[(3, 5, 9), (1, 9, 70)], scale=4, gemm=config)
