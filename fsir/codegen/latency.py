@@ -8,7 +8,9 @@ what the PTX printer will print:
   whole loop), in 32-bit registers; predicates and immediates are not counted;
 - N_instruction per thread by instruction class, loops weighted by their trip counts;
 - occupancy from threads per block, registers and shared memory against `gpuspec`;
-- N_wave = ceil(N_warp / (resident warps per SM × SMs)), L_warp = Σ count × CPI.
+- N_wave = ceil(N_warp / (resident warps per SM × SMs)), L_warp = Σ count × CPI;
+  with `ilp=True` (GEMM configurations), L_warp follows dependences instead
+  (`ilp_warp_cycles`) and the SM's issue rate bounds each wave.
 
 `estimate(kernel, grid, block, spec)` returns all of these, so the schedule IR can show
 the choice and its reasons. A simplified form (fixed 16 registers, given shared memory)
