@@ -131,7 +131,7 @@ class FusionCodegen:
     """Builds the schedule.kernel of one fusion."""
 
     def __init__(self, fusion: FusionOp, name: str, row_schedule: str = "auto", gpu: str = "H100",
-                 registers: bool = True, gemm: GemmConfig | None = None):
+                 registers: bool = True, gemm: GemmConfig | None = None, chosen: dict | None = None):
         if row_schedule not in ("auto", *ROW_SCHEDULES):
             raise UserError(f"stitch-codegen: unknown row schedule '{row_schedule}' "
                             f"(expected auto, {', '.join(ROW_SCHEDULES)})")
@@ -139,6 +139,9 @@ class FusionCodegen:
         self.spec = gpu_spec(gpu)
         self.registers = registers
         self.gemm_config = gemm  # None: the evaluator chooses
+        # GEMM signature -> the cost of the configuration chosen for it (a function's
+        # identical products, e.g. BERT's Q, K and V projections, are scored once)
+        self.chosen = {} if chosen is None else chosen
         self.fusion = fusion
         self.name = name
         self.block = fusion.block
@@ -191,7 +194,27 @@ class FusionCodegen:
             kernel = self.gemm_kernel(dot, config)
             kernel.cost = DictionaryAttr({**kernel.cost.data, "config": StringAttr(config.describe())})
             return kernel
-        return choose(configs, lambda c: self.gemm_kernel(dot, c), self.spec, ilp=True)
+        key = self.signature()
+        if key in self.chosen:
+            kernel = self.gemm_kernel(dot, GemmConfig.parse(self.chosen[key].data["config"].data))
+            kernel.cost = self.chosen[key]
+            return kernel
+        kernel = choose(configs, lambda c: self.gemm_kernel(dot, c), self.spec, ilp=True)
+        self.chosen[key] = kernel.cost
+        return kernel
+
+    def signature(self) -> tuple:
+        """The fusion up to value names: its argument types and its ops (name, operands
+        by position, properties, attributes, result types). Kernels of fusions with equal
+        signatures differ only in names."""
+        where: dict[SSAValue, tuple[int, int]] = {a: (-1, i) for i, a in enumerate(self.block.args)}
+        out: list = [tuple(str(a.type) for a in self.block.args)]
+        for n, op in enumerate(self.ops):
+            out.append((op.name, tuple(where[o] for o in op.operands), str(op.properties), str(op.attributes),
+                        tuple(str(r.type) for r in op.results)))
+            where.update({r: (n, j) for j, r in enumerate(op.results)})
+        out.append(tuple(where[v] for v in self.yields))
+        return tuple(out)
 
     def gemm_kernel(self, dot: graph.DotOp, config: GemmConfig) -> KernelOp:
         """The schedule.kernel of the gemm mapping under one configuration: a block per
@@ -447,9 +470,11 @@ def codegen_function(f: func.FuncOp, row_schedule: str = "auto", gpu: str = "H10
         if op.name.startswith("graph.") and not is_free(op):
             make_fusion([op])
     index = 0
+    chosen: dict = {}
     for op in list(f.body.block.ops):
         if isinstance(op, FusionOp):
-            kernel = FusionCodegen(op, f"{f.sym_name.data}_k{index}", row_schedule, gpu, registers, gemm).build()
+            kernel = FusionCodegen(op, f"{f.sym_name.data}_k{index}", row_schedule, gpu, registers, gemm,
+                                   chosen).build()
             index += 1
             f.body.block.insert_op_before(kernel, op)
             for old, new in zip(op.results, kernel.results):
