@@ -21,8 +21,9 @@ independent parts that every thread of the grid takes elements of in turn.
 
 Mapping parameters: `loop` {elements_per_thread}; `row` {threads_per_row,
 rows_per_block, interleaved (consecutive threads take consecutive rows)}; `gemm`
-{tile_m, tile_n, tile_k}. `cost` holds what is known statically (warps, global_bytes,
-smem_bytes); the latency-evaluator adds its estimate (cycles, occupancy, ...).
+{tile_m, tile_n, tile_k, thread_m, thread_n} (the block tile and each thread's
+micro-tile). `cost` holds what is known statically (warps, global_bytes, smem_bytes);
+the latency-evaluator adds its estimate (cycles, occupancy, ...).
 
 ```mlir
 %y = schedule.kernel @ln row {rows_per_block = 1 : i64, threads_per_row = 256 : i64} grid [4096, 1, 1] block [256, 1, 1] cost {global_bytes = 25165824 : i64, warps = 32768 : i64} (%x) : (tensor<4096x768xf32>) -> tensor<4096x768xf32> {

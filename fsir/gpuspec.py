@@ -54,6 +54,8 @@ class GpuSpec:
     # with ~0.5-1 µs latency and 16-32 B per lane in flight); fewer warps get a
     # proportional share of the bandwidth.
     saturating_warps_per_sm: int = 16
+    # Warp instructions an SM issues per cycle (its four schedulers, since Volta).
+    issue_per_cycle: int = 4
 
     @property
     def max_warps_per_sm(self) -> int:

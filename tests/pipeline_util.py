@@ -48,7 +48,7 @@ def make_input(t, shape, rng, kind: str = "normal") -> np.ndarray:
 
 def check(text: str, shapes: list[tuple[int, ...]] | None = None, kinds: list[str] | None = None,
           fusion: str = "none", scale: float = 1.0, seed: int = 0, ptxas: bool = True, inputs=None,
-          rows: str = "auto", subroots: str = "auto", vector: str | int = "auto"):
+          rows: str = "auto", subroots: str = "auto", vector: str | int = "auto", gemm: str = "auto"):
     """Compile `text`, run it on the simulator, compare with the reference; returns the
     lowered module. `shapes` gives concrete shapes (needed for `?` dims)."""
     module = parse_module(text, "<test>")
@@ -59,7 +59,7 @@ def check(text: str, shapes: list[tuple[int, ...]] | None = None, kinds: list[st
         shapes = shapes or [tuple(t.get_shape()) for t in types]
         kinds = kinds or ["normal"] * len(types)
         inputs = [make_input(t.element_type, s, rng, k) for t, s, k in zip(types, shapes, kinds)]
-    lowered = compile_module(module, fusion=fusion, rows=rows, subroots=subroots, vector=vector)
+    lowered = compile_module(module, fusion=fusion, rows=rows, subroots=subroots, vector=vector, gemm=gemm)
     check_dominance(lowered)
     got, _ = execute(lowered, inputs)
     want = run(module, inputs)

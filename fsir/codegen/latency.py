@@ -8,7 +8,9 @@ what the PTX printer will print:
   whole loop), in 32-bit registers; predicates and immediates are not counted;
 - N_instruction per thread by instruction class, loops weighted by their trip counts;
 - occupancy from threads per block, registers and shared memory against `gpuspec`;
-- N_wave = ceil(N_warp / (resident warps per SM × SMs)), L_warp = Σ count × CPI.
+- N_wave = ceil(N_warp / (resident warps per SM × SMs)), L_warp = Σ count × CPI;
+  with `ilp=True` (GEMM configurations), L_warp follows dependences instead
+  (`ilp_warp_cycles`) and the SM's issue rate bounds each wave.
 
 `estimate(kernel, grid, block, spec)` returns all of these, so the schedule IR can show
 the choice and its reasons. A simplified form (fixed 16 registers, given shared memory)
@@ -121,7 +123,9 @@ def live_intervals(kernel: gpu.FuncOp) -> list[Interval]:
         values.append((arg, 0, None))
     for op in order:
         for r in op.results:
-            values.append((r, order[op], op))
+            # a loop's or branch's results exist once it is done (its iteration values
+            # are the region arguments, counted below)
+            values.append((r, loop_end[op] if op.regions else order[op], op))
         for region in op.regions:
             for b in region.blocks:
                 for a in b.args:
@@ -136,7 +140,11 @@ def live_intervals(kernel: gpu.FuncOp) -> list[Interval]:
         end = start
         def_loops = set(enclosing_loops(def_op)) if def_op is not None else set()
         if def_op is not None and isinstance(def_op, (scf.ForOp, scf.WhileOp)) and value not in def_op.results:
-            end = max(end, loop_end[def_op])  # region args of a loop live through it
+            # A loop's induction variable lives through it; a loop-carried value
+            # (an scf.for iter_arg) only until its last use, as the value yielded for the
+            # next iteration takes its register (a GEMM's accumulators count once).
+            if not (isinstance(def_op, scf.ForOp) and value in def_op.body.block.args[1:]):
+                end = max(end, loop_end[def_op])
         for use in [u for v in (value, *aliases.get(value, ())) for u in v.uses]:
             user = use.operation
             if user not in order:
@@ -211,6 +219,9 @@ def _unrolled_overlap(kernel: gpu.FuncOp) -> int:
             continue
         if any(c is None for c in (_const_index(op.lb), _const_index(op.ub))):
             continue
+        body = [o for o in op.body.block.ops if not isinstance(o, scf.YieldOp)]
+        if body and isinstance(body[-1], gpu.BarrierOp):
+            continue  # nothing moves above a barrier ending the iteration (a GEMM k-step)
         regs = 0
         for inner in op.body.block.ops:
             if isinstance(inner, gpu.BarrierOp) or (inner.regions and any(
@@ -413,8 +424,11 @@ def waves_for(grid: Sequence[int], block: Sequence[int], occ: Occupancy, spec: G
 
 
 def estimate(kernel: gpu.FuncOp, grid: Sequence[int], block: Sequence[int], spec: GpuSpec,
-             dynamic_smem: int = 0, bandwidth: bool = False) -> Estimate:
-    """L = N_wave × L_warp for `kernel` launched with `grid` × `block` on `spec`."""
+             dynamic_smem: int = 0, bandwidth: bool = False, ilp: bool = False) -> Estimate:
+    """L = N_wave × L_warp for `kernel` launched with `grid` × `block` on `spec`.
+
+    ilp: L_warp from dependences (`ilp_warp_cycles`) instead of one CPI per
+    instruction, with the SM's issue rate shared by the wave's warps as a floor."""
     regs = estimate_registers(kernel)
     smem = shared_bytes(kernel) + dynamic_smem
     occ = occupancy(math.prod(block), regs, smem, spec)
@@ -422,6 +436,8 @@ def estimate(kernel: gpu.FuncOp, grid: Sequence[int], block: Sequence[int], spec
         return Estimate(math.inf, math.inf, 0, math.inf, regs, smem, occ, {})
     counts = instruction_counts(kernel.body.blocks[0].ops)
     est = combine(waves_for(grid, block, occ, spec), counts, regs, smem, occ, spec)
+    if ilp:
+        est = _with_ilp(est, kernel, grid, block, spec)
     if not bandwidth:
         return est
     # A bandwidth floor on top of the latency model (as the fusion explorer's delta
@@ -436,6 +452,66 @@ def estimate(kernel: gpu.FuncOp, grid: Sequence[int], block: Sequence[int], spec
     if memory <= est.seconds:
         return est
     return Estimate(memory * spec.clock_hz, memory, est.waves, est.warp_cycles, regs, smem, occ, dict(counts))
+
+
+def ilp_warp_cycles(ops: Iterable[Operation], spec: GpuSpec) -> float:
+    """L_warp of a warp that overlaps independent instructions (ptxas schedules a
+    straight-line run freely; a warp issues one instruction per cycle): each run between
+    loops, branches and barriers takes the longer of its dependence chain (an
+    instruction starts when its operands are ready and takes its class's CPI) and its
+    issue slots. A register-blocked GEMM's tm x tn independent multiply-adds cost their
+    issue slots, a 1x1 tile's chain of dependent ones their latency each; the
+    one-CPI-per-instruction L_warp (§4.3) charges both alike."""
+    total = 0.0
+    ready: dict[SSAValue, float] = {}
+    chain = issued = 0.0
+
+    def flush() -> None:
+        nonlocal total, chain, issued
+        total += max(chain, issued)
+        ready.clear()
+        chain = issued = 0.0
+
+    for op in ops:
+        if isinstance(op, scf.ForOp):
+            flush()
+            body = ilp_warp_cycles(op.body.block.ops, spec) + 2 * spec.cpi["alu"]
+            total += _trip_count(op) * body
+        elif isinstance(op, (scf.IfOp, scf.WhileOp)):
+            flush()
+            costs = [ilp_warp_cycles(b.ops, spec) for r in op.regions for b in r.blocks]
+            total += (max(costs, default=0.0) if isinstance(op, scf.IfOp)
+                      else UNKNOWN_TRIP_COUNT * sum(costs)) + spec.cpi["alu"]
+        elif isinstance(op, gpu.BarrierOp):
+            flush()
+            total += spec.cpi["barrier"]
+        else:
+            c = _classify(op)
+            if c is None:
+                continue
+            start = max((ready.get(o, 0.0) for o in op.operands), default=0.0)
+            done = start + c[1] * spec.cpi.get(c[0], spec.cpi["alu"])
+            for r in op.results:
+                ready[r] = done
+            chain = max(chain, done)
+            issued += c[1]
+    flush()
+    return total
+
+
+def _with_ilp(est: Estimate, kernel: gpu.FuncOp, grid: Sequence[int], block: Sequence[int],
+              spec: GpuSpec) -> Estimate:
+    """Waves of `ilp_warp_cycles`, each at least as long as the SM needs to issue its
+    resident warps' instructions (`spec.issue_per_cycle` schedulers): overlapping
+    instructions within a warp is only free while the SM has issue slots to spare."""
+    warps_per_block = -(-math.prod(block) // spec.warp_size)
+    blocks = math.prod(grid)
+    per_sm = min(est.occupancy.blocks_per_sm, -(-blocks // spec.sms)) * warps_per_block
+    issue = sum(est.instructions.values()) * per_sm / spec.issue_per_cycle
+    warp_cycles = max(ilp_warp_cycles(kernel.body.blocks[0].ops, spec), issue)
+    cycles = est.waves * warp_cycles
+    return Estimate(cycles, cycles / spec.clock_hz, est.waves, warp_cycles, est.registers, est.shared_bytes,
+                    est.occupancy, est.instructions)
 
 
 def simplified_estimate(n_threads: int, threads_per_block: int, counts: dict[str, int], smem_bytes: int,

@@ -7,8 +7,9 @@ in registers (`slots` elements, unrolled; 0 re-reads the row in every group) and
 many row-blocks a block takes in turn (`steps`, so row-invariant operands such as γ and
 β are loaded once and reused). `choose` lowers every candidate kernel to gpu IR, scores
 it with `fsir.codegen.latency.estimate` (L = N_wave × L_warp) and keeps the fastest,
-recording the estimate in the kernel's `cost`. Loop and GEMM kernels go through the
-same `choose` with their configurations (one each for now, `FixedConfig`).
+recording the estimate in the kernel's `cost`. Loop kernels (`LoopConfig`: vector
+widths) and GEMM kernels (`fsir/codegen/gemm_configs.py`: tiles) go through the same
+`choose` with their configurations, so every kernel carries the evaluator's figures.
 """
 
 from __future__ import annotations
@@ -160,26 +161,17 @@ class Config(Protocol):
     def describe(self) -> str: ...
 
 
-@dataclass(frozen=True)
-class FixedConfig:
-    """The configuration of a mapping that has one (loop, gemm), by its description."""
-
-    name: str
-
-    def describe(self) -> str:
-        return self.name
-
-
 C = TypeVar("C", bound=Config)
 
 
-def choose(configs: Sequence[C], build: Callable[[C], KernelOp], spec: GpuSpec) -> KernelOp:
+def choose(configs: Sequence[C], build: Callable[[C], KernelOp], spec: GpuSpec, **options) -> KernelOp:
     """Build, lower and score every configuration; return the fastest kernel with the
     evaluator's figures in its `cost` (the others are discarded). Every mapping's
     kernel is made here, so each carries its estimate. A launch with a `?` grid cannot
     be counted in waves: the first configuration (the rules' choice) is kept unscored.
     Between equal estimates (both at the bandwidth floor) the one issuing fewer
-    instructions wins: it leaves more issue slots to the rest of the GPU."""
+    instructions wins: it leaves more issue slots to the rest of the GPU. `options` go to
+    `estimate` (e.g. `ilp` for GEMMs, `gemm_configs.GemmConfig`)."""
     from fsir.codegen.latency import estimate
     from fsir.lowering.kernels import lower_kernel
 
@@ -189,7 +181,7 @@ def choose(configs: Sequence[C], build: Callable[[C], KernelOp], spec: GpuSpec) 
         grid, block = k.launch()
         if DYNAMIC in grid:
             return k
-        est = estimate(lower_kernel(k).func, grid, block, spec, bandwidth=True)
+        est = estimate(lower_kernel(k).func, grid, block, spec, bandwidth=True, **options)
         key = (est.seconds, est.waves * est.warp_cycles)
         if best is None or key < best[0]:
             if best is not None:

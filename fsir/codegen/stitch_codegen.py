@@ -20,7 +20,9 @@ Each `stitch.fusion` becomes one `schedule.kernel` with one of three mappings:
   its own before its first reader (§4.1: enumerated both ways), its values kept in
   each thread's registers when the row is cached, else as rows in shared memory.
 - `gemm`: a `graph.dot` (its light producers inlined into the tile loads) as a tiled
-  shared-memory GEMM.
+  shared-memory GEMM, each thread computing a micro-tile of outputs in registers; the
+  tile sizes are chosen by the latency-evaluator like row configurations
+  (`fsir/codegen/gemm_configs.py`) unless `gemm=` forces them.
 
 Row kernels are configured by the latency-evaluator (§4.2–4.3, `fsir/codegen/
 row_configs.py`): every schedule above with 128–1024 threads per block, the row kept in
@@ -34,6 +36,10 @@ instruction per V elements (`fsir/lowering/vectorize.py`). `rows=` forces a
 schedule (then, and for `?` row counts, the rules above choose); `registers=off` never
 keeps rows in registers; `subroots=all|none` forces the expensive sub-roots on or off.
 Shared result slots and sub-root rows are placed by `fsir/codegen/smem.py`.
+GEMM kernels are configured the same way (`fsir/codegen/gemm_configs.py`: block tile,
+k-step, micro-tile), scored with the dependence-aware L_warp (`estimate(ilp=True)`):
+a micro-tile's multiply-adds are independent, and charging each its full latency
+would always favour one output per thread.
 """
 
 from __future__ import annotations
@@ -43,12 +49,14 @@ from dataclasses import dataclass, replace
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, UnitAttr, BFloat16Type, Float16Type, Float32Type, IntegerAttr, IntegerType, MemRefType, ModuleOp, TensorType, i64
+from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, StringAttr, UnitAttr, BFloat16Type, Float16Type, Float32Type, IntegerAttr, IntegerType, MemRefType, ModuleOp, TensorType, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from fsir.codegen.locality import local, row_dims_of, subroot_reads
-from fsir.codegen.row_configs import FixedConfig, LoopConfig, RowConfig, RowLayout, choose, row_candidates
+from fsir.codegen.gemm_configs import DYNAMIC_DEFAULT, GemmConfig, gemm_candidates
+from fsir.codegen.gemm_configs import shared_bytes as gemm_shared_bytes
+from fsir.codegen.row_configs import LoopConfig, RowConfig, RowLayout, choose, row_candidates
 from fsir.codegen.smem import Request, allocate, chain, dominators
 from fsir.dialects import graph
 from fsir.dialects.gpu import VECTOR_WIDTHS
@@ -63,7 +71,6 @@ from fsir.ir import location_of
 BLOCK = 256  # threads per block of loop and row kernels
 WARP = 32
 WARP_ROW_LIMIT = 512  # rows up to this length get one warp (BladeDISC's threshold)
-TILE = 16  # GEMM tile (TILE x TILE outputs per block, TILE-deep k steps)
 COLUMN_SLICES = 8  # threads per row of a column reduction with few rows
 COLUMN_SPLIT_MIN = 64  # ... when its rows are at least this long
 COLUMN_THREAD_ROWS = 8192  # with this many rows a thread per row already fills the GPU
@@ -148,7 +155,8 @@ class FusionCodegen:
     """Builds the schedule.kernel of one fusion."""
 
     def __init__(self, fusion: FusionOp, name: str, row_schedule: str = "auto", gpu: str = "H100",
-                 registers: bool = True, subroots: str = "auto", vector: int | None = None):
+                 registers: bool = True, subroots: str = "auto", vector: int | None = None,
+                 gemm: GemmConfig | None = None, chosen: dict | None = None):
         self.subroots = subroots  # auto | all | none (checked by the pass)
         if row_schedule not in ("auto", *ROW_SCHEDULES):
             raise UserError(f"stitch-codegen: unknown row schedule '{row_schedule}' "
@@ -157,6 +165,10 @@ class FusionCodegen:
         self.vector = vector  # a forced vector width (None: the evaluator's choice)
         self.spec = gpu_spec(gpu)
         self.registers = registers
+        self.gemm_config = gemm  # None: the evaluator chooses
+        # GEMM signature -> the cost of the configuration chosen for it (a function's
+        # identical products, e.g. BERT's Q, K and V projections, are scored once)
+        self.chosen = {} if chosen is None else chosen
         self.fusion = fusion
         self.name = name
         self.block = fusion.block
@@ -215,21 +227,63 @@ class FusionCodegen:
         if len(dots) > 1 or reduces or _unique(self.yields) != [dot.result]:
             raise _error(dot, "must be the only root of its fusion: fusing a GEMM with other ops is not "
                               "implemented yet")
+        a, b = shape_of(dot.lhs.type), shape_of(dot.rhs.type)
+        m = a[-2] if len(a) > 1 else 1
+        n = b[-1] if len(b) > 1 else 1
+        sizes = (m, n, _numel(shape_of(dot.result.type)))
+        if self.gemm_config is not None:
+            configs = [self.gemm_config]
+            need = gemm_shared_bytes(self.gemm_config, element_bytes(accumulator_type(dot.result.type.element_type)))
+            if need > self.spec.smem_per_block:
+                raise _error(dot, f"cannot run as gemm={self.gemm_config.text()}: its tiles need {need} bytes of "
+                                  f"shared memory, more than a block has on {self.spec.name} ({self.spec.smem_per_block})")
+        else:
+            configs = gemm_candidates(m, n, self.spec)
+        if DYN in sizes or None in sizes:
+            # `?` sizes: the evaluator cannot count waves
+            config = self.gemm_config or DYNAMIC_DEFAULT
+            kernel = self.gemm_kernel(dot, config)
+            kernel.cost = DictionaryAttr({**kernel.cost.data, "config": StringAttr(config.describe())})
+            return kernel
+        key = self.signature()
+        if key in self.chosen:
+            kernel = self.gemm_kernel(dot, GemmConfig.parse(self.chosen[key].data["config"].data))
+            kernel.cost = self.chosen[key]
+            return kernel
+        kernel = choose(configs, lambda c: self.gemm_kernel(dot, c), self.spec, ilp=True)
+        self.chosen[key] = kernel.cost
+        return kernel
+
+    def signature(self) -> tuple:
+        """The fusion up to value names: its argument types and its ops (name, operands
+        by position, properties, attributes, result types). Kernels of fusions with equal
+        signatures differ only in names."""
+        where: dict[SSAValue, tuple[int, int]] = {a: (-1, i) for i, a in enumerate(self.block.args)}
+        out: list = [tuple(str(a.type) for a in self.block.args)]
+        for n, op in enumerate(self.ops):
+            out.append((op.name, tuple(where[o] for o in op.operands), str(op.properties), str(op.attributes),
+                        tuple(str(r.type) for r in op.results)))
+            where.update({r: (n, j) for j, r in enumerate(op.results)})
+        out.append(tuple(where[v] for v in self.yields))
+        return tuple(out)
+
+    def gemm_kernel(self, dot: graph.DotOp, config: GemmConfig) -> KernelOp:
+        """The schedule.kernel of the gemm mapping under one configuration: a block per
+        bm x bn output tile (batch dims on grid z), (bm / tm) x (bn / tn) threads."""
         out = shape_of(dot.result.type)
         a, b = shape_of(dot.lhs.type), shape_of(dot.rhs.type)
         m = a[-2] if len(a) > 1 else 1
         n = b[-1] if len(b) > 1 else 1
         batch = out[: len(out) - (len(a) > 1) - (len(b) > 1)]
         nb = _numel(batch)
-        grid = tuple(DYNAMIC if s == DYN else max(1, -(-s // TILE)) for s in (n, m)) + (
+        grid = tuple(DYNAMIC if s == DYN else max(1, -(-s // t)) for s, t in ((n, config.bn), (m, config.bm))) + (
             DYNAMIC if nb is None else max(1, nb),)
         acc = accumulator_type(dot.result.type.element_type)
-        shared = [SharedOp("a_tile", MemRefType(acc, [TILE * TILE], memory_space=IntegerAttr(3, i64))),
-                  SharedOp("b_tile", MemRefType(acc, [TILE * TILE], memory_space=IntegerAttr(3, i64)))]
+        space = IntegerAttr(3, i64)
+        shared = [SharedOp("a_tile", MemRefType(acc, [config.bm * config.bk], memory_space=space)),
+                  SharedOp("b_tile", MemRefType(acc, [config.bk * config.bn], memory_space=space))]
         groups = [GroupSpec([dot.result], "block", "global")]
-        return choose([FixedConfig(f"gemm/{TILE}x{TILE}")], lambda c: self.kernel(
-            "gemm", {"tile_m": TILE, "tile_n": TILE, "tile_k": TILE}, grid, (TILE * TILE, 1, 1), groups, shared),
-            self.spec)
+        return self.kernel("gemm", config.params(), grid, (config.threads, 1, 1), groups, shared)
 
     def rows(self, reduces: list[graph.ReduceOp]) -> KernelOp:
         row_shape = shape_of(reduces[0].result.type)
@@ -642,7 +696,7 @@ def _unique(values: list[SSAValue]) -> list[SSAValue]:
 
 
 def codegen_function(f: func.FuncOp, row_schedule: str = "auto", gpu: str = "H100", registers: bool = True,
-                     subroots: str = "auto", vector: int | None = None) -> None:
+                     subroots: str = "auto", vector: int | None = None, gemm: GemmConfig | None = None) -> None:
     # Ops left outside every fusion become kernels of their own (free reshapes excepted);
     # ops and fusions whose results nobody uses need no kernel.
     for op in reversed(list(f.body.block.ops)):
@@ -663,10 +717,11 @@ def codegen_function(f: func.FuncOp, row_schedule: str = "auto", gpu: str = "H10
                 op.detach()
                 op.erase()
     index = 0
+    chosen: dict = {}
     for op in list(f.body.block.ops):
         if isinstance(op, FusionOp):
             kernel = FusionCodegen(op, f"{f.sym_name.data}_k{index}", row_schedule, gpu, registers,
-                                   subroots, vector).build()
+                                   subroots, vector, gemm, chosen).build()
             index += 1
             f.body.block.insert_op_before(kernel, op)
             for old, new in zip(op.results, kernel.results):
@@ -690,6 +745,9 @@ class StitchCodegenPass(ModulePass):
     vector=auto|1|2|4: the elements a thread moves per memory instruction (auto: the
     evaluator's choice among the legal widths; a forced width applies to the kernels
     where it is legal, the others get 1).
+    gemm=auto|BMxBNxBK/TMxTN: the configuration of every GEMM kernel (auto: the
+    evaluator's choice among `gemm_configs.CANDIDATES`; e.g. 16x16x16/1x1 forces the
+    untuned one-output-per-thread kernel).
     """
 
     name = "stitch-codegen"
@@ -699,6 +757,7 @@ class StitchCodegenPass(ModulePass):
     registers: str = "auto"
     subroots: str = "auto"
     vector: str | int = "auto"
+    gemm: str = "auto"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.registers not in ("auto", "off"):
@@ -708,6 +767,7 @@ class StitchCodegenPass(ModulePass):
         if str(self.vector) not in ("auto", "1", "2", "4"):
             raise UserError(f"stitch-codegen: vector={self.vector} (expected auto, 1, 2 or 4)")
         vector = None if str(self.vector) == "auto" else int(self.vector)
+        gemm = None if self.gemm == "auto" else GemmConfig.parse(self.gemm)
         for f in list(op.walk()):
             if isinstance(f, func.FuncOp) and not f.is_declaration:
-                codegen_function(f, self.rows, self.gpu, self.registers == "auto", self.subroots, vector)
+                codegen_function(f, self.rows, self.gpu, self.registers == "auto", self.subroots, vector, gemm)

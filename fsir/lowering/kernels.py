@@ -11,8 +11,9 @@ workgroup attributions. The three mappings:
   xor` / butterflies, a shared-memory exchange of warp partials and a second butterfly
   by warp 0 leaving the result in a shared slot); root groups loop over the row's
   columns. Every thread reaches every barrier: rows beyond the end only shorten loops.
-- `gemm`: 16x16 output tiles per block; each k-step loads a tile of each operand into
-  shared memory (producers inlined, out-of-range elements zero), then accumulates.
+- `gemm`: a bm x bn output tile per block, a tm x tn micro-tile of it per thread in
+  registers; each k-step stages a tile of each operand in shared memory (producers
+  inlined, out-of-range elements zero), then accumulates (`tile_*`, `thread_*` params).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, IntegerType, MemRefType, i32
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from fsir.codegen.gemm_configs import GemmConfig
 from fsir.dialects import gpu, graph
 from fsir.dialects.graph import DYN, fmt_shape, shape_of
 from fsir.dialects.gpu import VECTOR_WIDTHS
@@ -475,13 +477,19 @@ class KernelLowering:
     # -- gemm --------------------------------------------------------------------------
 
     def gemm(self) -> None:
-        ib, e, sb, c = self.ib, self.emit, self.sb, self.cursor
+        """Register-blocked tiled GEMM. Thread (ty, tx) of a block owns the outputs
+        (ty + i * bm/tm, tx + j * bn/tn) of its bm x bn tile for i < tm, j < tn (so
+        consecutive threads store consecutive columns); each k-step all threads stage the
+        bm x bk tile of A and the bk x bn tile of B in shared memory (consecutive threads
+        loading consecutive elements of a tile row, producers inlined, zero outside the
+        operands), then the unrolled k-step reads tm values of A and tn of B per k and
+        accumulates their tm x tn products in registers."""
+        ib, e, sb = self.ib, self.emit, self.sb
         (g,) = self.k.groups()
         dot = self.inner(g.results[0]).owner
         assert isinstance(dot, graph.DotOp)
-        tile = self.k.param("tile_m")
-        elem = elem_type(dot.result)
-        acc_t = compute_type(elem)
+        bm, bn, bk, tm, tn = gemm_params(self.k)
+        acc_t = compute_type(elem_type(dot.result))
         a_dims, b_dims = self.shapes.dims(dot.lhs), self.shapes.dims(dot.rhs)
         out_dims = self.shapes.dims(dot.result)
         va, vb = len(a_dims) == 1, len(b_dims) == 1
@@ -490,9 +498,8 @@ class KernelLowering:
         k_size = a_dims[-1]
         batch_dims = out_dims[: len(out_dims) - (not va) - (not vb)]
         tid = self.thread_id()
-        tx, ty = ib.rem(tid, tile), ib.div(tid, tile)
-        m = ib.add(ib.mul(self.block_id("y"), tile), ty)
-        n = ib.add(ib.mul(self.block_id("x"), tile), tx)
+        tx, ty = ib.rem(tid, bn // tn), ib.div(tid, bn // tn)
+        m0, n0 = ib.mul(self.block_id("y"), bm), ib.mul(self.block_id("x"), bn)
         bidx = ib.delinearize(self.block_id("z"), batch_dims)
         a_tile, b_tile = self.smem["a_tile"], self.smem["b_tile"]
         zero = sb.const(0, acc_t)
@@ -513,34 +520,78 @@ class KernelLowering:
 
         a_batch = [] if va else batch_of(a_dims, shape_of(dot.lhs.type))
         b_batch = [] if vb else batch_of(b_dims, shape_of(dot.rhs.type))
-        slot = ib.add(ib.mul(ty, tile), tx)
+        # Bounds a tile cannot cross need no guard: a dim that is a static multiple of
+        # its tile (the grid covers it exactly; k steps never pass it).
+        def below(i: Index, size: Index, tile: int) -> bool | SSAValue:
+            return True if isinstance(size, int) and size % tile == 0 else ib.lt(i, size)
 
-        def k_step(k0, iters):
-            ka = ib.add(k0, tx)
-            a_in = e.and_(ib.lt(m, m_size), ib.lt(ka, k_size))
-            a_idx = [ka] if va else [*a_batch, m, ka]
-            a_val = e.guarded(a_in, lambda: e.at(dot.lhs, a_idx), lambda: zero)
-            e.store(a_val, a_tile, slot, acc_t)
-            kb = ib.add(k0, ty)
-            b_in = e.and_(ib.lt(kb, k_size), ib.lt(n, n_size))
-            b_idx = [kb] if vb else [*b_batch, kb, n]
-            b_val = e.guarded(b_in, lambda: e.at(dot.rhs, b_idx), lambda: zero)
-            e.store(b_val, b_tile, slot, acc_t)
-            c.insert(gpu.BarrierOp())
+        def positions(rows: int, cols: int) -> list[tuple[Index, Index, bool | SSAValue]]:
+            """A thread's elements of a rows x cols tile: element tid + s * threads for
+            s = 0, 1, ... as (row, column, whether it is in the tile). Computed in each
+            k-step: ptxas recomputes these shifts and masks rather than keeping them in
+            registers across the loop (and the evaluator, which counts what the IR
+            keeps live, then agrees with it: with them hoisted, ptxas -v reports 16
+            more registers for a 4x4 micro-tile)."""
+            threads, total = self.block_size, rows * cols
+            out = []
+            first = (ib.div(tid, cols), ib.rem(tid, cols)) if threads % cols == 0 else None
+            for s in range(-(-total // threads)):
+                if first is not None:
+                    r, c = ib.add(first[0], s * threads // cols), first[1]
+                else:
+                    lin = ib.add(tid, s * threads)
+                    r, c = ib.div(lin, cols), ib.rem(lin, cols)
+                out.append((r, c, True if (s + 1) * threads <= total else ib.lt(ib.add(tid, s * threads), total)))
+            return out
 
-            def inner(kk, acc):
-                x = e.load(a_tile, ib.add(ib.mul(ty, tile), kk))
-                y = e.load(b_tile, ib.add(ib.mul(kk, tile), tx))
-                return [sb.arith("add", acc[0], sb.arith("mul", x, y))]
+        def stage(k0, buf, cols: int, elements, value) -> None:
+            """Copy the thread's `elements` of a tile (row-major in `buf`, `cols` wide);
+            `value(k0, r, c)` loads one."""
+            for r, c, exists in elements:
+                e.when(exists, lambda r=r, c=c: e.store(value(k0, r, c), buf, ib.add(ib.mul(r, cols), c), acc_t))
 
-            (acc,) = e.for_loop(0, tile, 1, [iters[0]], inner)
-            c.insert(gpu.BarrierOp())
-            return [acc]
+        def a_value(k0, r, c) -> SSAValue:
+            m, k = ib.add(m0, r), ib.add(k0, c)
+            inside = e.and_(below(m, m_size, bm), below(k, k_size, bk))
+            return e.guarded(inside, lambda: e.at(dot.lhs, [k] if va else [*a_batch, m, k]), lambda: zero)
 
-        (acc,) = e.for_loop(0, k_size, tile, [zero], k_step)
-        inside = e.and_(ib.lt(m, m_size), ib.lt(n, n_size))
-        out_idx = [*bidx, *([] if va else [m]), *([] if vb else [n])]
-        e.when(inside, lambda: self.store_output(0, acc, out_idx))
+        def b_value(k0, r, c) -> SSAValue:
+            k, n = ib.add(k0, r), ib.add(n0, c)
+            inside = e.and_(below(k, k_size, bk), below(n, n_size, bn))
+            return e.guarded(inside, lambda: e.at(dot.rhs, [k] if vb else [*b_batch, k, n]), lambda: zero)
+
+        rows = [ib.add(ty, i * (bm // tm)) for i in range(tm)]  # tile rows of this thread
+        cols = [ib.add(tx, j * (bn // tn)) for j in range(tn)]
+
+        def k_step(k0, accs):
+            a_elements, b_elements = positions(bm, bk), positions(bk, bn)
+            stage(k0, a_tile, bk, a_elements, a_value)
+            stage(k0, b_tile, bn, b_elements, b_value)
+            self.cursor.insert(gpu.BarrierOp())
+            accs = list(accs)
+            for kk in range(bk):
+                xs = [e.load(a_tile, ib.add(ib.mul(r, bk), kk)) for r in rows]
+                ys = [e.load(b_tile, ib.add(c, kk * bn)) for c in cols]
+                for i, x in enumerate(xs):
+                    for j, y in enumerate(ys):
+                        accs[i * tn + j] = sb.multiply_add(x, y, accs[i * tn + j])
+            self.cursor.insert(gpu.BarrierOp())
+            return accs
+
+        accs = e.for_loop(0, k_size, bk, [zero] * (tm * tn), k_step)
+        for i, r in enumerate(rows):
+            for j, c in enumerate(cols):
+                m, n = ib.add(m0, r), ib.add(n0, c)
+                out_idx = [*bidx, *([] if va else [m]), *([] if vb else [n])]
+                e.when(e.and_(below(m, m_size, bm), below(n, n_size, bn)),
+                       lambda acc=accs[i * tn + j], idx=out_idx: self.store_output(0, acc, idx))
+
+
+def gemm_params(k: KernelOp) -> tuple[int, int, int, int, int]:
+    """(bm, bn, bk, tm, tn) of a gemm kernel; a missing micro-tile is 1x1."""
+    p = k.params.data
+    return (k.param("tile_m"), k.param("tile_n"), k.param("tile_k"),
+            k.param("thread_m") if "thread_m" in p else 1, k.param("thread_n") if "thread_n" in p else 1)
 
 
 def row_dims_attr(g: GroupOp) -> list[int]:
@@ -654,12 +705,19 @@ def check_lowerable(k: KernelOp) -> None:
         dots = [KernelLowering.inner(g.results[0]).owner for g in groups]
         if len(groups) != 1 or not isinstance(dots[0], graph.DotOp):
             raise fail("a gemm kernel has one group yielding a graph.dot")
-        tile = k.param("tile_m")
-        if not (k.param("tile_n") == k.param("tile_k") == tile) or block != (tile * tile, 1, 1):
-            raise fail(f"a gemm kernel needs square tiles and block [{tile * tile}, 1, 1]")
-        for name in ("a_tile", "b_tile"):
-            if name not in k.shared_buffers():
+        bm, bn, bk, tm, tn = gemm_params(k)
+        why = GemmConfig(bm, bn, bk, tm, tn).problem()
+        if why is not None:
+            raise fail(why)
+        threads = (bm // tm) * (bn // tn)
+        if block != (threads, 1, 1):
+            raise fail(f"a {bm}x{bn} tile of {tm}x{tn} micro-tiles needs block [{threads}, 1, 1]")
+        for name, size in (("a_tile", bm * bk), ("b_tile", bk * bn)):
+            buf = k.shared_buffers().get(name)
+            if buf is None:
                 raise fail(f"a gemm kernel needs the shared buffer @{name}")
+            if buf.buffer_type.element_count() < size:
+                raise fail(f"@{name} has {buf.buffer_type.element_count()} elements; the tiles need {size}")
     if mapping == "row":
         per_row, rows = k.param("threads_per_row"), k.param("rows_per_block")
         if per_row * rows != block[0] or block[1:] != (1, 1):

@@ -132,7 +132,14 @@ class IndexBuilder:
         self.c = cursor
 
     def const(self, v: int) -> SSAValue:
-        return self.c.value(arith.ConstantOp(IntegerAttr(v, index)))
+        # looked up before an op is built: building and hashing one costs more than the
+        # rest of an index operation (GEMM candidates ask for thousands)
+        key = ("index", v)
+        found = self.c.lookup(key)
+        if found is None:
+            found = self.c.value(arith.ConstantOp(IntegerAttr(v, index)))
+            self.c.memo()[key] = found
+        return found
 
     def ssa(self, v: Index) -> SSAValue:
         return self.const(v) if isinstance(v, int) else v
@@ -175,6 +182,12 @@ class IndexBuilder:
             return b
         if b == 1:
             return a
+        # (x + c) * k -> x * k + c * k: offsets differing by a constant keep sharing one
+        # base once scaled (a GEMM thread's staged tile elements, rows apart)
+        for p, q in ((a, b), (b, a)):
+            split = _const_addend(p)
+            if split is not None and isinstance(q, int):
+                return self.add(self.mul(split[0], q), split[1] * q)
         return self.c.value(arith.MuliOp(self.ssa(a), self.ssa(b)))
 
     def div(self, a: Index, b: Index) -> Index:
@@ -440,6 +453,12 @@ class ScalarBuilder:
             return self.c.value(arith.TruncIOp(x, dst))
         cvt = arith.UIToFPOp if src.width.data == 1 else arith.SIToFPOp
         return self.round_to(self.c.value(cvt(x, target)), dst)
+
+    def multiply_add(self, x: SSAValue, y: SSAValue, acc: SSAValue) -> SSAValue:
+        """acc + x * y: one fused multiply-add for floats (a GEMM's inner product)."""
+        if self._is_float(x):
+            return self.c.value(math.FmaOp(x, y, acc))
+        return self.arith("add", acc, self.arith("mul", x, y))
 
     def round_to(self, x: SSAValue, elem: Attribute) -> SSAValue:
         """Round an f32 register value to f16/bf16 precision (each graph op rounds its

@@ -155,11 +155,10 @@ class HostLowering:
         assert isinstance(dot, graph.DotOp)
         a, b = shapes.dims(dot.lhs), shapes.dims(dot.rhs)
         out = shapes.dims(dot.result)
-        tile = k.param("tile_m")
         if axis == 0:
-            return ib.max(ib.ceildiv(1 if len(b) == 1 else b[-1], tile), 1)
+            return ib.max(ib.ceildiv(1 if len(b) == 1 else b[-1], k.param("tile_n")), 1)
         if axis == 1:
-            return ib.max(ib.ceildiv(1 if len(a) == 1 else a[-2], tile), 1)
+            return ib.max(ib.ceildiv(1 if len(a) == 1 else a[-2], k.param("tile_m")), 1)
         batch = out[: len(out) - (len(a) > 1) - (len(b) > 1)]
         return ib.max(ib.prod(batch), 1)
 

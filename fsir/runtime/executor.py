@@ -29,9 +29,9 @@ from fsir.runtime.device import DeviceBuffer
 
 
 def compile_module(module: ModuleOp, fusion: str = "none", rows: str = "auto", subroots: str = "auto",
-                   vector: str | int = "auto") -> ModuleOp:
+                   vector: str | int = "auto", gemm: str = "auto") -> ModuleOp:
     """A copy of `module` lowered by fusion-explore{mode=fusion}, stitch-codegen{rows
-    subroots vector} and schedule-to-gpu (the original is left untouched)."""
+    subroots vector gemm} and schedule-to-gpu (the original is left untouched)."""
     from xdsl.context import Context
 
     from fsir.codegen.stitch_codegen import StitchCodegenPass
@@ -40,8 +40,8 @@ def compile_module(module: ModuleOp, fusion: str = "none", rows: str = "auto", s
 
     lowered = module.clone()
     ctx = Context()
-    for p in (FusionExplorePass(mode=fusion), StitchCodegenPass(rows=rows, subroots=subroots, vector=vector),
-              ScheduleToGpuPass()):
+    for p in (FusionExplorePass(mode=fusion),
+              StitchCodegenPass(rows=rows, subroots=subroots, vector=vector, gemm=gemm), ScheduleToGpuPass()):
         p.apply(ctx, lowered)
     verify(lowered)
     return lowered

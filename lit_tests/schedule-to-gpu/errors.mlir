@@ -181,3 +181,54 @@ func.func @f(%x: tensor<4x6xf32>) -> tensor<4xf32> {
   }
   func.return %y : tensor<4xf32>
 }
+
+// -----
+
+func.func @f(%x: tensor<20x40xf32>, %w: tensor<40x33xf32>) -> tensor<20x33xf32> {
+  // expected-error @+1 {{'schedule.kernel' op @k cannot be lowered: a 16x16 tile of 2x2 micro-tiles needs block [64, 1, 1]}}
+  %y = schedule.kernel @k gemm {tile_m = 16 : i64, tile_n = 16 : i64, tile_k = 8 : i64, thread_m = 2 : i64, thread_n = 2 : i64} grid [3, 2, 1] block [256, 1, 1] (%x, %w) : (tensor<20x40xf32>, tensor<40x33xf32>) -> tensor<20x33xf32> {
+  ^bb0(%a: tensor<20x40xf32>, %b: tensor<40x33xf32>):
+    schedule.shared @a_tile : memref<128xf32, 3 : i64>
+    schedule.shared @b_tile : memref<128xf32, 3 : i64>
+    %g = schedule.group block -> global : tensor<20x33xf32> {
+      %d = graph.dot %a, %b : (tensor<20x40xf32>, tensor<40x33xf32>) -> tensor<20x33xf32>
+      schedule.yield %d : tensor<20x33xf32>
+    }
+    schedule.yield %g : tensor<20x33xf32>
+  }
+  func.return %y : tensor<20x33xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<20x40xf32>, %w: tensor<40x33xf32>) -> tensor<20x33xf32> {
+  // expected-error @+1 {{'schedule.kernel' op @k cannot be lowered: the micro-tile 3x2 must divide the block tile 16x16}}
+  %y = schedule.kernel @k gemm {tile_m = 16 : i64, tile_n = 16 : i64, tile_k = 8 : i64, thread_m = 3 : i64, thread_n = 2 : i64} grid [3, 2, 1] block [40, 1, 1] (%x, %w) : (tensor<20x40xf32>, tensor<40x33xf32>) -> tensor<20x33xf32> {
+  ^bb0(%a: tensor<20x40xf32>, %b: tensor<40x33xf32>):
+    schedule.shared @a_tile : memref<128xf32, 3 : i64>
+    schedule.shared @b_tile : memref<128xf32, 3 : i64>
+    %g = schedule.group block -> global : tensor<20x33xf32> {
+      %d = graph.dot %a, %b : (tensor<20x40xf32>, tensor<40x33xf32>) -> tensor<20x33xf32>
+      schedule.yield %d : tensor<20x33xf32>
+    }
+    schedule.yield %g : tensor<20x33xf32>
+  }
+  func.return %y : tensor<20x33xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<20x40xf32>, %w: tensor<40x33xf32>) -> tensor<20x33xf32> {
+  // expected-error @+1 {{'schedule.kernel' op @k cannot be lowered: @b_tile has 64 elements; the tiles need 128}}
+  %y = schedule.kernel @k gemm {tile_m = 16 : i64, tile_n = 16 : i64, tile_k = 8 : i64, thread_m = 2 : i64, thread_n = 2 : i64} grid [3, 2, 1] block [64, 1, 1] (%x, %w) : (tensor<20x40xf32>, tensor<40x33xf32>) -> tensor<20x33xf32> {
+  ^bb0(%a: tensor<20x40xf32>, %b: tensor<40x33xf32>):
+    schedule.shared @a_tile : memref<128xf32, 3 : i64>
+    schedule.shared @b_tile : memref<64xf32, 3 : i64>
+    %g = schedule.group block -> global : tensor<20x33xf32> {
+      %d = graph.dot %a, %b : (tensor<20x40xf32>, tensor<40x33xf32>) -> tensor<20x33xf32>
+      schedule.yield %d : tensor<20x33xf32>
+    }
+    schedule.yield %g : tensor<20x33xf32>
+  }
+  func.return %y : tensor<20x33xf32>
+}

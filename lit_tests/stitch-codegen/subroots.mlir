@@ -62,7 +62,7 @@
 // AUTO-NOT:   row_dims = array<i64: 0>} : tensor<16x64xf32>
 // AUTO:       schedule.group block -> global
 // FREE-LABEL: func.func @short
-// FREE:       candidates = 5 : i64, config = "warp/256/reg2"
+// FREE:       candidates = 7 : i64, config = "warp/256/reg1/v2"
 
 // 16384 f32 a row is 64 KB of shared rows: no configuration keeps them.
 // ALL-LABEL:  func.func @too_wide
