@@ -172,23 +172,52 @@ _LOADS = (memref.LoadOp, gpu.LoadVectorOp)
 
 def _hoisted_load_starts(order: dict[Operation, int]) -> dict[Operation, int]:
     """ptxas issues a straight-line run's global loads as early as it can, to overlap
-    their latencies: a load's value is live from its address's definition (or the
-    last barrier or nested region before it in its block), not from where it was
-    written."""
+    their latencies: a load's value is live from the start of its run (the last barrier,
+    nested region or global store before it in its block), not from where it was
+    written. The index arithmetic computing its address moves up with it, unless that
+    address was itself loaded (a gather waits for its load). Shared loads see
+    `_prefetched_smem_start`."""
     starts: dict[Operation, int] = {}
     for op, i in order.items():
-        if not isinstance(op, _LOADS) or _classify(op) != ("global", 1):
+        if not isinstance(op, _LOADS):
+            continue
+        if _classify(op) == ("smem", 1):
+            starts[op] = _prefetched_smem_start(op, order)
             continue
         block = op.parent_block()
         earliest = order.get(block.parent_op(), 0) if block is not None else 0  # type: ignore[arg-type]
+        address = {o.owner for o in op.operands}
         prev = op.prev_op
         while prev is not None:
-            if isinstance(prev, gpu.BarrierOp) or prev.regions or any(r in op.operands for r in prev.results):
+            global_store = isinstance(prev, _MEMORY_OPS) and not isinstance(prev, _LOADS) \
+                and _classify(prev) == ("global", 1)
+            if (isinstance(prev, gpu.BarrierOp) or prev.regions or global_store
+                    or (isinstance(prev, _MEMORY_OPS) and prev in address)):
                 earliest = order[prev]
                 break
+            if prev in address:
+                address.update(o.owner for o in prev.operands)
             prev = prev.prev_op
         starts[op] = min(i, earliest + 1)
     return starts
+
+
+def _prefetched_smem_start(load: Operation, order: dict[Operation, int]) -> int:
+    """ptxas software-pipelines an unrolled run of shared-memory steps (a GEMM's k-steps:
+    fragment loads, then multiply-adds): the next step's loads issue before the current
+    step's arithmetic, so a shared load's value is live from the previous step's loads
+    on (it never moves above a barrier, a store, or the ops computing its address)."""
+    address = {o.owner for o in load.operands}
+    prev = load.prev_op
+    while isinstance(prev, _LOADS) and prev not in address:  # its own step's loads
+        prev = prev.prev_op
+    while (prev is not None and prev not in address and not prev.regions
+           and not isinstance(prev, (*_MEMORY_OPS, gpu.BarrierOp))):
+        prev = prev.prev_op  # the previous step's arithmetic
+    if prev is None:
+        block = load.parent_block()
+        return order.get(block.parent_op(), -1) + 1 if block is not None else order[load]  # type: ignore[arg-type]
+    return min(order[load], order[prev] + 1)
 
 
 def estimate_registers(kernel: gpu.FuncOp) -> int:

@@ -50,9 +50,10 @@ func.func @long_rows(%x: tensor<4x8192xf32>) -> tensor<4x8192xf32> {
   func.return %y : tensor<4x8192xf32>
 }
 
-// GEMM and loop kernels carry the evaluator's estimate too: the GEMM's candidates are
-// its tilings (a 64x64 product takes 16x16 tiles, one output a thread: 16 blocks on a
-// GPU of 132 SMs), the loop kernel's its vector widths (1, 2, 4: 64-wide rows allow all three).
+// GEMM and loop kernels carry the evaluator's estimate too; the GEMM's candidates are
+// the register-blocked configurations whose block tile fits the 64x64 product (16x16 to
+// 64x64; the smallest gives the most blocks), the loop kernel's its vector widths (1, 2,
+// 4: 64-wide rows allow all three).
 // CHECK-LABEL: func.func @gemm_and_loop
 // CHECK:       schedule.kernel @gemm_and_loop_k0 gemm
 // CHECK-SAME:  estimate_us = {{[0-9.e+-]+}} : f64, registers = {{[0-9]+}} : i64, occupancy = {{[0-9]+}} : i64, waves = {{[0-9]+}} : i64, candidates = 4 : i64, config = "gemm/16x16x16/1x1"
