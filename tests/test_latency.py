@@ -173,3 +173,24 @@ def test_gemm_register_estimates_match_ptxas(config):
     assert len(errors) >= 8
     assert max(abs(e) for e, _ in errors) <= MAX_ABS_ERROR, errors
     assert sum(abs(e) for e, _ in errors) / len(errors) <= MAX_MEAN_ABS_ERROR, errors
+
+
+def test_many_output_loop_kernel_registers():
+    """A loop kernel writing 40 outputs: ptxas loads each output pointer where it is
+    stored, so the estimate must not hold all 40 pointers from the entry (it did: 97
+    registers against ptxas' 32, which made such packed kernels look unlaunchable to
+    the explorer's latency-evaluator)."""
+    n, t = 40, "tensor<1024xf32>"
+    lines = [f"func.func @f(%x: {t}, %y: {t}) -> ({', '.join([t] * n)}) {{"]
+    prev = "%x"
+    for i in range(n):
+        lines.append(f"  %a{i} = graph.add {prev}, %y : {t}")
+        lines.append(f"  %o{i} = graph.mul %a{i}, %a{i} : {t}")
+        prev = f"%a{i}"
+    lines.append(f"  func.return {', '.join(f'%o{i}' for i in range(n))} : {', '.join([t] * n)}")
+    lines.append("}")
+    lowered = compile_module(parse_module("\n".join(lines), "many.mlir"), fusion="stitch", vector=1)
+    result = assemble(module_ptx(lowered), "sm_80")
+    assert result.ok, result.errors
+    (k,) = kernels(lowered)
+    assert abs(estimate_registers(k) - result.kernels[k.sym_name.data].registers) <= 2 * MAX_ABS_ERROR

@@ -42,10 +42,11 @@ from fsir.gpuspec import GpuSpec
 
 # Registers ptxas keeps besides the kernel's values (parameter pointers it converts,
 # address temporaries, the stack pointer). Calibrated against `ptxas -v` on the
-# examples' kernels (tests/test_latency.py): with 8, and `index` counted as one
-# register (ptxas does most index arithmetic of bounded thread/block ids in 32 bits),
-# estimates are within 8 registers per kernel and 4 on average.
-BASE_REGISTERS = 8
+# examples' kernels (tests/test_latency.py): with 10, `index` counted as one register
+# (ptxas does most index arithmetic of bounded thread/block ids in 32 bits) and kernel
+# parameters live from their first use, estimates are within 9 registers per kernel
+# and 3.6 on average (signed mean within ±1.1, so neither side is favoured).
+BASE_REGISTERS = 10
 # Trip count assumed for a loop whose bounds are only known at run time.
 UNKNOWN_TRIP_COUNT = 8
 # Register allocation granularity: registers are given to warps in blocks of 256.
@@ -119,8 +120,16 @@ def live_intervals(kernel: gpu.FuncOp) -> list[Interval]:
 
     intervals = []
     values: list[tuple[SSAValue, int, Operation | None]] = []
+    # Kernel parameters sit in the constant bank: ptxas loads one into a register where
+    # it is first needed (before the outermost loop using it), not at the entry, so a
+    # kernel with many outputs does not hold every output pointer from the start.
     for arg in kernel.body.blocks[0].args:
-        values.append((arg, 0, None))
+        firsts = []
+        for use in arg.uses:
+            if use.operation in order:
+                loops = enclosing_loops(use.operation)
+                firsts.append(order[loops[-1]] if loops else order[use.operation])
+        values.append((arg, min(firsts, default=0), None))
     for op in order:
         for r in op.results:
             # a loop's or branch's results exist once it is done (its iteration values
