@@ -64,7 +64,7 @@ from fsir.dialects.graph import DYN, fmt_shape, shape_of, shapes_compatible
 from fsir.dialects.schedule import DYNAMIC, GroupOp, KernelOp, SharedOp, YieldOp, element_bytes
 from fsir.dialects.stitch import FusionOp
 from fsir.errors import UserError
-from fsir.fusion.explore import is_free, make_fusion
+from fsir.fusion.explore import fuse_leftover_constants, is_free, make_fusion
 from fsir.gpuspec import gpu_spec
 from fsir.ir import location_of
 
@@ -704,18 +704,11 @@ def codegen_function(f: func.FuncOp, row_schedule: str = "auto", gpu: str = "H10
             op.detach()
             op.erase()
     # Constants are cloned into the kernels that use them (as immediates or constant
-    # buffers), so a constant becomes a kernel of its own only when something outside
-    # every kernel still needs it (the function returns it, or a free reshape of it).
+    # buffers), not made into copy kernels first.
     for op in list(f.body.block.ops):
         if op.name.startswith("graph.") and not is_free(op) and not isinstance(op, graph.ConstantOp):
             make_fusion([op])
-    for op in list(f.body.block.ops):
-        if isinstance(op, graph.ConstantOp):
-            if op.results[0].uses:
-                make_fusion([op])
-            else:
-                op.detach()
-                op.erase()
+    fuse_leftover_constants(f)
     index = 0
     chosen: dict = {}
     for op in list(f.body.block.ops):

@@ -97,8 +97,13 @@ def fuse_none(f: func.FuncOp) -> None:
         if op.name.startswith("graph.") and not is_free(op) and not isinstance(op, graph.ConstantOp):
             make_fusion([op], {"pattern": _int(index)})
             index += 1
-    # Constants still used outside fusions are returned by the function (or feed a
-    # free reshape): they become kernels; dead ones disappear.
+    fuse_leftover_constants(f)
+
+
+def fuse_leftover_constants(f: func.FuncOp) -> None:
+    """Constants are cloned into the fusions that use them; one still used outside every
+    fusion (the function returns it, or a free reshape of it) becomes a kernel of its
+    own, and dead ones disappear."""
     for op in list(f.body.block.ops):
         if isinstance(op, graph.ConstantOp):
             if op.results[0].uses:
