@@ -1,7 +1,7 @@
 """The numpy reference interpreter: the oracle every other level is checked against.
 
 It evaluates graph-level functions op by op with each op's own `reference` method
-(dialects/graph.py), so an op's semantics live in one place. Ops with regions (e.g.
+(fsir/dialects/graph.py), so an op's semantics live in one place. Ops with regions (e.g.
 `stitch.fusion`) provide `reference_region(run_block, args)`, and the interpreter hands
 them a callback that evaluates a block. f32 stays f32 throughout; f16/bf16 compute in f32
 and round per op.
