@@ -706,14 +706,28 @@ class ConstantOp(GraphOp):
 
 
 def constant_array(value: DenseIntOrFPElementsAttr) -> np.ndarray:
+    """The constant's values as an array of its numpy dtype, read straight from the
+    attribute's bytes (a splat holds one stored element)."""
     t = value.get_type()
     dtype = numpy_dtype(t.element_type)  # type: ignore[attr-defined]
     shape = shape_of(t)
-    vals = value.get_values()
-    arr = np.array(vals, dtype=np.float64 if dtype.kind == "f" or dtype == ml_dtypes.bfloat16 else None)
+    arr = stored_values(value)
     if arr.size == 1 and math.prod(shape) != 1:
-        return np.full(shape, arr.reshape(()), dtype=arr.dtype).astype(dtype)
+        return np.full(shape, arr.reshape(()), dtype=dtype)
     return arr.reshape(shape).astype(dtype)
+
+
+def stored_values(value: DenseIntOrFPElementsAttr) -> np.ndarray:
+    """The elements the attribute stores (one for a splat), without unpacking them
+    into Python objects: large weights and masks are megabytes of them."""
+    elem = value.get_element_type()
+    raw = value.data.data
+    fmt = getattr(elem, "format", None)
+    if isinstance(elem, BFloat16Type):
+        return np.frombuffer(raw, dtype=ml_dtypes.bfloat16)
+    if fmt is None:
+        return np.array(value.get_values())
+    return np.frombuffer(raw, dtype=np.dtype(fmt))
 
 
 def dense_attr(array: np.ndarray, element_type: Attribute) -> DenseIntOrFPElementsAttr:

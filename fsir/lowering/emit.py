@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.ir import Block, Region, SSAValue
 
 from fsir.dialects import graph
-from fsir.dialects.graph import DYN, constant_array, shape_of
+from fsir.dialects.graph import DYN, constant_array, shape_of, stored_values
 from fsir.errors import UserError
 from fsir.ir import location_of
 from fsir.lowering.scalar import Cursor, Index, IndexBuilder, ScalarBuilder, compute_type
@@ -35,13 +35,12 @@ def elem_type(v: SSAValue):
 
 def splat_value(op: graph.ConstantOp) -> float | int | bool | None:
     """The single value of a splat constant, else None."""
-    arr = constant_array(op.value)
-    flat = arr.reshape(-1)
+    flat = stored_values(op.value)
     if flat.size == 0:
         return 0
     if flat.size == 1 or bool((flat == flat[0]).all()):
-        v = flat[0]
-        return bool(v) if arr.dtype == bool else (int(v) if arr.dtype.kind in "iu" else float(v))
+        v = constant_array(op.value).reshape(-1)[:1]
+        return bool(v[0]) if v.dtype == bool else (int(v[0]) if v.dtype.kind in "iu" else float(v[0]))
     return None
 
 
