@@ -38,6 +38,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from fsir.dialects import gpu
+from fsir.codegen.summary import Summary
 from fsir.gpuspec import GpuSpec
 
 # Registers ptxas keeps besides the kernel's values (parameter pointers it converts,
@@ -467,15 +468,24 @@ def estimate(kernel: gpu.FuncOp, grid: Sequence[int], block: Sequence[int], spec
 
     ilp: L_warp from dependences (`ilp_warp_cycles`) instead of one CPI per
     instruction, with the SM's issue rate shared by the wave's warps as a floor."""
-    regs = estimate_registers(kernel)
-    smem = shared_bytes(kernel) + dynamic_smem
+    ops = kernel.body.blocks[0].ops
+    summary = Summary(instruction_counts(ops), estimate_registers(kernel), shared_bytes(kernel) + dynamic_smem,
+                      global_bytes(ops), ilp_warp_cycles(ops, spec) if ilp else None)
+    return estimate_summary(summary, grid, block, spec, bandwidth=bandwidth)
+
+
+def estimate_summary(summary: Summary, grid: Sequence[int], block: Sequence[int], spec: GpuSpec,
+                     bandwidth: bool = False) -> Estimate:
+    """L = N_wave × L_warp from a kernel's summary (its gpu IR's, or one a mapping
+    states without lowering: `fsir/codegen/summary.py`). With `summary.ilp_cycles`,
+    L_warp follows dependences, the SM's issue rate shared by the wave's warps a floor."""
+    regs, smem, counts = summary.registers, summary.shared_bytes, summary.counts
     occ = occupancy(math.prod(block), regs, smem, spec)
     if occ.blocks_per_sm == 0:
         return Estimate(math.inf, math.inf, 0, math.inf, regs, smem, occ, {})
-    counts = instruction_counts(kernel.body.blocks[0].ops)
     est = combine(waves_for(grid, block, occ, spec), counts, regs, smem, occ, spec)
-    if ilp:
-        est = _with_ilp(est, kernel, grid, block, spec)
+    if summary.ilp_cycles is not None:
+        est = _with_ilp(est, summary.ilp_cycles, grid, block, spec)
     if not bandwidth:
         return est
     # A bandwidth floor on top of the latency model (as the fusion explorer's delta
@@ -486,7 +496,7 @@ def estimate(kernel: gpu.FuncOp, grid: Sequence[int], block: Sequence[int], spec
     warps = threads // spec.warp_size
     resident = min(warps, occ.warps_per_sm * spec.sms)
     share = min(1.0, resident / (spec.saturating_warps_per_sm * spec.sms))
-    memory = global_bytes(kernel.body.blocks[0].ops) * threads / (spec.hbm_bandwidth * max(share, 1e-9))
+    memory = summary.global_bytes * threads / (spec.hbm_bandwidth * max(share, 1e-9))
     if memory <= est.seconds:
         return est
     return Estimate(memory * spec.clock_hz, memory, est.waves, est.warp_cycles, regs, smem, occ, dict(counts))
@@ -537,7 +547,7 @@ def ilp_warp_cycles(ops: Iterable[Operation], spec: GpuSpec) -> float:
     return total
 
 
-def _with_ilp(est: Estimate, kernel: gpu.FuncOp, grid: Sequence[int], block: Sequence[int],
+def _with_ilp(est: Estimate, ilp_cycles: float, grid: Sequence[int], block: Sequence[int],
               spec: GpuSpec) -> Estimate:
     """Waves of `ilp_warp_cycles`, each at least as long as the SM needs to issue its
     resident warps' instructions (`spec.issue_per_cycle` schedulers): overlapping
@@ -546,7 +556,7 @@ def _with_ilp(est: Estimate, kernel: gpu.FuncOp, grid: Sequence[int], block: Seq
     blocks = math.prod(grid)
     per_sm = min(est.occupancy.blocks_per_sm, -(-blocks // spec.sms)) * warps_per_block
     issue = sum(est.instructions.values()) * per_sm / spec.issue_per_cycle
-    warp_cycles = max(ilp_warp_cycles(kernel.body.blocks[0].ops, spec), issue)
+    warp_cycles = max(ilp_cycles, issue)
     cycles = est.waves * warp_cycles
     return Estimate(cycles, cycles / spec.clock_hz, est.waves, warp_cycles, est.registers, est.shared_bytes,
                     est.occupancy, est.instructions)

@@ -22,6 +22,7 @@ from typing import Protocol, TypeVar
 from xdsl.dialects.builtin import DictionaryAttr, FloatAttr, IntegerAttr, StringAttr, f64, i64
 from xdsl.ir import SSAValue
 
+from fsir.codegen.summary import Summary
 from fsir.dialects.schedule import DYNAMIC, KernelOp
 from fsir.gpuspec import GpuSpec
 
@@ -164,15 +165,18 @@ class Config(Protocol):
 C = TypeVar("C", bound=Config)
 
 
-def choose(configs: Sequence[C], build: Callable[[C], KernelOp], spec: GpuSpec, **options) -> KernelOp:
+def choose(configs: Sequence[C], build: Callable[[C], KernelOp], spec: GpuSpec,
+           summarize: Callable[[KernelOp, GpuSpec], Summary] | None = None, **options) -> KernelOp:
     """Build, lower and score every configuration; return the fastest kernel with the
     evaluator's figures in its `cost` (the others are discarded). Every mapping's
     kernel is made here, so each carries its estimate. A launch with a `?` grid cannot
     be counted in waves: the first configuration (the rules' choice) is kept unscored.
     Between equal estimates (both at the bandwidth floor) the one issuing fewer
     instructions wins: it leaves more issue slots to the rest of the GPU. `options` go to
-    `estimate` (e.g. `ilp` for GEMMs, `gemm_configs.GemmConfig`)."""
-    from fsir.codegen.latency import estimate
+    `estimate` (e.g. `ilp` for GEMMs, `gemm_configs.GemmConfig`). With `summarize`, a
+    candidate is scored from its summary (`fsir/codegen/summary.py`) instead of its
+    lowered gpu IR."""
+    from fsir.codegen.latency import estimate, estimate_summary
     from fsir.lowering.kernels import lower_kernel
 
     best: tuple[tuple[float, float], KernelOp, object, C] | None = None
@@ -181,7 +185,10 @@ def choose(configs: Sequence[C], build: Callable[[C], KernelOp], spec: GpuSpec, 
         grid, block = k.launch()
         if DYNAMIC in grid:
             return k
-        est = estimate(lower_kernel(k).func, grid, block, spec, bandwidth=True, **options)
+        if summarize is not None:
+            est = estimate_summary(summarize(k, spec), grid, block, spec, bandwidth=True)
+        else:
+            est = estimate(lower_kernel(k).func, grid, block, spec, bandwidth=True, **options)
         key = (est.seconds, est.waves * est.warp_cycles)
         if best is None or key < best[0]:
             if best is not None:

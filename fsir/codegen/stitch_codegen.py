@@ -57,6 +57,7 @@ from fsir.codegen.locality import local, row_dims_of, subroot_reads
 from fsir.codegen.gemm_configs import DYNAMIC_DEFAULT, GemmConfig, gemm_candidates
 from fsir.codegen.gemm_configs import shared_bytes as gemm_shared_bytes
 from fsir.codegen.row_configs import LoopConfig, RowConfig, RowLayout, choose, row_candidates
+from fsir.codegen.summary import gemm_summary, loop_summary, row_summary
 from fsir.codegen.smem import Request, allocate, chain, dominators
 from fsir.dialects import graph
 from fsir.dialects.gpu import VECTOR_WIDTHS
@@ -193,7 +194,8 @@ class FusionCodegen:
     def loop(self) -> KernelOp:
         outs = _unique(self.yields)
         widths = self.vector_widths([*self.fusion.operands, *outs], [shape_of(v.type)[-1:] for v in outs])
-        return choose([LoopConfig(BLOCK, v) for v in widths], lambda c: self.loop_kernel(c, outs), self.spec)
+        return choose([LoopConfig(BLOCK, v) for v in widths], lambda c: self.loop_kernel(c, outs), self.spec,
+                      summarize=loop_summary)
 
     def loop_kernel(self, config: LoopConfig, outs: list[SSAValue]) -> KernelOp:
         sizes = [_numel(shape_of(v.type)) for v in outs]
@@ -250,7 +252,7 @@ class FusionCodegen:
             kernel = self.gemm_kernel(dot, GemmConfig.parse(self.chosen[key].data["config"].data))
             kernel.cost = self.chosen[key]
             return kernel
-        kernel = choose(configs, lambda c: self.gemm_kernel(dot, c), self.spec, ilp=True)
+        kernel = choose(configs, lambda c: self.gemm_kernel(dot, c), self.spec, summarize=gemm_summary)
         self.chosen[key] = kernel.cost
         return kernel
 
@@ -337,12 +339,13 @@ class FusionCodegen:
             configs = self.with_subroots([base], layout)
             if len(configs) == 1 or k is None:
                 return self.row_kernel(configs[0], layout)
-            return choose(configs, lambda c: self.row_kernel(c, layout), self.spec)
+            return choose(configs, lambda c: self.row_kernel(c, layout), self.spec, summarize=row_summary)
         configs = [c for c in row_candidates(trailing, longest, layout, self.spec, tuple(v for v in vectors if v > 1))
                    if self.registers or not c.slots]
         if self.vector is not None:  # forced: the configurations of that width, if any
             configs = [c for c in configs if c.vector == self.vector] or [c for c in configs if c.vector == 1]
-        return choose(self.with_subroots(configs, layout), lambda c: self.row_kernel(c, layout), self.spec)
+        return choose(self.with_subroots(configs, layout), lambda c: self.row_kernel(c, layout), self.spec,
+                      summarize=row_summary)
 
     # -- expensive elementwise sub-roots (§4.1-4.2) ----------------------------------------
 

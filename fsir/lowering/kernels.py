@@ -53,6 +53,13 @@ class KernelInterface:
     dynamic: list[tuple[int, int]] = field(default_factory=list)  # (operand, dim) index args
 
 
+def extra_arguments(k: KernelOp) -> tuple[list[graph.ConstantOp], list[tuple[int, int]]]:
+    """What a lowered `k` takes besides its operands and results: its non-splat
+    constants' buffers and each `?` dim of its operands (operand, dim), in order."""
+    dynamic = [(i, d) for i, a in enumerate(k.block.args) for d, s in enumerate(shape_of(a.type)) if s == DYN]
+    return non_splat_constants(k), dynamic
+
+
 def non_splat_constants(k: KernelOp) -> list[graph.ConstantOp]:
     out = []
     for g in k.groups():
@@ -67,8 +74,7 @@ class KernelLowering:
         self.k = k
         operands = list(k.block.args)
         results = list(k.results)
-        self.constants = non_splat_constants(k)
-        self.dynamic = [(i, d) for i, a in enumerate(operands) for d, s in enumerate(shape_of(a.type)) if s == DYN]
+        self.constants, self.dynamic = extra_arguments(k)
         arg_types = ([flat_memref(elem_type(a)) for a in operands] + [flat_memref(elem_type(r)) for r in results]
                      + [flat_memref(elem_type(c.result)) for c in self.constants] + [IndexType()] * len(self.dynamic))
         shared = list(k.shared_buffers().values())

@@ -49,7 +49,7 @@ from fsir.dialects.graph import DYN, shape_of
 from fsir.dialects.schedule import DYNAMIC, KernelOp
 from fsir.errors import UserError
 from fsir.ir import location_of
-from fsir.lowering.kernels import KernelInterface, erase_unused_arith, lower_kernel, row_count
+from fsir.lowering.kernels import erase_unused_arith, extra_arguments, lower_kernel, row_count
 from fsir.lowering.scalar import Cursor, Index, IndexBuilder
 from fsir.lowering.shapes import ShapeCalc
 
@@ -61,9 +61,12 @@ def memref_of(t: TensorType) -> MemRefType:
 
 
 class HostLowering:
-    def __init__(self, module: ModuleOp, gpu_module: gpu.ModuleOp, f: func.FuncOp):
+    def __init__(self, module: ModuleOp, gpu_module: gpu.ModuleOp, f: func.FuncOp,
+                 lowered: dict[tuple, str] | None = None):
         self.module = module
         self.gpu_module = gpu_module
+        # kernels of equal structure (a model's repeated layers) share one gpu.func
+        self.lowered: dict[tuple, str] = {} if lowered is None else lowered
         self.f = f
         inputs = [memref_of(t) for t in f.function_type.inputs.data]  # type: ignore[arg-type]
         outputs = [memref_of(t) for t in f.function_type.outputs.data]  # type: ignore[arg-type]
@@ -109,8 +112,12 @@ class HostLowering:
         return view
 
     def launch(self, k: KernelOp) -> None:
-        iface: KernelInterface = lower_kernel(k)
-        self.gpu_module.body.blocks[0].add_op(iface.func)
+        key = kernel_signature(k)
+        name = self.lowered.get(key)
+        if name is None:
+            self.gpu_module.body.blocks[0].add_op(lower_kernel(k).func)
+            name = self.lowered[key] = k.sym_name.data
+        constants, dynamic = extra_arguments(k)
         shapes = ShapeCalc(self.ib, {a: self.dims[v] for a, v in zip(k.block.args, k.operands)})
         args: list[SSAValue] = []
         for v in k.operands:
@@ -125,14 +132,14 @@ class HostLowering:
             self.buffers[r] = buf
             self.dims[r] = dims
             args.append(self.flat(buf, dims))
-        for c in iface.constants:
+        for c in constants:
             args.append(self.constant_buffer(c))
-        for i, d in iface.dynamic:
+        for i, d in dynamic:
             args.append(self.ib.ssa(self.dims[k.operands[i]][d]))
         grid, block = k.launch()
         grid_values = [self.ib.ssa(g if g != DYNAMIC else self.grid_dim(k, axis, shapes)) for axis, g in enumerate(grid)]
         block_values = [self.ib.ssa(b) for b in block]
-        launch = gpu.LaunchFuncOp(SymbolRefAttr(GPU_MODULE, [k.sym_name.data]), grid_values, block_values, args)
+        launch = gpu.LaunchFuncOp(SymbolRefAttr(GPU_MODULE, [name]), grid_values, block_values, args)
         launch.location = k.location
         self.cursor.insert(launch)
 
@@ -215,6 +222,22 @@ def reinterpret(src: SSAValue, result: MemRefType, sizes: list[Index], strides: 
     )
 
 
+def kernel_signature(k: KernelOp) -> tuple:
+    """`k` up to names: its properties and argument types, and every op of its body
+    (name, operands by position, properties, attributes, result types). Attributes
+    compare by value, so equal constants of different layers match without printing."""
+    where: dict[SSAValue, tuple[int, ...]] = {a: (-1, i) for i, a in enumerate(k.block.args)}
+    out: list = [tuple((n, a) for n, a in k.properties.items() if n != "sym_name"),
+                 tuple(a.type for a in k.block.args), tuple(r.type for r in k.results)]
+    for n, op in enumerate(k.walk()):
+        if op is k:
+            continue
+        out.append((op.name, tuple(where.get(o, (-2, id(o))) for o in op.operands), tuple(op.properties.items()),
+                    tuple(op.attributes.items()), tuple(r.type for r in op.results)))
+        where.update({r: (n, j) for j, r in enumerate(op.results)})
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class ScheduleToGpuPass(ModulePass):
     """schedule.kernel → gpu.module kernels + host func.func with gpu.launch_func."""
@@ -231,8 +254,9 @@ class ScheduleToGpuPass(ModulePass):
         op.attributes["gpu.container_module"] = UnitAttr()
         gpu_module = gpu.ModuleOp(GPU_MODULE)
         op.body.blocks[0].add_op(gpu_module)
+        lowered: dict[tuple, str] = {}
         for f in funcs:
-            host = HostLowering(op, gpu_module, f).lower()
+            host = HostLowering(op, gpu_module, f, lowered).lower()
             region_dce(host.body)
             erase_unused_arith(host)
             op.body.blocks[0].insert_op_before(host, f)
