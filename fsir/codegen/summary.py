@@ -287,6 +287,9 @@ def row_summary(k, spec) -> Summary:
         if cached:
             slots = -(-length // (per_row * vector)) if length else 1
             n = slots * vector
+            # the row index clamped to the last row; a last slot past the row's end
+            # clamps its columns and masks its values
+            per_step["alu"] += 2 + (3 + vector * is_reduce if length and slots * per_row * vector > length else 0)
             kept.update(loads)
             invariant_regs += n * len(invariant) * (steps > 1)
         else:

@@ -117,7 +117,7 @@ class HostLowering:
         if name is None:
             self.gpu_module.body.blocks[0].add_op(lower_kernel(k).func)
             name = self.lowered[key] = k.sym_name.data
-        constants, dynamic = extra_arguments(k)
+        constants, dynamic_dims = extra_arguments(k)
         shapes = ShapeCalc(self.ib, {a: self.dims[v] for a, v in zip(k.block.args, k.operands)})
         args: list[SSAValue] = []
         for v in k.operands:
@@ -134,7 +134,7 @@ class HostLowering:
             args.append(self.flat(buf, dims))
         for c in constants:
             args.append(self.constant_buffer(c))
-        for i, d in dynamic:
+        for i, d in dynamic_dims:
             args.append(self.ib.ssa(self.dims[k.operands[i]][d]))
         grid, block = k.launch()
         grid_values = [self.ib.ssa(g if g != DYNAMIC else self.grid_dim(k, axis, shapes)) for axis, g in enumerate(grid)]
