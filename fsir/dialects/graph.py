@@ -730,6 +730,12 @@ def stored_values(value: DenseIntOrFPElementsAttr) -> np.ndarray:
     return np.frombuffer(raw, dtype=np.dtype(fmt))
 
 
+def is_splat(value: DenseIntOrFPElementsAttr) -> bool:
+    """Whether every element of the constant is the same (checked on its bytes)."""
+    flat = stored_values(value)
+    return flat.size <= 1 or bool((flat == flat[0]).all())
+
+
 def dense_attr(array: np.ndarray, element_type: Attribute) -> DenseIntOrFPElementsAttr:
     array = np.asarray(array)
     t = tensor(element_type, array.shape)

@@ -100,7 +100,7 @@ def build_dataflow(block: Block) -> DataflowGraph:
             continue
         if isinstance(op, graph.ConstantOp):
             # A splat is an immediate in every kernel using it; a dense constant is a buffer.
-            const_bytes[op.result] = 0 if op.value.is_splat() else tensor_bytes(op.result.type)
+            const_bytes[op.result] = 0 if graph.is_splat(op.value) else tensor_bytes(op.result.type)
             continue
         index = len(ops)
         ops.append(op)

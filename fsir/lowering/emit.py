@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.ir import Block, Region, SSAValue
 
 from fsir.dialects import graph
-from fsir.dialects.graph import DYN, constant_array, shape_of, stored_values
+from fsir.dialects.graph import DYN, constant_array, shape_of
 from fsir.errors import UserError
 from fsir.ir import location_of
 from fsir.lowering.scalar import Cursor, Index, IndexBuilder, ScalarBuilder, compute_type
@@ -35,13 +35,12 @@ def elem_type(v: SSAValue):
 
 def splat_value(op: graph.ConstantOp) -> float | int | bool | None:
     """The single value of a splat constant, else None."""
-    flat = stored_values(op.value)
+    if not graph.is_splat(op.value):
+        return None
+    flat = constant_array(op.value).reshape(-1)[:1]
     if flat.size == 0:
         return 0
-    if flat.size == 1 or bool((flat == flat[0]).all()):
-        v = constant_array(op.value).reshape(-1)[:1]
-        return bool(v[0]) if v.dtype == bool else (int(v[0]) if v.dtype.kind in "iu" else float(v[0]))
-    return None
+    return bool(flat[0]) if flat.dtype == bool else (int(flat[0]) if flat.dtype.kind in "iu" else float(flat[0]))
 
 
 class ElementEmitter:

@@ -1,0 +1,93 @@
+"""Compile speed: seconds per stage from graph IR to PTX, for one BERT layer and for
+BERT-base stacks of its layers (the same layer repeated, each with its own weights).
+
+    python benchmarks/compile_speed.py                 # 1, 2, 4 and 12 layers
+    python benchmarks/compile_speed.py --layers 1 12 --repeat 3
+
+Prints, per model, the wall seconds of parsing, each pass of the stitch pipeline and
+the PTX printer (the best of `--repeat` runs), the kernels and the distinct gpu.funcs,
+and the seconds per layer, so growth in the number of layers can be read off.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from pathlib import Path
+
+LAYER = Path(__file__).resolve().parent.parent / "examples" / "bert_layer.mlir"
+SHARED = {"x", "mask"}  # the first layer's input and the attention mask all layers read
+
+
+def bert_stack(layers: int) -> str:
+    """`layers` BERT layers in one function: layer l's input is layer l-1's output and
+    its weights are arguments of their own."""
+    text = LAYER.read_text()
+    head, body = text.split("{\n", 1)
+    body = body.rsplit("func.return", 1)[0]
+    params = re.findall(r"%(\w+): (tensor<[^>]*>)", head)
+    args = [f"%{n}: {t}" for n, t in params if n in SHARED]
+    lines = []
+    for layer in range(layers):
+        def rename(m: re.Match, layer: int = layer) -> str:
+            name = m.group(1)
+            if name in SHARED:
+                return f"%{name}" if name == "mask" or layer == 0 else f"%y_l{layer - 1}"
+            return f"%{name}_l{layer}"
+
+        args += [f"%{n}_l{layer}: {t}" for n, t in params if n not in SHARED]
+        lines.append(re.sub(r"%([A-Za-z_]\w*)", rename, body))
+    out_type = re.search(r"-> (tensor<[^>]*>) \{", text)
+    assert out_type is not None
+    return (f"func.func @bert_{layers}(" + ", ".join(args) + f") -> {out_type.group(1)} {{\n"
+            + "".join(lines) + f"  func.return %y_l{layers - 1} : {out_type.group(1)}\n}}\n")
+
+
+def compile_once(text: str) -> tuple[dict[str, float], int, int]:
+    """Seconds per stage, kernels launched, distinct gpu.funcs."""
+    from xdsl.context import Context
+
+    from fsir.ir import parse_module
+    from fsir.pipeline import PipelineOptions, passes
+    from fsir.ptx import print_ptx
+
+    times: dict[str, float] = {}
+    t = time.perf_counter()
+    module = parse_module(text, "<bert>")
+    times["parse"] = time.perf_counter() - t
+    for p in passes(PipelineOptions()):
+        t = time.perf_counter()
+        p.apply(Context(), module)
+        times[p.name] = time.perf_counter() - t
+    t = time.perf_counter()
+    print_ptx(module)
+    times["ptx"] = time.perf_counter() - t
+    launches = sum(1 for op in module.walk() if op.name == "gpu.launch_func")
+    funcs = sum(1 for op in module.walk() if op.name == "gpu.func")
+    return times, launches, funcs
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--layers", type=int, nargs="+", default=[1, 2, 4, 12])
+    ap.add_argument("--repeat", type=int, default=1, help="runs per model; the fastest is shown")
+    args = ap.parse_args(argv)
+    compile_once(bert_stack(1))  # imports and first-use caches outside the figures
+    header = None
+    for layers in args.layers:
+        text = bert_stack(layers)
+        runs = [compile_once(text) for _ in range(args.repeat)]
+        times, launches, funcs = min(runs, key=lambda r: sum(r[0].values()))
+        if header is None:
+            header = ["layers", *times, "total", "s/layer", "launches", "gpu.funcs"]
+            print(" | ".join(f"{h:>14}" for h in header))
+        total = sum(times.values())
+        row = [layers, *(f"{v:.2f}" for v in times.values()), f"{total:.2f}", f"{total / layers:.2f}", launches, funcs]
+        print(" | ".join(f"{c:>14}" for c in row), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
