@@ -202,7 +202,9 @@ def gemm_summary(k, spec) -> Summary:
     store = cpi["global"] + 3 * cpi["alu"]
     epilogue = outs * (store + cpi["alu"]) if guarded_out else max(store, outs * 4)
     s.ilp_cycles = 12 * cpi["alu"] + steps * step_cycles + epilogue
-    s.registers = GEMM_BASE_REGISTERS + outs + 2 * (tm + tn)
+    # an inlined producer reading further inputs keeps their addresses and values live
+    extra = len(_loaded(dot.lhs, inputs)) + len(_loaded(dot.rhs, inputs)) - 2
+    s.registers = GEMM_BASE_REGISTERS + outs + 2 * (tm + tn) + 4 * max(0, extra)
     s.shared_bytes = k.shared_bytes()
     s.global_bytes = steps * (bytes_a + bytes_b) + outs * element_bytes_of(dot.result)
     return s
@@ -229,9 +231,15 @@ def _chain(counts: Counter[str], cpi) -> float:
     return sum(n * cpi.get(cls, cpi["alu"]) for cls, n in counts.items())
 
 
-# Registers of a row kernel's thread besides the values it keeps across groups (row
-# index, lane, addresses, accumulators and ptxas's base).
-ROW_BASE_REGISTERS = 28
+def row_registers(tensors: int, cached: int, steps: int, kept: int) -> int:
+    """A row kernel thread's registers, fitted to the gpu-IR evaluator's liveness on the
+    examples' row candidates (mean error 2-3 registers): every tensor's address; a
+    strided loop's bounds and iteration values per group; or the cached slots (each
+    slot's values live across the groups) and, with row steps, the next step's loads
+    that ptxas issues early."""
+    if not cached:
+        return round(19 + 8 * tensors / 3)
+    return round(14 + 1.5 * tensors + 2.5 * cached + (steps > 1) * (4 + cached * kept))
 WARP = 32
 
 
@@ -262,7 +270,6 @@ def row_summary(k, spec) -> Summary:
     seen: set = set()
     keys: dict = {}
     kept: set[SSAValue] = set()  # inputs a cached row keeps in registers across groups
-    invariant_regs = 0
     nbytes = 0
     out_bytes = 0
     for g in groups:
@@ -291,7 +298,6 @@ def row_summary(k, spec) -> Summary:
             # clamps its columns and masks its values
             per_step["alu"] += 2 + (3 + vector * is_reduce if length and slots * per_row * vector > length else 0)
             kept.update(loads)
-            invariant_regs += n * len(invariant) * (steps > 1)
         else:
             n = -(-length // per_row) if length else UNKNOWN_TRIP_COUNT
             per_step["alu"] += 2 * n + 1  # the loop's increment and test
@@ -323,10 +329,7 @@ def row_summary(k, spec) -> Summary:
     vec_loads = s.counts["global"]
     if vector > 1 and cached:  # the vectorizer merges V consecutive accesses
         s.counts["global"] = -(-vec_loads // vector)
-    regs = ROW_BASE_REGISTERS
-    if cached:
-        regs += cached * len(kept) + invariant_regs
-    s.registers = regs
+    s.registers = row_registers(len(k.block.args) + len(k.results), cached, steps, len(kept))
     s.shared_bytes = k.shared_bytes()
     s.global_bytes = steps * (nbytes + out_bytes)
     return s
@@ -435,7 +438,7 @@ def _combine(per_row: int, interleaved: bool) -> Counter[str]:
     return out
 
 
-LOOP_BASE_REGISTERS = 14
+LOOP_BASE_REGISTERS = 12
 
 
 def loop_summary(k, spec) -> Summary:
