@@ -30,6 +30,7 @@ from scipy import special
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     BFloat16Type,
+    BytesAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     Float16Type,
@@ -737,16 +738,17 @@ def is_splat(value: DenseIntOrFPElementsAttr) -> bool:
 
 
 def dense_attr(array: np.ndarray, element_type: Attribute) -> DenseIntOrFPElementsAttr:
+    """A dense constant of `array`'s values, packed from its bytes (xDSL's own layout:
+    little-endian elements, i1 true as -1, splats stored in full)."""
     array = np.asarray(array)
     t = tensor(element_type, array.shape)
-    flat = array.reshape(-1)
-    if flat.size > 0 and np.all(flat == flat[0]) and not (flat.dtype.kind == "f" and np.isnan(flat[0])):
-        flat = flat[:1]
-    if is_float(element_type):
-        data = [float(v) for v in flat.astype(np.float64)]
+    if isinstance(element_type, BFloat16Type):
+        raw = array.astype(ml_dtypes.bfloat16)
+    elif isinstance(element_type, IntegerType) and element_type.width.data == 1:
+        raw = -array.astype(bool).astype(np.int8)
     else:
-        data = [int(v) for v in flat.astype(np.int64)]
-    return DenseIntOrFPElementsAttr.from_list(t, data)
+        raw = array.astype(np.dtype(element_type.format))  # type: ignore[attr-defined]  # every other fsir type packs by struct format
+    return DenseIntOrFPElementsAttr(t, BytesAttr(np.ascontiguousarray(raw).tobytes()))
 
 
 @irdl_op_definition
