@@ -2,7 +2,7 @@
 
     python benchmarks/sim_throughput.py [--quick]
 
-Runs nvcc-generated kernels (tests/runtime/cuda/*.ptx) on the simulator: an elementwise kernel,
+Runs nvcc-generated kernels (tests/sim/cuda/*.ptx) on the simulator: an elementwise kernel,
 a shared-memory block reduction, warp-shuffle reductions, a tiled matmul and a LayerNorm of
 4096x768 (4096 blocks of 256 threads = 1M threads). Prints wall time, dynamic thread-instructions
 and thread-instructions per second for each (best of --repeat runs, after one warm-up that also
@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from fsir.runtime.simulator import run_ptx
+from fsir.sim import run_ptx
 
-CUDA = Path(__file__).resolve().parent.parent / "tests" / "runtime" / "cuda"
+CUDA = Path(__file__).resolve().parent.parent / "tests" / "sim" / "cuda"
 
 
 def ptx(name):

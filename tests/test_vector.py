@@ -15,7 +15,7 @@ from pipeline_util import check
 from fsir.errors import SimulatorError
 from fsir.ir import parse_module
 from fsir.runtime.executor import compile_module, execute, module_ptx
-from fsir.runtime.simulator import run_ptx
+from fsir.sim import run_ptx
 
 # name -> (graph IR, the widths legal for its kernels, tolerance scale)
 CASES = {

@@ -14,8 +14,7 @@ import numpy as np
 
 from fsir.errors import UserError
 from fsir.runtime.device import CudaTiming, Device, DeviceBuffer
-from fsir.runtime.ptx_parser import parse_ptx
-from fsir.runtime.simulator import pack_params, param_layout
+from fsir.sim import launch_dims, pack_params, param_layout, parse_ptx
 
 _PROBE: tuple[bool, str] | None = None
 
@@ -180,10 +179,8 @@ class CudaDevice(Device):
         if isinstance(module, str):
             module = self.load(module)
         self._current()
-        from fsir.runtime.simulator import _dims
-
-        grid = _dims(grid, "grid")
-        block = _dims(block, "block")
+        grid = launch_dims(grid, "grid")
+        block = launch_dims(block, "block")
         f = self._function(module, kernel)
         params = module.parsed.kernels[kernel].params
         args = list(args)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fsir.errors import UserError
-from fsir.runtime.simulator import LaunchStats, SimModule, launch as _sim_launch, load_module
+from fsir.sim import LaunchStats, SimModule, launch as _sim_launch, load_module
 
 
 class DeviceBuffer:

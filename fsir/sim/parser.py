@@ -14,7 +14,13 @@ from functools import lru_cache
 from pathlib import Path
 
 from lark import Lark, Token, Transformer
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+from lark.exceptions import (
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+    VisitError,
+)
 
 from fsir.errors import Location, SimulatorError
 
@@ -169,7 +175,7 @@ def _int(tok: str) -> int:
     if neg:
         t = t[1:]
     if t[:2] in ("0x", "0X"):
-        v = int(t[2:], 16)
+        v = int(t, 16)
     elif len(t) > 1 and t[0] == "0":
         v = int(t, 8)
     else:
@@ -186,7 +192,7 @@ class _Builder(Transformer):
 
     def hexfloat_lit(self, c):
         t = str(c[0])
-        bits = int(t[2:], 16)
+        bits = int(t[2:], 16)  # noqa: FURB166 - 0f/0d is PTX's float-bits prefix, not a base prefix
         if t[1] in "fF":
             return Imm(struct.unpack("<f", struct.pack("<I", bits))[0], "f32", t)
         return Imm(struct.unpack("<d", struct.pack("<Q", bits))[0], "f64", t)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from fsir.errors import SimulatorError, UserError
-from fsir.runtime.simulator import LaunchStats, run_ptx
+from fsir.sim import LaunchStats, run_ptx
 
 HEADER = ".version 8.7\n.target sm_80\n.address_size 64\n"
 
@@ -594,7 +594,7 @@ VADD = None
 
 def _vadd():
     from pathlib import Path
-    return (Path(__file__).parent / "runtime" / "cuda" / "vecadd.ptx").read_text()
+    return (Path(__file__).parent / "cuda" / "vecadd.ptx").read_text()
 
 
 @pytest.mark.parametrize("n", [1024, 1000, 33])
@@ -781,16 +781,16 @@ def test_argument_errors():
 
 
 def test_infinite_loop_is_reported(monkeypatch):
-    import fsir.runtime.simulator as sim
-    monkeypatch.setattr(sim, "MAX_STEPS", 1000)
+    import fsir.sim.engine as engine
+    monkeypatch.setattr(engine, "MAX_STEPS", 1000)
     text = ptxk("k", [("u64", "out")], PRO + "$L_x:\n    bra.uni $L_x;\n")
     with pytest.raises(SimulatorError, match="too many branches"):
         run_ptx(text, "k", (1,), (1,), [np.zeros(1)])
 
 
 def test_large_launch_in_chunks(monkeypatch):
-    import fsir.runtime.simulator as sim
-    monkeypatch.setattr(sim, "CHUNK_LANES", 256)
+    import fsir.sim.launcher as launcher
+    monkeypatch.setattr(launcher, "CHUNK_LANES", 256)
     n = 5000
     a = np.arange(n, dtype=np.float32)
     c = np.zeros(n, np.float32)
@@ -1100,16 +1100,16 @@ def test_debug_sections_are_skipped():
 
 
 def test_chunks_shrink_for_register_heavy_kernels(monkeypatch):
-    import fsir.runtime.simulator as sim
+    import fsir.sim.launcher as launcher
     seen = []
-    real = sim._Chunk
+    real = launcher.Chunk
 
     class Spy(real):
         def __init__(self, L, b0, nblk):
             seen.append(nblk)
             super().__init__(L, b0, nblk)
-    monkeypatch.setattr(sim, "_Chunk", Spy)
-    monkeypatch.setattr(sim, "CHUNK_STATE_BYTES", 64 * 1024)
+    monkeypatch.setattr(launcher, "Chunk", Spy)
+    monkeypatch.setattr(launcher, "CHUNK_STATE_BYTES", 64 * 1024)
     n = 4096
     a = np.arange(n, dtype=np.float32)
     c = np.zeros(n, np.float32)

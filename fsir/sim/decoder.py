@@ -1,7 +1,7 @@
 """Decode PTX instructions into closures the simulator's engine calls once per lane group.
 
 Every decoded instruction is a function `fn(ch, idx)`: `ch` is the executing chunk (registers are
-numpy arrays over its lanes, see simulator._Chunk) and `idx` the sorted lane indices of the group
+numpy arrays over its lanes, see chunk.Chunk) and `idx` the sorted lane indices of the group
 executing it, or None when every lane of the chunk executes it (then no gather/scatter happens).
 All operand parsing, type dispatch and symbol resolution happens here, once per instruction, so
 the Python work per executed instruction does not depend on the number of lanes.
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsir.runtime.ptx_parser import Imm, Instr, Mem, NotReg, Pair, Reg, Vec, type_size
-from fsir.runtime.sim_memory import LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW
+from fsir.sim.memory import LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW
+from fsir.sim.parser import Imm, Instr, Mem, NotReg, Pair, Reg, Vec, type_size
 
 # ------------------------------------------------------------------------------- types
 
@@ -370,13 +370,13 @@ def _wrap_float(f, parts, t, inputs_ftz=True):
     ftz_in = "ftz" in parts and t == "f32" and inputs_ftz
     g = f
     if ftz_in:
-        g = lambda *xs: f(*[ftz32(x) for x in xs])  # noqa: E731
+        g = lambda *xs: f(*[ftz32(x) for x in xs])
     if post is not None:
         g2 = g
-        g = lambda *xs: post(g2(*xs))  # noqa: E731
+        g = lambda *xs: post(g2(*xs))
     if t == "bf16":
         g3 = g
-        g = lambda *xs: to_bf16(g3(*[from_bf16(x) for x in xs]))  # noqa: E731
+        g = lambda *xs: to_bf16(g3(*[from_bf16(x) for x in xs]))
     elif t in ("f16x2", "bf16x2"):
         half = t == "f16x2"
         g4 = g
@@ -518,9 +518,9 @@ def op_mul24(D, ins, parts, ops):
     t = _need_type(parts, ins)
     dt = NP[t]
     if "hi" in parts:
-        f = lambda a, b: ((_s24(a, t) * _s24(b, t)) >> 16).astype(np.int64).astype(dt)  # noqa: E731
+        f = lambda a, b: ((_s24(a, t) * _s24(b, t)) >> 16).astype(np.int64).astype(dt)
     else:
-        f = lambda a, b: (_s24(a, t) * _s24(b, t)).astype(dt)  # noqa: E731
+        f = lambda a, b: (_s24(a, t) * _s24(b, t)).astype(dt)
     return _binary_fn(D, ins, parts, ops, f, t=t)
 
 
@@ -528,9 +528,9 @@ def op_mad24(D, ins, parts, ops):
     t = _need_type(parts, ins)
     dt = NP[t]
     if "hi" in parts:
-        f = lambda a, b, c: (((_s24(a, t) * _s24(b, t)) >> 16).astype(dt) + c)  # noqa: E731
+        f = lambda a, b, c: (((_s24(a, t) * _s24(b, t)) >> 16).astype(dt) + c)
     else:
-        f = lambda a, b, c: ((_s24(a, t) * _s24(b, t)).astype(dt) + c)  # noqa: E731
+        f = lambda a, b, c: ((_s24(a, t) * _s24(b, t)).astype(dt) + c)
     return _ternary_fn(D, ins, parts, ops, f, t=t)
 
 
@@ -538,13 +538,13 @@ def op_fma(D, ins, parts, ops):
     t = _need_type(parts, ins)
     mode = _rmode(parts)
     if t == "f32":
-        f = lambda a, b, c: round_f32(np.asarray(a, np.float64) * b + np.asarray(c, np.float64), mode)  # noqa: E731
+        f = lambda a, b, c: round_f32(np.asarray(a, np.float64) * b + np.asarray(c, np.float64), mode)
     elif t in ("f16", "f16x2"):
-        f = lambda a, b, c: (np.asarray(a, np.float64) * b + c).astype(np.float16)  # noqa: E731
+        f = lambda a, b, c: (np.asarray(a, np.float64) * b + c).astype(np.float16)
     elif t in ("bf16", "bf16x2"):
-        f = lambda a, b, c: np.asarray(a, np.float64) * b + c  # noqa: E731  (rounded by to_bf16)
+        f = lambda a, b, c: np.asarray(a, np.float64) * b + c
     else:
-        f = lambda a, b, c: a * b + c  # noqa: E731
+        f = lambda a, b, c: a * b + c
     return _ternary_fn(D, ins, parts, ops, _wrap_float(f, parts, t), t=t)
 
 
@@ -779,7 +779,7 @@ def op_bfind(D, ins, parts, ops):
     shiftamt = "shiftamt" in parts
 
     def f(a):
-        u = np.asarray(a).view(ud) if np.ndim(a) else np.asarray(a).view(ud)
+        u = np.asarray(a).view(ud)
         if t[0] == "s":
             neg = np.asarray(a) < 0
             u = np.where(neg, ~u, u)
@@ -950,7 +950,7 @@ def op_setp(D, ins, parts, ops):
     f = _cmp_fn(cmp, t, ins)
     if "ftz" in parts and t == "f32":
         f0 = f
-        f = lambda a, b: f0(ftz32(a), ftz32(b))  # noqa: E731
+        f = lambda a, b: f0(ftz32(a), ftz32(b))
     d = ops[0]
     if isinstance(d, Pair):
         wp = D.wr(Reg(d.first), "pred")
@@ -1110,7 +1110,7 @@ def op_cvt(D, ins, parts, ops):
     sat = "sat" in parts
     ftz = "ftz" in parts
     dk, sk = kind(dt_), kind(st_)
-    dd, sd = NP[dt_], NP[st_]
+    dd = NP[dt_]
     if "relu" in parts or dt_ in ("f16x2", "bf16x2", "tf32") or st_ in ("f16x2", "bf16x2"):
         raise DecodeError(f"unsupported instruction '{ins.opcode}'")
 

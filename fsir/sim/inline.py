@@ -17,7 +17,19 @@ from __future__ import annotations
 import itertools
 from dataclasses import replace
 
-from fsir.runtime.ptx_parser import CallList, Function, Instr, Label, Mem, NotReg, Pair, PTXModule, Reg, Vec, VarDecl
+from fsir.sim.parser import (
+    CallList,
+    Function,
+    Instr,
+    Label,
+    Mem,
+    NotReg,
+    Pair,
+    PTXModule,
+    Reg,
+    VarDecl,
+    Vec,
+)
 
 MAX_DEPTH = 16
 

@@ -9,9 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fsir.errors import SimulatorError
-from fsir.runtime.ptx_parser import parse_ptx
-from fsir.runtime.sim_memory import atomic_rmw, count_sectors
-from fsir.runtime.simulator import run_ptx
+from fsir.sim import parse_ptx, run_ptx
+from fsir.sim.memory import atomic_rmw, count_sectors
 
 
 def seq_reference(mem, e, op, b, c):
@@ -322,3 +321,12 @@ def test_bit_ops_match_isa_pseudocode(ins, ref, _t):
     else:
         expect = [ref(int(a), int(b), int(c)) for a, b, c in src]
     assert dst.tolist() == expect
+
+
+def test_runtime_simulator_reexports_the_simulator():
+    import fsir.runtime.simulator as reexport
+    import fsir.sim
+
+    assert set(reexport.__all__) >= {"run_ptx", "launch", "load_module", "LaunchStats", "SimModule"}
+    for name in reexport.__all__:
+        assert getattr(reexport, name) is getattr(fsir.sim, name)

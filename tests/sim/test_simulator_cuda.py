@@ -1,4 +1,4 @@
-"""Run nvcc-generated PTX (tests/runtime/cuda/*.ptx, regenerate with regen.sh) on the simulator
+"""Run nvcc-generated PTX (tests/sim/cuda/*.ptx, regenerate with regen.sh) on the simulator
 and compare with numpy."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fsir.runtime.simulator import run_ptx
+from fsir.sim import run_ptx
 
-CUDA = Path(__file__).parent / "runtime" / "cuda"
+CUDA = Path(__file__).parent / "cuda"
 
 
 def ptx(name: str) -> str:

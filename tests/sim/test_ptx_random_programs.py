@@ -9,12 +9,11 @@ import random
 
 import numpy as np
 import pytest
-from ptx_util import parse
 
+from fsir import sim
 from fsir.ptx import print_ptx
 from fsir.ptx.ptxas import assemble, find_ptxas
-
-from fsir.runtime import simulator  # noqa: E402
+from fsir.testing.ptx import parse
 
 M32 = (1 << 32) - 1
 
@@ -239,7 +238,7 @@ def test_random_program(seed):
     n = 64
     x = np.random.default_rng(seed).integers(-1000, 1000, n).astype(np.int32)
     y = np.zeros(4 * n, np.int32)
-    simulator.run_ptx(ptx, "prog", (1,), (n,), [x, y, np.uint64(n)])
+    sim.run_ptx(ptx, "prog", (1,), (n,), [x, y, np.uint64(n)])
     for k, fn in enumerate(fns):
         want = [fn({"%x0": int(x[i]), "%t": i}) for i in range(n)]
         np.testing.assert_array_equal(y[k * n : (k + 1) * n], np.array(want, np.int64).astype(np.int32), err_msg=text)
