@@ -160,7 +160,7 @@ class Chunk:
             self.shadow_dirty = False
             self.read_log: list = []
         self.local_size = K.local_size
-        self.local = tpl.buffer("local", n * K.local_size, np.uint8, 0) if K.local_size else None
+        self.local = tpl.buffer("local", n * K.local_size, np.uint8, 0)
         self._local_views: dict = {}
 
     # --- registers ----------------------------------------------------------------

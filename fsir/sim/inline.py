@@ -48,7 +48,7 @@ def has_calls(fn: Function) -> bool:
 def inline_calls(module: PTXModule, fn: Function) -> list:
     """The body of `fn` with every call expanded; `fn` itself is not modified."""
     counter = itertools.count()
-    return _expand(module, fn.body, (fn.name,), counter)
+    return _expand(module, fn.body or [], (fn.name,), counter)
 
 
 def _param_vars(body) -> set:

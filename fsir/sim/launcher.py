@@ -38,7 +38,8 @@ def launch_dims(d, what: str) -> tuple[int, int, int]:
         raise SimulatorError(f"{what} must be a tuple of 1 to 3 positive integers, got {d!r}") from None
     if not 1 <= len(d) <= 3 or any(x < 1 for x in d):
         raise SimulatorError(f"{what} must be a tuple of 1 to 3 positive integers, got {d!r}")
-    return d + (1,) * (3 - len(d))
+    x, y, z = d + (1,) * (3 - len(d))
+    return x, y, z
 
 
 def run_ptx(ptx: str, kernel: str, grid: tuple, block: tuple, args: list, shared_bytes: int = 0,
@@ -89,7 +90,7 @@ def launch(mod: SimModule, kernel: str, grid, block, args, shared_bytes: int = 0
     for v, _ in mod.global_vars:
         entries.append((v.nbytes, f"global variable '{v.name}'", None))
     arr_args = {}  # argument index -> array; the same array object passed twice is one buffer
-    buf_of: dict[int, int] = {}
+    buf_of: dict[object, int] = {}  # (data pointer, nbytes) of contiguous arrays, else id()
     arg_buf: dict[int, int] = {}
     for i, a in enumerate(args):
         if isinstance(a, np.ndarray) and a.ndim > 0:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import replace
 
 import numpy as np
 
@@ -23,6 +22,7 @@ from fsir.sim.memory import (
 )
 from fsir.sim.params import param_layout
 from fsir.sim.parser import (
+    Function,
     Imm,
     Instr,
     Label,
@@ -38,7 +38,7 @@ from fsir.sim.parser import (
 class KernelLayout:
     """Registers, symbols and the decoded code of one kernel (independent of the launch)."""
 
-    def __init__(self, module: SimModule, fn):
+    def __init__(self, module: SimModule, fn: Function):
         self.module = module
         self.name = fn.name
         self.params = fn.params
@@ -46,18 +46,18 @@ class KernelLayout:
         self.reg_dtypes: list = []
         self.shared_syms: dict[str, int] = {}
         self.local_syms: dict[str, int] = {}
-        self.param_offsets: dict[str, int] = {}
         self.min_shared_access = 16
         self.param_offsets, self.param_size = param_layout(fn.params)
-        # shared: module-scope statics, then this function's, then the dynamic (extern) region
         if has_calls(fn):
             try:
                 body = inline_calls(module.ptx, fn)
             except InlineError as e:
                 raise SimulatorError(f"kernel '{self.name}', PTX line {e.line}:{e.col}: {e}") from None
-            fn = replace(fn, body=body)
+        else:
+            body = fn.body or []
+        # shared: module-scope statics, then this function's, then the dynamic (extern) region
         shared_decls = [v for v in module.ptx.variables if v.space == "shared"]
-        body_decls = [s for s in fn.body if isinstance(s, VarDecl)]
+        body_decls = [s for s in body if isinstance(s, VarDecl)]
         shared_decls += [v for v in body_decls if v.space == "shared"]
         soff = 0
         externs = []
@@ -90,7 +90,7 @@ class KernelLayout:
             elif v.space in ("global", "const"):
                 raise SimulatorError(f"kernel '{self.name}', PTX line {v.line}: function-scope .{v.space} variables are not supported")
         self.local_size = (loff + 15) // 16 * 16
-        self._decode(fn)
+        self._decode(body, fn.line)
 
     def _add_reg(self, name, typ, line):
         if name in self.regs:
@@ -128,16 +128,16 @@ class KernelLayout:
         if space in ("shared", "generic"):
             self.min_shared_access = min(self.min_shared_access, esize)
 
-    def _decode(self, fn):
+    def _decode(self, body: list, line: int):
         labels: dict[str, int] = {}
         instrs: list[Instr] = []
-        for s in fn.body:
+        for s in body:
             if isinstance(s, Label):
                 labels[s.name] = len(instrs)
             elif isinstance(s, Instr):
                 instrs.append(s)
         # falling off the end of the body (or branching to a label there) returns
-        instrs.append(Instr("ret", [], None, instrs[-1].line if instrs else fn.line, 1))
+        instrs.append(Instr("ret", [], None, instrs[-1].line if instrs else line, 1))
         self.labels = labels
         D = Decoder(self)
         code = []

@@ -257,6 +257,7 @@ def atomic_rmw(mem: np.ndarray, e: np.ndarray, op: str, b, c=None, is_float: boo
         old_s[1:][~first[1:]] = sb[:-1][~first[1:]]
         mem[uniq] = sb[ends]
     elif op == "cas":
+        assert sc is not None  # cas always carries its new value
         old_s = np.empty(n, dt)
         cur = m0.copy()
         pos = np.arange(n)

@@ -259,7 +259,7 @@ def reference(expr: str, ins: list[np.ndarray], in_types: list[str], out: str):
     if op in ("ctpop", "ctlz"):
         w = width(t0)
         vals = to_int(ins[0], t0, False)
-        r = [bin(v).count("1") if op == "ctpop" else w - v.bit_length() for v in vals]
+        r = [v.bit_count() if op == "ctpop" else w - v.bit_length() for v in vals]
         return from_int(r, out), ones, 0
     # integer binary ops
     w = width(t0)

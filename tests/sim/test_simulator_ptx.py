@@ -4,7 +4,6 @@ barriers, shuffles, memory spaces, counters, and the errors it must report."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import tempfile
 
@@ -12,6 +11,7 @@ import numpy as np
 import pytest
 
 from fsir.errors import SimulatorError, UserError
+from fsir.ptx.ptxas import find_ptxas
 from fsir.sim import LaunchStats, run_ptx
 
 HEADER = ".version 8.7\n.target sm_80\n.address_size 64\n"
@@ -663,7 +663,7 @@ def test_out_of_bounds_global_is_reported():
     assert "kernel 'k'" in msg and "PTX line" in msg and "out-of-bounds global store" in msg
     assert "thread (30,0,0)" in msg and "0 bytes past the end" not in msg and "4 bytes past the end of argument 0 (out" in msg
     assert not out.any()  # nothing written back after a fault
-    line = [i + 1 for i, l in enumerate(text.splitlines()) if "st.global.u32 [%rd2], %r4;" in l][0]
+    line = next(i + 1 for i, l in enumerate(text.splitlines()) if "st.global.u32 [%rd2], %r4;" in l)
     assert f"PTX line {line}" in msg
 
 
@@ -713,8 +713,8 @@ def test_shared_race_is_detected():
         run_ptx(RACY, "racy", (1,), (31,), [out])
     msg = str(e.value)
     assert "shared-memory race" in msg and "kernel 'racy'" in msg
-    ld_line = [i + 1 for i, l in enumerate(RACY.splitlines()) if "ld.shared.u32 %r8" in l][0]
-    st_line = [i + 1 for i, l in enumerate(RACY.splitlines()) if "st.shared.u32 [%r7]" in l][0]
+    ld_line = next(i + 1 for i, l in enumerate(RACY.splitlines()) if "ld.shared.u32 %r8" in l)
+    st_line = next(i + 1 for i, l in enumerate(RACY.splitlines()) if "st.shared.u32 [%r7]" in l)
     assert f"PTX line {ld_line}" in msg and f"at PTX line {st_line}" in msg
     assert "thread (0,0,0)" in msg and "thread (1,0,0)" in msg and "buf+4" in msg
     # with the barrier it is fine
@@ -756,7 +756,7 @@ def test_parse_error_has_line_and_column():
 
 def test_unsupported_instruction_names_line():
     text = kern("k", [("u64", "out")], "    mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2,%r3,%r4}, {%r5,%r6}, {%f5,%f6,%f7,%f8};\n")
-    line = [i + 1 for i, l in enumerate(text.splitlines()) if "mma.sync" in l][0]
+    line = next(i + 1 for i, l in enumerate(text.splitlines()) if "mma.sync" in l)
     with pytest.raises(SimulatorError, match=rf"kernel 'k', PTX line {line}:5: unsupported instruction 'mma"):
         run_ptx(text, "k", (1,), (1,), [np.zeros(1)])
 
@@ -781,7 +781,7 @@ def test_argument_errors():
 
 
 def test_infinite_loop_is_reported(monkeypatch):
-    import fsir.sim.engine as engine
+    from fsir.sim import engine
     monkeypatch.setattr(engine, "MAX_STEPS", 1000)
     text = ptxk("k", [("u64", "out")], PRO + "$L_x:\n    bra.uni $L_x;\n")
     with pytest.raises(SimulatorError, match="too many branches"):
@@ -789,7 +789,7 @@ def test_infinite_loop_is_reported(monkeypatch):
 
 
 def test_large_launch_in_chunks(monkeypatch):
-    import fsir.sim.launcher as launcher
+    from fsir.sim import launcher
     monkeypatch.setattr(launcher, "CHUNK_LANES", 256)
     n = 5000
     a = np.arange(n, dtype=np.float32)
@@ -837,22 +837,11 @@ def test_3d_grid_and_block_special_registers():
     np.testing.assert_array_equal(out, (t // 32) * 1000 + t % 32)
 
 
-def _ptxas():
-    p = shutil.which("ptxas")
-    if p is None:
-        try:
-            from cuda.pathfinder import find_nvidia_binary_utility
-            p = find_nvidia_binary_utility("ptxas")
-        except Exception:  # pragma: no cover
-            p = None
-    return p
-
-
 @pytest.fixture(scope="module", autouse=True)
 def _all_handwritten_ptx_assembles():
     """After this module's tests ran (in this worker), every kernel they built must assemble."""
     yield
-    ptxas = _ptxas()
+    ptxas = find_ptxas()
     if not ptxas:
         return
     texts = list(dict.fromkeys(ALL_PTX))
@@ -861,19 +850,19 @@ def _all_handwritten_ptx_assembles():
             p = os.path.join(d, f"k{i}.ptx")
             with open(p, "w") as f:
                 f.write(t)
-            r = subprocess.run([ptxas, "-arch=sm_80", "-o", os.devnull, p], capture_output=True, text=True)
+            r = subprocess.run([ptxas, "-arch=sm_80", "-o", os.devnull, p], capture_output=True, text=True, check=False)
             assert r.returncode == 0, f"{r.stderr}\n{t}"
 
 
 def test_racy_kernel_assembles():
-    ptxas = _ptxas()
+    ptxas = find_ptxas()
     if not ptxas:
         pytest.skip("ptxas not available")
     with tempfile.TemporaryDirectory() as d:
         p = os.path.join(d, "racy.ptx")
         with open(p, "w") as f:
             f.write(RACY)
-        r = subprocess.run([ptxas, "-arch=sm_80", "-o", os.devnull, p], capture_output=True, text=True)
+        r = subprocess.run([ptxas, "-arch=sm_80", "-o", os.devnull, p], capture_output=True, text=True, check=False)
         assert r.returncode == 0, r.stderr
 
 
@@ -1100,7 +1089,7 @@ def test_debug_sections_are_skipped():
 
 
 def test_chunks_shrink_for_register_heavy_kernels(monkeypatch):
-    import fsir.sim.launcher as launcher
+    from fsir.sim import launcher
     seen = []
     real = launcher.Chunk
 

@@ -267,7 +267,7 @@ BITOPS = [
     ("prmt.b32 %r4, %r1, %r2, %r3;", lambda a, b, c: _prmt(a, b, c), "u32"),
     ("brev.b32 %r4, %r1;", lambda a, b, c: int(f"{a:032b}"[::-1], 2), "u32"),
     ("clz.b32 %r4, %r1;", lambda a, b, c: 32 - a.bit_length(), "u32"),
-    ("popc.b32 %r4, %r1;", lambda a, b, c: bin(a).count("1"), "u32"),
+    ("popc.b32 %r4, %r1;", lambda a, b, c: a.bit_count(), "u32"),
     ("mul.hi.u32 %r4, %r1, %r2;", lambda a, b, c: (a * b) >> 32, "u32"),
     ("mul.hi.s32 %r4, %r1, %r2;", lambda a, b, c: ((_s(a) * _s(b)) >> 32) & 0xFFFFFFFF, "u32"),
     ("div.s32 %r4, %r1, %r2;", lambda a, b, c: (int(_s(a) / _s(b)) if b else 0xFFFFFFFF) & 0xFFFFFFFF, "u32"),
