@@ -6,6 +6,7 @@ across regions, parallel copies of loop-carried values, and label/branch layout.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -38,7 +39,7 @@ class Gen:
     def emit(self, indent: int, text: str) -> None:
         self.lines.append("  " * indent + text)
 
-    def expr(self, env: dict[str, object], vals: list[str], indent: int, depth: int) -> str:
+    def expr(self, env: dict[str, Callable[[dict], int]], vals: list[str], indent: int, depth: int) -> str:
         """Emit one op over `vals`; returns the new value name (env maps name -> fn(state))."""
         r = self.rng
         kind = r.choice(["bin", "bin", "bin", "select", "const"] + (["for", "if", "while"] if depth < 3 else []))
@@ -201,7 +202,7 @@ class Gen:
 
 def program(seed: int, n_out: int = 4) -> tuple[str, list]:
     g = Gen(seed)
-    env: dict[str, object] = {"%x0": lambda s: s["%x0"], "%t": lambda s: s["%t"]}
+    env: dict[str, Callable[[dict], int]] = {"%x0": lambda s: s["%x0"], "%t": lambda s: s["%t"]}
     vals = ["%x0", "%t"]
     for _ in range(g.rng.randint(3, 7)):
         vals.append(g.expr(env, vals, 3, 0))

@@ -57,7 +57,7 @@ def ptxk(name, params, body, pre=""):
     return text
 
 
-def run1(body, n=32, dtype=np.uint32, extra_params=(), extra_args=(), pre="", block=None, shared_bytes=0):
+def run1(body, n=32, dtype: type = np.uint32, extra_params=(), extra_args=(), pre="", block=None, shared_bytes=0):
     """Run `body` (after PRO) on n threads, one block, returning out[n]."""
     text = ptxk("k", [("u64", "out"), *extra_params], PRO + body, pre)
     out = np.zeros(n, dtype)
@@ -618,7 +618,8 @@ def test_counters_vector_add(n):
     assert st.instructions == 22 * n + 11 * (nthreads - n) + (n and 0)
     tot = st + st
     assert isinstance(tot, LaunchStats) and tot.launches == 2 and tot.instructions == 2 * st.instructions
-    assert sum([st, st]).global_load_bytes == 16 * n
+    total = sum([st, st])
+    assert isinstance(total, LaunchStats) and total.global_load_bytes == 16 * n
 
 
 def test_counters_strided_access_sectors():

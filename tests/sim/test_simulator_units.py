@@ -131,6 +131,7 @@ def test_parser_reads_lineinfo_and_funcs():
 def test_parse_error_positions(text, line, col, what):
     with pytest.raises(SimulatorError) as e:
         parse_ptx(text)
+    assert e.value.loc is not None
     assert (e.value.loc.line, e.value.loc.col) == (line, col), str(e.value)
     assert what in str(e.value) and f":{line}:{col}:" in str(e.value)
 
