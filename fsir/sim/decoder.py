@@ -542,7 +542,7 @@ def op_fma(D, ins, parts, ops):
     elif t in ("f16", "f16x2"):
         f = lambda a, b, c: (np.asarray(a, np.float64) * b + c).astype(np.float16)
     elif t in ("bf16", "bf16x2"):
-        f = lambda a, b, c: np.asarray(a, np.float64) * b + c
+        f = lambda a, b, c: np.asarray(a, np.float64) * b + c  # rounded by _wrap_float's to_bf16
     else:
         f = lambda a, b, c: a * b + c
     return _ternary_fn(D, ins, parts, ops, _wrap_float(f, parts, t), t=t)
