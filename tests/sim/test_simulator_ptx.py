@@ -4,6 +4,7 @@ barriers, shuffles, memory spaces, counters, and the errors it must report."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import tempfile
 
@@ -753,6 +754,18 @@ def test_parse_error_has_line_and_column():
     assert isinstance(e.value, UserError)
     assert e.value.loc is not None and (e.value.loc.line, e.value.loc.col) == (9, 22)
     assert ":9:22:" in str(e.value)
+
+
+@pytest.mark.parametrize("instr, what", [
+    ("cvt.pred.u32 %p1, %r1;", "unsupported instruction 'cvt.pred.u32'"),
+    ("set.lt.and.u32.s32 %r1, %r2, %r3;", "'set.lt.and.u32.s32' needs a fourth (predicate) operand"),
+    ("setp.lt.and.s32 %p1, %r2, %r3;", "'setp.lt.and.s32' needs a fourth (predicate) operand"),
+])
+def test_malformed_instruction_is_an_error_at_its_line(instr, what):
+    text = kern("k", [("u64", "out")], f"    {instr}\n")  # invalid PTX: not checked with ptxas
+    line = next(i + 1 for i, l in enumerate(text.splitlines()) if instr in l)
+    with pytest.raises(SimulatorError, match=re.escape(f"kernel 'k', PTX line {line}:5: {what}")):
+        run_ptx(text, "k", (1,), (1,), [np.zeros(1)])
 
 
 def test_unsupported_instruction_names_line():
