@@ -10,9 +10,9 @@ is marked as a modelling assumption next to the field. Kernel launch cost is XLA
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping
 
 from fsir.errors import UserError
 

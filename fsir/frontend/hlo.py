@@ -311,13 +311,9 @@ class HloImporter:
                 limit[axis] = shape[axis] - max(-high, 0)
                 x = self.b.slice(x, start, limit)
                 shape = list(shape_of(x.type))
-
-            def splat(n):
-                block = list(shape)
-                block[axis] = n
-                return self.b.broadcast(value, block, [])
-
-            parts = ([splat(low)] if low > 0 else []) + [x] + ([splat(high)] if high > 0 else [])
+            splats = [self.b.broadcast(value, shape[:axis] + [n] + shape[axis + 1:], []) if n > 0 else None
+                      for n in (low, high)]
+            parts = [p for p in (splats[0], x, splats[1]) if p is not None]
             x = self.b.concat(parts, axis)
         return x
 

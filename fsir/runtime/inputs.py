@@ -11,7 +11,6 @@ from fsir.errors import UserError
 from fsir.ir import location_of
 from fsir.runtime.reference import arg_names
 
-
 RUNTIME_SHAPE_ATTR = "fsir.runtime_shape"
 
 

@@ -117,7 +117,8 @@ class ComposeIndexOps(RewritePattern):
             rewriter.replace_op(op, graph.TransposeOp.build(
                 operands=[inner.input], result_types=[op.result_type],
                 properties={"perm": builtin.DenseArrayBase.from_list(builtin.i64, perm)}))
-        elif op.name == "graph.neg" and isinstance(inner := op.operands[0].owner, Operation) and inner.name == "graph.neg":
+        elif (op.name == "graph.neg" and isinstance(inner := op.operands[0].owner, Operation)
+              and inner.name == "graph.neg"):
             # (the operand may be a block argument, whose owner is a Block)
             rewriter.replace_op(op, [], [inner.operands[0]])
 
