@@ -457,7 +457,8 @@ class LoadVectorOp(IRDLOperation):
     values = var_result_def()
 
     def __init__(self, memref: SSAValue, indices: Sequence[SSAValue], width: int):
-        elem = memref.type.element_type  # type: ignore[attr-defined]
+        assert isinstance(memref.type, MemRefType)
+        elem = memref.type.element_type
         super().__init__(operands=[memref, indices], result_types=[[elem] * width])
 
     @classmethod

@@ -48,7 +48,7 @@ class Device(ABC):
     name: str
 
     @abstractmethod
-    def load(self, ptx: str):
+    def load(self, ptx: str) -> object:
         """Load a PTX module; returns a module handle for `launch`."""
 
     @abstractmethod
@@ -68,7 +68,7 @@ class Device(ABC):
         """Release a buffer."""
 
     @abstractmethod
-    def launch(self, module, kernel: str, grid, block, args, shared_bytes: int = 0):
+    def launch(self, module, kernel: str, grid, block, args, shared_bytes: int = 0) -> LaunchStats | CudaTiming:
         """Launch `kernel` of a loaded module; returns the launch's stats or timing."""
 
     def synchronize(self) -> None:

@@ -57,8 +57,9 @@ class FoldConstantOperands(RewritePattern):
         shape = shape_of(t)
         if DYN in shape or math.prod(shape) > MAX_FOLD_ELEMENTS:
             return
-        args = [_constant(v) for v in op.operands]
-        if any(a is None for a in args):
+        maybe_args = [_constant(v) for v in op.operands]
+        args = [a for a in maybe_args if a is not None]
+        if len(args) != len(maybe_args):
             return
         with np.errstate(all="ignore"):
             value = np.asarray(op.reference(*args))
