@@ -1,4 +1,4 @@
-"""GPU parameter tables the cost models read (public datasheet figures, DESIGN.md).
+"""GPU parameter tables the cost models read (public datasheet figures; docs/cost-models.md).
 
     spec = gpu_spec("H100")      # case-insensitive; "a100-80gb" etc. also accepted
     spec.hbm_bandwidth            # bytes per second

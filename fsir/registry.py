@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
     from xdsl.ir import Dialect
     from xdsl.passes import ModulePass
     from xdsl.utils.target import Target
@@ -111,21 +112,26 @@ TARGETS: dict[str, Callable[[], type[Target]]] = {
     "ptx": _ptx,
 }
 
+
+
 # Input formats other than .mlir: name (also the file extension) -> factory of a
 # function (text or bytes, file name) -> ModuleOp.
-def _hlo() -> Callable[..., object]:
+Importer = Callable[..., "ModuleOp"]
+
+
+def _hlo() -> Importer:
     from fsir.frontend.hlo import import_hlo
 
     return import_hlo
 
 
-def _onnx() -> Callable[..., object]:
+def _onnx() -> Importer:
     from fsir.frontend.onnx_import import import_onnx
 
     return import_onnx
 
 
-FRONTENDS: dict[str, Callable[[], Callable[..., object]]] = {
+FRONTENDS: dict[str, Callable[[], Importer]] = {
     "hlo": _hlo,
     "onnx": _onnx,
 }
