@@ -10,6 +10,10 @@ one-line UserError `no CUDA GPU found: <reason>`; `probe_gpu()` answers the ques
 
 from __future__ import annotations
 
+import importlib
+from types import ModuleType
+from typing import Any
+
 import numpy as np
 
 from fsir.errors import UserError
@@ -19,15 +23,16 @@ from fsir.sim import launch_dims, pack_params, param_layout, parse_ptx
 _PROBE: tuple[bool, str] | None = None
 
 
-def _driver():
+def _driver() -> ModuleType:
+    """cuda-python's driver bindings: a compiled module without type stubs, hence imported
+    by name (its attributes are then `Any` to a type checker)."""
     try:
-        from cuda.bindings import driver  # cuda-python >= 12.6
+        return importlib.import_module("cuda.bindings.driver")  # cuda-python >= 12.6
     except ImportError:  # pragma: no cover - older cuda-python
         try:
-            from cuda import cuda as driver  # type: ignore[no-redef]
+            return importlib.import_module("cuda.cuda")
         except ImportError as e:
             raise _NoGPU("cuda-python is not installed") from e
-    return driver
 
 
 class _NoGPU(Exception):
@@ -115,7 +120,7 @@ class CudaDevice(Device):
         self.timing = CudaTiming()
 
     # -- helpers ----------------------------------------------------------------------
-    def _check(self, result, what: str):
+    def _check(self, result, what: str) -> Any:
         """cuda-python returns (CUresult, values...): raise on error, return the values."""
         err, *vals = result if isinstance(result, tuple) else (result,)
         if err != self._d.CUresult.CUDA_SUCCESS:

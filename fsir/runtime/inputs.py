@@ -6,11 +6,10 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, TensorType
 
-from fsir.dialects.graph import DYN, GatherOp, fmt_shape, numpy_dtype
+from fsir.dialects.graph import DYN, GatherOp, fmt_shape, numpy_dtype, shape_of
 from fsir.errors import UserError
 from fsir.ir import location_of
 from fsir.runtime.reference import arg_names
-
 
 RUNTIME_SHAPE_ATTR = "fsir.runtime_shape"
 
@@ -55,7 +54,7 @@ def _gather_rows(arg) -> int | None:
     for use in arg.uses:
         op = use.operation
         if isinstance(op, GatherOp) and use.index == 1:
-            rows = op.table.type.get_shape()[0]  # type: ignore[attr-defined]
+            rows = shape_of(op.table.type)[0]
             if rows != DYN:
                 return rows
     return None
