@@ -846,14 +846,15 @@ class KernelOp(IRDLOperation):
             raise VerifyException(f"a block has at most {MAX_BLOCK_THREADS} threads, got {math.prod(block)}")
         if any(g < 1 and g != DYNAMIC for g in grid):
             raise VerifyException(f"grid dims {list(grid)} must be positive or '?'")
-        threads = self.params.threads
-        if threads is not None and block != (threads, 1, 1):
-            p = self.params
-            what = (f"threads_per_row x rows_per_block ({p.threads_per_row} x {p.rows_per_block})"
-                    if isinstance(p, RowParamsAttr) else
-                    f"a {p.tile_m}x{p.tile_n} tile of {p.thread_m}x{p.thread_n} micro-tiles"  # type: ignore[attr-defined]
-                    )
-            raise VerifyException(f"{what} needs block [{threads}, 1, 1], got {list(block)}")
+        p = self.params
+        if p.threads is not None and block != (p.threads, 1, 1):
+            if isinstance(p, RowParamsAttr):
+                what = f"threads_per_row x rows_per_block ({p.threads_per_row} x {p.rows_per_block})"
+            elif isinstance(p, GemmParamsAttr):
+                what = f"a {p.tile_m}x{p.tile_n} tile of {p.thread_m}x{p.thread_n} micro-tiles"
+            else:
+                what = f"the {p.MAPPING} mapping"
+            raise VerifyException(f"{what} needs block [{p.threads}, 1, 1], got {list(block)}")
         for op in self.block.ops:
             if not isinstance(op, (SharedOp, GroupOp, YieldOp)):
                 raise VerifyException(
