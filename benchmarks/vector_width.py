@@ -32,14 +32,14 @@ def kernel_configs(module) -> list[str]:
     """Each kernel's configuration: the evaluator's `config`, else its vector width."""
     from xdsl.dialects.builtin import StringAttr
 
-    from fsir.dialects.schedule import KernelOp
+    from fsir.dialects.schedule import KernelOp, LoopParamsAttr, RowParamsAttr
 
     out = []
     for op in module.walk():
         if isinstance(op, KernelOp):
             cost = op.cost.data if op.cost is not None else {}
             config = cost.get("config")
-            vec = op.param("vector_width") if "vector_width" in op.params.data else 1
+            vec = op.params.vector_width if isinstance(op.params, (LoopParamsAttr, RowParamsAttr)) else 1
             est = cost.get("estimate_us")
             text = config.data if isinstance(config, StringAttr) else f"{op.mapping.data}/v{vec}"
             out.append(text + (f" ({est.value.data:.2f} us est.)" if est is not None else ""))

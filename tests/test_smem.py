@@ -55,7 +55,7 @@ def test_layernorm_reductions_share_one_slot_ptxas():
     from xdsl.context import Context
 
     from fsir.codegen.stitch_codegen import StitchCodegenPass
-    from fsir.dialects.schedule import GroupOp, KernelOp
+    from fsir.dialects.schedule import GroupOp, KernelOp, RowParamsAttr, Storage
     from fsir.fusion.explore import FusionExplorePass
     from fsir.ir import parse_module
     from fsir.lowering.schedule_to_gpu import ScheduleToGpuPass
@@ -67,10 +67,11 @@ def test_layernorm_reductions_share_one_slot_ptxas():
         p.apply(Context(), module)
     (k,) = [op for op in module.walk() if isinstance(op, KernelOp)]
     slots = [(g.buffer.root_reference.data, g.offset.value.data) for g in k.groups()
-             if isinstance(g, GroupOp) and g.storage.data == "shared"]
+             if isinstance(g, GroupOp) and g.storage.data == Storage.SHARED]
     assert slots == [("results_f32", 0), ("results_f32", 0)]
     buffers = {name: s.bytes for name, s in k.shared_buffers().items()}
-    rows_per_block = k.param("rows_per_block")
+    assert isinstance(k.params, RowParamsAttr)
+    rows_per_block = k.params.rows_per_block
     assert buffers == {"partials_f32": 4 * (256 // 32), "results_f32": 4 * rows_per_block}
     ScheduleToGpuPass().apply(Context(), module)
     result = assemble(print_ptx(module, arch="sm_80"), "sm_80")

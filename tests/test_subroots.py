@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fsir.dialects.schedule import KernelOp
+from fsir.dialects.schedule import KernelOp, Mapping, Storage
 from fsir.ir import parse_module
 from fsir.runtime.executor import compile_module, execute
 from fsir.runtime.reference import find_function, run
@@ -143,12 +143,12 @@ def kernels(lowered_text: str, rows: str = "auto", subroots: str = "auto") -> li
     return [op for op in module.walk() if isinstance(op, KernelOp)]
 
 
-def subroot_storage(k: KernelOp) -> list[str]:
+def subroot_storage(k: KernelOp) -> list[Storage]:
     """The storage of each elementwise sub-root group."""
     from fsir.lowering.kernels import KernelLowering
 
     return [g.storage.data for g in k.groups()
-            if g.storage.data != "global" and KernelLowering.group_reduce(g) is None]
+            if g.storage.data != Storage.GLOBAL and KernelLowering.group_reduce(g) is None]
 
 
 # (graph, forced row schedule, the storage its sub-roots get with subroots=all)
@@ -291,7 +291,7 @@ func.func @f(%x: {x}) -> {x} {{
 }}
 """
     ks = kernels(text, "block", "all")
-    assert any(k.mapping.data == "row" for k in ks)
+    assert any(k.mapping.data == Mapping.ROW for k in ks)
     assert all(subroot_storage(k) == [] for k in ks)
 
 

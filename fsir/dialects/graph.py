@@ -54,52 +54,63 @@ from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.traits import HasCanonicalizationPatternsTrait, OpTrait, Pure
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
 
 # ---------------------------------------------------------------------------
 # Op classes (DESIGN.md "The levels"): every later stage keys on these.
 # ---------------------------------------------------------------------------
 
 
+class OpClass(StrEnum):
+    """What fusion and code generation key on (FusionStitching §3)."""
+
+    LIGHT = "light"
+    EXPENSIVE = "expensive"
+    REDUCTION = "reduction"
+    GATHER = "gather"
+    COMPUTE = "compute"
+
+
 @dataclass(frozen=True)
 class OpClassTrait(OpTrait):
-    """Base of the five op-class traits; `kind` is a short stable name."""
+    """Base of the five op-class traits, one per `OpClass`."""
 
-    kind: ClassVar[str] = ""
+    kind: ClassVar[OpClass]
 
 
 @dataclass(frozen=True)
 class LightElementwise(OpClassTrait):
     """Cheap per-element work or pure index mapping; inlined into consumers."""
 
-    kind = "light"
+    kind = OpClass.LIGHT
 
 
 @dataclass(frozen=True)
 class ExpensiveElementwise(OpClassTrait):
     """Per-element work expensive enough to be worth computing once (a sub-root candidate)."""
 
-    kind = "expensive"
+    kind = OpClass.EXPENSIVE
 
 
 @dataclass(frozen=True)
 class Reduction(OpClassTrait):
-    kind = "reduction"
+    kind = OpClass.REDUCTION
 
 
 @dataclass(frozen=True)
 class Gather(OpClassTrait):
-    kind = "gather"
+    kind = OpClass.GATHER
 
 
 @dataclass(frozen=True)
 class ComputeIntensive(OpClassTrait):
     """Left to a GEMM kernel (or a library) by fusion."""
 
-    kind = "compute"
+    kind = OpClass.COMPUTE
 
 
-def op_class(op: Operation) -> str | None:
-    """The op-class kind of a graph op ('light', 'expensive', ...), None for other ops."""
+def op_class(op: Operation) -> OpClass | None:
+    """The op class of a graph op, None for other ops."""
     for trait in op.traits:
         if isinstance(trait, OpClassTrait):
             return trait.kind
