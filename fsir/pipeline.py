@@ -176,7 +176,7 @@ def read_model(path: str | os.PathLike[str], frontend: str | None = None) -> Mod
 
 def load(source: str | bytes | os.PathLike[str] | ModuleOp, frontend: str | None = None) -> ModuleOp:
     """A graph module from a path, from IR text (MLIR, or the format `frontend`
-    names), from a binary model's bytes, or a ModuleOp (returned as is).
+    names), from a binary model's bytes (onnx), or a ModuleOp (returned as is).
 
     A string is IR text when it spans several lines or holds `{`, else a file name."""
     from xdsl.dialects.builtin import ModuleOp
@@ -184,10 +184,10 @@ def load(source: str | bytes | os.PathLike[str] | ModuleOp, frontend: str | None
     if isinstance(source, ModuleOp):
         return source
     if isinstance(source, bytes):
-        binary = [f for f in registry.BINARY_FRONTENDS]
-        fmt = frontend or (binary[0] if len(binary) == 1 else None)
-        if fmt is None or not is_binary(input_format(None, fmt)):
-            raise UserError("bytes need frontend= naming a binary format (" + ", ".join(binary) + ")")
+        fmt = input_format(None, frontend) if frontend else min(registry.BINARY_FRONTENDS)
+        if not is_binary(fmt):
+            raise UserError(f"bytes are read by a binary format ({', '.join(sorted(registry.BINARY_FRONTENDS))}), "
+                            f"not '{fmt}'")
         return parse_source(source, "<bytes>", fmt)
     if isinstance(source, os.PathLike):
         return read_model(source, frontend)
