@@ -191,7 +191,7 @@ def concrete_reads(op: graph.GraphOp, idx: list[int], dims_of, ib) -> list[tuple
     indices = op.operand_indices(idx, dims_of, ib)
     assert indices is not None
     if isinstance(op, graph.ConcatOp):
-        d = op.dim.value.data
+        d = op.dim.value.data  # type: ignore[attr-defined]
         offsets = op.offsets(dims_of, ib)
         i = max(j for j in range(len(offsets)) if offsets[j] <= idx[d] and dims_of(op.operands[j])[d] > 0)
         return [(op.operands[i], indices[i])]
@@ -223,7 +223,8 @@ def test_index_rules_read_the_reference_elements(text, seed):
             if isinstance(op, graph.GatherOp):
                 row = int(np.clip(env[op.ids][tuple(op.ids_index(idx))], 0, env[op.table].shape[0] - 1))
                 assert out[tuple(idx)] == env[op.table][tuple(op.table_index(row, idx))]
-            if op.operand_indices(idx, dims_of, ib) is None:
+            indices = op.operand_indices(idx, dims_of, ib)
+            if indices is None:
                 continue
             reads = concrete_reads(op, idx, dims_of, ib)
             for operand, oidx in reads:
@@ -232,7 +233,7 @@ def test_index_rules_read_the_reference_elements(text, seed):
                 ((operand, oidx),) = reads
                 np.testing.assert_array_equal(out[tuple(idx)], env[operand][tuple(oidx)])
             syms = locality.operand_syms(op, tuple(range(len(idx))))
-            for (operand, oidx), osyms in zip(list(zip(op.operands, op.operand_indices(idx, dims_of, ib))), syms):
+            for oidx, osyms in zip(indices, syms):
                 for i, s in zip(oidx, osyms):
                     assert s is None or (s == locality.ZERO and i == 0) or (isinstance(s, int) and i == idx[s]), op.name
 

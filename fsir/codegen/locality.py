@@ -30,7 +30,7 @@ class Coord:
     n: int
 
 
-class SymbolicIndex:
+class SymbolicIndex(graph.DimBuilder[Coord | None]):
     """The `DimBuilder` that the ops' index rules (`GraphOp.operand_indices`) run in to
     follow coordinates: a value is an int (a constant), a `Coord` or None (unknown).
     Arithmetic on anything but constants is unknown, so only what an op passes through
@@ -67,8 +67,8 @@ class SymbolicIndex:
     def linearize(self, idx, dims):
         return None
 
-    def delinearize(self, linear, dims):
-        return [None] * len(dims)
+    def delinearize(self, linear, dims) -> list[Coord | int | None]:
+        return [None for _ in dims]
 
 
 _SYMBOLIC = SymbolicIndex()

@@ -10,8 +10,10 @@ Users write this level by hand and importers produce it, so its syntax is a cont
 
 Every op carries an op-class trait (light elementwise, expensive elementwise, reduction,
 gather, compute-intensive) that fusion and code generation key on, a shape rule
-(`infer_type`) used by its verifier and by shape inference, and a numpy reference
-implementation (`reference`) that the reference interpreter calls. Elementwise ops are
+(`reify_dims`, written over a `DimBuilder` index algebra: `infer_type` runs it on static
+shapes for the verifier and shape inference, code generation on runtime sizes), an index
+rule (`operand_indices`: which operand elements one result element reads), and a numpy
+reference implementation (`reference`) that the reference interpreter calls. Elementwise ops are
 rows of the `ELEMENTWISE` table: adding one is a one-line change there.
 """
 
@@ -229,9 +231,9 @@ class DimBuilder(Protocol[D]):
     constant index) or a `D`; conditions are whatever `eq` and `lt` return.
 
     `StaticDims` evaluates on static shapes (`?` stays `?`) for `infer_type`;
-    `fsir.lowering.scalar.IndexBuilder` builds `index` code (D = SSAValue), the model being
-    MLIR's `ReifyRankedShapedTypeOpInterface`; `fsir.codegen.locality` follows which
-    coordinates of a group reach an operand."""
+    `fsir.lowering.scalar.IndexBuilder` builds `index` code (D = SSAValue: runtime shapes
+    as MLIR's `ReifyRankedShapedTypeOpInterface` reifies them); `fsir.codegen.locality`
+    follows which coordinates of a group reach an operand."""
 
     def add(self, a: D | int, b: D | int) -> D | int: ...
     def sub(self, a: D | int, b: D | int) -> D | int: ...

@@ -13,6 +13,7 @@ twice at one index is computed once (FusionStitching §4.5).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -161,7 +162,7 @@ class ElementEmitter:
         return [self.at(o, i) for o, i in zip(op.operands, indices)]
 
     def _concat(self, op: graph.ConcatOp, idx: list[Index]) -> SSAValue:
-        d = op.dim.value.data
+        d = op.dim.value.data  # type: ignore[attr-defined]
         operands = list(op.operands)
         offsets = op.offsets(self.shapes.dims, self.ib)
 
@@ -220,6 +221,7 @@ ELEMENT_RULES: dict[type[graph.GraphOp], ElementRule] = {
 }
 
 
+@functools.cache
 def _element_rule(cls: type) -> ElementRule | None:
     for base in cls.__mro__:
         if base in ELEMENT_RULES:

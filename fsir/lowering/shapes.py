@@ -48,7 +48,7 @@ class ShapeCalc:
         """The op's shape rule (`reify_dims`); a kernel's or group's result is the value it yields."""
         op = v.owner
         if isinstance(op, (GroupOp, KernelOp)):
-            index = list(op.results).index(v)
+            index = next(i for i, r in enumerate(op.results) if r is v)
             block = op.regions[0].blocks[0]
             return self.dims(block.last_op.operands[index])  # type: ignore[union-attr]
         if not isinstance(op, graph.GraphOp):
