@@ -11,8 +11,8 @@ slower than the explorer itself) from three equal parts:
 - independent embedding-like subgraphs: gather -> scale -> reduce over the sequence ->
   tanh, each with its own ids, summed by feature groups of 16 (one result per group).
 
-Prints the explorer's time per size (the best of 3 runs up to 10k ops) (planning: candidates, beam search, remote fusion,
-plan choice, by default by generating the kernels where the plans differ; and separately the
+Prints the explorer's time per size (the best of 3 runs up to 10k ops) (planning: candidates,
+beam search, remote fusion, plan choice, by default by generating the kernels where the plans differ; and separately the
 outlining into stitch.fusion), how many kernels the codegen evaluator generated and which
 evaluator decided each comparison, and checks the targets:
 100k ops in under a minute, and the 10k time at most 12x the 1k time. Both wall-clock
@@ -54,8 +54,8 @@ def _chain(b: GraphBuilder, x, n: int):
             cur = b.ew("sub", cur, b.broadcast(s, (ROWS, COLS), [0]))
             count += 3
         else:
-            cur = [lambda: b.ew("mul", cur, x), lambda: b.ew("exp", cur),
-                   lambda: b.ew("add", cur, x), lambda: b.ew("neg", cur)][step % 4]()
+            op = ("mul", "exp", "add", "neg")[step % 4]
+            cur = b.ew(op, cur, x) if op in ("mul", "add") else b.ew(op, cur)
             count += 1
     return cur
 

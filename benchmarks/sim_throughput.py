@@ -2,7 +2,7 @@
 
     python benchmarks/sim_throughput.py [--quick]
 
-Runs nvcc-generated kernels (tests/runtime/cuda/*.ptx) on the simulator: an elementwise kernel,
+Runs nvcc-generated kernels (tests/sim/cuda/*.ptx) on the simulator: an elementwise kernel,
 a shared-memory block reduction, warp-shuffle reductions, a tiled matmul and a LayerNorm of
 4096x768 (4096 blocks of 256 threads = 1M threads). Prints wall time, dynamic thread-instructions
 and thread-instructions per second for each (best of --repeat runs, after one warm-up that also
@@ -12,14 +12,15 @@ parses and decodes the PTX).
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from pathlib import Path
 
 import numpy as np
 
-from fsir.runtime.simulator import run_ptx
+from fsir.sim import run_ptx
 
-CUDA = Path(__file__).resolve().parent.parent / "tests" / "runtime" / "cuda"
+CUDA = Path(__file__).resolve().parent.parent / "tests" / "sim" / "cuda"
 
 
 def ptx(name):
@@ -59,7 +60,7 @@ def cases(scale: float):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").strip().splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller problems (1/8)")
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--no-race-check", action="store_true", help="disable shared-memory race detection")
@@ -67,13 +68,12 @@ def main():
     scale = 0.125 if args.quick else 1.0
     print(f"{'kernel':36} {'size':>12} {'threads':>9} {'thread-instr':>13} {'time':>8} {'instr/s':>10}")
     for title, size, text, kernel, grid, block, kargs, smem in cases(scale):
-        run_ptx(text, kernel, grid, block, kargs, smem, check_races=not args.no_race_check)  # warm-up
-        best = None
+        st = run_ptx(text, kernel, grid, block, kargs, smem, check_races=not args.no_race_check)  # warm-up
+        best = math.inf
         for _ in range(args.repeat):
             t0 = time.perf_counter()
             st = run_ptx(text, kernel, grid, block, kargs, smem, check_races=not args.no_race_check)
-            dt = time.perf_counter() - t0
-            best = dt if best is None else min(best, dt)
+            best = min(best, time.perf_counter() - t0)
         print(f"{title:36} {size:>12} {st.threads:>9} {st.instructions:>13,} {best:>7.2f}s "
               f"{st.instructions / best / 1e6:>8.0f} M")
 

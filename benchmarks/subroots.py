@@ -21,11 +21,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from test_subroots import gelu_sum, kernels, layernorm_exp, softmax  # noqa: E402
+from test_subroots import gelu_sum, kernels, layernorm_exp, softmax
 
-from fsir.ir import parse_module  # noqa: E402
-from fsir.runtime.executor import compile_module, execute  # noqa: E402
-from fsir.runtime.reference import find_function  # noqa: E402
+from fsir.ir import parse_module
+from fsir.pipeline import PipelineOptions, lower
+from fsir.runtime.executor import execute
+from fsir.runtime.reference import find_function
 
 CASES = {
     "softmax 4x10240 f32": softmax(4, 10240),
@@ -49,7 +50,7 @@ def run(text: str, subroots: str) -> tuple[str, float, object]:
     from fsir.dialects.graph import numpy_dtype
 
     inputs = [rng.standard_normal(tuple(t.get_shape())).astype(numpy_dtype(t.element_type)) for t in types]
-    _, stats = execute(compile_module(module, fusion="stitch", subroots=subroots), inputs)
+    _, stats = execute(lower(module, PipelineOptions(fusion="stitch", subroots=subroots)), inputs)
     return config, est, stats
 
 

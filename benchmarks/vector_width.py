@@ -22,7 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from fsir.ir import parse_module
-from fsir.runtime.executor import compile_module, execute, module_ptx
+from fsir.pipeline import PipelineOptions, lower
+from fsir.runtime.executor import execute, module_ptx
 from fsir.runtime.reference import find_function
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -32,14 +33,14 @@ def kernel_configs(module) -> list[str]:
     """Each kernel's configuration: the evaluator's `config`, else its vector width."""
     from xdsl.dialects.builtin import StringAttr
 
-    from fsir.dialects.schedule import KernelOp
+    from fsir.dialects.schedule import KernelOp, LoopParamsAttr, RowParamsAttr
 
     out = []
     for op in module.walk():
         if isinstance(op, KernelOp):
             cost = op.cost.data if op.cost is not None else {}
             config = cost.get("config")
-            vec = op.param("vector_width") if "vector_width" in op.params.data else 1
+            vec = op.params.vector_width if isinstance(op.params, (LoopParamsAttr, RowParamsAttr)) else 1
             est = cost.get("estimate_us")
             text = config.data if isinstance(config, StringAttr) else f"{op.mapping.data}/v{vec}"
             out.append(text + (f" ({est.value.data:.2f} us est.)" if est is not None else ""))
@@ -47,15 +48,7 @@ def kernel_configs(module) -> list[str]:
 
 
 def scheduled(module, vector):
-    from xdsl.context import Context
-
-    from fsir.codegen.stitch_codegen import StitchCodegenPass
-    from fsir.fusion.explore import FusionExplorePass
-
-    m = module.clone()
-    for p in (FusionExplorePass(mode="stitch"), StitchCodegenPass(vector=vector)):
-        p.apply(Context(), m)
-    return m
+    return lower(module, PipelineOptions(fusion="stitch", vector=vector), until="stitch-codegen")
 
 
 def main() -> None:
@@ -73,14 +66,14 @@ def main() -> None:
         base = None
         for vector in (1, 2, 4, "auto"):
             start = time.perf_counter()
-            lowered = compile_module(module, fusion="stitch", vector=vector)
+            lowered = lower(module, PipelineOptions(fusion="stitch", vector=vector))
             _, st = execute(lowered, inputs)
             ptx = module_ptx(lowered)
             static = len(re.findall(r"\b(?:ld|st)\.global\.", ptx))
             static_v = len(re.findall(r"\b(?:ld|st)\.global\.v\d", ptx))
             mem = st.global_load_requests + st.global_store_requests
             base = base or mem
-            print(f"  {str(vector):>6}  {st.global_load_requests:>10} {st.global_store_requests:>10} "
+            print(f"  {vector!s:>6}  {st.global_load_requests:>10} {st.global_store_requests:>10} "
                   f"{mem:>10} {st.global_load_bytes / 1e6:>7.2f} {st.global_store_bytes / 1e6:>7.2f} "
                   f"{st.global_sectors:>9} {st.warp_instructions:>11} {f'{static}/{static_v}':>15}  "
                   f"{'; '.join(kernel_configs(scheduled(module, vector)))}  "

@@ -12,7 +12,7 @@
 // Dots are compute-intensive (left to GEMM kernels); everything between them --
 // bias adds, head reshapes/transposes, the masked softmax, residuals, LayerNorms and
 // GELU -- is memory-intensive work for fusion. The measured peers launch 15-16
-// kernels for this layer (DESIGN.md).
+// kernels for this layer (docs/peers.md).
 func.func @bert_layer(%x: tensor<2x128x768xf32>, %mask: tensor<2x1x1x128xf32>,
     %wq: tensor<768x768xf32>, %bq: tensor<768xf32>,
     %wk: tensor<768x768xf32>, %bk: tensor<768xf32>,

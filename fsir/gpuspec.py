@@ -1,4 +1,4 @@
-"""GPU parameter tables the cost models read (public datasheet figures, DESIGN.md).
+"""GPU parameter tables the cost models read (public datasheet figures; docs/cost-models.md).
 
     spec = gpu_spec("H100")      # case-insensitive; "a100-80gb" etc. also accepted
     spec.hbm_bandwidth            # bytes per second
@@ -10,9 +10,9 @@ is marked as a modelling assumption next to the field. Kernel launch cost is XLA
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping
 
 from fsir.errors import UserError
 

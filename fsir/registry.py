@@ -11,37 +11,38 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
     from xdsl.ir import Dialect
     from xdsl.passes import ModulePass
     from xdsl.utils.target import Target
 
 
-def _graph() -> "Dialect":
+def _graph() -> Dialect:
     from fsir.dialects.graph import Graph
 
     return Graph
 
 
-def _stitch() -> "Dialect":
+def _stitch() -> Dialect:
     from fsir.dialects.stitch import Stitch
 
     return Stitch
 
 
-def _schedule() -> "Dialect":
+def _schedule() -> Dialect:
     from fsir.dialects.schedule import Schedule
 
     return Schedule
 
 
-DIALECTS: dict[str, Callable[[], "Dialect"]] = {
+DIALECTS: dict[str, Callable[[], Dialect]] = {
     "graph": _graph,
     "stitch": _stitch,
     "schedule": _schedule,
 }
 
 
-def _gpu() -> "Dialect":
+def _gpu() -> Dialect:
     from fsir.dialects.gpu import GPU
 
     return GPU
@@ -50,48 +51,48 @@ def _gpu() -> "Dialect":
 # Dialects that replace an xDSL dialect of the same name inside fs-opt (e.g. fsir's
 # `gpu`, a superset of xDSL's with MLIR's syntax). The universe cannot register them
 # (xDSL refuses duplicate names), so plain xdsl-opt keeps xDSL's version.
-OVERRIDING_DIALECTS: dict[str, Callable[[], "Dialect"]] = {
+OVERRIDING_DIALECTS: dict[str, Callable[[], Dialect]] = {
     "gpu": _gpu,
 }
 
 
-def _canonicalize() -> type["ModulePass"]:
+def _canonicalize() -> type[ModulePass]:
     from fsir.transforms.canonicalize import GraphCanonicalizePass
 
     return GraphCanonicalizePass
 
 
-def _shape_inference() -> type["ModulePass"]:
+def _shape_inference() -> type[ModulePass]:
     from fsir.transforms.shape_inference import ShapeInferencePass
 
     return ShapeInferencePass
 
 
-def _fusion_explore() -> type["ModulePass"]:
+def _fusion_explore() -> type[ModulePass]:
     from fsir.fusion.explore import FusionExplorePass
 
     return FusionExplorePass
 
 
-def _stitch_codegen() -> type["ModulePass"]:
+def _stitch_codegen() -> type[ModulePass]:
     from fsir.codegen.stitch_codegen import StitchCodegenPass
 
     return StitchCodegenPass
 
 
-def _schedule_to_gpu() -> type["ModulePass"]:
+def _schedule_to_gpu() -> type[ModulePass]:
     from fsir.lowering.schedule_to_gpu import ScheduleToGpuPass
 
     return ScheduleToGpuPass
 
 
-def _gpu_vectorize_memory() -> type["ModulePass"]:
+def _gpu_vectorize_memory() -> type[ModulePass]:
     from fsir.lowering.vectorize import VectorizeMemoryPass
 
     return VectorizeMemoryPass
 
 
-PASSES: dict[str, Callable[[], type["ModulePass"]]] = {
+PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-canonicalize": _canonicalize,
     "graph-shape-inference": _shape_inference,
     "fusion-explore": _fusion_explore,
@@ -101,31 +102,36 @@ PASSES: dict[str, Callable[[], type["ModulePass"]]] = {
 }
 
 
-def _ptx() -> type["Target"]:
+def _ptx() -> type[Target]:
     from fsir.ptx.target import PTXTarget
 
     return PTXTarget
 
 
-TARGETS: dict[str, Callable[[], type["Target"]]] = {
+TARGETS: dict[str, Callable[[], type[Target]]] = {
     "ptx": _ptx,
 }
 
+
+
 # Input formats other than .mlir: name (also the file extension) -> factory of a
 # function (text or bytes, file name) -> ModuleOp.
-def _hlo() -> Callable[..., object]:
+Importer = Callable[..., "ModuleOp"]
+
+
+def _hlo() -> Importer:
     from fsir.frontend.hlo import import_hlo
 
     return import_hlo
 
 
-def _onnx() -> Callable[..., object]:
+def _onnx() -> Importer:
     from fsir.frontend.onnx_import import import_onnx
 
     return import_onnx
 
 
-FRONTENDS: dict[str, Callable[[], Callable[..., object]]] = {
+FRONTENDS: dict[str, Callable[[], Importer]] = {
     "hlo": _hlo,
     "onnx": _onnx,
 }

@@ -14,8 +14,9 @@ import numpy as np
 
 from fsir.dialects.graph import numpy_dtype
 from fsir.ir import parse_module
+from fsir.pipeline import PipelineOptions, lower
 from fsir.runtime.compare import compare
-from fsir.runtime.executor import compile_module, execute
+from fsir.runtime.executor import execute
 from fsir.runtime.reference import find_function, run
 
 ARCHS = ("sm_80", "sm_90")
@@ -59,7 +60,7 @@ def check(text: str, shapes: list[tuple[int, ...]] | None = None, kinds: list[st
         shapes = shapes or [tuple(t.get_shape()) for t in types]
         kinds = kinds or ["normal"] * len(types)
         inputs = [make_input(t.element_type, s, rng, k) for t, s, k in zip(types, shapes, kinds)]
-    lowered = compile_module(module, fusion=fusion, rows=rows, subroots=subroots, vector=vector, gemm=gemm)
+    lowered = lower(module, PipelineOptions(fusion=fusion, rows=rows, subroots=subroots, vector=vector, gemm=gemm))
     check_dominance(lowered)
     got, _ = execute(lowered, inputs)
     want = run(module, inputs)

@@ -1,4 +1,4 @@
-"""The BERT layer example in the three fusion modes (issue 5 item 6): stitch launches
+"""The BERT layer example in the three fusion modes: stitch launches
 fewer kernels and moves fewer global bytes than xla, and xla fewer than none.
 
 Bytes are the schedule's static accounting (each kernel reads its inputs and writes
@@ -11,23 +11,19 @@ Measured on the simulator (loads+stores / distinct bytes, MB): stitch 12 launche
 from pathlib import Path
 
 import numpy as np
-from xdsl.context import Context
 
-from fsir.codegen.stitch_codegen import StitchCodegenPass
 from fsir.dialects.graph import numpy_dtype
 from fsir.dialects.schedule import KernelOp
-from fsir.fusion.explore import FusionExplorePass
 from fsir.ir import parse_module
-from fsir.runtime.executor import compile_module, execute
+from fsir.pipeline import PipelineOptions, lower
+from fsir.runtime.executor import execute
 from fsir.runtime.reference import find_function
 
 BERT = Path(__file__).resolve().parent.parent / "examples" / "bert_layer.mlir"
 
 
 def plan(mode: str) -> tuple[int, int]:
-    module = parse_module(BERT.read_text(), str(BERT))
-    for p in (FusionExplorePass(mode=mode), StitchCodegenPass()):
-        p.apply(Context(), module)
+    module = lower(parse_module(BERT.read_text(), str(BERT)), PipelineOptions(fusion=mode), until="stitch-codegen")
     kernels = [op for op in module.walk() if isinstance(op, KernelOp)]
     return len(kernels), sum(k.cost.data["global_bytes"].value.data for k in kernels)  # type: ignore[union-attr]
 
@@ -44,7 +40,7 @@ def test_stitch_plan_on_the_simulator_matches_its_accounting():
     types = find_function(parse_module(text, str(BERT))).function_type.inputs.data
     rng = np.random.default_rng(0)
     inputs = [(0.1 * rng.standard_normal(tuple(t.get_shape()))).astype(numpy_dtype(t.element_type)) for t in types]
-    _, stats = execute(compile_module(parse_module(text, str(BERT)), fusion="stitch"), inputs)
+    _, stats = execute(lower(parse_module(text, str(BERT)), PipelineOptions(fusion="stitch")), inputs)
     assert stats.launches == kernels
     # distinct bytes: at most what the kernels read and write (shared inputs count once)
     assert stats.global_unique_bytes <= planned

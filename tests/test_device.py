@@ -11,9 +11,9 @@ import pytest
 from fsir.errors import UserError
 from fsir.runtime.cuda_device import probe_gpu
 from fsir.runtime.device import CudaTiming, DeviceBuffer, SimDevice, select_device
-from fsir.runtime.simulator import LaunchStats
+from fsir.sim import LaunchStats
 
-VADD = (Path(__file__).parent / "runtime" / "cuda" / "vecadd.ptx").read_text()
+VADD = (Path(__file__).parent / "sim" / "cuda" / "vecadd.ptx").read_text()
 HAS_GPU = probe_gpu()[0]
 
 
@@ -174,9 +174,8 @@ class FakeDriver:
     def cuLaunchKernel(self, f, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
         import ctypes
 
-        from fsir.runtime.ptx_parser import parse_ptx
-        from fsir.runtime.sim_decode import NP
-        from fsir.runtime.simulator import run_ptx
+        from fsir.sim import parse_ptx, run_ptx
+        from fsir.sim.decoder import NP
 
         ptx, name = f
         ps = parse_ptx(ptx).kernels[name].params
@@ -242,7 +241,7 @@ def test_cuda_device_marshalling_with_fake_driver(fake_gpu):
         dev.launch(mod, "vec_add", (4,), (256,), [da, da, dc, 1.5])
     with pytest.raises(UserError, match="unknown kernel 'nope'"):
         dev.launch(mod, "nope", (1,), (1,), [])
-    softmax = (Path(__file__).parent / "runtime" / "cuda" / "softmax.ptx").read_text()
+    softmax = (Path(__file__).parent / "sim" / "cuda" / "softmax.ptx").read_text()
     x = np.random.default_rng(0).standard_normal((3, 70)).astype(np.float32)
     y = np.zeros_like(x)
     dev.launch(dev.load(softmax), "softmax_rows", (3,), (128,), [x, y, 70], 512)

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from fsir.pipeline import PipelineOptions, lower, read_model
 from fsir.ptx import print_ptx
 from fsir.ptx.ptxas import assemble
 from fsir.runtime.compare import compare
-from fsir.runtime.executor import compile_module, execute
+from fsir.runtime.executor import execute
 from fsir.runtime.inputs import random_inputs
 from fsir.runtime.reference import find_function, run_function, run_function_float64
-from fsir.tools.fs_run import load_model
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 MODELS = sorted(p for p in EXAMPLES.rglob("*") if p.suffix in (".mlir", ".hlo", ".onnx"))
@@ -33,7 +33,7 @@ def loaded():
 
     def get(path):
         if path not in cache:
-            cache[path] = load_model(str(path), None)
+            cache[path] = read_model(path)
         return cache[path]
 
     return get
@@ -42,7 +42,7 @@ def loaded():
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("path", MODELS, ids=_id)
 def test_example_assembles(path, mode, loaded):
-    lowered = compile_module(loaded(path), fusion=mode)
+    lowered = lower(loaded(path), PipelineOptions(fusion=mode))
     for arch in ("sm_80", "sm_90"):
         result = assemble(print_ptx(lowered, arch=arch), arch)
         assert result.ok, (arch, result.errors[:5])
@@ -58,7 +58,7 @@ def test_example_runs_on_simulator(path, mode, loaded):
     inputs = random_inputs(f, 0)
     want = run_function(f, inputs)
     exact = run_function_float64(f, inputs)
-    got, stats = execute(compile_module(module, fusion=mode), inputs)
+    got, stats = execute(lower(module, PipelineOptions(fusion=mode)), inputs)
     assert stats.launches >= 1
     for i, (g, w, e) in enumerate(zip(got, want, exact)):
         c = compare(g, w, exact=e)

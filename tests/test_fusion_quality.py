@@ -16,9 +16,9 @@ from fsir.dialects.stitch import FusionOp
 from fsir.fusion.explorer import ExplorerOptions, apply_plan, explore, kernel_bytes
 from fsir.fusion.patterns import CandidateGenerator, CandidateOptions
 from fsir.ir import verify
+from fsir.pipeline import read_model
 from fsir.runtime.reference import find_function, run
 from fsir.testing.random_graphs import random_inputs
-from fsir.tools.fs_run import load_model
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 ALL_EXAMPLES = (sorted(EXAMPLES.glob("*.mlir")) + sorted((EXAMPLES / "hlo").glob("*.hlo"))
@@ -27,7 +27,7 @@ IDS = [str(p.relative_to(EXAMPLES)) for p in ALL_EXAMPLES]
 
 
 def _explore(path: Path, **options):
-    module = load_model(str(path), None)
+    module = read_model(path)
     f = find_function(module)
     return module, f, explore(f.body.block, ExplorerOptions(**options))
 
@@ -55,7 +55,7 @@ def test_stitch_plans_no_more_than_xla_and_xla_no_more_than_none(path: Path):
 @pytest.mark.parametrize("path", [p for p in ALL_EXAMPLES if p.suffix != ".mlir"],
                          ids=[i for i, p in zip(IDS, ALL_EXAMPLES) if p.suffix != ".mlir"])
 def test_imported_examples_keep_their_results_and_codegen_accepts_every_fusion(path: Path):
-    module = load_model(str(path), None)
+    module = read_model(path)
     inputs = random_inputs(module, np.random.default_rng(0))
     expected = run(module, inputs)
     f = find_function(module)

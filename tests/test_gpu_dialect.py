@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 
 import pytest
-from ptx_util import PTX_LIT, ROOT, parse, ptx_of
 from xdsl.dialects import arith, builtin, func
 from xdsl.dialects.builtin import DYNAMIC_INDEX, FunctionType, IndexType, MemRefType, SymbolRefAttr, f32, i32
 from xdsl.ir import Block, Region
@@ -14,6 +13,7 @@ from xdsl.printer import Printer
 from xdsl.utils.arg_spec import parse_spec
 
 from fsir.dialects import gpu
+from fsir.testing.ptx import PTX_LIT, ROOT, parse, ptx_of
 
 INPUTS = sorted(p for p in PTX_LIT.glob("*.mlir") if p.name != "errors.mlir") + sorted(
     p for p in (ROOT / "lit_tests" / "gpu").glob("*.mlir") if p.name != "invalid.mlir"

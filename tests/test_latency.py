@@ -16,8 +16,9 @@ from fsir.codegen.latency import (
 from fsir.dialects import gpu
 from fsir.gpuspec import gpu_spec
 from fsir.ir import parse_module
+from fsir.pipeline import PipelineOptions, lower
 from fsir.ptx.ptxas import assemble
-from fsir.runtime.executor import compile_module, module_ptx
+from fsir.runtime.executor import module_ptx
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 H100 = gpu_spec("H100")
@@ -41,7 +42,7 @@ def kernels(lowered):
 def test_register_estimates_match_ptxas(mode, vector):
     errors = []
     for path in sorted(EXAMPLES.glob("*.mlir")):
-        lowered = compile_module(parse_module(path.read_text(), str(path)), fusion=mode, vector=vector)
+        lowered = lower(parse_module(path.read_text(), str(path)), PipelineOptions(fusion=mode, vector=vector))
         result = assemble(module_ptx(lowered), "sm_80")
         assert result.ok, result.errors
         for k in kernels(lowered):
@@ -165,7 +166,7 @@ def test_gemm_register_estimates_match_ptxas(config):
     """Every GEMM candidate's kernels in the BERT layer (plain products and attention
     products with reshapes, transposes and bias adds inlined into the tile loads)."""
     path = EXAMPLES / "bert_layer.mlir"
-    lowered = compile_module(parse_module(path.read_text(), str(path)), fusion="stitch", gemm=config)
+    lowered = lower(parse_module(path.read_text(), str(path)), PipelineOptions(fusion="stitch", gemm=config))
     result = assemble(module_ptx(lowered), "sm_80")
     assert result.ok, result.errors
     errors = [(estimate_registers(k) - result.kernels[k.sym_name.data].registers, k.sym_name.data)
@@ -189,7 +190,7 @@ def test_many_output_loop_kernel_registers():
         prev = f"%a{i}"
     lines.append(f"  func.return {', '.join(f'%o{i}' for i in range(n))} : {', '.join([t] * n)}")
     lines.append("}")
-    lowered = compile_module(parse_module("\n".join(lines), "many.mlir"), fusion="stitch", vector=1)
+    lowered = lower(parse_module("\n".join(lines), "many.mlir"), PipelineOptions(fusion="stitch", vector=1))
     result = assemble(module_ptx(lowered), "sm_80")
     assert result.ok, result.errors
     (k,) = kernels(lowered)

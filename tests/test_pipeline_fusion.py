@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pipeline_util import check
 
 from fsir.errors import UserError
 from fsir.ir import parse_module
-from fsir.runtime.executor import compile_module, execute
-from pipeline_util import check
+from fsir.pipeline import PipelineOptions, lower
+from fsir.runtime.executor import execute
 
 
 def layernorm(rows: str, cols: int, t: str = "f32") -> str:
@@ -161,7 +162,7 @@ func.func @f(%x: tensor<4x9xf32>) -> tensor<9x4xf32> {
 
 
 def _compile(text: str):
-    return compile_module(parse_module(text, "t.mlir"))
+    return lower(parse_module(text, "t.mlir"), PipelineOptions(fusion="none"))
 
 
 def test_inter_block_error():

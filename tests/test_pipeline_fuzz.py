@@ -9,10 +9,11 @@ fsir.testing.random_graphs --seed N --dynamic 0.2`).
 from __future__ import annotations
 
 from fsir.ir import parse_module
+from fsir.pipeline import PipelineOptions, lower
 from fsir.ptx import print_ptx
 from fsir.ptx.ptxas import assemble
 from fsir.runtime.compare import compare
-from fsir.runtime.executor import compile_module, execute
+from fsir.runtime.executor import execute
 from fsir.runtime.inputs import random_inputs
 from fsir.runtime.reference import find_function, run_function, run_function_float64
 
@@ -28,7 +29,7 @@ def test_random_graph_through_ptx(fuzz_seed):
     exact = run_function_float64(f, inputs)
     # every other stitch seed forces expensive elementwise sub-roots wherever they fit
     subroots = "all" if mode == "stitch" and (fuzz_seed // len(MODES)) % 2 else "auto"
-    lowered = compile_module(module, fusion=mode, subroots=subroots)
+    lowered = lower(module, PipelineOptions(fusion=mode, subroots=subroots))
     for arch in ("sm_80", "sm_90"):
         result = assemble(print_ptx(lowered, arch=arch), arch)
         assert result.ok, (arch, result.errors)

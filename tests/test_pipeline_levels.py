@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from xdsl.context import Context
+from test_pipeline_fusion import GRAPH_LAYERNORM
 
-from fsir.codegen.stitch_codegen import StitchCodegenPass
-from fsir.fusion.explore import FusionExplorePass
-from fsir.ir import parse_module, verify
+from fsir.ir import parse_module
+from fsir.pipeline import PipelineOptions, lower
 from fsir.runtime.inputs import random_inputs
 from fsir.runtime.reference import find_function, run
-from test_pipeline_fusion import GRAPH_LAYERNORM
 
 SOFTMAX = """
 func.func @softmax(%x: tensor<5x40xf32>) -> tensor<200xf32> {
@@ -37,12 +35,13 @@ def test_levels_agree(text, mode):
     module = parse_module(text)
     inputs = random_inputs(find_function(module))
     want = run(module, inputs)
-    FusionExplorePass(mode=mode).apply(Context(), module)
-    verify(module)
-    stitched = run(module, inputs)
-    StitchCodegenPass().apply(Context(), module)
-    verify(module)
-    scheduled = run(module, inputs)
-    for w, a, b in zip(want, stitched, scheduled):
-        np.testing.assert_array_equal(w, a)
-        np.testing.assert_array_equal(w, b)
+    got = {}
+
+    def run_stage(stage, seconds, ir):
+        got[stage] = run(ir, inputs)
+
+    lower(module, PipelineOptions(fusion=mode), until="stitch-codegen", on_stage=run_stage)
+    assert list(got) == ["fusion-explore", "stitch-codegen"]
+    for stage, outputs in got.items():
+        for w, g in zip(want, outputs):
+            np.testing.assert_array_equal(w, g, err_msg=stage)

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pipeline_util import check_dominance
 
 from fsir.ir import parse_module
+from fsir.pipeline import PipelineOptions, lower
 from fsir.runtime.compare import compare
-from fsir.runtime.executor import compile_module, execute
+from fsir.runtime.executor import execute
 from fsir.runtime.reference import run
 from fsir.testing.random_graphs import random_graph, random_inputs
-from pipeline_util import check_dominance
 
 SEEDS = [3159, 5, 12, 23, 28, 48, 82, 94, 120, 139, 182, 198, 244] + list(range(300, 306))
 BIG = dict(max_ops=30, dynamic=0.3, max_rank=4, max_elements=20000)
@@ -26,7 +27,7 @@ def test_random_graph(seed, mode):
     module = parse_module(random_graph(seed, max_ops=25, dynamic=0.3))
     inputs = random_inputs(module, np.random.default_rng(seed))
     want = run(module, inputs)  # `?` inputs follow fsir.runtime_shape, so sizes agree
-    lowered = compile_module(module, fusion=mode)
+    lowered = lower(module, PipelineOptions(fusion=mode))
     check_dominance(lowered)
     got, _ = execute(lowered, inputs)
     for i, (g, w) in enumerate(zip(got, want)):
@@ -39,7 +40,7 @@ def test_random_graph_big(seed):
     module = parse_module(random_graph(seed, **BIG))
     inputs = random_inputs(module, np.random.default_rng(seed))
     want = run(module, inputs)
-    lowered = compile_module(module, fusion="stitch")
+    lowered = lower(module, PipelineOptions(fusion="stitch"))
     check_dominance(lowered)
     got, _ = execute(lowered, inputs)
     for i, (g, w) in enumerate(zip(got, want)):

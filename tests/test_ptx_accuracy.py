@@ -11,11 +11,10 @@ import math
 
 import numpy as np
 import pytest
-from ptx_util import PTX_LIT, parse
 
+from fsir import sim
 from fsir.ptx import print_ptx
-
-from fsir.runtime import simulator  # noqa: E402
+from fsir.testing.ptx import PTX_LIT, parse
 
 N = 100_000
 RNG = np.random.default_rng(1234)
@@ -23,14 +22,14 @@ RNG = np.random.default_rng(1234)
 
 @pytest.fixture(scope="module")
 def sim_module():
-    return simulator.load_module(print_ptx(parse((PTX_LIT / "math.mlir").read_text())))
+    return sim.load_module(print_ptx(parse((PTX_LIT / "math.mlir").read_text())))
 
 
 def run(mod, kernel: str, x, z=None) -> np.ndarray:
     x = np.ascontiguousarray(x, dtype=np.float32)
     z = x if z is None else np.ascontiguousarray(z, dtype=np.float32)
     y = np.zeros(x.size, np.float32)
-    simulator.launch(mod, kernel, ((x.size + 255) // 256,), (256,), [x, z, y, np.uint64(x.size)])
+    sim.launch(mod, kernel, ((x.size + 255) // 256,), (256,), [x, z, y, np.uint64(x.size)])
     return y
 
 

@@ -1,19 +1,18 @@
 """Every PTX the printer produces assembles with ptxas, for sm_80 and sm_90.
 
 Covers the lit_tests/ptx inputs, gpu/roundtrip.mlir, and generated kernels for every
-op/type combination (tests/ptx_cases.py). Also checks the ptxas wrapper's parsing.
+op/type combination (fsir/testing/ptx_cases.py). Also checks the ptxas wrapper's parsing.
 """
 
 from __future__ import annotations
 
 import pytest
-from ptx_cases import cases, cases_module
-from ptx_util import PTX_LIT, ROOT, parse
 
 from fsir.errors import UserError
 from fsir.ptx import print_ptx
 from fsir.ptx.ptxas import assemble, find_ptxas, parse_verbose
-
+from fsir.testing.ptx import PTX_LIT, ROOT, parse
+from fsir.testing.ptx_cases import cases, cases_module
 
 
 def test_ptxas_is_installed():

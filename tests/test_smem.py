@@ -52,28 +52,29 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 def test_layernorm_reductions_share_one_slot_ptxas():
     """Mean and variance are two block reductions; their result slots share one
     buffer's space in the schedule IR, and ptxas -v reports that many shared bytes."""
-    from xdsl.context import Context
-
-    from fsir.codegen.stitch_codegen import StitchCodegenPass
-    from fsir.dialects.schedule import GroupOp, KernelOp
-    from fsir.fusion.explore import FusionExplorePass
+    from fsir.dialects.schedule import GroupOp, KernelOp, RowParamsAttr, Storage
     from fsir.ir import parse_module
-    from fsir.lowering.schedule_to_gpu import ScheduleToGpuPass
-    from fsir.ptx import print_ptx
+    from fsir.pipeline import PipelineOptions, emit_ptx, lower
     from fsir.ptx.ptxas import assemble
 
     module = parse_module((EXAMPLES / "layernorm.mlir").read_text(), "layernorm.mlir")
-    for p in (FusionExplorePass(mode="stitch"), StitchCodegenPass(rows="block")):
-        p.apply(Context(), module)
-    (k,) = [op for op in module.walk() if isinstance(op, KernelOp)]
+    options = PipelineOptions(fusion="stitch", rows="block", arch="sm_80")
+    scheduled: list[KernelOp] = []
+
+    def keep_kernels(stage, seconds, ir):
+        if stage == "stitch-codegen":
+            scheduled.extend(op.clone() for op in ir.walk() if isinstance(op, KernelOp))
+
+    lowered = lower(module, options, on_stage=keep_kernels)
+    (k,) = scheduled
     slots = [(g.buffer.root_reference.data, g.offset.value.data) for g in k.groups()
-             if isinstance(g, GroupOp) and g.storage.data == "shared"]
+             if isinstance(g, GroupOp) and g.storage.data == Storage.SHARED]
     assert slots == [("results_f32", 0), ("results_f32", 0)]
     buffers = {name: s.bytes for name, s in k.shared_buffers().items()}
-    rows_per_block = k.param("rows_per_block")
+    assert isinstance(k.params, RowParamsAttr)
+    rows_per_block = k.params.rows_per_block
     assert buffers == {"partials_f32": 4 * (256 // 32), "results_f32": 4 * rows_per_block}
-    ScheduleToGpuPass().apply(Context(), module)
-    result = assemble(print_ptx(module, arch="sm_80"), "sm_80")
+    result = assemble(emit_ptx(lowered, options), "sm_80")
     assert result.ok, result.errors
     # one slot for both reductions (no reuse would be 4 more bytes per row of the block)
     assert result.kernels["layernorm_k0"].shared_bytes == sum(buffers.values())

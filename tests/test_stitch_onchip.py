@@ -8,11 +8,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pipeline_util import check
 
 from fsir.ir import parse_module
-from fsir.runtime.executor import compile_module, execute, module_ptx
+from fsir.pipeline import PipelineOptions, lower
+from fsir.runtime.executor import execute, module_ptx
 from fsir.runtime.reference import find_function, run
-from pipeline_util import check
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -22,7 +23,7 @@ def measure(text: str):
     types = find_function(module).function_type.inputs.data
     rng = np.random.default_rng(0)
     inputs = [rng.standard_normal(tuple(t.get_shape())).astype(np.float32) for t in types]
-    lowered = compile_module(parse_module(text, "<test>"), fusion="stitch")
+    lowered = lower(parse_module(text, "<test>"), PipelineOptions(fusion="stitch"))
     outputs, stats = execute(lowered, inputs)
     for got, want in zip(outputs, run(module, inputs)):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)

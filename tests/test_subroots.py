@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from fsir.dialects.schedule import KernelOp
-from fsir.ir import parse_module
-from fsir.runtime.executor import compile_module, execute
-from fsir.runtime.reference import find_function, run
 from pipeline_util import check
+
+from fsir.dialects.schedule import KernelOp, Mapping, Storage
+from fsir.ir import parse_module
+from fsir.pipeline import PipelineOptions, lower
+from fsir.runtime.executor import execute
+from fsir.runtime.reference import find_function, run
 
 
 def softmax(rows: int, cols: int, t: str = "f32") -> str:
@@ -132,23 +133,17 @@ func.func @chain(%x: {x}) -> {x} {{
 
 def kernels(lowered_text: str, rows: str = "auto", subroots: str = "auto") -> list[KernelOp]:
     """The schedule kernels stitch-codegen makes of a graph."""
-    from xdsl.context import Context
-
-    from fsir.codegen.stitch_codegen import StitchCodegenPass
-    from fsir.fusion.explore import FusionExplorePass
-
-    module = parse_module(lowered_text, "<test>")
-    for p in (FusionExplorePass(mode="stitch"), StitchCodegenPass(rows=rows, subroots=subroots)):
-        p.apply(Context(), module)
+    options = PipelineOptions(fusion="stitch", rows=rows, subroots=subroots)
+    module = lower(parse_module(lowered_text, "<test>"), options, until="stitch-codegen")
     return [op for op in module.walk() if isinstance(op, KernelOp)]
 
 
-def subroot_storage(k: KernelOp) -> list[str]:
+def subroot_storage(k: KernelOp) -> list[Storage]:
     """The storage of each elementwise sub-root group."""
     from fsir.lowering.kernels import KernelLowering
 
     return [g.storage.data for g in k.groups()
-            if g.storage.data != "global" and KernelLowering.group_reduce(g) is None]
+            if g.storage.data != Storage.GLOBAL and KernelLowering.group_reduce(g) is None]
 
 
 # (graph, forced row schedule, the storage its sub-roots get with subroots=all)
@@ -211,7 +206,7 @@ def measure(text: str, subroots: str):
     types = find_function(module).function_type.inputs.data
     rng = np.random.default_rng(0)
     inputs = [rng.standard_normal(tuple(t.get_shape())).astype(np.float32) for t in types]
-    lowered = compile_module(parse_module(text, "<test>"), fusion="stitch", subroots=subroots)
+    lowered = lower(parse_module(text, "<test>"), PipelineOptions(fusion="stitch", subroots=subroots))
     outputs, stats = execute(lowered, inputs)
     for got, want in zip(outputs, run(module, inputs)):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
@@ -291,7 +286,7 @@ func.func @f(%x: {x}) -> {x} {{
 }}
 """
     ks = kernels(text, "block", "all")
-    assert any(k.mapping.data == "row" for k in ks)
+    assert any(k.mapping.data == Mapping.ROW for k in ks)
     assert all(subroot_storage(k) == [] for k in ks)
 
 
@@ -313,7 +308,7 @@ def test_random_graph_with_subroots(seed):
     f = find_function(module)
     inputs = random_inputs(f, seed)
     want, exact = run_function(f, inputs), run_function_float64(f, inputs)
-    lowered = compile_module(module, fusion="stitch", subroots="all")
+    lowered = lower(module, PipelineOptions(fusion="stitch", subroots="all"))
     for arch in ("sm_80", "sm_90"):
         result = assemble(print_ptx(lowered, arch=arch), arch)
         assert result.ok, (arch, result.errors)

@@ -14,8 +14,9 @@ from pipeline_util import check
 
 from fsir.errors import SimulatorError
 from fsir.ir import parse_module
-from fsir.runtime.executor import compile_module, execute, module_ptx
-from fsir.runtime.simulator import run_ptx
+from fsir.pipeline import PipelineOptions, lower
+from fsir.runtime.executor import execute, module_ptx
+from fsir.sim import run_ptx
 
 # name -> (graph IR, the widths legal for its kernels, tolerance scale)
 CASES = {
@@ -157,7 +158,7 @@ def test_vector_requests_and_bytes():
     inputs = [rng.standard_normal((64, 256)).astype(np.float32), rng.standard_normal(256).astype(np.float32)]
     stats = {}
     for vector in (1, 2, 4):
-        lowered = compile_module(module, fusion="stitch", vector=vector)
+        lowered = lower(module, PipelineOptions(fusion="stitch", vector=vector))
         _, stats[vector] = execute(lowered, inputs)
     for vector in (2, 4):
         for what in ("load", "store"):

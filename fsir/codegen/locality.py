@@ -12,6 +12,7 @@ index component is the number of the element-space dimension it equals, `ZERO`, 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from xdsl.ir import SSAValue
 
@@ -22,42 +23,91 @@ ZERO = "0"
 Sym = tuple  # of int | ZERO | None
 
 
+@dataclass(frozen=True)
+class Coord:
+    """Element-space dimension `n` of the reading group, as an index value."""
+
+    n: int
+
+
+class SymbolicIndex(graph.DimBuilder[Coord | None]):
+    """The `DimBuilder` that the ops' index rules (`GraphOp.operand_indices`) run in to
+    follow coordinates: a value is an int (a constant), a `Coord` or None (unknown).
+    Arithmetic on anything but constants is unknown, so only what an op passes through
+    unchanged keeps its coordinate; a rule keeps a whole slice dim's coordinate itself.
+    Sizes (`dims_of`) are the static dims, None for `?`."""
+
+    @staticmethod
+    def _const(a, b, f):
+        return f(a, b) if isinstance(a, int) and isinstance(b, int) else None
+
+    def add(self, a, b):
+        return self._const(a, b, lambda x, y: x + y)
+
+    def sub(self, a, b):
+        return self._const(a, b, lambda x, y: x - y)
+
+    def mul(self, a, b):
+        return self._const(a, b, lambda x, y: x * y)
+
+    def div(self, a, b):
+        return self._const(a, b, lambda x, y: x // y if y else None)
+
+    def eq(self, a, b):
+        return self._const(a, b, lambda x, y: x == y)
+
+    def lt(self, a, b):
+        return self._const(a, b, lambda x, y: x < y)
+
+    def select(self, cond, a, b):
+        if isinstance(cond, bool):
+            return a if cond else b
+        return a if a == b else None
+
+    def linearize(self, idx, dims):
+        return None
+
+    def delinearize(self, linear, dims) -> list[Coord | int | None]:
+        return [None for _ in dims]
+
+
+_SYMBOLIC = SymbolicIndex()
+
+
+def _symbolic_dims(v: SSAValue) -> list[int | None]:
+    return [None if d == graph.DYN else d for d in shape_of(v.type)]
+
+
+def _to_index(s) -> int | Coord | None:
+    return 0 if s == ZERO else (None if s is None else Coord(s))
+
+
+def _to_sym(x) -> int | str | None:
+    return x.n if isinstance(x, Coord) else (ZERO if x == 0 and isinstance(x, int) else None)
+
+
 def operand_syms(op, syms: Sym) -> list[Sym]:
-    """The symbolic index of each operand when `op`'s result is read at `syms`."""
-    if isinstance(op, (graph.ElementwiseOp, graph.CompareOp, graph.SelectOp, graph.ConvertOp)):
-        return [syms] * len(op.operands)
-    if isinstance(op, graph.BroadcastOp):
-        # a `?` operand dim broadcast to a static result dim may be 1 at run time
-        # (stretched), so its extent may differ from the reader's: opaque
-        src = shape_of(op.input.type)
-        out = shape_of(op.result.type)
-        dims = op.dims.get_values()
-        return [tuple(ZERO if src[i] == 1 else (None if src[i] == graph.DYN and out[d] != graph.DYN else syms[d])
-                      for i, d in enumerate(dims))]
-    if isinstance(op, graph.TransposeOp):
-        perm = op.perm.get_values()
-        out: list = [None] * len(perm)
-        for i, p in enumerate(perm):
-            out[p] = syms[i]
-        return [tuple(out)]
-    if isinstance(op, graph.SliceOp):
-        # only a dim the slice keeps whole keeps its symbol: a row coordinate must range
-        # over the same extent in reader and sub-root, or rows would be numbered apart
-        start, limit, strides = op.start.get_values(), op.limit.get_values(), op.strides.get_values()
-        src = shape_of(op.input.type)
-        return [tuple(s if (a == 0 and k == 1 and l == n) else None
-                      for s, a, l, k, n in zip(syms, start, limit, strides, src))]
-    if isinstance(op, graph.ReshapeOp):
-        return [_reshape_syms(shape_of(op.input.type), shape_of(op.result.type), syms)]
-    if isinstance(op, graph.ConcatOp):
-        # the concat dim is longer than any operand's (see slice): opaque for all
-        d = op.dim.value.data
-        rest = tuple(None if i == d else s for i, s in enumerate(syms))
-        return [rest] * len(op.operands)
-    if isinstance(op, graph.GatherOp):
-        r = len(shape_of(op.ids.type))
-        return [(None,) + tuple(syms[r:]), tuple(syms[:r])]
-    return [tuple(None for _ in shape_of(v.type)) for v in op.operands]
+    """The symbolic index of each operand when `op`'s result is read at `syms`: the op's
+    own index rule run on symbols, but for the ops below."""
+    special = _SYMBOLIC_ONLY.get(type(op))
+    if special is not None:
+        return special(op, syms)
+    indices = op.operand_indices([_to_index(s) for s in syms], _symbolic_dims, _SYMBOLIC) \
+        if isinstance(op, graph.GraphOp) else None
+    if indices is None:
+        return [tuple(None for _ in shape_of(v.type)) for v in op.operands]
+    return [tuple(_to_sym(x) for x in index) for index in indices]
+
+
+def _gather_syms(op: graph.GatherOp, syms: Sym) -> list[Sym]:
+    """The table row is data (the id read at the ids index): unknown."""
+    return [tuple(op.table_index(None, syms)), tuple(op.ids_index(syms))]
+
+
+def _reshape_op_syms(op: graph.ReshapeOp, syms: Sym) -> list[Sym]:
+    """Reshape's index rule re-linearises, which the symbolic algebra cannot see through;
+    a reshape that only adds or drops size-1 dims keeps the other dims' coordinates."""
+    return [_reshape_syms(shape_of(op.input.type), shape_of(op.result.type), syms)]
 
 
 def _reshape_syms(src: Sequence[int], dst: Sequence[int], syms: Sym) -> Sym:
@@ -70,6 +120,10 @@ def _reshape_syms(src: Sequence[int], dst: Sequence[int], syms: Sym) -> Sym:
     for i, j in zip(keep_src, keep_dst):
         out[i] = syms[j]
     return tuple(out)
+
+
+# Ops whose symbolic index rule is not their `operand_indices` on symbols (see each).
+_SYMBOLIC_ONLY = {graph.GatherOp: _gather_syms, graph.ReshapeOp: _reshape_op_syms}
 
 
 def subroot_reads(value: SSAValue, syms: Sym, is_subroot) -> list[tuple[SSAValue, Sym]]:

@@ -7,7 +7,8 @@ This module defines the ops fsir emits with MLIR's exact spelling:
 ```mlir
 builtin.module attributes {gpu.container_module} {
   gpu.module @kernels {
-    gpu.func @k(%a: memref<?xf32>, %n: index) workgroup(%smem : memref<256xf32, 3>) kernel attributes {gpu.known_block_size = array<i32: 256, 1, 1>} {
+    gpu.func @k(%a: memref<?xf32>, %n: index) workgroup(%smem : memref<256xf32, 3>) kernel
+        attributes {gpu.known_block_size = array<i32: 256, 1, 1>} {
       %tid = gpu.thread_id x
       %r, %valid = gpu.shuffle xor %v, %c16, %c32 : f32
       %x0, %x1 = gpu.load_vector %a[%i] : memref<?xf32> -> f32, f32
@@ -16,7 +17,8 @@ builtin.module attributes {gpu.container_module} {
     }
   }
   func.func @host(%x: memref<?xf32>, %n: index) {
-    gpu.launch_func @kernels::@k blocks in (%gx, %c1, %c1) threads in (%c256, %c1, %c1) args(%x : memref<?xf32>, %n : index)
+    gpu.launch_func @kernels::@k blocks in (%gx, %c1, %c1) threads in (%c256, %c1, %c1)
+        args(%x : memref<?xf32>, %n : index)
     func.return
   }
 }
@@ -455,11 +457,12 @@ class LoadVectorOp(IRDLOperation):
     values = var_result_def()
 
     def __init__(self, memref: SSAValue, indices: Sequence[SSAValue], width: int):
-        elem = memref.type.element_type  # type: ignore[attr-defined]
+        assert isinstance(memref.type, MemRefType)
+        elem = memref.type.element_type
         super().__init__(operands=[memref, indices], result_types=[[elem] * width])
 
     @classmethod
-    def parse(cls, parser: Parser) -> "LoadVectorOp":
+    def parse(cls, parser: Parser) -> LoadVectorOp:
         pos = parser.pos
         values, mem, indices = _parse_access(parser)
         if values:
@@ -508,7 +511,7 @@ class StoreVectorOp(IRDLOperation):
         super().__init__(operands=[values, memref, indices])
 
     @classmethod
-    def parse(cls, parser: Parser) -> "StoreVectorOp":
+    def parse(cls, parser: Parser) -> StoreVectorOp:
         values, mem, indices = _parse_access(parser)
         parser.parse_punctuation(":")
         t = parser.parse_type()
@@ -725,7 +728,8 @@ class FuncOp(IRDLOperation):
     of the block), then one per private attribution (address space 5).
 
     ```mlir
-    gpu.func @k(%a: memref<?xf32>, %n: index) workgroup(%smem : memref<256xf32, 3>) kernel attributes {gpu.known_block_size = array<i32: 256, 1, 1>} {
+    gpu.func @k(%a: memref<?xf32>, %n: index) workgroup(%smem : memref<256xf32, 3>) kernel
+        attributes {gpu.known_block_size = array<i32: 256, 1, 1>} {
       gpu.return
     }
     ```
@@ -987,7 +991,8 @@ class LaunchFuncOp(IRDLOperation):
     """Launches a kernel on a grid of blocks (host side).
 
     ```mlir
-    gpu.launch_func @kernels::@k blocks in (%gx, %c1, %c1) threads in (%c256, %c1, %c1) dynamic_shared_memory_size %smem args(%x : memref<?xf32>, %n : index)
+    gpu.launch_func @kernels::@k blocks in (%gx, %c1, %c1) threads in (%c256, %c1, %c1)
+        dynamic_shared_memory_size %smem args(%x : memref<?xf32>, %n : index)
     ```
     """
 

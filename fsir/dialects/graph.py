@@ -10,8 +10,10 @@ Users write this level by hand and importers produce it, so its syntax is a cont
 
 Every op carries an op-class trait (light elementwise, expensive elementwise, reduction,
 gather, compute-intensive) that fusion and code generation key on, a shape rule
-(`infer_type`) used by its verifier and by shape inference, and a numpy reference
-implementation (`reference`) that the reference interpreter calls. Elementwise ops are
+(`reify_dims`, written over a `DimBuilder` index algebra: `infer_type` runs it on static
+shapes for the verifier and shape inference, code generation on runtime sizes), an index
+rule (`operand_indices`: which operand elements one result element reads), and a numpy
+reference implementation (`reference`) that the reference interpreter calls. Elementwise ops are
 rows of the `ELEMENTWISE` table: adding one is a one-line change there.
 """
 
@@ -22,7 +24,7 @@ from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import ml_dtypes
 import numpy as np
@@ -55,52 +57,63 @@ from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.traits import HasCanonicalizationPatternsTrait, OpTrait, Pure
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
 
 # ---------------------------------------------------------------------------
 # Op classes (DESIGN.md "The levels"): every later stage keys on these.
 # ---------------------------------------------------------------------------
 
 
+class OpClass(StrEnum):
+    """What fusion and code generation key on (FusionStitching §3)."""
+
+    LIGHT = "light"
+    EXPENSIVE = "expensive"
+    REDUCTION = "reduction"
+    GATHER = "gather"
+    COMPUTE = "compute"
+
+
 @dataclass(frozen=True)
 class OpClassTrait(OpTrait):
-    """Base of the five op-class traits; `kind` is a short stable name."""
+    """Base of the five op-class traits, one per `OpClass`."""
 
-    kind: ClassVar[str] = ""
+    kind: ClassVar[OpClass]
 
 
 @dataclass(frozen=True)
 class LightElementwise(OpClassTrait):
     """Cheap per-element work or pure index mapping; inlined into consumers."""
 
-    kind = "light"
+    kind = OpClass.LIGHT
 
 
 @dataclass(frozen=True)
 class ExpensiveElementwise(OpClassTrait):
     """Per-element work expensive enough to be worth computing once (a sub-root candidate)."""
 
-    kind = "expensive"
+    kind = OpClass.EXPENSIVE
 
 
 @dataclass(frozen=True)
 class Reduction(OpClassTrait):
-    kind = "reduction"
+    kind = OpClass.REDUCTION
 
 
 @dataclass(frozen=True)
 class Gather(OpClassTrait):
-    kind = "gather"
+    kind = OpClass.GATHER
 
 
 @dataclass(frozen=True)
 class ComputeIntensive(OpClassTrait):
     """Left to a GEMM kernel (or a library) by fusion."""
 
-    kind = "compute"
+    kind = OpClass.COMPUTE
 
 
-def op_class(op: Operation) -> str | None:
-    """The op-class kind of a graph op ('light', 'expensive', ...), None for other ops."""
+def op_class(op: Operation) -> OpClass | None:
+    """The op class of a graph op, None for other ops."""
     for trait in op.traits:
         if isinstance(trait, OpClassTrait):
             return trait.kind
@@ -215,6 +228,97 @@ def join_shapes(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
 
 def fmt_shape(shape: Sequence[int]) -> str:
     return "x".join("?" if d == DYN else str(d) for d in shape) or "scalar"
+
+
+# ---------------------------------------------------------------------------
+# The index algebra shape rules (`reify_dims`) and index rules (`operand_indices`) are
+# written in, so that each op's rule exists once and serves every use.
+# ---------------------------------------------------------------------------
+
+D = TypeVar("D")
+
+
+class DimBuilder(Protocol[D]):
+    """Index arithmetic on sizes and indices. A value is a Python int (a known size or a
+    constant index) or a `D`; conditions are whatever `eq` and `lt` return.
+
+    `StaticDims` evaluates on static shapes (`?` stays `?`) for `infer_type`;
+    `fsir.lowering.scalar.IndexBuilder` builds `index` code (D = SSAValue: runtime shapes
+    as MLIR's `ReifyRankedShapedTypeOpInterface` reifies them); `fsir.codegen.locality`
+    follows which coordinates of a group reach an operand."""
+
+    def add(self, a: D | int, b: D | int) -> D | int: ...
+    def sub(self, a: D | int, b: D | int) -> D | int: ...
+    def mul(self, a: D | int, b: D | int) -> D | int: ...
+    def div(self, a: D | int, b: D | int) -> D | int: ...
+    def eq(self, a: D | int, b: D | int) -> Any: ...
+    def lt(self, a: D | int, b: D | int) -> Any: ...
+    def select(self, cond: Any, a: D | int, b: D | int) -> D | int: ...
+    def linearize(self, idx: Sequence[D | int], dims: Sequence[D | int]) -> D | int: ...
+    def delinearize(self, linear: D | int, dims: Sequence[D | int]) -> list[D | int]: ...
+
+
+DimsOf = Callable[[SSAValue], Sequence[Any]]  # a value's dims in the builder's algebra
+
+
+class StaticDims(DimBuilder[int]):
+    """`DimBuilder` on static shapes: ints, DYN where unknown; a condition is True, False
+    or None (unknown)."""
+
+    @staticmethod
+    def _arith(a: int, b: int, f: Callable[[int, int], int]) -> int:
+        return DYN if DYN in (a, b) else f(a, b)
+
+    def add(self, a: int, b: int) -> int:
+        return self._arith(a, b, lambda x, y: x + y)
+
+    def sub(self, a: int, b: int) -> int:
+        return self._arith(a, b, lambda x, y: x - y)
+
+    def mul(self, a: int, b: int) -> int:
+        return self._arith(a, b, lambda x, y: x * y)
+
+    def div(self, a: int, b: int) -> int:
+        return DYN if b == 0 else self._arith(a, b, lambda x, y: x // y)
+
+    def eq(self, a: int, b: int) -> bool | None:
+        return None if DYN in (a, b) else a == b
+
+    def lt(self, a: int, b: int) -> bool | None:
+        return None if DYN in (a, b) else a < b
+
+    def select(self, cond: bool | None, a: int, b: int) -> int:
+        if cond is None:
+            return a if a == b else DYN
+        return a if cond else b
+
+    def linearize(self, idx: Sequence[int], dims: Sequence[int]) -> int:
+        out = 0
+        for i, d in zip(idx, dims):
+            out = self.add(self.mul(out, d), i)
+        return out
+
+    def delinearize(self, linear: int, dims: Sequence[int]) -> list[int]:
+        out = []
+        for d in reversed(dims[1:]):
+            out.append(DYN if DYN in (linear, d) else linear % d)
+            linear = self.div(linear, d)
+        return [linear, *reversed(out)] if dims else []
+
+
+STATIC = StaticDims()
+
+
+def static_dims(v: SSAValue) -> list[int]:
+    """`dims_of` for `StaticDims`: the dims of the value's type."""
+    return list(shape_of(v.type))
+
+
+def _prod(b: DimBuilder, xs: Sequence) -> Any:
+    out = 1
+    for x in xs:
+        out = b.mul(out, x)
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -341,6 +445,19 @@ class GraphOp(IRDLOperation):
         """numpy evaluation; arrays arrive with `numpy_dtype` of their element type."""
         raise NotImplementedError
 
+    def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
+        """The result's dims from the operands' dims (`dims_of(v)`) in algebra `b`: the
+        runtime shape with `fsir.lowering.scalar.IndexBuilder`, the static one with
+        `StaticDims`. A dim the rule cannot determine is DYN. The default: the result
+        type's shape (ops without operands)."""
+        return list(shape_of(self.result_type))
+
+    def operand_indices(self, idx: Sequence, dims_of: DimsOf, b: DimBuilder) -> list[list] | None:
+        """The index of each operand that reading the result at `idx` reads; None when
+        the op has no per-element rule (a reduction, a dot, a gather: its table row is
+        data)."""
+        return None
+
     def verify_(self) -> None:
         for operand in self.operands:
             if not isinstance(operand.type, TensorType):
@@ -391,6 +508,27 @@ def _same_runtime_shapes(*arrays: np.ndarray) -> None:
     if len({a.shape for a in arrays}) > 1:
         shapes = " and ".join(fmt_shape(a.shape) for a in arrays)
         raise VerifyException(f"operand shapes differ at run time: {shapes}")
+
+
+def _same_shape_dims(self: GraphOp, dims_of: DimsOf, b: DimBuilder) -> list:
+    """Shape rule of ops whose operands all have the result's shape: a dim is static
+    when any operand's is, else the first operand's."""
+    shapes = [shape_of(o.type) for o in self.operands]
+    first: Sequence | None = None
+    out: list = []
+    for i in range(len(shapes[0])):
+        static = next((s[i] for s in shapes if s[i] != DYN), DYN)
+        if static == DYN:
+            first = dims_of(self.operands[0]) if first is None else first
+            out.append(first[i])
+        else:
+            out.append(static)
+    return out
+
+
+def _same_index(self: GraphOp, idx: Sequence, dims_of: DimsOf, b: DimBuilder) -> list[list] | None:
+    """Index rule of elementwise ops: every operand is read at the result's index."""
+    return [list(idx) for _ in self.operands]
 
 
 # ---------------------------------------------------------------------------
@@ -521,7 +659,10 @@ class ElementwiseOp(GraphOp):
                     "(broadcast explicitly with graph.broadcast)"
                 )
             shape = join_shapes(shape, shape_of(t))
-        return tensor(elem, shape)
+        return tensor(elem, self.reify_dims(static_dims, STATIC))
+
+    reify_dims = _same_shape_dims
+    operand_indices = _same_index
 
     def reference(self, *args: np.ndarray) -> np.ndarray:
         _same_runtime_shapes(*args)
@@ -589,7 +730,10 @@ class CompareOp(GraphOp):
             raise VerifyException(f"operand element types differ: {a.element_type} and {b.element_type}")
         if not shapes_compatible(shape_of(a), shape_of(b)):
             raise VerifyException(f"operand shapes differ: {fmt_shape(shape_of(a))} and {fmt_shape(shape_of(b))}")
-        return tensor(i1, join_shapes(shape_of(a), shape_of(b)))
+        return tensor(i1, self.reify_dims(static_dims, STATIC))
+
+    reify_dims = _same_shape_dims
+    operand_indices = _same_index
 
     def reference(self, a, b):
         _same_runtime_shapes(a, b)
@@ -622,7 +766,10 @@ class SelectOp(GraphOp):
             if not shapes_compatible(shape, shape_of(t)):
                 raise VerifyException(f"operand shapes differ: {fmt_shape(shape)} and {fmt_shape(shape_of(t))}")
             shape = join_shapes(shape, shape_of(t))
-        return tensor(a.element_type, shape)
+        return tensor(a.element_type, self.reify_dims(static_dims, STATIC))
+
+    reify_dims = _same_shape_dims
+    operand_indices = _same_index
 
     def reference(self, c, a, b):
         _same_runtime_shapes(c, a, b)
@@ -642,7 +789,12 @@ class ConvertOp(GraphOp):
     traits = traits_def(Pure(), LightElementwise(), GraphCanonicalization())
 
     def infer_type(self) -> TensorType:
-        return tensor(self.result_type.element_type, shape_of(self.input.type))
+        return tensor(self.result_type.element_type, self.reify_dims(static_dims, STATIC))
+
+    def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
+        return list(dims_of(self.input))
+
+    operand_indices = _same_index
 
     def reference(self, x):
         dst = numpy_dtype(self.result_type.element_type)
@@ -819,9 +971,33 @@ class BroadcastOp(GraphOp):
                 raise VerifyException(
                     f"operand dim {i} of size {src[i]} cannot broadcast to result dim {d} of size {out[d]}"
                 )
-            if out[d] == DYN and src[i] not in (1, DYN):
+        inferred = self.reify_dims(static_dims, STATIC)
+        for i, d in enumerate(dims):
+            if src[i] == 1:  # the type keeps a `?` that a size-1 dim would stretch to
+                inferred[d] = out[d]
+        return tensor(self.input.type.element_type, inferred)  # type: ignore[attr-defined]
+
+    def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
+        """A `?` result dim is its operand dim's size (1 for a size-1 operand dim, as the
+        reference computes); a `?` result dim no operand dim maps to is undetermined."""
+        out: list = list(shape_of(self.result_type))
+        src = dims_of(self.input)
+        for i, d in enumerate(_dims(self, "dims")):
+            if out[d] == DYN:
                 out[d] = src[i]
-        return tensor(self.input.type.element_type, out)  # type: ignore[attr-defined]
+        return out
+
+    def operand_indices(self, idx: Sequence, dims_of: DimsOf, b: DimBuilder) -> list[list]:
+        src, out = shape_of(self.input.type), shape_of(self.result_type)
+        sidx: list = []
+        for i, d in enumerate(_dims(self, "dims")):
+            if src[i] == 1:
+                sidx.append(0)
+            elif src[i] == DYN and out[d] != DYN:  # a `?` dim is stretched when it is 1 at run time
+                sidx.append(b.select(b.eq(dims_of(self.input)[i], 1), 0, idx[d]))
+            else:
+                sidx.append(idx[d])
+        return [sidx]
 
     def reference(self, x):
         out = list(shape_of(self.result_type))
@@ -860,11 +1036,22 @@ class ReshapeOp(GraphOp):
             known = math.prod(d for d in out if d != DYN)
             if not unknown and known != n:
                 raise VerifyException(f"cannot reshape {fmt_shape(src)} ({n} elements) to {fmt_shape(out)} ({known} elements)")
-            if len(unknown) == 1 and known and n % known == 0:
-                out[unknown[0]] = n // known
-            elif unknown and (known == 0 or n % known):
+            if unknown and (known == 0 or n % known):
                 raise VerifyException(f"cannot reshape {fmt_shape(src)} ({n} elements) to {fmt_shape(out)}")
-        return tensor(self.result_type.element_type, out)
+        return tensor(self.result_type.element_type, self.reify_dims(static_dims, STATIC))
+
+    def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
+        """One `?` result dim holds the elements the static dims leave; with more, the
+        result is undetermined."""
+        out: list = list(shape_of(self.result_type))
+        unknown = [i for i, d in enumerate(out) if d == DYN]
+        known = math.prod(d for d in out if d != DYN)
+        if len(unknown) == 1 and known:
+            out[unknown[0]] = b.div(_prod(b, dims_of(self.input)), known)
+        return out
+
+    def operand_indices(self, idx: Sequence, dims_of: DimsOf, b: DimBuilder) -> list[list]:
+        return [b.delinearize(b.linearize(idx, dims_of(self.result)), dims_of(self.input))]
 
     def reference(self, x):
         shape = [(-1 if d == DYN else d) for d in shape_of(self.result_type)]
@@ -894,7 +1081,18 @@ class TransposeOp(GraphOp):
         perm = _dims(self, "perm")
         if sorted(perm) != list(range(len(src))):
             raise VerifyException(f"perm {list(perm)} is not a permutation of {len(src)} dimensions")
-        return tensor(self.input.type.element_type, [src[p] for p in perm])  # type: ignore[attr-defined]
+        return tensor(self.input.type.element_type, self.reify_dims(static_dims, STATIC))  # type: ignore[attr-defined]
+
+    def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
+        src = dims_of(self.input)
+        return [src[p] for p in _dims(self, "perm")]
+
+    def operand_indices(self, idx: Sequence, dims_of: DimsOf, b: DimBuilder) -> list[list]:
+        perm = _dims(self, "perm")
+        sidx: list = [0] * len(perm)
+        for i, p in enumerate(perm):
+            sidx[p] = idx[i]
+        return [sidx]
 
     def reference(self, x):
         return np.ascontiguousarray(np.transpose(x, _dims(self, "perm")))
@@ -921,14 +1119,24 @@ class SliceOp(GraphOp):
         start, limit, strides = (_dims(self, p) for p in ("start", "limit", "strides"))
         if not len(start) == len(limit) == len(strides) == len(src):
             raise VerifyException(f"start, limit and strides need {len(src)} entries each (the operand rank)")
-        out = []
         for i, (s, l, k) in enumerate(zip(start, limit, strides)):
             if k < 1:
                 raise VerifyException(f"stride {k} of dim {i} must be positive")
             if s < 0 or l < s or (src[i] != DYN and l > src[i]):
                 raise VerifyException(f"slice [{s}, {l}) of dim {i} is out of bounds for size {fmt_shape([src[i]])}")
-            out.append(-(-(l - s) // k))
-        return tensor(self.input.type.element_type, out)  # type: ignore[attr-defined]
+        return tensor(self.input.type.element_type, self.reify_dims(static_dims, STATIC))  # type: ignore[attr-defined]
+
+    def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
+        start, limit, strides = (_dims(self, p) for p in ("start", "limit", "strides"))
+        return [-(-(l - s) // k) for s, l, k in zip(start, limit, strides)]
+
+    def operand_indices(self, idx: Sequence, dims_of: DimsOf, b: DimBuilder) -> list[list]:
+        """A dim the slice keeps whole reads the result's coordinate itself (an index
+        algebra that tracks coordinates sees it pass through); others scale and shift."""
+        start, limit, strides = (_dims(self, p) for p in ("start", "limit", "strides"))
+        src = shape_of(self.input.type)
+        return [[i if (s, k, l) == (0, 1, n) else b.add(s, b.mul(i, k))
+                 for i, s, l, k, n in zip(idx, start, limit, strides, src)]]
 
     def reference(self, x):
         start, limit, strides = (_dims(self, p) for p in ("start", "limit", "strides"))
@@ -969,12 +1177,39 @@ class ConcatOp(GraphOp):
                 raise VerifyException(f"operand ranks differ: {rank} and {len(s)}")
             for i in range(rank):
                 if i == d:
-                    out[i] = DYN if DYN in (out[i], s[i]) else out[i] + s[i]
-                elif not dims_compatible(out[i], s[i]):
+                    continue
+                if not dims_compatible(out[i], s[i]):
                     raise VerifyException(f"operand dim {i} sizes differ: {out[i]} and {s[i]}")
-                else:
-                    out[i] = join_shapes([out[i]], [s[i]])[0]
-        return tensor(types[0].element_type, out)
+                out[i] = join_shapes([out[i]], [s[i]])[0]
+        return tensor(types[0].element_type, self.reify_dims(static_dims, STATIC))
+
+    def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
+        """The concat dim is the operands' sum; the others are shared (see `_same_shape_dims`)."""
+        d = self.dim.value.data  # type: ignore[attr-defined]
+        out = _same_shape_dims(self, dims_of, b)
+        out[d] = b.add(self.offsets(dims_of, b)[-1], dims_of(self.operands[-1])[d])
+        return out
+
+    def offsets(self, dims_of: DimsOf, b: DimBuilder) -> list:
+        """Where each operand starts along the concat dim."""
+        d = self.dim.value.data  # type: ignore[attr-defined]
+        out: list = [0]
+        for o in self.operands[:-1]:
+            out.append(b.add(out[-1], dims_of(o)[d]))
+        return out
+
+    def operand_index(self, i: int, idx: Sequence, offsets: Sequence, b: DimBuilder) -> list:
+        """The index of operand i holding the result's `idx` (when it lies in its piece)."""
+        d = self.dim.value.data  # type: ignore[attr-defined]
+        shifted = list(idx)
+        shifted[d] = b.sub(idx[d], offsets[i])
+        return shifted
+
+    def operand_indices(self, idx: Sequence, dims_of: DimsOf, b: DimBuilder) -> list[list]:
+        """Every operand's index, each valid for the result indices in its piece: a
+        reader chooses the operand by `idx[d] < offsets[i + 1]`."""
+        offsets = self.offsets(dims_of, b)
+        return [self.operand_index(i, idx, offsets, b) for i in range(len(self.operands))]
 
     def reference(self, *xs):
         return np.concatenate(xs, axis=self.dim.value.data)  # type: ignore[attr-defined]
@@ -1015,7 +1250,11 @@ class ReduceOp(GraphOp):
         elem = self.input.type.element_type  # type: ignore[attr-defined]
         if is_bool(elem):
             raise VerifyException("cannot reduce i1 tensors (convert them first)")
-        return tensor(elem, [s for i, s in enumerate(src) if i not in dims])
+        return tensor(elem, self.reify_dims(static_dims, STATIC))
+
+    def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
+        reduced = _dims(self, "dims")
+        return [s for i, s in enumerate(dims_of(self.input)) if i not in reduced]
 
     def reference(self, x):
         elem = self.result_type.element_type
@@ -1044,7 +1283,21 @@ class GatherOp(GraphOp):
             raise VerifyException(f"ids must be i32 or i64, got {ids.element_type}")
         if len(shape_of(t)) < 1:
             raise VerifyException("the table must have rank >= 1")
-        return tensor(t.element_type, shape_of(ids) + shape_of(t)[1:])
+        return tensor(t.element_type, self.reify_dims(static_dims, STATIC))
+
+    def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
+        return [*dims_of(self.ids), *dims_of(self.table)[1:]]
+
+    # The table row read is data (the id at the ids index), so a gather has no
+    # `operand_indices`; readers load the id and place its row with `table_index`.
+
+    def ids_index(self, idx: Sequence) -> list:
+        """The ids element holding the row of the result's `idx`."""
+        return list(idx[: len(shape_of(self.ids.type))])
+
+    def table_index(self, row: Any, idx: Sequence) -> list:
+        """The table element of the result's `idx`, given its (clamped) row."""
+        return [row, *idx[len(shape_of(self.ids.type)):]]
 
     def reference(self, table, ids):
         return table[np.clip(ids, 0, table.shape[0] - 1)]
@@ -1070,17 +1323,91 @@ class DotOp(GraphOp):
             raise VerifyException(f"operand element types differ: {a.element_type} and {b.element_type}")
         if is_bool(a.element_type):
             raise VerifyException("cannot multiply i1 tensors")
-        return tensor(a.element_type, matmul_shape(shape_of(a), shape_of(b)))
+        check_matmul(shape_of(a), shape_of(b))
+        return tensor(a.element_type, self.reify_dims(static_dims, STATIC))
+
+    def problem(self, dims_of: DimsOf, b: DimBuilder) -> MatmulProblem:
+        """The dot as a batched matrix product, from its operands' dims."""
+        return matmul_problem(dims_of(self.lhs), dims_of(self.rhs), shape_of(self.lhs.type),
+                              shape_of(self.rhs.type), b)
+
+    def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
+        return self.problem(dims_of, b).result_dims()
+
+    def batch_index(self, operand: SSAValue, batch_idx: Sequence, dims_of: DimsOf, b: DimBuilder) -> list:
+        """The batch index of a matrix operand (rank >= 2) for the problem's batch index
+        `batch_idx`: batch dims are right-aligned and size-1 dims broadcast."""
+        static, dims = shape_of(operand.type), dims_of(operand)
+        nb = len(static) - 2
+        out: list = []
+        for i in range(nb):
+            o = batch_idx[len(batch_idx) - nb + i]
+            if static[i] == 1:
+                out.append(0)
+            elif static[i] == DYN:
+                out.append(b.select(b.eq(dims[i], 1), 0, o))
+            else:
+                out.append(o)
+        return out
 
     def reference(self, a, b):
-        matmul_shape(a.shape, b.shape)  # `?` contracting/batch dims must agree at run time
+        check_matmul(a.shape, b.shape)  # `?` contracting/batch dims must agree at run time
         elem = self.result_type.element_type
         cdt = compute_dtype(elem)
         return np.matmul(a.astype(cdt), b.astype(cdt)).astype(numpy_dtype(elem))
 
 
+@dataclass(frozen=True)
+class MatmulProblem(Generic[D]):
+    """A dot (numpy.matmul semantics) as a batched m x k @ k x n product, dims in some
+    `DimBuilder` algebra: `batch` the result's (broadcast) batch dims; a vector lhs has
+    m = 1 and no m result dim, a vector rhs n = 1 and no n result dim."""
+
+    batch: list[D | int]
+    m: D | int
+    n: D | int
+    k: D | int
+    lhs_vector: bool
+    rhs_vector: bool
+
+    def result_dims(self) -> list[D | int]:
+        return [*self.batch, *([] if self.lhs_vector else [self.m]), *([] if self.rhs_vector else [self.n])]
+
+
+def matmul_problem(a: Sequence[D | int], b: Sequence[D | int], static_a: Sequence[int],
+                   static_b: Sequence[int], bld: DimBuilder[D]) -> MatmulProblem[D]:
+    """The problem of `a @ b` from the operands' dims (`a`, `b`) and static shapes: where
+    a static dim decides (a broadcast size-1 batch dim, a static size), no runtime
+    choice is made. Operands must pass `check_matmul`."""
+    va, vb = len(a) == 1, len(b) == 1
+    a2, sa = ([1, a[0]], [1, static_a[0]]) if va else (list(a), list(static_a))
+    b2, sb = ([b[0], 1], [static_b[0], 1]) if vb else (list(b), list(static_b))
+    nb = max(len(a2), len(b2)) - 2
+    pad = [1] * nb
+    ba, bb = (pad + a2[:-2])[-nb:] if nb else [], (pad + b2[:-2])[-nb:] if nb else []
+    sba, sbb = (pad + sa[:-2])[-nb:] if nb else [], (pad + sb[:-2])[-nb:] if nb else []
+    batch: list[D | int] = []
+    for x, y, sx, sy in zip(ba, bb, sba, sbb):
+        if sx == 1:
+            batch.append(y)
+        elif sy == 1 or sx != DYN:
+            batch.append(x)
+        elif sy != DYN:
+            batch.append(y)
+        else:
+            batch.append(bld.select(bld.eq(x, 1), y, x))
+    k = a2[-1] if sa[-1] != DYN else b2[-2]
+    return MatmulProblem(batch, a2[-2], b2[-1], k, va, vb)
+
+
 def matmul_shape(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
     """numpy.matmul's result shape, with `?` dims; raises VerifyException on mismatch."""
+    check_matmul(a, b)
+    return tuple(matmul_problem(a, b, a, b, STATIC).result_dims())
+
+
+def check_matmul(a: Sequence[int], b: Sequence[int]) -> None:
+    """Raises VerifyException unless shapes `a` and `b` (`?` allowed) can be multiplied."""
     if not a or not b:
         raise VerifyException("dot operands must have rank >= 1")
     va, vb = len(a) == 1, len(b) == 1
@@ -1091,22 +1418,9 @@ def matmul_shape(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
     ba, bb = a2[:-2], b2[:-2]
     n = max(len(ba), len(bb))
     ba, bb = (1,) * (n - len(ba)) + ba, (1,) * (n - len(bb)) + bb
-    batch = []
     for x, y in zip(ba, bb):
-        if x == 1:
-            batch.append(y)
-        elif y == 1 or x == y:
-            batch.append(x)
-        elif DYN in (x, y):
-            batch.append(x if y == DYN else y)
-        else:
+        if not (1 in (x, y) or dims_compatible(x, y)):
             raise VerifyException(f"batch dims {fmt_shape(a[:-2])} and {fmt_shape(b[:-2])} do not broadcast")
-    out = list(batch)
-    if not va:
-        out.append(a2[-2])
-    if not vb:
-        out.append(b2[-1])
-    return tuple(out)
 
 
 Graph = Dialect(

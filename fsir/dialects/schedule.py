@@ -1,32 +1,36 @@
 """The schedule dialect: how each fusion runs (FusionStitching §4).
 
 One `schedule.kernel` per fusion says how the kernel is launched and how its work is
-split: a `mapping` (`loop`: one thread per output element; `row`: the fusion's rows,
-i.e. the coordinates its reductions keep, are spread over threads, warps or blocks;
-`gemm`: shared-memory tiles of a matrix product) with its parameters, the launch
-dimensions (`?` where only known at run time), the shared-memory buffers, and the cost
-estimate that chose it.
+split: its mapping's parameters (`loop`: a thread per output element or vector;
+`row`: the fusion's rows, i.e. the coordinates its reductions keep, spread over
+threads, warps or blocks; `gemm`: shared-memory tiles of a matrix product), one
+attribute kind per mapping whose kind is the mapping (`#schedule.loop<...>`,
+`#schedule.row<...>`, `#schedule.gemm<...>`, written without the `#schedule.` prefix
+in the kernel), the launch dimensions (`?` where only known at run time), the
+shared-memory buffers, and the cost estimate that chose it.
 
 Inside, `schedule.group`s appear in execution order. A group is led by its sub-root (a
 reduction, or an expensive elementwise op read by several groups) or by the fusion's
 root; it holds the graph ops it computes (light producers are recomputed in each group
-that needs them: index propagation), its composition scheme (`thread`, `warp`,
-`block`) and where its result lives for later groups: `reg` (each thread's
-registers), `lanes` (every lane of the row's warp, after a butterfly shuffle),
-`shared @buf[offset]` (a shared-memory slot per row of the block, from `offset`, read
-after a barrier; for an elementwise sub-root, with `row_dims`, a whole row per row of
-the block) or `global` (a kernel output only). Root groups
-of row kernels say which output dims are the rows (`row_dims`); `packed` groups are
+that needs them: index propagation), its composition scheme (`Composition`: `thread`,
+`warp`, `block`) and where its result lives for later groups (`Storage`): `reg` (each
+thread's registers), `lanes` (every lane of the row's warp, after a butterfly
+shuffle), `shared @buf[offset]` (a shared-memory slot per row of the block, from
+`offset`, read after a barrier; for an elementwise sub-root, with `row_dims`, a whole
+row per row of the block) or `global` (a kernel output only). Root groups of row
+kernels say which output dims are the rows (`row_dims`); `packed` groups are
 independent parts that every thread of the grid takes elements of in turn.
 
-Mapping parameters: `loop` {elements_per_thread}; `row` {threads_per_row,
-rows_per_block, interleaved (consecutive threads take consecutive rows)}; `gemm`
-{tile_m, tile_n, tile_k, thread_m, thread_n} (the block tile and each thread's
-micro-tile). `cost` holds what is known statically (warps, global_bytes, smem_bytes);
-the latency-evaluator adds its estimate (cycles, occupancy, ...).
+Mapping parameters (`LoopParamsAttr`, `RowParamsAttr`, `GemmParamsAttr`): `loop<vector_width>`;
+`row<threads_per_row, rows_per_block, elements_per_thread, row_steps, vector_width,
+interleaved>`; `gemm<tile = MxNxK, thread = MxN>` (the block tile and each thread's
+micro-tile). Their verifiers hold every rule on the parameters alone; the kernel's
+verifier checks its block size against them. `cost` holds what is known statically
+(warps, global_bytes, smem_bytes); the latency-evaluator adds its estimate (cycles,
+occupancy, ...).
 
 ```mlir
-%y = schedule.kernel @ln row {rows_per_block = 1 : i64, threads_per_row = 256 : i64} grid [4096, 1, 1] block [256, 1, 1] cost {global_bytes = 25165824 : i64, warps = 32768 : i64} (%x) : (tensor<4096x768xf32>) -> tensor<4096x768xf32> {
+%y = schedule.kernel @ln row<threads_per_row = 256, rows_per_block = 1> grid [4096, 1, 1] block [256, 1, 1] cost {global_bytes = 25165824 : i64, warps = 32768 : i64} (%x) : (tensor<4096x768xf32>) -> tensor<4096x768xf32> {
 ^bb0(%x0: tensor<4096x768xf32>):
   schedule.shared @partials : memref<8xf32, 3>
   schedule.shared @results : memref<1xf32, 3>
@@ -47,21 +51,37 @@ the latency-evaluator adds its estimate (cycles, occupancy, ...).
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
+from collections.abc import Mapping as MappingOf
 from collections.abc import Sequence
+from typing import Any, ClassVar, cast
 
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     DictionaryAttr,
+    IntAttr,
     IntegerAttr,
     MemRefType,
+    NoneAttr,
     StringAttr,
     SymbolRefAttr,
     TensorType,
+    UnitAttr,
     i64,
 )
-from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import (
+    Attribute,
+    Block,
+    Dialect,
+    ParametrizedAttribute,
+    Region,
+    SpacedOpaqueSyntaxAttribute,
+    SSAValue,
+)
 from xdsl.irdl import (
     IRDLOperation,
+    irdl_attr_definition,
     irdl_op_definition,
     opt_prop_def,
     prop_def,
@@ -70,17 +90,454 @@ from xdsl.irdl import (
     var_operand_def,
     var_result_def,
 )
-from xdsl.parser import Parser
+from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.traits import IsTerminator, Pure, RecursiveMemoryEffect, SymbolOpInterface
-from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.exceptions import ParseError, VerifyException
+from xdsl.utils.str_enum import StrEnum
 
-from fsir.dialects.stitch import check_region_signature, parse_region_op, print_region_op
+from fsir.dialects.gpu import VECTOR_WIDTHS
+from fsir.dialects.stitch import (
+    check_region_signature,
+    parse_region_op,
+    print_region_op,
+)
 
-MAPPINGS = ("loop", "row", "gemm")
-COMPOSITIONS = ("thread", "warp", "block")
-LOCATIONS = ("reg", "lanes", "shared", "global")
 DYNAMIC = -1  # a launch dimension computed at run time from the sizes
+WARP = 32  # lanes of a warp: threads_per_row above it compose a row across warps
+MAX_BLOCK_THREADS = 1024
+
+
+# ----------------------------------------------------------------------------- enums
+
+
+class Mapping(StrEnum):
+    """How a kernel's work is split over threads (FusionStitching §4)."""
+
+    LOOP = "loop"
+    ROW = "row"
+    GEMM = "gemm"
+
+
+class Composition(StrEnum):
+    """Who computes one row of a group: a thread, a warp (shuffles) or a block (shared
+    memory and barriers)."""
+
+    THREAD = "thread"
+    WARP = "warp"
+    BLOCK = "block"
+
+
+class Storage(StrEnum):
+    """Where a group's results live for later groups."""
+
+    REG = "reg"
+    LANES = "lanes"
+    SHARED = "shared"
+    GLOBAL = "global"
+
+
+@irdl_attr_definition
+class MappingAttr(EnumAttribute[Mapping], SpacedOpaqueSyntaxAttribute):
+    """`#schedule<mapping row>`; a kernel's mapping is the kind of its parameters."""
+
+    name = "schedule.mapping"
+
+
+@irdl_attr_definition
+class CompositionAttr(EnumAttribute[Composition], SpacedOpaqueSyntaxAttribute):
+    """`#schedule<composition warp>`; printed as the bare word in `schedule.group`."""
+
+    name = "schedule.composition"
+
+
+@irdl_attr_definition
+class StorageAttr(EnumAttribute[Storage], SpacedOpaqueSyntaxAttribute):
+    """`#schedule<storage shared>`; printed as the bare word in `schedule.group`."""
+
+    name = "schedule.storage"
+
+
+def _parse_word(parser: AttrParser, enum: type[StrEnum], what: str) -> str:
+    """A bare enum word (`row`, `warp`, `shared`) with an error naming the choices."""
+    start = parser.pos
+    word = parser.parse_identifier(f" ({what})")
+    choices = [member.value for member in enum.__members__.values()]
+    if word not in choices:
+        parser.raise_error(f"unknown {what} '{word}' (expected {', '.join(choices)})", start, parser.pos)
+    return word
+
+
+# ----------------------------------------------------------------------------- mapping parameters
+#
+# Each mapping's parameters are one attribute kind, written `<key = value, ...>` with
+# keys in any order and fields at their default left out (a bare flag for booleans,
+# `AxB` for tile shapes). Its verifier holds every rule on the parameters alone; the
+# kernel op checks them against its launch dims.
+
+_Value = int | tuple[int, ...] | bool
+
+
+def _parse_entries(parser: AttrParser, mapping: Mapping, kinds: MappingOf[str, int]) -> dict[str, _Value]:
+    """`<key = value, ...>` (optional when empty). `kinds[key]` is 0 for a flag, 1 for
+    an integer, n > 1 for an `AxB...` shape of n sizes."""
+    entries: dict[str, _Value] = {}
+
+    def entry() -> None:
+        start = parser.pos
+        key = parser.parse_identifier(f" (a {mapping} parameter)")
+        if key not in kinds:
+            parser.raise_error(f"unknown {mapping} parameter '{key}' (expected {', '.join(kinds)})",
+                               start, parser.pos)
+        if key in entries:
+            parser.raise_error(f"{mapping} parameter '{key}' is given twice", start, parser.pos)
+        n = kinds[key]
+        if n == 0:
+            entries[key] = True
+            return
+        parser.parse_punctuation("=")
+        if n == 1:
+            entries[key] = parser.parse_integer(allow_boolean=False)
+            return
+        start = parser.pos
+        sizes: list[int] = []
+        try:
+            sizes.append(parser.parse_shape_dimension(allow_dynamic=False))
+            for _ in range(n - 1):
+                parser.parse_shape_delimiter()
+                sizes.append(parser.parse_shape_dimension(allow_dynamic=False))
+        except ParseError:
+            parser.raise_error(f"{mapping} parameter '{key}' is {n} sizes ({'x'.join('ABC'[:n])})", start, parser.pos)
+        entries[key] = tuple(sizes)
+
+    if parser.parse_optional_punctuation("<") is not None and parser.parse_optional_punctuation(">") is None:
+        parser.parse_comma_separated_list(parser.Delimiter.NONE, entry)
+        parser.parse_punctuation(">")
+    return entries
+
+
+def _print_entries(printer: Printer, entries: Sequence[tuple[str, _Value]]) -> None:
+    def text(key: str, value: _Value) -> str:
+        if value is True:
+            return key
+        if isinstance(value, tuple):
+            return f"{key} = {'x'.join(map(str, value))}"
+        return f"{key} = {value}"
+
+    if entries:
+        printer.print_string("<" + ", ".join(text(k, v) for k, v in entries) + ">")
+
+
+class MappingParamsAttr(ParametrizedAttribute, ABC):
+    """The parameters of one mapping; the attribute's kind is the kernel's mapping."""
+
+    MAPPING: ClassVar[Mapping]
+    # textual key -> 0 (a flag), 1 (an integer) or n (an AxB... shape of n sizes), in printed order
+    KEYS: ClassVar[dict[str, int]]
+
+    @classmethod
+    @abstractmethod
+    def from_entries(cls, entries: MappingOf[str, _Value]) -> MappingParamsAttr:
+        """Build from `key = value` entries; missing keys take their defaults (a
+        missing required key raises KeyError naming it)."""
+
+    @abstractmethod
+    def entries(self) -> list[tuple[str, _Value]]:
+        """The `key = value` entries that differ from their defaults, in printed order."""
+
+    @property
+    def threads(self) -> int | None:
+        """The threads of a block of this mapping (None: any number)."""
+        return None
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        start = parser.pos
+        entries = _parse_entries(parser, cls.MAPPING, cls.KEYS)
+        try:
+            return cls.from_entries(entries).parameters
+        except KeyError as err:
+            message = f"the {cls.MAPPING} mapping needs the parameter {err}"
+        except VerifyException as err:
+            message = str(err)
+        parser.raise_error(message, start, parser.pos)
+
+    def print_parameters(self, printer: Printer) -> None:
+        _print_entries(printer, self.entries())
+
+    @classmethod
+    def from_dict(cls, params: MappingOf[str, int]) -> MappingParamsAttr:
+        """From a `{key: integer}` dict (a flag is a nonzero integer)."""
+        unknown = sorted(set(params) - set(cls.KEYS))
+        if unknown:
+            raise VerifyException(f"unknown {cls.MAPPING} parameters {unknown} (expected {', '.join(cls.KEYS)})")
+        return cls.from_entries({k: bool(v) if cls.KEYS[k] == 0 else v for k, v in params.items()})
+
+    def as_dict(self) -> dict[str, int]:
+        """The parameters as a `{key: integer}` dict, fields at their default left out."""
+        return {k: int(v) for k, v in self.entries()}  # type: ignore[arg-type]
+
+    @property
+    def data(self) -> dict[str, int]:
+        """`as_dict()`: kept only while fsir/codegen and fsir/lowering move from the
+        string-keyed parameter dictionary to the typed properties."""
+        return self.as_dict()
+
+
+def _check_vector_width(vector_width: int) -> None:
+    if vector_width != 1 and vector_width not in VECTOR_WIDTHS:
+        widths = ", ".join(map(str, (1, *VECTOR_WIDTHS[:-1])))
+        raise VerifyException(f"vector_width must be {widths} or {VECTOR_WIDTHS[-1]}, got {vector_width}")
+
+
+def _int(value: _Value) -> IntAttr:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise VerifyException(f"expected an integer, got {value}")
+    return IntAttr(value)
+
+
+@irdl_attr_definition
+class LoopParamsAttr(MappingParamsAttr):
+    """`loop`: a thread per output element, or per vector of `vector_width` consecutive
+    elements of a row (the innermost extents of the outputs are multiples of it).
+
+        #schedule.loop
+        #schedule.loop<vector_width = 4>
+    """
+
+    name = "schedule.loop"
+    MAPPING: ClassVar[Mapping] = Mapping.LOOP
+    KEYS: ClassVar[dict[str, int]] = {"vector_width": 1}
+
+    _vector_width: IntAttr
+
+    def __init__(self, vector_width: int = 1):
+        super().__init__(IntAttr(vector_width))
+
+    @property
+    def vector_width(self) -> int:
+        return self._vector_width.data
+
+    @property
+    def elements_per_thread(self) -> int:
+        """Each thread computes one vector."""
+        return self.vector_width
+
+    def verify(self) -> None:
+        _check_vector_width(self.vector_width)
+
+    @classmethod
+    def from_entries(cls, entries: MappingOf[str, _Value]) -> LoopParamsAttr:
+        return cls.new([_int(entries.get("vector_width", 1))])
+
+    @classmethod
+    def from_dict(cls, params: MappingOf[str, int]) -> MappingParamsAttr:
+        # builders may say how many elements a thread computes: one vector
+        params = dict(params)
+        per_thread = params.pop("elements_per_thread", None)
+        if per_thread is not None and per_thread != params.get("vector_width", 1):
+            raise VerifyException(f"a loop kernel's thread computes one vector: elements_per_thread {per_thread} "
+                                  f"must be its vector_width {params.get('vector_width', 1)}")
+        return super().from_dict(params)
+
+    def entries(self) -> list[tuple[str, _Value]]:
+        return [("vector_width", self.vector_width)] if self.vector_width != 1 else []
+
+
+@irdl_attr_definition
+class RowParamsAttr(MappingParamsAttr):
+    """`row`: a block takes `rows_per_block` rows with `threads_per_row` threads each
+    (consecutive threads share a row, or take consecutive rows when `interleaved`);
+    with `elements_per_thread` each thread keeps its columns of the row in that many
+    registers (values read before a reduction and used after it are loaded once) and
+    may load them `vector_width` at a time; `row_steps` row-blocks per block, in a
+    loop that reuses the row-invariant operands it loaded.
+
+        #schedule.row<threads_per_row = 256, rows_per_block = 1>
+        #schedule.row<threads_per_row = 32, rows_per_block = 8, elements_per_thread = 8, row_steps = 2, vector_width = 4>
+        #schedule.row<threads_per_row = 8, rows_per_block = 32, interleaved>
+    """
+
+    name = "schedule.row"
+    MAPPING: ClassVar[Mapping] = Mapping.ROW
+    KEYS: ClassVar[dict[str, int]] = {"threads_per_row": 1, "rows_per_block": 1, "elements_per_thread": 1,
+                                      "row_steps": 1, "vector_width": 1, "interleaved": 0}
+
+    _threads_per_row: IntAttr
+    _rows_per_block: IntAttr
+    _elements_per_thread: IntAttr | NoneAttr
+    _row_steps: IntAttr
+    _vector_width: IntAttr
+    _interleaved: UnitAttr | NoneAttr
+
+    def __init__(self, threads_per_row: int, rows_per_block: int, elements_per_thread: int | None = None,
+                 row_steps: int = 1, vector_width: int = 1, interleaved: bool = False):
+        super().__init__(IntAttr(threads_per_row), IntAttr(rows_per_block),
+                         NoneAttr() if elements_per_thread is None else IntAttr(elements_per_thread),
+                         IntAttr(row_steps), IntAttr(vector_width), UnitAttr() if interleaved else NoneAttr())
+
+    @property
+    def threads_per_row(self) -> int:
+        return self._threads_per_row.data
+
+    @property
+    def rows_per_block(self) -> int:
+        return self._rows_per_block.data
+
+    @property
+    def elements_per_thread(self) -> int | None:
+        """Register slots per thread for its columns of the row (None: re-read)."""
+        e = self._elements_per_thread
+        return e.data if isinstance(e, IntAttr) else None
+
+    @property
+    def row_steps(self) -> int:
+        return self._row_steps.data
+
+    @property
+    def vector_width(self) -> int:
+        return self._vector_width.data
+
+    @property
+    def interleaved(self) -> bool:
+        return isinstance(self._interleaved, UnitAttr)
+
+    @property
+    def threads(self) -> int:
+        return self.threads_per_row * self.rows_per_block
+
+    def verify(self) -> None:
+        per_row, rows = self.threads_per_row, self.rows_per_block
+        if per_row < 1 or rows < 1:
+            raise VerifyException(f"threads_per_row ({per_row}) and rows_per_block ({rows}) must be positive")
+        if per_row * rows > MAX_BLOCK_THREADS:
+            raise VerifyException(f"threads_per_row x rows_per_block ({per_row} x {rows}) is more than "
+                                  f"{MAX_BLOCK_THREADS} threads")
+        if per_row > WARP and per_row % WARP:
+            raise VerifyException(f"a block-composed row needs a multiple of {WARP} threads, got {per_row}")
+        if 1 < per_row <= WARP and per_row & (per_row - 1) and not self.interleaved:
+            raise VerifyException(f"threads_per_row {per_row} must be a power of two up to {WARP} "
+                                  "(or the rows interleaved)")
+        per_thread = self.elements_per_thread
+        if per_thread is not None and per_thread < 1:
+            raise VerifyException(f"elements_per_thread must be positive, got {per_thread}")
+        if self.row_steps < 1:
+            raise VerifyException(f"row_steps must be positive, got {self.row_steps}")
+        _check_vector_width(self.vector_width)
+        if self.vector_width > 1:
+            if per_thread is None:
+                raise VerifyException("vector_width needs elements_per_thread (the row kept in registers)")
+            if per_thread % self.vector_width:
+                raise VerifyException(f"vector_width {self.vector_width} must divide elements_per_thread {per_thread}")
+
+    @classmethod
+    def from_entries(cls, entries: MappingOf[str, _Value]) -> RowParamsAttr:
+        per_thread = entries.get("elements_per_thread")
+        return cls.new([_int(entries["threads_per_row"]), _int(entries["rows_per_block"]),
+                        NoneAttr() if per_thread is None else _int(per_thread),
+                        _int(entries.get("row_steps", 1)), _int(entries.get("vector_width", 1)),
+                        UnitAttr() if entries.get("interleaved") else NoneAttr()])
+
+    def entries(self) -> list[tuple[str, _Value]]:
+        out: list[tuple[str, _Value]] = [("threads_per_row", self.threads_per_row),
+                                         ("rows_per_block", self.rows_per_block)]
+        if self.elements_per_thread is not None:
+            out.append(("elements_per_thread", self.elements_per_thread))
+        if self.row_steps != 1:
+            out.append(("row_steps", self.row_steps))
+        if self.vector_width != 1:
+            out.append(("vector_width", self.vector_width))
+        if self.interleaved:
+            out.append(("interleaved", True))
+        return out
+
+
+@irdl_attr_definition
+class GemmParamsAttr(MappingParamsAttr):
+    """`gemm`: a block computes a `tile_m` x `tile_n` tile of the product, staging
+    `tile_k`-deep slices of the operands in shared memory; each thread accumulates a
+    `thread_m` x `thread_n` micro-tile (1x1 when left out), so a block has
+    (tile_m / thread_m) x (tile_n / thread_n) threads.
+
+        #schedule.gemm<tile = 64x64x16, thread = 4x4>
+        #schedule.gemm<tile = 16x16x16>
+    """
+
+    name = "schedule.gemm"
+    MAPPING: ClassVar[Mapping] = Mapping.GEMM
+    KEYS: ClassVar[dict[str, int]] = {"tile": 3, "thread": 2}
+    DICT_KEYS: ClassVar[tuple[str, ...]] = ("tile_m", "tile_n", "tile_k", "thread_m", "thread_n")
+
+    _tile_m: IntAttr
+    _tile_n: IntAttr
+    _tile_k: IntAttr
+    _thread_m: IntAttr
+    _thread_n: IntAttr
+
+    def __init__(self, tile_m: int, tile_n: int, tile_k: int, thread_m: int = 1, thread_n: int = 1):
+        super().__init__(*(IntAttr(v) for v in (tile_m, tile_n, tile_k, thread_m, thread_n)))
+
+    @property
+    def tile_m(self) -> int:
+        return self._tile_m.data
+
+    @property
+    def tile_n(self) -> int:
+        return self._tile_n.data
+
+    @property
+    def tile_k(self) -> int:
+        return self._tile_k.data
+
+    @property
+    def thread_m(self) -> int:
+        return self._thread_m.data
+
+    @property
+    def thread_n(self) -> int:
+        return self._thread_n.data
+
+    @property
+    def threads(self) -> int:
+        return (self.tile_m // self.thread_m) * (self.tile_n // self.thread_n)
+
+    def verify(self) -> None:
+        bm, bn, bk, tm, tn = self.tile_m, self.tile_n, self.tile_k, self.thread_m, self.thread_n
+        if min(bm, bn, bk, tm, tn) < 1:
+            raise VerifyException(f"tile sizes must be positive, got tile = {bm}x{bn}x{bk}, thread = {tm}x{tn}")
+        if bm % tm or bn % tn:
+            raise VerifyException(f"the micro-tile {tm}x{tn} must divide the block tile {bm}x{bn}")
+        if self.threads > MAX_BLOCK_THREADS:
+            raise VerifyException(f"a {bm}x{bn} tile of {tm}x{tn} micro-tiles has {self.threads} threads "
+                                  f"(at most {MAX_BLOCK_THREADS})")
+
+    @classmethod
+    def from_entries(cls, entries: MappingOf[str, _Value]) -> GemmParamsAttr:
+        tile, thread = entries["tile"], entries.get("thread", (1, 1))
+        assert isinstance(tile, tuple) and isinstance(thread, tuple)
+        return cls.new([IntAttr(v) for v in (*tile, *thread)])
+
+    def entries(self) -> list[tuple[str, _Value]]:
+        out: list[tuple[str, _Value]] = [("tile", (self.tile_m, self.tile_n, self.tile_k))]
+        if (self.thread_m, self.thread_n) != (1, 1):
+            out.append(("thread", (self.thread_m, self.thread_n)))
+        return out
+
+    @classmethod
+    def from_dict(cls, params: MappingOf[str, int]) -> MappingParamsAttr:
+        unknown = sorted(set(params) - set(cls.DICT_KEYS))
+        if unknown:
+            raise VerifyException(f"unknown gemm parameters {unknown} (expected {', '.join(cls.DICT_KEYS)})")
+        tile = tuple(params[k] for k in cls.DICT_KEYS[:3])
+        return cls.from_entries({"tile": tile, "thread": (params.get("thread_m", 1), params.get("thread_n", 1))})
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(zip(self.DICT_KEYS, (self.tile_m, self.tile_n, self.tile_k, self.thread_m, self.thread_n)))
+
+
+PARAMS_OF: dict[Mapping, type[MappingParamsAttr]] = {
+    Mapping.LOOP: LoopParamsAttr, Mapping.ROW: RowParamsAttr, Mapping.GEMM: GemmParamsAttr,
+}
 
 
 def element_bytes(t: Attribute) -> int:
@@ -191,17 +648,18 @@ class GroupOp(IRDLOperation):
     """
 
     name = "schedule.group"
-    composition = prop_def(StringAttr)
-    storage = prop_def(StringAttr)
+    composition = prop_def(CompositionAttr)
+    storage = prop_def(StorageAttr)
     buffer = opt_prop_def(SymbolRefAttr)
     offset = opt_prop_def(IntegerAttr)
     outputs = var_result_def(TensorType)
     body = region_def("single_block")
     traits = traits_def(RecursiveMemoryEffect())
 
-    def __init__(self, composition: str, location: str, result_types: Sequence[Attribute], body: Region,
-                 buffer: str | None = None, offset: int | None = None):
-        props: dict[str, Attribute] = {"composition": StringAttr(composition), "storage": StringAttr(location)}
+    def __init__(self, composition: Composition | str, storage: Storage | str, result_types: Sequence[Attribute],
+                 body: Region, buffer: str | None = None, offset: int | None = None):
+        props: dict[str, Attribute] = {"composition": CompositionAttr(Composition(composition)),
+                                       "storage": StorageAttr(Storage(storage))}
         if buffer is not None:
             props["buffer"] = SymbolRefAttr(buffer)
             props["offset"] = IntegerAttr(offset or 0, i64)
@@ -213,11 +671,11 @@ class GroupOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> GroupOp:
-        comp = parser.parse_identifier()
+        comp = Composition(_parse_word(parser, Composition, "composition"))
         parser.parse_punctuation("->")
-        loc = parser.parse_identifier()
-        props: dict[str, Attribute] = {"composition": StringAttr(comp), "storage": StringAttr(loc)}
-        if loc == "shared":
+        storage = Storage(_parse_word(parser, Storage, "result storage"))
+        props: dict[str, Attribute] = {"composition": CompositionAttr(comp), "storage": StorageAttr(storage)}
+        if storage == Storage.SHARED:
             props["buffer"] = SymbolRefAttr(parser.parse_symbol_name())
             parser.parse_punctuation("[")
             props["offset"] = IntegerAttr(parser.parse_integer(), i64)
@@ -243,11 +701,7 @@ class GroupOp(IRDLOperation):
         printer.print_region(self.body, print_entry_block_args=False, print_empty_block=True)
 
     def verify_(self) -> None:
-        if self.composition.data not in COMPOSITIONS:
-            raise VerifyException(f"unknown composition '{self.composition.data}' (expected {', '.join(COMPOSITIONS)})")
-        if self.storage.data not in LOCATIONS:
-            raise VerifyException(f"unknown result storage '{self.storage.data}' (expected {', '.join(LOCATIONS)})")
-        if (self.storage.data == "shared") != (self.buffer is not None):
+        if (self.storage.data == Storage.SHARED) != (self.buffer is not None):
             raise VerifyException("a group's result lives in a shared buffer exactly when its storage is 'shared'")
         if self.body.blocks[0].args:
             raise VerifyException("a schedule.group region takes no block arguments")
@@ -276,23 +730,23 @@ class GroupOp(IRDLOperation):
 
 @irdl_op_definition
 class KernelOp(IRDLOperation):
-    """One kernel: mapping and its parameters, launch dims, shared buffers, cost, and the
-    groups in execution order. Entry block arguments mirror the operands.
+    """One kernel: its mapping parameters (whose kind is the mapping), launch dims,
+    shared buffers, cost, and the groups in execution order. Entry block arguments
+    mirror the operands.
 
-        %y = schedule.kernel @k loop {} grid [1, 1, 1] block [256, 1, 1] (%x) : (tensor<4xf32>) -> tensor<4xf32> {
-        ^bb0(%x0: tensor<4xf32>):
-          %g = schedule.group thread -> global : tensor<4xf32> {
-            %e = graph.exp %x0 : tensor<4xf32>
-            schedule.yield %e : tensor<4xf32>
+        %y = schedule.kernel @k loop<vector_width = 4> grid [1, 1, 1] block [256, 1, 1] (%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+        ^bb0(%x0: tensor<4x8xf32>):
+          %g = schedule.group thread -> global : tensor<4x8xf32> {
+            %e = graph.exp %x0 : tensor<4x8xf32>
+            schedule.yield %e : tensor<4x8xf32>
           }
-          schedule.yield %g : tensor<4xf32>
+          schedule.yield %g : tensor<4x8xf32>
         }
     """
 
     name = "schedule.kernel"
     sym_name = prop_def(StringAttr)
-    mapping = prop_def(StringAttr)
-    params = prop_def(DictionaryAttr)
+    params = prop_def(MappingParamsAttr)
     grid = prop_def(DenseArrayBase)
     block_dims = prop_def(DenseArrayBase, prop_name="block")
     cost = opt_prop_def(DictionaryAttr)
@@ -301,13 +755,19 @@ class KernelOp(IRDLOperation):
     body = region_def("single_block")
     traits = traits_def(RecursiveMemoryEffect())
 
-    def __init__(self, name: str, mapping: str, params: dict[str, int], grid: Sequence[int], block: Sequence[int],
-                 inputs: Sequence[SSAValue], result_types: Sequence[Attribute], body: Region,
-                 cost: dict[str, Attribute] | None = None):
+    def __init__(self, name: str, mapping: Mapping | str, params: MappingParamsAttr | MappingOf[str, int],
+                 grid: Sequence[int], block: Sequence[int], inputs: Sequence[SSAValue],
+                 result_types: Sequence[Attribute], body: Region, cost: dict[str, Attribute] | None = None):
+        """`params` is the mapping's parameter attribute, or a `{key: integer}` dict of
+        them (`RowParamsAttr.from_dict`)."""
+        mapping = Mapping(mapping)
+        if not isinstance(params, MappingParamsAttr):
+            params = PARAMS_OF[mapping].from_dict(params)
+        elif params.MAPPING != mapping:
+            raise VerifyException(f"{params.MAPPING} parameters given for a {mapping} kernel")
         props: dict[str, Attribute] = {
             "sym_name": StringAttr(name),
-            "mapping": StringAttr(mapping),
-            "params": DictionaryAttr({k: IntegerAttr(v, i64) for k, v in params.items()}),
+            "params": params,
             "grid": DenseArrayBase.from_list(i64, list(grid)),
             "block": DenseArrayBase.from_list(i64, list(block)),
         }
@@ -317,11 +777,18 @@ class KernelOp(IRDLOperation):
                          properties=props)
 
     @property
+    def mapping(self) -> MappingAttr:
+        """The mapping, the kind of `params`."""
+        return MappingAttr(self.params.MAPPING)
+
+    @property
     def block(self) -> Block:
         return self.body.blocks[0]
 
     def param(self, key: str) -> int:
-        return self.params.data[key].value.data  # type: ignore[attr-defined]
+        """`params.as_dict()[key]`: kept only while fsir/codegen and fsir/lowering move
+        to the typed properties of `params` (`k.params.threads_per_row`, ...)."""
+        return self.params.as_dict()[key]
 
     def launch(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
         return tuple(self.grid.get_values()), tuple(self.block_dims.get_values())  # type: ignore[return-value]
@@ -338,16 +805,15 @@ class KernelOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> KernelOp:
         name = parser.parse_symbol_name()
-        mapping = parser.parse_identifier()
-        params = parser.parse_attribute()
-        if not isinstance(params, DictionaryAttr):
-            parser.raise_error("expected the mapping parameters as a dictionary {key = value, ...}")
+        mapping = Mapping(_parse_word(parser, Mapping, "mapping"))
+        params_type = PARAMS_OF[mapping]
+        params = params_type.new(params_type.parse_parameters(parser))
         parser.parse_keyword("grid")
         grid = _parse_int_list(parser)
         parser.parse_keyword("block")
         block = _parse_int_list(parser)
         props: dict[str, Attribute] = {
-            "sym_name": name, "mapping": StringAttr(mapping), "params": params,
+            "sym_name": name, "params": params,
             "grid": DenseArrayBase.from_list(i64, grid), "block": DenseArrayBase.from_list(i64, block),
         }
         if parser.parse_optional_keyword("cost") is not None:
@@ -355,13 +821,13 @@ class KernelOp(IRDLOperation):
             if not isinstance(cost, DictionaryAttr):
                 parser.raise_error("expected the cost estimate as a dictionary {key = value, ...}")
             props["cost"] = cost
-        return parse_region_op(parser, cls, props)
+        return cast(KernelOp, parse_region_op(parser, cls, props))
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_symbol_name(self.sym_name.data)
-        printer.print_string(f" {self.mapping.data} ")
-        printer.print_attribute(self.params)
+        printer.print_string(f" {self.params.MAPPING}")
+        self.params.print_parameters(printer)
         grid, block = self.launch()
         printer.print_string(f" grid {_fmt_int_list(grid)} block {_fmt_int_list(block)}")
         if self.cost is not None:
@@ -371,20 +837,24 @@ class KernelOp(IRDLOperation):
 
     def verify_(self) -> None:
         check_region_signature(self, self.body, YieldOp.name)
-        if self.mapping.data not in MAPPINGS:
-            raise VerifyException(f"unknown mapping '{self.mapping.data}' (expected {', '.join(MAPPINGS)})")
-        for key, value in self.params.data.items():
-            if not isinstance(value, IntegerAttr):
-                raise VerifyException(f"mapping parameter '{key}' must be an integer")
         grid, block = self.launch()
         if len(grid) != 3 or len(block) != 3:
             raise VerifyException("grid and block need 3 entries each (x, y, z)")
         if any(b < 1 for b in block):
             raise VerifyException(f"block dims {list(block)} must be positive")
-        if math.prod(block) > 1024:
-            raise VerifyException(f"a block has at most 1024 threads, got {math.prod(block)}")
+        if math.prod(block) > MAX_BLOCK_THREADS:
+            raise VerifyException(f"a block has at most {MAX_BLOCK_THREADS} threads, got {math.prod(block)}")
         if any(g < 1 and g != DYNAMIC for g in grid):
             raise VerifyException(f"grid dims {list(grid)} must be positive or '?'")
+        p = self.params
+        if p.threads is not None and block != (p.threads, 1, 1):
+            if isinstance(p, RowParamsAttr):
+                what = f"threads_per_row x rows_per_block ({p.threads_per_row} x {p.rows_per_block})"
+            elif isinstance(p, GemmParamsAttr):
+                what = f"a {p.tile_m}x{p.tile_n} tile of {p.thread_m}x{p.thread_n} micro-tiles"
+            else:
+                what = f"the {p.MAPPING} mapping"
+            raise VerifyException(f"{what} needs block [{p.threads}, 1, 1], got {list(block)}")
         for op in self.block.ops:
             if not isinstance(op, (SharedOp, GroupOp, YieldOp)):
                 raise VerifyException(
@@ -399,7 +869,7 @@ class KernelOp(IRDLOperation):
         regions see the kernel's values, so one environment serves them all)."""
         from fsir.runtime.reference import evaluate_op
 
-        env = dict(zip(self.block.args, args))
+        env: dict[SSAValue, Any] = dict(zip(self.block.args, args))
         for op in self.block.ops:
             if isinstance(op, YieldOp):
                 return [env[v] for v in op.operands]
@@ -413,4 +883,8 @@ class KernelOp(IRDLOperation):
         return []
 
 
-Schedule = Dialect("schedule", [KernelOp, GroupOp, SharedOp, YieldOp], [])
+Schedule = Dialect(
+    "schedule",
+    [KernelOp, GroupOp, SharedOp, YieldOp],
+    [MappingAttr, CompositionAttr, StorageAttr, LoopParamsAttr, RowParamsAttr, GemmParamsAttr],
+)

@@ -19,12 +19,13 @@ from xdsl.dialects.builtin import (
     BytesAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
+    FileLineColLoc,
     Float16Type,
     Float32Type,
     Float64Type,
-    IntegerType,
-    FileLineColLoc,
+    FunctionType,
     IntAttr,
+    IntegerType,
     ModuleOp,
     StringAttr,
     TensorType,
@@ -96,8 +97,8 @@ class GraphBuilder:
         return op.results[0]
 
     @staticmethod
-    def _group(cls, operands):
-        return cls._group_operands(list(operands))
+    def _group(op_class, operands):
+        return op_class._group_operands(list(operands))
 
     def ew(self, name: str, *operands: SSAValue) -> SSAValue:
         return self.emit(ELEMENTWISE_OPS[name], operands)
@@ -110,7 +111,8 @@ class GraphBuilder:
             # Weights: the attribute's bytes straight from numpy (little-endian, as xDSL
             # packs them), not a Python list per element.
             raw = np.ascontiguousarray(array, dtype=dtype).tobytes()
-            op = graph.ConstantOp(DenseIntOrFPElementsAttr(tensor(element_type, array.shape), BytesAttr(raw)))
+            assert isinstance(element_type, IntegerType | Float16Type | Float32Type | Float64Type)  # has a dtype
+            op = graph.ConstantOp(DenseIntOrFPElementsAttr(TensorType(element_type, array.shape), BytesAttr(raw)))
         else:
             op = graph.ConstantOp.from_array(array, element_type)
         self._stamp(op)
@@ -119,8 +121,7 @@ class GraphBuilder:
 
     def scalar_like(self, value: float, like: SSAValue) -> SSAValue:
         """A constant of `like`'s type filled with `value` (a splat, cheap to print)."""
-        t = like.type
-        return self.constant(np.full(shape_of(t), value), t.element_type)  # type: ignore[attr-defined]
+        return self.constant(np.full(shape_of(like.type), value), self.elem(like))
 
     def broadcast(self, v: SSAValue, shape: Sequence[int], dims: Sequence[int]) -> SSAValue:
         """StableHLO broadcast_in_dim; dims need not be increasing (a transpose is added)."""
@@ -234,7 +235,8 @@ class GraphBuilder:
 
     @staticmethod
     def elem(v: SSAValue) -> Attribute:
-        return v.type.element_type  # type: ignore[attr-defined]
+        assert isinstance(v.type, TensorType)  # every graph value is a tensor
+        return v.type.element_type
 
     # -- constant folding ---------------------------------------------------------
 
@@ -272,7 +274,7 @@ class GraphBuilder:
         self._stamp(ret)
         self.block.add_op(ret)
         self._remove_dead_ops()
-        ftype = func.FunctionType.from_lists([a.type for a in self.block.args], [r.type for r in results])
+        ftype = FunctionType.from_lists([a.type for a in self.block.args], [r.type for r in results])
         f = func.FuncOp(name, ftype, Region(self.block))
         return ModuleOp([f])
 

@@ -186,6 +186,7 @@ class HloImporter:
             raise UserError(f"'{instr.name}': {op} of a tuple operand is not supported", instr.loc)
         if op in _ELEMENTWISE:
             return b.ew(_ELEMENTWISE[op], *ops)
+        assert handler is not None  # an op that is not elementwise was checked to have one
         return handler(instr, ops)
 
     def op_constant(self, instr: Instr, ops):
@@ -311,13 +312,9 @@ class HloImporter:
                 limit[axis] = shape[axis] - max(-high, 0)
                 x = self.b.slice(x, start, limit)
                 shape = list(shape_of(x.type))
-
-            def splat(n):
-                block = list(shape)
-                block[axis] = n
-                return self.b.broadcast(value, block, [])
-
-            parts = ([splat(low)] if low > 0 else []) + [x] + ([splat(high)] if high > 0 else [])
+            splats = [self.b.broadcast(value, shape[:axis] + [n] + shape[axis + 1:], []) if n > 0 else None
+                      for n in (low, high)]
+            parts = [p for p in (splats[0], x, splats[1]) if p is not None]
             x = self.b.concat(parts, axis)
         return x
 
@@ -496,6 +493,8 @@ class HloImporter:
                 or any(sizes[d] != ts[d] for d in range(len(ts)) if d not in start_map + op_batch)):
             raise self.unsupported(instr, "gather of windows (slice sizes other than 1 along indexed "
                                           "dims and whole extents along the others)")
+        if not start_map + op_batch:
+            raise self.unsupported(instr, "gather without indexed dims")
         if ivd == len(ish):  # scalar indices: an index vector of length 1
             ids = b.reshape(ids, ish + [1])
             ish.append(1)
@@ -517,6 +516,7 @@ class HloImporter:
         rest = [d for d in range(len(ts)) if d not in start_map]
         rows = b.reshape(b.transpose(table, start_map + rest), [math.prod(ts[d] for d in start_map)]
                          + [ts[d] for d in rest])
+        assert flat is not None  # start_map + op_batch is not empty
         out = b.gather(rows, flat)  # [batch..., rest dims...]
         # natural order: batch dims, then the slice dims not collapsed, in operand order
         offset_src = [d for d in range(len(ts)) if d not in collapsed]

@@ -23,9 +23,9 @@ from collections.abc import Sequence
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
+from onnx import external_data_helper, numpy_helper
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 
 from fsir.dialects import graph
 from fsir.dialects.graph import shape_of, tensor
@@ -33,7 +33,7 @@ from fsir.errors import Location, UserError
 from fsir.frontend.builder import GraphBuilder
 from fsir.ir import verify
 
-_ELEM = {
+_ELEM: dict[int, Attribute] = {
     onnx.TensorProto.FLOAT: graph.f32, onnx.TensorProto.FLOAT16: graph.f16,
     onnx.TensorProto.BFLOAT16: graph.bf16, onnx.TensorProto.DOUBLE: graph.Float64Type(),
     onnx.TensorProto.BOOL: graph.i1, onnx.TensorProto.INT8: graph.IntegerType(8),
@@ -53,9 +53,9 @@ _AXES_INPUT_SINCE = {"ReduceSum": 13, "ReduceMean": 18, "ReduceMax": 18, "Reduce
                      "ReduceSumSquare": 18, "ReduceL2": 18}
 
 
-def elem_type(onnx_type: int, what: str) -> object:
+def elem_type(onnx_type: int, what: str) -> Attribute:
     if onnx_type not in _ELEM:
-        name = onnx.TensorProto.DataType.Name(onnx_type)
+        name = onnx.TensorProto.DataType.Name(onnx.TensorProto.DataType.ValueType(onnx_type))
         raise UserError(f"{what} has element type {name}, which fsir does not support")
     return _ELEM[onnx_type]
 
@@ -153,8 +153,16 @@ class OnnxImporter:
         g = self.model.graph
         return any(name in n.input for n in g.node) or any(o.name == name for o in g.output)
 
-    def inputs(self, node: onnx.NodeProto) -> list[SSAValue | None]:
-        return [self.value(n) if n else None for n in node.input]
+    def inputs(self, node: onnx.NodeProto) -> list[SSAValue]:
+        """All of the node's inputs; an empty name (an omitted optional input) is an error."""
+        for i, name in enumerate(node.input):
+            if not name:
+                raise self.error(f"{self.describe()}: input {i} is omitted, which fsir does not support here")
+        return [self.value(n) for n in node.input]
+
+    def optional_input(self, node: onnx.NodeProto, index: int) -> SSAValue | None:
+        """Input `index`, or None if the node omits it (an empty name, or fewer inputs)."""
+        return self.value(node.input[index]) if len(node.input) > index and node.input[index] else None
 
     # -- helpers -----------------------------------------------------------------
 
@@ -223,8 +231,7 @@ class OnnxImporter:
 
     def op_Clip(self, node, attrs):
         x = self.value(node.input[0])
-        lo = self.value(node.input[1]) if len(node.input) > 1 and node.input[1] else None
-        hi = self.value(node.input[2]) if len(node.input) > 2 and node.input[2] else None
+        lo, hi = self.optional_input(node, 1), self.optional_input(node, 2)
         if "min" in attrs:  # before opset 11
             lo = self.b.scalar_like(attrs["min"], x)
         if "max" in attrs:
@@ -322,8 +329,7 @@ class OnnxImporter:
     # -- composite ops, expanded so fusion sees their parts -----------------------
 
     def op_LayerNormalization(self, node, attrs):
-        ins = self.inputs(node) + [None] * 3
-        x, scale, bias = ins[:3]
+        x, scale, bias = self.value(node.input[0]), self.value(node.input[1]), self.optional_input(node, 2)
         rank = self.rank(x)
         first = self.axis(attrs.get("axis", -1), rank)
         axes = list(range(first, rank))
@@ -403,7 +409,7 @@ class OnnxImporter:
         return [b.transpose(y, [order.index(ch) for ch in out])]
 
     def op_Gemm(self, node, attrs):
-        a, c, *rest = self.inputs(node)
+        a, c, bias = self.value(node.input[0]), self.value(node.input[1]), self.optional_input(node, 2)
         b = self.b
         if attrs.get("transA", 0):
             a = b.transpose(a, [1, 0])
@@ -412,8 +418,7 @@ class OnnxImporter:
         y = b.dot(a, c)
         if attrs.get("alpha", 1.0) != 1.0:
             y = b.ew("mul", y, b.scalar_like(attrs["alpha"], y))
-        if rest and rest[0] is not None:
-            bias = rest[0]
+        if bias is not None:
             if attrs.get("beta", 1.0) != 1.0:
                 bias = b.ew("mul", bias, b.scalar_like(attrs["beta"], bias))
             y = b.ew("add", *self.bcast(y, bias))
@@ -535,7 +540,7 @@ class OnnxImporter:
         return [self.b.broadcast_to(x, shape)]
 
     def op_Concat(self, node, attrs):
-        vs = [v for v in self.inputs(node) if v is not None]
+        vs = [self.value(n) for n in node.input if n]
         vs = [v for v in vs if math.prod(shape_of(v.type)) > 0] or vs[:1]  # ONNX allows empty parts
         return [self.b.concat(vs, self.axis(attrs["axis"], self.rank(vs[0])))]
 
@@ -598,6 +603,8 @@ class OnnxImporter:
             raise self.error(f"{self.describe()}: batch_dims != 0 is not supported")
         s, ish = shape_of(x.type), shape_of(ids.type)
         k = ish[-1]
+        if k == 0:
+            raise self.error(f"{self.describe()}: empty index tuples (indices of shape {list(ish)}) are not supported")
         lead, rest = s[:k], s[k:]
         strides = [math.prod(lead[i + 1:]) for i in range(k)]
         b = self.b
@@ -607,12 +614,13 @@ class OnnxImporter:
             idx = np.where(folded < 0, folded + np.array(lead), folded)
             flat = self.const((idx * np.array(strides)).sum(-1), ids)
         else:
-            flat = None
+            flat: SSAValue | None = None
             for i in range(k):
                 col = b.reshape(b.slice(ids, [0] * len(ish[:-1]) + [i], [*ish[:-1], i + 1]), ish[:-1])
                 col = self.normalize_ids(col, lead[i])
                 term = b.ew("mul", col, b.scalar_like(strides[i], col))
                 flat = term if flat is None else b.ew("add", flat, term)
+        assert flat is not None  # k > 0
         return [b.gather(flat_table, flat)]
 
     def op_Shape(self, node, attrs):
@@ -648,7 +656,7 @@ class OnnxImporter:
         if start is None or limit is None or delta is None:
             raise self.error(f"{self.describe()}: start, limit and delta must be constants")
         v = self.value(node.input[0])
-        return [self.const(np.arange(start, limit, delta), v)]
+        return [self.const(np.arange(start.item(), limit.item(), delta.item()), v)]
 
 
 def _value_name(name: str) -> str:
@@ -671,7 +679,7 @@ def import_onnx(source: bytes | str, filename: str = "<stdin>") -> ModuleOp:
         model = onnx.load_model_from_string(source)
         if any(t.data_location == onnx.TensorProto.EXTERNAL for t in model.graph.initializer):
             base = os.path.dirname(os.path.abspath(filename))
-            onnx.external_data_helper.load_external_data_for_model(model, base)
+            external_data_helper.load_external_data_for_model(model, base)
     except UserError:
         raise
     except Exception as err:  # protobuf's DecodeError, missing external files, ...

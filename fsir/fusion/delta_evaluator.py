@@ -63,8 +63,8 @@ class Pattern:
         self.hi = max(members)
         self.root = root
         self.score = 0.0
-        self.rshape = None  # the result shape of its reductions (None: it has none)
-        self.base = None  # the pattern it extends by `root`, when built by `extend`
+        self.rshape: tuple[int, ...] | None = None  # the result shape of its reductions (None: it has none)
+        self.base: Pattern | None = None  # the pattern it extends by `root`, when built by `extend`
         self.gemm = False  # holds a dot (a GEMM kernel with inlined producers)
         self.roots: tuple[int, ...] | None = None  # top producers, for h's meeting patterns
 
@@ -284,7 +284,7 @@ def _reduction_info(op: Operation, input_elems: int):
     from fsir.fusion.dataflow import tensor_elements
 
     assert isinstance(op, graph.ReduceOp)
-    rank = len(op.input.type.get_shape())  # type: ignore[attr-defined]
+    rank = len(graph.shape_of(op.input.type))
     dims = sorted(op.dims.get_values())
     trailing = dims == list(range(rank - len(dims), rank))
     rows = max(1, tensor_elements(op.result.type))

@@ -121,21 +121,22 @@ def _int(v: int):
 
 @dataclass(frozen=True)
 class FusionExplorePass(ModulePass):
-    """Group graph ops into stitch.fusion regions.
+    """Group graph ops into stitch.fusion regions (mode=stitch by default, xla, none).
 
-    mode=none: no fusion, one kernel per op (the baseline every comparison starts from).
     mode=stitch|xla: the FusionStitching explorer (fsir/fusion/explorer.py) with the
-    code generator's rules, or with XLA's rules on top; the other options are its
+    code generator's rules, or with XLA's rules on top; stitch is the default, as in
+    fs-run and fsir.compile. The other options are the explorer's
     (top-k, beam, group-size, remote, gpu, max-ops; report=true prints kernels, bytes
     and scores per function to stderr). evaluator=codegen|simple: what picks among the
     plans, stitch-codegen's latency-evaluator (the kernels where the plans differ are
     generated for the chosen gpu; more than evaluator-budget of them and the simplified
     one decides) or the delta-evaluator's simplified one.
+    mode=none: no fusion, one kernel per op (the baseline every comparison starts from).
     """
 
     name = "fusion-explore"
 
-    mode: str = "none"
+    mode: str = "stitch"
     top_k: int = 3
     beam: int = 3
     group_size: int = 2

@@ -197,6 +197,7 @@ class CandidateGenerator:
         input-only op), so a path leaves and re-enters it exactly when an external
         producer is a descendant of a root."""
         g = self.g
+        assert p.roots is not None  # only meeting patterns are checked
         roots = set(p.roots)
         lo = min(roots)
         for w in p.ext:

@@ -113,9 +113,11 @@ def build_plan(g: DataflowGraph, ev: DeltaEvaluator, chosen: list[Pattern]) -> P
     dissolved = 0
     while True:
         kernels = _kernels_of(g, ev, chosen)
-        order, levels, cycle = _topological(g, kernels)
-        if cycle is None:
+        result = _topological(g, kernels)
+        if result[2] is None:
+            order, levels, _ = result
             return Plan([kernels[k] for k in order], [levels[k] for k in order], dissolved)
+        cycle = result[2]
         fused_on_cycle = [kernels[k] for k in cycle if len(kernels[k]) > 1]
         worst = min(fused_on_cycle, key=lambda p: p.score)
         chosen = [p for p in chosen if p is not worst]
@@ -132,7 +134,8 @@ def _kernels_of(g: DataflowGraph, ev: DeltaEvaluator, chosen: list[Pattern]) -> 
     return kernels
 
 
-def _topological(g: DataflowGraph, kernels: list[Pattern]):
+def _topological(g: DataflowGraph, kernels: list[Pattern]) \
+        -> tuple[list[int], list[int], None] | tuple[None, None, list[int]]:
     """Kahn's algorithm on the kernel graph, ties broken by first op (close to the
     source order). Returns (order, levels, None) or (None, None, kernels on a cycle)."""
     kid = [0] * len(g)

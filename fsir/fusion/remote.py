@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from fsir.fusion.dataflow import DataflowGraph
 from fsir.fusion.delta_evaluator import DeltaEvaluator, Pattern
-from fsir.fusion.patterns import Capability, CandidateOptions
+from fsir.fusion.patterns import CandidateOptions, Capability
 from fsir.fusion.plan import Plan, build_plan
 
 

@@ -28,12 +28,12 @@ def xla_rules(ops: Sequence[Operation]) -> str | None:
     inside = set(ops)
     for op in ops:
         kind = graph.op_class(op)
-        if kind == "compute" and len(ops) > 1:
+        if kind == graph.OpClass.COMPUTE and len(ops) > 1:
             return "xla: a GEMM is a library call, nothing is fused into it"
-        if kind == "reduction":
+        if kind == graph.OpClass.REDUCTION:
             if any(u.operation in inside for u in op.results[0].uses):
                 return "xla: a reduction ends its fusion"
-        elif kind == "expensive":
+        elif kind == graph.OpClass.EXPENSIVE:
             size = tensor_elements(op.results[0].type)
             stack = [op]
             seen = set()
@@ -53,9 +53,9 @@ def xla_extend(op: Operation, inside) -> str | None:
     """`xla_rules(ops + [op])` for a set `ops` it accepts, when op is a producer of some
     of them (`inside(op)` tells membership of the grown set)."""
     kind = graph.op_class(op)
-    if kind == "reduction":
+    if kind == graph.OpClass.REDUCTION:
         return "xla: a reduction ends its fusion"
-    if kind == "expensive":
+    if kind == graph.OpClass.EXPENSIVE:
         size = tensor_elements(op.results[0].type)
         stack, seen = [op], set()
         while stack:

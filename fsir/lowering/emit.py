@@ -4,26 +4,34 @@
 thread: a kernel input is a load from its flat global buffer; an earlier group's
 result is the per-row value it left in registers or shared memory (a reduction) or
 the element of the thread's row it left there (an expensive elementwise sub-root);
-a graph op maps the
-index to its operands' indices (broadcast drops dims, transpose permutes, slice scales
-and shifts, reshape re-linearises, concat and gather select) and combines their
-scalars. Results are memoised per (value, index) in the current scope, so a value used
+a graph op maps the index to its operands' indices by its own rule
+(`GraphOp.operand_indices`: broadcast drops dims, transpose permutes, slice scales and
+shifts, reshape re-linearises; concat and gather select) and combines their scalars by
+its row of `ELEMENT_RULES`. Results are memoised per (value, index) in the current scope, so a value used
 twice at one index is computed once (FusionStitching §4.5).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from xdsl.dialects import memref, scf
 from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.ir import Block, Region, SSAValue
 
 from fsir.dialects import graph
-from fsir.dialects.graph import DYN, constant_array, shape_of
+from fsir.dialects.graph import constant_array
 from fsir.errors import UserError
 from fsir.ir import location_of
-from fsir.lowering.scalar import Cursor, Index, IndexBuilder, ScalarBuilder, compute_type
+from fsir.lowering.scalar import (
+    Cursor,
+    Index,
+    IndexBuilder,
+    ScalarBuilder,
+    compute_type,
+)
 from fsir.lowering.shapes import ShapeCalc
 
 
@@ -128,7 +136,7 @@ class ElementEmitter:
         return out
 
     def _compute(self, v: SSAValue, idx: list[Index]) -> SSAValue:
-        ib, sb = self.ib, self.sb
+        ib = self.ib
         if v in self.buffers:
             return self.load(self.buffers[v], ib.linearize(idx, self.shapes.dims(v)))
         if v in self.row_elements:
@@ -139,76 +147,84 @@ class ElementEmitter:
             cols = [d for d in range(len(dims)) if d not in row_dims]
             return self.load(buf, ib.add(base, ib.linearize([idx[d] for d in cols], [dims[d] for d in cols])))
         op = v.owner
-        elem = elem_type(v)
-        if isinstance(op, graph.ElementwiseOp):
-            xs = [self.at(o, idx) for o in op.operands]
-            return sb.round_to(op.SPEC.lower(sb, *xs), elem)
-        if isinstance(op, graph.CompareOp):
-            return sb.compare(op.direction.data, self.at(op.lhs, idx), self.at(op.rhs, idx))
-        if isinstance(op, graph.SelectOp):
-            return sb.select(self.at(op.cond, idx), self.at(op.on_true, idx), self.at(op.on_false, idx))
-        if isinstance(op, graph.ConvertOp):
-            return sb.convert(self.at(op.input, idx), elem)
-        if isinstance(op, graph.ConstantOp):
-            value = splat_value(op)
-            if value is None:
-                raise UserError("internal: a non-splat constant has no buffer", location_of(op))
-            return sb.const(_rounded(value, elem), compute_type(elem))  # rounded when built
-        if isinstance(op, graph.IotaOp):
-            return sb.round_to(sb.index_to(idx[op.dim.value.data], compute_type(elem)), elem)
-        if isinstance(op, graph.BroadcastOp):
-            src_static = shape_of(op.input.type)
-            src = self.shapes.dims(op.input)
-            out = self.shapes.dims(v)
-            sidx: list[Index] = []
-            for i, d in enumerate(op.dims.get_values()):
-                if src_static[i] == 1:
-                    sidx.append(0)
-                elif src_static[i] == DYN and out[d] is not src[i]:
-                    sidx.append(ib.select(ib.eq(src[i], 1), 0, idx[d]))  # a runtime size-1 dim broadcasts
-                else:
-                    sidx.append(idx[d])
-            return self.at(op.input, sidx)
-        if isinstance(op, graph.ReshapeOp):
-            linear = ib.linearize(idx, self.shapes.dims(v))
-            return self.at(op.input, ib.delinearize(linear, self.shapes.dims(op.input)))
-        if isinstance(op, graph.TransposeOp):
-            perm = op.perm.get_values()
-            sidx = [0] * len(perm)
-            for i, p in enumerate(perm):
-                sidx[p] = idx[i]
-            return self.at(op.input, sidx)
-        if isinstance(op, graph.SliceOp):
-            start, strides = op.start.get_values(), op.strides.get_values()
-            return self.at(op.input, [ib.add(s, ib.mul(i, k)) for i, s, k in zip(idx, start, strides)])
-        if isinstance(op, graph.ConcatOp):
-            return self._concat(op, idx)
-        if isinstance(op, graph.GatherOp):
-            r = len(shape_of(op.ids.type))
-            raw = self.at(op.ids, idx[:r])
-            rows = self.shapes.dims(op.table)[0]
-            row = self.sb.to_index(raw)
-            row = ib.min(ib.max(row, 0), ib.sub(rows, 1))  # ids are clamped, as XLA does
-            return self.at(op.table, [row, *idx[r:]])
-        raise UserError(f"'{op.name}' op cannot be computed per element here: it must lead a group of a row "
-                        "kernel (a reduction) or be a gemm kernel's root (a dot)", location_of(op))
+        rule = _element_rule(type(op))
+        if rule is None:
+            raise UserError(f"'{op.name}' op cannot be computed per element here: it must lead a group of a row "  # type: ignore[union-attr]
+                            "kernel (a reduction) or be a gemm kernel's root (a dot)", location_of(op))  # type: ignore[arg-type]
+        return rule(self, op, idx)
+
+    def operands_at(self, op: graph.GraphOp, idx: list[Index]) -> list[SSAValue]:
+        """The operands' scalars read by the result's element `idx` (the op's index rule)."""
+        indices = op.operand_indices(idx, self.shapes.dims, self.ib)
+        assert indices is not None
+        return [self.at(o, i) for o, i in zip(op.operands, indices)]
 
     def _concat(self, op: graph.ConcatOp, idx: list[Index]) -> SSAValue:
-        d = op.dim.value.data
+        d = op.dim.value.data  # type: ignore[attr-defined]
         operands = list(op.operands)
-        offsets: list[Index] = [0]
-        for o in operands[:-1]:
-            offsets.append(self.ib.add(offsets[-1], self.shapes.dims(o)[d]))
+        offsets = op.offsets(self.shapes.dims, self.ib)
 
         def piece(i: int) -> SSAValue:
-            shifted = list(idx)
-            shifted[d] = self.ib.sub(idx[d], offsets[i])
+            shifted = op.operand_index(i, idx, offsets, self.ib)
             if i == len(operands) - 1:
                 return self.at(operands[i], shifted)
             return self.guarded(self.ib.lt(idx[d], offsets[i + 1]),
                                 lambda: self.at(operands[i], shifted), lambda: piece(i + 1))
 
         return piece(0)
+
+    def _gather(self, op: graph.GatherOp, idx: list[Index]) -> SSAValue:
+        ib = self.ib
+        row = self.sb.to_index(self.at(op.ids, op.ids_index(idx)))
+        rows = self.shapes.dims(op.table)[0]
+        row = ib.min(ib.max(row, 0), ib.sub(rows, 1))  # ids are clamped, as XLA does
+        return self.at(op.table, op.table_index(row, idx))
+
+
+ElementRule = Callable[[ElementEmitter, Any, list[Index]], SSAValue]
+
+
+def _forward(e: ElementEmitter, op: graph.GraphOp, idx: list[Index]) -> SSAValue:
+    """Index-only ops: the operand's element at the propagated index."""
+    return e.operands_at(op, idx)[0]
+
+
+def _constant(e: ElementEmitter, op: graph.ConstantOp, idx: list[Index]) -> SSAValue:
+    value = splat_value(op)
+    if value is None:
+        raise UserError("internal: a non-splat constant has no buffer", location_of(op))
+    elem = elem_type(op.result)
+    return e.sb.const(_rounded(value, elem), compute_type(elem))  # rounded when built
+
+
+# How each op kind computes one element: the index propagation is the op's own rule
+# (`operand_indices`); a row gives the scalar code combining the operands' elements.
+# Rows are found along the op class's bases, so every `ELEMENTWISE` op uses its base's.
+ELEMENT_RULES: dict[type[graph.GraphOp], ElementRule] = {
+    graph.ElementwiseOp: lambda e, op, idx: e.sb.round_to(op.SPEC.lower(e.sb, *e.operands_at(op, idx)),
+                                                          elem_type(op.result)),
+    graph.CompareOp: lambda e, op, idx: e.sb.compare(op.direction.data, *e.operands_at(op, idx)),
+    graph.SelectOp: lambda e, op, idx: e.sb.select(*e.operands_at(op, idx)),
+    graph.ConvertOp: lambda e, op, idx: e.sb.convert(e.operands_at(op, idx)[0], elem_type(op.result)),
+    graph.ConstantOp: _constant,
+    graph.IotaOp: lambda e, op, idx: e.sb.round_to(
+        e.sb.index_to(idx[op.dim.value.data], compute_type(elem_type(op.result))), elem_type(op.result)),
+    graph.BroadcastOp: _forward,
+    graph.ReshapeOp: _forward,
+    graph.TransposeOp: _forward,
+    graph.SliceOp: _forward,
+    # data-dependent: the operand read depends on the index (concat) or on a loaded id (gather)
+    graph.ConcatOp: ElementEmitter._concat,
+    graph.GatherOp: ElementEmitter._gather,
+}
+
+
+@functools.cache
+def _element_rule(cls: type) -> ElementRule | None:
+    for base in cls.__mro__:
+        if base in ELEMENT_RULES:
+            return ELEMENT_RULES[base]
+    return None
 
 
 def _rounded(value, elem):

@@ -27,7 +27,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from fsir.ptx import types as T
-from fsir.ptx.kernel import KernelEmitter, Lowering, unsupported
+from fsir.ptx.kernel import KernelEmitter, Lowering, rule, unsupported
 
 # ------------------------------------------------------------------ floats
 
@@ -479,49 +479,49 @@ def _pred_or_int(int_lowering: Lowering, pred_op: str) -> Lowering:
     return lower
 
 
-ARITH_LOWERINGS: dict[type[Operation], Lowering] = {
-    arith.ConstantOp: _constant,  # type: ignore[dict-item]
-    arith.AddiOp: int_binop("add", pred_op="xor"),
-    arith.SubiOp: int_binop("sub", pred_op="xor"),
-    arith.MuliOp: int_binop("mul.lo", pred_op="and"),
-    arith.DivSIOp: int_binop("div", signed=True),
-    arith.DivUIOp: int_binop("div", signed=False),
-    arith.RemSIOp: int_binop("rem", signed=True),
-    arith.RemUIOp: int_binop("rem", signed=False),
-    arith.FloorDivSIOp: _floor_ceil_div("floor"),
-    arith.CeilDivSIOp: _floor_ceil_div("ceil"),
-    arith.CeilDivUIOp: _floor_ceil_div("ceilu"),
-    arith.MaxSIOp: int_binop("max", signed=True),
-    arith.MinSIOp: int_binop("min", signed=True),
-    arith.MaxUIOp: int_binop("max", signed=False),
-    arith.MinUIOp: int_binop("min", signed=False),
-    arith.AndIOp: int_binop("and", typed="bit", pred_op="and"),
-    arith.OrIOp: int_binop("or", typed="bit", pred_op="or"),
-    arith.XOrIOp: int_binop("xor", typed="bit", pred_op="xor"),
-    arith.ShLIOp: _shift("shl", True),
-    arith.ShRSIOp: _shift("shr", True),
-    arith.ShRUIOp: _shift("shr", False),
-    arith.CmpiOp: _cmpi,  # type: ignore[dict-item]
-    arith.CmpfOp: _cmpf,  # type: ignore[dict-item]
-    arith.SelectOp: _select,  # type: ignore[dict-item]
-    arith.IndexCastOp: _int_cast(True),
-    arith.ExtSIOp: _int_cast(True),
-    arith.ExtUIOp: _int_cast(False),
-    arith.TruncIOp: _int_cast(False),
-    arith.SIToFPOp: _int_to_float(True),
-    arith.UIToFPOp: _int_to_float(False),
-    arith.FPToSIOp: _float_to_int(True),
-    arith.FPToUIOp: _float_to_int(False),
-    arith.ExtFOp: _extf,  # type: ignore[dict-item]
-    arith.TruncFOp: _truncf,  # type: ignore[dict-item]
-    arith.BitcastOp: _bitcast,  # type: ignore[dict-item]
-    arith.AddfOp: _float_lowering(simple("add.rn")),
-    arith.SubfOp: _float_lowering(simple("sub.rn")),
-    arith.MulfOp: _float_lowering(simple("mul.rn")),
-    arith.DivfOp: _float_lowering(simple("div.rn")),
-    arith.NegfOp: _negf,  # type: ignore[dict-item]
-    arith.MaximumfOp: _float_lowering(_max_nan("max")),
-    arith.MinimumfOp: _float_lowering(_max_nan("min")),
-    arith.MaxnumfOp: _float_lowering(simple("max")),
-    arith.MinnumfOp: _float_lowering(simple("min")),
-}
+ARITH_LOWERINGS: dict[type[Operation], Lowering] = dict([
+    rule(arith.ConstantOp, _constant),
+    rule(arith.AddiOp, int_binop("add", pred_op="xor")),
+    rule(arith.SubiOp, int_binop("sub", pred_op="xor")),
+    rule(arith.MuliOp, int_binop("mul.lo", pred_op="and")),
+    rule(arith.DivSIOp, int_binop("div", signed=True)),
+    rule(arith.DivUIOp, int_binop("div", signed=False)),
+    rule(arith.RemSIOp, int_binop("rem", signed=True)),
+    rule(arith.RemUIOp, int_binop("rem", signed=False)),
+    rule(arith.FloorDivSIOp, _floor_ceil_div("floor")),
+    rule(arith.CeilDivSIOp, _floor_ceil_div("ceil")),
+    rule(arith.CeilDivUIOp, _floor_ceil_div("ceilu")),
+    rule(arith.MaxSIOp, int_binop("max", signed=True)),
+    rule(arith.MinSIOp, int_binop("min", signed=True)),
+    rule(arith.MaxUIOp, int_binop("max", signed=False)),
+    rule(arith.MinUIOp, int_binop("min", signed=False)),
+    rule(arith.AndIOp, int_binop("and", typed="bit", pred_op="and")),
+    rule(arith.OrIOp, int_binop("or", typed="bit", pred_op="or")),
+    rule(arith.XOrIOp, int_binop("xor", typed="bit", pred_op="xor")),
+    rule(arith.ShLIOp, _shift("shl", True)),
+    rule(arith.ShRSIOp, _shift("shr", True)),
+    rule(arith.ShRUIOp, _shift("shr", False)),
+    rule(arith.CmpiOp, _cmpi),
+    rule(arith.CmpfOp, _cmpf),
+    rule(arith.SelectOp, _select),
+    rule(arith.IndexCastOp, _int_cast(True)),
+    rule(arith.ExtSIOp, _int_cast(True)),
+    rule(arith.ExtUIOp, _int_cast(False)),
+    rule(arith.TruncIOp, _int_cast(False)),
+    rule(arith.SIToFPOp, _int_to_float(True)),
+    rule(arith.UIToFPOp, _int_to_float(False)),
+    rule(arith.FPToSIOp, _float_to_int(True)),
+    rule(arith.FPToUIOp, _float_to_int(False)),
+    rule(arith.ExtFOp, _extf),
+    rule(arith.TruncFOp, _truncf),
+    rule(arith.BitcastOp, _bitcast),
+    rule(arith.AddfOp, _float_lowering(simple("add.rn"))),
+    rule(arith.SubfOp, _float_lowering(simple("sub.rn"))),
+    rule(arith.MulfOp, _float_lowering(simple("mul.rn"))),
+    rule(arith.DivfOp, _float_lowering(simple("div.rn"))),
+    rule(arith.NegfOp, _negf),
+    rule(arith.MaximumfOp, _float_lowering(_max_nan("max"))),
+    rule(arith.MinimumfOp, _float_lowering(_max_nan("min"))),
+    rule(arith.MaxnumfOp, _float_lowering(simple("max"))),
+    rule(arith.MinnumfOp, _float_lowering(simple("min"))),
+])

@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar, cast
 
 from xdsl.dialects import arith, cf, memref, scf
 from xdsl.dialects.builtin import (
@@ -52,6 +53,14 @@ DYNAMIC_SMEM_SYMBOL = "__fsir_dynamic_smem"
 _PTX_IDENT = re.compile(r"[a-zA-Z][a-zA-Z0-9_$]*|[_$%][a-zA-Z0-9_$]+")
 
 Lowering = Callable[["KernelEmitter", Operation], None]
+_OpT = TypeVar("_OpT", bound=Operation)
+
+
+def rule(op_type: type[_OpT], lower: Callable[[KernelEmitter, _OpT], None]) -> tuple[type[Operation], Lowering]:
+    """One entry of a lowering table: `lower` must accept `op_type`'s ops. The emitter
+    dispatches on `type(op)`, so it calls `lower` only with ops of exactly that type,
+    which makes widening its parameter to Operation sound."""
+    return op_type, cast(Lowering, lower)
 
 
 @dataclass(frozen=True)
@@ -700,31 +709,31 @@ def _cond_br(e: KernelEmitter, op: cf.ConditionalBranchOp) -> None:
     e.ins(f"bra {e.block_labels[op.else_block]}")
 
 
-CORE_LOWERINGS: dict[type[Operation], Lowering] = {
-    gpu.ThreadIdOp: _dim_op("%tid"),
-    gpu.BlockIdOp: _dim_op("%ctaid"),
-    gpu.BlockDimOp: _dim_op("%ntid"),
-    gpu.GridDimOp: _dim_op("%nctaid"),
-    gpu.GlobalIdOp: _global_id,  # type: ignore[dict-item]
-    gpu.LaneIdOp: lambda e, op: _special(e, op, "%laneid"),
-    gpu.SubgroupIdOp: _subgroup_id,  # type: ignore[dict-item]
-    gpu.SubgroupSizeOp: _subgroup_size,  # type: ignore[dict-item]
-    gpu.NumSubgroupsOp: _num_subgroups,  # type: ignore[dict-item]
-    gpu.BarrierOp: _barrier,  # type: ignore[dict-item]
-    gpu.ShuffleOp: _shuffle,  # type: ignore[dict-item]
-    gpu.SubgroupReduceOp: _subgroup_reduce,  # type: ignore[dict-item]
-    gpu.ReturnOp: _return,  # type: ignore[dict-item]
-    gpu.DynamicSharedMemoryOp: _dynamic_smem,  # type: ignore[dict-item]
-    memref.LoadOp: _load,  # type: ignore[dict-item]
-    memref.StoreOp: _store,  # type: ignore[dict-item]
-    gpu.LoadVectorOp: _load_vector,  # type: ignore[dict-item]
-    gpu.StoreVectorOp: _store_vector,  # type: ignore[dict-item]
-    memref.ViewOp: _view,  # type: ignore[dict-item]
-    memref.AtomicRMWOp: _atomic_rmw,  # type: ignore[dict-item]
-    memref.AllocaOp: _alloca,  # type: ignore[dict-item]
-    scf.ForOp: _for,  # type: ignore[dict-item]
-    scf.IfOp: _if,  # type: ignore[dict-item]
-    scf.WhileOp: _while,  # type: ignore[dict-item]
-    cf.BranchOp: _br,  # type: ignore[dict-item]
-    cf.ConditionalBranchOp: _cond_br,  # type: ignore[dict-item]
-}
+CORE_LOWERINGS: dict[type[Operation], Lowering] = dict([
+    rule(gpu.ThreadIdOp, _dim_op("%tid")),
+    rule(gpu.BlockIdOp, _dim_op("%ctaid")),
+    rule(gpu.BlockDimOp, _dim_op("%ntid")),
+    rule(gpu.GridDimOp, _dim_op("%nctaid")),
+    rule(gpu.GlobalIdOp, _global_id),
+    rule(gpu.LaneIdOp, lambda e, op: _special(e, op, "%laneid")),
+    rule(gpu.SubgroupIdOp, _subgroup_id),
+    rule(gpu.SubgroupSizeOp, _subgroup_size),
+    rule(gpu.NumSubgroupsOp, _num_subgroups),
+    rule(gpu.BarrierOp, _barrier),
+    rule(gpu.ShuffleOp, _shuffle),
+    rule(gpu.SubgroupReduceOp, _subgroup_reduce),
+    rule(gpu.ReturnOp, _return),
+    rule(gpu.DynamicSharedMemoryOp, _dynamic_smem),
+    rule(memref.LoadOp, _load),
+    rule(memref.StoreOp, _store),
+    rule(gpu.LoadVectorOp, _load_vector),
+    rule(gpu.StoreVectorOp, _store_vector),
+    rule(memref.ViewOp, _view),
+    rule(memref.AtomicRMWOp, _atomic_rmw),
+    rule(memref.AllocaOp, _alloca),
+    rule(scf.ForOp, _for),
+    rule(scf.IfOp, _if),
+    rule(scf.WhileOp, _while),
+    rule(cf.BranchOp, _br),
+    rule(cf.ConditionalBranchOp, _cond_br),
+])

@@ -71,7 +71,7 @@ from fsir.ptx.arith_ops import (
     simple,
     to_f32,
 )
-from fsir.ptx.kernel import KernelEmitter, Lowering, unsupported
+from fsir.ptx.kernel import KernelEmitter, Lowering, rule, unsupported
 
 LOG2E = 1.4426950408889634
 LN2 = 0.6931471805599453
@@ -387,29 +387,37 @@ def _log(far: float, near: float, one_plus: bool = False) -> Lowering:
     return _transcendental(lambda e, x: log_f32(e, x, far, near, one_plus))
 
 
-MATH_LOWERINGS: dict[type[Operation], Lowering] = {
-    math.ExpOp: _transcendental(exp_f32),
-    math.Exp2Op: _transcendental(exp2_f32),
-    math.LogOp: _log(LN2, 1.0),
-    math.Log2Op: _log(1.0, LOG2E),
-    math.Log10Op: _log(LOG10_2, LOG10E),
-    math.Log1pOp: _log(LN2, 1.0, one_plus=True),
-    math.TanhOp: _transcendental(tanh_f32),
-    math.ErfOp: _transcendental(erf_f32),
-    math.PowFOp: _transcendental(pow_f32),
-    math.SinOp: _transcendental(lambda e, x: sincos_f32(e, x, "sin")),
-    math.CosOp: _transcendental(lambda e, x: sincos_f32(e, x, "cos")),
-    math.SqrtOp: lambda e, op: float_op(e, op, simple("sqrt.rn")),
-    math.RsqrtOp: lambda e, op: float_op(e, op, _rsqrt),
-    math.FmaOp: lambda e, op: float_op(e, op, simple("fma.rn")),
-    math.AbsFOp: _absf,  # type: ignore[dict-item]
-    math.AbsIOp: _absi,  # type: ignore[dict-item]
-    math.CopySignOp: lambda e, op: float_op(e, op, _copysign),
-    math.FloorOp: lambda e, op: float_op(e, op, lambda e2, d, s, ft: e2.ins(f"cvt.rmi.{ft}.{ft} {d}, {s[0]}")),
-    math.CeilOp: lambda e, op: float_op(e, op, lambda e2, d, s, ft: e2.ins(f"cvt.rpi.{ft}.{ft} {d}, {s[0]}")),
-    math.TruncOp: lambda e, op: float_op(e, op, lambda e2, d, s, ft: e2.ins(f"cvt.rzi.{ft}.{ft} {d}, {s[0]}")),
-    math.RoundEvenOp: lambda e, op: float_op(e, op, lambda e2, d, s, ft: e2.ins(f"cvt.rni.{ft}.{ft} {d}, {s[0]}")),
-    math.RoundOp: lambda e, op: float_op(e, op, _round),
-    math.CtPopOp: _bitcount("popc"),
-    math.CountLeadingZerosOp: _bitcount("clz"),
-}
+def _round_to_integer(mode: str) -> Lowering:
+    """floor, ceil, trunc and round-half-even: one `cvt` with rounding mode `mode` (rmi, rpi, rzi, rni)."""
+    def lower(e: KernelEmitter, op: Operation) -> None:
+        float_op(e, op, lambda e2, d, s, ft: e2.ins(f"cvt.{mode}.{ft}.{ft} {d}, {s[0]}"))
+
+    return lower
+
+
+MATH_LOWERINGS: dict[type[Operation], Lowering] = dict([
+    rule(math.ExpOp, _transcendental(exp_f32)),
+    rule(math.Exp2Op, _transcendental(exp2_f32)),
+    rule(math.LogOp, _log(LN2, 1.0)),
+    rule(math.Log2Op, _log(1.0, LOG2E)),
+    rule(math.Log10Op, _log(LOG10_2, LOG10E)),
+    rule(math.Log1pOp, _log(LN2, 1.0, one_plus=True)),
+    rule(math.TanhOp, _transcendental(tanh_f32)),
+    rule(math.ErfOp, _transcendental(erf_f32)),
+    rule(math.PowFOp, _transcendental(pow_f32)),
+    rule(math.SinOp, _transcendental(lambda e, x: sincos_f32(e, x, "sin"))),
+    rule(math.CosOp, _transcendental(lambda e, x: sincos_f32(e, x, "cos"))),
+    rule(math.SqrtOp, lambda e, op: float_op(e, op, simple("sqrt.rn"))),
+    rule(math.RsqrtOp, lambda e, op: float_op(e, op, _rsqrt)),
+    rule(math.FmaOp, lambda e, op: float_op(e, op, simple("fma.rn"))),
+    rule(math.AbsFOp, _absf),
+    rule(math.AbsIOp, _absi),
+    rule(math.CopySignOp, lambda e, op: float_op(e, op, _copysign)),
+    rule(math.FloorOp, _round_to_integer("rmi")),
+    rule(math.CeilOp, _round_to_integer("rpi")),
+    rule(math.TruncOp, _round_to_integer("rzi")),
+    rule(math.RoundEvenOp, _round_to_integer("rni")),
+    rule(math.RoundOp, lambda e, op: float_op(e, op, _round)),
+    rule(math.CtPopOp, _bitcount("popc")),
+    rule(math.CountLeadingZerosOp, _bitcount("clz")),
+])

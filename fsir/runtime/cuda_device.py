@@ -10,25 +10,29 @@ one-line UserError `no CUDA GPU found: <reason>`; `probe_gpu()` answers the ques
 
 from __future__ import annotations
 
+import importlib
+from types import ModuleType
+from typing import Any
+
 import numpy as np
 
 from fsir.errors import UserError
 from fsir.runtime.device import CudaTiming, Device, DeviceBuffer
-from fsir.runtime.ptx_parser import parse_ptx
-from fsir.runtime.simulator import pack_params, param_layout
+from fsir.sim import launch_dims, pack_params, param_layout, parse_ptx
 
 _PROBE: tuple[bool, str] | None = None
 
 
-def _driver():
+def _driver() -> ModuleType:
+    """cuda-python's driver bindings: a compiled module without type stubs, hence imported
+    by name (its attributes are then `Any` to a type checker)."""
     try:
-        from cuda.bindings import driver  # cuda-python >= 12.6
+        return importlib.import_module("cuda.bindings.driver")  # cuda-python >= 12.6
     except ImportError:  # pragma: no cover - older cuda-python
         try:
-            from cuda import cuda as driver  # type: ignore[no-redef]
+            return importlib.import_module("cuda.cuda")
         except ImportError as e:
             raise _NoGPU("cuda-python is not installed") from e
-    return driver
 
 
 class _NoGPU(Exception):
@@ -116,7 +120,7 @@ class CudaDevice(Device):
         self.timing = CudaTiming()
 
     # -- helpers ----------------------------------------------------------------------
-    def _check(self, result, what: str):
+    def _check(self, result, what: str) -> Any:
         """cuda-python returns (CUresult, values...): raise on error, return the values."""
         err, *vals = result if isinstance(result, tuple) else (result,)
         if err != self._d.CUresult.CUDA_SUCCESS:
@@ -180,10 +184,8 @@ class CudaDevice(Device):
         if isinstance(module, str):
             module = self.load(module)
         self._current()
-        from fsir.runtime.simulator import _dims
-
-        grid = _dims(grid, "grid")
-        block = _dims(block, "block")
+        grid = launch_dims(grid, "grid")
+        block = launch_dims(block, "block")
         f = self._function(module, kernel)
         params = module.parsed.kernels[kernel].params
         args = list(args)

@@ -21,13 +21,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from fsir.errors import UserError
-from fsir.runtime.simulator import LaunchStats, SimModule, launch as _sim_launch, load_module
+from fsir.sim import LaunchStats, SimModule, load_module
+from fsir.sim import launch as _sim_launch
 
 
 class DeviceBuffer:
     """Memory on a device: `nbytes` bytes, with a numpy shape/dtype for copies."""
 
-    def __init__(self, device: "Device", shape: tuple, dtype, handle):
+    def __init__(self, device: Device, shape: tuple, dtype, handle):
         self.device = device
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
@@ -47,7 +48,7 @@ class Device(ABC):
     name: str
 
     @abstractmethod
-    def load(self, ptx: str):
+    def load(self, ptx: str) -> object:
         """Load a PTX module; returns a module handle for `launch`."""
 
     @abstractmethod
@@ -67,11 +68,12 @@ class Device(ABC):
         """Release a buffer."""
 
     @abstractmethod
-    def launch(self, module, kernel: str, grid, block, args, shared_bytes: int = 0):
+    def launch(self, module, kernel: str, grid, block, args, shared_bytes: int = 0) -> LaunchStats | CudaTiming:
         """Launch `kernel` of a loaded module; returns the launch's stats or timing."""
 
     def synchronize(self) -> None:
         """Wait for all launched work (a no-op on the simulator, whose launches are synchronous)."""
+        return None
 
     def to_device(self, host: np.ndarray) -> DeviceBuffer:
         host = np.ascontiguousarray(host)
@@ -146,7 +148,7 @@ class CudaTiming:
     launches: int = 0
     kernel_ms: float = 0.0
 
-    def __add__(self, other: "CudaTiming") -> "CudaTiming":
+    def __add__(self, other: CudaTiming) -> CudaTiming:
         if not isinstance(other, CudaTiming):
             return NotImplemented
         return CudaTiming(self.launches + other.launches, self.kernel_ms + other.kernel_ms)

@@ -1,6 +1,6 @@
-"""Compile a graph module down to kernels and run it.
+"""Run a lowered module: its host function on the host, its kernels on a device.
 
-    lowered = compile_module(module, fusion="none")     # graph → stitch → schedule → gpu
+    lowered = fsir.pipeline.lower(module)                # graph → stitch → schedule → gpu
     outputs, stats = execute(lowered, inputs, device)   # host function, kernels on a device
 
 `execute` interprets the host `func.func` that schedule-to-gpu produced: `index`
@@ -24,40 +24,20 @@ from xdsl.ir import Operation, SSAValue
 from fsir.dialects import gpu
 from fsir.dialects.graph import DYN, constant_array, fmt_shape, numpy_dtype
 from fsir.errors import UserError
-from fsir.ir import location_of, verify
+from fsir.ir import location_of
 from fsir.runtime.device import DeviceBuffer
 
-
-def compile_module(module: ModuleOp, fusion: str = "none", rows: str = "auto", subroots: str = "auto",
-                   vector: str | int = "auto", gemm: str = "auto") -> ModuleOp:
-    """A copy of `module` lowered by fusion-explore{mode=fusion}, stitch-codegen{rows
-    subroots vector gemm} and schedule-to-gpu (the original is left untouched)."""
-    from xdsl.context import Context
-
-    from fsir.codegen.stitch_codegen import StitchCodegenPass
-    from fsir.fusion.explore import FusionExplorePass
-    from fsir.lowering.schedule_to_gpu import ScheduleToGpuPass
-
-    lowered = module.clone()
-    ctx = Context()
-    for p in (FusionExplorePass(mode=fusion),
-              StitchCodegenPass(rows=rows, subroots=subroots, vector=vector, gemm=gemm), ScheduleToGpuPass()):
-        p.apply(ctx, lowered)
-    verify(lowered)
-    return lowered
-
-
-_PTX_CACHE: dict[int, tuple[ModuleOp, str]] = {}
+_PTX_CACHE: dict[tuple[int, str], tuple[ModuleOp, str]] = {}
 
 
 def module_ptx(lowered: ModuleOp, arch: str = "sm_80") -> str:
-    """The PTX of a lowered module, printed once per module object."""
-    key = id(lowered)
+    """The PTX of a lowered module, printed once per module object and arch."""
+    key = (id(lowered), arch)
     cached = _PTX_CACHE.get(key)
     if cached is None or cached[0] is not lowered:
-        from fsir.ptx import print_ptx
+        from fsir.pipeline import PipelineOptions, emit_ptx
 
-        cached = (lowered, print_ptx(lowered, arch=arch))
+        cached = (lowered, emit_ptx(lowered, PipelineOptions(arch=arch)))
         _PTX_CACHE[key] = cached
     return cached[1]
 
@@ -89,9 +69,10 @@ _CMPI = {0: lambda a, b: a == b, 1: lambda a, b: a != b, 2: lambda a, b: a < b, 
 
 
 def execute(lowered: ModuleOp, inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray], device=None,
-            entry: str | None = None):
+            entry: str | None = None, ptx: str | None = None):
     """Run the host function on `inputs` on `device` (default: the simulator); returns
-    (outputs as numpy arrays shaped like the function's results, summed launch stats)."""
+    (outputs as numpy arrays shaped like the function's results, summed launch stats).
+    `ptx` is the module's PTX when already printed (default: `module_ptx(lowered)`)."""
     from fsir.runtime.device import SimDevice
 
     device = device or SimDevice()
@@ -121,7 +102,7 @@ def execute(lowered: ModuleOp, inputs: Sequence[np.ndarray] | Mapping[str, np.nd
                 return [_to_host(device, env[v]) for v in op.operands], stats  # type: ignore[arg-type]
             if isinstance(op, gpu.LaunchFuncOp):
                 if handle is None:
-                    handle = device.load(module_ptx(lowered))
+                    handle = device.load(ptx if ptx is not None else module_ptx(lowered))
                 grid = tuple(int(env[v]) for v in (op.gridSizeX, op.gridSizeY, op.gridSizeZ))  # type: ignore[arg-type]
                 block = tuple(int(env[v]) for v in (op.blockSizeX, op.blockSizeY, op.blockSizeZ))  # type: ignore[arg-type]
                 smem = 0 if op.dynamicSharedMemorySize is None else int(env[op.dynamicSharedMemorySize])  # type: ignore[arg-type]
@@ -150,7 +131,7 @@ def _view(buf: DeviceBuffer, shape: list[int]) -> DeviceBuffer:
 
 
 def _host_value(op: Operation, env: dict, module: ModuleOp, device, owned: list):
-    get = lambda v: env[v]  # noqa: E731
+    get = lambda v: env[v]
     if isinstance(op, arith.ConstantOp):
         value = op.value
         assert isinstance(value, IntegerAttr)

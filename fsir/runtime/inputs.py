@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, TensorType
 
-from fsir.dialects.graph import DYN, GatherOp, fmt_shape, numpy_dtype
+from fsir.dialects.graph import DYN, GatherOp, fmt_shape, numpy_dtype, shape_of
 from fsir.errors import UserError
 from fsir.ir import location_of
 from fsir.runtime.reference import arg_names
-
 
 RUNTIME_SHAPE_ATTR = "fsir.runtime_shape"
 
@@ -55,7 +57,7 @@ def _gather_rows(arg) -> int | None:
     for use in arg.uses:
         op = use.operation
         if isinstance(op, GatherOp) and use.index == 1:
-            rows = op.table.type.get_shape()[0]  # type: ignore[attr-defined]
+            rows = shape_of(op.table.type)[0]
             if rows != DYN:
                 return rows
     return None
@@ -69,19 +71,26 @@ def load_inputs(f: func.FuncOp, path: str, seed: int = 0, dynamic_size: int = 8)
         raise UserError(f"cannot open inputs '{path}': no such file") from None
     except Exception as err:  # numpy raises several types for non-npz files
         raise UserError(f"cannot read inputs '{path}': {err}") from None
+    return inputs_by_name(f, data, path)
+
+
+def inputs_by_name(f: func.FuncOp, arrays: Mapping[str, Any], where: str) -> list[np.ndarray]:
+    """`f`'s inputs in argument order from arrays by argument name (as in the source,
+    without %) or by position (arg0, ...); missing or unknown names are user errors
+    (`where` names the source of the arrays in the message)."""
     names = arg_names(f)
-    missing = [n for i, n in enumerate(names) if n not in data and f"arg{i}" not in data]
+    missing = [n for i, n in enumerate(names) if n not in arrays and f"arg{i}" not in arrays]
     if missing:
         raise UserError(
-            f"{path} has no input for argument(s) {', '.join('%' + n for n in missing)} "
-            f"(it has: {', '.join(data.files) or 'nothing'})",
+            f"{where} has no input for argument(s) {', '.join('%' + n for n in missing)} "
+            f"(it has: {', '.join(map(str, arrays)) or 'nothing'})",
             location_of(f),
         )
     known = set(names) | {f"arg{i}" for i in range(len(names))}
-    extra = [k for k in data.files if k not in known]
+    extra = [k for k in arrays if k not in known]
     if extra:
-        raise UserError(f"{path} has arrays for no argument of @{f.sym_name.data}: {', '.join(extra)}", location_of(f))
-    return [np.asarray(data[n] if n in data else data[f"arg{i}"]) for i, n in enumerate(names)]
+        raise UserError(f"{where} has arrays for no argument of @{f.sym_name.data}: {', '.join(map(str, extra))}", location_of(f))
+    return [np.asarray(arrays[n] if n in arrays else arrays[f"arg{i}"]) for i, n in enumerate(names)]
 
 
 def describe(x: np.ndarray) -> str:

@@ -95,10 +95,13 @@ def evaluate_op(op: Operation, values: Sequence[np.ndarray]) -> list[np.ndarray]
 
 def _evaluate_op(op: Operation, values: Sequence[np.ndarray]) -> list[np.ndarray]:
     try:
-        if hasattr(op, "reference_region"):
-            return list(op.reference_region(run_block, values))  # type: ignore[attr-defined]
-        if hasattr(op, "reference"):
-            out = op.reference(*values)  # type: ignore[attr-defined]
+        # Each dialect defines its ops' references with their own arities (no common base).
+        reference_region = getattr(op, "reference_region", None)
+        if reference_region is not None:
+            return list(reference_region(run_block, values))
+        reference = getattr(op, "reference", None)
+        if reference is not None:
+            out = reference(*values)
             results = [np.asarray(out)] if len(op.results) == 1 else list(out)
             _check_result_shapes(op, results)
             return results

@@ -30,11 +30,14 @@ import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
 from fsir.dialects import graph
 from fsir.runtime.inputs import RUNTIME_SHAPE_ATTR, random_inputs  # noqa: F401 - re-exported for tests
+
+_T = TypeVar("_T")
 
 FLOATS = ("f32", "f16", "bf16")
 INTS = ("i32", "i64")
@@ -70,7 +73,7 @@ class Chooser:
     def choice(self, seq: Sequence):
         return seq[self.int(0, len(seq) - 1)]
 
-    def weighted(self, table: Sequence[tuple[object, int]]):
+    def weighted(self, table: Sequence[tuple[_T, int]]) -> _T:
         total = sum(w for _, w in table)
         x = self.int(0, total - 1)
         for item, w in table:
@@ -205,7 +208,8 @@ class GraphBuilder:
         self.pool.append(result)
         return result
 
-    def result(self, elem: str, shape: Sequence[int], decl: Dims | None = None, relax: bool = True) -> Value:
+    def result(self, elem: str, shape: Sequence[int], decl: Sequence[int | None] | None = None,
+               relax: bool = True) -> Value:
         """A fresh op result; `relax` may declare known dims as `?`."""
         decl = tuple(shape) if decl is None else tuple(decl)
         if relax:

@@ -12,6 +12,7 @@ import os
 import sys
 import traceback
 from collections.abc import Callable
+from typing import ClassVar
 
 from fsir.errors import UserError
 from fsir.ir import format_error
@@ -24,7 +25,7 @@ REPORT_URL = "the fsir issue tracker"
 class Sources:
     """Source texts by file name, so diagnostics can quote the offending line."""
 
-    texts: dict[str, str] = {}
+    texts: ClassVar[dict[str, str]] = {}
 
     @classmethod
     def remember(cls, name: str, text: str) -> None:

@@ -40,8 +40,8 @@ from fsir.errors import UserError
 from fsir.tools.driver import run_tool
 
 MODES = ("none", "xla", "stitch")
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-STAGES = ("import", "fusion-explore", "stitch-codegen", "schedule-to-gpu", "ptx")
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+IMPORT_STAGE = "import"
 
 
 @dataclass
@@ -94,18 +94,13 @@ def model_inputs(path: Path, f, seed: int) -> list[np.ndarray]:
 
 
 def bench_model(path: Path, modes, spec, seed: int, check: bool) -> list[Result]:
-    from xdsl.context import Context
-
-    from fsir.codegen.stitch_codegen import StitchCodegenPass
-    from fsir.fusion.explore import FusionExplorePass
-    from fsir.lowering.schedule_to_gpu import ScheduleToGpuPass
+    from fsir.pipeline import PipelineOptions, emit_ptx, lower, read_model
     from fsir.runtime.compare import compare
-    from fsir.runtime.executor import execute, module_ptx
+    from fsir.runtime.executor import execute
     from fsir.runtime.reference import find_function, run_function
-    from fsir.tools.fs_run import load_model
 
     t0 = time.perf_counter()
-    module = load_model(str(path), None)
+    module = read_model(path)
     t_import = time.perf_counter() - t0
     f = find_function(module)
     inputs = model_inputs(path, f, seed)
@@ -114,18 +109,16 @@ def bench_model(path: Path, modes, spec, seed: int, check: bool) -> list[Result]
     results = []
     for mode in modes:
         r = Result(path.name, mode, bound=bound)
-        r.compile_s["import"] = t_import
-        lowered = module.clone()
-        ctx = Context()
-        for stage, p in zip(STAGES[1:4], (FusionExplorePass(mode=mode), StitchCodegenPass(), ScheduleToGpuPass())):
-            t = time.perf_counter()
-            p.apply(ctx, lowered)
-            r.compile_s[stage] = time.perf_counter() - t
+        r.compile_s[IMPORT_STAGE] = t_import
+
+        def on_stage(stage: str, seconds: float, _module, r: Result = r) -> None:
+            r.compile_s[stage] = seconds
+
+        options = PipelineOptions(fusion=mode)
+        lowered = lower(module, options, on_stage=on_stage)
+        ptx = emit_ptx(lowered, options, on_stage=on_stage)
         t = time.perf_counter()
-        module_ptx(lowered)
-        r.compile_s["ptx"] = time.perf_counter() - t
-        t = time.perf_counter()
-        outputs, stats = execute(lowered, inputs)
+        outputs, stats = execute(lowered, inputs, ptx=ptx)
         r.run_s = time.perf_counter() - t
         r.kernels = r.launches = int(getattr(stats, "launches", 0))
         r.bytes = int(stats.global_unique_bytes)
@@ -139,14 +132,21 @@ def bench_model(path: Path, modes, spec, seed: int, check: bool) -> list[Result]
     return results
 
 
+# Column heads for the pipeline's stages.
+_SHORT = {"fusion-explore": "fusion", "stitch-codegen": "codegen", "schedule-to-gpu": "lower"}
+
+
 def format_table(results: list[Result], gpu: str) -> str:
+    from fsir.pipeline import stages
+
     r0 = results[0]
+    columns = [IMPORT_STAGE, *stages()]
     lines = [f"{r0.model}  (lower bound {r0.bound / 1e6:.3f} MB; modeled = {gpu} model, not measured)"]
     head = (f"{'mode':<7} {'kernels':>7} {'MB':>9} {'×bound':>7} {'modeled µs':>10}  "
-            + " ".join(f"{s:>8}" for s in ("import", "fusion", "codegen", "lower", "ptx")) + "  check")
+            + " ".join(f"{_SHORT.get(s, s)[:8]:>8}" for s in columns) + "  check")
     lines += [head, "-" * len(head)]
     for r in results:
-        times = " ".join(f"{r.compile_s.get(s, 0):>7.2f}s" for s in STAGES)
+        times = " ".join(f"{r.compile_s.get(s, 0):>7.2f}s" for s in columns)
         lines.append(f"{r.mode:<7} {r.kernels:>7} {r.bytes / 1e6:>9.3f} {r.ratio:>7.2f} {r.modeled_us:>10.2f}  "
                      f"{times}  {r.check}")
     return "\n".join(lines)

@@ -21,12 +21,13 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
 from xdsl.universe import Universe
-from xdsl.utils.arg_spec import ArgSpecParseError
+from xdsl.utils.exceptions import ArgSpecParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from fsir import registry
 from fsir.errors import Location, UserError
-from fsir.ir import format_error, parse_module, verify
+from fsir.ir import format_error, verify
+from fsir.pipeline import input_format, is_binary, parse_source
 from fsir.tools.driver import read_source, run_tool
 
 
@@ -100,19 +101,12 @@ class FsOptMain(xDSLOptMain):
 
     # -- running -----------------------------------------------------------
 
-    def parse_source(self, text: str, name: str, line_offset: int) -> ModuleOp:
-        ext = self.args.frontend or (name.rsplit(".", 1)[-1] if "." in name else "mlir")
-        if ext in registry.FRONTENDS:
-            return registry.FRONTENDS[ext]()(text, name)  # type: ignore[return-value]
-        if ext != "mlir" and self.args.frontend is None and ext not in ("", "mlir"):
-            # Unknown extensions are read as MLIR text, like mlir-opt does.
-            pass
-        return parse_module(text, name, self.ctx, line_offset, not self.args.no_implicit_module)
+    def parse_source(self, text: str | bytes, name: str, line_offset: int) -> ModuleOp:
+        fmt = input_format(name, self.args.frontend)
+        return parse_source(text, name, fmt, self.ctx, line_offset, not self.args.no_implicit_module)
 
     def run(self) -> int:
-        path = self.args.input_file or ""
-        ext = self.args.frontend or (path.rsplit(".", 1)[-1] if "." in path else "mlir")
-        binary = ext in registry.BINARY_FRONTENDS
+        binary = is_binary(input_format(self.args.input_file, self.args.frontend))
         name, text = read_source(self.args.input_file, binary=binary)
         chunks = split_input(text) if self.args.split_input_file and not binary else [(text, 0)]
         out = open(self.args.output_file, "w") if self.args.output_file else sys.stdout

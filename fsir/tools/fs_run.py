@@ -22,10 +22,15 @@ import numpy as np
 
 from fsir import registry
 from fsir.errors import UserError
-from fsir.ir import parse_module
+from fsir.pipeline import PipelineOptions, read_model
 from fsir.runtime.inputs import describe, load_inputs, random_inputs
-from fsir.runtime.reference import check_inputs, find_function, run_function, run_function_float64
-from fsir.tools.driver import read_source, run_tool
+from fsir.runtime.reference import (
+    check_inputs,
+    find_function,
+    run_function,
+    run_function_float64,
+)
+from fsir.tools.driver import run_tool
 
 EXIT_CHECK_FAILED = 2
 DEVICES = ("auto", "cuda", "sim", "reference")
@@ -48,31 +53,21 @@ def build_arg_parser() -> argparse.ArgumentParser:
                    help="size of `?` dims of random inputs without fsir.runtime_shape (default 8)")
     p.add_argument("--device", choices=DEVICES, default="auto",
                    help="auto (CUDA if a GPU is present, else sim), cuda, sim (fsir's PTX simulator), reference (numpy)")
-    p.add_argument("--fusion", default="stitch", choices=("stitch", "xla", "none"),
+    p.add_argument("--fusion", default=PipelineOptions.fusion,
                    help="fusion-explore mode: stitch (FusionStitching, default), xla (XLA-style rules), none (a kernel per op)")
-    p.add_argument("--subroots", default="auto", choices=("auto", "all", "none"),
+    p.add_argument("--subroots", default=PipelineOptions.subroots, choices=("auto", "all", "none"),
                    help="stitch-codegen{subroots=...}: expensive elementwise sub-roots by the evaluator's choice "
                         "(auto, default), wherever they fit (all) or never (none)")
-    p.add_argument("--arch", default="sm_80", help="PTX target (sm_80, sm_90)")
+    p.add_argument("--arch", default=PipelineOptions.arch, help="PTX target (sm_80, sm_90; default sm_80)")
     p.add_argument("--check", action="store_true", help="compare every output with the reference interpreter; exit 2 beyond tolerance")
     p.add_argument("--stats-json", help="write launch statistics (summed over launches) to this JSON file")
     p.add_argument("--dump-ptx", help="write the PTX module to this file")
     return p
 
 
-def load_model(path: str, frontend: str | None):
-    ext = frontend or (path.rsplit(".", 1)[-1] if "." in path else "mlir")
-    name, text = read_source(path, binary=ext in registry.BINARY_FRONTENDS)
-    if ext in registry.FRONTENDS:
-        return registry.FRONTENDS[ext]()(text, name)
-    if ext != "mlir" and frontend is not None:
-        raise UserError(f"unknown input format '{ext}' (known: mlir{''.join(', ' + f for f in registry.FRONTENDS)})")
-    return parse_module(text, name)
-
-
 def main_impl(argv=None) -> int:
     args = build_arg_parser().parse_args(argv)
-    module = load_model(args.file, args.frontend)
+    module = read_model(args.file, args.frontend)
     f = find_function(module, args.entry)
     if args.inputs:
         inputs = load_inputs(f, args.inputs)
@@ -106,18 +101,19 @@ def main_impl(argv=None) -> int:
 
 
 def run_compiled(module, entry: str, inputs, args):
-    """Compile through the whole pipeline and run on a device; returns (outputs, stats, device)."""
+    """Compile through the pipeline and run on a device; returns (outputs, stats, device)."""
+    from fsir.pipeline import emit_ptx, lower
     from fsir.runtime.device import select_device
-    from fsir.runtime.executor import compile_module, execute
+    from fsir.runtime.executor import execute
 
     device = select_device(args.device)
-    lowered = compile_module(module, fusion=args.fusion, subroots=args.subroots)
+    options = PipelineOptions(fusion=args.fusion, subroots=args.subroots, arch=args.arch)
+    lowered = lower(module, options)
+    ptx = emit_ptx(lowered, options)
     if args.dump_ptx:
-        from fsir.ptx import print_ptx
-
         with open(args.dump_ptx, "w") as fh:
-            fh.write(print_ptx(lowered, arch=args.arch))
-    outputs, stats = execute(lowered, inputs, device, entry=entry)
+            fh.write(ptx)
+    outputs, stats = execute(lowered, inputs, device, entry=entry, ptx=ptx)
     record = {"device": device.name, **stats_dict(stats), "kernels": count_kernels(lowered)}
     return outputs, record, device.name
 

@@ -57,8 +57,9 @@ class FoldConstantOperands(RewritePattern):
         shape = shape_of(t)
         if DYN in shape or math.prod(shape) > MAX_FOLD_ELEMENTS:
             return
-        args = [_constant(v) for v in op.operands]
-        if any(a is None for a in args):
+        maybe_args = [_constant(v) for v in op.operands]
+        args = [a for a in maybe_args if a is not None]
+        if len(args) != len(maybe_args):
             return
         with np.errstate(all="ignore"):
             value = np.asarray(op.reference(*args))
@@ -117,7 +118,8 @@ class ComposeIndexOps(RewritePattern):
             rewriter.replace_op(op, graph.TransposeOp.build(
                 operands=[inner.input], result_types=[op.result_type],
                 properties={"perm": builtin.DenseArrayBase.from_list(builtin.i64, perm)}))
-        elif op.name == "graph.neg" and isinstance(inner := op.operands[0].owner, Operation) and inner.name == "graph.neg":
+        elif (op.name == "graph.neg" and isinstance(inner := op.operands[0].owner, Operation)
+              and inner.name == "graph.neg"):
             # (the operand may be a block argument, whose owner is a Block)
             rewriter.replace_op(op, [], [inner.operands[0]])
 

@@ -32,7 +32,8 @@ def refine(op: Operation) -> bool:
         raise UserError(f"'{op.name}' op {err}", location_of(op)) from None
     declared = op.result_type
     if not shapes_compatible(shape_of(declared), shape_of(inferred)):
-        raise UserError(f"'{op.name}' op result type {declared} conflicts with the inferred {inferred}", location_of(op))
+        raise UserError(f"'{op.name}' op result type {declared} conflicts with the inferred {inferred}",
+                        location_of(op))
     new = tensor(declared.element_type, join_shapes(shape_of(declared), shape_of(inferred)))
     if new == declared:
         return False

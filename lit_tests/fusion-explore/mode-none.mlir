@@ -1,7 +1,6 @@
 // fusion-explore{mode=none}: the no-fusion baseline. Every op gets its own fusion;
 // free reshapes stay outside (a view, no kernel); constants are cloned into their users.
 // RUN: fs-opt %s -p 'fusion-explore{mode=none}' | filecheck %s
-// RUN: fs-opt %s -p fusion-explore | filecheck %s
 
 // CHECK-LABEL: func.func @chain
 // CHECK-SAME: (%[[X:.*]]: tensor<4x6xf32>)

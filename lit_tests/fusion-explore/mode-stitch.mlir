@@ -1,7 +1,9 @@
 // fusion-explore{mode=stitch}: FusionStitching. LayerNorm and softmax become one
 // fusion each: the row reductions in the middle are stitched (their results stay on
 // chip for the consumers of the same rows), and the broadcasts of γ and β ride along.
+// mode=stitch is the default, as in fs-run and fsir.compile.
 // RUN: fs-opt %s -p 'fusion-explore{mode=stitch}' | filecheck %s
+// RUN: fs-opt %s -p fusion-explore | filecheck %s
 // RUN: fs-opt %s -p 'fusion-explore{mode=stitch gpu=T4 top-k=2 beam=2 group-size=3}' | filecheck %s
 
 // CHECK-LABEL: func.func @layernorm

@@ -1,7 +1,7 @@
 // The host function: memrefs in and out, sizes from memref.dim, outputs allocated,
 // buffers passed flat (reinterpret_cast views), non-splat constants as memref.globals,
 // grids computed from dynamic sizes, free reshapes as views, launches in order.
-// RUN: fs-opt %s -p fusion-explore,stitch-codegen,schedule-to-gpu | filecheck %s
+// RUN: fs-opt %s -p 'fusion-explore{mode=none},stitch-codegen,schedule-to-gpu' | filecheck %s
 
 // CHECK: builtin.module attributes {gpu.container_module} {
 // CHECK-LABEL: func.func @host(

@@ -10,7 +10,7 @@
 // a sub-root kept in the lanes (warp/256/reg1/v2/lanes-exp): it costs the same (the
 // memo shares exp's slots either way) and the first, without, is kept.
 // CHECK-LABEL: func.func @short_rows
-// CHECK:       %[[Y:.*]] = schedule.kernel @short_rows_k0 row {threads_per_row = 32 : i64, rows_per_block = 8 : i64, elements_per_thread = 2 : i64, vector_width = 2 : i64}
+// CHECK:       %[[Y:.*]] = schedule.kernel @short_rows_k0 row<threads_per_row = 32, rows_per_block = 8, elements_per_thread = 2, vector_width = 2>
 // CHECK-SAME:  estimate_us = {{[0-9.e+-]+}} : f64, registers = {{[0-9]+}} : i64, occupancy = {{[0-9]+}} : i64, waves = 1 : i64, candidates = 7 : i64, config = "warp/256/reg1/v2"
 // CHECK:       %[[M:.*]] = schedule.group warp -> lanes
 // CHECK:       %[[S:.*]] = schedule.group warp -> lanes
@@ -30,7 +30,7 @@ func.func @short_rows(%x: tensor<128x64xf32>) -> tensor<128x64xf32> {
 // 8192-element rows: a block of 1024 threads per row (8 elements each in registers),
 // the two reductions meeting in shared memory.
 // CHECK-LABEL: func.func @long_rows
-// CHECK:       %[[Y:.*]] = schedule.kernel @long_rows_k0 row {threads_per_row = 1024 : i64, rows_per_block = 1 : i64, elements_per_thread = 8 : i64, vector_width = 4 : i64} grid [4, 1, 1] block [1024, 1, 1]
+// CHECK:       %[[Y:.*]] = schedule.kernel @long_rows_k0 row<threads_per_row = 1024, rows_per_block = 1, elements_per_thread = 8, vector_width = 4> grid [4, 1, 1] block [1024, 1, 1]
 // CHECK-SAME:  config = "block/1024/reg2/v4"
 // CHECK:       schedule.shared @partials_f32 : memref<32xf32, 3 : i64>
 // CHECK:       %[[M:.*]] = schedule.group block -> shared @results_f32[0]
@@ -67,7 +67,7 @@ func.func @gemm_and_loop(%a: tensor<64x32xf32>, %b: tensor<32x64xf32>) -> tensor
 
 // A `?` grid cannot be counted in waves: the kernel is built without an estimate.
 // CHECK-LABEL: func.func @dynamic
-// CHECK:       schedule.kernel @dynamic_k0 loop {elements_per_thread = 1 : i64} grid [?, 1, 1]
+// CHECK:       schedule.kernel @dynamic_k0 loop grid [?, 1, 1]
 // CHECK-NOT:   estimate_us
 // CHECK-SAME:  {
 func.func @dynamic(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {

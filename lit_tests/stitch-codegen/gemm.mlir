@@ -15,7 +15,7 @@
 // H100 model the 16x16 tile with one output per thread wins (fewest instructions per
 // warp, and the grid is far from filling a wave).
 // CHECK-LABEL: func.func @matmul
-// CHECK: schedule.kernel @matmul_k0 gemm {tile_m = 16 : i64, tile_n = 16 : i64, tile_k = 16 : i64, thread_m = 1 : i64, thread_n = 1 : i64} grid [3, 2, 2] block [256, 1, 1]
+// CHECK: schedule.kernel @matmul_k0 gemm<tile = 16x16x16> grid [3, 2, 2] block [256, 1, 1]
 // CHECK-SAME: smem_bytes = 2048 : i64, estimate_us = {{[0-9.e+-]+}} : f64, registers = {{[0-9]+}} : i64, occupancy = {{[0-9]+}} : i64, waves = 1 : i64, candidates = 2 : i64, config = "gemm/16x16x16/1x1"
 // CHECK-NEXT: ^{{.*}}(%[[A:.*]]: tensor<2x20x40xf32>, %[[B:.*]]: tensor<40x33xf32>):
 // CHECK-NEXT: schedule.shared @a_tile : memref<256xf32, 3 : i64>
@@ -25,17 +25,17 @@
 // CHECK-NEXT: graph.dot %[[T]], %[[B]]
 
 // FORCED-LABEL: func.func @matmul
-// FORCED: schedule.kernel @matmul_k0 gemm {tile_m = 64 : i64, tile_n = 32 : i64, tile_k = 8 : i64, thread_m = 4 : i64, thread_n = 2 : i64} grid [2, 1, 2] block [256, 1, 1]
+// FORCED: schedule.kernel @matmul_k0 gemm<tile = 64x32x8, thread = 4x2> grid [2, 1, 2] block [256, 1, 1]
 // FORCED-SAME: smem_bytes = 3072 : i64, {{.*}} candidates = 1 : i64, config = "gemm/64x32x8/4x2"
 // FORCED: schedule.shared @a_tile : memref<512xf32, 3 : i64>
 // FORCED-NEXT: schedule.shared @b_tile : memref<256xf32, 3 : i64>
 // FORCED-LABEL: func.func @large
-// FORCED: schedule.kernel @large_k0 gemm {tile_m = 64 : i64, tile_n = 32 : i64, tile_k = 8 : i64, thread_m = 4 : i64, thread_n = 2 : i64} grid [32, 16, 1] block [256, 1, 1]
+// FORCED: schedule.kernel @large_k0 gemm<tile = 64x32x8, thread = 4x2> grid [32, 16, 1] block [256, 1, 1]
 // FORCED-LABEL: func.func @dynamic
-// FORCED: schedule.kernel @dynamic_k0 gemm {{.*}} grid [1, ?, 1] block [256, 1, 1]
+// FORCED: schedule.kernel @dynamic_k0 gemm<{{.*}}> grid [1, ?, 1] block [256, 1, 1]
 // FORCED-SAME: config = "gemm/64x32x8/4x2"
 
-// UNDERSCORE: schedule.kernel @matmul_k0 gemm {tile_m = 32 : i64, tile_n = 16 : i64, tile_k = 8 : i64, thread_m = 1 : i64, thread_n = 2 : i64} grid [3, 1, 2] block [256, 1, 1]
+// UNDERSCORE: schedule.kernel @matmul_k0 gemm<tile = 32x16x8, thread = 1x2> grid [3, 1, 2] block [256, 1, 1]
 
 // DIVIDE: error: stitch-codegen: gemm=64x64x16/3x4: the micro-tile 3x4 must divide the block tile 64x64
 // THREADS: error: stitch-codegen: gemm=128x128x8/2x2: 4096 threads per block (at most 1024)
@@ -55,7 +55,7 @@ func.func @matmul(%a: tensor<2x20x40xf32>, %b: tensor<40x33xf32>) -> tensor<2x20
 // (512 threads) read each operand element 8 or 16 times from global memory (instead
 // of 64 with 16x16 tiles) and do 16 multiply-adds per 8 shared-memory loads.
 // CHECK-LABEL: func.func @large
-// CHECK: schedule.kernel @large_k0 gemm {tile_m = 128 : i64, tile_n = 64 : i64, tile_k = 16 : i64, thread_m = 4 : i64, thread_n = 4 : i64} grid [16, 8, 1] block [512, 1, 1]
+// CHECK: schedule.kernel @large_k0 gemm<tile = 128x64x16, thread = 4x4> grid [16, 8, 1] block [512, 1, 1]
 // CHECK-SAME: smem_bytes = 12288 : i64, {{.*}} candidates = 5 : i64, config = "gemm/128x64x16/4x4"
 func.func @large(%a: tensor<1024x512xf32>, %b: tensor<512x1024xf32>) -> tensor<1024x1024xf32> {
   %d = graph.dot %a, %b : (tensor<1024x512xf32>, tensor<512x1024xf32>) -> tensor<1024x1024xf32>
@@ -65,7 +65,7 @@ func.func @large(%a: tensor<1024x512xf32>, %b: tensor<512x1024xf32>) -> tensor<1
 // A tall, narrow product (4096 x 64): the middle-sized tile wins, filling the GPU
 // with fewer but busier threads than 16x16 tiles.
 // CHECK-LABEL: func.func @tall
-// CHECK: schedule.kernel @tall_k0 gemm {{.*}} grid [2, 128, 1] block [256, 1, 1] {{.*}} candidates = 5 : i64, config = "gemm/32x32x16/2x2"
+// CHECK: schedule.kernel @tall_k0 gemm<{{.*}}> grid [2, 128, 1] block [256, 1, 1] {{.*}} candidates = 5 : i64, config = "gemm/32x32x16/2x2"
 func.func @tall(%a: tensor<4096x64xf32>, %b: tensor<64x64xf32>) -> tensor<4096x64xf32> {
   %d = graph.dot %a, %b : (tensor<4096x64xf32>, tensor<64x64xf32>) -> tensor<4096x64xf32>
   func.return %d : tensor<4096x64xf32>
@@ -73,7 +73,7 @@ func.func @tall(%a: tensor<4096x64xf32>, %b: tensor<64x64xf32>) -> tensor<4096x6
 
 // `?` rows: the evaluator cannot count waves, so the middle-sized default is used.
 // CHECK-LABEL: func.func @dynamic
-// CHECK: schedule.kernel @dynamic_k0 gemm {tile_m = 32 : i64, tile_n = 32 : i64, tile_k = 16 : i64, thread_m = 2 : i64, thread_n = 2 : i64} grid [1, ?, 1] block [256, 1, 1]
+// CHECK: schedule.kernel @dynamic_k0 gemm<tile = 32x32x16, thread = 2x2> grid [1, ?, 1] block [256, 1, 1]
 // CHECK-SAME: config = "gemm/32x32x16/2x2"
 // CHECK-NOT: estimate_us
 // CHECK: schedule.group

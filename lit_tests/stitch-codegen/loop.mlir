@@ -7,7 +7,7 @@
 // CHECK-LABEL: func.func @chain
 // CHECK-SAME: (%[[X:.*]]: tensor<3x37xf32>)
 func.func @chain(%x: tensor<3x37xf32>) -> tensor<3x37xf32> {
-  // CHECK-NEXT: %[[Y:.*]] = schedule.kernel @chain_k0 loop {elements_per_thread = 1 : i64} grid [1, 1, 1] block [256, 1, 1] cost {warps = 8 : i64, global_bytes = 888 : i64, smem_bytes = 0 : i64, estimate_us = {{[0-9.e+-]+}} : f64, registers = {{[0-9]+}} : i64, occupancy = {{[0-9]+}} : i64, waves = 1 : i64, candidates = 1 : i64, config = "loop/256"} (%[[X]]) : (tensor<3x37xf32>) -> tensor<3x37xf32> {
+  // CHECK-NEXT: %[[Y:.*]] = schedule.kernel @chain_k0 loop grid [1, 1, 1] block [256, 1, 1] cost {warps = 8 : i64, global_bytes = 888 : i64, smem_bytes = 0 : i64, estimate_us = {{[0-9.e+-]+}} : f64, registers = {{[0-9]+}} : i64, occupancy = {{[0-9]+}} : i64, waves = 1 : i64, candidates = 1 : i64, config = "loop/256"} (%[[X]]) : (tensor<3x37xf32>) -> tensor<3x37xf32> {
   // CHECK-NEXT: ^{{.*}}(%[[A:.*]]: tensor<3x37xf32>):
   // CHECK-NEXT: %[[G:.*]] = schedule.group thread -> global : tensor<3x37xf32> {
   // CHECK-NEXT: %[[E:.*]] = graph.exp %[[A]] : tensor<3x37xf32>
@@ -28,7 +28,7 @@ func.func @chain(%x: tensor<3x37xf32>) -> tensor<3x37xf32> {
 
 // Kernel packing: independent outputs share one loop over the largest.
 // CHECK-LABEL: func.func @packed
-// CHECK: schedule.kernel @packed_k0 loop {elements_per_thread = 1 : i64} grid [2, 1, 1] block [256, 1, 1]
+// CHECK: schedule.kernel @packed_k0 loop grid [2, 1, 1] block [256, 1, 1]
 // CHECK: schedule.group thread -> global : tensor<4xf32>, tensor<300xi32>
 func.func @packed(%a: tensor<4xf32>, %b: tensor<300xi32>) -> (tensor<4xf32>, tensor<300xi32>) {
   %x, %y = stitch.fusion (%a, %b) : (tensor<4xf32>, tensor<300xi32>) -> (tensor<4xf32>, tensor<300xi32>) {
@@ -44,7 +44,7 @@ func.func @packed(%a: tensor<4xf32>, %b: tensor<300xi32>) -> (tensor<4xf32>, ten
 // CHECK-LABEL: func.func @leftovers
 // CHECK-NEXT: %[[E:.*]] = schedule.kernel @leftovers_k0 loop
 // CHECK: graph.reshape %[[E]] : (tensor<4x6xf32>) -> tensor<24xf32>
-// CHECK: schedule.kernel @leftovers_k1 loop {elements_per_thread = 1 : i64} grid [?, 1, 1]
+// CHECK: schedule.kernel @leftovers_k1 loop grid [?, 1, 1]
 func.func @leftovers(%x: tensor<4x6xf32>, %d: tensor<?xf32>) -> (tensor<24xf32>, tensor<?xf32>) {
   %e = graph.exp %x : tensor<4x6xf32>
   %r = graph.reshape %e : (tensor<4x6xf32>) -> tensor<24xf32>

@@ -6,14 +6,14 @@
 // RUN: fs-opt %s -p 'stitch-codegen{rows=interleaved}' | filecheck %s --check-prefix=INTER
 // RUN: not fs-opt %s -p 'stitch-codegen{rows=grid}' 2>&1 | filecheck %s --check-prefix=BAD
 
-// THREAD: row {threads_per_row = 1 : i64, rows_per_block = 256 : i64{{.*}} grid [1, 1, 1]
+// THREAD: row<threads_per_row = 1, rows_per_block = 256{{.*}} grid [1, 1, 1]
 // THREAD: schedule.group thread -> reg
-// WARP: row {threads_per_row = 32 : i64, rows_per_block = 8 : i64{{.*}} grid [2, 1, 1]
+// WARP: row<threads_per_row = 32, rows_per_block = 8{{.*}} grid [2, 1, 1]
 // WARP: schedule.group warp -> lanes
-// BLOCK: row {threads_per_row = 256 : i64, rows_per_block = 1 : i64{{.*}} grid [10, 1, 1]
+// BLOCK: row<threads_per_row = 256, rows_per_block = 1{{.*}} grid [10, 1, 1]
 // BLOCK: schedule.shared @partials_f32 : memref<8xf32, 3 : i64>
 // BLOCK: schedule.group block -> shared @results_f32[0]
-// INTER: row {threads_per_row = 8 : i64, rows_per_block = 32 : i64, interleaved = 1 : i64{{.*}} grid [1, 1, 1]
+// INTER: row<threads_per_row = 8, rows_per_block = 32{{.*}}interleaved> grid [1, 1, 1]
 // INTER: schedule.shared @partials_f32 : memref<256xf32, 3 : i64>
 // INTER: schedule.group block -> shared @results_f32[0]
 // BAD: error: stitch-codegen: unknown row schedule 'grid' (expected auto, thread, warp, block, interleaved)

@@ -15,16 +15,16 @@
 
 // 64x256 (a 256 broadcast along rows): V = 1, 2 and 4 are legal and scored; with one
 // wave of 64 blocks the scalar kernel's shorter threads win. Forced, the grid shrinks
-// by V and elements_per_thread follows it.
+// by V.
 // CHECK-LABEL: func.func @scale
-// CHECK:       schedule.kernel @scale_k0 loop {elements_per_thread = 1 : i64} grid [64, 1, 1]
+// CHECK:       schedule.kernel @scale_k0 loop grid [64, 1, 1]
 // CHECK-SAME:  candidates = 3 : i64, config = "loop/256"}
 // V4-LABEL:    func.func @scale
-// V4:          schedule.kernel @scale_k0 loop {elements_per_thread = 4 : i64, vector_width = 4 : i64} grid [16, 1, 1] block [256, 1, 1]
+// V4:          schedule.kernel @scale_k0 loop<vector_width = 4> grid [16, 1, 1] block [256, 1, 1]
 // V2-LABEL:    func.func @scale
-// V2:          schedule.kernel @scale_k0 loop {elements_per_thread = 2 : i64, vector_width = 2 : i64} grid [32, 1, 1] block [256, 1, 1]
+// V2:          schedule.kernel @scale_k0 loop<vector_width = 2> grid [32, 1, 1] block [256, 1, 1]
 // V1-LABEL:    func.func @scale
-// V1:          schedule.kernel @scale_k0 loop {elements_per_thread = 1 : i64} grid [64, 1, 1] block [256, 1, 1]
+// V1:          schedule.kernel @scale_k0 loop grid [64, 1, 1] block [256, 1, 1]
 // V1-SAME:     candidates = 1 : i64, config = "loop/256"}
 func.func @scale(%x: tensor<64x256xf32>, %b: tensor<256xf32>) -> tensor<64x256xf32> {
   %bb = graph.broadcast %b dims [1] : (tensor<256xf32>) -> tensor<64x256xf32>
@@ -34,10 +34,10 @@ func.func @scale(%x: tensor<64x256xf32>, %b: tensor<256xf32>) -> tensor<64x256xf
 
 // Rows of 129: only V = 1 (one candidate), even when forced.
 // CHECK-LABEL: func.func @odd
-// CHECK:       schedule.kernel @odd_k0 loop {elements_per_thread = 1 : i64} grid [19, 1, 1] block [256, 1, 1]
+// CHECK:       schedule.kernel @odd_k0 loop grid [19, 1, 1] block [256, 1, 1]
 // CHECK-SAME:  candidates = 1 : i64, config = "loop/256"
 // V4-LABEL:    func.func @odd
-// V4:          schedule.kernel @odd_k0 loop {elements_per_thread = 1 : i64} grid [19, 1, 1]
+// V4:          schedule.kernel @odd_k0 loop grid [19, 1, 1]
 func.func @odd(%x: tensor<37x129xf32>) -> tensor<37x129xf32> {
   %y = graph.exp %x : tensor<37x129xf32>
   func.return %y : tensor<37x129xf32>
@@ -48,9 +48,9 @@ func.func @odd(%x: tensor<37x129xf32>) -> tensor<37x129xf32> {
 // CHECK:       schedule.kernel @six_k0 loop
 // CHECK-SAME:  candidates = 2 : i64
 // V4-LABEL:    func.func @six
-// V4:          schedule.kernel @six_k0 loop {elements_per_thread = 1 : i64}
+// V4:          schedule.kernel @six_k0 loop grid
 // V2-LABEL:    func.func @six
-// V2:          schedule.kernel @six_k0 loop {elements_per_thread = 2 : i64, vector_width = 2 : i64} grid [1, 1, 1]
+// V2:          schedule.kernel @six_k0 loop<vector_width = 2> grid [1, 1, 1]
 func.func @six(%x: tensor<16x6xf16>) -> tensor<16x6xf16> {
   %y = graph.neg %x : tensor<16x6xf16>
   func.return %y : tensor<16x6xf16>
@@ -58,7 +58,7 @@ func.func @six(%x: tensor<16x6xf16>) -> tensor<16x6xf16> {
 
 // 8-byte elements: V = 1.
 // V4-LABEL:    func.func @wide
-// V4:          schedule.kernel @wide_k0 loop {elements_per_thread = 1 : i64} grid [64, 1, 1]
+// V4:          schedule.kernel @wide_k0 loop grid [64, 1, 1]
 func.func @wide(%x: tensor<64x256xi64>) -> tensor<64x256xi64> {
   %y = graph.neg %x : tensor<64x256xi64>
   func.return %y : tensor<64x256xi64>
@@ -72,10 +72,10 @@ func.func @wide(%x: tensor<64x256xi64>) -> tensor<64x256xi64> {
 // CHECK:       schedule.kernel @rms_k0 row
 // CHECK-SAME:  candidates = 10 : i64
 // V4-LABEL:    func.func @rms
-// V4:          schedule.kernel @rms_k0 row {threads_per_row = 32 : i64, rows_per_block = 8 : i64, elements_per_thread = 8 : i64, vector_width = 4 : i64} grid [8, 1, 1] block [256, 1, 1]
+// V4:          schedule.kernel @rms_k0 row<threads_per_row = 32, rows_per_block = 8, elements_per_thread = 8, vector_width = 4> grid [8, 1, 1] block [256, 1, 1]
 // V4-SAME:     candidates = 1 : i64, config = "warp/256/reg2/v4"
 // V2-LABEL:    func.func @rms
-// V2:          schedule.kernel @rms_k0 row {threads_per_row = 128 : i64, rows_per_block = 1 : i64, elements_per_thread = 2 : i64, vector_width = 2 : i64}
+// V2:          schedule.kernel @rms_k0 row<threads_per_row = 128, rows_per_block = 1, elements_per_thread = 2, vector_width = 2>
 // V2-SAME:     candidates = 2 : i64, config = "block/128/reg1/v2"
 // V1-LABEL:    func.func @rms
 // V1:          schedule.kernel @rms_k0 row
@@ -92,10 +92,10 @@ func.func @rms(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
 // Rows of 64, a warp per row: one slot of 2 per lane fits exactly; slots of 4 would
 // leave half the warp past the row, so a forced 4 keeps the scalar candidates.
 // V2-LABEL:    func.func @rows_of_64
-// V2:          schedule.kernel @rows_of_64_k0 row {threads_per_row = 32 : i64, rows_per_block = 8 : i64, elements_per_thread = 2 : i64, vector_width = 2 : i64}
+// V2:          schedule.kernel @rows_of_64_k0 row<threads_per_row = 32, rows_per_block = 8, elements_per_thread = 2, vector_width = 2>
 // V2-SAME:     config = "warp/256/reg1/v2"
 // V4-LABEL:    func.func @rows_of_64
-// V4:          schedule.kernel @rows_of_64_k0 row {threads_per_row = 32 : i64, rows_per_block = 8 : i64, elements_per_thread = 2 : i64} grid [8, 1, 1]
+// V4:          schedule.kernel @rows_of_64_k0 row<threads_per_row = 32, rows_per_block = 8, elements_per_thread = 2> grid [8, 1, 1]
 func.func @rows_of_64(%x: tensor<64x64xf32>) -> tensor<64xf32> {
   %s = graph.reduce sum %x dims [1] : (tensor<64x64xf32>) -> tensor<64xf32>
   func.return %s : tensor<64xf32>
@@ -104,7 +104,7 @@ func.func @rows_of_64(%x: tensor<64x64xf32>) -> tensor<64xf32> {
 // Rows of 30: no vector slots (30 = 32 lanes x 1 - 2; slots of 2 would compute 34
 // elements past the row).
 // V2-LABEL:    func.func @rows_of_30
-// V2:          schedule.kernel @rows_of_30_k0 row {threads_per_row = 32 : i64, rows_per_block = 8 : i64} grid [8, 1, 1]
+// V2:          schedule.kernel @rows_of_30_k0 row<threads_per_row = 32, rows_per_block = 8> grid [8, 1, 1]
 func.func @rows_of_30(%x: tensor<64x30xf32>) -> tensor<64xf32> {
   %s = graph.reduce sum %x dims [1] : (tensor<64x30xf32>) -> tensor<64xf32>
   func.return %s : tensor<64xf32>

@@ -14,7 +14,13 @@ from functools import lru_cache
 from pathlib import Path
 
 from lark import Lark, Token, Transformer
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+from lark.exceptions import (
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+    VisitError,
+)
 
 from fsir.errors import Location, SimulatorError
 
@@ -130,7 +136,7 @@ class Function:
     name: str
     kind: str  # "entry" | "func"
     params: list
-    body: list
+    body: list | None  # None: a declaration (prototype) without a body
     line: int
     directives: dict = field(default_factory=dict)
     returns: list = field(default_factory=list)  # .func return parameters
@@ -169,7 +175,7 @@ def _int(tok: str) -> int:
     if neg:
         t = t[1:]
     if t[:2] in ("0x", "0X"):
-        v = int(t[2:], 16)
+        v = int(t, 16)
     elif len(t) > 1 and t[0] == "0":
         v = int(t, 8)
     else:
@@ -186,7 +192,7 @@ class _Builder(Transformer):
 
     def hexfloat_lit(self, c):
         t = str(c[0])
-        bits = int(t[2:], 16)
+        bits = int(t[2:], 16)  # noqa: FURB166 - 0f/0d is PTX's float-bits prefix, not a base prefix
         if t[1] in "fF":
             return Imm(struct.unpack("<f", struct.pack("<I", bits))[0], "f32", t)
         return Imm(struct.unpack("<d", struct.pack("<Q", bits))[0], "f64", t)
@@ -326,6 +332,7 @@ class _Builder(Transformer):
                     vector = v
             elif isinstance(x, tuple):
                 items.append(x)
+        assert space is not None and typ is not None  # the grammar requires both
         return [
             VarDecl(space, typ, str(n), cnt, dims, align, vector, linkage, init, n.line)
             for (n, cnt, dims, init) in items
@@ -344,7 +351,8 @@ class _Builder(Transformer):
                     align = x[1]
                 elif x[0] == "dim":
                     dims.append(x[1])
-        return Param(str(name), typ, align, dims, name.line)
+        assert typ is not None and name is not None  # the grammar requires both
+        return Param(str(name), typ, align, dims, name.line or 0)
 
     def param_space(self, c):
         return ("param_space", None)
@@ -365,7 +373,7 @@ class _Builder(Transformer):
         kind, name, params, body, dirs, line, returns = None, None, [], None, {}, 0, []
         for x in c:
             if isinstance(x, Token) and x.type == "NAME":
-                name, line = str(x), x.line
+                name, line = str(x), x.line or 0
             elif isinstance(x, tuple):
                 if x[0] == "kind":
                     kind = x[1]
@@ -377,6 +385,7 @@ class _Builder(Transformer):
                     dirs[x[1]] = x[2]
             elif isinstance(x, list):
                 body = x
+        assert name is not None and kind is not None  # the grammar requires both
         return Function(name, kind, params, body, line, dirs, returns)
 
     def version(self, c):
@@ -418,7 +427,7 @@ def _parser() -> Lark:
 def parse_ptx(text: str, filename: str = "<ptx>") -> PTXModule:
     """Parse PTX text; syntax errors raise SimulatorError carrying `line:col`."""
     try:
-        return _parser().parse(text)
+        module = _parser().parse(text)
     except UnexpectedInput as e:
         line, col = getattr(e, "line", 0), getattr(e, "column", 0)
         at_end = isinstance(e, UnexpectedEOF) or (isinstance(e, UnexpectedToken) and e.token.type == "$END")
@@ -439,3 +448,5 @@ def parse_ptx(text: str, filename: str = "<ptx>") -> PTXModule:
         if isinstance(e.orig_exc, SimulatorError):
             raise e.orig_exc from None
         raise
+    assert isinstance(module, PTXModule)  # what the inline transformer builds from the start rule
+    return module

@@ -76,7 +76,7 @@ class GlobalMemory:
         """Check arena offsets `off` (int64) for accesses of `width` bytes.
 
         Returns the buffer index when every access falls in one buffer (the common case),
-        None when they are spread over several valid buffers; raises _BadAccess otherwise."""
+        None when they are spread over several valid buffers; raises BadAccess otherwise."""
         if off.size == 0:
             return None
         lo = int(off.min())
@@ -90,7 +90,7 @@ class GlobalMemory:
         ok &= off + width <= self._ends_np[jj] if len(self.buffers) else False
         if not np.all(ok):
             bad = int(np.flatnonzero(~ok)[0])
-            raise _BadAccess(bad, int(off[bad]))
+            raise BadAccess(bad, int(off[bad]))
         return None
 
     def describe(self, off: int, width: int) -> str:
@@ -117,7 +117,10 @@ class GlobalMemory:
             self.buffers[int(k)].written = True
 
 
-class _BadAccess(Exception):
+class BadAccess(Exception):
+    """An access outside every buffer: `lane` is its position among the accesses checked, `off`
+    its arena offset."""
+
     def __init__(self, lane: int, off: int):
         self.lane = lane
         self.off = off
@@ -254,6 +257,7 @@ def atomic_rmw(mem: np.ndarray, e: np.ndarray, op: str, b, c=None, is_float: boo
         old_s[1:][~first[1:]] = sb[:-1][~first[1:]]
         mem[uniq] = sb[ends]
     elif op == "cas":
+        assert sc is not None  # cas always carries its new value
         old_s = np.empty(n, dt)
         cur = m0.copy()
         pos = np.arange(n)

@@ -90,7 +90,7 @@ def cases() -> list[Case]:
         out.append(Case(f"math_{t}", [t], t, [f"math.{o} %a0 : {t}" for o in unary]))
         if t != "f64":
             out.append(Case(f"powf_{t}", [t, t], t, [f"math.powf %a0, %a1 : {t}"]))
-        out.append(Case(f"const_{t}", [t], t, [f"arith.constant -1.5 : {t}", f"arith.constant 0x7F800000 : f32" if t == "f32" else f"arith.constant 3.0e-3 : {t}"]))
+        out.append(Case(f"const_{t}", [t], t, [f"arith.constant -1.5 : {t}", "arith.constant 0x7F800000 : f32" if t == "f32" else f"arith.constant 3.0e-3 : {t}"]))
         for it in INT_TYPES:
             if it == "index":
                 continue

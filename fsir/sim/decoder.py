@@ -1,7 +1,7 @@
 """Decode PTX instructions into closures the simulator's engine calls once per lane group.
 
 Every decoded instruction is a function `fn(ch, idx)`: `ch` is the executing chunk (registers are
-numpy arrays over its lanes, see simulator._Chunk) and `idx` the sorted lane indices of the group
+numpy arrays over its lanes, see chunk.Chunk) and `idx` the sorted lane indices of the group
 executing it, or None when every lane of the chunk executes it (then no gather/scatter happens).
 All operand parsing, type dispatch and symbol resolution happens here, once per instruction, so
 the Python work per executed instruction does not depend on the number of lanes.
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsir.runtime.ptx_parser import Imm, Instr, Mem, NotReg, Pair, Reg, Vec, type_size
-from fsir.runtime.sim_memory import LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW
+from fsir.sim.memory import LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW
+from fsir.sim.parser import Imm, Instr, Mem, NotReg, Pair, Reg, Vec, type_size
 
 # ------------------------------------------------------------------------------- types
 
@@ -201,7 +201,7 @@ class Decoder:
                 return np.float64(np.float32(v))
             return wd.type(v)
         if t == "bf16":
-            return to_bf16(np.float32(v))[()] if op.kind != "int" else np.uint16(v & 0xFFFF)
+            return to_bf16(np.asarray(v, np.float32))[()] if op.kind != "int" else np.uint16(int(v) & 0xFFFF)
         # integer / bit types
         if op.kind == "f32":
             bits = int(np.float32(v).view(np.uint32))
@@ -370,13 +370,13 @@ def _wrap_float(f, parts, t, inputs_ftz=True):
     ftz_in = "ftz" in parts and t == "f32" and inputs_ftz
     g = f
     if ftz_in:
-        g = lambda *xs: f(*[ftz32(x) for x in xs])  # noqa: E731
+        g = lambda *xs: f(*[ftz32(x) for x in xs])
     if post is not None:
         g2 = g
-        g = lambda *xs: post(g2(*xs))  # noqa: E731
+        g = lambda *xs: post(g2(*xs))
     if t == "bf16":
         g3 = g
-        g = lambda *xs: to_bf16(g3(*[from_bf16(x) for x in xs]))  # noqa: E731
+        g = lambda *xs: to_bf16(g3(*[from_bf16(x) for x in xs]))
     elif t in ("f16x2", "bf16x2"):
         half = t == "f16x2"
         g4 = g
@@ -518,9 +518,9 @@ def op_mul24(D, ins, parts, ops):
     t = _need_type(parts, ins)
     dt = NP[t]
     if "hi" in parts:
-        f = lambda a, b: ((_s24(a, t) * _s24(b, t)) >> 16).astype(np.int64).astype(dt)  # noqa: E731
+        f = lambda a, b: ((_s24(a, t) * _s24(b, t)) >> 16).astype(np.int64).astype(dt)
     else:
-        f = lambda a, b: (_s24(a, t) * _s24(b, t)).astype(dt)  # noqa: E731
+        f = lambda a, b: (_s24(a, t) * _s24(b, t)).astype(dt)
     return _binary_fn(D, ins, parts, ops, f, t=t)
 
 
@@ -528,9 +528,9 @@ def op_mad24(D, ins, parts, ops):
     t = _need_type(parts, ins)
     dt = NP[t]
     if "hi" in parts:
-        f = lambda a, b, c: (((_s24(a, t) * _s24(b, t)) >> 16).astype(dt) + c)  # noqa: E731
+        f = lambda a, b, c: (((_s24(a, t) * _s24(b, t)) >> 16).astype(dt) + c)
     else:
-        f = lambda a, b, c: ((_s24(a, t) * _s24(b, t)).astype(dt) + c)  # noqa: E731
+        f = lambda a, b, c: ((_s24(a, t) * _s24(b, t)).astype(dt) + c)
     return _ternary_fn(D, ins, parts, ops, f, t=t)
 
 
@@ -538,13 +538,13 @@ def op_fma(D, ins, parts, ops):
     t = _need_type(parts, ins)
     mode = _rmode(parts)
     if t == "f32":
-        f = lambda a, b, c: round_f32(np.asarray(a, np.float64) * b + np.asarray(c, np.float64), mode)  # noqa: E731
+        f = lambda a, b, c: round_f32(np.asarray(a, np.float64) * b + np.asarray(c, np.float64), mode)
     elif t in ("f16", "f16x2"):
-        f = lambda a, b, c: (np.asarray(a, np.float64) * b + c).astype(np.float16)  # noqa: E731
+        f = lambda a, b, c: (np.asarray(a, np.float64) * b + c).astype(np.float16)
     elif t in ("bf16", "bf16x2"):
-        f = lambda a, b, c: np.asarray(a, np.float64) * b + c  # noqa: E731  (rounded by to_bf16)
+        f = lambda a, b, c: np.asarray(a, np.float64) * b + c  # rounded by _wrap_float's to_bf16
     else:
-        f = lambda a, b, c: a * b + c  # noqa: E731
+        f = lambda a, b, c: a * b + c
     return _ternary_fn(D, ins, parts, ops, _wrap_float(f, parts, t), t=t)
 
 
@@ -779,7 +779,7 @@ def op_bfind(D, ins, parts, ops):
     shiftamt = "shiftamt" in parts
 
     def f(a):
-        u = np.asarray(a).view(ud) if np.ndim(a) else np.asarray(a).view(ud)
+        u = np.asarray(a).view(ud)
         if t[0] == "s":
             neg = np.asarray(a) < 0
             u = np.where(neg, ~u, u)
@@ -801,7 +801,7 @@ def op_lop3(D, ins, parts, ops):
 
     def f(a, b, c):
         a, b, c = (np.asarray(x).astype(dt) for x in (a, b, c))
-        out = np.zeros(np.broadcast(a, b, c).shape, dt)
+        out: np.ndarray = np.zeros(np.broadcast(a, b, c).shape, dt)
         for k in range(8):  # minterm k: bit2 = a, bit1 = b, bit0 = c (a = 0xF0, b = 0xCC, c = 0xAA)
             if lut >> k & 1:
                 ta = a if k & 4 else ~a
@@ -950,7 +950,7 @@ def op_setp(D, ins, parts, ops):
     f = _cmp_fn(cmp, t, ins)
     if "ftz" in parts and t == "f32":
         f0 = f
-        f = lambda a, b: f0(ftz32(a), ftz32(b))  # noqa: E731
+        f = lambda a, b: f0(ftz32(a), ftz32(b))
     d = ops[0]
     if isinstance(d, Pair):
         wp = D.wr(Reg(d.first), "pred")
@@ -963,19 +963,23 @@ def op_setp(D, ins, parts, ops):
             raise DecodeError(f"'{ins.opcode}' needs a fourth (predicate) operand")
         c = D.pred(ops[3])
         bf = _BOOL[boolop]
-    elif len(ops) != 3:
+
+        def fn_bool(ch, idx):
+            r = f(a(ch, idx), b(ch, idx))
+            cc = c(ch, idx)
+            p = bf(r, cc)
+            q = bf(~r, cc) if wq else None
+            wp(ch, idx, p)
+            if wq:
+                wq(ch, idx, q)
+        return fn_bool
+    if len(ops) != 3:
         raise DecodeError(f"'{ins.opcode}' expects 3 operands")
 
     def fn(ch, idx):
         r = f(a(ch, idx), b(ch, idx))
-        if boolop:
-            cc = c(ch, idx)
-            p = bf(r, cc)
-            q = bf(~r, cc) if wq else None
-        else:
-            p = r
-            q = ~r if wq else None
-        wp(ch, idx, p)
+        q = ~r if wq else None
+        wp(ch, idx, r)
         if wq:
             wq(ch, idx, q)
     return fn
@@ -991,14 +995,21 @@ def op_set(D, ins, parts, ops):
     boolop = next((p for p in parts[1:] if p in _BOOL), None)
     w = D.wr(ops[0], dt_)
     a, b = D.rd(ops[1], st_), D.rd(ops[2], st_)
-    c = D.pred(ops[3]) if boolop else None
     dd = NP[dt_]
     true = dd.type(1.0) if dd.kind == "f" else dd.type(np.iinfo(dd).max if dd.kind == "u" else -1)
+    if boolop:
+        if len(ops) != 4:
+            raise DecodeError(f"'{ins.opcode}' needs a fourth (predicate) operand")
+        c = D.pred(ops[3])
+        bf = _BOOL[boolop]
+
+        def fn_bool(ch, idx):
+            r = bf(f(a(ch, idx), b(ch, idx)), c(ch, idx))
+            w(ch, idx, np.where(r, true, dd.type(0)))
+        return fn_bool
 
     def fn(ch, idx):
         r = f(a(ch, idx), b(ch, idx))
-        if boolop:
-            r = _BOOL[boolop](r, c(ch, idx))
         w(ch, idx, np.where(r, true, dd.type(0)))
     return fn
 
@@ -1092,6 +1103,8 @@ def op_cvt(D, ins, parts, ops):
     if len(ts) != 2:
         raise DecodeError(f"'{ins.opcode}' needs destination and source types")
     dt_, st_ = ts
+    if "pred" in ts:
+        raise DecodeError(f"unsupported instruction '{ins.opcode}'")
     if dt_ in ("f16x2", "bf16x2") and st_ == "f32" and len(ops) == 3:
         # pack two conversions: d = {cvt(a) in the upper half, cvt(b) in the lower half}
         if "relu" in parts or "satfinite" in parts:
@@ -1110,7 +1123,7 @@ def op_cvt(D, ins, parts, ops):
     sat = "sat" in parts
     ftz = "ftz" in parts
     dk, sk = kind(dt_), kind(st_)
-    dd, sd = NP[dt_], NP[st_]
+    dd = NP[dt_]
     if "relu" in parts or dt_ in ("f16x2", "bf16x2", "tf32") or st_ in ("f16x2", "bf16x2"):
         raise DecodeError(f"unsupported instruction '{ins.opcode}'")
 
@@ -1120,7 +1133,7 @@ def op_cvt(D, ins, parts, ops):
         return x
 
     if dk == "f" and sk == "f":
-        def f(x):
+        def float_to_float(x):
             x = to_f32(np.asarray(x))
             if ftz and st_ == "f32":
                 x = ftz32(x)
@@ -1141,8 +1154,9 @@ def op_cvt(D, ins, parts, ops):
             if dt_ == "bf16":
                 y = to_bf16(y)
             return y
+        f = float_to_float
     elif dk == "f":  # int -> float
-        def f(x):
+        def int_to_float(x):
             x = np.asarray(x)
             if dt_ == "bf16":
                 y = to_bf16(x.astype(np.float32))
@@ -1153,11 +1167,12 @@ def op_cvt(D, ins, parts, ops):
             if sat:
                 y = sat01(np.asarray(y))
             return y
+        f = int_to_float
     elif sk == "f":  # float -> int: round, NaN -> 0, saturate to the destination range
-        info = np.iinfo(dd) if dd != np.bool_ else None
+        info = np.iinfo(dd)
         lo, hi = float(info.min), float(info.max)
 
-        def f(x):
+        def float_to_int(x):
             x = to_f32(np.asarray(x)).astype(np.float64)
             if ftz and st_ == "f32":
                 x = ftz32(x.astype(np.float32)).astype(np.float64)
@@ -1169,23 +1184,26 @@ def op_cvt(D, ins, parts, ops):
                 y = np.where(big, 0, x).astype(dd)
                 return np.where(big, dd.type(info.max), y)
             return x.astype(dd)
+        f = float_to_int
     else:  # int -> int: the reader gives the source type; extend by its signedness or truncate
         if sat:
             info = np.iinfo(dd)
 
-            def f(x):
+            def int_to_int_sat(x):
                 x = np.asarray(x)
                 if x.dtype == np.uint64:  # may not fit int64
                     return np.minimum(x, np.uint64(info.max)).astype(dd)
                 return np.clip(x.astype(np.int64), info.min, min(info.max, 2**63 - 1)).astype(dd)
+            f = int_to_int_sat
         else:
-            def f(x):
+            def int_to_int(x):
                 x = np.asarray(x)
                 if dd.itemsize > x.dtype.itemsize:
                     return x.astype(SINT[dd.itemsize] if st_[0] == "s" else UINT[dd.itemsize]).view(dd)
                 if dd.itemsize < x.dtype.itemsize:
                     return x.view(UINT[x.dtype.itemsize]).astype(UINT[dd.itemsize]).view(dd)
                 return x.view(dd).copy()
+            f = int_to_int
 
     def fn(ch, idx):
         w(ch, idx, f(r(ch, idx)))

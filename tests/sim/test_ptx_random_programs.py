@@ -6,15 +6,15 @@ across regions, parallel copies of loop-carried values, and label/branch layout.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import numpy as np
 import pytest
-from ptx_util import parse
 
+from fsir import sim
 from fsir.ptx import print_ptx
 from fsir.ptx.ptxas import assemble, find_ptxas
-
-from fsir.runtime import simulator  # noqa: E402
+from fsir.testing.ptx import parse
 
 M32 = (1 << 32) - 1
 
@@ -39,7 +39,7 @@ class Gen:
     def emit(self, indent: int, text: str) -> None:
         self.lines.append("  " * indent + text)
 
-    def expr(self, env: dict[str, object], vals: list[str], indent: int, depth: int) -> str:
+    def expr(self, env: dict[str, Callable[[dict], int]], vals: list[str], indent: int, depth: int) -> str:
         """Emit one op over `vals`; returns the new value name (env maps name -> fn(state))."""
         r = self.rng
         kind = r.choice(["bin", "bin", "bin", "select", "const"] + (["for", "if", "while"] if depth < 3 else []))
@@ -202,7 +202,7 @@ class Gen:
 
 def program(seed: int, n_out: int = 4) -> tuple[str, list]:
     g = Gen(seed)
-    env: dict[str, object] = {"%x0": lambda s: s["%x0"], "%t": lambda s: s["%t"]}
+    env: dict[str, Callable[[dict], int]] = {"%x0": lambda s: s["%x0"], "%t": lambda s: s["%t"]}
     vals = ["%x0", "%t"]
     for _ in range(g.rng.randint(3, 7)):
         vals.append(g.expr(env, vals, 3, 0))
@@ -239,7 +239,7 @@ def test_random_program(seed):
     n = 64
     x = np.random.default_rng(seed).integers(-1000, 1000, n).astype(np.int32)
     y = np.zeros(4 * n, np.int32)
-    simulator.run_ptx(ptx, "prog", (1,), (n,), [x, y, np.uint64(n)])
+    sim.run_ptx(ptx, "prog", (1,), (n,), [x, y, np.uint64(n)])
     for k, fn in enumerate(fns):
         want = [fn({"%x0": int(x[i]), "%t": i}) for i in range(n)]
         np.testing.assert_array_equal(y[k * n : (k + 1) * n], np.array(want, np.int64).astype(np.int32), err_msg=text)

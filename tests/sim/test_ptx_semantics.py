@@ -1,4 +1,4 @@
-"""Differential tests: PTX printed for every generated op/type kernel (tests/ptx_cases.py)
+"""Differential tests: PTX printed for every generated op/type kernel (fsir/testing/ptx_cases.py)
 runs on fsir's PTX simulator and must agree with a numpy model of MLIR's semantics.
 
 Lanes where MLIR gives poison/UB (division by zero, INT_MIN / -1, shifts >= width,
@@ -13,12 +13,11 @@ import zlib
 
 import numpy as np
 import pytest
-from ptx_cases import Case, cases, cases_module, width
-from ptx_util import parse
 
+from fsir import sim
 from fsir.ptx import print_ptx
-
-simulator = pytest.importorskip("fsir.runtime.simulator")
+from fsir.testing.ptx import parse
+from fsir.testing.ptx_cases import Case, cases, cases_module, width
 
 N = 512
 INT_DT = {"i1": np.uint8, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "index": np.int64}
@@ -260,7 +259,7 @@ def reference(expr: str, ins: list[np.ndarray], in_types: list[str], out: str):
     if op in ("ctpop", "ctlz"):
         w = width(t0)
         vals = to_int(ins[0], t0, False)
-        r = [bin(v).count("1") if op == "ctpop" else w - v.bit_length() for v in vals]
+        r = [v.bit_count() if op == "ctpop" else w - v.bit_length() for v in vals]
         return from_int(r, out), ones, 0
     # integer binary ops
     w = width(t0)
@@ -301,7 +300,7 @@ ALL = cases()
 
 @pytest.fixture(scope="module")
 def sim_module():
-    return simulator.load_module(print_ptx(parse(cases_module(ALL))))
+    return sim.load_module(print_ptx(parse(cases_module(ALL))))
 
 
 @pytest.mark.parametrize("case", ALL, ids=[c.name for c in ALL])
@@ -309,7 +308,7 @@ def test_case_matches_numpy(sim_module, case: Case):
     rng = np.random.default_rng(zlib.crc32(case.name.encode()))
     ins = [random_inputs(t, rng) for t in case.in_types]
     y = np.zeros(N * len(case.exprs), dtype(case.out_type))
-    simulator.launch(sim_module, case.name, (N // 128,), (128,), [*(a.copy() for a in ins), y, np.uint64(N)])
+    sim.launch(sim_module, case.name, (N // 128,), (128,), [*(a.copy() for a in ins), y, np.uint64(N)])
     for k, expr in enumerate(case.exprs):
         got = y[k * N : (k + 1) * N]
         want, valid, tol = reference(expr, ins, case.in_types, case.out_type)

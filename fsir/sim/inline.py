@@ -17,7 +17,19 @@ from __future__ import annotations
 import itertools
 from dataclasses import replace
 
-from fsir.runtime.ptx_parser import CallList, Function, Instr, Label, Mem, NotReg, Pair, PTXModule, Reg, Vec, VarDecl
+from fsir.sim.parser import (
+    CallList,
+    Function,
+    Instr,
+    Label,
+    Mem,
+    NotReg,
+    Pair,
+    PTXModule,
+    Reg,
+    VarDecl,
+    Vec,
+)
 
 MAX_DEPTH = 16
 
@@ -36,7 +48,7 @@ def has_calls(fn: Function) -> bool:
 def inline_calls(module: PTXModule, fn: Function) -> list:
     """The body of `fn` with every call expanded; `fn` itself is not modified."""
     counter = itertools.count()
-    return _expand(module, fn.body, (fn.name,), counter)
+    return _expand(module, fn.body or [], (fn.name,), counter)
 
 
 def _param_vars(body) -> set:

@@ -4,7 +4,7 @@ barriers, shuffles, memory spaces, counters, and the errors it must report."""
 from __future__ import annotations
 
 import os
-import shutil
+import re
 import subprocess
 import tempfile
 
@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from fsir.errors import SimulatorError, UserError
-from fsir.runtime.simulator import LaunchStats, run_ptx
+from fsir.ptx.ptxas import find_ptxas
+from fsir.sim import LaunchStats, run_ptx
 
 HEADER = ".version 8.7\n.target sm_80\n.address_size 64\n"
 
@@ -57,7 +58,7 @@ def ptxk(name, params, body, pre=""):
     return text
 
 
-def run1(body, n=32, dtype=np.uint32, extra_params=(), extra_args=(), pre="", block=None, shared_bytes=0):
+def run1(body, n=32, dtype: type = np.uint32, extra_params=(), extra_args=(), pre="", block=None, shared_bytes=0):
     """Run `body` (after PRO) on n threads, one block, returning out[n]."""
     text = ptxk("k", [("u64", "out"), *extra_params], PRO + body, pre)
     out = np.zeros(n, dtype)
@@ -594,7 +595,7 @@ VADD = None
 
 def _vadd():
     from pathlib import Path
-    return (Path(__file__).parent / "runtime" / "cuda" / "vecadd.ptx").read_text()
+    return (Path(__file__).parent / "cuda" / "vecadd.ptx").read_text()
 
 
 @pytest.mark.parametrize("n", [1024, 1000, 33])
@@ -618,7 +619,8 @@ def test_counters_vector_add(n):
     assert st.instructions == 22 * n + 11 * (nthreads - n) + (n and 0)
     tot = st + st
     assert isinstance(tot, LaunchStats) and tot.launches == 2 and tot.instructions == 2 * st.instructions
-    assert sum([st, st]).global_load_bytes == 16 * n
+    total = sum([st, st])
+    assert isinstance(total, LaunchStats) and total.global_load_bytes == 16 * n
 
 
 def test_counters_strided_access_sectors():
@@ -663,7 +665,7 @@ def test_out_of_bounds_global_is_reported():
     assert "kernel 'k'" in msg and "PTX line" in msg and "out-of-bounds global store" in msg
     assert "thread (30,0,0)" in msg and "0 bytes past the end" not in msg and "4 bytes past the end of argument 0 (out" in msg
     assert not out.any()  # nothing written back after a fault
-    line = [i + 1 for i, l in enumerate(text.splitlines()) if "st.global.u32 [%rd2], %r4;" in l][0]
+    line = next(i + 1 for i, l in enumerate(text.splitlines()) if "st.global.u32 [%rd2], %r4;" in l)
     assert f"PTX line {line}" in msg
 
 
@@ -713,8 +715,8 @@ def test_shared_race_is_detected():
         run_ptx(RACY, "racy", (1,), (31,), [out])
     msg = str(e.value)
     assert "shared-memory race" in msg and "kernel 'racy'" in msg
-    ld_line = [i + 1 for i, l in enumerate(RACY.splitlines()) if "ld.shared.u32 %r8" in l][0]
-    st_line = [i + 1 for i, l in enumerate(RACY.splitlines()) if "st.shared.u32 [%r7]" in l][0]
+    ld_line = next(i + 1 for i, l in enumerate(RACY.splitlines()) if "ld.shared.u32 %r8" in l)
+    st_line = next(i + 1 for i, l in enumerate(RACY.splitlines()) if "st.shared.u32 [%r7]" in l)
     assert f"PTX line {ld_line}" in msg and f"at PTX line {st_line}" in msg
     assert "thread (0,0,0)" in msg and "thread (1,0,0)" in msg and "buf+4" in msg
     # with the barrier it is fine
@@ -754,9 +756,21 @@ def test_parse_error_has_line_and_column():
     assert ":9:22:" in str(e.value)
 
 
+@pytest.mark.parametrize("instr, what", [
+    ("cvt.pred.u32 %p1, %r1;", "unsupported instruction 'cvt.pred.u32'"),
+    ("set.lt.and.u32.s32 %r1, %r2, %r3;", "'set.lt.and.u32.s32' needs a fourth (predicate) operand"),
+    ("setp.lt.and.s32 %p1, %r2, %r3;", "'setp.lt.and.s32' needs a fourth (predicate) operand"),
+])
+def test_malformed_instruction_is_an_error_at_its_line(instr, what):
+    text = kern("k", [("u64", "out")], f"    {instr}\n")  # invalid PTX: not checked with ptxas
+    line = next(i + 1 for i, l in enumerate(text.splitlines()) if instr in l)
+    with pytest.raises(SimulatorError, match=re.escape(f"kernel 'k', PTX line {line}:5: {what}")):
+        run_ptx(text, "k", (1,), (1,), [np.zeros(1)])
+
+
 def test_unsupported_instruction_names_line():
     text = kern("k", [("u64", "out")], "    mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2,%r3,%r4}, {%r5,%r6}, {%f5,%f6,%f7,%f8};\n")
-    line = [i + 1 for i, l in enumerate(text.splitlines()) if "mma.sync" in l][0]
+    line = next(i + 1 for i, l in enumerate(text.splitlines()) if "mma.sync" in l)
     with pytest.raises(SimulatorError, match=rf"kernel 'k', PTX line {line}:5: unsupported instruction 'mma"):
         run_ptx(text, "k", (1,), (1,), [np.zeros(1)])
 
@@ -781,16 +795,16 @@ def test_argument_errors():
 
 
 def test_infinite_loop_is_reported(monkeypatch):
-    import fsir.runtime.simulator as sim
-    monkeypatch.setattr(sim, "MAX_STEPS", 1000)
+    from fsir.sim import engine
+    monkeypatch.setattr(engine, "MAX_STEPS", 1000)
     text = ptxk("k", [("u64", "out")], PRO + "$L_x:\n    bra.uni $L_x;\n")
     with pytest.raises(SimulatorError, match="too many branches"):
         run_ptx(text, "k", (1,), (1,), [np.zeros(1)])
 
 
 def test_large_launch_in_chunks(monkeypatch):
-    import fsir.runtime.simulator as sim
-    monkeypatch.setattr(sim, "CHUNK_LANES", 256)
+    from fsir.sim import launcher
+    monkeypatch.setattr(launcher, "CHUNK_LANES", 256)
     n = 5000
     a = np.arange(n, dtype=np.float32)
     c = np.zeros(n, np.float32)
@@ -837,22 +851,11 @@ def test_3d_grid_and_block_special_registers():
     np.testing.assert_array_equal(out, (t // 32) * 1000 + t % 32)
 
 
-def _ptxas():
-    p = shutil.which("ptxas")
-    if p is None:
-        try:
-            from cuda.pathfinder import find_nvidia_binary_utility
-            p = find_nvidia_binary_utility("ptxas")
-        except Exception:  # pragma: no cover
-            p = None
-    return p
-
-
 @pytest.fixture(scope="module", autouse=True)
 def _all_handwritten_ptx_assembles():
     """After this module's tests ran (in this worker), every kernel they built must assemble."""
     yield
-    ptxas = _ptxas()
+    ptxas = find_ptxas()
     if not ptxas:
         return
     texts = list(dict.fromkeys(ALL_PTX))
@@ -861,19 +864,19 @@ def _all_handwritten_ptx_assembles():
             p = os.path.join(d, f"k{i}.ptx")
             with open(p, "w") as f:
                 f.write(t)
-            r = subprocess.run([ptxas, "-arch=sm_80", "-o", os.devnull, p], capture_output=True, text=True)
+            r = subprocess.run([ptxas, "-arch=sm_80", "-o", os.devnull, p], capture_output=True, text=True, check=False)
             assert r.returncode == 0, f"{r.stderr}\n{t}"
 
 
 def test_racy_kernel_assembles():
-    ptxas = _ptxas()
+    ptxas = find_ptxas()
     if not ptxas:
         pytest.skip("ptxas not available")
     with tempfile.TemporaryDirectory() as d:
         p = os.path.join(d, "racy.ptx")
         with open(p, "w") as f:
             f.write(RACY)
-        r = subprocess.run([ptxas, "-arch=sm_80", "-o", os.devnull, p], capture_output=True, text=True)
+        r = subprocess.run([ptxas, "-arch=sm_80", "-o", os.devnull, p], capture_output=True, text=True, check=False)
         assert r.returncode == 0, r.stderr
 
 
@@ -1100,16 +1103,16 @@ def test_debug_sections_are_skipped():
 
 
 def test_chunks_shrink_for_register_heavy_kernels(monkeypatch):
-    import fsir.runtime.simulator as sim
+    from fsir.sim import launcher
     seen = []
-    real = sim._Chunk
+    real = launcher.Chunk
 
     class Spy(real):
         def __init__(self, L, b0, nblk):
             seen.append(nblk)
             super().__init__(L, b0, nblk)
-    monkeypatch.setattr(sim, "_Chunk", Spy)
-    monkeypatch.setattr(sim, "CHUNK_STATE_BYTES", 64 * 1024)
+    monkeypatch.setattr(launcher, "Chunk", Spy)
+    monkeypatch.setattr(launcher, "CHUNK_STATE_BYTES", 64 * 1024)
     n = 4096
     a = np.arange(n, dtype=np.float32)
     c = np.zeros(n, np.float32)

@@ -1,4 +1,4 @@
-"""Helpers for the PTX printer tests: parse gpu-level IR, print PTX, build kernels."""
+"""Helpers for the PTX printer and simulator tests: parse gpu-level IR, print PTX, build kernels."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from xdsl.dialects import cf
 from fsir.ir import make_context, parse_module
 from fsir.ptx import print_ptx
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the source checkout the tests run from
 PTX_LIT = ROOT / "lit_tests" / "ptx"
 
 

@@ -1,4 +1,4 @@
-"""Run nvcc-generated PTX (tests/runtime/cuda/*.ptx, regenerate with regen.sh) on the simulator
+"""Run nvcc-generated PTX (tests/sim/cuda/*.ptx, regenerate with regen.sh) on the simulator
 and compare with numpy."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fsir.runtime.simulator import run_ptx
+from fsir.sim import run_ptx
 
-CUDA = Path(__file__).parent / "runtime" / "cuda"
+CUDA = Path(__file__).parent / "cuda"
 
 
 def ptx(name: str) -> str:
@@ -287,7 +287,7 @@ def test_misc_bits_and_votes():
     xp[:n] = x
     ballots = [(sum(int(v & 1) << k for k, v in enumerate(w))) for w in xp.reshape(-1, 32)]
     np.testing.assert_array_equal(o[:, 0], np.repeat(ballots, 32)[:n])
-    popc = np.array([bin(int(v)).count("1") for v in x])
+    popc = np.array([int(v).bit_count() for v in x])
     clz = np.array([32 - int(v).bit_length() for v in x])
     np.testing.assert_array_equal(o[:, 1], popc + 100 * clz)
     np.testing.assert_array_equal(o[:, 2], [int(f"{int(v):032b}"[::-1], 2) for v in x])

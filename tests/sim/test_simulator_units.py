@@ -9,9 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fsir.errors import SimulatorError
-from fsir.runtime.ptx_parser import parse_ptx
-from fsir.runtime.sim_memory import atomic_rmw, count_sectors
-from fsir.runtime.simulator import run_ptx
+from fsir.sim import parse_ptx, run_ptx
+from fsir.sim.memory import atomic_rmw, count_sectors
 
 
 def seq_reference(mem, e, op, b, c):
@@ -132,6 +131,7 @@ def test_parser_reads_lineinfo_and_funcs():
 def test_parse_error_positions(text, line, col, what):
     with pytest.raises(SimulatorError) as e:
         parse_ptx(text)
+    assert e.value.loc is not None
     assert (e.value.loc.line, e.value.loc.col) == (line, col), str(e.value)
     assert what in str(e.value) and f":{line}:{col}:" in str(e.value)
 
@@ -268,7 +268,7 @@ BITOPS = [
     ("prmt.b32 %r4, %r1, %r2, %r3;", lambda a, b, c: _prmt(a, b, c), "u32"),
     ("brev.b32 %r4, %r1;", lambda a, b, c: int(f"{a:032b}"[::-1], 2), "u32"),
     ("clz.b32 %r4, %r1;", lambda a, b, c: 32 - a.bit_length(), "u32"),
-    ("popc.b32 %r4, %r1;", lambda a, b, c: bin(a).count("1"), "u32"),
+    ("popc.b32 %r4, %r1;", lambda a, b, c: a.bit_count(), "u32"),
     ("mul.hi.u32 %r4, %r1, %r2;", lambda a, b, c: (a * b) >> 32, "u32"),
     ("mul.hi.s32 %r4, %r1, %r2;", lambda a, b, c: ((_s(a) * _s(b)) >> 32) & 0xFFFFFFFF, "u32"),
     ("div.s32 %r4, %r1, %r2;", lambda a, b, c: (int(_s(a) / _s(b)) if b else 0xFFFFFFFF) & 0xFFFFFFFF, "u32"),
@@ -322,3 +322,12 @@ def test_bit_ops_match_isa_pseudocode(ins, ref, _t):
     else:
         expect = [ref(int(a), int(b), int(c)) for a, b, c in src]
     assert dst.tolist() == expect
+
+
+def test_runtime_simulator_reexports_the_simulator():
+    import fsir.runtime.simulator as reexport
+    import fsir.sim
+
+    assert set(reexport.__all__) >= {"run_ptx", "launch", "load_module", "LaunchStats", "SimModule"}
+    for name in reexport.__all__:
+        assert getattr(reexport, name) is getattr(fsir.sim, name)

@@ -1,0 +1,195 @@
+"""fsir's Python API: compile a model once, run it many times.
+
+    import fsir
+    exe = fsir.compile("examples/layernorm.mlir")           # or IR text, a ModuleOp, .hlo, .onnx
+    exe.kernels[0]                                           # KernelSummary(name='layernorm_k0', mapping='row', ...)
+    outputs = exe.run({"x": x, "gamma": g, "beta": b})      # or a list in argument order
+    exe.last_stats.launches                                  # the simulator's counters of that run
+
+`compile` runs `fsir.pipeline` (the passes fs-run and fs-opt run) and keeps the lowered
+module; its PTX is printed on first use. Problems with the model or the inputs raise
+`fsir.errors.UserError` (with a `file:line:col` location when one is known).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from fsir.errors import UserError
+from fsir.pipeline import (
+    PipelineOptions,
+    emit_ptx,
+    load,
+    lower,
+    pipeline_text,
+    target_text,
+)
+
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
+    from xdsl.dialects.func import FuncOp
+
+    from fsir.dialects.schedule import KernelOp
+
+__all__ = ["Executable", "KernelSummary", "compile", "kernel_summary"]
+
+
+@dataclass(frozen=True)
+class KernelSummary:
+    """One kernel as stitch-codegen chose it.
+
+    mapping: loop, row or gemm. config: the chosen configuration (e.g.
+    `block/256/reg3/steps8`: row schedule, threads per block, row kept in registers,
+    row steps). grid, block: launch dimensions (None where known only at run time).
+    estimate_us, registers: the latency-evaluator's estimate (None where it did not run).
+    """
+
+    name: str
+    mapping: str
+    config: str
+    grid: tuple[int | None, ...]
+    block: tuple[int, ...]
+    estimate_us: float | None
+    registers: int | None
+
+
+def kernel_summary(kernel: KernelOp) -> KernelSummary:
+    """The summary of a schedule.kernel: the one place the API reads its mapping,
+    parameters and cost."""
+    from fsir.dialects.schedule import DYNAMIC
+
+    values = {} if kernel.cost is None else {k: _value(v) for k, v in kernel.cost.data.items()}
+    config = values.get("config")
+    if not isinstance(config, str):
+        config = str(kernel.params)
+    grid, block = kernel.launch()
+    estimate = values.get("estimate_us")
+    registers = values.get("registers")
+    return KernelSummary(
+        name=kernel.sym_name.data,
+        mapping=str(kernel.mapping.data),
+        config=config,
+        grid=tuple(None if g == DYNAMIC else int(g) for g in grid),
+        block=tuple(int(b) for b in block),
+        estimate_us=None if estimate is None else float(estimate),
+        registers=None if registers is None else int(registers),
+    )
+
+
+def _value(attr: Any) -> Any:
+    """The Python value of a string, integer or float attribute."""
+    from xdsl.dialects.builtin import FloatAttr, IntegerAttr
+
+    if isinstance(attr, (IntegerAttr, FloatAttr)):
+        return attr.value.data
+    return getattr(attr, "data", attr)
+
+
+@dataclass
+class Executable:
+    """A compiled model: the lowered module, its kernels, its PTX, and `run`.
+
+    source: the graph module it was compiled from (argument names and types).
+    module: the lowered IR (gpu dialect kernels and a host function per function).
+    kernels: one KernelSummary per kernel, in the order stitch-codegen made them.
+    options: the pipeline options it was compiled with.
+    last_stats: the device's counters of the last `run` (None before the first run;
+        the simulator counts launches, bytes, sectors and instructions).
+    """
+
+    source: ModuleOp
+    module: ModuleOp
+    kernels: list[KernelSummary]
+    options: PipelineOptions
+    last_stats: Any = field(default=None, init=False)
+
+    @cached_property
+    def ptx(self) -> str:
+        """The PTX module (for `options.arch`), printed on first use."""
+        return emit_ptx(self.module, self.options)
+
+    @property
+    def pipeline(self) -> str:
+        """The `fs-opt -p` argument that reproduces `module` from `source`."""
+        return pipeline_text(self.options)
+
+    @property
+    def target(self) -> str:
+        """The `fs-opt -t` argument that prints `ptx`."""
+        return target_text(self.options)
+
+    def run(self, inputs: Sequence[Any] | Mapping[str, Any], device: str = "auto",
+            entry: str | None = None) -> list[np.ndarray]:
+        """Run function `entry` (default: the first) on `inputs` and return its outputs.
+
+        inputs: arrays in argument order, or a dict by argument name (as written in
+        the source, without `%`, or arg0, arg1, ...). Shapes must match the signature
+        (`?` dims take any size) and element types must be of the same kind (floats
+        are converted to the argument's precision). device: auto (a GPU when
+        cuda-python finds one, else the simulator), cuda, or sim."""
+        from fsir.runtime.device import select_device
+        from fsir.runtime.executor import execute
+        from fsir.runtime.reference import check_inputs, find_function
+
+        f = find_function(self.source, entry)
+        arrays = check_inputs(f, _bind(f, inputs))
+        dev = select_device(device)
+        outputs, stats = execute(self.module, arrays, dev, entry=f.sym_name.data, ptx=self.ptx)
+        self.last_stats = stats
+        return outputs
+
+    def __repr__(self) -> str:
+        funcs = ", ".join(f"@{n}" for n in _function_names(self.source))
+        return f"<fsir.Executable {funcs}: {len(self.kernels)} kernel(s), fusion={self.options.fusion}>"
+
+
+def _function_names(module: ModuleOp) -> list[str]:
+    from xdsl.dialects import func
+
+    return [op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp) and not op.is_declaration]
+
+
+def _bind(f: FuncOp, inputs: Sequence[Any] | Mapping[str, Any]) -> list[Any]:
+    """Inputs in argument order, from a sequence or a mapping by argument name."""
+    from fsir.runtime.inputs import inputs_by_name
+
+    if isinstance(inputs, Mapping):
+        return inputs_by_name(f, inputs, "inputs")
+    if isinstance(inputs, (str, bytes)) or not isinstance(inputs, Sequence):
+        raise UserError(f"inputs must be a list of arrays or a dict by argument name, got {type(inputs).__name__}")
+    return list(inputs)
+
+
+def compile(source: str | bytes | os.PathLike[str] | ModuleOp, *, fusion: str = PipelineOptions.fusion,
+            arch: str = PipelineOptions.arch, frontend: str | None = None, **options: Any) -> Executable:
+    """Compile a model to GPU kernels.
+
+    source: a file (.mlir, .hlo, .onnx, by extension or `frontend`), IR text (MLIR, or
+    HLO text with frontend="hlo"), an ONNX model's bytes, or an xDSL ModuleOp of the
+    graph dialect (left untouched). fusion: stitch (FusionStitching), xla (XLA-style
+    rules) or none (one kernel per op). arch: the PTX target (sm_80, sm_90).
+    options: the other fields of `fsir.pipeline.PipelineOptions` (gpu, rows,
+    registers, subroots, vector, gemm)."""
+    known = {f.name for f in fields(PipelineOptions)} - {"fusion", "arch"}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise UserError(f"unknown compile option(s) {', '.join(unknown)} (known: fusion, arch, frontend, "
+                        f"{', '.join(sorted(known))})")
+    module = load(source, frontend)
+    opts = PipelineOptions(fusion=fusion, arch=arch, **options)
+    kernels: list[KernelSummary] = []
+
+    def on_stage(stage: str, seconds: float, ir: ModuleOp) -> None:
+        if stage == "stitch-codegen":
+            from fsir.dialects.schedule import KernelOp
+
+            kernels.extend(kernel_summary(op) for op in ir.walk() if isinstance(op, KernelOp))
+
+    lowered = lower(module, opts, on_stage=on_stage)
+    return Executable(module, lowered, kernels, opts)

@@ -1,0 +1,198 @@
+"""The one pipeline from a model to PTX: every tool, the Python API and the tests use it.
+
+    module = load("examples/layernorm.mlir")             # .mlir, .hlo, .onnx, IR text or a ModuleOp
+    options = PipelineOptions(fusion="xla")              # defaults: what fs-run and fsir.compile use
+    lowered = lower(module, options, on_stage=print)     # graph -> stitch -> schedule -> gpu (a copy)
+    scheduled = lower(module, options, until="stitch-codegen")  # stop at a stage
+    text = emit_ptx(lowered, options)
+    pipeline_text(options), target_text(options)         # the same steps as `fs-opt -p ... -t ...`
+
+The stages are the passes of `passes(options)`, then the PTX printer (`fsir.ptx`).
+`lower` and `emit_ptx` call `on_stage(stage, seconds, module)` after each one, so
+benchmarks can time every stage and callers can look at the IR between stages.
+The input formats are those of `fsir.registry.FRONTENDS` plus MLIR text.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from fsir import registry
+from fsir.errors import UserError
+
+if TYPE_CHECKING:
+    from xdsl.context import Context
+    from xdsl.dialects.builtin import ModuleOp
+    from xdsl.passes import ModulePass
+
+StageCallback = Callable[[str, float, "ModuleOp"], None]
+"""Called as `on_stage(stage, seconds, module)` after each stage (module: the IR after it)."""
+
+PTX_STAGE = "ptx"
+
+
+@dataclass(frozen=True)
+class PipelineOptions:
+    """How a graph module is compiled. Each field is an option of one pass or of the
+    PTX target; the defaults equal the passes' own, so `fs-opt -p` with no options
+    compiles the same way.
+
+    fusion: fusion-explore mode: stitch (FusionStitching), xla (XLA-style rules),
+        none (one kernel per op).
+    gpu: the GPU the explorer's and the code generator's cost models assume (H100, A100,
+        V100, T4).
+    rows, registers, subroots, vector, gemm: stitch-codegen's choices (auto: the
+        latency-evaluator's); see `fs-opt --help`.
+    arch: the PTX target architecture (sm_80, sm_90).
+    """
+
+    fusion: str = "stitch"
+    gpu: str = "H100"
+    rows: str = "auto"
+    registers: str = "auto"
+    subroots: str = "auto"
+    vector: str | int = "auto"
+    gemm: str = "auto"
+    arch: str = "sm_80"
+
+
+DEFAULT = PipelineOptions()
+
+
+def passes(options: PipelineOptions = DEFAULT) -> list[ModulePass]:
+    """The passes from the graph dialect to the gpu dialect, in order."""
+    from fsir.codegen.stitch_codegen import StitchCodegenPass
+    from fsir.fusion.explore import FusionExplorePass
+    from fsir.lowering.schedule_to_gpu import ScheduleToGpuPass
+
+    return [
+        FusionExplorePass(mode=options.fusion, gpu=options.gpu),
+        StitchCodegenPass(rows=options.rows, gpu=options.gpu, registers=options.registers,
+                          subroots=options.subroots, vector=options.vector, gemm=options.gemm),
+        ScheduleToGpuPass(),
+    ]
+
+
+def stages(options: PipelineOptions = DEFAULT) -> list[str]:
+    """The names `on_stage` receives, in order: the passes', then `ptx`."""
+    return [p.name for p in passes(options)] + [PTX_STAGE]
+
+
+def pipeline_text(options: PipelineOptions = DEFAULT) -> str:
+    """The `fs-opt -p` argument that runs the same passes (options equal to a pass's
+    default are left out)."""
+    return ",".join(str(p.pipeline_pass_spec()) for p in passes(options))
+
+
+def target_text(options: PipelineOptions = DEFAULT) -> str:
+    """The `fs-opt -t` argument that prints the same PTX."""
+    return f"ptx{{arch={options.arch}}}"
+
+
+def lower(module: ModuleOp, options: PipelineOptions = DEFAULT, *, until: str | None = None,
+          on_stage: StageCallback | None = None) -> ModuleOp:
+    """A copy of `module` lowered by `passes(options)` (the original is left untouched),
+    verified after each pass, which is timed and reported to `on_stage`. `until`
+    stops after the pass of that name (e.g. `stitch-codegen` for the schedule IR)."""
+    from xdsl.context import Context
+
+    from fsir.ir import verify
+
+    pipeline = passes(options)
+    names = [p.name for p in pipeline]
+    if until is not None and until not in names:
+        raise UserError(f"unknown stage '{until}' (stages: {', '.join(names)})")
+    lowered = module.clone()
+    ctx = Context()
+    for p in pipeline:
+        t = time.perf_counter()
+        p.apply(ctx, lowered)
+        seconds = time.perf_counter() - t
+        verify(lowered)
+        if on_stage is not None:
+            on_stage(p.name, seconds, lowered)
+        if p.name == until:
+            break
+    return lowered
+
+
+def emit_ptx(lowered: ModuleOp, options: PipelineOptions = DEFAULT, *,
+             on_stage: StageCallback | None = None) -> str:
+    """The PTX module of a lowered module for `options.arch`."""
+    from fsir.ptx import print_ptx
+
+    t = time.perf_counter()
+    text = print_ptx(lowered, arch=options.arch)
+    if on_stage is not None:
+        on_stage(PTX_STAGE, time.perf_counter() - t, lowered)
+    return text
+
+
+# -- input formats ------------------------------------------------------------
+
+
+def input_format(name: str | None, frontend: str | None = None) -> str:
+    """`mlir` or a frontend of the registry: `frontend` when given, else the file
+    name's extension (unknown extensions are read as MLIR, as mlir-opt does)."""
+    if frontend is not None:
+        if frontend != "mlir" and frontend not in registry.FRONTENDS:
+            known = ", ".join(["mlir", *registry.FRONTENDS])
+            raise UserError(f"unknown input format '{frontend}' (known: {known})")
+        return frontend
+    ext = Path(name).suffix.removeprefix(".") if name else ""
+    return ext if ext in registry.FRONTENDS else "mlir"
+
+
+def is_binary(fmt: str) -> bool:
+    """Whether the format is read as bytes (e.g. onnx) rather than text."""
+    return fmt in registry.BINARY_FRONTENDS
+
+
+def parse_source(source: str | bytes, name: str, fmt: str, ctx: Context | None = None,
+                 line_offset: int = 0, implicit_module: bool = True) -> ModuleOp:
+    """A verified graph module from the text (or bytes) of a model in format `fmt`."""
+    if fmt in registry.FRONTENDS:
+        return registry.FRONTENDS[fmt]()(source, name)  # type: ignore[return-value]
+    from fsir.ir import parse_module
+
+    if isinstance(source, bytes):
+        raise UserError(f"'{name}': MLIR input must be text, got bytes (give frontend= for a binary format)")
+    return parse_module(source, name, ctx, line_offset, implicit_module)
+
+
+def read_model(path: str | os.PathLike[str], frontend: str | None = None) -> ModuleOp:
+    """A verified graph module from a file; unreadable files are user errors."""
+    from fsir.tools.driver import read_source
+
+    fmt = input_format(str(path), frontend)
+    name, text = read_source(str(path), binary=is_binary(fmt))
+    return parse_source(text, name, fmt)
+
+
+def load(source: str | bytes | os.PathLike[str] | ModuleOp, frontend: str | None = None) -> ModuleOp:
+    """A graph module from a path, from IR text (MLIR, or the format `frontend`
+    names), from a binary model's bytes (onnx), or a ModuleOp (returned as is).
+
+    A string is IR text when it spans several lines or holds `{`, else a file name."""
+    from xdsl.dialects.builtin import ModuleOp
+
+    if isinstance(source, ModuleOp):
+        return source
+    if isinstance(source, bytes):
+        fmt = input_format(None, frontend) if frontend else min(registry.BINARY_FRONTENDS)
+        if not is_binary(fmt):
+            raise UserError(f"bytes are read by a binary format ({', '.join(sorted(registry.BINARY_FRONTENDS))}), "
+                            f"not '{fmt}'")
+        return parse_source(source, "<bytes>", fmt)
+    if isinstance(source, os.PathLike):
+        return read_model(source, frontend)
+    if not isinstance(source, str):
+        raise UserError(f"cannot compile a {type(source).__name__}: give a path, IR text or a ModuleOp")
+    if "\n" in source or "{" in source:
+        return parse_source(source, "<string>", input_format(None, frontend or "mlir"))
+    return read_model(source, frontend)

@@ -1,0 +1,62 @@
+"""fsir's vectorised PTX simulator.
+
+    run_ptx(ptx, kernel, grid, block, args, shared_bytes=0) -> LaunchStats
+
+executes one kernel launch of PTX text on the CPU. Every thread of the launch is one lane of
+numpy arrays (a register is an array over lanes), so a launch of a million threads costs a few
+hundred numpy operations per PTX instruction *executed by a lane group*, not a million Python steps.
+
+The pieces, in the order a launch uses them:
+  parser.py + ptx.lark  PTX text -> a plain-Python module description (lark grammar)
+  inline.py             device-function calls (`.func` + `call`) expanded into the kernel
+  decoder.py            each instruction -> a closure over lane arrays (operands, types, semantics)
+  loader.py             parse + decode once per PTX text (cached): SimModule, KernelLayout
+  params.py             the kernel parameter buffer (shared with the CUDA device)
+  memory.py             global memory arena, fake device addresses, sector counting, atomics
+  chunk.py              lane state of a chunk of blocks: registers, memory accesses, race checks
+  engine.py             lane groups, divergence, reconvergence, barriers
+  launcher.py           launch checks, chunking, copy-in/copy-out: run_ptx, launch
+  stats.py              LaunchStats, the profiler-style counters
+
+Counters (LaunchStats) are what a profiler reports: dynamic thread instructions, warp instructions,
+global bytes requested, 32-byte sectors per warp request, distinct global bytes touched, shared
+accesses.
+
+Semantics worth knowing
+  * Registers are typed numpy arrays (f32 math in float32, integer wraparound, PTX shift clamping);
+    a register holding the same value in every lane is kept as a 0-d array ("uniform").
+  * `.approx` transcendentals use exact numpy functions; f32 `fma` is computed in float64 and
+    rounded once; directed rounding (.rz/.rm/.rp) is honoured for f32 add/sub/mul/fma/div/cvt.
+  * Atomics within one instruction apply in lane order (thread order); float `atom.add` returns old
+    values accumulated in float64 while memory gets the exact sequential float32 sums.
+  * Out-of-bounds and misaligned accesses are errors naming the kernel, PTX line, thread and
+    buffer; so are shared-memory races (chunk.py).
+  * `shfl.sync` from a lane that has exited or does not exist returns the lane's own value with a
+    false predicate. The member mask is checked: a live lane named in it that does not execute the
+    same shfl.sync (a divergent shuffle), or an executing lane outside it, is an error. `vote`,
+    `redux` and `activemask` see the active lanes (their member masks are not checked).
+
+Not supported (a SimulatorError names the instruction and PTX line): texture/surface instructions,
+`.const` space, `mma`/`wmma`/`ldmatrix`, `bar.arrive`/`bar.red`, indirect or recursive calls,
+carry chains (`add.cc`, `addc`), `brx.idx`, `.b128`, packed-pair (f16x2/bf16x2) comparisons and
+conversions, `match`, `elect`, clusters/TMA (`cp.async.bulk`), `f16`/`bf16` atomics.
+"""
+
+from fsir.sim.launcher import CHUNK_LANES, launch, launch_dims, run_ptx
+from fsir.sim.loader import SimModule, load_module
+from fsir.sim.params import pack_params, param_layout
+from fsir.sim.parser import parse_ptx
+from fsir.sim.stats import LaunchStats
+
+__all__ = [
+    "CHUNK_LANES",
+    "LaunchStats",
+    "SimModule",
+    "launch",
+    "launch_dims",
+    "load_module",
+    "pack_params",
+    "param_layout",
+    "parse_ptx",
+    "run_ptx",
+]

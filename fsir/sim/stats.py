@@ -1,0 +1,46 @@
+"""Profiler-style counters of simulated launches.
+
+Predicated-off lanes still count as executing an instruction (as `inst_executed` does).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+
+@dataclass
+class LaunchStats:
+    """Profiler-style counters of one launch (or, summed with `+`, of several)."""
+
+    launches: int = 0
+    threads: int = 0
+    instructions: int = 0  # dynamic thread-instructions (active lanes summed over executed instructions)
+    warp_instructions: int = 0  # dynamic warp-instructions
+    global_load_bytes: int = 0  # bytes requested by threads
+    global_store_bytes: int = 0
+    global_atomic_bytes: int = 0
+    global_unique_bytes: int = 0  # distinct global bytes touched (what a perfect cache sends to DRAM)
+    global_sectors: int = 0  # 32-byte sectors per warp-level request, summed (loads, stores, atomics)
+    global_load_sectors: int = 0
+    global_store_sectors: int = 0  # stores and atomics
+    global_load_requests: int = 0  # warp-level global load instructions
+    global_store_requests: int = 0
+    shared_loads: int = 0  # warp-level shared-memory load instructions
+    shared_stores: int = 0  # warp-level shared-memory store instructions (atomics included)
+    shared_load_bytes: int = 0
+    shared_store_bytes: int = 0
+    barriers: int = 0  # barrier releases
+
+    def __add__(self, other: LaunchStats) -> LaunchStats:
+        if not isinstance(other, LaunchStats):
+            return NotImplemented
+        return LaunchStats(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
+
+    def __radd__(self, other):
+        if other == 0:  # sum([...])
+            return self
+        return NotImplemented
+
+    @property
+    def global_bytes(self) -> int:
+        return self.global_load_bytes + self.global_store_bytes + self.global_atomic_bytes
