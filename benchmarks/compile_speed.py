@@ -47,25 +47,22 @@ def bert_stack(layers: int) -> str:
 
 def compile_once(text: str) -> tuple[dict[str, float], int, int]:
     """Seconds per stage, kernels launched, distinct gpu.funcs."""
-    from xdsl.context import Context
-
     from fsir.ir import parse_module
-    from fsir.pipeline import PipelineOptions, passes
-    from fsir.ptx import print_ptx
+    from fsir.pipeline import PipelineOptions, emit_ptx, lower
 
     times: dict[str, float] = {}
     t = time.perf_counter()
     module = parse_module(text, "<bert>")
     times["parse"] = time.perf_counter() - t
-    for p in passes(PipelineOptions()):
-        t = time.perf_counter()
-        p.apply(Context(), module)
-        times[p.name] = time.perf_counter() - t
-    t = time.perf_counter()
-    print_ptx(module)
-    times["ptx"] = time.perf_counter() - t
-    launches = sum(1 for op in module.walk() if op.name == "gpu.launch_func")
-    funcs = sum(1 for op in module.walk() if op.name == "gpu.func")
+
+    def stage(name: str, seconds: float, _module) -> None:
+        times[name] = seconds
+
+    options = PipelineOptions()
+    lowered = lower(module, options, on_stage=stage)
+    emit_ptx(lowered, options, on_stage=stage)
+    launches = sum(1 for op in lowered.walk() if op.name == "gpu.launch_func")
+    funcs = sum(1 for op in lowered.walk() if op.name == "gpu.func")
     return times, launches, funcs
 
 

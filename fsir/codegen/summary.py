@@ -26,6 +26,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from fsir.dialects import graph
 from fsir.dialects.graph import DYN, shape_of
+from fsir.dialects.schedule import GemmParamsAttr, LoopParamsAttr, RowParamsAttr, Storage
 
 
 @dataclass
@@ -144,11 +145,10 @@ def gemm_summary(k, spec) -> Summary:
     (g,) = k.groups()
     dot = g.block.last_op.operands[0].owner
     assert isinstance(dot, graph.DotOp)
-    p = k.params.data
-    bm, bn, bk = (p[key].value.data for key in ("tile_m", "tile_n", "tile_k"))
-    tm = p["thread_m"].value.data if "thread_m" in p else 1
-    tn = p["thread_n"].value.data if "thread_n" in p else 1
-    threads = (bm // tm) * (bn // tn)
+    p = k.params
+    assert isinstance(p, GemmParamsAttr)
+    bm, bn, bk, tm, tn = p.tile_m, p.tile_n, p.tile_k, p.thread_m, p.thread_n
+    threads = p.threads
     a, b = shape_of(dot.lhs.type), shape_of(dot.rhs.type)
     m = a[-2] if len(a) > 1 else 1
     n = b[-1] if len(b) > 1 else 1
@@ -252,16 +252,12 @@ def row_summary(k, spec) -> Summary:
     register-cached slots load each input once for all groups."""
     from fsir.codegen.latency import UNKNOWN_TRIP_COUNT
 
-    p = k.params.data
-    per_row = p["threads_per_row"].value.data
-    rows_per_block = p["rows_per_block"].value.data
-    cached = p["elements_per_thread"].value.data if "elements_per_thread" in p else 0
-    vector = p["vector_width"].value.data if "vector_width" in p else 1
-    steps = p["row_steps"].value.data if "row_steps" in p else 1
-    interleaved = "interleaved" in p
+    p = k.params
+    assert isinstance(p, RowParamsAttr)
+    per_row, cached, vector, steps = p.threads_per_row, p.elements_per_thread or 0, p.vector_width, p.row_steps
     inputs = set(k.block.args)
     groups = [g for g in k.groups() if "packed" not in g.attributes]
-    reduces = [g for g in groups if g.storage.data != "global" and isinstance(_yielded(g).owner, graph.ReduceOp)]
+    reduces = [g for g in groups if g.storage.data != Storage.GLOBAL and isinstance(_yielded(g).owner, graph.ReduceOp)]
     row_shape = shape_of(_yielded(reduces[0]).type) if reduces else ()
     s = Summary()
     per_step: Counter[str] = Counter()
@@ -309,16 +305,16 @@ def row_summary(k, spec) -> Summary:
         nbytes += n * elem_bytes
         if is_reduce:
             per_step["alu"] += n  # combine
-            per_step += _combine(per_row, interleaved)
+            per_step += _combine(per_row, p.interleaved)
             if any(r in g.results for r in k.block.last_op.operands):
                 per_step["alu"] += 2
                 per_step["global"] += 1
                 out_bytes += element_bytes_of(v)
-        elif g.storage.data == "global":
+        elif g.storage.data == Storage.GLOBAL:
             per_step["global"] += len(g.results) * n
             per_step["alu"] += 3 * n
             out_bytes += n * sum(element_bytes_of(r) for r in g.results)
-        elif g.storage.data == "shared":
+        elif g.storage.data == Storage.SHARED:
             per_step["smem"] += n
             per_step["barrier"] += 1 + (steps > 1)
     s.add(per_step, steps)
@@ -378,7 +374,7 @@ def _split_costs(values, inputs, row_shape, loaded, seen, keys):
         if not isinstance(op, Operation):
             continue
         if op.name == "schedule.group":  # an earlier group's result: registers or shared rows
-            if op.storage.data == "shared" and not isinstance(_inner(v).owner, graph.ReduceOp):
+            if op.storage.data == Storage.SHARED and not isinstance(_inner(v).owner, graph.ReduceOp):
                 target.update(smem=1, alu=1)
             continue
         key = _key(v, keys)
@@ -446,8 +442,9 @@ def loop_summary(k, spec) -> Summary:
     elements of every output, each computed by index propagation (what several outputs
     share is computed once) and stored; the vectorizer merges the V accesses of one
     tensor into one instruction."""
-    p = k.params.data
-    vector = p["vector_width"].value.data if "vector_width" in p else 1
+    p = k.params
+    assert isinstance(p, LoopParamsAttr)
+    vector = p.vector_width
     (g,) = k.groups()
     inputs = set(k.block.args)
     keys: dict = {}
