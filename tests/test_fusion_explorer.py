@@ -104,7 +104,7 @@ def test_normalizations_are_at_least_three_kernels_in_xla_mode(name: str):
 
 
 def test_bert_layer_against_the_peers():
-    """Peers (DESIGN.md): TVM 15 launches / 63.0 MB, XLA 15 / 81.8 MB, Inductor 16 / 69.2 MB.
+    """Peers (docs/peers.md): TVM 15 launches / 63.0 MB, XLA 15 / 81.8 MB, Inductor 16 / 69.2 MB.
     Stitch mode: 12 launches (8 GEMMs, 3 of them with their bias/reshape/transpose
     producers inlined, the Q·Kᵀ one with both projections') and 62.96 MB."""
     _, stitch = _plan((EXAMPLES / "bert_layer.mlir").read_text(), mode="stitch")

@@ -1,4 +1,4 @@
-"""Keeping the row on chip (issue 5 item 5) and the evaluator's compositions (item 6),
+"""Keeping the row on chip and the evaluator's compositions (FusionStitching §4.2),
 measured on the simulator: the fused LayerNorm, softmax and RMSNorm examples read each
 input once and write each output once (distinct bytes within 1.05x of that bound, bytes
 the threads request within 1.3x), and short / long rows get warp / block composition.

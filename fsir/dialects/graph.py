@@ -28,7 +28,6 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import ml_dtypes
 import numpy as np
-from scipy import special
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     BFloat16Type,
@@ -60,7 +59,7 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 # ---------------------------------------------------------------------------
-# Op classes (DESIGN.md "The levels"): every later stage keys on these.
+# Op classes (docs/architecture.md, "Levels and passes"): every later stage keys on these.
 # ---------------------------------------------------------------------------
 
 
@@ -574,6 +573,13 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return one / (one + np.exp(-x))
 
 
+def _erf(x: np.ndarray) -> np.ndarray:
+    # scipy is imported on first use: it is most of `import fsir.dialects.graph`'s time
+    from scipy import special
+
+    return special.erf(x)
+
+
 def _rsqrt(x: np.ndarray) -> np.ndarray:
     return x.dtype.type(1) / np.sqrt(x)
 
@@ -608,7 +614,7 @@ ELEMENTWISE: dict[str, Elementwise] = {
     "exp":     Elementwise(1, E, FLOAT,   np.exp,       lambda b, x: b.math("exp", x)),
     "log":     Elementwise(1, E, FLOAT,   np.log,       lambda b, x: b.math("log", x)),
     "tanh":    Elementwise(1, E, FLOAT,   np.tanh,      lambda b, x: b.math("tanh", x)),
-    "erf":     Elementwise(1, E, FLOAT,   special.erf,  lambda b, x: b.math("erf", x)),
+    "erf":     Elementwise(1, E, FLOAT,   _erf,         lambda b, x: b.math("erf", x)),
     "sqrt":    Elementwise(1, E, FLOAT,   np.sqrt,      lambda b, x: b.math("sqrt", x)),
     "rsqrt":   Elementwise(1, E, FLOAT,   _rsqrt,       lambda b, x: b.math("rsqrt", x)),
     "sigmoid": Elementwise(1, E, FLOAT,   _sigmoid,     lambda b, x: b.sigmoid(x), "1 / (1 + exp(-x))"),

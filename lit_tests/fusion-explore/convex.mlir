@@ -8,9 +8,8 @@
 // @selects: %e feeds four compares and the last select; the selects chain. Every
 // consumer's candidates hold only part of the chain, and a union of some of them with
 // %e has a path leaving and re-entering it (%e -> a compare left out -> a select in
-// it). Such unions were discarded, and the nine ops became three kernels. They are now
-// grown to their convex closure (adding the compares left out), which competes with
-// the other candidates.
+// it). Such unions are grown to their convex closure (adding the compares left out),
+// which competes with the other candidates.
 
 // REPORT: fusion-explore @selects
 // REPORT-NEXT: before: 9 kernels

@@ -1,5 +1,5 @@
-// Keeping the row on chip and computing once per thread (FusionStitching §4.5, issue 5
-// items 4-5) on the gpu IR of a fused LayerNorm-like kernel (8192 rows of 256):
+// Keeping the row on chip and computing once per thread (FusionStitching §4.5) on
+// the gpu IR of a fused LayerNorm-like kernel (8192 rows of 256):
 // - x is loaded once per row and element; the mean-subtracted value %[[XC]] feeds both
 //   the variance reduction and the output (no second or third load of x);
 // - the mean (divf) and 1/sqrt(var) are computed once per thread and row;
