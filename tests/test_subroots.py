@@ -145,10 +145,10 @@ def kernels(lowered_text: str, rows: str = "auto", subroots: str = "auto") -> li
 
 def subroot_storage(k: KernelOp) -> list[str]:
     """The storage of each elementwise sub-root group."""
-    from fsir.lowering.kernels import KernelLowering
+    from fsir.lowering.rows import group_reduce
 
     return [g.storage.data for g in k.groups()
-            if g.storage.data != "global" and KernelLowering.group_reduce(g) is None]
+            if g.storage.data != "global" and group_reduce(g) is None]
 
 
 # (graph, forced row schedule, the storage its sub-roots get with subroots=all)
@@ -240,7 +240,7 @@ def test_evaluator_sees_the_difference():
     shared loads, 12 shared stores and one barrier more, and 12 KB of shared memory."""
     from fsir.codegen.latency import estimate
     from fsir.gpuspec import gpu_spec
-    from fsir.lowering.kernels import lower_kernel
+    from fsir.codegen.mappings import lower_kernel
 
     spec = gpu_spec("H100")
     est = {}

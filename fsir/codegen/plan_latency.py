@@ -26,8 +26,10 @@ from collections.abc import Callable, Sequence
 from xdsl.dialects import func
 from xdsl.ir import Block, Operation, SSAValue
 
+from fsir.codegen.stitch_codegen import FusionCodegen
 from fsir.dialects import graph
 from fsir.dialects.schedule import KernelOp
+from fsir.dialects.stitch import make_fusion
 from fsir.errors import UserError
 from fsir.gpuspec import gpu_spec
 
@@ -64,9 +66,6 @@ class CodegenLatency:
         return t
 
     def _generate(self, ops: Kernel, key: frozenset[Operation]) -> float:
-        from fsir.codegen.stitch_codegen import FusionCodegen
-        from fsir.fusion.explore import make_fusion
-
         self.generated += 1
         block, copies = scratch_copy(ops)
         kernel: KernelOp | None = None
