@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pipeline_util import check
 
 from fsir.dialects.schedule import KernelOp
 from fsir.ir import parse_module
 from fsir.runtime.executor import compile_module, execute
 from fsir.runtime.reference import find_function, run
-from pipeline_util import check
 
 
 def softmax(rows: int, cols: int, t: str = "f32") -> str:
@@ -239,8 +239,8 @@ def test_evaluator_sees_the_difference():
     runs exp 12 times instead of 24 and loads x 24 times instead of 36, and pays 24
     shared loads, 12 shared stores and one barrier more, and 12 KB of shared memory."""
     from fsir.codegen.latency import estimate
-    from fsir.gpuspec import gpu_spec
     from fsir.codegen.mappings import lower_kernel
+    from fsir.gpuspec import gpu_spec
 
     spec = gpu_spec("H100")
     est = {}

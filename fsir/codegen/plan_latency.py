@@ -78,7 +78,7 @@ class CodegenLatency:
             if kernel is not None:
                 kernel.drop_all_references()
             _erase(block)
-        assert kernel.cost is not None
+        assert kernel is not None and kernel.cost is not None
         est = kernel.cost.data.get("estimate_us")
         if est is None:
             self.unscored += 1

@@ -233,7 +233,9 @@ def make_fusion(ops: list[Operation], attributes: dict | None = None) -> FusionO
     block.add_op(YieldOp([mapping[v] for v in outputs]))
     fusion = FusionOp(inputs, [v.type for v in outputs], Region(block), attributes)
     fusion.location = first.location
-    first.parent_block().insert_op_before(fusion, first)
+    parent = first.parent_block()
+    assert parent is not None
+    parent.insert_op_before(fusion, first)
     for old, new in zip(outputs, fusion.results):
         new.name_hint = old.name_hint
         old.replace_uses_with_if(new, lambda use: use.operation not in inside)

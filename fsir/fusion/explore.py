@@ -1,8 +1,8 @@
 """`fusion-explore`: decide which graph ops share a kernel (graph → stitch).
 
 Only `mode=none` is implemented here (the no-fusion baseline: one `stitch.fusion` per
-op); the FusionStitching explorer (§5) replaces the other modes. Conventions every mode
-keeps:
+op); the FusionStitching explorer (§5, `fsir/fusion/explorer.py`) runs the other modes.
+Conventions every mode keeps (the builders in `fsir.dialects.stitch`):
 
 - free reshapes (`graph.reshape`: every fsir buffer is contiguous row-major, so a
   reshape is a new view of the same bytes) stay outside fusions and cost no kernel;
@@ -14,7 +14,6 @@ keeps:
 from __future__ import annotations
 
 import dataclasses
-
 from dataclasses import dataclass
 
 from xdsl.context import Context

@@ -52,7 +52,7 @@ from fsir.dialects.stitch import make_fusion
 from fsir.errors import UserError
 from fsir.fusion.dataflow import DataflowGraph, build_dataflow
 from fsir.fusion.delta_evaluator import DeltaEvaluator, Pattern
-from fsir.fusion.patterns import Capability, CandidateGenerator, CandidateOptions
+from fsir.fusion.patterns import CandidateGenerator, CandidateOptions, Capability
 from fsir.fusion.plan import Plan, beam_search, build_plan, greedy_by_score
 from fsir.fusion.remote import remote_fusion
 from fsir.fusion.xla_rules import with_xla_rules

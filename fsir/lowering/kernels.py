@@ -27,6 +27,7 @@ from fsir.lowering.scalar import Cursor, Index, IndexBuilder, ScalarBuilder
 from fsir.lowering.shapes import ShapeCalc
 from fsir.lowering.vectorize import vectorize_memory
 
+
 def flat_memref(elem: Attribute) -> MemRefType:
     return MemRefType(elem, [DYN])
 
@@ -63,7 +64,7 @@ class KernelLowering:
         arg_types = ([flat_memref(elem_type(a)) for a in operands] + [flat_memref(elem_type(r)) for r in results]
                      + [flat_memref(elem_type(c.result)) for c in self.constants] + [IndexType()] * len(self.dynamic))
         shared = list(k.shared_buffers().values())
-        grid, block = k.launch()
+        _, block = k.launch()
         self.block_size = block[0]
         # `vector_width` V: a thread takes V consecutive elements of the innermost
         # dimension where it took one; the vectorizer merges their loads and stores.
@@ -97,8 +98,8 @@ class KernelLowering:
             for op in g.block.ops:
                 for v in (*op.operands, *op.results):
                     self.shapes.dims(v)
-        buffers = dict(zip(operands, args[:n_in]))
-        self.read_only = set(args[:n_in]) | set(args[n_in + n_out:n_in + n_out + n_c])
+        buffers: dict[SSAValue, SSAValue] = dict(zip(operands, args[:n_in]))
+        self.read_only: set[SSAValue] = set(args[:n_in]) | set(args[n_in + n_out:n_in + n_out + n_c])
         for c, a in zip(self.constants, args[n_in + n_out:]):
             buffers[c.result] = a
             a.name_hint = "cst"
@@ -132,7 +133,7 @@ class KernelLowering:
         return self.cursor.value(gpu.BlockIdOp(dim))
 
     def store_output(self, j: int, value: SSAValue, idx: list[Index]) -> None:
-        kv, gv = self.outputs[j]
+        _, gv = self.outputs[j]
         offset = self.ib.linearize(idx, self.shapes.dims(gv))
         self.emit.store(value, self.out_buffers[j], offset, elem_type(gv))
 

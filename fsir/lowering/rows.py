@@ -87,7 +87,7 @@ class RowLowering(KernelLowering):
                 for j, (kv, _) in enumerate(self.outputs):
                     if kv is g.results[0]:
                         e.when(e.and_(valid, ib.eq(lane, 0)),
-                               lambda j=j, idx=store_idx: self.store_output(j, value, idx))
+                               lambda j=j, idx=store_idx, value=value: self.store_output(j, value, idx))
                 continue
             index, cols = self.row_index(g, row_idx)
             targets = [(j, gv) for res in g.results for j, (kv, gv) in enumerate(self.outputs) if kv is res]
@@ -95,7 +95,7 @@ class RowLowering(KernelLowering):
                 for columns, inside in self.slots(lane, per_row, ib.prod(cols)):
                     idxs = [index(c) for c in columns]
                     vals = [[e.at(gv, idx) for _, gv in targets] for idx in idxs]
-                    e.when(e.and_(valid, inside), lambda idxs=idxs, vals=vals: [
+                    e.when(e.and_(valid, inside), lambda idxs=idxs, vals=vals, targets=targets: [
                         self.store_output(j, v, idx)
                         for idx, vs in zip(idxs, vals) for (j, _), v in zip(targets, vs)])
                 continue

@@ -39,7 +39,14 @@ from fsir.codegen.latency import Estimate, estimate
 from fsir.dialects import graph
 from fsir.dialects.gpu import VECTOR_WIDTHS
 from fsir.dialects.graph import DYN, shape_of
-from fsir.dialects.schedule import DYNAMIC, GroupOp, KernelOp, SharedOp, YieldOp, element_bytes
+from fsir.dialects.schedule import (
+    DYNAMIC,
+    GroupOp,
+    KernelOp,
+    SharedOp,
+    YieldOp,
+    element_bytes,
+)
 from fsir.dialects.stitch import FusionOp
 from fsir.errors import UserError
 from fsir.gpuspec import GpuSpec, gpu_spec
@@ -190,7 +197,7 @@ class FusionContext:
             body.add_op(s)
         produced: dict[SSAValue, SSAValue] = {}
         for spec in groups:
-            stop = lambda v: v in env  # noqa: E731  (block args and earlier groups' results)
+            stop = lambda v: v in env
             needed = closure(spec.values, stop)
             gblock = Block()
             local_env = dict(env)
@@ -290,7 +297,7 @@ class Mapping:
         best: tuple[tuple[float, float], KernelOp, object, C] | None = None
         for config in configs:
             k = build(config)
-            grid, block = k.launch()
+            grid, _ = k.launch()
             if DYNAMIC in grid:
                 return k
             est = self.score(k, config, spec)

@@ -20,7 +20,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, MemRefType, StringAttr, i64
+from xdsl.dialects.builtin import (
+    DictionaryAttr,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+    i64,
+)
 from xdsl.ir import Operation, SSAValue
 
 from fsir.codegen.latency import Estimate, estimate
@@ -85,7 +91,7 @@ class GemmConfig:
         return None
 
     @staticmethod
-    def parse(text: str) -> "GemmConfig":
+    def parse(text: str) -> GemmConfig:
         """`BMxBNxBK/TMxTN` or `BMxBNxBK_TMxTN` (a pass pipeline needs `/` quoted), or
         `BMxBNxBK` (a 1x1 micro-tile); optionally `gemm/`-prefixed."""
         m = re.fullmatch(r"(?:gemm/)?(\d+)x(\d+)x(\d+)(?:[/_](\d+)x(\d+))?", text.strip())

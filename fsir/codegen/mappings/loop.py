@@ -15,7 +15,14 @@ from dataclasses import dataclass
 
 from xdsl.ir import Operation, SSAValue
 
-from fsir.codegen.mappings.base import BLOCK, FusionContext, GroupSpec, Mapping, numel, unique
+from fsir.codegen.mappings.base import (
+    BLOCK,
+    FusionContext,
+    GroupSpec,
+    Mapping,
+    numel,
+    unique,
+)
 from fsir.dialects.graph import DYN, fmt_shape, shape_of
 from fsir.dialects.schedule import DYNAMIC, KernelOp
 from fsir.lowering.kernels import KernelLowering

@@ -71,13 +71,14 @@ COLUMN_THREAD_ROWS = 8192  # with this many rows a thread per row already fills 
 STATIC_SMEM_LIMIT = 48 * 1024  # bytes of static .shared arrays ptxas accepts per kernel
 SUBROOT_MODES = ("auto", "all", "none")
 
-# Row elements a thread keeps in registers. The brief allows ~32 f32; 8 is where the
-# register estimate still tracks ptxas (at 16 slots plus 16 cached γ values ptxas -v
-# reports 90 registers against an estimate of 60, and the evaluator could not be
-# trusted). Longer rows stay on chip by taking more threads per row (up to 1024).
+# Row elements a thread keeps in registers: 8 is where the register estimate still tracks
+# ptxas (at 16 slots plus 16 cached γ values ptxas -v reports 90 registers against an
+# estimate of 60, and the evaluator could not be trusted). Longer rows stay on chip by
+# taking more threads per row (up to 1024).
 MAX_REGISTER_SLOTS = 8
 ROW_STEPS = (1, 2, 4, 8)  # row-blocks a block may take in turn
 BLOCK_SIZES = (128, 256, 512, 1024)  # threads per block of the block schedule (a row each)
+
 
 @dataclass
 class SubRoot:
@@ -102,7 +103,7 @@ class RowLayout:
     packed: list[SSAValue]
     rows: int | None  # rows the grid covers (None: `?`)
     lengths: list[int | None]  # each group's row length (reduced / column elements)
-    subroots: list = field(default_factory=list)  # expensive sub-root candidates
+    subroots: list[SubRoot] = field(default_factory=list)  # expensive sub-root candidates
 
 
 @dataclass(frozen=True)
@@ -122,7 +123,7 @@ class RowConfig:
 
     @staticmethod
     def make(schedule: str, block: int, longest: int, layout: RowLayout, spec: GpuSpec,
-             cached: bool = True, steps: int | None = None, vector: int = 1) -> "RowConfig":
+             cached: bool = True, steps: int | None = None, vector: int = 1) -> RowConfig:
         per_row, comp, where, interleaved = ROW_SCHEDULES[schedule](longest)
         if schedule == "block":
             per_row = block
@@ -413,7 +414,7 @@ class RowMapping(Mapping):
         return None
 
     def check_kernel(self, k: KernelOp) -> None:
-        fail = lambda message: self.cannot_lower(k, message)  # noqa: E731
+        fail = lambda message: self.cannot_lower(k, message)
         _, block = k.launch()
         groups = k.groups()
         per_row, rows = k.param("threads_per_row"), k.param("rows_per_block")
@@ -479,7 +480,11 @@ class RowKernels:
         # need no row locality, so every thread of the grid takes elements in turn.
         packed = [v for v in roots if not reads_of(v, tuple(range(len(shape_of(v.type)))))]
         roots = [v for v in roots if v not in packed]
-        root_dims = [root_row_dims(v, row_shape, reads_of) for v in roots]
+        root_dims: list[tuple[int, ...]] = []
+        for v in roots:
+            rd = root_row_dims(v, row_shape, reads_of)
+            assert rd is not None  # row_problem found every output splittable
+            root_dims.append(rd)
         # the grid covers the most rows any group has (packed parts may differ at run time)
         extents = [numel(shape_of(r.result.type)) for r in reduces]
         extents += [numel([shape_of(v.type)[d] for d in dims]) for v, dims in zip(roots, root_dims)]
@@ -634,7 +639,7 @@ class RowKernels:
         tensors = [t for t in [*self.ctx.fusion.operands, *roots] if not shapes_compatible(shape_of(t.type), row_shape)]
         return self.ctx.vector_widths(tensors, rows)
 
-    def row_kernel(self, config: "RowConfig", layout: "RowLayout") -> KernelOp:
+    def row_kernel(self, config: RowConfig, layout: RowLayout) -> KernelOp:
         """The schedule.kernel of the row mapping under one configuration."""
         block = config.block
         per_row, comp, where, interleaved = config.per_row, config.composition, config.storage, config.interleaved
