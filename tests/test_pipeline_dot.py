@@ -5,7 +5,6 @@ producers inlined into the tile loads."""
 from __future__ import annotations
 
 import pytest
-
 from pipeline_util import check
 
 
@@ -56,7 +55,7 @@ func.func @f(%a: tensor<10x12xf32>, %b: tensor<12x6xf32>) -> tensor<10x6xf32> {
 
 # -- every GEMM configuration ----------------------------------------------------------
 
-from fsir.codegen.gemm_configs import CANDIDATES  # noqa: E402
+from fsir.codegen.mappings.gemm import CANDIDATES
 
 # The evaluator's candidates, the forcible 8x8 micro-tile, and configurations that
 # exercise the general staging paths: a tile with fewer elements than threads (8x8x4
@@ -95,7 +94,7 @@ def _blocks(lowered) -> set[tuple[int, ...]]:
 
 @pytest.mark.parametrize("config", CONFIGS)
 def test_every_configuration(config):
-    from fsir.codegen.gemm_configs import GemmConfig
+    from fsir.codegen.mappings.gemm import GemmConfig
 
     lowered = check(MIXED, scale=4, gemm=config)
     # every kernel runs with the forced configuration's block

@@ -140,10 +140,10 @@ def kernels(lowered_text: str, rows: str = "auto", subroots: str = "auto") -> li
 
 def subroot_storage(k: KernelOp) -> list[Storage]:
     """The storage of each elementwise sub-root group."""
-    from fsir.lowering.kernels import KernelLowering
+    from fsir.lowering.rows import group_reduce
 
     return [g.storage.data for g in k.groups()
-            if g.storage.data != Storage.GLOBAL and KernelLowering.group_reduce(g) is None]
+            if g.storage.data != Storage.GLOBAL and group_reduce(g) is None]
 
 
 # (graph, forced row schedule, the storage its sub-roots get with subroots=all)
@@ -234,8 +234,8 @@ def test_evaluator_sees_the_difference():
     runs exp 12 times instead of 24 and loads x 24 times instead of 36, and pays 24
     shared loads, 12 shared stores and one barrier more, and 12 KB of shared memory."""
     from fsir.codegen.latency import estimate
+    from fsir.codegen.mappings import lower_kernel
     from fsir.gpuspec import gpu_spec
-    from fsir.lowering.kernels import lower_kernel
 
     spec = gpu_spec("H100")
     est = {}

@@ -26,8 +26,10 @@ from collections.abc import Callable, Sequence
 from xdsl.dialects import func
 from xdsl.ir import Block, Operation, SSAValue
 
+from fsir.codegen.stitch_codegen import FusionCodegen
 from fsir.dialects import graph
 from fsir.dialects.schedule import KernelOp
+from fsir.dialects.stitch import make_fusion
 from fsir.errors import UserError
 from fsir.gpuspec import gpu_spec
 
@@ -64,9 +66,6 @@ class CodegenLatency:
         return t
 
     def _generate(self, ops: Kernel, key: frozenset[Operation]) -> float:
-        from fsir.codegen.stitch_codegen import FusionCodegen
-        from fsir.fusion.explore import make_fusion
-
         self.generated += 1
         block, copies = scratch_copy(ops)
         kernel: KernelOp | None = None
@@ -79,7 +78,7 @@ class CodegenLatency:
             if kernel is not None:
                 kernel.drop_all_references()
             _erase(block)
-        assert kernel.cost is not None
+        assert kernel is not None and kernel.cost is not None
         est = kernel.cost.data.get("estimate_us")
         if est is None:
             self.unscored += 1

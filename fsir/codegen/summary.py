@@ -26,7 +26,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from fsir.dialects import graph
 from fsir.dialects.graph import DYN, shape_of
-from fsir.dialects.schedule import GemmParamsAttr, LoopParamsAttr, RowParamsAttr, Storage
+from fsir.dialects.schedule import Storage
 
 
 @dataclass
@@ -127,90 +127,7 @@ def numel(v: SSAValue) -> int | None:
     return None if DYN in shape else math.prod(shape)
 
 
-# Registers of a GEMM thread besides its accumulators and operand fragments: addresses,
-# tile positions, loop state and ptxas's base (calibrated against the gpu-IR
-# evaluator's liveness on the candidates of the examples' GEMMs).
-GEMM_BASE_REGISTERS = 28
-
-
-def gemm_summary(k, spec) -> Summary:
-    """A register-blocked GEMM kernel's thread (`fsir/lowering/kernels.py`, `gemm`):
-    per k-step it stages its share of the bm x bk and bk x bn operand tiles (one global
-    load, inlined producers and a shared store per element, guarded where a tile can
-    cross the operand's edge), waits at a barrier, then for each of the bk columns loads
-    tm + tn fragments from shared memory and issues tm x tn multiply-adds; finally it
-    stores its tm x tn outputs."""
-    from fsir.codegen.latency import UNKNOWN_TRIP_COUNT
-
-    (g,) = k.groups()
-    dot = g.block.last_op.operands[0].owner
-    assert isinstance(dot, graph.DotOp)
-    p = k.params
-    assert isinstance(p, GemmParamsAttr)
-    bm, bn, bk, tm, tn = p.tile_m, p.tile_n, p.tile_k, p.thread_m, p.thread_n
-    threads = p.threads
-    a, b = shape_of(dot.lhs.type), shape_of(dot.rhs.type)
-    m = a[-2] if len(a) > 1 else 1
-    n = b[-1] if len(b) > 1 else 1
-    kk = a[-1]
-    steps = UNKNOWN_TRIP_COUNT if kk == DYN else -(-kk // bk)
-    crosses = {name: size == DYN or size % tile != 0 for name, size, tile in (("m", m, bm), ("n", n, bn), ("k", kk, bk))}
-    inputs = set(k.block.args)
-    cpi = spec.cpi
-
-    def staging(operand: SSAValue, rows: int, cols: int, guards: list[str]) -> tuple[Counter[str], float, float, int]:
-        """One k-step's staging of a tile: (instructions, cycles of its guarded elements,
-        the dependence chain of an unguarded one, bytes)."""
-        per = -(-rows * cols // threads)
-        partial = per * threads > rows * cols
-        loads = element_counts([operand], inputs)
-        nbytes = sum(element_bytes_of(v) for v in _loaded(operand, inputs))
-        elem: Counter[str] = Counter(loads)
-        elem["alu"] += 2  # tile position and shared address
-        elem["smem"] += 1
-        guarded = any(crosses[x] for x in guards)
-        if guarded:
-            elem["alu"] += 3  # compares, and, the branch
-        out: Counter[str] = Counter()
-        for cls, c in elem.items():
-            out[cls] = c * per
-        if partial:
-            out["alu"] += 2
-        chain_one = _chain(loads, cpi) + 2 * cpi["alu"] + cpi["smem"]
-        if guarded:  # every element its own branch: no overlap between them
-            return out, per * (chain_one + cpi["alu"]), 0.0, per * nbytes
-        return out, 0.0, chain_one, per * nbytes
-
-    stage_a, branches_a, chain_a, bytes_a = staging(dot.lhs, bm, bk, ["m", "k"])
-    stage_b, branches_b, chain_b, bytes_b = staging(dot.rhs, bk, bn, ["k", "n"])
-    step: Counter[str] = stage_a + stage_b
-    # the unguarded elements of both tiles form one straight run before the barrier
-    unguarded = [c for c, chain in ((stage_a, chain_a), (stage_b, chain_b)) if chain]
-    run = max(chain_a, chain_b, sum(sum(c.values()) for c in unguarded)) if unguarded else 0.0
-    step["barrier"] += 2
-    step["smem"] += bk * (tm + tn)
-    step["alu"] += bk * tm * tn + 2
-    compute_issue = bk * (tm + tn + tm * tn)
-    compute_cycles = max(cpi["smem"] + bk * cpi["alu"], compute_issue)
-    step_cycles = branches_a + branches_b + run + compute_cycles + 2 * cpi["barrier"] + 2 * cpi["alu"]
-    s = Summary()
-    s.add(step, steps)
-    outs = tm * tn
-    guarded_out = crosses["m"] or crosses["n"]
-    s.counts["alu"] += 12 + 2 * (tm + tn) + bk * (tm + tn) + outs * (3 + (3 if guarded_out else 0))
-    s.counts["global"] += outs
-    store = cpi["global"] + 3 * cpi["alu"]
-    epilogue = outs * (store + cpi["alu"]) if guarded_out else max(store, outs * 4)
-    s.ilp_cycles = 12 * cpi["alu"] + steps * step_cycles + epilogue
-    # an inlined producer reading further inputs keeps their addresses and values live
-    extra = len(_loaded(dot.lhs, inputs)) + len(_loaded(dot.rhs, inputs)) - 2
-    s.registers = GEMM_BASE_REGISTERS + outs + 2 * (tm + tn) + 4 * max(0, extra)
-    s.shared_bytes = k.shared_bytes()
-    s.global_bytes = steps * (bytes_a + bytes_b) + outs * element_bytes_of(dot.result)
-    return s
-
-
-def _loaded(v: SSAValue, inputs: set[SSAValue]) -> list[SSAValue]:
+def loaded_inputs(v: SSAValue, inputs: set[SSAValue]) -> list[SSAValue]:
     """The kernel inputs (and constant buffers) one element of `v` reads."""
     out, seen, stack = [], set(), [v]
     while stack:
@@ -226,125 +143,17 @@ def _loaded(v: SSAValue, inputs: set[SSAValue]) -> list[SSAValue]:
     return out
 
 
-def _chain(counts: Counter[str], cpi) -> float:
+def chain_cycles(counts: Counter[str], cpi) -> float:
     """A dependent sequence of `counts`' instructions (an element's producers)."""
     return sum(n * cpi.get(cls, cpi["alu"]) for cls, n in counts.items())
 
 
-def row_registers(tensors: int, cached: int, steps: int, kept: int) -> int:
-    """A row kernel thread's registers, fitted to the gpu-IR evaluator's liveness on the
-    examples' row candidates (mean error 2-3 registers): every tensor's address; a
-    strided loop's bounds and iteration values per group; or the cached slots (each
-    slot's values live across the groups) and, with row steps, the next step's loads
-    that ptxas issues early."""
-    if not cached:
-        return round(19 + 8 * tensors / 3)
-    return round(14 + 1.5 * tensors + 2.5 * cached + (steps > 1) * (4 + cached * kept))
-WARP = 32
-
-
-def row_summary(k, spec) -> Summary:
-    """A row kernel's thread (`fsir/lowering/kernels.py`, `rows`): for each of its row
-    steps, every group in order computes its row's elements (its share of the columns:
-    unrolled register slots or a strided loop) by index propagation and combines a
-    reduction's partials (shuffles, or shared memory and barriers); values at the row's
-    index (a reduction's result and what is computed from it) cost once per row, and
-    register-cached slots load each input once for all groups."""
-    from fsir.codegen.latency import UNKNOWN_TRIP_COUNT
-
-    p = k.params
-    assert isinstance(p, RowParamsAttr)
-    per_row, cached, vector, steps = p.threads_per_row, p.elements_per_thread or 0, p.vector_width, p.row_steps
-    inputs = set(k.block.args)
-    groups = [g for g in k.groups() if "packed" not in g.attributes]
-    reduces = [g for g in groups if g.storage.data != Storage.GLOBAL and isinstance(_yielded(g).owner, graph.ReduceOp)]
-    row_shape = shape_of(_yielded(reduces[0]).type) if reduces else ()
-    s = Summary()
-    per_step: Counter[str] = Counter()
-    hoisted: Counter[str] = Counter()  # row-invariant loads of cached steps, once per thread
-    loaded: set = set()
-    seen: set = set()
-    keys: dict = {}
-    kept: set[SSAValue] = set()  # inputs a cached row keeps in registers across groups
-    nbytes = 0
-    out_bytes = 0
-    for g in groups:
-        v = _yielded(g)
-        owner = v.owner
-        is_reduce = isinstance(owner, graph.ReduceOp)
-        if is_reduce:
-            src = shape_of(owner.input.type)
-            length = _prod([src[d] for d in owner.dims.get_values()])
-            start = [owner.input]
-        else:
-            shape = shape_of(v.type)
-            dims = g.attributes.get("row_dims")
-            rd = list(dims.get_values()) if dims is not None else []
-            length = _prod([n for d, n in enumerate(shape) if d not in rd])
-            start = [_inner(r) for r in g.results]
-        per_step["alu"] += 6
-        if not cached:
-            loaded, seen = set(), set()
-        elem, row, loads, elem_bytes, invariant = _split_costs(start, inputs, row_shape, loaded, seen, keys)
-        per_step += row
-        if cached:
-            slots = -(-length // (per_row * vector)) if length else 1
-            n = slots * vector
-            # the row index clamped to the last row; a last slot past the row's end
-            # clamps its columns and masks its values
-            per_step["alu"] += 2 + (3 + vector * is_reduce if length and slots * per_row * vector > length else 0)
-            kept.update(loads)
-        else:
-            n = -(-length // per_row) if length else UNKNOWN_TRIP_COUNT
-            per_step["alu"] += 2 * n + 1  # the loop's increment and test
-        for cls, c in elem.items():
-            if cls == "global" and cached and steps > 1 and invariant:
-                hoisted[cls] += len(invariant) * n
-                c -= len(invariant)
-            per_step[cls] += c * n
-        nbytes += n * elem_bytes
-        if is_reduce:
-            per_step["alu"] += n  # combine
-            per_step += _combine(per_row, p.interleaved)
-            if any(r in g.results for r in k.block.last_op.operands):
-                per_step["alu"] += 2
-                per_step["global"] += 1
-                out_bytes += element_bytes_of(v)
-        elif g.storage.data == Storage.GLOBAL:
-            per_step["global"] += len(g.results) * n
-            per_step["alu"] += 3 * n
-            out_bytes += n * sum(element_bytes_of(r) for r in g.results)
-        elif g.storage.data == Storage.SHARED:
-            per_step["smem"] += n
-            per_step["barrier"] += 1 + (steps > 1)
-    s.add(per_step, steps)
-    s.add(hoisted)
-    if steps > 1:
-        s.counts["alu"] += 2 * steps
-    s.counts["alu"] += 8
-    vec_loads = s.counts["global"]
-    if vector > 1 and cached:  # the vectorizer merges V consecutive accesses
-        s.counts["global"] = -(-vec_loads // vector)
-    s.registers = row_registers(len(k.block.args) + len(k.results), cached, steps, len(kept))
-    s.shared_bytes = k.shared_bytes()
-    s.global_bytes = steps * (nbytes + out_bytes)
-    return s
-
-
-def _yielded(g) -> SSAValue:
-    return g.block.last_op.operands[0]
-
-
-def _inner(r: SSAValue) -> SSAValue:
+def inner_value(r: SSAValue) -> SSAValue:
     g = r.owner
     return g.block.last_op.operands[list(g.results).index(r)]
 
 
-def _prod(dims) -> int | None:
-    return None if DYN in dims else math.prod(dims)
-
-
-def _split_costs(values, inputs, row_shape, loaded, seen, keys):
+def split_costs(values, inputs, row_shape, loaded, seen, keys):
     """One element of `values`: (instructions per element, instructions per row,
     inputs loaded per element, bytes loaded per element, row-invariant inputs). Ops
     are told apart by structure (`keys`), since every group holds its own copies."""
@@ -374,7 +183,7 @@ def _split_costs(values, inputs, row_shape, loaded, seen, keys):
         if not isinstance(op, Operation):
             continue
         if op.name == "schedule.group":  # an earlier group's result: registers or shared rows
-            if op.storage.data == Storage.SHARED and not isinstance(_inner(v).owner, graph.ReduceOp):
+            if op.storage.data == Storage.SHARED and not isinstance(inner_value(v).owner, graph.ReduceOp):
                 target.update(smem=1, alu=1)
             continue
         key = _key(v, keys)
@@ -419,42 +228,3 @@ def _has_rows(shape, row_shape) -> bool:
     rows = _squeeze(row_shape)
     sq = _squeeze(shape)
     return len(sq) > 0 and len(rows) > 0 and sq[: len(rows)] == rows
-
-
-def _combine(per_row: int, interleaved: bool) -> Counter[str]:
-    """Combining a row's partials across its threads (`KernelLowering.combine_row`)."""
-    out: Counter[str] = Counter()
-    if interleaved:
-        out.update(smem=3 + per_row, barrier=2, alu=per_row + 4)
-    elif 1 < per_row <= WARP:
-        steps = per_row.bit_length() - 1
-        out.update(shuffle=steps, alu=steps)
-    elif per_row > WARP:
-        out.update(shuffle=10, alu=16, smem=4, barrier=2)
-    return out
-
-
-LOOP_BASE_REGISTERS = 12
-
-
-def loop_summary(k, spec) -> Summary:
-    """A loop kernel's thread (`fsir/lowering/kernels.py`, `loop`): V consecutive
-    elements of every output, each computed by index propagation (what several outputs
-    share is computed once) and stored; the vectorizer merges the V accesses of one
-    tensor into one instruction."""
-    p = k.params
-    assert isinstance(p, LoopParamsAttr)
-    vector = p.vector_width
-    (g,) = k.groups()
-    inputs = set(k.block.args)
-    keys: dict = {}
-    elem, _, loads, nbytes, _ = _split_costs([_inner(r) for r in g.results], inputs, (), set(), set(), keys)
-    s = Summary()
-    s.add(elem, vector)
-    outs = len(set(g.results))
-    s.counts["global"] = -(-(elem["global"] * vector) // vector) + outs
-    s.counts["alu"] += 8 + 3 * outs * vector
-    s.registers = LOOP_BASE_REGISTERS + vector * (len(loads) + outs)
-    s.shared_bytes = k.shared_bytes()
-    s.global_bytes = vector * (nbytes + sum(element_bytes_of(r) for r in set(g.results)))
-    return s

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
@@ -34,6 +35,8 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import IsTerminator, Pure, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
+
+from fsir.dialects import graph
 
 
 def _type_list(types: Sequence[Attribute]) -> str:
@@ -180,6 +183,79 @@ class FusionOp(IRDLOperation):
 
     def graph_ops(self) -> list[Operation]:
         return [op for op in self.block.ops if op is not self.block.last_op]
+
+
+
+# -- building stitch IR from graph ops ---------------------------------------------------
+# Every fusion mode (fusion-explore) and stitch-codegen, for the ops left outside every
+# fusion, outline graph ops with these, so a fusion's operands, cloned constants and
+# results follow one convention.
+
+
+def is_free(op: Operation) -> bool:
+    """Ops that never become kernels: reshapes are views of contiguous buffers."""
+    return isinstance(op, graph.ReshapeOp)
+
+
+def make_fusion(ops: list[Operation], attributes: dict | None = None) -> FusionOp:
+    """Move `ops` (in order, all in one block) into a new stitch.fusion inserted before
+    the first of them. Operands defined outside become fusion operands (constants used
+    inside are cloned in instead); values used outside become results."""
+    inside = set(ops)
+    inputs: list[SSAValue] = []
+    clones: list[Operation] = []
+    for op in ops:
+        for v in op.operands:
+            owner = v.owner
+            if owner in inside or v in inputs:
+                continue
+            if isinstance(owner, graph.ConstantOp) and owner not in clones:
+                clones.append(owner)
+            elif not isinstance(owner, graph.ConstantOp):
+                inputs.append(v)
+    outputs = [r for op in ops for r in op.results if any(u.operation not in inside for u in r.uses)]
+    block = Block(arg_types=[v.type for v in inputs])
+    mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, block.args))
+    for v, arg in zip(inputs, block.args):
+        arg.name_hint = v.name_hint
+    for c in clones:
+        copy = c.clone()
+        block.add_op(copy)
+        mapping[c.results[0]] = copy.results[0]
+    first = ops[0]
+    moved: dict[SSAValue, SSAValue] = {}
+    for op in ops:
+        copy = op.clone(value_mapper=mapping)
+        block.add_op(copy)
+        for old, new in zip(op.results, copy.results):
+            mapping[old] = new
+            moved[old] = new
+    block.add_op(YieldOp([mapping[v] for v in outputs]))
+    fusion = FusionOp(inputs, [v.type for v in outputs], Region(block), attributes)
+    fusion.location = first.location
+    parent = first.parent_block()
+    assert parent is not None
+    parent.insert_op_before(fusion, first)
+    for old, new in zip(outputs, fusion.results):
+        new.name_hint = old.name_hint
+        old.replace_uses_with_if(new, lambda use: use.operation not in inside)
+    for op in reversed(ops):
+        op.detach()
+        op.erase(safe_erase=False)
+    return fusion
+
+
+def fuse_leftover_constants(f: func.FuncOp) -> None:
+    """Constants are cloned into the fusions that use them; one still used outside every
+    fusion (the function returns it, or a free reshape of it) becomes a kernel of its
+    own, and dead ones disappear."""
+    for op in list(f.body.block.ops):
+        if isinstance(op, graph.ConstantOp):
+            if op.results[0].uses:
+                make_fusion([op])
+            else:
+                op.detach()
+                op.erase()
 
 
 Stitch = Dialect("stitch", [FusionOp, YieldOp], [])

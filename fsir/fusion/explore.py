@@ -1,8 +1,8 @@
 """`fusion-explore`: decide which graph ops share a kernel (graph → stitch).
 
 Only `mode=none` is implemented here (the no-fusion baseline: one `stitch.fusion` per
-op); the FusionStitching explorer (§5) replaces the other modes. Conventions every mode
-keeps:
+op); the FusionStitching explorer (§5, `fsir/fusion/explorer.py`) runs the other modes.
+Conventions every mode keeps (the builders in `fsir.dialects.stitch`):
 
 - free reshapes (`graph.reshape`: every fsir buffer is contiguous row-major, so a
   reshape is a new view of the same bytes) stay outside fusions and cost no kernel;
@@ -14,71 +14,19 @@ keeps:
 from __future__ import annotations
 
 import dataclasses
-
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from fsir.dialects import graph
-from fsir.dialects.stitch import FusionOp, YieldOp
+from fsir.dialects.stitch import fuse_leftover_constants, is_free, make_fusion
 from fsir.errors import UserError
+from fsir.fusion.explorer import ExplorerOptions, explore_function, report_stream
 
 MODES = ("none", "xla", "stitch")
-
-
-def is_free(op: Operation) -> bool:
-    """Ops that never become kernels: reshapes are views of contiguous buffers."""
-    return isinstance(op, graph.ReshapeOp)
-
-
-def make_fusion(ops: list[Operation], attributes: dict | None = None) -> FusionOp:
-    """Move `ops` (in order, all in one block) into a new stitch.fusion inserted before
-    the first of them. Operands defined outside become fusion operands (constants used
-    inside are cloned in instead); values used outside become results."""
-    inside = set(ops)
-    inputs: list[SSAValue] = []
-    clones: list[Operation] = []
-    for op in ops:
-        for v in op.operands:
-            owner = v.owner
-            if owner in inside or v in inputs:
-                continue
-            if isinstance(owner, graph.ConstantOp) and owner not in clones:
-                clones.append(owner)
-            elif not isinstance(owner, graph.ConstantOp):
-                inputs.append(v)
-    outputs = [r for op in ops for r in op.results if any(u.operation not in inside for u in r.uses)]
-    block = Block(arg_types=[v.type for v in inputs])
-    mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, block.args))
-    for v, arg in zip(inputs, block.args):
-        arg.name_hint = v.name_hint
-    for c in clones:
-        copy = c.clone()
-        block.add_op(copy)
-        mapping[c.results[0]] = copy.results[0]
-    first = ops[0]
-    moved: dict[SSAValue, SSAValue] = {}
-    for op in ops:
-        copy = op.clone(value_mapper=mapping)
-        block.add_op(copy)
-        for old, new in zip(op.results, copy.results):
-            mapping[old] = new
-            moved[old] = new
-    block.add_op(YieldOp([mapping[v] for v in outputs]))
-    fusion = FusionOp(inputs, [v.type for v in outputs], Region(block), attributes)
-    fusion.location = first.location
-    first.parent_block().insert_op_before(fusion, first)
-    for old, new in zip(outputs, fusion.results):
-        new.name_hint = old.name_hint
-        old.replace_uses_with_if(new, lambda use: use.operation not in inside)
-    for op in reversed(ops):
-        op.detach()
-        op.erase(safe_erase=False)
-    return fusion
 
 
 def erase_dead_graph_ops(f: func.FuncOp) -> None:
@@ -98,19 +46,6 @@ def fuse_none(f: func.FuncOp) -> None:
             make_fusion([op], {"pattern": _int(index)})
             index += 1
     fuse_leftover_constants(f)
-
-
-def fuse_leftover_constants(f: func.FuncOp) -> None:
-    """Constants are cloned into the fusions that use them; one still used outside every
-    fusion (the function returns it, or a free reshape of it) becomes a kernel of its
-    own, and dead ones disappear."""
-    for op in list(f.body.block.ops):
-        if isinstance(op, graph.ConstantOp):
-            if op.results[0].uses:
-                make_fusion([op])
-            else:
-                op.detach()
-                op.erase()
 
 
 def _int(v: int):
@@ -151,8 +86,6 @@ class FusionExplorePass(ModulePass):
         if self.mode not in MODES:
             raise UserError(f"fusion-explore: unknown mode '{self.mode}' (expected one of: {', '.join(MODES)})")
         if self.mode != "none":
-            from fsir.fusion.explorer import ExplorerOptions, explore_function, report_stream
-
             # The pass's options are the explorer's, by name (plus `report`).
             options = ExplorerOptions(**{f.name: getattr(self, f.name) for f in dataclasses.fields(ExplorerOptions)})
             for f in list(op.walk()):

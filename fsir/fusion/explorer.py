@@ -46,11 +46,13 @@ from xdsl.ir import Block, Operation
 from xdsl.traits import IsTerminator
 
 from fsir.codegen.capability import CodegenCapability
+from fsir.codegen.plan_latency import CodegenLatency
 from fsir.dialects import graph
+from fsir.dialects.stitch import make_fusion
 from fsir.errors import UserError
 from fsir.fusion.dataflow import DataflowGraph, build_dataflow
 from fsir.fusion.delta_evaluator import DeltaEvaluator, Pattern
-from fsir.fusion.patterns import Capability, CandidateGenerator, CandidateOptions
+from fsir.fusion.patterns import CandidateGenerator, CandidateOptions, Capability
 from fsir.fusion.plan import Plan, beam_search, build_plan, greedy_by_score
 from fsir.fusion.remote import remote_fusion
 from fsir.fusion.xla_rules import with_xla_rules
@@ -153,8 +155,6 @@ def _explore(block: Block, options: ExplorerOptions, capability: Capability | No
     g = build_dataflow(block)
     ev = DeltaEvaluator(g, gpu_spec(options.gpu))
     if latency is None and options.evaluator == "codegen":
-        from fsir.codegen.plan_latency import CodegenLatency
-
         latency = CodegenLatency(options.gpu, lambda ops: _simple_kernel_time(g, ev, ops))
     cap = capability or CodegenCapability()
     if options.mode == "xla":
@@ -271,8 +271,6 @@ def _simple_kernel_time(g: DataflowGraph, ev: DeltaEvaluator, ops: Sequence[Oper
 def apply_plan(block: Block, exploration: Exploration) -> list[Operation]:
     """Reorder the block into the plan's kernel order and outline every fused kernel
     into a stitch.fusion (attributes `pattern` and `score`). Returns the fusions."""
-    from fsir.fusion.explore import make_fusion
-
     g = exploration.graph
     terminator = block.last_op if block.last_op is not None and block.last_op.has_trait(IsTerminator) else None
     constants = [op for op in block.ops if isinstance(op, graph.ConstantOp)]

@@ -1,7 +1,7 @@
 """`schedule-to-gpu`: schedule.kernels → a `gpu.module` of kernels + a host function.
 
 For each function holding schedule.kernels, every kernel becomes a `gpu.func` in
-`gpu.module @kernels` (fsir/lowering/kernels.py), and the function becomes a host
+`gpu.module @kernels` (by the kernel's mapping, `fsir.codegen.mappings`), and the function becomes a host
 `func.func` of the same name over memrefs that
 
 - reads dynamic sizes with `memref.dim` and derives the others (fsir/lowering/shapes.py),
@@ -44,12 +44,13 @@ from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.transforms.dead_code_elimination import region_dce
 
+from fsir.codegen.mappings import lower_kernel, mapping_of
 from fsir.dialects import gpu, graph
 from fsir.dialects.graph import DYN, shape_of
 from fsir.dialects.schedule import DYNAMIC, KernelOp
 from fsir.errors import UserError
 from fsir.ir import location_of
-from fsir.lowering.kernels import erase_unused_arith, extra_arguments, lower_kernel, row_count
+from fsir.lowering.kernels import erase_unused_arith, extra_arguments
 from fsir.lowering.scalar import Cursor, Index, IndexBuilder
 from fsir.lowering.shapes import ShapeCalc
 
@@ -144,30 +145,8 @@ class HostLowering:
         self.cursor.insert(launch)
 
     def grid_dim(self, k: KernelOp, axis: int, shapes: ShapeCalc) -> Index:
-        """A launch dim that depends on runtime sizes (at least 1: empty tensors launch
-        one block whose threads all fall outside)."""
-        ib = self.ib
-        mapping = k.mapping.data
-        inner = [KernelLoweringView.inner(v) for v in k.block.last_op.operands]  # type: ignore[union-attr]
-        _, block = k.launch()
-        if mapping == "loop":
-            n: Index = shapes.numel(inner[0])
-            for v in inner[1:]:
-                n = ib.max(n, shapes.numel(v))
-            return ib.max(ib.ceildiv(n, block[0]), 1)
-        if mapping == "row":
-            steps = k.param("row_steps") if "row_steps" in k.params.data else 1
-            return ib.max(ib.ceildiv(row_count(k, shapes), k.param("rows_per_block") * steps), 1)
-        dot = inner[0].owner
-        assert isinstance(dot, graph.DotOp)
-        a, b = shapes.dims(dot.lhs), shapes.dims(dot.rhs)
-        out = shapes.dims(dot.result)
-        if axis == 0:
-            return ib.max(ib.ceildiv(1 if len(b) == 1 else b[-1], k.param("tile_n")), 1)
-        if axis == 1:
-            return ib.max(ib.ceildiv(1 if len(a) == 1 else a[-2], k.param("tile_m")), 1)
-        batch = out[: len(out) - (len(a) > 1) - (len(b) > 1)]
-        return ib.max(ib.prod(batch), 1)
+        """A launch dim that depends on runtime sizes: the mapping's."""
+        return mapping_of(k).grid(k, axis, shapes)
 
     def constant_buffer(self, c: graph.ConstantOp) -> SSAValue:
         """A non-splat constant as a `memref.global` the host passes in."""
@@ -195,14 +174,6 @@ class HostLowering:
         self.dims[op.result] = dims
 
 
-class KernelLoweringView:
-    @staticmethod
-    def inner(v: SSAValue) -> SSAValue:
-        from fsir.lowering.kernels import KernelLowering
-
-        return KernelLowering.inner(v)
-
-
 def reinterpret(src: SSAValue, result: MemRefType, sizes: list[Index], strides: list[Index],
                 ib: IndexBuilder) -> memref.ReinterpretCastOp:
     # a `?` result dim takes its size as an operand (xDSL checks static sizes against the type)
@@ -226,7 +197,7 @@ def kernel_signature(k: KernelOp) -> tuple:
     """`k` up to names: its properties and argument types, and every op of its body
     (name, operands by position, properties, attributes, result types). Attributes
     compare by value, so equal constants of different layers match without printing."""
-    where: dict[SSAValue, tuple[int, ...]] = {a: (-1, i) for i, a in enumerate(k.block.args)}
+    where: dict[SSAValue, tuple[int, int]] = {a: (-1, i) for i, a in enumerate(k.block.args)}
     out: list = [tuple((n, a) for n, a in k.properties.items() if n != "sym_name"),
                  tuple(a.type for a in k.block.args), tuple(r.type for r in k.results)]
     for n, op in enumerate(k.walk()):

@@ -1,0 +1,387 @@
+"""What every mapping shares: the fusion being generated, the kernel op it becomes, and
+the abstract `Mapping` (FusionStitching §4).
+
+A mapping (`loop`, `row`, `gemm`, ...) is one object owning everything about one way of
+running a fusion: which op sets it is for (`claims`) and can make one kernel of
+(`accepts`: the explorer's capability query), its configurations and the
+`schedule.kernel` each gives (`build`), the choice among them by the latency-evaluator
+(`choose`, `score`), the launch grid of a kernel with `?` sizes (`grid`), what a
+(possibly hand-written) kernel needs to be lowered (`check_lowerable`) and its lowering
+to gpu IR (`lowering`, a `fsir.lowering.kernels.KernelLowering` subclass). The registry
+is `fsir.codegen.mappings.MAPPINGS`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, Protocol, TypeVar
+
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    DenseArrayBase,
+    DictionaryAttr,
+    Float16Type,
+    Float32Type,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    f64,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+
+from fsir.codegen.latency import Estimate, estimate, estimate_summary
+from fsir.codegen.summary import Summary
+from fsir.dialects import graph
+from fsir.dialects.gpu import VECTOR_WIDTHS
+from fsir.dialects.graph import DYN, shape_of
+from fsir.dialects.schedule import (
+    DYNAMIC,
+    GroupOp,
+    KernelOp,
+    SharedOp,
+    YieldOp,
+    element_bytes,
+)
+from fsir.dialects.stitch import FusionOp
+from fsir.errors import UserError
+from fsir.gpuspec import GpuSpec, gpu_spec
+from fsir.ir import location_of
+from fsir.lowering.kernels import KernelInterface, KernelLowering, lower, vector_width
+from fsir.lowering.scalar import Index, compute_type
+from fsir.lowering.shapes import ShapeCalc
+
+if TYPE_CHECKING:
+    from fsir.codegen.mappings.gemm import GemmConfig
+
+WARP = 32
+BLOCK = 256  # threads per block of loop and row kernels
+
+SUPPORTED = "f32, f16, bf16, i1, i32, i64"
+
+
+def supported_element(t: Attribute) -> bool:
+    if isinstance(t, (Float32Type, Float16Type, BFloat16Type)):
+        return True
+    return isinstance(t, IntegerType) and t.width.data in (1, 32, 64)
+
+
+def accumulator_type(t: Attribute) -> Attribute:
+    return compute_type(t)
+
+
+def op_error(op: Operation, message: str) -> UserError:
+    return UserError(f"'{op.name}' op {message}", location_of(op))
+
+
+def check_supported(op: Operation) -> None:
+    if not isinstance(op, graph.GraphOp):
+        raise op_error(op, "is not a graph op; stitch-codegen cannot generate code for it")
+    for v in [*op.operands, *op.results]:
+        t = v.type
+        assert isinstance(t, TensorType)
+        if not supported_element(t.element_type):
+            raise op_error(op, f"has element type {t.element_type}, which the GPU code generator does not "
+                             f"support ({SUPPORTED})")
+    if isinstance(op, graph.IotaOp) and DYN in shape_of(op.result.type):
+        raise op_error(op, "with a '?' dim cannot be generated (its size is unknown)")
+
+
+def closure(values: list[SSAValue], stop) -> set[Operation]:
+    """The ops computing `values`, walking operands until `stop(value)` is true."""
+    ops: set[Operation] = set()
+    stack = [v for v in values if not stop(v)]
+    while stack:
+        v = stack.pop()
+        op = v.owner
+        if not isinstance(op, Operation) or op in ops:
+            continue
+        ops.add(op)
+        stack.extend(o for o in op.operands if not stop(o))
+    return ops
+
+
+def numel(shape) -> int | None:
+    return None if DYN in shape else math.prod(shape)
+
+
+
+
+def unique(values: list[SSAValue]) -> list[SSAValue]:
+    out: list[SSAValue] = []
+    for v in values:
+        if v not in out:
+            out.append(v)
+    return out
+
+
+
+@dataclass
+class GroupSpec:
+    values: list[SSAValue]  # fusion-level values the group yields
+    composition: str
+    location: str
+    buffer: str | None = None
+    offset: int | None = None
+    row_dims: tuple[int, ...] | None = None
+    packed: bool = False  # an independent part: a grid-stride loop over its elements
+
+
+class FusionContext:
+    """One fusion being generated, with the pass's options: what every mapping's
+    `build` reads, and the builder of its `schedule.kernel` (`kernel`)."""
+
+    def __init__(self, fusion: FusionOp, name: str, row_schedule: str = "auto", gpu: str = "H100",
+                 registers: bool = True, subroots: str = "auto", vector: int | None = None,
+                 gemm: GemmConfig | None = None, chosen: dict | None = None):
+        self.subroots = subroots  # auto | all | none (checked by the pass)
+        self.row_schedule = row_schedule  # auto or one of row.ROW_SCHEDULES (checked by the pass)
+        self.vector = vector  # a forced vector width (None: the evaluator's choice)
+        self.spec = gpu_spec(gpu)
+        self.registers = registers
+        self.gemm_config = gemm  # None: the evaluator chooses
+        # GEMM signature -> the cost of the configuration chosen for it (a function's
+        # identical products, e.g. BERT's Q, K and V projections, are scored once)
+        self.chosen = {} if chosen is None else chosen
+        self.fusion = fusion
+        self.name = name
+        self.block = fusion.block
+        self.yields = list(self.block.last_op.operands)  # type: ignore[union-attr]
+        self.order = [op for op in self.block.ops if op is not self.block.last_op]
+        needed = closure(self.yields, lambda v: not isinstance(v.owner, Operation))
+        self.ops = [op for op in self.order if op in needed]
+        for op in self.ops:
+            check_supported(op)
+
+    def vector_widths(self, tensors: list[SSAValue], rows: list[tuple[int, ...]]) -> list[int]:
+        """The vector widths V a kernel may use (FusionStitching §4.2's enumerated
+        launch dimensions): static shapes, elements of at most 4 bytes, every row a
+        vector runs along (`rows`: innermost extents) a multiple of V, and every tensor
+        the kernel reads or writes with an innermost extent of 1 or a multiple of V,
+        so its accesses stay aligned. A forced width applies where it is legal."""
+        legal = [1]
+        for vec in VECTOR_WIDTHS:
+            if all(r and DYN not in r and r[-1] % vec == 0 for r in rows) and all(
+                    DYN not in shape_of(t.type) and element_bytes(t.type.element_type) <= 4  # type: ignore[attr-defined]
+                    and (shape_of(t.type)[-1:] in ((), (1,)) or shape_of(t.type)[-1] % vec == 0)
+                    for t in tensors):
+                legal.append(vec)
+        if self.vector is not None:
+            return [self.vector] if self.vector in legal else [1]
+        return legal
+
+    def signature(self) -> tuple:
+        """The fusion up to value names: its argument types and its ops (name, operands
+        by position, properties, attributes, result types). Kernels of fusions with equal
+        signatures differ only in names."""
+        where: dict[SSAValue, tuple[int, int]] = {a: (-1, i) for i, a in enumerate(self.block.args)}
+        out: list = [tuple(str(a.type) for a in self.block.args)]
+        for n, op in enumerate(self.ops):
+            out.append((op.name, tuple(where[o] for o in op.operands), str(op.properties), str(op.attributes),
+                        tuple(str(r.type) for r in op.results)))
+            where.update({r: (n, j) for j, r in enumerate(op.results)})
+        out.append(tuple(where[v] for v in self.yields))
+        return tuple(out)
+
+    def kernel(self, mapping: str, params: dict[str, int], grid, block, groups: list[GroupSpec],
+               shared: list[SharedOp]) -> KernelOp:
+        body = Block(arg_types=[a.type for a in self.block.args])
+        env: dict[SSAValue, SSAValue] = dict(zip(self.block.args, body.args))
+        for old, new in env.items():
+            new.name_hint = old.name_hint
+        for s in shared:
+            body.add_op(s)
+        produced: dict[SSAValue, SSAValue] = {}
+        for spec in groups:
+            stop = lambda v: v in env
+            needed = closure(spec.values, stop)
+            gblock = Block()
+            local_env = dict(env)
+            for op in self.order:
+                if op in needed:
+                    copy = op.clone(value_mapper=local_env)
+                    gblock.add_op(copy)
+                    local_env.update(zip(op.results, copy.results))
+            gblock.add_op(YieldOp([local_env[v] for v in spec.values]))
+            g = GroupOp(spec.composition, spec.location, [v.type for v in spec.values], Region(gblock),
+                        spec.buffer, spec.offset)
+            if spec.row_dims is not None:
+                g.attributes["row_dims"] = DenseArrayBase.from_list(i64, list(spec.row_dims))
+            if spec.packed:
+                g.attributes["packed"] = UnitAttr()
+            body.add_op(g)
+            for v, r in zip(spec.values, g.results):
+                # later groups read sub-root results; the root groups' outputs live only
+                # in global memory, so a later group recomputes what it needs of them
+                if spec.location != "global":
+                    env[v] = r
+                produced[v] = r
+                r.name_hint = v.name_hint
+        body.add_op(YieldOp([produced.get(v, env.get(v)) for v in self.yields]))
+        k = KernelOp(self.name, mapping, params, grid, block, list(self.fusion.operands),
+                     [r.type for r in self.fusion.results], Region(body),
+                     cost=self.cost(grid, block, shared))
+        k.location = self.fusion.location
+        return k
+
+    def cost(self, grid, block, shared: list[SharedOp]) -> dict[str, Attribute]:
+        """What the launch and the tensors say statically (`Mapping.choose` adds the
+        latency-evaluator's figures)."""
+        out: dict[str, Attribute] = {}
+        if DYNAMIC not in grid:
+            threads = math.prod(grid) * math.prod(block)
+            out["warps"] = IntegerAttr(-(-threads // WARP), i64)
+        tensors = [*self.fusion.operands, *self.fusion.results]
+        sizes = [numel(shape_of(v.type)) for v in tensors]
+        if None not in sizes:
+            total = sum(s * element_bytes(v.type.element_type) for s, v in zip(sizes, tensors))  # type: ignore[union-attr]
+            out["global_bytes"] = IntegerAttr(total, i64)
+        out["smem_bytes"] = IntegerAttr(sum(s.bytes for s in shared), i64)
+        return out
+
+
+class Config(Protocol):
+    """One configuration of a mapping: what `record` shows of it."""
+
+    def describe(self) -> str: ...
+
+
+C = TypeVar("C", bound=Config)
+
+
+class Mapping:
+    """One way a fusion becomes a kernel (see the module docstring). A subclass sets
+    `name`, `lowering` and `required_params`, implements `claims`, `accepts`, `build`,
+    `summarize` and `grid`, and adds its lowerability rules in `check_kernel` and
+    `vector_problem`."""
+
+    name: ClassVar[str]
+    lowering: ClassVar[type[KernelLowering]]
+    required_params: ClassVar[tuple[str, ...]] = ()
+    # L_warp from dependences rather than one CPI per instruction (`latency.estimate`)
+    ilp: ClassVar[bool] = False
+
+    # -- the explorer's capability query ---------------------------------------------
+
+    def claims(self, ops: Sequence[Operation]) -> bool:
+        """Whether `ops` are this mapping's to generate (the registry asks in order)."""
+        raise NotImplementedError
+
+    def accepts(self, ops: Sequence[Operation]) -> str | None:
+        """None when one kernel of this mapping can compute `ops` (graph ops still in
+        their function; a value is an output when a use lies outside the set), else
+        why not. `build` enforces the same rules on a fusion."""
+        raise NotImplementedError
+
+    # -- stitch -> schedule: configurations and their choice ----------------------------
+
+    def build(self, ctx: FusionContext) -> KernelOp:
+        """The fusion's `schedule.kernel`, in the configuration the evaluator chose."""
+        raise NotImplementedError
+
+    def summarize(self, k: KernelOp, spec: GpuSpec) -> Summary:
+        """What the latency-evaluator needs of `k`'s thread (instructions by class,
+        registers, bytes: `fsir/codegen/summary.py`), stated from the schedule kernel
+        without lowering it."""
+        raise NotImplementedError
+
+    def score(self, kernel: KernelOp, config: Config, spec: GpuSpec) -> Estimate:
+        """The latency-evaluator's estimate of one candidate kernel (L = N_wave x
+        L_warp) from the mapping's summary of it. The one place a candidate is scored:
+        only the chosen one is ever lowered."""
+        grid, block = kernel.launch()
+        return estimate_summary(self.summarize(kernel, spec), grid, block, spec, bandwidth=True)
+
+    def score_lowered(self, kernel: KernelOp, spec: GpuSpec) -> Estimate:
+        """The estimate of `kernel` lowered to gpu IR: what `summarize` stands in for
+        (the tests hold the summaries' choices to it)."""
+        grid, block = kernel.launch()
+        return estimate(self.lower(kernel).func, grid, block, spec, bandwidth=True, ilp=self.ilp)
+
+    def choose(self, configs: Sequence[C], build: Callable[[C], KernelOp], spec: GpuSpec) -> KernelOp:
+        """Build and score every configuration; return the fastest kernel with the
+        evaluator's figures in its `cost` (the others are discarded). Every mapping's
+        kernel is made here, so each carries its estimate. A launch with a `?` grid cannot
+        be counted in waves: the first configuration (the rules' choice) is kept unscored.
+        Between equal estimates (both at the bandwidth floor) the one issuing fewer
+        instructions wins: it leaves more issue slots to the rest of the GPU."""
+        best: tuple[tuple[float, float], KernelOp, object, C] | None = None
+        for config in configs:
+            k = build(config)
+            grid, _ = k.launch()
+            if DYNAMIC in grid:
+                return k
+            est = self.score(k, config, spec)
+            key = (est.seconds, est.waves * est.warp_cycles)
+            if best is None or key < best[0]:
+                if best is not None:
+                    self._discard(best[1])
+                best = (key, k, est, config)
+            else:
+                self._discard(k)
+        assert best is not None
+        _, k, est, config = best
+        self.record(k, est, config, len(configs))
+        return k
+
+
+    @staticmethod
+    def record(k: KernelOp, est, config: Config, candidates: int) -> None:
+        """The evaluator's choice and estimate, visible in the schedule IR."""
+        cost = dict(k.cost.data) if k.cost is not None else {}
+        cost["estimate_us"] = FloatAttr(round(est.seconds * 1e6, 3) if math.isfinite(est.seconds) else -1.0, f64)
+        cost["registers"] = IntegerAttr(est.registers, i64)
+        cost["occupancy"] = IntegerAttr(est.occupancy.warps_per_sm, i64)
+        cost["waves"] = IntegerAttr(est.waves, i64)
+        cost["candidates"] = IntegerAttr(candidates, i64)
+        cost["config"] = StringAttr(config.describe())
+        k.cost = DictionaryAttr(cost)
+
+
+    @staticmethod
+    def _discard(k: KernelOp) -> None:
+        """A candidate not taken: drop its uses of the function's values."""
+        k.drop_all_references()
+
+    # -- schedule -> gpu -----------------------------------------------------------------
+
+    def grid(self, k: KernelOp, axis: int, shapes: ShapeCalc) -> Index:
+        """Launch dim `axis` of `k` when it depends on runtime sizes (at least 1: empty
+        tensors launch one block whose threads all fall outside)."""
+        raise NotImplementedError
+
+    def check_lowerable(self, k: KernelOp) -> None:
+        """What schedule-to-gpu needs of a (possibly hand-written) kernel of this mapping
+        beyond the verifier: its parameters, vector width, groups, shared buffers."""
+        for key in self.required_params:
+            if key not in k.params.data:
+                raise self.cannot_lower(k, f"the {self.name} mapping needs the parameter '{key}'")
+        vec = vector_width(k)
+        problem = None
+        if vec != 1:
+            problem = (f"vector_width must be 1, 2 or 4, got {vec}" if vec not in VECTOR_WIDTHS
+                       else self.vector_problem(k, vec))
+        if problem:
+            raise self.cannot_lower(k, problem)
+        self.check_kernel(k)
+
+    def vector_problem(self, k: KernelOp, vec: int) -> str | None:
+        """Why `k` cannot run with vector width `vec` (a legal width > 1); None: it can."""
+        return None
+
+    def check_kernel(self, k: KernelOp) -> None:
+        """The mapping's own lowerability rules (raise `cannot_lower`)."""
+
+    @staticmethod
+    def cannot_lower(k: KernelOp, message: str) -> UserError:
+        return UserError(f"'schedule.kernel' op @{k.sym_name.data} cannot be lowered: {message}", location_of(k))
+
+    def lower(self, k: KernelOp) -> KernelInterface:
+        """`k` as a `gpu.func` (with what the host passes it)."""
+        self.check_lowerable(k)
+        return lower(k, self.lowering)

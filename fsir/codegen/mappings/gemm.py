@@ -1,0 +1,348 @@
+"""The `gemm` mapping: a `graph.dot` (its light producers inlined into the tile loads) as
+a tiled shared-memory GEMM, each thread computing a micro-tile of outputs in registers.
+
+A configuration (`GemmConfig`) is a block tile of `bm` x `bn` outputs, a k-step of `bk`
+(the operand tiles staged in shared memory per step are `bm` x `bk` and `bk` x `bn`) and
+a register micro-tile of `tm` x `tn` outputs per thread, so a block has (bm / tm) x
+(bn / tn) threads. Larger tiles read each operand element from global memory fewer times
+(every element of A is loaded N / bn times, of B M / bm times) and larger micro-tiles do
+more multiply-adds per shared-memory load (tm x tn per tm + tn loads), at the price of
+registers, shared memory and blocks to fill the GPU with. `gemm_candidates` lists the
+ones worth scoring for a problem; each is lowered and scored with the dependence-aware
+L_warp (`estimate(ilp=True)`: a micro-tile's multiply-adds are independent, and charging
+each its full latency would always favour one output per thread), unless `gemm=` forces
+one. Written `64x64x16/4x4` (the kernel's `cost` says `config = "gemm/64x64x16/4x4"`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import (
+    DictionaryAttr,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+    i64,
+)
+from xdsl.ir import Operation, SSAValue
+
+from fsir.codegen.latency import UNKNOWN_TRIP_COUNT
+from fsir.codegen.mappings.base import (
+    FusionContext,
+    GroupSpec,
+    Mapping,
+    accumulator_type,
+    numel,
+    op_error,
+    unique,
+)
+from fsir.codegen.summary import Summary, chain_cycles, element_bytes_of, element_counts, loaded_inputs
+from fsir.dialects import graph
+from fsir.dialects.graph import DYN, shape_of
+from fsir.dialects.schedule import DYNAMIC, GemmParamsAttr, KernelOp, SharedOp, element_bytes
+from fsir.errors import UserError
+from fsir.gpuspec import GpuSpec
+from fsir.lowering.gemm import GemmLowering, gemm_params
+from fsir.lowering.kernels import KernelLowering
+from fsir.lowering.scalar import Index
+from fsir.lowering.shapes import ShapeCalc
+
+MAX_THREADS = 1024
+MAX_TILE_K = 64  # the k-step is unrolled in the kernel
+MAX_MICRO_TILE = 64  # accumulators per thread (tm x tn)
+
+
+@dataclass(frozen=True)
+class GemmConfig:
+    bm: int
+    bn: int
+    bk: int
+    tm: int = 1
+    tn: int = 1
+
+    @property
+    def threads(self) -> int:
+        return (self.bm // self.tm) * (self.bn // self.tn)
+
+    def text(self) -> str:
+        return f"{self.bm}x{self.bn}x{self.bk}/{self.tm}x{self.tn}"
+
+    def describe(self) -> str:
+        return f"gemm/{self.text()}"
+
+    def params(self) -> dict[str, int]:
+        return {"tile_m": self.bm, "tile_n": self.bn, "tile_k": self.bk, "thread_m": self.tm, "thread_n": self.tn}
+
+    def problem(self) -> str | None:
+        """Why this configuration cannot be generated (None: it can)."""
+        if min(self.bm, self.bn, self.bk, self.tm, self.tn) < 1:
+            return "tile sizes must be positive"
+        if self.bm % self.tm or self.bn % self.tn:
+            return f"the micro-tile {self.tm}x{self.tn} must divide the block tile {self.bm}x{self.bn}"
+        if self.threads > MAX_THREADS:
+            return f"{self.threads} threads per block (at most {MAX_THREADS})"
+        if self.bk > MAX_TILE_K:
+            return f"k-step {self.bk} (at most {MAX_TILE_K}: it is unrolled)"
+        if self.tm * self.tn > MAX_MICRO_TILE:
+            return f"{self.tm * self.tn} accumulators per thread (at most {MAX_MICRO_TILE})"
+        return None
+
+    @staticmethod
+    def parse(text: str) -> GemmConfig:
+        """`BMxBNxBK/TMxTN` or `BMxBNxBK_TMxTN` (a pass pipeline needs `/` quoted), or
+        `BMxBNxBK` (a 1x1 micro-tile); optionally `gemm/`-prefixed."""
+        m = re.fullmatch(r"(?:gemm/)?(\d+)x(\d+)x(\d+)(?:[/_](\d+)x(\d+))?", text.strip())
+        if m is None:
+            raise UserError(f"stitch-codegen: gemm={text} is not a GEMM configuration (expected auto or "
+                            "BMxBNxBK/TMxTN, e.g. \"64x64x16/4x4\" quoted in a pipeline, or 64x64x16_4x4)")
+        bm, bn, bk, tm, tn = (int(g) if g is not None else 1 for g in m.groups())
+        config = GemmConfig(bm, bn, bk, tm, tn)
+        why = config.problem()
+        if why is not None:
+            raise UserError(f"stitch-codegen: gemm={text}: {why}")
+        return config
+
+
+# Scored for every static GEMM (those larger than the problem are dropped, see below):
+# micro-tiles from 1x1 to 4x4 (transposed shapes such as 32x64 score like their mirror
+# image, so only one is listed); k-steps of 16 keep a block's two tiles at 2-12 KB of
+# shared memory. Micro-tiles of 8 rows are left out: ptxas -v gives them 25-35 more
+# registers than the evaluator estimates (it keeps more of the unrolled k-step's shared
+# loads in flight), so their occupancy would be misjudged; they can still be forced.
+# Each candidate is lowered to be scored, so the list is kept short.
+CANDIDATES = (
+    GemmConfig(16, 16, 16, 1, 1),
+    GemmConfig(32, 32, 16, 2, 2),
+    GemmConfig(64, 32, 16, 4, 2),
+    GemmConfig(64, 64, 16, 4, 4),
+    GemmConfig(128, 64, 16, 4, 4),
+)
+# For `?` sizes (the evaluator cannot count waves): a middle-sized tile.
+DYNAMIC_DEFAULT = GemmConfig(32, 32, 16, 2, 2)
+
+
+def _covering(n: int) -> int:
+    """The smallest power of two at least `n` (and at least 16)."""
+    return max(16, 1 << max(0, n - 1).bit_length())
+
+
+def gemm_candidates(m: int, n: int, spec: GpuSpec) -> list[GemmConfig]:
+    """The candidates whose block tile is not larger than the power of two covering the
+    problem (a 128-row tile for 20 rows only idles threads) and whose shared memory a
+    block may have on `spec`."""
+    out = [c for c in CANDIDATES if c.bm <= _covering(m) and c.bn <= _covering(n)
+           and shared_bytes(c, 4) <= spec.smem_per_block]
+    return out
+
+
+def shared_bytes(config: GemmConfig, acc_bytes: int) -> int:
+    """The two operand tiles a block stages per k-step (in the accumulator type)."""
+    return (config.bm + config.bn) * config.bk * acc_bytes
+
+
+def root_problem(dots: Sequence[graph.DotOp], reduces: Sequence[Operation], outputs: Sequence[SSAValue]) -> str | None:
+    """Why a fusion with `dots` is not one GEMM kernel: a dot must be its only root."""
+    if len(dots) > 1 or reduces:
+        return "a dot must be the only root of its fusion (no other dot or reduction)"
+    if list(outputs) != [dots[0].result]:
+        return "a dot must be the only root of its fusion (it cannot feed other fused ops)"
+    return None
+
+
+# Registers of a GEMM thread besides its accumulators and operand fragments: addresses,
+# tile positions, loop state and ptxas's base (calibrated against the gpu-IR
+# evaluator's liveness on the candidates of the examples' GEMMs).
+GEMM_BASE_REGISTERS = 28
+
+
+class GemmMapping(Mapping):
+    name = "gemm"
+    # a micro-tile's multiply-adds are independent: L_warp follows dependences
+    ilp = True
+    lowering = GemmLowering
+    required_params = ("tile_m", "tile_n", "tile_k")
+
+    def claims(self, ops: Sequence[Operation]) -> bool:
+        return any(isinstance(op, graph.DotOp) for op in ops)
+
+    def accepts(self, ops: Sequence[Operation]) -> str | None:
+        inside = set(ops)
+        outputs = [r for op in ops for r in op.results if any(u.operation not in inside for u in r.uses)]
+        why = root_problem([op for op in ops if isinstance(op, graph.DotOp)],
+                           [op for op in ops if isinstance(op, graph.ReduceOp)], outputs)
+        if why is not None:
+            return why
+        # Producers are recomputed in every tile load (N / bn and M / bm times per
+        # element): codegen accepts any, the explorer proposes only light ones.
+        if any(graph.op_class(op) not in ("light", "compute") for op in ops):
+            return "only light producers can be inlined into a dot's tile loads"
+        return None
+
+    def build(self, ctx: FusionContext) -> KernelOp:
+        dots = [op for op in ctx.ops if isinstance(op, graph.DotOp)]
+        reduces = [op for op in ctx.ops if isinstance(op, graph.ReduceOp)]
+        dot = dots[0]
+        if root_problem(dots, reduces, unique(ctx.yields)) is not None:
+            raise op_error(dot, "must be the only root of its fusion: fusing a GEMM with other ops is not "
+                                "implemented yet")
+        a, b = shape_of(dot.lhs.type), shape_of(dot.rhs.type)
+        m = a[-2] if len(a) > 1 else 1
+        n = b[-1] if len(b) > 1 else 1
+        sizes = (m, n, numel(shape_of(dot.result.type)))
+        spec = ctx.spec
+        forced = ctx.gemm_config
+        if forced is not None:
+            configs = [forced]
+            need = shared_bytes(forced, element_bytes(accumulator_type(dot.result.type.element_type)))
+            if need > spec.smem_per_block:
+                raise op_error(dot, f"cannot run as gemm={forced.text()}: its tiles need {need} bytes of "
+                                    f"shared memory, more than a block has on {spec.name} ({spec.smem_per_block})")
+        else:
+            configs = gemm_candidates(m, n, spec)
+        if DYN in sizes or None in sizes:
+            # `?` sizes: the evaluator cannot count waves
+            config = forced or DYNAMIC_DEFAULT
+            kernel = self.kernel(ctx, dot, config)
+            kernel.cost = DictionaryAttr({**kernel.cost.data, "config": StringAttr(config.describe())})  # type: ignore[union-attr]
+            return kernel
+        key = ctx.signature()
+        if key in ctx.chosen:
+            kernel = self.kernel(ctx, dot, GemmConfig.parse(ctx.chosen[key].data["config"].data))
+            kernel.cost = ctx.chosen[key]
+            return kernel
+        kernel = self.choose(configs, lambda c: self.kernel(ctx, dot, c), spec)
+        ctx.chosen[key] = kernel.cost
+        return kernel
+
+    def summarize(self, k: KernelOp, spec: GpuSpec) -> Summary:
+        """A register-blocked GEMM kernel's thread (`fsir/lowering/kernels.py`, `gemm`):
+        per k-step it stages its share of the bm x bk and bk x bn operand tiles (one global
+        load, inlined producers and a shared store per element, guarded where a tile can
+        cross the operand's edge), waits at a barrier, then for each of the bk columns loads
+        tm + tn fragments from shared memory and issues tm x tn multiply-adds; finally it
+        stores its tm x tn outputs."""
+        (g,) = k.groups()
+        dot = g.block.last_op.operands[0].owner
+        assert isinstance(dot, graph.DotOp)
+        p = k.params
+        assert isinstance(p, GemmParamsAttr)
+        bm, bn, bk, tm, tn = p.tile_m, p.tile_n, p.tile_k, p.thread_m, p.thread_n
+        threads = p.threads
+        a, b = shape_of(dot.lhs.type), shape_of(dot.rhs.type)
+        m = a[-2] if len(a) > 1 else 1
+        n = b[-1] if len(b) > 1 else 1
+        kk = a[-1]
+        steps = UNKNOWN_TRIP_COUNT if kk == DYN else -(-kk // bk)
+        crosses = {name: size == DYN or size % tile != 0 for name, size, tile in (("m", m, bm), ("n", n, bn), ("k", kk, bk))}
+        inputs = set(k.block.args)
+        cpi = spec.cpi
+
+        def staging(operand: SSAValue, rows: int, cols: int, guards: list[str]) -> tuple[Counter[str], float, float, int]:
+            """One k-step's staging of a tile: (instructions, cycles of its guarded elements,
+            the dependence chain of an unguarded one, bytes)."""
+            per = -(-rows * cols // threads)
+            partial = per * threads > rows * cols
+            loads = element_counts([operand], inputs)
+            nbytes = sum(element_bytes_of(v) for v in loaded_inputs(operand, inputs))
+            elem: Counter[str] = Counter(loads)
+            elem["alu"] += 2  # tile position and shared address
+            elem["smem"] += 1
+            guarded = any(crosses[x] for x in guards)
+            if guarded:
+                elem["alu"] += 3  # compares, and, the branch
+            out: Counter[str] = Counter()
+            for cls, c in elem.items():
+                out[cls] = c * per
+            if partial:
+                out["alu"] += 2
+            chain_one = chain_cycles(loads, cpi) + 2 * cpi["alu"] + cpi["smem"]
+            if guarded:  # every element its own branch: no overlap between them
+                return out, per * (chain_one + cpi["alu"]), 0.0, per * nbytes
+            return out, 0.0, chain_one, per * nbytes
+
+        stage_a, branches_a, chain_a, bytes_a = staging(dot.lhs, bm, bk, ["m", "k"])
+        stage_b, branches_b, chain_b, bytes_b = staging(dot.rhs, bk, bn, ["k", "n"])
+        step: Counter[str] = stage_a + stage_b
+        # the unguarded elements of both tiles form one straight run before the barrier
+        unguarded = [c for c, chain in ((stage_a, chain_a), (stage_b, chain_b)) if chain]
+        run = max(chain_a, chain_b, sum(sum(c.values()) for c in unguarded)) if unguarded else 0.0
+        step["barrier"] += 2
+        step["smem"] += bk * (tm + tn)
+        step["alu"] += bk * tm * tn + 2
+        compute_issue = bk * (tm + tn + tm * tn)
+        compute_cycles = max(cpi["smem"] + bk * cpi["alu"], compute_issue)
+        step_cycles = branches_a + branches_b + run + compute_cycles + 2 * cpi["barrier"] + 2 * cpi["alu"]
+        s = Summary()
+        s.add(step, steps)
+        outs = tm * tn
+        guarded_out = crosses["m"] or crosses["n"]
+        s.counts["alu"] += 12 + 2 * (tm + tn) + bk * (tm + tn) + outs * (3 + (3 if guarded_out else 0))
+        s.counts["global"] += outs
+        store = cpi["global"] + 3 * cpi["alu"]
+        epilogue = outs * (store + cpi["alu"]) if guarded_out else max(store, outs * 4)
+        s.ilp_cycles = 12 * cpi["alu"] + steps * step_cycles + epilogue
+        # an inlined producer reading further inputs keeps their addresses and values live
+        extra = len(loaded_inputs(dot.lhs, inputs)) + len(loaded_inputs(dot.rhs, inputs)) - 2
+        s.registers = GEMM_BASE_REGISTERS + outs + 2 * (tm + tn) + 4 * max(0, extra)
+        s.shared_bytes = k.shared_bytes()
+        s.global_bytes = steps * (bytes_a + bytes_b) + outs * element_bytes_of(dot.result)
+        return s
+
+    def kernel(self, ctx: FusionContext, dot: graph.DotOp, config: GemmConfig) -> KernelOp:
+        """The schedule.kernel under one configuration: a block per bm x bn output tile
+        (batch dims on grid z), (bm / tm) x (bn / tn) threads."""
+        out = shape_of(dot.result.type)
+        a, b = shape_of(dot.lhs.type), shape_of(dot.rhs.type)
+        m = a[-2] if len(a) > 1 else 1
+        n = b[-1] if len(b) > 1 else 1
+        batch = out[: len(out) - (len(a) > 1) - (len(b) > 1)]
+        nb = numel(batch)
+        grid = tuple(DYNAMIC if s == DYN else max(1, -(-s // t)) for s, t in ((n, config.bn), (m, config.bm))) + (
+            DYNAMIC if nb is None else max(1, nb),)
+        acc = accumulator_type(dot.result.type.element_type)
+        space = IntegerAttr(3, i64)
+        shared = [SharedOp("a_tile", MemRefType(acc, [config.bm * config.bk], memory_space=space)),
+                  SharedOp("b_tile", MemRefType(acc, [config.bk * config.bn], memory_space=space))]
+        groups = [GroupSpec([dot.result], "block", "global")]
+        return ctx.kernel(self.name, config.params(), grid, (config.threads, 1, 1), groups, shared)
+
+    def grid(self, k: KernelOp, axis: int, shapes: ShapeCalc) -> Index:
+        ib = shapes.ib
+        dot = KernelLowering.inner(k.block.last_op.operands[0]).owner  # type: ignore[union-attr]
+        assert isinstance(dot, graph.DotOp)
+        a, b = shapes.dims(dot.lhs), shapes.dims(dot.rhs)
+        out = shapes.dims(dot.result)
+        if axis == 0:
+            return ib.max(ib.ceildiv(1 if len(b) == 1 else b[-1], k.param("tile_n")), 1)
+        if axis == 1:
+            return ib.max(ib.ceildiv(1 if len(a) == 1 else a[-2], k.param("tile_m")), 1)
+        batch = out[: len(out) - (len(a) > 1) - (len(b) > 1)]
+        return ib.max(ib.prod(batch), 1)
+
+    def vector_problem(self, k: KernelOp, vec: int) -> str | None:
+        return "a gemm kernel has no vector_width"
+
+    def check_kernel(self, k: KernelOp) -> None:
+        _, block = k.launch()
+        groups = k.groups()
+        dots = [KernelLowering.inner(g.results[0]).owner for g in groups]
+        if len(groups) != 1 or not isinstance(dots[0], graph.DotOp):
+            raise self.cannot_lower(k, "a gemm kernel has one group yielding a graph.dot")
+        bm, bn, bk, tm, tn = gemm_params(k)
+        why = GemmConfig(bm, bn, bk, tm, tn).problem()
+        if why is not None:
+            raise self.cannot_lower(k, why)
+        threads = (bm // tm) * (bn // tn)
+        if block != (threads, 1, 1):
+            raise self.cannot_lower(k, f"a {bm}x{bn} tile of {tm}x{tn} micro-tiles needs block [{threads}, 1, 1]")
+        for name, size in (("a_tile", bm * bk), ("b_tile", bk * bn)):
+            buf = k.shared_buffers().get(name)
+            if buf is None:
+                raise self.cannot_lower(k, f"a gemm kernel needs the shared buffer @{name}")
+            if buf.buffer_type.element_count() < size:
+                raise self.cannot_lower(k, f"@{name} has {buf.buffer_type.element_count()} elements; "
+                                           f"the tiles need {size}")

@@ -1,0 +1,854 @@
+"""The `row` mapping: a fusion with reductions (FusionStitching §4.1-4.4); the coordinates
+the reductions keep are the kernel's rows.
+
+Each reduction is a sub-root leading a group; the outputs form the root group. A row
+belongs to one thread (`thread`: column reductions, whose neighbouring rows are
+neighbouring in memory; with few rows, 8 interleaved threads per row combining through
+shared memory, `interleaved`), one warp (`warp`: a shuffle tree, rows of at most 512
+elements) or one block (`block`: shuffles, then shared memory). A group's light
+producers are recomputed per element; its result stays in registers, warp lanes or a
+shared-memory slot for later groups, which must read only the rows they own. Outputs
+that read no reduction (independent parts packed into the kernel) are `packed` groups:
+every thread of the grid takes their elements in turn. An expensive elementwise op
+(exp, tanh, erf, div, ...) read by several groups may lead a group of its own before its
+first reader (§4.1: enumerated both ways), its values kept in each thread's registers
+when the row is cached, else as rows in shared memory placed by the dominance-based
+allocator (`fsir/codegen/smem.py`).
+
+The configurations (§4.2-4.3, `RowConfig`): every schedule above with 128-1024 threads
+per block, the row kept in registers (`elements_per_thread` unrolled slots per thread,
+so values read before a reduction and used after it are loaded once) or re-read,
+`row_steps` row-blocks per block (row-invariant operands such as γ and β loaded once for
+all of them), vector widths (register slots of V elements) and the expensive sub-roots
+on or off; each is lowered and scored, and the fastest is kept. `rows=` forces a
+schedule (then, and for `?` row counts, the rules choose: `default_row_schedule`),
+`registers=off` never keeps rows in registers, `subroots=all|none` forces the expensive
+sub-roots on or off.
+
+Legality (`row_problem`, asked by the explorer through `accepts` and enforced by
+`build`): every reduction keeps the same row shape, each reduction reads earlier
+reductions' results only at the row it reduces, and every output that reads a reduction
+can be split into those rows (outputs reading none are packed parts); anything else
+needs inter-block communication.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, i64
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from fsir.codegen.latency import UNKNOWN_TRIP_COUNT
+from fsir.codegen.locality import local, operand_syms, row_dims_of, subroot_reads
+from fsir.codegen.mappings.base import (
+    BLOCK,
+    WARP,
+    FusionContext,
+    GroupSpec,
+    Mapping,
+    accumulator_type,
+    closure,
+    numel,
+    op_error,
+    unique,
+)
+from fsir.codegen.smem import Request, allocate, chain, dominators
+from fsir.codegen.summary import Summary, element_bytes_of, inner_value, split_costs
+from fsir.dialects import graph
+from fsir.dialects.graph import DYN, fmt_shape, shape_of, shapes_compatible
+from fsir.dialects.schedule import DYNAMIC, KernelOp, RowParamsAttr, SharedOp, Storage, element_bytes
+from fsir.gpuspec import GpuSpec
+from fsir.lowering.kernels import KernelLowering
+from fsir.lowering.rows import RowLowering, group_reduce, row_count, row_dims_attr
+from fsir.lowering.scalar import Index
+from fsir.lowering.shapes import ShapeCalc
+
+WARP_ROW_LIMIT = 512  # rows up to this length get one warp (BladeDISC's threshold)
+COLUMN_SLICES = 8  # threads per row of a column reduction with few rows
+COLUMN_SPLIT_MIN = 64  # ... when its rows are at least this long
+COLUMN_THREAD_ROWS = 8192  # with this many rows a thread per row already fills the GPU
+STATIC_SMEM_LIMIT = 48 * 1024  # bytes of static .shared arrays ptxas accepts per kernel
+SUBROOT_MODES = ("auto", "all", "none")
+
+# Row elements a thread keeps in registers: 8 is where the register estimate still tracks
+# ptxas (at 16 slots plus 16 cached γ values ptxas -v reports 90 registers against an
+# estimate of 60, and the evaluator could not be trusted). Longer rows stay on chip by
+# taking more threads per row (up to 1024).
+MAX_REGISTER_SLOTS = 8
+ROW_STEPS = (1, 2, 4, 8)  # row-blocks a block may take in turn
+BLOCK_SIZES = (128, 256, 512, 1024)  # threads per block of the block schedule (a row each)
+
+
+@dataclass
+class SubRoot:
+    """An expensive elementwise op that may lead a group of its own (§4.1): its value,
+    which of its dims are the rows, its row length (None: `?`), the groups reading it
+    and whether each reads it at its own columns (so registers can hold it)."""
+
+    value: SSAValue
+    row_dims: tuple[int, ...]
+    length: int | None
+    readers: list[tuple]
+    in_registers: bool
+
+
+@dataclass
+class RowLayout:
+    """What the configurations of one fusion share: its groups and row extents."""
+
+    reduces: list
+    roots: list[SSAValue]
+    root_dims: list[tuple[int, ...]]
+    packed: list[SSAValue]
+    rows: int | None  # rows the grid covers (None: `?`)
+    lengths: list[int | None]  # each group's row length (reduced / column elements)
+    subroots: list[SubRoot] = field(default_factory=list)  # expensive sub-root candidates
+
+
+@dataclass(frozen=True)
+class RowConfig:
+    schedule: str  # thread | warp | block | interleaved
+    block: int  # threads per block
+    per_row: int
+    composition: str
+    storage: str
+    interleaved: bool
+    slots: int = 0
+    steps: int = 1
+    # the expensive elementwise ops leading groups of their own (op names), kept in
+    # the threads' slots when `slots`, else as rows in shared memory
+    subroots: tuple[str, ...] = ()
+    vector: int = 1  # elements per slot (a vector access); slots x vector in registers
+
+    @staticmethod
+    def make(schedule: str, block: int, longest: int, layout: RowLayout, spec: GpuSpec,
+             cached: bool = True, steps: int | None = None, vector: int = 1) -> RowConfig:
+        per_row, comp, where, interleaved = ROW_SCHEDULES[schedule](longest)
+        if schedule == "block":
+            per_row = block
+        slots = register_slots(layout.lengths, per_row, layout.rows, vector) if cached else 0
+        if steps is None:
+            steps = default_steps(-(-layout.rows // (block // per_row)), spec) if slots and layout.rows else 1
+        return RowConfig(schedule, block, per_row, comp, where, interleaved, slots, steps if slots else 1,
+                         vector=vector if slots else 1)
+
+    def describe(self) -> str:
+        out = f"{self.schedule}/{self.block}"
+        if self.slots:
+            out += f"/reg{self.slots}"
+        if self.steps > 1:
+            out += f"/steps{self.steps}"
+        if self.vector > 1:
+            out += f"/v{self.vector}"
+        if self.subroots:
+            where = ("lanes" if self.composition == "warp" else "reg") if self.slots else "smem"
+            out += f"/{where}-{'+'.join(self.subroots)}"
+        return out
+
+
+
+def register_slots(lengths: list[int | None], per_row: int, rows: int | None, vector: int = 1) -> int:
+    """Keep the row on chip: when every group's row is static and
+    fits `MAX_REGISTER_SLOTS` elements per thread, each thread's share of the row is
+    unrolled into registers (a value read before a reduction and used after it is
+    loaded once), in slots of `vector` elements. 0: too long or dynamic; the groups
+    loop over the row and re-read."""
+    if not rows or any(not n for n in lengths):
+        return 0
+    slots = max(-(-n // (per_row * vector)) for n in lengths)  # type: ignore[operator]
+    return slots if slots * vector <= MAX_REGISTER_SLOTS else 0
+
+
+def default_steps(row_blocks: int, spec: GpuSpec) -> int:
+    """The rules' row steps: as many as keep at least two blocks per SM."""
+    return max(s for s in ROW_STEPS if s == 1 or row_blocks // s >= 2 * spec.sms)
+
+
+def row_candidates(trailing: bool, longest: int, layout: RowLayout, spec: GpuSpec,
+                   vectors: tuple[int, ...] = ()) -> list[RowConfig]:
+    """Every configuration worth scoring. Row reductions: a thread, a warp segment or a
+    block of 128–1024 threads per row; column reductions: a thread per row or
+    interleaved slices (a warp or block across a column row would read it uncoalesced).
+    Each with the row in registers when it fits, and without; a row in registers also
+    in slots of each vector width in `vectors` (those legal for the fusion). Row steps
+    follow a rule (`default_steps`) rather than the evaluator: the latency model's wave
+    quantisation would trade γ/β reuse for filling a last partial wave."""
+    # A block with more threads than the row has elements leaves threads idle that the
+    # wave count cannot see (a partly idle GPU looks free to L = N_wave x L_warp).
+    blocks = [b for b in BLOCK_SIZES if b <= longest]
+    shapes = [("thread", 256), ("interleaved", 256)] if not trailing else (
+        [("thread", 256), ("warp", 256)] + [("block", b) for b in blocks])
+    out: list[RowConfig] = []
+    for schedule, block in shapes:
+        base = RowConfig.make(schedule, block, longest, layout, spec, cached=False)
+        out.append(base)
+        if register_slots(layout.lengths, base.per_row, layout.rows):
+            out.append(RowConfig.make(schedule, block, longest, layout, spec))
+        for vec in vectors if trailing and not base.interleaved else ():
+            if (register_slots(layout.lengths, base.per_row, layout.rows, vec)
+                    and clamped(layout.lengths, base.per_row, vec) <= clamped(layout.lengths, base.per_row, 1)):
+                out.append(RowConfig.make(schedule, block, longest, layout, spec, vector=vec))
+    return out
+
+
+def clamped(lengths: list[int | None], per_row: int, vector: int) -> int:
+    """Elements past the rows' ends that register slots of `vector` elements compute
+    (and load, clamped to the row's last vector) and discard. Vector slots are offered
+    only where they add none: like idle threads, such loads are a cost the latency
+    model does not see (they repeat addresses other lanes read)."""
+    step = per_row * vector
+    return sum(-(-n // step) * step - n for n in lengths if n)
+
+
+
+
+def _segment(longest: int) -> int:
+    """Rows shorter than a warp get the smallest power-of-two segment of lanes that
+    covers them, so short rows do not idle most of a warp."""
+    return min(WARP, max(2, 1 << (max(longest, 2) - 1).bit_length()))
+
+
+# Every row schedule is correct for any fusion the row mapping accepts (any dims); they
+# differ in speed. name -> longest row -> (threads per row, composition, storage, interleaved)
+ROW_SCHEDULES = {
+    "thread": lambda longest: (1, "thread", "reg", False),
+    "warp": lambda longest: (_segment(longest), "warp", "lanes", False),
+    "block": lambda longest: (BLOCK, "block", "shared", False),
+    # COLUMN_SLICES threads per row, the rows of a block interleaved (consecutive threads
+    # take consecutive rows, so column loads stay coalesced); slices meet in shared memory
+    "interleaved": lambda longest: (COLUMN_SLICES, "block", "shared", True),
+}
+
+
+def default_row_schedule(trailing: bool, longest: int, rows: int | None) -> str:
+    """The rules' schedule (for forced options and `?` row counts, where the evaluator
+    does not choose): column reductions get a thread per row, or interleaved slices when their rows are
+    few and long; row reductions a warp (segment) up to 512 elements, else a block."""
+    if not trailing:
+        if longest >= COLUMN_SPLIT_MIN and (rows is None or rows < COLUMN_THREAD_ROWS):
+            return "interleaved"
+        return "thread"
+    if longest <= 1:
+        return "thread"
+    return "warp" if longest <= WARP_ROW_LIMIT else "block"
+
+
+def _shape_key(v: SSAValue) -> tuple:
+    """Outputs with equal keys share a loop: equal static shapes (a `?` shape may differ
+    from any other at run time, so it gets a loop of its own)."""
+    shape = shape_of(v.type)
+    return (shape, id(v)) if DYN in shape else (shape,)
+
+
+def _root_groups(layout: RowLayout) -> list[tuple[tuple, list[SSAValue], tuple[int, ...]]]:
+    """The root groups: outputs sharing their row dims and shape are computed in one
+    loop. (key, outputs, row dims) in order."""
+    by_space: dict[tuple, list[SSAValue]] = {}
+    for v, dims in zip(layout.roots, layout.root_dims):
+        by_space.setdefault((_shape_key(v), dims), []).append(v)
+    return [(key, values, key[1]) for key, values in by_space.items()]
+
+
+
+# -- legality ----------------------------------------------------------------------------
+
+# operand_syms is pure in (op, syms) and the explorer asks about the same ops many
+# times; a bounded memo keeps can_generate cheap.
+_SYMS_MEMO: dict[tuple[Operation, tuple], list] = {}
+
+
+def _operand_syms(op: Operation, syms: tuple) -> list:
+    key = (op, syms)
+    out = _SYMS_MEMO.get(key)
+    if out is None:
+        if len(_SYMS_MEMO) > 1_000_000:
+            _SYMS_MEMO.clear()
+        out = _SYMS_MEMO[key] = operand_syms(op, syms)
+    return out
+
+
+EMPTY: frozenset = frozenset()
+
+
+class Reads:
+    """Symbolic indices at which values read the sub-roots, within the set `inside`
+    (fsir.codegen.locality.subroot_reads, stopping at the set's inputs), memoized per
+    (value, index) so all walks of one check cost O(ops) together."""
+
+    def __init__(self, inside, subroots):
+        self.inside = inside
+        self.subroots = subroots
+        self.memo: dict[tuple, frozenset] = {}
+
+    def __call__(self, value: SSAValue, syms: tuple) -> frozenset:
+        memo, inside, subroots = self.memo, self.inside, self.subroots
+        stack = [(value, syms, False)]
+        while stack:
+            v, s, expanded = stack.pop()
+            key = (v, s)
+            if not expanded and key in memo:
+                continue
+            if v in subroots:
+                memo[key] = frozenset((s,))
+                continue
+            op = v.owner
+            if op not in inside:
+                memo[key] = EMPTY
+                continue
+            children = list(zip(op.operands, _operand_syms(op, s)))
+            if expanded:
+                memo[key] = EMPTY.union(*(memo[c] for c in children))
+            else:
+                stack.append((v, s, True))
+                stack.extend((c[0], c[1], False) for c in children if c not in memo)
+        return memo[(value, syms)]
+
+
+def root_row_dims(v: SSAValue, row_shape, reads_of: Reads) -> tuple[int, ...] | None:
+    """The dims of output `v` that are the rows (None: it cannot be split into them)."""
+    shape = shape_of(v.type)
+    return row_dims_of(shape, row_shape, list(reads_of(v, tuple(range(len(shape))))))
+
+
+@dataclass(frozen=True)
+class RowProblem:
+    """Why a set of ops is not one row kernel: `reason` for the explorer, `message` for
+    the error at `op` (None: the fusion)."""
+
+    op: Operation | None
+    reason: str
+    message: str
+
+
+def row_shapes_problem(a: Sequence[int], b: Sequence[int]) -> str | None:
+    if shapes_compatible(a, b):
+        return None
+    return (f"reductions keep different row shapes ({fmt_shape(tuple(a))} and {fmt_shape(tuple(b))}): "
+            "stitching them needs inter-block communication")
+
+
+def row_problem(reduces: Sequence[graph.ReduceOp], outputs: Sequence[SSAValue], reads_of: Reads) -> RowProblem | None:
+    """The row mapping's rules on `reduces` and the `outputs` (values used outside),
+    with `reads_of` walking the set's ops (see the module docstring)."""
+    row_shape = shape_of(reduces[0].result.type)
+    for r in reduces[1:]:
+        shape = shape_of(r.result.type)
+        why = row_shapes_problem(row_shape, shape)
+        if why is not None:
+            return RowProblem(r, why, f"keeps a {fmt_shape(shape)} shape unlike the fusion's first reduction "
+                                      f"({fmt_shape(row_shape)}); stitching them needs inter-block communication")
+    for r in reduces:
+        rank = len(shape_of(r.input.type))
+        dims = sorted(r.dims.get_values())
+        kept = tuple(d for d in range(rank) if d not in dims)
+        for read in reads_of(r.input, tuple(range(rank))):
+            if not local(read, kept, row_shape):
+                return RowProblem(r, "a reduction reads a reduction result of a row it does not reduce: "
+                                     "stitching them needs inter-block communication",
+                                  "reads a reduction result of a row it does not reduce; stitching them needs "
+                                  "inter-block communication")
+    for v in outputs:
+        if v in reads_of.subroots or not reads_of(v, tuple(range(len(shape_of(v.type))))):
+            continue  # a sub-root, or a packed independent part
+        if root_row_dims(v, row_shape, reads_of) is None:
+            text = (f"{fmt_shape(shape_of(v.type))} cannot be split into the rows ({fmt_shape(row_shape)}) of the "
+                    "fusion's reductions without inter-block communication")
+            return RowProblem(v.owner if isinstance(v.owner, Operation) else None, f"output {text}", f"result {text}")
+    return None
+
+
+# -- the mapping -------------------------------------------------------------------------
+
+
+def row_registers(tensors: int, cached: int, steps: int, kept: int) -> int:
+    """A row kernel thread's registers, fitted to the gpu-IR evaluator's liveness on the
+    examples' row candidates (mean error 2-3 registers): every tensor's address; a
+    strided loop's bounds and iteration values per group; or the cached slots (each
+    slot's values live across the groups) and, with row steps, the next step's loads
+    that ptxas issues early."""
+    if not cached:
+        return round(19 + 8 * tensors / 3)
+    return round(14 + 1.5 * tensors + 2.5 * cached + (steps > 1) * (4 + cached * kept))
+def _combine(per_row: int, interleaved: bool) -> Counter[str]:
+    """Combining a row's partials across its threads (`KernelLowering.combine_row`)."""
+    out: Counter[str] = Counter()
+    if interleaved:
+        out.update(smem=3 + per_row, barrier=2, alu=per_row + 4)
+    elif 1 < per_row <= WARP:
+        steps = per_row.bit_length() - 1
+        out.update(shuffle=steps, alu=steps)
+    elif per_row > WARP:
+        out.update(shuffle=10, alu=16, smem=4, barrier=2)
+    return out
+
+
+def _yielded(g) -> SSAValue:
+    return g.block.last_op.operands[0]
+
+
+def _prod(dims) -> int | None:
+    return None if DYN in dims else math.prod(dims)
+
+
+class RowMapping(Mapping):
+    name = "row"
+    lowering = RowLowering
+    required_params = ("threads_per_row", "rows_per_block")
+
+    def claims(self, ops: Sequence[Operation]) -> bool:
+        return any(isinstance(op, graph.ReduceOp) for op in ops)
+
+    def accepts(self, ops: Sequence[Operation]) -> str | None:
+        reduces = [op for op in ops if isinstance(op, graph.ReduceOp)]
+        inside = set(ops)
+        outputs = [r for op in ops for r in op.results if any(u.operation not in inside for u in r.uses)]
+        problem = row_problem(reduces, outputs, Reads(inside, {r.result for r in reduces}))
+        return None if problem is None else problem.reason
+
+    def pack(self, row_shape_a: Sequence[int] | None, row_shape_b: Sequence[int] | None) -> str | None:
+        """`accepts(a + b)` for two accepted sets with no path between them (kernel
+        packing), given their reductions' row shapes (None: no reduction): no walk from
+        one part's reductions or outputs enters the other, so only the row shapes of
+        the reductions must agree."""
+        if row_shape_a is None or row_shape_b is None:
+            return None
+        return row_shapes_problem(row_shape_a, row_shape_b)
+
+    def build(self, ctx: FusionContext) -> KernelOp:
+        return RowKernels(self, ctx).build([op for op in ctx.ops if isinstance(op, graph.ReduceOp)])
+
+    def summarize(self, k: KernelOp, spec: GpuSpec) -> Summary:
+        """A row kernel's thread (`fsir/lowering/kernels.py`, `rows`): for each of its row
+        steps, every group in order computes its row's elements (its share of the columns:
+        unrolled register slots or a strided loop) by index propagation and combines a
+        reduction's partials (shuffles, or shared memory and barriers); values at the row's
+        index (a reduction's result and what is computed from it) cost once per row, and
+        register-cached slots load each input once for all groups."""
+        p = k.params
+        assert isinstance(p, RowParamsAttr)
+        per_row, cached, vector, steps = p.threads_per_row, p.elements_per_thread or 0, p.vector_width, p.row_steps
+        inputs = set(k.block.args)
+        groups = [g for g in k.groups() if "packed" not in g.attributes]
+        reduces = [g for g in groups if g.storage.data != Storage.GLOBAL and isinstance(_yielded(g).owner, graph.ReduceOp)]
+        row_shape = shape_of(_yielded(reduces[0]).type) if reduces else ()
+        s = Summary()
+        per_step: Counter[str] = Counter()
+        hoisted: Counter[str] = Counter()  # row-invariant loads of cached steps, once per thread
+        loaded: set = set()
+        seen: set = set()
+        keys: dict = {}
+        kept: set[SSAValue] = set()  # inputs a cached row keeps in registers across groups
+        nbytes = 0
+        out_bytes = 0
+        for g in groups:
+            v = _yielded(g)
+            owner = v.owner
+            is_reduce = isinstance(owner, graph.ReduceOp)
+            if is_reduce:
+                src = shape_of(owner.input.type)
+                length = _prod([src[d] for d in owner.dims.get_values()])
+                start = [owner.input]
+            else:
+                shape = shape_of(v.type)
+                dims = g.attributes.get("row_dims")
+                rd = list(dims.get_values()) if dims is not None else []
+                length = _prod([n for d, n in enumerate(shape) if d not in rd])
+                start = [inner_value(r) for r in g.results]
+            per_step["alu"] += 6
+            if not cached:
+                loaded, seen = set(), set()
+            elem, row, loads, elem_bytes, invariant = split_costs(start, inputs, row_shape, loaded, seen, keys)
+            per_step += row
+            if cached:
+                slots = -(-length // (per_row * vector)) if length else 1
+                n = slots * vector
+                # the row index clamped to the last row; a last slot past the row's end
+                # clamps its columns and masks its values
+                per_step["alu"] += 2 + (3 + vector * is_reduce if length and slots * per_row * vector > length else 0)
+                kept.update(loads)
+            else:
+                n = -(-length // per_row) if length else UNKNOWN_TRIP_COUNT
+                per_step["alu"] += 2 * n + 1  # the loop's increment and test
+            for cls, c in elem.items():
+                if cls == "global" and cached and steps > 1 and invariant:
+                    hoisted[cls] += len(invariant) * n
+                    c -= len(invariant)
+                per_step[cls] += c * n
+            nbytes += n * elem_bytes
+            if is_reduce:
+                per_step["alu"] += n  # combine
+                per_step += _combine(per_row, p.interleaved)
+                if any(r in g.results for r in k.block.last_op.operands):
+                    per_step["alu"] += 2
+                    per_step["global"] += 1
+                    out_bytes += element_bytes_of(v)
+            elif g.storage.data == Storage.GLOBAL:
+                per_step["global"] += len(g.results) * n
+                per_step["alu"] += 3 * n
+                out_bytes += n * sum(element_bytes_of(r) for r in g.results)
+            elif g.storage.data == Storage.SHARED:
+                per_step["smem"] += n
+                per_step["barrier"] += 1 + (steps > 1)
+        s.add(per_step, steps)
+        s.add(hoisted)
+        if steps > 1:
+            s.counts["alu"] += 2 * steps
+        s.counts["alu"] += 8
+        vec_loads = s.counts["global"]
+        if vector > 1 and cached:  # the vectorizer merges V consecutive accesses
+            s.counts["global"] = -(-vec_loads // vector)
+        s.registers = row_registers(len(k.block.args) + len(k.results), cached, steps, len(kept))
+        s.shared_bytes = k.shared_bytes()
+        s.global_bytes = steps * (nbytes + out_bytes)
+        return s
+
+    def grid(self, k: KernelOp, axis: int, shapes: ShapeCalc) -> Index:
+        ib = shapes.ib
+        steps = k.param("row_steps") if "row_steps" in k.params.data else 1
+        return ib.max(ib.ceildiv(row_count(k, shapes), k.param("rows_per_block") * steps), 1)
+
+    def vector_problem(self, k: KernelOp, vec: int) -> str | None:
+        """Each vector lies in one row: the row is kept in registers and every group's
+        row length is a static multiple of V."""
+        for g in k.groups():
+            for v in g.results:
+                gv = KernelLowering.inner(v)
+                if "packed" in g.attributes:
+                    return "a row kernel with packed groups has no vector_width"
+                r = group_reduce(g)
+                shape = shape_of((r.input if r is not None else gv).type)
+                rows = set(row_dims_attr(g)) if r is None else set()
+                reduced = set(r.dims.get_values()) if r is not None else set(range(len(shape))) - rows
+                dims = [shape[d] for d in sorted(reduced)]
+                if "elements_per_thread" not in k.params.data:
+                    return "vector_width needs elements_per_thread (the row kept in registers)"
+                if not dims or DYN in dims or dims[-1] % vec:
+                    return (f"vector_width {vec} needs static innermost extents that are multiples of it "
+                            f"(a row of {fmt_shape(tuple(dims))})")
+        return None
+
+    def check_kernel(self, k: KernelOp) -> None:
+        fail = lambda message: self.cannot_lower(k, message)
+        _, block = k.launch()
+        groups = k.groups()
+        per_row, rows = k.param("threads_per_row"), k.param("rows_per_block")
+        if per_row * rows != block[0] or block[1:] != (1, 1):
+            raise fail(f"threads_per_row x rows_per_block ({per_row} x {rows}) must be the block size {block[0]}")
+        if per_row > WARP and (per_row % WARP or per_row // WARP > WARP):
+            raise fail(f"a block-composed row needs a multiple of {WARP} threads (at most {WARP * WARP})")
+        if 1 < per_row <= WARP and per_row & (per_row - 1) and "interleaved" not in k.params.data:
+            raise fail(f"threads_per_row {per_row} must be a power of two up to {WARP}")
+        if not any(group_reduce(g) is not None for g in groups):
+            raise fail("a row kernel needs a group led by a graph.reduce")
+        for g in groups:
+            if g.storage.data == "global" or group_reduce(g) is not None:
+                continue
+            # an elementwise sub-root group: a row of results per row of the block
+            if not isinstance(KernelLowering.inner(g.results[0]).owner, graph.ElementwiseOp) or len(g.results) != 1:
+                raise fail("a sub-root group that is not a reduction must yield one elementwise op")
+            if "row_dims" not in g.attributes or "packed" in g.attributes:
+                raise fail("an elementwise sub-root group needs row_dims")
+            shape = shape_of(g.results[0].type)
+            cols = [n for d, n in enumerate(shape) if d not in row_dims_attr(g)]
+            length = -1 if DYN in cols else math.prod(cols)
+            if g.storage.data in ("reg", "lanes") and "elements_per_thread" not in k.params.data:
+                raise fail("an elementwise sub-root kept in registers needs elements_per_thread (each thread "
+                           "keeps its slots of the row)")
+            if g.storage.data == "shared":
+                size = k.shared_buffers()[g.buffer.root_reference.data].size  # type: ignore[union-attr]
+                if length < 0 or g.offset.value.data + rows * length > size:  # type: ignore[union-attr]
+                    raise fail(f"shared buffer @{g.buffer.root_reference.data} cannot hold {rows} rows of "  # type: ignore[union-attr]
+                               f"{'?' if length < 0 else length} elements from offset {g.offset.value.data}")  # type: ignore[union-attr]
+
+
+class RowKernels:
+    """The row mapping's kernels for one fusion: its layout, configurations and
+    shared-memory placement."""
+
+    def __init__(self, mapping: RowMapping, ctx: FusionContext):
+        self.mapping = mapping
+        self.ctx = ctx
+
+    def build(self, reduces: list[graph.ReduceOp]) -> KernelOp:
+        ctx = self.ctx
+        row_shape = shape_of(reduces[0].result.type)
+        subroots = {r.result: r for r in reduces}
+        outputs = unique(ctx.yields)
+        reads_of = Reads(set(ctx.ops), subroots)
+        problem = row_problem(reduces, outputs, reads_of)
+        if problem is not None:
+            raise op_error(problem.op or ctx.fusion, problem.message)
+        trailing = True
+        longest = 0
+        for r in reduces:
+            rank = len(shape_of(r.input.type))
+            dims = sorted(r.dims.get_values())
+            src = shape_of(r.input.type)
+            reduced = [src[d] for d in dims]
+            longest = max(longest, 1 << 30 if DYN in reduced else math.prod(reduced))
+            if dims != list(range(rank - len(dims), rank)):
+                trailing = False
+        # The root outputs: which of their dims are the rows.
+        roots = [v for v in outputs if v not in subroots]
+        # Outputs reading no reduction are independent parts packed into the kernel: they
+        # need no row locality, so every thread of the grid takes elements in turn.
+        packed = [v for v in roots if not reads_of(v, tuple(range(len(shape_of(v.type)))))]
+        roots = [v for v in roots if v not in packed]
+        root_dims: list[tuple[int, ...]] = []
+        for v in roots:
+            rd = root_row_dims(v, row_shape, reads_of)
+            assert rd is not None  # row_problem found every output splittable
+            root_dims.append(rd)
+        # the grid covers the most rows any group has (packed parts may differ at run time)
+        extents = [numel(shape_of(r.result.type)) for r in reduces]
+        extents += [numel([shape_of(v.type)[d] for d in dims]) for v, dims in zip(roots, root_dims)]
+        k = None if None in extents else max(extents)  # type: ignore[type-var]
+        lengths = [longest] + [numel([shape_of(v.type)[d] for d in range(len(shape_of(v.type))) if d not in dims])
+                               for v, dims in zip(roots, root_dims)]
+        layout = RowLayout(reduces, roots, root_dims, packed, k, lengths)  # type: ignore[arg-type]
+        layout.subroots = self.expensive_subroots(layout, row_shape)
+        default = default_row_schedule(trailing, longest, numel(row_shape))
+        vectors = self.row_vector_widths(reduces, roots, root_dims, row_shape) if trailing and not packed else [1]
+        if ctx.row_schedule != "auto" or k is None:
+            # forced, or a `?` row count the evaluator cannot count waves for: the rules
+            vec = ctx.vector if ctx.vector in vectors else 1
+            base = RowConfig.make(ctx.row_schedule if ctx.row_schedule != "auto" else default, BLOCK,
+                                  longest, layout, ctx.spec, cached=ctx.registers, vector=vec)
+            configs = self.with_subroots([base], layout)
+            if len(configs) == 1 or k is None:
+                return self.row_kernel(configs[0], layout)
+            return self.mapping.choose(configs, lambda c: self.row_kernel(c, layout), ctx.spec)
+        configs = [c for c in row_candidates(trailing, longest, layout, ctx.spec, tuple(v for v in vectors if v > 1))
+                   if ctx.registers or not c.slots]
+        if ctx.vector is not None:  # forced: the configurations of that width, if any
+            configs = [c for c in configs if c.vector == ctx.vector] or [c for c in configs if c.vector == 1]
+        return self.mapping.choose(self.with_subroots(configs, layout), lambda c: self.row_kernel(c, layout), ctx.spec)
+
+    def expensive_subroots(self, layout: RowLayout, row_shape) -> list[SubRoot]:
+        """The expensive elementwise ops worth a group of their own: read by two or more
+        groups (each of which would otherwise recompute them, and in a looping
+        configuration re-read their inputs), every read at the reader's own row.
+
+        Candidates whose rows cannot be named, with one element per row, that are
+        outputs (their root group stores them) or that packed parts read (those run
+        outside the row mapping) are left to index propagation. Making one op a
+        sub-root changes who reads another (exp(tanh(x)) with both sub-roots: only
+        exp's group reads tanh), so candidates are dropped until every remaining one
+        has two readers, all reading it at their own rows."""
+        red = {r.result for r in layout.reduces}
+        packed_ops = closure(layout.packed, lambda v: v in red or not isinstance(v.owner, Operation))
+        outputs = set(self.ctx.yields)
+        rows: dict[SSAValue, tuple[int, ...]] = {}
+        for op in self.ctx.ops:
+            if graph.op_class(op) != "expensive" or op in packed_ops or op.results[0] in outputs:
+                continue
+            v = op.results[0]
+            shape = shape_of(v.type)
+            reads = subroot_reads(v, tuple(range(len(shape))), lambda u: u in red)
+            dims = row_dims_of(shape, row_shape, [s for _, s in reads])
+            # one value per row (LayerNorm's mean): each reader computes it once per
+            # thread (hoisted out of its column loop), cheaper than publishing it
+            if dims is not None and numel([n for d, n in enumerate(shape) if d not in dims]) != 1:
+                rows[v] = dims
+        while True:
+            readers: dict[SSAValue, list] = {v: [] for v in rows}
+            local_rows = {v: True for v in rows}
+            same_slot = {v: True for v in rows}
+            for key, starts, dims, shape in self.consumer_spaces(layout, rows):
+                cols = [d for d in range(len(shape)) if d not in dims]
+                for start in starts:
+                    for u, s in subroot_reads(start, tuple(range(len(shape))), lambda u: u in red or u in rows):
+                        if u not in rows:
+                            continue
+                        if key not in readers[u]:
+                            readers[u].append(key)
+                        ushape = shape_of(u.type)
+                        ucols = [d for d in range(len(ushape)) if d not in rows[u]]
+                        local_rows[u] &= local(tuple(s[d] for d in rows[u]), dims, row_shape)
+                        # in registers a thread holds the columns lane + k * threads_per_row
+                        # of E's row: a reader must want exactly those (its own columns),
+                        # or E has one value per row, which every thread of the row holds
+                        same_slot[u] &= not ucols or (tuple(s[d] for d in ucols) == tuple(cols)
+                                                      and [ushape[d] for d in ucols] == [shape[d] for d in cols])
+            drop = [v for v in rows if len(readers[v]) < 2 or not local_rows[v]]
+            if not drop:
+                break
+            for v in drop:
+                del rows[v]
+        out = []
+        for v, dims in rows.items():
+            shape = shape_of(v.type)
+            out.append(SubRoot(v, dims, numel([n for d, n in enumerate(shape) if d not in dims]), readers[v],
+                               same_slot[v]))
+        return out
+
+    def consumer_spaces(self, layout: RowLayout, subroots):
+        """Every row group that may read a sub-root: (key, the values it starts index
+        propagation from, its row dims, its element-space shape)."""
+        for i, r in enumerate(layout.reduces):
+            rank = len(shape_of(r.input.type))
+            reduced = r.dims.get_values()
+            yield ("r", i), [r.input], tuple(d for d in range(rank) if d not in reduced), shape_of(r.input.type)
+        for key, values, dims in _root_groups(layout):
+            yield ("o", key), values, dims, shape_of(values[0].type)
+        for v, dims in subroots.items():
+            yield ("e", v), list(v.owner.operands), dims, shape_of(v.type)
+
+    def with_subroots(self, configs: list[RowConfig], layout: RowLayout) -> list[RowConfig]:
+        """Each configuration with the expensive sub-roots and without (`subroots=auto`),
+        only with (`all`, where they fit) or only without (`none`). All the eligible ops
+        become sub-roots or none do: the choice at most doubles the candidates the
+        evaluator lowers, where a choice per op would multiply them by 2^ops, and one
+        op's reads already decide which storage fits the others. Register-cached
+        configurations keep E in each thread's slots (every reader must read its own
+        columns); looping ones keep E's rows in shared memory (static rows that fit)."""
+        subs = layout.subroots
+        if self.ctx.subroots == "none" or not subs:
+            return configs
+        out: list[RowConfig] = []
+        names = tuple(s.value.owner.name.removeprefix("graph.") for s in subs)
+        for c in configs:
+            fits = all(s.in_registers for s in subs) if c.slots else (
+                all(s.length for s in subs) and self.row_smem(replace(c, subroots=names), layout) <= self.smem_limit)
+            variant = replace(c, subroots=names) if fits else None
+            if variant is None:
+                out.append(c)
+            elif self.ctx.subroots == "all":
+                out.append(variant)
+            else:
+                out += [c, variant]
+        return out
+
+    @property
+    def smem_limit(self) -> int:
+        """Shared memory a block may declare: the GPU's, and at most the 48 KB ptxas
+        allows static `.shared` arrays (the PTX printer declares no dynamic ones)."""
+        return min(self.ctx.spec.smem_per_block, STATIC_SMEM_LIMIT)
+
+    def row_smem(self, config: RowConfig, layout: RowLayout) -> int:
+        return sum(s.bytes for s in self.row_shared(config, layout, self.group_order(config, layout))[0])
+
+    def group_order(self, config: RowConfig, layout: RowLayout) -> list[tuple]:
+        """The row groups in execution order: reductions, then the root groups, each
+        expensive sub-root (if the configuration has them) just before its first reader
+        (so its shared rows live as briefly as possible). Inserting from the last op
+        back puts a sub-root read by another sub-root before its reader."""
+        order: list[tuple] = [("r", i) for i in range(len(layout.reduces))]
+        order += [("o", key) for key, _, _ in _root_groups(layout)]
+        if config.subroots:
+            for s in reversed(layout.subroots):
+                order.insert(min(order.index(c) for c in s.readers), ("e", s.value))
+        return order
+
+    def row_vector_widths(self, reduces, roots, root_dims, row_shape) -> list[int]:
+        """Vector widths of a row kernel: its rows (the reduced dims, the outputs'
+        column dims) run along vectors; tensors of the row shape are read per row."""
+        rows = []
+        for r in reduces:
+            src = shape_of(r.input.type)
+            rows.append(tuple(src[d] for d in sorted(r.dims.get_values())))
+        for v, dims in zip(roots, root_dims):
+            shape = shape_of(v.type)
+            rows.append(tuple(shape[d] for d in range(len(shape)) if d not in dims))
+        tensors = [t for t in [*self.ctx.fusion.operands, *roots] if not shapes_compatible(shape_of(t.type), row_shape)]
+        return self.ctx.vector_widths(tensors, rows)
+
+    def row_kernel(self, config: RowConfig, layout: RowLayout) -> KernelOp:
+        """The schedule.kernel of the row mapping under one configuration."""
+        block = config.block
+        per_row, comp, where, interleaved = config.per_row, config.composition, config.storage, config.interleaved
+        rows_per_block = block // per_row
+        order = self.group_order(config, layout)
+        shared, places = self.row_shared(config, layout, order)
+        # An expensive sub-root in a register-cached configuration stays in the slots of
+        # the thread that computed it: every group maps column c of a row to the same
+        # lane (c = lane + k * threads_per_row), so its readers find it in their own
+        # registers and no shuffle or barrier is needed. Looping configurations keep its
+        # rows in shared memory instead.
+        e_where = "shared" if not config.slots else ("lanes" if comp == "warp" else "reg")
+        roots = {key: (values, dims) for key, values, dims in _root_groups(layout)}
+        groups: list[GroupSpec] = []
+        for key in order:
+            kind, item = key
+            if kind == "r":
+                spec = GroupSpec([layout.reduces[item].result], comp, where)
+            elif kind == "e":
+                sub = next(s for s in layout.subroots if s.value is item)
+                spec = GroupSpec([item], comp, e_where, row_dims=sub.row_dims)
+            else:
+                spec = GroupSpec(roots[item][0], comp, "global", row_dims=roots[item][1])
+            if key in places:
+                spec.buffer, spec.offset = places[key]
+            groups.append(spec)
+        by_shape: dict[tuple, list[SSAValue]] = {}
+        for v in layout.packed:
+            by_shape.setdefault(_shape_key(v), []).append(v)
+        for values in by_shape.values():
+            groups.append(GroupSpec(values, "thread", "global", packed=True))
+        k = layout.rows
+        params = {"threads_per_row": per_row, "rows_per_block": rows_per_block}
+        if interleaved:
+            params["interleaved"] = 1
+        steps = 1
+        if config.slots:
+            params["elements_per_thread"] = config.slots * config.vector
+            steps = config.steps
+            if steps > 1:
+                params["row_steps"] = steps
+            if config.vector > 1:
+                params["vector_width"] = config.vector
+        grid = DYNAMIC if k is None else max(1, -(-k // (rows_per_block * steps)))
+        return self.ctx.kernel(self.mapping.name, params, (grid, 1, 1), (block, 1, 1), groups, shared)
+
+    def row_shared(self, config: RowConfig, layout: RowLayout, order: list[tuple]):
+        """The kernel's shared buffers and each group's (buffer, offset), placed by the
+        dominance-based allocator (§4.4, fsir/codegen/smem.py) over the groups in
+        `order`.
+
+        A reduction's result slot is read into registers right after the barrier that
+        publishes it, so it is dead at every later group and the reductions of one
+        accumulator type share one slot per row of the block; the partials buffer is
+        likewise reused by every group. An expensive sub-root's rows (rows_per_block x
+        its row length) stay live until its last reader group, after which a later
+        sub-root's rows may take their space."""
+        block, per_row = config.block, config.per_row
+        rows_per_block = block // per_row
+        index = {key: i for i, key in enumerate(order)}
+        subs = [s for s in layout.subroots if ("e", s.value) in index]
+        # Every group runs, in order: the group graph is the program-order chain. (A
+        # sub-root -> reader edge would add a path skipping the groups in between, which
+        # no execution takes, and hide that they are done.)
+        idom = dominators(chain(list(range(len(order))), {}), 0)
+        arenas: dict[tuple[str, Attribute], list[Request]] = {}
+        if config.storage == "shared":
+            for i, r in enumerate(layout.reduces):
+                acc = accumulator_type(r.result.type.element_type)
+                nbytes = element_bytes(acc)
+                node = index[("r", i)]
+                arenas.setdefault(("results", acc), []).append(Request(f"r{i}", rows_per_block * nbytes, node,
+                                                                       (node,), nbytes))
+        if not config.slots:
+            for s in subs:
+                elem = s.value.type.element_type
+                nbytes = element_bytes(elem)
+                arenas.setdefault(("rows", elem), []).append(Request(
+                    f"e{index[('e', s.value)]}", rows_per_block * s.length * nbytes, index[("e", s.value)],
+                    tuple(index[c] for c in s.readers)))
+        shared: list[SharedOp] = []
+        places: dict[tuple, tuple[str, int]] = {}
+        space = IntegerAttr(3, i64)
+        for (kind, elem), requests in arenas.items():
+            nbytes = element_bytes(elem)
+            placement = allocate(requests, idom)
+            for req in requests:
+                places[order[req.writer]] = (f"{kind}_{elem}", placement.offsets[req.name] // nbytes)
+            if kind == "results":
+                partials = block if config.interleaved else block // WARP  # per thread / per warp
+                shared.append(SharedOp(f"partials_{elem}", MemRefType(elem, [partials], memory_space=space)))
+            shared.append(SharedOp(f"{kind}_{elem}", MemRefType(elem, [-(-placement.size // nbytes)],
+                                                                memory_space=space)))
+        return shared, places
