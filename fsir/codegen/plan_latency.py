@@ -50,6 +50,7 @@ class CodegenLatency:
         self.unscored = 0  # kernels timed by `fallback` (a `?` grid)
         self.unfit: list[int] = []  # estimated registers of kernels scored infinite (no block fits)
         self.generated = 0
+        self.by_signature: dict[tuple, float] = {}  # kernel times by fusion signature
 
     def __call__(self, kernels: Sequence[Kernel]) -> float:
         return sum(self.kernel_time(ops) for ops in kernels)
@@ -66,11 +67,15 @@ class CodegenLatency:
         return t
 
     def _generate(self, ops: Kernel, key: frozenset[Operation]) -> float:
-        self.generated += 1
         block, copies = scratch_copy(ops)
         kernel: KernelOp | None = None
         try:
-            kernel = FusionCodegen(make_fusion(copies), "plan_kernel", gpu=self.gpu).build()
+            ctx = FusionCodegen(make_fusion(copies), "plan_kernel", gpu=self.gpu)
+            signature = ctx.signature()
+            if signature in self.by_signature:  # an equal kernel elsewhere (a repeated layer)
+                return self.by_signature[signature]
+            self.generated += 1
+            kernel = ctx.build()
         except UserError as err:
             self.rejected[key] = err.message
             return math.inf
@@ -78,7 +83,11 @@ class CodegenLatency:
             if kernel is not None:
                 kernel.drop_all_references()
             _erase(block)
-        assert kernel is not None and kernel.cost is not None
+        self.by_signature[signature] = t = self._time(ops, kernel)
+        return t
+
+    def _time(self, ops: Kernel, kernel: KernelOp) -> float:
+        assert kernel.cost is not None
         est = kernel.cost.data.get("estimate_us")
         if est is None:
             self.unscored += 1

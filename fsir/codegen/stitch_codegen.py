@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
 from fsir.codegen.mappings import mapping_for
@@ -33,19 +33,24 @@ class FusionCodegen(FusionContext):
 
     def __init__(self, fusion: FusionOp, name: str, row_schedule: str = "auto", gpu: str = "H100",
                  registers: bool = True, subroots: str = "auto", vector: int | None = None,
-                 gemm: GemmConfig | None = None, chosen: dict | None = None):
+                 gemm: GemmConfig | None = None):
         if row_schedule not in ("auto", *ROW_SCHEDULES):
             raise UserError(f"stitch-codegen: unknown row schedule '{row_schedule}' "
                             f"(expected auto, {', '.join(ROW_SCHEDULES)})")
-        super().__init__(fusion, name, row_schedule, gpu, registers, subroots, vector, gemm, chosen)
+        super().__init__(fusion, name, row_schedule, gpu, registers, subroots, vector, gemm)
 
     def build(self) -> KernelOp:
         return mapping_for(self.ops).build(self)
 
 
 def codegen_function(f: func.FuncOp, row_schedule: str = "auto", gpu: str = "H100", registers: bool = True,
-                     subroots: str = "auto", vector: int | None = None, gemm: GemmConfig | None = None) -> None:
-    """Every fusion of `f` (and every op left outside one) becomes a schedule.kernel."""
+                     subroots: str = "auto", vector: int | None = None, gemm: GemmConfig | None = None,
+                     planned: dict[tuple, KernelOp] | None = None) -> None:
+    """Every fusion of `f` (and every op left outside one) becomes a schedule.kernel.
+    `planned` maps fusion signatures to kernels already chosen (by the pass, for the
+    whole module): a fusion equal to an earlier one up to names (a model's repeated
+    layers, BERT's Q, K and V projections) gets a copy of its kernel, unplanned."""
+    planned = {} if planned is None else planned
     # Ops left outside every fusion become kernels of their own (free reshapes excepted);
     # ops and fusions whose results nobody uses need no kernel.
     for op in reversed(list(f.body.block.ops)):
@@ -59,11 +64,18 @@ def codegen_function(f: func.FuncOp, row_schedule: str = "auto", gpu: str = "H10
             make_fusion([op])
     fuse_leftover_constants(f)
     index = 0
-    chosen: dict = {}
     for op in list(f.body.block.ops):
         if isinstance(op, FusionOp):
-            kernel = FusionCodegen(op, f"{f.sym_name.data}_k{index}", row_schedule, gpu, registers,
-                                   subroots, vector, gemm, chosen).build()
+            ctx = FusionCodegen(op, f"{f.sym_name.data}_k{index}", row_schedule, gpu, registers, subroots, vector,
+                                gemm)
+            key = ctx.signature()
+            earlier = planned.get(key)
+            if earlier is None:
+                kernel = planned[key] = ctx.build()
+            else:
+                kernel = earlier.clone(value_mapper=dict(zip(earlier.operands, op.operands)))
+                kernel.sym_name = StringAttr(ctx.name)
+                kernel.location = op.location
             index += 1
             f.body.block.insert_op_before(kernel, op)
             for old, new in zip(op.results, kernel.results):
@@ -110,6 +122,8 @@ class StitchCodegenPass(ModulePass):
             raise UserError(f"stitch-codegen: vector={self.vector} (expected auto, 1, 2 or 4)")
         vector = None if str(self.vector) == "auto" else int(self.vector)
         gemm = None if self.gemm == "auto" else GemmConfig.parse(self.gemm)
+        planned: dict[tuple, KernelOp] = {}
         for f in list(op.walk()):
             if isinstance(f, func.FuncOp) and not f.is_declaration:
-                codegen_function(f, self.rows, self.gpu, self.registers == "auto", self.subroots, vector, gemm)
+                codegen_function(f, self.rows, self.gpu, self.registers == "auto", self.subroots, vector, gemm,
+                                 planned)

@@ -138,16 +138,13 @@ class FusionContext:
 
     def __init__(self, fusion: FusionOp, name: str, row_schedule: str = "auto", gpu: str = "H100",
                  registers: bool = True, subroots: str = "auto", vector: int | None = None,
-                 gemm: GemmConfig | None = None, chosen: dict | None = None):
+                 gemm: GemmConfig | None = None):
         self.subroots = subroots  # auto | all | none (checked by the pass)
         self.row_schedule = row_schedule  # auto or one of row.ROW_SCHEDULES (checked by the pass)
         self.vector = vector  # a forced vector width (None: the evaluator's choice)
         self.spec = gpu_spec(gpu)
         self.registers = registers
         self.gemm_config = gemm  # None: the evaluator chooses
-        # GEMM signature -> the cost of the configuration chosen for it (a function's
-        # identical products, e.g. BERT's Q, K and V projections, are scored once)
-        self.chosen = {} if chosen is None else chosen
         self.fusion = fusion
         self.name = name
         self.block = fusion.block
@@ -178,12 +175,13 @@ class FusionContext:
     def signature(self) -> tuple:
         """The fusion up to value names: its argument types and its ops (name, operands
         by position, properties, attributes, result types). Kernels of fusions with equal
-        signatures differ only in names."""
+        signatures differ only in names. Attributes compare by value (a weight constant's
+        bytes), without being printed."""
         where: dict[SSAValue, tuple[int, int]] = {a: (-1, i) for i, a in enumerate(self.block.args)}
-        out: list = [tuple(str(a.type) for a in self.block.args)]
+        out: list = [tuple(a.type for a in self.block.args)]
         for n, op in enumerate(self.ops):
-            out.append((op.name, tuple(where[o] for o in op.operands), str(op.properties), str(op.attributes),
-                        tuple(str(r.type) for r in op.results)))
+            out.append((op.name, tuple(where[o] for o in op.operands), tuple(op.properties.items()),
+                        tuple(op.attributes.items()), tuple(r.type for r in op.results)))
             where.update({r: (n, j) for j, r in enumerate(op.results)})
         out.append(tuple(where[v] for v in self.yields))
         return tuple(out)

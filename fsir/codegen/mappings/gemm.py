@@ -209,14 +209,7 @@ class GemmMapping(Mapping):
             kernel = self.kernel(ctx, dot, config)
             kernel.cost = DictionaryAttr({**kernel.cost.data, "config": StringAttr(config.describe())})  # type: ignore[union-attr]
             return kernel
-        key = ctx.signature()
-        if key in ctx.chosen:
-            kernel = self.kernel(ctx, dot, GemmConfig.parse(ctx.chosen[key].data["config"].data))
-            kernel.cost = ctx.chosen[key]
-            return kernel
-        kernel = self.choose(configs, lambda c: self.kernel(ctx, dot, c), spec)
-        ctx.chosen[key] = kernel.cost
-        return kernel
+        return self.choose(configs, lambda c: self.kernel(ctx, dot, c), spec)
 
     def summarize(self, k: KernelOp, spec: GpuSpec) -> Summary:
         """A register-blocked GEMM kernel's thread (`fsir/lowering/kernels.py`, `gemm`):
