@@ -364,17 +364,19 @@ def row_problem(reduces: Sequence[graph.ReduceOp], outputs: Sequence[SSAValue], 
 # -- the mapping -------------------------------------------------------------------------
 
 
-def row_registers(tensors: int, cached: int, steps: int, kept: int) -> int:
+def row_registers(tensors: int, cached: int, steps: int) -> int:
     """A row kernel thread's registers, fitted to the gpu-IR evaluator's liveness on the
-    examples' row candidates (mean error 2-3 registers): every tensor's address; a
-    strided loop's bounds and iteration values per group; or the cached slots (each
-    slot's values live across the groups) and, with row steps, the next step's loads
-    that ptxas issues early."""
+    examples' row candidates (mean error 3 registers): every tensor's address; a
+    strided loop's bounds and iteration values; or the cached slots, row steps' loop
+    state and, for up to four steps (which ptxas unrolls), the next step's loads
+    issued early."""
     if not cached:
-        return round(19 + 8 * tensors / 3)
-    return round(14 + 1.5 * tensors + 2.5 * cached + (steps > 1) * (4 + cached * kept))
+        return round(23.4 + 1.26 * tensors)
+    return round(15.8 + 1.63 * tensors + cached + 10.9 * (steps > 1) + 0.95 * cached * (2 <= steps <= 4))
+
+
 def _combine(per_row: int, interleaved: bool) -> Counter[str]:
-    """Combining a row's partials across its threads (`KernelLowering.combine_row`)."""
+    """Combining a row's partials across its threads (`RowLowering.combine_row`)."""
     out: Counter[str] = Counter()
     if interleaved:
         out.update(smem=3 + per_row, barrier=2, alu=per_row + 4)
@@ -441,7 +443,6 @@ class RowMapping(Mapping):
         loaded: set = set()
         seen: set = set()
         keys: dict = {}
-        kept: set[SSAValue] = set()  # inputs a cached row keeps in registers across groups
         nbytes = 0
         out_bytes = 0
         for g in groups:
@@ -469,7 +470,6 @@ class RowMapping(Mapping):
                 # the row index clamped to the last row; a last slot past the row's end
                 # clamps its columns and masks its values
                 per_step["alu"] += 2 + (3 + vector * is_reduce if length and slots * per_row * vector > length else 0)
-                kept.update(loads)
             else:
                 n = -(-length // per_row) if length else UNKNOWN_TRIP_COUNT
                 per_step["alu"] += 2 * n + 1  # the loop's increment and test
@@ -501,7 +501,7 @@ class RowMapping(Mapping):
         vec_loads = s.counts["global"]
         if vector > 1 and cached:  # the vectorizer merges V consecutive accesses
             s.counts["global"] = -(-vec_loads // vector)
-        s.registers = row_registers(len(k.block.args) + len(k.results), cached, steps, len(kept))
+        s.registers = row_registers(len(k.block.args) + len(k.results), cached, steps)
         s.shared_bytes = k.shared_bytes()
         s.global_bytes = steps * (nbytes + out_bytes)
         return s
