@@ -171,7 +171,7 @@ def test_gemm_register_estimates_match_ptxas(config):
     assert result.ok, result.errors
     errors = [(estimate_registers(k) - result.kernels[k.sym_name.data].registers, k.sym_name.data)
               for k in kernels(lowered) if any(isinstance(o, gpu.BarrierOp) for o in k.walk())]
-    assert len(errors) >= 8
+    assert len(errors) >= 6  # six distinct products: Q, K and V's equal ones share one function
     assert max(abs(e) for e, _ in errors) <= MAX_ABS_ERROR, errors
     assert sum(abs(e) for e, _ in errors) / len(errors) <= MAX_MEAN_ABS_ERROR, errors
 

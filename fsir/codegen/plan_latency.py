@@ -77,6 +77,7 @@ class CodegenLatency:
             self.generated += 1
             kernel = ctx.build()
         except UserError as err:
+            self.generated += 1  # an attempt codegen refused
             self.rejected[key] = err.message
             return math.inf
         finally:
