@@ -290,7 +290,7 @@ func.func @f(%x: {x}) -> {x} {{
     assert all(subroot_storage(k) == [] for k in ks)
 
 
-@pytest.mark.parametrize("seed", [764, 2833])
+@pytest.mark.parametrize("seed", [764])
 def test_random_graph_with_subroots(seed):
     """Random graphs (tests/test_pipeline_fuzz.py's generator) in which stitching finds
     an expensive sub-root (found by scanning seeds; rare, so the fuzz's own seeds
