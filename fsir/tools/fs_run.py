@@ -17,6 +17,7 @@ import argparse
 import json
 import sys
 import time
+from typing import Any
 
 import numpy as np
 
@@ -90,7 +91,8 @@ def main_impl(argv=None) -> int:
     for i, out in enumerate(outputs):
         print(f"out{i}: {describe(out)}")
     if args.outputs:
-        np.savez(args.outputs, **{f"out{i}": o for i, o in enumerate(outputs)})
+        arrays: dict[str, Any] = {f"out{i}": o for i, o in enumerate(outputs)}  # Any: savez's **kwds share allow_pickle's slot
+        np.savez(args.outputs, **arrays)
     if args.stats_json and stats is not None:
         with open(args.stats_json, "w") as fh:
             json.dump(stats, fh, indent=2)
