@@ -132,7 +132,9 @@ def _view(buf: DeviceBuffer, shape: list[int]) -> DeviceBuffer:
 
 
 def _host_value(op: Operation, env: dict, module: ModuleOp, device, owned: list):
-    get = lambda v: env[v]
+    def get(v: SSAValue) -> Any:
+        return env[v]
+
     if isinstance(op, arith.ConstantOp):
         value = op.value
         assert isinstance(value, IntegerAttr)

@@ -205,7 +205,9 @@ def collect_expected(chunk: str | bytes, offset: int, name: str) -> list[Expecte
                 elif re.fullmatch(r"[+-]\d+", w):
                     target = here + int(w)
                 else:
-                    raise UserError(f"cannot read the location '{where}' of an expected-error", Location(name, here, m.start() + 1))
+                    raise UserError(
+                        f"cannot read the location '{where}' of an expected-error", Location(name, here, m.start() + 1)
+                    )
             expected.append(Expected(target, msg.strip(), here))
     return expected
 
@@ -215,10 +217,19 @@ def check_expected(expected: list[Expected], error: UserError | None, name: str)
     failures = 0
     matched = False
     for exp in expected:
-        if error is not None and not matched and error.loc is not None and error.loc.line == exp.line and exp.text in error.message:
+        if (
+            error is not None
+            and not matched
+            and error.loc is not None
+            and error.loc.line == exp.line
+            and exp.text in error.message
+        ):
             matched = True
             continue
-        print(f"{name}:{exp.source_line}: error: expected error \"{exp.text}\" on line {exp.line} was not produced", file=sys.stderr)
+        print(
+            f'{name}:{exp.source_line}: error: expected error "{exp.text}" on line {exp.line} was not produced',
+            file=sys.stderr,
+        )
         failures += 1
     if error is not None and not matched:
         print(format_error(error) + "  [unexpected error]", file=sys.stderr)
