@@ -373,21 +373,24 @@ def _wrap_float(f, parts, t, inputs_ftz=True):
     g = f
     if ftz_in:
 
-        def g(*xs):
+        def flushed_inputs(*xs):
             return f(*[ftz32(x) for x in xs])
 
+        g = flushed_inputs
     if post is not None:
         g2 = g
 
-        def g(*xs):
+        def post_processed(*xs):
             return post(g2(*xs))
 
+        g = post_processed
     if t == "bf16":
         g3 = g
 
-        def g(*xs):
+        def on_bf16(*xs):
             return to_bf16(g3(*[from_bf16(x) for x in xs]))
 
+        g = on_bf16
     elif t in ("f16x2", "bf16x2"):
         half = t == "f16x2"
         g4 = g
@@ -567,26 +570,20 @@ def op_mad24(D, ins, parts, ops):
     return _ternary_fn(D, ins, parts, ops, f, t=t)
 
 
+def _fma_fn(t, mode):
+    """a * b + c for PTX type t: float types compute in f64 and round once to t (bf16 in _wrap_float)."""
+    if t == "f32":
+        return lambda a, b, c: round_f32(np.asarray(a, np.float64) * b + np.asarray(c, np.float64), mode)
+    if t in ("f16", "f16x2"):
+        return lambda a, b, c: (np.asarray(a, np.float64) * b + c).astype(np.float16)
+    if t in ("bf16", "bf16x2"):
+        return lambda a, b, c: np.asarray(a, np.float64) * b + c  # rounded by _wrap_float's to_bf16
+    return lambda a, b, c: a * b + c
+
+
 def op_fma(D, ins, parts, ops):
     t = _need_type(parts, ins)
-    mode = _rmode(parts)
-    if t == "f32":
-
-        def f(a, b, c):
-            return round_f32(np.asarray(a, np.float64) * b + np.asarray(c, np.float64), mode)
-    elif t in ("f16", "f16x2"):
-
-        def f(a, b, c):
-            return (np.asarray(a, np.float64) * b + c).astype(np.float16)
-    elif t in ("bf16", "bf16x2"):
-
-        def f(a, b, c):
-            return np.asarray(a, np.float64) * b + c  # rounded by _wrap_float's to_bf16
-    else:
-
-        def f(a, b, c):
-            return a * b + c
-
+    f = _fma_fn(t, _rmode(parts))
     return _ternary_fn(D, ins, parts, ops, _wrap_float(f, parts, t), t=t)
 
 
@@ -1017,9 +1014,10 @@ def op_setp(D, ins, parts, ops):
     if "ftz" in parts and t == "f32":
         f0 = f
 
-        def f(a, b):
+        def flushed(a, b):
             return f0(ftz32(a), ftz32(b))
 
+        f = flushed
     d = ops[0]
     if isinstance(d, Pair):
         wp = D.wr(Reg(d.first), "pred")
