@@ -157,7 +157,7 @@ def parse_source(source: str | bytes, name: str, fmt: str, ctx: Context | None =
                  line_offset: int = 0, implicit_module: bool = True) -> ModuleOp:
     """A verified graph module from the text (or bytes) of a model in format `fmt`."""
     if fmt in registry.FRONTENDS:
-        return registry.FRONTENDS[fmt]()(source, name)  # type: ignore[return-value]
+        return registry.FRONTENDS[fmt]()(source, name)
     from fsir.ir import parse_module
 
     if isinstance(source, bytes):

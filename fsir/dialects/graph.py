@@ -24,12 +24,14 @@ from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    I64,
+    AnyDenseElement,
     BFloat16Type,
     BytesAttr,
     DenseArrayBase,
@@ -37,8 +39,10 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     Float64Type,
+    IntegerAttr,
     IntegerType,
     StringAttr,
+    StructPackableType,
     TensorType,
     i64,
 )
@@ -411,17 +415,20 @@ class GraphOp(IRDLOperation):
 
     def print(self, printer: Printer):
         if self.KEYWORD_PROP is not None:
-            printer.print_string(" " + self.properties[self.KEYWORD_PROP].data)  # type: ignore[attr-defined]
+            keyword = self.properties[self.KEYWORD_PROP]
+            assert isinstance(keyword, StringAttr)
+            printer.print_string(" " + keyword.data)
         if self.operands:
             printer.print_string(" ")
             printer.print_list(self.operands, printer.print_operand)
         for keyword, prop, is_list in self.INT_PROPS:
             printer.print_string(f" {keyword} ")
-            value = self.properties[prop]
             if is_list:
-                _print_int_list(printer, value.get_values())  # type: ignore[attr-defined]
+                _print_int_list(printer, _dims(self, prop))
             else:
-                printer.print_string(str(value.value.data))  # type: ignore[attr-defined]
+                value = self.properties[prop]
+                assert isinstance(value, IntegerAttr)
+                printer.print_string(str(value.value.data))
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         if self.SHORT_TYPE and all(o.type == self.results[0].type for o in self.operands):
@@ -440,8 +447,10 @@ class GraphOp(IRDLOperation):
         Raises VerifyException when operands or properties are invalid."""
         raise NotImplementedError
 
-    def reference(self, *args: np.ndarray) -> np.ndarray:
-        """numpy evaluation; arrays arrive with `numpy_dtype` of their element type."""
+    def reference(self, *args: Any, **kwargs: Any) -> np.ndarray:
+        """numpy evaluation; arrays arrive with `numpy_dtype` of their element type, one
+        positional argument per operand. The gradual signature lets each op name its own
+        operands."""
         raise NotImplementedError
 
     def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
@@ -480,17 +489,22 @@ class GraphOp(IRDLOperation):
 
     @property
     def result_type(self) -> TensorType:
-        return self.results[0].type  # type: ignore[return-value]
+        return tensor_type(self.results[0])
 
 
-def _int_attr(value: int):
-    from xdsl.dialects.builtin import IntegerAttr
+def tensor_type(value: SSAValue) -> TensorType:
+    """The type of a graph value, a tensor (the op definitions constrain it)."""
+    t = value.type
+    assert isinstance(t, TensorType), t
+    return t
 
+
+def _int_attr(value: int) -> IntegerAttr[I64]:
     return IntegerAttr(value, i64)
 
 
 def _operand_types(op: Operation) -> list[TensorType]:
-    return [o.type for o in op.operands]  # type: ignore[misc]
+    return [tensor_type(o) for o in op.operands]
 
 
 def _check_dims(dims: Sequence[int], rank: int, what: str, unique: bool = True) -> None:
@@ -627,7 +641,8 @@ ELEMENTWISE: dict[str, Elementwise] = {
     "and":     Elementwise(2, L, INTEGER, np.bitwise_and, lambda b, x, y: b.arith("and", x, y)),
     "or":      Elementwise(2, L, INTEGER, np.bitwise_or,  lambda b, x, y: b.arith("or", x, y)),
     "xor":     Elementwise(2, L, INTEGER, np.bitwise_xor, lambda b, x, y: b.arith("xor", x, y)),
-    "div":     Elementwise(2, E, NUMERIC, _div,         lambda b, x, y: b.arith("div", x, y), "integers truncate toward zero"),
+    "div":     Elementwise(2, E, NUMERIC, _div,         lambda b, x, y: b.arith("div", x, y),
+                           "integers truncate toward zero"),
     "rem":     Elementwise(2, E, NUMERIC, _rem,         lambda b, x, y: b.arith("rem", x, y), "sign of the dividend"),
     "pow":     Elementwise(2, E, FLOAT,   np.power,     lambda b, x, y: b.math("powf", x, y)),
 }
@@ -743,7 +758,7 @@ class CompareOp(GraphOp):
 
     def reference(self, a, b):
         _same_runtime_shapes(a, b)
-        cdt = compute_dtype(self.lhs.type.element_type)  # type: ignore[attr-defined]
+        cdt = compute_dtype(tensor_type(self.lhs).element_type)
         return _COMPARE_REF[self.direction.data](a.astype(cdt), b.astype(cdt))
 
 
@@ -854,7 +869,8 @@ class ConstantOp(GraphOp):
         t = self.value.get_type()
         if any(d == DYN for d in shape_of(t)):
             raise VerifyException("a constant must have a static shape")
-        return t  # type: ignore[return-value]
+        assert isinstance(t, TensorType)
+        return t
 
     def reference(self):
         return constant_array(self.value)
@@ -868,7 +884,7 @@ def constant_array(value: DenseIntOrFPElementsAttr) -> np.ndarray:
     """The constant's values as an array of its numpy dtype, read straight from the
     attribute's bytes (a splat holds one stored element)."""
     t = value.get_type()
-    dtype = numpy_dtype(t.element_type)  # type: ignore[attr-defined]
+    dtype = numpy_dtype(value.get_element_type())
     shape = shape_of(t)
     arr = stored_values(value)
     if arr.size == 1 and math.prod(shape) != 1:
@@ -899,13 +915,15 @@ def dense_attr(array: np.ndarray, element_type: Attribute) -> DenseIntOrFPElemen
     """A dense constant of `array`'s values, packed from its bytes (xDSL's own layout:
     little-endian elements, i1 true as -1, splats stored in full)."""
     array = np.asarray(array)
-    t = tensor(element_type, array.shape)
     if isinstance(element_type, BFloat16Type):
         raw = array.astype(ml_dtypes.bfloat16)
     elif isinstance(element_type, IntegerType) and element_type.width.data == 1:
         raw = -array.astype(bool).astype(np.int8)
     else:
-        raw = array.astype(np.dtype(element_type.format))  # type: ignore[attr-defined]  # every other fsir type packs by struct format
+        assert isinstance(element_type, StructPackableType), element_type  # every other fsir element type
+        raw = array.astype(np.dtype(element_type.format))
+    # The element types numpy_dtype accepts are all dense-element types.
+    t = cast(TensorType[AnyDenseElement], tensor(element_type, array.shape))
     return DenseIntOrFPElementsAttr(t, BytesAttr(np.ascontiguousarray(raw).tobytes()))
 
 
@@ -919,13 +937,13 @@ class IotaOp(GraphOp):
     name = "graph.iota"
     INT_PROPS: ClassVar = (("dim", "dim", False),)
     SHORT_TYPE: ClassVar = True
-    dim = prop_def(Attribute)
+    dim = prop_def(IntegerAttr[I64])
     result = result_def(TensorType)
     traits = traits_def(Pure(), LightElementwise())
 
     def infer_type(self) -> TensorType:
         t = self.result_type
-        _check_dims([self.dim.value.data], len(shape_of(t)), "iota dimension")  # type: ignore[attr-defined]
+        _check_dims([self.dim.value.data], len(shape_of(t)), "iota dimension")
         if not (is_int(t.element_type) or is_float(t.element_type)) or is_bool(t.element_type):
             raise VerifyException(f"iota needs an integer or float element type, got {t.element_type}")
         return t
@@ -934,7 +952,7 @@ class IotaOp(GraphOp):
         shape = shape_of(self.result_type)
         if DYN in shape:
             raise VerifyException("graph.iota with a '?' dim cannot be evaluated (its size is unknown)")
-        d = self.dim.value.data  # type: ignore[attr-defined]
+        d = self.dim.value.data
         idx = np.arange(shape[d]).reshape([-1 if i == d else 1 for i in range(len(shape))])
         return np.broadcast_to(idx, shape).astype(numpy_dtype(self.result_type.element_type))
 
@@ -945,7 +963,10 @@ class IotaOp(GraphOp):
 
 
 def _dims(op: Operation, prop: str) -> tuple[int, ...]:
-    return tuple(op.properties[prop].get_values())  # type: ignore[attr-defined]
+    """The values of an op's `DenseArrayBase[I64]` property `prop`."""
+    value = op.properties[prop]
+    assert isinstance(value, DenseArrayBase) and isinstance(value.elt_type, IntegerType)
+    return cast(DenseArrayBase[IntegerType], value).get_values()
 
 
 @irdl_op_definition
@@ -958,7 +979,7 @@ class BroadcastOp(GraphOp):
 
     name = "graph.broadcast"
     INT_PROPS: ClassVar = (("dims", "dims", True),)
-    dims = prop_def(DenseArrayBase)
+    dims = prop_def(DenseArrayBase[I64])
     input = operand_def(TensorType)
     result = result_def(TensorType)
     traits = traits_def(Pure(), LightElementwise(), GraphCanonicalization())
@@ -981,7 +1002,7 @@ class BroadcastOp(GraphOp):
         for i, d in enumerate(dims):
             if src[i] == 1:  # the type keeps a `?` that a size-1 dim would stretch to
                 inferred[d] = out[d]
-        return tensor(self.input.type.element_type, inferred)  # type: ignore[attr-defined]
+        return tensor(tensor_type(self.input).element_type, inferred)
 
     def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
         """A `?` result dim is its operand dim's size (1 for a size-1 operand dim, as the
@@ -1034,14 +1055,16 @@ class ReshapeOp(GraphOp):
     def infer_type(self) -> TensorType:
         src = shape_of(self.input.type)
         out = list(shape_of(self.result_type))
-        if self.input.type.element_type != self.result_type.element_type:  # type: ignore[attr-defined]
+        if tensor_type(self.input).element_type != self.result_type.element_type:
             raise VerifyException("reshape cannot change the element type (use graph.convert)")
         if DYN not in src:
             n = math.prod(src)
             unknown = [i for i, d in enumerate(out) if d == DYN]
             known = math.prod(d for d in out if d != DYN)
             if not unknown and known != n:
-                raise VerifyException(f"cannot reshape {fmt_shape(src)} ({n} elements) to {fmt_shape(out)} ({known} elements)")
+                raise VerifyException(
+                    f"cannot reshape {fmt_shape(src)} ({n} elements) to {fmt_shape(out)} ({known} elements)"
+                )
             if unknown and (known == 0 or n % known):
                 raise VerifyException(f"cannot reshape {fmt_shape(src)} ({n} elements) to {fmt_shape(out)}")
         return tensor(self.result_type.element_type, self.reify_dims(static_dims, STATIC))
@@ -1077,7 +1100,7 @@ class TransposeOp(GraphOp):
 
     name = "graph.transpose"
     INT_PROPS: ClassVar = (("perm", "perm", True),)
-    perm = prop_def(DenseArrayBase)
+    perm = prop_def(DenseArrayBase[I64])
     input = operand_def(TensorType)
     result = result_def(TensorType)
     traits = traits_def(Pure(), LightElementwise(), GraphCanonicalization())
@@ -1087,7 +1110,7 @@ class TransposeOp(GraphOp):
         perm = _dims(self, "perm")
         if sorted(perm) != list(range(len(src))):
             raise VerifyException(f"perm {list(perm)} is not a permutation of {len(src)} dimensions")
-        return tensor(self.input.type.element_type, self.reify_dims(static_dims, STATIC))  # type: ignore[attr-defined]
+        return tensor(tensor_type(self.input).element_type, self.reify_dims(static_dims, STATIC))
 
     def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
         src = dims_of(self.input)
@@ -1113,9 +1136,9 @@ class SliceOp(GraphOp):
 
     name = "graph.slice"
     INT_PROPS: ClassVar = (("start", "start", True), ("limit", "limit", True), ("strides", "strides", True))
-    start = prop_def(DenseArrayBase)
-    limit = prop_def(DenseArrayBase)
-    strides = prop_def(DenseArrayBase)
+    start = prop_def(DenseArrayBase[I64])
+    limit = prop_def(DenseArrayBase[I64])
+    strides = prop_def(DenseArrayBase[I64])
     input = operand_def(TensorType)
     result = result_def(TensorType)
     traits = traits_def(Pure(), LightElementwise(), GraphCanonicalization())
@@ -1130,7 +1153,7 @@ class SliceOp(GraphOp):
                 raise VerifyException(f"stride {k} of dim {i} must be positive")
             if s < 0 or l < s or (src[i] != DYN and l > src[i]):
                 raise VerifyException(f"slice [{s}, {l}) of dim {i} is out of bounds for size {fmt_shape([src[i]])}")
-        return tensor(self.input.type.element_type, self.reify_dims(static_dims, STATIC))  # type: ignore[attr-defined]
+        return tensor(tensor_type(self.input).element_type, self.reify_dims(static_dims, STATIC))
 
     def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
         start, limit, strides = (_dims(self, p) for p in ("start", "limit", "strides"))
@@ -1158,7 +1181,7 @@ class ConcatOp(GraphOp):
 
     name = "graph.concat"
     INT_PROPS: ClassVar = (("dim", "dim", False),)
-    dim = prop_def(Attribute)
+    dim = prop_def(IntegerAttr[I64])
     inputs = var_operand_def(TensorType)
     result = result_def(TensorType)
     traits = traits_def(Pure(), LightElementwise(), GraphCanonicalization())
@@ -1172,7 +1195,7 @@ class ConcatOp(GraphOp):
         if not types:
             raise VerifyException("concat needs at least one operand")
         rank = len(shape_of(types[0]))
-        d = self.dim.value.data  # type: ignore[attr-defined]
+        d = self.dim.value.data
         _check_dims([d], rank, "concat dimension")
         out = list(shape_of(types[0]))
         for t in types[1:]:
@@ -1191,14 +1214,14 @@ class ConcatOp(GraphOp):
 
     def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
         """The concat dim is the operands' sum; the others are shared (see `_same_shape_dims`)."""
-        d = self.dim.value.data  # type: ignore[attr-defined]
+        d = self.dim.value.data
         out = _same_shape_dims(self, dims_of, b)
         out[d] = b.add(self.offsets(dims_of, b)[-1], dims_of(self.operands[-1])[d])
         return out
 
     def offsets(self, dims_of: DimsOf, b: DimBuilder) -> list:
         """Where each operand starts along the concat dim."""
-        d = self.dim.value.data  # type: ignore[attr-defined]
+        d = self.dim.value.data
         out: list = [0]
         for o in self.operands[:-1]:
             out.append(b.add(out[-1], dims_of(o)[d]))
@@ -1206,7 +1229,7 @@ class ConcatOp(GraphOp):
 
     def operand_index(self, i: int, idx: Sequence, offsets: Sequence, b: DimBuilder) -> list:
         """The index of operand i holding the result's `idx` (when it lies in its piece)."""
-        d = self.dim.value.data  # type: ignore[attr-defined]
+        d = self.dim.value.data
         shifted = list(idx)
         shifted[d] = b.sub(idx[d], offsets[i])
         return shifted
@@ -1218,7 +1241,7 @@ class ConcatOp(GraphOp):
         return [self.operand_index(i, idx, offsets, b) for i in range(len(self.operands))]
 
     def reference(self, *xs):
-        return np.concatenate(xs, axis=self.dim.value.data)  # type: ignore[attr-defined]
+        return np.concatenate(xs, axis=self.dim.value.data)
 
 
 # ---------------------------------------------------------------------------
@@ -1242,7 +1265,7 @@ class ReduceOp(GraphOp):
     KEYWORD_CHOICES: ClassVar = REDUCE_KINDS
     INT_PROPS: ClassVar = (("dims", "dims", True),)
     kind = prop_def(StringAttr)
-    dims = prop_def(DenseArrayBase)
+    dims = prop_def(DenseArrayBase[I64])
     input = operand_def(TensorType)
     result = result_def(TensorType)
     traits = traits_def(Pure(), Reduction(), GraphCanonicalization())
@@ -1253,7 +1276,7 @@ class ReduceOp(GraphOp):
         src = shape_of(self.input.type)
         dims = _dims(self, "dims")
         _check_dims(dims, len(src), "reduction dimension")
-        elem = self.input.type.element_type  # type: ignore[attr-defined]
+        elem = tensor_type(self.input).element_type
         if is_bool(elem):
             raise VerifyException("cannot reduce i1 tensors (convert them first)")
         return tensor(elem, self.reify_dims(static_dims, STATIC))

@@ -15,10 +15,11 @@ outputs are copied back as numpy arrays and every buffer the run allocated is fr
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 from fsir.dialects import gpu
@@ -82,7 +83,7 @@ def execute(lowered: ModuleOp, inputs: Sequence[np.ndarray] | Mapping[str, np.nd
         inputs = [inputs[a.name_hint or f"arg{i}"] for i, a in enumerate(args)]
     if len(inputs) != len(args):
         raise UserError(f"@{f.sym_name.data} takes {len(args)} arguments, got {len(inputs)}", location_of(f))
-    env: dict[SSAValue, object] = {}
+    env: dict[SSAValue, Any] = {}  # index values (int) and DeviceBuffers
     owned: list[DeviceBuffer] = []  # buffers this run allocated (views excluded)
     for i, (a, x) in enumerate(zip(args, inputs)):
         t = a.type
@@ -93,19 +94,19 @@ def execute(lowered: ModuleOp, inputs: Sequence[np.ndarray] | Mapping[str, np.nd
             raise UserError(f"argument {i} (%{a.name_hint or i}): expected shape {fmt_shape(shape)}, "
                             f"got {fmt_shape(x.shape)}", location_of(f))
         env[a] = device.to_device(x)
-        owned.append(env[a])  # type: ignore[arg-type]
+        owned.append(env[a])
     handle = None
     stats = None
     try:
         for op in f.body.blocks[0].ops:
             if isinstance(op, func.ReturnOp):
-                return [_to_host(device, env[v]) for v in op.operands], stats  # type: ignore[arg-type]
+                return [_to_host(device, env[v]) for v in op.operands], stats
             if isinstance(op, gpu.LaunchFuncOp):
                 if handle is None:
                     handle = device.load(ptx if ptx is not None else module_ptx(lowered))
-                grid = tuple(int(env[v]) for v in (op.gridSizeX, op.gridSizeY, op.gridSizeZ))  # type: ignore[arg-type]
-                block = tuple(int(env[v]) for v in (op.blockSizeX, op.blockSizeY, op.blockSizeZ))  # type: ignore[arg-type]
-                smem = 0 if op.dynamicSharedMemorySize is None else int(env[op.dynamicSharedMemorySize])  # type: ignore[arg-type]
+                grid = tuple(int(env[v]) for v in (op.gridSizeX, op.gridSizeY, op.gridSizeZ))
+                block = tuple(int(env[v]) for v in (op.blockSizeX, op.blockSizeY, op.blockSizeZ))
+                smem = 0 if op.dynamicSharedMemorySize is None else int(env[op.dynamicSharedMemorySize])
                 kargs = [env[v] for v in op.kernelOperands]
                 s = device.launch(handle, op.kernel.nested_references.data[-1].data, grid, block, kargs, smem)
                 stats = s if stats is None else stats + s
@@ -131,7 +132,9 @@ def _view(buf: DeviceBuffer, shape: list[int]) -> DeviceBuffer:
 
 
 def _host_value(op: Operation, env: dict, module: ModuleOp, device, owned: list):
-    get = lambda v: env[v]
+    def get(v: SSAValue) -> Any:
+        return env[v]
+
     if isinstance(op, arith.ConstantOp):
         value = op.value
         assert isinstance(value, IntegerAttr)
@@ -143,7 +146,7 @@ def _host_value(op: Operation, env: dict, module: ModuleOp, device, owned: list)
     if isinstance(op, arith.SelectOp):
         return get(op.lhs) if get(op.cond) else get(op.rhs)
     if isinstance(op, memref.DimOp):
-        return get(op.source).shape[get(op.index)]  # type: ignore[attr-defined]
+        return get(op.source).shape[get(op.index)]
     if isinstance(op, memref.AllocOp):
         t = op.memref.type
         dyn = iter(get(v) for v in op.dynamic_sizes)
@@ -154,12 +157,15 @@ def _host_value(op: Operation, env: dict, module: ModuleOp, device, owned: list)
     if isinstance(op, memref.ReinterpretCastOp):
         dyn = iter(get(v) for v in op.sizes)
         sizes = [next(dyn) if s == DYN else s for s in op.static_sizes.get_values()]
-        return _view(get(op.source), sizes)  # type: ignore[arg-type]
+        return _view(get(op.source), sizes)
     if isinstance(op, memref.GetGlobalOp):
         name = op.name_.root_reference.data
         for g in module.ops:
             if isinstance(g, memref.GlobalOp) and g.sym_name.data == name:
-                buf = device.to_device(np.require(constant_array(g.initial_value), requirements="C"))  # type: ignore[arg-type]
+                value = g.initial_value
+                if not isinstance(value, DenseIntOrFPElementsAttr):
+                    raise UserError(f"memref.global @{name} has no initial value", location_of(g))
+                buf = device.to_device(np.require(constant_array(value), requirements="C"))
                 owned.append(buf)
                 return buf
         raise UserError(f"no memref.global @{name}", location_of(op))

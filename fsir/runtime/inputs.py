@@ -89,7 +89,9 @@ def inputs_by_name(f: func.FuncOp, arrays: Mapping[str, Any], where: str) -> lis
     known = set(names) | {f"arg{i}" for i in range(len(names))}
     extra = [k for k in arrays if k not in known]
     if extra:
-        raise UserError(f"{where} has arrays for no argument of @{f.sym_name.data}: {', '.join(map(str, extra))}", location_of(f))
+        raise UserError(
+            f"{where} has arrays for no argument of @{f.sym_name.data}: {', '.join(map(str, extra))}", location_of(f)
+        )
     return [np.asarray(arrays[n] if n in arrays else arrays[f"arg{i}"]) for i, n in enumerate(names)]
 
 

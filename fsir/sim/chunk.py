@@ -133,11 +133,19 @@ class Chunk:
             "%ctaid.z": lambda: ((self.lane_blk + b0) // (gx * gy)).astype(np.uint32),
             "%laneid": lambda: (self.tid_lin & 31).astype(np.uint32),
             "%warpid": lambda: (self.tid_lin >> 5).astype(np.uint32),
-            "%lanemask_eq": lambda: (np.uint32(1) << (self.tid_lin & 31).astype(np.uint32)),
-            "%lanemask_lt": lambda: ((np.uint64(1) << (self.tid_lin & 31).astype(np.uint64)) - np.uint64(1)).astype(np.uint32),
-            "%lanemask_le": lambda: ((np.uint64(2) << (self.tid_lin & 31).astype(np.uint64)) - np.uint64(1)).astype(np.uint32),
-            "%lanemask_gt": lambda: (~((np.uint64(2) << (self.tid_lin & 31).astype(np.uint64)) - np.uint64(1))).astype(np.uint32),
-            "%lanemask_ge": lambda: (~((np.uint64(1) << (self.tid_lin & 31).astype(np.uint64)) - np.uint64(1))).astype(np.uint32),
+            "%lanemask_eq": lambda: np.uint32(1) << (self.tid_lin & 31).astype(np.uint32),
+            "%lanemask_lt": lambda: ((np.uint64(1) << (self.tid_lin & 31).astype(np.uint64)) - np.uint64(1)).astype(
+                np.uint32
+            ),
+            "%lanemask_le": lambda: ((np.uint64(2) << (self.tid_lin & 31).astype(np.uint64)) - np.uint64(1)).astype(
+                np.uint32
+            ),
+            "%lanemask_gt": lambda: (~((np.uint64(2) << (self.tid_lin & 31).astype(np.uint64)) - np.uint64(1))).astype(
+                np.uint32
+            ),
+            "%lanemask_ge": lambda: (~((np.uint64(1) << (self.tid_lin & 31).astype(np.uint64)) - np.uint64(1))).astype(
+                np.uint32
+            ),
             "%clock": lambda: np.full(self.n, self.stats.instructions & 0xFFFFFFFF, np.uint32),
             "%clock64": lambda: np.full(self.n, self.stats.instructions, np.uint64),
         }
@@ -237,7 +245,9 @@ class Chunk:
             if mis.any():
                 k = int(np.flatnonzero(mis)[0])
                 lane = int(self._lanes(idx)[k])
-                raise Fault(f"misaligned {what} of {width} bytes at address {int(a[k]):#x} by {self.describe_lane(lane)}")
+                raise Fault(
+                    f"misaligned {what} of {width} bytes at address {int(a[k]):#x} by {self.describe_lane(lane)}"
+                )
 
     def _global_off(self, a, width, idx, what):
         off = a - GLOBAL_BASE
@@ -245,7 +255,9 @@ class Chunk:
             bi = self.gm.check(off, width)
         except BadAccess as e:
             lane = int(self._lanes(idx)[e.lane])
-            raise Fault(f"out-of-bounds global {what} by {self.describe_lane(lane)}: {self.gm.describe(e.off, width)}") from None
+            raise Fault(
+                f"out-of-bounds global {what} by {self.describe_lane(lane)}: {self.gm.describe(e.off, width)}"
+            ) from None
         self._check_align(a, width, idx, f"global {what}")
         return off, bi
 
@@ -432,7 +444,9 @@ class Chunk:
     def load_param(self, a, dt, nv, line):
         w = dt.itemsize * nv
         if a.size and (int(a.min()) < 0 or int(a.max()) + w > self.params.size):
-            raise Fault(f"parameter load at offset {int(a.min())} is outside the {self.params.size} bytes of parameters")
+            raise Fault(
+                f"parameter load at offset {int(a.min())} is outside the {self.params.size} bytes of parameters"
+            )
         return self._gather(self.params.view(np.uint8).view(dt) if self.params.size % dt.itemsize == 0 else
                             np.frombuffer(self.params.tobytes() + b"\0" * 16, dt), a, dt.itemsize, nv)
 
@@ -460,8 +474,13 @@ class Chunk:
         if not is_store:
             if bad.any():
                 k = int(np.flatnonzero(bad)[0])
-                self._race_fault(gi[k], tid[k], f"reads shared memory that {self.describe_lid(int(w0[k]))} of the same block wrote",
-                                 line, int(self.sh_line[gi[k]]))
+                self._race_fault(
+                    gi[k],
+                    tid[k],
+                    f"reads shared memory that {self.describe_lid(int(w0[k]))} of the same block wrote",
+                    line,
+                    int(self.sh_line[gi[k]]),
+                )
             self.read_log.append((gi, tid))
             return
         if self.read_log:
@@ -476,14 +495,24 @@ class Chunk:
             self._race_fault(gi[k], tid[k], f"writes shared memory that {who} of the same block read", line, None)
         if bad.any():
             k = int(np.flatnonzero(bad)[0])
-            self._race_fault(gi[k], tid[k], f"writes shared memory that {self.describe_lid(int(w0[k]))} of the same block wrote",
-                             line, int(self.sh_line[gi[k]]))
+            self._race_fault(
+                gi[k],
+                tid[k],
+                f"writes shared memory that {self.describe_lid(int(w0[k]))} of the same block wrote",
+                line,
+                int(self.sh_line[gi[k]]),
+            )
         W[gi] = tid
         dup = W[gi] != tid
         if dup.any():
             k = int(np.flatnonzero(dup)[0])
-            self._race_fault(gi[k], tid[k], f"and {self.describe_lid(int(W[gi[k]]))} of the same block both write the same shared memory",
-                             line, None)
+            self._race_fault(
+                gi[k],
+                tid[k],
+                f"and {self.describe_lid(int(W[gi[k]]))} of the same block both write the same shared memory",
+                line,
+                None,
+            )
         self.sh_line[gi] = line
 
     def _fold_reads(self):

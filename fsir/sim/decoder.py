@@ -185,7 +185,9 @@ class Decoder:
                 return self.special(name, wd)
             sym = K.symbol_address(name)
             if sym is not None:
-                return _const(np.array(sym & 0xFFFFFFFFFFFFFFFF, np.uint64).astype(wd) if wd.kind in "ui" else wd.type(sym))
+                return _const(
+                    np.array(sym & 0xFFFFFFFFFFFFFFFF, np.uint64).astype(wd) if wd.kind in "ui" else wd.type(sym)
+                )
             if name == "WARP_SZ":
                 return _const(wd.type(32))
             raise DecodeError(f"unknown register or symbol '{name}'")
@@ -370,13 +372,25 @@ def _wrap_float(f, parts, t, inputs_ftz=True):
     ftz_in = "ftz" in parts and t == "f32" and inputs_ftz
     g = f
     if ftz_in:
-        g = lambda *xs: f(*[ftz32(x) for x in xs])
+
+        def flushed_inputs(*xs):
+            return f(*[ftz32(x) for x in xs])
+
+        g = flushed_inputs
     if post is not None:
         g2 = g
-        g = lambda *xs: post(g2(*xs))
+
+        def post_processed(*xs):
+            return post(g2(*xs))
+
+        g = post_processed
     if t == "bf16":
         g3 = g
-        g = lambda *xs: to_bf16(g3(*[from_bf16(x) for x in xs]))
+
+        def on_bf16(*xs):
+            return to_bf16(g3(*[from_bf16(x) for x in xs]))
+
+        g = on_bf16
     elif t in ("f16x2", "bf16x2"):
         half = t == "f16x2"
         g4 = g
@@ -423,7 +437,9 @@ def op_add(D, ins, parts, ops):
         f = _directed(parts, t, np.add) or np.add
         return _binary_fn(D, ins, parts, ops, _wrap_float(f, parts, t), t=t)
     if "sat" in parts and t == "s32":
-        return _binary_fn(D, ins, parts, ops, lambda a, b: np.clip(a.astype(I64) + b, -2**31, 2**31 - 1).astype(np.int32), t=t)
+        return _binary_fn(
+            D, ins, parts, ops, lambda a, b: np.clip(a.astype(I64) + b, -(2**31), 2**31 - 1).astype(np.int32), t=t
+        )
     if "cc" in parts or ins.opcode.startswith("addc"):
         raise DecodeError(f"unsupported instruction '{ins.opcode}' (carry chains)")
     return _binary_fn(D, ins, parts, ops, np.add, t=t)
@@ -435,7 +451,9 @@ def op_sub(D, ins, parts, ops):
         f = _directed(parts, t, np.subtract) or np.subtract
         return _binary_fn(D, ins, parts, ops, _wrap_float(f, parts, t), t=t)
     if "sat" in parts and t == "s32":
-        return _binary_fn(D, ins, parts, ops, lambda a, b: np.clip(a.astype(I64) - b, -2**31, 2**31 - 1).astype(np.int32), t=t)
+        return _binary_fn(
+            D, ins, parts, ops, lambda a, b: np.clip(a.astype(I64) - b, -(2**31), 2**31 - 1).astype(np.int32), t=t
+        )
     if "cc" in parts:
         raise DecodeError(f"unsupported instruction '{ins.opcode}' (carry chains)")
     return _binary_fn(D, ins, parts, ops, np.subtract, t=t)
@@ -483,7 +501,15 @@ def op_mul(D, ins, parts, ops):
     if "wide" in parts:
         wt = _wide(t)
         wd = NP[wt]
-        return _binary_fn(D, ins, parts, ops, lambda a, b: np.multiply(np.asarray(a).astype(wd), np.asarray(b).astype(wd)), t=t, tout=wt)
+        return _binary_fn(
+            D,
+            ins,
+            parts,
+            ops,
+            lambda a, b: np.multiply(np.asarray(a).astype(wd), np.asarray(b).astype(wd)),
+            t=t,
+            tout=wt,
+        )
     if "hi" in parts:
         return _binary_fn(D, ins, parts, ops, _mul_hi(t), t=t)
     return _binary_fn(D, ins, parts, ops, np.multiply, t=t)
@@ -518,9 +544,14 @@ def op_mul24(D, ins, parts, ops):
     t = _need_type(parts, ins)
     dt = NP[t]
     if "hi" in parts:
-        f = lambda a, b: ((_s24(a, t) * _s24(b, t)) >> 16).astype(np.int64).astype(dt)
+
+        def f(a, b):
+            return ((_s24(a, t) * _s24(b, t)) >> 16).astype(np.int64).astype(dt)
     else:
-        f = lambda a, b: (_s24(a, t) * _s24(b, t)).astype(dt)
+
+        def f(a, b):
+            return (_s24(a, t) * _s24(b, t)).astype(dt)
+
     return _binary_fn(D, ins, parts, ops, f, t=t)
 
 
@@ -528,23 +559,31 @@ def op_mad24(D, ins, parts, ops):
     t = _need_type(parts, ins)
     dt = NP[t]
     if "hi" in parts:
-        f = lambda a, b, c: (((_s24(a, t) * _s24(b, t)) >> 16).astype(dt) + c)
+
+        def f(a, b, c):
+            return ((_s24(a, t) * _s24(b, t)) >> 16).astype(dt) + c
     else:
-        f = lambda a, b, c: ((_s24(a, t) * _s24(b, t)).astype(dt) + c)
+
+        def f(a, b, c):
+            return (_s24(a, t) * _s24(b, t)).astype(dt) + c
+
     return _ternary_fn(D, ins, parts, ops, f, t=t)
+
+
+def _fma_fn(t, mode):
+    """a * b + c for PTX type t: float types compute in f64 and round once to t (bf16 in _wrap_float)."""
+    if t == "f32":
+        return lambda a, b, c: round_f32(np.asarray(a, np.float64) * b + np.asarray(c, np.float64), mode)
+    if t in ("f16", "f16x2"):
+        return lambda a, b, c: (np.asarray(a, np.float64) * b + c).astype(np.float16)
+    if t in ("bf16", "bf16x2"):
+        return lambda a, b, c: np.asarray(a, np.float64) * b + c  # rounded by _wrap_float's to_bf16
+    return lambda a, b, c: a * b + c
 
 
 def op_fma(D, ins, parts, ops):
     t = _need_type(parts, ins)
-    mode = _rmode(parts)
-    if t == "f32":
-        f = lambda a, b, c: round_f32(np.asarray(a, np.float64) * b + np.asarray(c, np.float64), mode)
-    elif t in ("f16", "f16x2"):
-        f = lambda a, b, c: (np.asarray(a, np.float64) * b + c).astype(np.float16)
-    elif t in ("bf16", "bf16x2"):
-        f = lambda a, b, c: np.asarray(a, np.float64) * b + c  # rounded by _wrap_float's to_bf16
-    else:
-        f = lambda a, b, c: a * b + c
+    f = _fma_fn(t, _rmode(parts))
     return _ternary_fn(D, ins, parts, ops, _wrap_float(f, parts, t), t=t)
 
 
@@ -575,7 +614,9 @@ def op_rem(D, ins, parts, ops):
     t = _need_type(parts, ins)
     dt = NP[t]
     if t[0] == "s":
-        return _binary_fn(D, ins, parts, ops, lambda a, b: np.where(b == 0, a, np.fmod(a, np.where(b == 0, 1, b))).astype(dt), t=t)
+        return _binary_fn(
+            D, ins, parts, ops, lambda a, b: np.where(b == 0, a, np.fmod(a, np.where(b == 0, 1, b))).astype(dt), t=t
+        )
 
     def urem(a, b):
         if np.ndim(b) == 0 and b != 0:
@@ -720,7 +761,9 @@ def op_bfe(D, ins, parts, ops):
         sh = np.minimum(pos, n - 1).astype(ud)
         field = np.where(pos >= n, ud.type(0), ua >> sh)
         # mask of eff bits (eff may be n)
-        mask = np.where(eff >= n, ud.type(np.iinfo(ud).max), (ud.type(1) << np.minimum(eff, n - 1).astype(ud)) - ud.type(1))
+        mask = np.where(
+            eff >= n, ud.type(np.iinfo(ud).max), (ud.type(1) << np.minimum(eff, n - 1).astype(ud)) - ud.type(1)
+        )
         v = field & mask
         if signed:
             sbit_pos = np.minimum(pos + ln - 1, n - 1)
@@ -746,8 +789,26 @@ def op_bfi(D, ins, parts, ops):
         ln = np.minimum(ln, np.maximum(n - pos, 0))
         full = (1 << n) - 1
         pos_c = np.minimum(pos, n - 1)
-        mask = np.where(pos >= n, 0, ((np.left_shift(np.uint64(1), ln.astype(np.uint64)) - np.uint64(1)) << pos_c.astype(np.uint64)).astype(np.uint64)) if n < 64 else \
-            np.where(pos >= n, np.uint64(0), np.where(ln >= 64, np.uint64(full), (np.left_shift(np.uint64(1), np.minimum(ln, 63).astype(np.uint64)) - np.uint64(1))) << pos_c.astype(np.uint64))
+        mask = (
+            np.where(
+                pos >= n,
+                0,
+                ((np.left_shift(np.uint64(1), ln.astype(np.uint64)) - np.uint64(1)) << pos_c.astype(np.uint64)).astype(
+                    np.uint64
+                ),
+            )
+            if n < 64
+            else np.where(
+                pos >= n,
+                np.uint64(0),
+                np.where(
+                    ln >= 64,
+                    np.uint64(full),
+                    (np.left_shift(np.uint64(1), np.minimum(ln, 63).astype(np.uint64)) - np.uint64(1)),
+                )
+                << pos_c.astype(np.uint64),
+            )
+        )
         mask = np.asarray(mask).astype(np.uint64)
         uf = np.asarray(f_).view(UINT[dt.itemsize]).astype(np.uint64)
         ub = np.asarray(b_).view(UINT[dt.itemsize]).astype(np.uint64)
@@ -833,7 +894,9 @@ def op_prmt(D, ins, parts, ops):
         for i in range(4):
             sel = (c >> np.uint64(4 * i)) & np.uint64(0xF)
             byte = (x >> ((sel & np.uint64(7)) * np.uint64(8))) & np.uint64(0xFF)
-            byte = np.where((sel & np.uint64(8)) != 0, np.where(byte & np.uint64(0x80), np.uint64(0xFF), np.uint64(0)), byte)
+            byte = np.where(
+                (sel & np.uint64(8)) != 0, np.where(byte & np.uint64(0x80), np.uint64(0xFF), np.uint64(0)), byte
+            )
             out |= byte << np.uint64(8 * i)
         return out.astype(np.uint32)
     return _ternary_fn(D, ins, parts, ops, f, t="b32")
@@ -950,7 +1013,11 @@ def op_setp(D, ins, parts, ops):
     f = _cmp_fn(cmp, t, ins)
     if "ftz" in parts and t == "f32":
         f0 = f
-        f = lambda a, b: f0(ftz32(a), ftz32(b))
+
+        def flushed(a, b):
+            return f0(ftz32(a), ftz32(b))
+
+        f = flushed
     d = ops[0]
     if isinstance(d, Pair):
         wp = D.wr(Reg(d.first), "pred")

@@ -94,7 +94,9 @@ def _inline_one(module: PTXModule, call: Instr, stack: tuple, counter) -> list:
         raise InlineError("calls with a prototype (indirect calls) are not supported", call.line, call.col)
     callee = module.functions.get(callee_name)
     if callee is None or callee.kind != "func":
-        raise InlineError(f"call of unknown function '{callee_name}' (indirect calls are not supported)", call.line, call.col)
+        raise InlineError(
+            f"call of unknown function '{callee_name}' (indirect calls are not supported)", call.line, call.col
+        )
     if callee.body is None:
         raise InlineError(f"function '{callee_name}' is declared but not defined in this module", call.line, call.col)
     if callee_name in stack or len(stack) > MAX_DEPTH:
@@ -138,7 +140,9 @@ def _inline_one(module: PTXModule, call: Instr, stack: tuple, counter) -> list:
                 renamed.append(Instr("bra.uni" if s.guard is None else "bra", [Reg(end_label)],
                                      _ren_guard(s.guard, ren), s.line, s.col))
                 continue
-            renamed.append(Instr(s.opcode, [_ren_op(o, ren) for o in s.operands], _ren_guard(s.guard, ren), s.line, s.col))
+            renamed.append(
+                Instr(s.opcode, [_ren_op(o, ren) for o in s.operands], _ren_guard(s.guard, ren), s.line, s.col)
+            )
         else:
             renamed.append(s)
     # the callee's own parameters now name the caller's (local) variables

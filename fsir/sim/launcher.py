@@ -83,7 +83,9 @@ def launch(mod: SimModule, kernel: str, grid, block, args, shared_bytes: int = 0
         raise SimulatorError(f"kernel '{K.name}' takes {len(K.params)} arguments ({sig}), got {len(args)}")
     total_smem = (K.dynamic_shared_offset + shared_bytes) if shared_bytes else K.static_shared
     if total_smem > MAX_SHARED_BYTES:
-        raise SimulatorError(f"kernel '{K.name}' needs {total_smem} bytes of shared memory per block; the limit is {MAX_SHARED_BYTES}")
+        raise SimulatorError(
+            f"kernel '{K.name}' needs {total_smem} bytes of shared memory per block; the limit is {MAX_SHARED_BYTES}"
+        )
     # global memory: module variables first (fixed addresses), then the array arguments
     entries = []
     gstore = global_store if global_store is not None else mod.global_data

@@ -88,14 +88,18 @@ class KernelLayout:
                 else:
                     self._add_reg(v.name, v.type, v.line)
             elif v.space in ("global", "const"):
-                raise SimulatorError(f"kernel '{self.name}', PTX line {v.line}: function-scope .{v.space} variables are not supported")
+                raise SimulatorError(
+                    f"kernel '{self.name}', PTX line {v.line}: function-scope .{v.space} variables are not supported"
+                )
         self.local_size = (loff + 15) // 16 * 16
         self._decode(body, fn.line)
 
     def _add_reg(self, name, typ, line):
         if name in self.regs:
             if self.regs[name][1] != typ:
-                raise SimulatorError(f"kernel '{self.name}', PTX line {line}: register {name} redeclared with a different type")
+                raise SimulatorError(
+                    f"kernel '{self.name}', PTX line {line}: register {name} redeclared with a different type"
+                )
             return
         if typ not in NP:
             raise SimulatorError(f"kernel '{self.name}', PTX line {line}: unsupported register type .{typ}")

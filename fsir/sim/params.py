@@ -67,7 +67,9 @@ def pack_params(kname: str, params: list[Param], offsets: dict[str, int], size: 
                 if isinstance(a, (float, np.floating)):
                     raise SimulatorError(f"kernel '{kname}': {what} is an integer parameter, got float {a!r}")
                 if not isinstance(a, (int, np.integer)):
-                    raise SimulatorError(f"kernel '{kname}': {what} needs an integer or a numpy array, got {type(a).__name__}")
+                    raise SimulatorError(
+                        f"kernel '{kname}': {what} needs an integer or a numpy array, got {type(a).__name__}"
+                    )
                 a = int(a)
                 bits = dt.itemsize * 8
                 # nvcc declares C `int` parameters .u32 too: any value with a two's-complement

@@ -436,7 +436,9 @@ def parse_ptx(text: str, filename: str = "<ptx>") -> PTXModule:
         if isinstance(e, UnexpectedToken):
             what = f"unexpected {e.token!r}" if e.token.type != "$END" else "unexpected end of input"
         elif isinstance(e, UnexpectedCharacters):
-            what = f"unexpected character {text[e.pos_in_stream]!r}" if e.pos_in_stream < len(text) else "unexpected input"
+            what = (
+                f"unexpected character {text[e.pos_in_stream]!r}" if e.pos_in_stream < len(text) else "unexpected input"
+            )
         else:
             what = "unexpected end of input"
         src = text.splitlines()[line - 1] if 0 < line <= len(text.splitlines()) else ""

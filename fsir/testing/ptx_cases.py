@@ -60,7 +60,11 @@ def _ident(t: str) -> str:
 def cases() -> list[Case]:
     out: list[Case] = []
     for t in INT_TYPES:
-        ops = [o for o in INT_BIN if not (t == "i1" and o in ("divsi", "divui", "remsi", "remui", "floordivsi", "ceildivsi", "ceildivui"))]
+        ops = [
+            o
+            for o in INT_BIN
+            if not (t == "i1" and o in ("divsi", "divui", "remsi", "remui", "floordivsi", "ceildivsi", "ceildivui"))
+        ]
         out.append(Case(f"int_bin_{_ident(t)}", [t, t], t, [f"arith.{o} %a0, %a1 : {t}" for o in ops]))
         out.append(Case(f"cmpi_{_ident(t)}", [t, t], "i1", [f"arith.cmpi {p}, %a0, %a1 : {t}" for p in CMPI]))
         out.append(Case(f"select_{_ident(t)}", ["i1", t, t], t, [f"arith.select %a0, %a1, %a2 : {t}"]))
@@ -79,24 +83,53 @@ def cases() -> list[Case]:
             if "index" in (s, d):
                 out.append(Case(f"icast_{_ident(s)}_{_ident(d)}", [s], d, [f"arith.index_cast %a0 : {s} to {d}"]))
             elif width(d) > width(s):
-                out.append(Case(f"ext_{s}_{d}", [s], d, [f"arith.extsi %a0 : {s} to {d}", f"arith.extui %a0 : {s} to {d}"]))
+                out.append(
+                    Case(f"ext_{s}_{d}", [s], d, [f"arith.extsi %a0 : {s} to {d}", f"arith.extui %a0 : {s} to {d}"])
+                )
             else:
                 out.append(Case(f"trunc_{s}_{d}", [s], d, [f"arith.trunci %a0 : {s} to {d}"]))
     for t in FLOAT_TYPES:
-        out.append(Case(f"float_bin_{t}", [t, t], t, [f"arith.{o} %a0, %a1 : {t}" for o in FLOAT_BIN] + [f"arith.negf %a0 : {t}", f"math.fma %a0, %a1, %a0 : {t}", f"math.copysign %a0, %a1 : {t}"]))
+        out.append(
+            Case(
+                f"float_bin_{t}",
+                [t, t],
+                t,
+                [f"arith.{o} %a0, %a1 : {t}" for o in FLOAT_BIN]
+                + [f"arith.negf %a0 : {t}", f"math.fma %a0, %a1, %a0 : {t}", f"math.copysign %a0, %a1 : {t}"],
+            )
+        )
         out.append(Case(f"cmpf_{t}", [t, t], "i1", [f"arith.cmpf {p}, %a0, %a1 : {t}" for p in CMPF]))
         out.append(Case(f"select_{t}", ["i1", t, t], t, [f"arith.select %a0, %a1, %a2 : {t}"]))
         unary = MATH_UNARY_ANY + (MATH_UNARY_F32 if t != "f64" else [])
         out.append(Case(f"math_{t}", [t], t, [f"math.{o} %a0 : {t}" for o in unary]))
         if t != "f64":
             out.append(Case(f"powf_{t}", [t, t], t, [f"math.powf %a0, %a1 : {t}"]))
-        out.append(Case(f"const_{t}", [t], t, [f"arith.constant -1.5 : {t}", "arith.constant 0x7F800000 : f32" if t == "f32" else f"arith.constant 3.0e-3 : {t}"]))
+        out.append(
+            Case(
+                f"const_{t}",
+                [t],
+                t,
+                [
+                    f"arith.constant -1.5 : {t}",
+                    "arith.constant 0x7F800000 : f32" if t == "f32" else f"arith.constant 3.0e-3 : {t}",
+                ],
+            )
+        )
         for it in INT_TYPES:
             if it == "index":
                 continue
-            out.append(Case(f"itof_{it}_{t}", [it], t, [f"arith.sitofp %a0 : {it} to {t}", f"arith.uitofp %a0 : {it} to {t}"]))
+            out.append(
+                Case(f"itof_{it}_{t}", [it], t, [f"arith.sitofp %a0 : {it} to {t}", f"arith.uitofp %a0 : {it} to {t}"])
+            )
             if it != "i1":
-                out.append(Case(f"ftoi_{t}_{it}", [t], it, [f"arith.fptosi %a0 : {t} to {it}", f"arith.fptoui %a0 : {t} to {it}"]))
+                out.append(
+                    Case(
+                        f"ftoi_{t}_{it}",
+                        [t],
+                        it,
+                        [f"arith.fptosi %a0 : {t} to {it}", f"arith.fptoui %a0 : {t} to {it}"],
+                    )
+                )
         for d in FLOAT_TYPES:
             if d == t:
                 continue

@@ -32,7 +32,7 @@ class Sources:
         cls.texts[name] = text
 
 
-def read_source(path: str | None, binary: bool = False) -> tuple[str, str]:
+def read_source(path: str | None, binary: bool = False) -> tuple[str, str | bytes]:
     """(name, text) of a file, or of stdin for None/'-'; unreadable files are user errors.
 
     With `binary` the contents are bytes (for binary formats such as .onnx)."""
@@ -50,7 +50,7 @@ def read_source(path: str | None, binary: bool = False) -> tuple[str, str]:
         except (OSError, UnicodeDecodeError) as err:
             raise UserError(f"cannot read '{path}': {err}") from None
         name = path
-    if not binary:
+    if isinstance(text, str):
         Sources.remember(name, text)
     return name, text
 

@@ -120,7 +120,8 @@ def bench_model(path: Path, modes, spec, seed: int, check: bool) -> list[Result]
         t = time.perf_counter()
         outputs, stats = execute(lowered, inputs, ptx=ptx)
         r.run_s = time.perf_counter() - t
-        r.kernels = r.launches = int(getattr(stats, "launches", 0))
+        assert stats is not None, f"{path.name} launches no kernel"
+        r.kernels = r.launches = int(stats.launches)
         r.bytes = int(stats.global_unique_bytes)
         r.load_bytes, r.store_bytes = int(stats.global_load_bytes), int(stats.global_store_bytes)
         r.sectors, r.instructions = int(stats.global_sectors), int(stats.instructions)

@@ -17,6 +17,7 @@ import argparse
 import json
 import sys
 import time
+from typing import Any
 
 import numpy as np
 
@@ -51,15 +52,26 @@ def build_arg_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed for random inputs (default 0)")
     p.add_argument("--dynamic-size", type=int, default=8,
                    help="size of `?` dims of random inputs without fsir.runtime_shape (default 8)")
-    p.add_argument("--device", choices=DEVICES, default="auto",
-                   help="auto (CUDA if a GPU is present, else sim), cuda, sim (fsir's PTX simulator), reference (numpy)")
-    p.add_argument("--fusion", default=PipelineOptions.fusion,
-                   help="fusion-explore mode: stitch (FusionStitching, default), xla (XLA-style rules), none (a kernel per op)")
+    p.add_argument(
+        "--device",
+        choices=DEVICES,
+        default="auto",
+        help="auto (CUDA if a GPU is present, else sim), cuda, sim (fsir's PTX simulator), reference (numpy)",
+    )
+    p.add_argument(
+        "--fusion",
+        default=PipelineOptions.fusion,
+        help="fusion-explore mode: stitch (FusionStitching, default), xla (XLA-style rules), none (a kernel per op)",
+    )
     p.add_argument("--subroots", default=PipelineOptions.subroots, choices=("auto", "all", "none"),
                    help="stitch-codegen{subroots=...}: expensive elementwise sub-roots by the evaluator's choice "
                         "(auto, default), wherever they fit (all) or never (none)")
     p.add_argument("--arch", default=PipelineOptions.arch, help="PTX target (sm_80, sm_90; default sm_80)")
-    p.add_argument("--check", action="store_true", help="compare every output with the reference interpreter; exit 2 beyond tolerance")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="compare every output with the reference interpreter; exit 2 beyond tolerance",
+    )
     p.add_argument("--stats-json", help="write launch statistics (summed over launches) to this JSON file")
     p.add_argument("--dump-ptx", help="write the PTX module to this file")
     return p
@@ -90,7 +102,9 @@ def main_impl(argv=None) -> int:
     for i, out in enumerate(outputs):
         print(f"out{i}: {describe(out)}")
     if args.outputs:
-        np.savez(args.outputs, **{f"out{i}": o for i, o in enumerate(outputs)})
+        # Any: savez's typed **kwds would also match its bool allow_pickle
+        arrays: dict[str, Any] = {f"out{i}": o for i, o in enumerate(outputs)}
+        np.savez(args.outputs, **arrays)
     if args.stats_json and stats is not None:
         with open(args.stats_json, "w") as fh:
             json.dump(stats, fh, indent=2)
