@@ -1,5 +1,6 @@
 """Differential testing of the compilation chain: graph IR → PTX → simulator vs. the
-numpy reference interpreter, plus ptxas for sm_80 and sm_90.
+numpy reference interpreter, plus ptxas for sm_80 and sm_90; the schedule kernels
+stitch-codegen makes of a graph, and the global traffic a compiled graph causes.
 
 Tolerances are fsir.runtime.compare's (documented there: f32 rtol 2e-4, f16 2e-2,
 bf16 4e-2; integers and booleans exact), widened by `scale` for long reductions whose
@@ -11,8 +12,10 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+from xdsl.dialects.builtin import ModuleOp, TensorType
 
 from fsir.dialects.graph import numpy_dtype
+from fsir.dialects.schedule import KernelOp
 from fsir.ir import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.runtime.compare import compare
@@ -47,14 +50,22 @@ def make_input(t, shape, rng, kind: str = "normal") -> np.ndarray:
     return np.asarray(x.astype(np.float32).astype(dtype))
 
 
+def input_types(module: ModuleOp) -> list[TensorType]:
+    """The tensor types of the function's arguments."""
+    types = []
+    for t in find_function(module).function_type.inputs.data:
+        assert isinstance(t, TensorType), f"argument of type {t}: the graph functions take tensors"
+        types.append(t)
+    return types
+
+
 def check(text: str, shapes: list[tuple[int, ...]] | None = None, kinds: list[str] | None = None,
           fusion: str = "none", scale: float = 1.0, seed: int = 0, ptxas: bool = True, inputs=None,
           rows: str = "auto", subroots: str = "auto", vector: str | int = "auto", gemm: str = "auto"):
     """Compile `text`, run it on the simulator, compare with the reference; returns the
     lowered module. `shapes` gives concrete shapes (needed for `?` dims)."""
     module = parse_module(text, "<test>")
-    f = find_function(module)
-    types = f.function_type.inputs.data
+    types = input_types(module)
     rng = np.random.default_rng(seed)
     if inputs is None:
         shapes = shapes or [tuple(t.get_shape()) for t in types]
@@ -106,3 +117,27 @@ def assemble_all(lowered) -> None:
     for arch in ARCHS:
         result = assemble(print_ptx(lowered, arch=arch), arch)
         assert result.ok, f"ptxas {arch}: {result.errors}"
+
+
+def schedule_kernels(text: str, rows: str = "auto", subroots: str = "auto") -> list[KernelOp]:
+    """The schedule kernels stitch-codegen makes of a graph."""
+    options = PipelineOptions(fusion="stitch", rows=rows, subroots=subroots)
+    module = lower(parse_module(text, "<test>"), options, until="stitch-codegen")
+    return [op for op in module.walk() if isinstance(op, KernelOp)]
+
+
+def measure(text: str, atol: float = 1e-4, subroots: str = "auto"):
+    """Compile `text` with stitch fusion, run it on the simulator with standard-normal
+    f32 inputs and check it against the reference (rtol 1e-4, `atol`); returns the
+    lowered module, the simulator's counters and the bytes of reading every input and
+    writing every output once (the bound fused kernels aim at)."""
+    module = parse_module(text, "<test>")
+    types = input_types(module)
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal(tuple(t.get_shape())).astype(np.float32) for t in types]
+    lowered = lower(parse_module(text, "<test>"), PipelineOptions(fusion="stitch", subroots=subroots))
+    outputs, stats = execute(lowered, inputs)
+    for got, want in zip(outputs, run(module, inputs)):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=atol)
+    bound = sum(a.nbytes for a in inputs) + sum(np.asarray(o).nbytes for o in outputs)
+    return lowered, stats, bound

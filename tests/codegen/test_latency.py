@@ -1,7 +1,6 @@
 """The latency-evaluator (§4.3): register estimates against ptxas -v, occupancy, waves."""
 
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
@@ -19,8 +18,8 @@ from fsir.ir import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.ptx.ptxas import assemble
 from fsir.runtime.executor import module_ptx
+from fsir.testing.paths import EXAMPLES
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 H100 = gpu_spec("H100")
 
 # The stated bound: per kernel within 10 registers of ptxas -v; on average within 4.5

@@ -5,7 +5,6 @@ are never generated, the function is left as it was, and rejections cost infinit
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
 from xdsl.context import Context
@@ -17,8 +16,7 @@ from fsir.fusion.explorer import ExplorerOptions, apply_plan, explore
 from fsir.gpuspec import gpu_spec
 from fsir.ir import parse_module
 from fsir.runtime.reference import find_function
-
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+from fsir.testing.paths import EXAMPLES
 
 
 def _explore(name: str, **options):

@@ -6,17 +6,17 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline_util import check
-from test_pipeline_fusion import GRAPH_LAYERNORM, SOFTMAX, layernorm
+from fsir.testing.graphs import GRAPH_LAYERNORM, SOFTMAX_FUSION, layernorm_fusion
+from fsir.testing.pipeline import check
 
 SCHEDULES = ["thread", "warp", "block", "interleaved"]
 
 CASES = {
     "layernorm-200": (GRAPH_LAYERNORM, None, "stitch"),
-    "layernorm-1030": (layernorm("3", 1030), None, "none"),
-    "layernorm-dynamic": (layernorm("?", 70), [(5, 70), (70,), (70,)], "none"),
-    "softmax-rows": (SOFTMAX.format(R=7, C=50, D=1, K=7, KD=0), None, "none"),
-    "softmax-columns": (SOFTMAX.format(R=90, C=6, D=0, K=6, KD=1), None, "none"),
+    "layernorm-1030": (layernorm_fusion("3", 1030), None, "none"),
+    "layernorm-dynamic": (layernorm_fusion("?", 70), [(5, 70), (70,), (70,)], "none"),
+    "softmax-rows": (SOFTMAX_FUSION.format(R=7, C=50, D=1, K=7, KD=0), None, "none"),
+    "softmax-columns": (SOFTMAX_FUSION.format(R=90, C=6, D=0, K=6, KD=1), None, "none"),
     "reduce-3d": ("""
 func.func @f(%x: tensor<5x3x9xi32>) -> tensor<3xi32> {
   %r = graph.reduce max %x dims [0, 2] : (tensor<5x3x9xi32>) -> tensor<3xi32>

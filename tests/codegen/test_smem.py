@@ -1,9 +1,9 @@
 """fsir.codegen.smem: Cooper-Harvey-Kennedy dominators and dominance-based reuse of
 shared buffers; LayerNorm's two block reductions in one buffer's space (ptxas -v)."""
 
-from pathlib import Path
 
 from fsir.codegen.smem import Request, allocate, chain, dominates, dominators
+from fsir.testing.paths import EXAMPLES
 
 
 def test_dominators_diamond_and_loop():
@@ -43,10 +43,6 @@ def test_reader_on_one_branch_only_keeps_buffer_live():
     # neither g1 nor g2 dominates the join g3: both buffers count as live there
     # (conservative), so c gets fresh space
     assert p.offsets["c"] == 32
-
-
-
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def test_layernorm_reductions_share_one_slot_ptxas():

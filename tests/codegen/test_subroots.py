@@ -7,78 +7,15 @@ recomputation repeats; and the evaluator keeps registers for short rows."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
-from pipeline_util import check
 
 from fsir.dialects.schedule import KernelOp, Mapping, Storage
 from fsir.ir import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.runtime.executor import execute
-from fsir.runtime.reference import find_function, run
-
-
-def softmax(rows: int, cols: int, t: str = "f32") -> str:
-    x, r = f"tensor<{rows}x{cols}x{t}>", f"tensor<{rows}x{t}>"
-    return f"""
-func.func @softmax(%x: {x}) -> {x} {{
-  %m = graph.reduce max %x dims [1] : ({x}) -> {r}
-  %mb = graph.broadcast %m dims [0] : ({r}) -> {x}
-  %d = graph.sub %x, %mb : {x}
-  %e = graph.exp %d : {x}
-  %s = graph.reduce sum %e dims [1] : ({x}) -> {r}
-  %sb = graph.broadcast %s dims [0] : ({r}) -> {x}
-  %y = graph.div %e, %sb : {x}
-  func.return %y : {x}
-}}
-"""
-
-
-def gelu_sum(rows: int, cols: int) -> str:
-    """GELU (erf form), then each row scaled by its sum: erf is read by the sum's group
-    and the output's."""
-    x, r = f"tensor<{rows}x{cols}xf32>", f"tensor<{rows}xf32>"
-    return f"""
-func.func @gelu(%x: {x}) -> {x} {{
-  %h = graph.constant dense<0.5> : {x}
-  %c = graph.constant dense<0.70710678> : {x}
-  %one = graph.constant dense<1.0> : {x}
-  %xs = graph.mul %x, %c : {x}
-  %f = graph.erf %xs : {x}
-  %f1 = graph.add %f, %one : {x}
-  %xh = graph.mul %x, %h : {x}
-  %g = graph.mul %xh, %f1 : {x}
-  %s = graph.reduce sum %g dims [1] : ({x}) -> {r}
-  %sb = graph.broadcast %s dims [0] : ({r}) -> {x}
-  %y = graph.sub %g, %sb : {x}
-  func.return %y : {x}
-}}
-"""
-
-
-def layernorm_exp(rows: int, cols: int) -> str:
-    """LayerNorm of exp(x): exp is read by the mean's, the variance's and the output's
-    groups."""
-    x, r = f"tensor<{rows}x{cols}xf32>", f"tensor<{rows}xf32>"
-    return f"""
-func.func @ln(%x: {x}) -> {x} {{
-  %n = graph.constant dense<{float(cols)}> : {r}
-  %eps = graph.constant dense<1.0e-5> : {r}
-  %e = graph.exp %x : {x}
-  %s = graph.reduce sum %e dims [1] : ({x}) -> {r}
-  %mean = graph.div %s, %n : {r}
-  %mb = graph.broadcast %mean dims [0] : ({r}) -> {x}
-  %xc = graph.sub %e, %mb : {x}
-  %sq = graph.mul %xc, %xc : {x}
-  %vs = graph.reduce sum %sq dims [1] : ({x}) -> {r}
-  %var = graph.div %vs, %n : {r}
-  %ve = graph.add %var, %eps : {r}
-  %rstd = graph.rsqrt %ve : {r}
-  %rb = graph.broadcast %rstd dims [0] : ({r}) -> {x}
-  %y = graph.mul %xc, %rb : {x}
-  func.return %y : {x}
-}}
-"""
+from fsir.runtime.reference import find_function
+from fsir.testing.graphs import gelu_sum, layernorm_exp, softmax
+from fsir.testing.pipeline import assemble_all, check, measure, schedule_kernels
 
 
 def two_subroots(rows: int, cols: int, overlap: bool) -> str:
@@ -131,13 +68,6 @@ func.func @chain(%x: {x}) -> {x} {{
 """
 
 
-def kernels(lowered_text: str, rows: str = "auto", subroots: str = "auto") -> list[KernelOp]:
-    """The schedule kernels stitch-codegen makes of a graph."""
-    options = PipelineOptions(fusion="stitch", rows=rows, subroots=subroots)
-    module = lower(parse_module(lowered_text, "<test>"), options, until="stitch-codegen")
-    return [op for op in module.walk() if isinstance(op, KernelOp)]
-
-
 def subroot_storage(k: KernelOp) -> list[Storage]:
     """The storage of each elementwise sub-root group."""
     from fsir.lowering.rows import group_reduce
@@ -175,7 +105,7 @@ CASES = {
 @pytest.mark.parametrize("case", list(CASES))
 def test_subroot_choice_matches_reference(case, subroots):
     text, rows, storage = CASES[case]
-    (k,) = kernels(text, rows, subroots)
+    (k,) = schedule_kernels(text, rows, subroots)
     assert subroot_storage(k) == (storage if subroots == "all" else [])
     # f16 and long sums differ from numpy's pairwise order by rounding only
     check(text, fusion="stitch", rows=rows, subroots=subroots, scale=8 if "f16" in case else 2)
@@ -186,7 +116,7 @@ def test_dynamic_row_count(rows):
     """A `?` row count: the shared rows are sized per block (rows_per_block x 40), so
     a sub-root is still possible; rows past the end only shorten the loops."""
     text = softmax(1, 1).replace("1x1", "?x40").replace("tensor<1xf32>", "tensor<?xf32>")
-    (k,) = kernels(text, rows, "all")
+    (k,) = schedule_kernels(text, rows, "all")
     assert subroot_storage(k) == ["shared"]
     check(text, shapes=[(9, 40)], fusion="stitch", rows=rows, subroots="all")
 
@@ -195,22 +125,10 @@ def test_two_subroots_share_space_when_disjoint():
     """The allocator (§4.4): tanh's rows take exp's space once exp's last reader (the
     second sum) is done; when the output reads both, they get two spaces."""
     for overlap, offsets in ((False, [0, 0]), (True, [0, 3000])):
-        (k,) = kernels(two_subroots(5, 3000, overlap), "block", "all")
+        (k,) = schedule_kernels(two_subroots(5, 3000, overlap), "block", "all")
         subs = [g for g in k.groups() if g.buffer is not None and g.buffer.root_reference.data == "rows_f32"]
         assert [g.offset.value.data for g in subs] == offsets
         assert k.shared_buffers()["rows_f32"].size == offsets[-1] + 3000
-
-
-def measure(text: str, subroots: str):
-    module = parse_module(text, "<test>")
-    types = find_function(module).function_type.inputs.data
-    rng = np.random.default_rng(0)
-    inputs = [rng.standard_normal(tuple(t.get_shape())).astype(np.float32) for t in types]
-    lowered = lower(parse_module(text, "<test>"), PipelineOptions(fusion="stitch", subroots=subroots))
-    outputs, stats = execute(lowered, inputs)
-    for got, want in zip(outputs, run(module, inputs)):
-        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
-    return stats
 
 
 def test_evaluator_picks_shared_rows_for_long_rows():
@@ -218,10 +136,10 @@ def test_evaluator_picks_shared_rows_for_long_rows():
     evaluator keeps exp's rows in shared memory (40 KB, under the 48 KB static limit),
     and the kernel reads x from global memory twice instead of three times."""
     text = softmax(4, 10240)
-    (k,) = kernels(text)
+    (k,) = schedule_kernels(text)
     assert k.cost.data["config"].data.endswith("/smem-exp")
     assert subroot_storage(k) == ["shared"]
-    before, after = measure(text, "none"), measure(text, "auto")
+    (_, before, _), (_, after, _) = (measure(text, atol=1e-5, subroots=s) for s in ("none", "auto"))
     x_bytes = 4 * 10240 * 4
     assert before.global_load_bytes == 3 * x_bytes
     assert after.global_load_bytes == 2 * x_bytes
@@ -240,7 +158,7 @@ def test_evaluator_sees_the_difference():
     spec = gpu_spec("H100")
     est = {}
     for mode in ("none", "all"):
-        (k,) = kernels(softmax(2, 3000), "block", mode)
+        (k,) = schedule_kernels(softmax(2, 3000), "block", mode)
         grid, block = k.launch()
         est[mode] = estimate(lower_kernel(k).func, grid, block, spec, bandwidth=True)
     none, sub = est["none"].instructions, est["all"].instructions
@@ -255,7 +173,7 @@ def test_evaluator_sees_the_difference():
 def test_evaluator_keeps_registers_for_short_rows():
     """Rows a warp caches in registers: the sub-root costs the same as the memo's reuse,
     so the evaluator keeps the configuration without it (the first of a tie)."""
-    (k,) = kernels(softmax(128, 64))
+    (k,) = schedule_kernels(softmax(128, 64))
     assert k.cost.data["config"].data.startswith("warp/256/reg")
     assert subroot_storage(k) == []
 
@@ -265,7 +183,7 @@ def test_shared_rows_dropped_when_too_big():
     configuration keeps exp in shared rows, even when forced."""
     # 256 rows: with only a few, the explorer's latency-evaluator prefers spreading the
     # exp over the whole GPU in a kernel of its own to one block per row doing it twice
-    (k,) = kernels(softmax(256, 16384), subroots="all")
+    (k,) = schedule_kernels(softmax(256, 16384), subroots="all")
     assert "smem" not in k.cost.data["config"].data
     assert subroot_storage(k) == []
     assert k.shared_bytes() <= 48 * 1024
@@ -285,33 +203,29 @@ func.func @f(%x: {x}) -> {x} {{
   func.return %y : {x}
 }}
 """
-    ks = kernels(text, "block", "all")
+    ks = schedule_kernels(text, "block", "all")
     assert any(k.mapping.data == Mapping.ROW for k in ks)
     assert all(subroot_storage(k) == [] for k in ks)
 
 
 @pytest.mark.parametrize("seed", [764, 2833])
 def test_random_graph_with_subroots(seed):
-    """Random graphs (tests/test_pipeline_fuzz.py's generator) in which stitching finds
+    """Random graphs (tests/pipeline/test_pipeline_fuzz.py's generator) in which stitching finds
     an expensive sub-root (found by scanning seeds; rare, so the fuzz's own seeds
     seldom reach one): forced on, they match the reference and assemble."""
-    from fsir.ptx import print_ptx
-    from fsir.ptx.ptxas import assemble
     from fsir.runtime.compare import compare
     from fsir.runtime.inputs import random_inputs
     from fsir.runtime.reference import run_function, run_function_float64
     from fsir.testing.random_graphs import random_graph
 
     text = random_graph(seed, dynamic=0.0)
-    assert any(subroot_storage(k) for k in kernels(text, "auto", "all"))
+    assert any(subroot_storage(k) for k in schedule_kernels(text, "auto", "all"))
     module = parse_module(text, f"seed{seed}.mlir")
     f = find_function(module)
     inputs = random_inputs(f, seed)
     want, exact = run_function(f, inputs), run_function_float64(f, inputs)
     lowered = lower(module, PipelineOptions(fusion="stitch", subroots="all"))
-    for arch in ("sm_80", "sm_90"):
-        result = assemble(print_ptx(lowered, arch=arch), arch)
-        assert result.ok, (arch, result.errors)
+    assemble_all(lowered)
     got, _ = execute(lowered, inputs)
     for i, (g, w, e) in enumerate(zip(got, want, exact)):
         c = compare(g, w, exact=e)

@@ -10,13 +10,13 @@ import re
 
 import numpy as np
 import pytest
-from pipeline_util import check
 
 from fsir.errors import SimulatorError
 from fsir.ir import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.runtime.executor import execute, module_ptx
 from fsir.sim import run_ptx
+from fsir.testing.pipeline import check
 
 # name -> (graph IR, the widths legal for its kernels, tolerance scale)
 CASES = {

@@ -13,10 +13,11 @@ from xdsl.printer import Printer
 from xdsl.utils.arg_spec import parse_spec
 
 from fsir.dialects import gpu
-from fsir.testing.ptx import PTX_LIT, ROOT, parse, ptx_of
+from fsir.testing.paths import LIT_TESTS
+from fsir.testing.ptx import PTX_LIT, parse, ptx_of
 
 INPUTS = sorted(p for p in PTX_LIT.glob("*.mlir") if p.name != "errors.mlir") + sorted(
-    p for p in (ROOT / "lit_tests" / "gpu").glob("*.mlir") if p.name != "invalid.mlir"
+    p for p in (LIT_TESTS / "gpu").glob("*.mlir") if p.name != "invalid.mlir"
 )
 
 

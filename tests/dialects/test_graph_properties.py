@@ -21,6 +21,7 @@ from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 from fsir.dialects import graph
 from fsir.ir import make_context, parse_module, verify
 from fsir.runtime.reference import run
+from fsir.testing.paths import LIT_TESTS
 from fsir.testing.random_graphs import GraphOptions, graphs, random_graph, random_inputs
 from fsir.transforms.canonicalize import GraphCanonicalizePass
 from fsir.transforms.shape_inference import ShapeInferencePass
@@ -221,8 +222,7 @@ def test_command_line_prints_parsable_graphs(capsys):
 
 def test_roundtrip_lit_test_covers_every_graph_op():
     """A new graph op (e.g. a new ELEMENTWISE row) needs a line in lit_tests/graph/roundtrip.mlir."""
-    from pathlib import Path
 
-    text = (Path(__file__).resolve().parent.parent / "lit_tests" / "graph" / "roundtrip.mlir").read_text()
+    text = (LIT_TESTS / "graph" / "roundtrip.mlir").read_text()
     missing = [op.name for op in graph.Graph.operations if f"{op.name} " not in text]
     assert not missing, f"not in roundtrip.mlir: {missing}"

@@ -81,7 +81,7 @@ def test_runtime_dims_as_index_code_are_the_reference_shapes(text, seed):
     known, sizes = {}, {}
     for a in f.body.block.args:
         dims = []
-        for d, (s, n) in enumerate(zip(shape_of(a.type), env[a].shape)):
+        for s, n in zip(shape_of(a.type), env[a].shape):
             if s == DYN:
                 v = block.insert_arg(IndexType(), len(block.args))
                 sizes[v] = n

@@ -13,8 +13,9 @@ from fsir import registry
 from fsir.errors import UserError
 from fsir.frontend.hlo import import_hlo
 from fsir.runtime.reference import run
+from fsir.testing import paths
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "hlo"
+EXAMPLES = paths.EXAMPLES / "hlo"
 HLO_FILES = sorted(EXAMPLES.glob("*.hlo"))
 
 

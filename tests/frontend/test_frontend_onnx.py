@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import onnxruntime as ort  # noqa: E402 - the test extra installs it
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
@@ -15,10 +16,9 @@ from fsir.dialects import graph
 from fsir.errors import UserError
 from fsir.frontend.onnx_import import import_onnx
 from fsir.runtime.reference import run
+from fsir.testing import paths
 
-import onnxruntime as ort  # noqa: E402 - the test extra installs it
-
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "onnx"
+EXAMPLES = paths.EXAMPLES / "onnx"
 ONNX_FILES = sorted(EXAMPLES.glob("*.onnx"))
 
 

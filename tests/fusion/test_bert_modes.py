@@ -8,7 +8,6 @@ Measured on the simulator (loads+stores / distinct bytes, MB): stitch 12 launche
 1000.3 / 63.0, xla 25 launches 1004.2 / 81.9, none 72 launches 1094.0 / 184.1.
 """
 
-from pathlib import Path
 
 import numpy as np
 
@@ -18,8 +17,9 @@ from fsir.ir import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.runtime.executor import execute
 from fsir.runtime.reference import find_function
+from fsir.testing.paths import EXAMPLES
 
-BERT = Path(__file__).resolve().parent.parent / "examples" / "bert_layer.mlir"
+BERT = EXAMPLES / "bert_layer.mlir"
 
 
 def plan(mode: str) -> tuple[int, int]:

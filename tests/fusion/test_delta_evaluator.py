@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from fsir.errors import UserError
@@ -125,8 +127,8 @@ def test_gpu_tables():
     assert gpu_spec("T4").max_warps_per_sm == 32
     with pytest.raises(UserError, match=r"unknown GPU 'B200' \(known: V100, T4, A100, H100\)"):
         gpu_spec("B200")
-    with pytest.raises(Exception):
-        h100.sms = 1  # frozen
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        h100.sms = 1  # type: ignore[misc]
 
 
 def test_plan_dissolves_a_cycle_between_two_patterns():

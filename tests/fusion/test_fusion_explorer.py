@@ -18,9 +18,9 @@ from fsir.errors import UserError
 from fsir.fusion.explorer import ExplorerOptions, apply_plan, explore, report
 from fsir.ir import parse_module, verify
 from fsir.runtime.reference import find_function, run
+from fsir.testing.paths import EXAMPLES
 from fsir.testing.random_graphs import random_graph, random_inputs
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 EXAMPLE_FILES = sorted(EXAMPLES.glob("*.mlir"))
 
 
@@ -134,8 +134,9 @@ def test_bad_options_are_user_errors():
 
 def test_planning_is_deterministic():
     text = (EXAMPLES / "bert_layer.mlir").read_text()
-    from xdsl.printer import Printer
     import io
+
+    from xdsl.printer import Printer
 
     outs = []
     for _ in range(2):

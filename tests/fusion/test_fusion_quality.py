@@ -18,9 +18,9 @@ from fsir.fusion.patterns import CandidateGenerator, CandidateOptions
 from fsir.ir import verify
 from fsir.pipeline import read_model
 from fsir.runtime.reference import find_function, run
+from fsir.testing.paths import EXAMPLES
 from fsir.testing.random_graphs import random_inputs
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 ALL_EXAMPLES = (sorted(EXAMPLES.glob("*.mlir")) + sorted((EXAMPLES / "hlo").glob("*.hlo"))
                 + sorted((EXAMPLES / "onnx").glob("*.onnx")))
 IDS = [str(p.relative_to(EXAMPLES)) for p in ALL_EXAMPLES]

@@ -5,7 +5,9 @@ producers inlined into the tile loads."""
 from __future__ import annotations
 
 import pytest
-from pipeline_util import check
+
+from fsir.codegen.mappings.gemm import CANDIDATES
+from fsir.testing.pipeline import check
 
 
 def _dot(a: str, b: str, out: str, t: str = "f32") -> str:
@@ -54,8 +56,6 @@ func.func @f(%a: tensor<10x12xf32>, %b: tensor<12x6xf32>) -> tensor<10x6xf32> {
 
 
 # -- every GEMM configuration ----------------------------------------------------------
-
-from fsir.codegen.mappings.gemm import CANDIDATES
 
 # The evaluator's candidates, the forcible 8x8 micro-tile, and configurations that
 # exercise the general staging paths: a tile with fewer elements than threads (8x8x4

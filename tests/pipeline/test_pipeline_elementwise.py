@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from fsir.dialects.graph import ELEMENTWISE, FLOAT, INTEGER, NUMERIC
-from pipeline_util import check
+from fsir.testing.pipeline import check
 
 TYPES = {
     FLOAT: ["f32", "f16", "bf16"],

@@ -7,60 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from pipeline_util import check
 
 from fsir.errors import UserError
 from fsir.ir import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.runtime.executor import execute
-
-
-def layernorm(rows: str, cols: int, t: str = "f32") -> str:
-    x, v, r = f"tensor<{rows}x{cols}x{t}>", f"tensor<{cols}x{t}>", f"tensor<{rows}x{t}>"
-    if rows == "?":
-        # the row count comes from the data: sizes of `?` dims flow from operands
-        bx = f"tensor<{rows}x{cols}xi1>"
-        count = (f"%same = graph.compare eq %xa, %xa : ({x}, {x}) -> {bx}\n"
-                 f"    %one = graph.convert %same : ({bx}) -> {x}\n"
-                 f"    %nb = graph.reduce sum %one dims [1] : ({x}) -> {r}")
-    else:
-        count = f"%nb = graph.broadcast %n dims [] : (tensor<{t}>) -> {r}"
-    if rows == "?":  # a static vector cannot broadcast to a `?` dim: no gamma/beta
-        affine = f"%y1 = graph.neg %xn : {x}"
-    else:
-        affine = (f"%gb = graph.broadcast %ga dims [1] : ({v}) -> {x}\n"
-                  f"    %bb = graph.broadcast %ba dims [1] : ({v}) -> {x}\n"
-                  f"    %y0 = graph.mul %xn, %gb : {x}\n"
-                  f"    %y1 = graph.add %y0, %bb : {x}")
-    if rows == "?":  # no constant can take a `?` shape: add nb / nb = 1 instead of eps
-        eps = f"%eb = graph.div %nb, %nb : {r}"
-    else:
-        eps = f"%eb = graph.broadcast %eps dims [] : (tensor<{t}>) -> {r}"
-    return f"""
-func.func @ln(%x: {x}, %g: {v}, %b: {v}) -> {x} {{
-  %y = stitch.fusion (%x, %g, %b) : ({x}, {v}, {v}) -> {x} {{
-  ^bb0(%xa: {x}, %ga: {v}, %ba: {v}):
-    %n = graph.constant dense<{cols}.0> : tensor<{t}>
-    %eps = graph.constant dense<1.0e-5> : tensor<{t}>
-    %s = graph.reduce sum %xa dims [1] : ({x}) -> {r}
-    {count}
-    %mean = graph.div %s, %nb : {r}
-    %mb = graph.broadcast %mean dims [0] : ({r}) -> {x}
-    %xc = graph.sub %xa, %mb : {x}
-    %sq = graph.mul %xc, %xc : {x}
-    %vs = graph.reduce sum %sq dims [1] : ({x}) -> {r}
-    %var = graph.div %vs, %nb : {r}
-    {eps}
-    %ve = graph.add %var, %eb : {r}
-    %rstd = graph.rsqrt %ve : {r}
-    %rb = graph.broadcast %rstd dims [0] : ({r}) -> {x}
-    %xn = graph.mul %xc, %rb : {x}
-    {affine}
-    stitch.yield %y1 : {x}
-  }}
-  func.return %y : {x}
-}}
-"""
+from fsir.testing.graphs import GRAPH_LAYERNORM, SOFTMAX_FUSION, layernorm_fusion
+from fsir.testing.pipeline import check
 
 
 def launches(lowered) -> int:
@@ -69,46 +22,28 @@ def launches(lowered) -> int:
 
 @pytest.mark.parametrize("rows,cols,comp", [("6", 64, "warp"), ("3", 768, "block"), ("1", 33, "warp")])
 def test_layernorm(rows, cols, comp):
-    lowered = check(layernorm(rows, cols), scale=4)
+    lowered = check(layernorm_fusion(rows, cols), scale=4)
     assert launches(lowered) == 1
 
 
 def test_layernorm_f16():
-    check(layernorm("4", 100, "f16"), scale=2)
+    check(layernorm_fusion("4", 100, "f16"), scale=2)
 
 
 def test_layernorm_dynamic_rows():
-    lowered = check(layernorm("?", 600), shapes=[(5, 600), (600,), (600,)], scale=4)
+    lowered = check(layernorm_fusion("?", 600), shapes=[(5, 600), (600,), (600,)], scale=4)
     assert "memref.dim" in str(lowered)
-
-
-SOFTMAX = """
-func.func @softmax(%x: tensor<{R}x{C}xf32>) -> tensor<{R}x{C}xf32> {{
-  %y = stitch.fusion (%x) : (tensor<{R}x{C}xf32>) -> tensor<{R}x{C}xf32> {{
-  ^bb0(%xa: tensor<{R}x{C}xf32>):
-    %m = graph.reduce max %xa dims [{D}] : (tensor<{R}x{C}xf32>) -> tensor<{K}xf32>
-    %mb = graph.broadcast %m dims [{KD}] : (tensor<{K}xf32>) -> tensor<{R}x{C}xf32>
-    %d = graph.sub %xa, %mb : tensor<{R}x{C}xf32>
-    %e = graph.exp %d : tensor<{R}x{C}xf32>
-    %s = graph.reduce sum %e dims [{D}] : (tensor<{R}x{C}xf32>) -> tensor<{K}xf32>
-    %sb = graph.broadcast %s dims [{KD}] : (tensor<{K}xf32>) -> tensor<{R}x{C}xf32>
-    %p = graph.div %e, %sb : tensor<{R}x{C}xf32>
-    stitch.yield %p : tensor<{R}x{C}xf32>
-  }}
-  func.return %y : tensor<{R}x{C}xf32>
-}}
-"""
 
 
 @pytest.mark.parametrize("R,C", [(7, 50), (2, 1030)])
 def test_softmax_rows(R, C):
-    lowered = check(SOFTMAX.format(R=R, C=C, D=1, K=R, KD=0), scale=4)
+    lowered = check(SOFTMAX_FUSION.format(R=R, C=C, D=1, K=R, KD=0), scale=4)
     assert launches(lowered) == 1
 
 
 def test_softmax_columns():
     """A column softmax: a thread per column (reductions over dim 0 with consumers)."""
-    lowered = check(SOFTMAX.format(R=40, C=6, D=0, K=6, KD=1), scale=4)
+    lowered = check(SOFTMAX_FUSION.format(R=40, C=6, D=0, K=6, KD=1), scale=4)
     assert "gpu.shuffle" not in str(lowered)
 
 
@@ -219,30 +154,6 @@ def test_unknown_mode():
         FusionExplorePass(mode="bogus").apply(Context(), m)
 
 
-GRAPH_LAYERNORM = """
-func.func @ln(%x: tensor<6x200xf32>, %g: tensor<200xf32>, %b: tensor<200xf32>) -> tensor<6x200xf32> {
-  %n = graph.constant dense<200.0> : tensor<6xf32>
-  %eps = graph.constant dense<1.0e-5> : tensor<6xf32>
-  %s = graph.reduce sum %x dims [1] : (tensor<6x200xf32>) -> tensor<6xf32>
-  %mean = graph.div %s, %n : tensor<6xf32>
-  %mb = graph.broadcast %mean dims [0] : (tensor<6xf32>) -> tensor<6x200xf32>
-  %xc = graph.sub %x, %mb : tensor<6x200xf32>
-  %sq = graph.mul %xc, %xc : tensor<6x200xf32>
-  %vs = graph.reduce sum %sq dims [1] : (tensor<6x200xf32>) -> tensor<6xf32>
-  %var = graph.div %vs, %n : tensor<6xf32>
-  %ve = graph.add %var, %eps : tensor<6xf32>
-  %rstd = graph.rsqrt %ve : tensor<6xf32>
-  %rb = graph.broadcast %rstd dims [0] : (tensor<6xf32>) -> tensor<6x200xf32>
-  %xn = graph.mul %xc, %rb : tensor<6x200xf32>
-  %gb = graph.broadcast %g dims [1] : (tensor<200xf32>) -> tensor<6x200xf32>
-  %bb = graph.broadcast %b dims [1] : (tensor<200xf32>) -> tensor<6x200xf32>
-  %y0 = graph.mul %xn, %gb : tensor<6x200xf32>
-  %y = graph.add %y0, %bb : tensor<6x200xf32>
-  func.return %y : tensor<6x200xf32>
-}
-"""
-
-
 @pytest.mark.parametrize("mode", ["none", "xla", "stitch"])
 def test_explorer_modes_run(mode):
     """Whatever the explorer fuses, stitch-codegen and schedule-to-gpu must run it."""
@@ -311,7 +222,7 @@ func.func @f(%t: tensor<10x40xf32>, %ids: tensor<6xi32>, %z: tensor<6x3xf32>) ->
 def test_softmax_long_columns():
     """A column softmax over 300 rows: interleaved slices per column, two sub-roots in
     shared slots, the root reading them."""
-    lowered = check(SOFTMAX.format(R=300, C=20, D=0, K=20, KD=1), scale=8)
+    lowered = check(SOFTMAX_FUSION.format(R=300, C=20, D=0, K=20, KD=1), scale=8)
     assert launches(lowered) == 1
 
 

@@ -1,7 +1,7 @@
 """Random graphs through the whole pipeline: every fusion mode, PTX assembled by ptxas for
 sm_80 and sm_90, run on the simulator and compared with the reference interpreter.
 
-200 graphs per run by default; `pytest tests/test_pipeline_fuzz.py --fuzz-count 2000
+200 graphs per run by default; `pytest tests/pipeline/test_pipeline_fuzz.py --fuzz-count 2000
 --fuzz-seed 5000` runs more (a failing seed is reproduced by `python -m
 fsir.testing.random_graphs --seed N --dynamic 0.2`).
 """
@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from fsir.ir import parse_module
 from fsir.pipeline import PipelineOptions, lower
-from fsir.ptx import print_ptx
-from fsir.ptx.ptxas import assemble
 from fsir.runtime.compare import compare
 from fsir.runtime.executor import execute
 from fsir.runtime.inputs import random_inputs
 from fsir.runtime.reference import find_function, run_function, run_function_float64
+from fsir.testing.pipeline import assemble_all
 
 MODES = ("stitch", "xla", "none")
 
@@ -30,9 +29,7 @@ def test_random_graph_through_ptx(fuzz_seed):
     # every other stitch seed forces expensive elementwise sub-roots wherever they fit
     subroots = "all" if mode == "stitch" and (fuzz_seed // len(MODES)) % 2 else "auto"
     lowered = lower(module, PipelineOptions(fusion=mode, subroots=subroots))
-    for arch in ("sm_80", "sm_90"):
-        result = assemble(print_ptx(lowered, arch=arch), arch)
-        assert result.ok, (arch, result.errors)
+    assemble_all(lowered)
     got, _ = execute(lowered, inputs)
     assert len(got) == len(want)
     for i, (g, w, e) in enumerate(zip(got, want, exact)):

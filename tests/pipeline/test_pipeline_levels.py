@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_pipeline_fusion import GRAPH_LAYERNORM
 
 from fsir.ir import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.runtime.inputs import random_inputs
 from fsir.runtime.reference import find_function, run
+from fsir.testing.graphs import GRAPH_LAYERNORM
 
 SOFTMAX = """
 func.func @softmax(%x: tensor<5x40xf32>) -> tensor<200xf32> {

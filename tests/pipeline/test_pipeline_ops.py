@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline_util import check
+from fsir.testing.pipeline import check
 
 ALL = ["f32", "f16", "bf16", "i1", "i32", "i64"]
 NUM = ["f32", "f16", "bf16", "i32", "i64"]

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from pipeline_util import check_dominance
 
 from fsir.ir import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.runtime.compare import compare
 from fsir.runtime.executor import execute
 from fsir.runtime.reference import run
+from fsir.testing.pipeline import check_dominance
 from fsir.testing.random_graphs import random_graph, random_inputs
 
 SEEDS = [3159, 5, 12, 23, 28, 48, 82, 94, 120, 139, 182, 198, 244] + list(range(300, 306))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline_util import check
+from fsir.testing.pipeline import check
 
 KINDS = ["sum", "max", "min", "prod"]
 TYPES = ["f32", "f16", "bf16", "i32", "i64"]
@@ -79,7 +79,7 @@ def test_row_short(kind, n):
     """Rows shorter than a warp: a power-of-two segment of lanes per row (with scalar
     accesses: with vectors the evaluator gives a row of 2 to one thread's 8-byte load)."""
     lowered = check(_reduce(kind, "f32", f"70x{n}", "[1]", "70"), vector=1)
-    assert f"threads_per_row" not in str(lowered)  # the schedule is gone at the gpu level
+    assert "threads_per_row" not in str(lowered)  # the schedule is gone at the gpu level
     assert "gpu.shuffle" in str(lowered)
 
 

@@ -11,7 +11,8 @@ import pytest
 from fsir.errors import UserError
 from fsir.ptx import print_ptx
 from fsir.ptx.ptxas import assemble, find_ptxas, parse_verbose
-from fsir.testing.ptx import PTX_LIT, ROOT, parse
+from fsir.testing.paths import LIT_TESTS
+from fsir.testing.ptx import PTX_LIT, parse
 from fsir.testing.ptx_cases import cases, cases_module
 
 
@@ -22,7 +23,7 @@ def test_ptxas_is_installed():
 
 ARCHS = ["sm_80", "sm_90"]
 LIT_INPUTS = sorted(p for p in PTX_LIT.glob("*.mlir") if p.name != "errors.mlir") + sorted(
-    p for p in (ROOT / "lit_tests" / "gpu").glob("*.mlir") if p.name != "invalid.mlir"
+    p for p in (LIT_TESTS / "gpu").glob("*.mlir") if p.name != "invalid.mlir"
 )
 
 

@@ -3,8 +3,6 @@ in one line when there is none."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -12,8 +10,9 @@ from fsir.errors import UserError
 from fsir.runtime.cuda_device import probe_gpu
 from fsir.runtime.device import CudaTiming, DeviceBuffer, SimDevice, select_device
 from fsir.sim import LaunchStats
+from fsir.testing.paths import CUDA_PTX
 
-VADD = (Path(__file__).parent / "sim" / "cuda" / "vecadd.ptx").read_text()
+VADD = (CUDA_PTX / "vecadd.ptx").read_text()
 HAS_GPU = probe_gpu()[0]
 
 
@@ -241,7 +240,7 @@ def test_cuda_device_marshalling_with_fake_driver(fake_gpu):
         dev.launch(mod, "vec_add", (4,), (256,), [da, da, dc, 1.5])
     with pytest.raises(UserError, match="unknown kernel 'nope'"):
         dev.launch(mod, "nope", (1,), (1,), [])
-    softmax = (Path(__file__).parent / "sim" / "cuda" / "softmax.ptx").read_text()
+    softmax = (CUDA_PTX / "softmax.ptx").read_text()
     x = np.random.default_rng(0).standard_normal((3, 70)).astype(np.float32)
     y = np.zeros_like(x)
     dev.launch(dev.load(softmax), "softmax_rows", (3,), (128,), [x, y, 70], 512)

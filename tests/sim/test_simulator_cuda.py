@@ -3,14 +3,11 @@ and compare with numpy."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from fsir.sim import run_ptx
-
-CUDA = Path(__file__).parent / "cuda"
+from fsir.testing.paths import CUDA_PTX as CUDA
 
 
 def ptx(name: str) -> str:

@@ -2,13 +2,11 @@
 reducing launches and global traffic."""
 
 import json
-from pathlib import Path
 
 import pytest
 
+from fsir.testing.paths import EXAMPLES
 from fsir.tools.fs_bench import main_impl  # noqa: E402
-
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def test_fs_bench_layernorm(tmp_path, capsys):
