@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from fsir.sim import run_ptx
-from fsir.testing.paths import CUDA_PTX as CUDA
+from fsir.testing.paths import CUDA_PTX
 
 
 def ptx(name: str) -> str:
-    return (CUDA / f"{name}.ptx").read_text()
+    return (CUDA_PTX / f"{name}.ptx").read_text()
 
 
 rng = np.random.default_rng(0)
