@@ -14,19 +14,14 @@ each of its readers would repeat. Short rows stay cached in registers either way
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-
-from test_subroots import gelu_sum, kernels, layernorm_exp, softmax
 
 from fsir.ir import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.runtime.executor import execute
 from fsir.runtime.reference import find_function
+from fsir.testing.graphs import gelu_sum, layernorm_exp, softmax
+from fsir.testing.pipeline import schedule_kernels
 
 CASES = {
     "softmax 4x10240 f32": softmax(4, 10240),
@@ -41,7 +36,7 @@ CASES = {
 
 
 def run(text: str, subroots: str) -> tuple[str, float, object]:
-    rows = [k for k in kernels(text, subroots=subroots) if "config" in k.cost.data]
+    rows = [k for k in schedule_kernels(text, subroots=subroots) if "config" in k.cost.data]
     config = " ".join(k.cost.data["config"].data for k in rows)
     est = sum(k.cost.data["estimate_us"].value.data for k in rows)
     module = parse_module(text, "<bench>")

@@ -18,9 +18,7 @@ from fsir.errors import UserError
 from fsir.pipeline import PipelineOptions, lower, pipeline_text, stages, target_text
 from fsir.runtime.compare import compare
 from fsir.runtime.reference import run
-
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "examples"
+from fsir.testing.paths import EXAMPLES, ROOT
 
 # A small LayerNorm: two row reductions and elementwise work, one kernel when stitched.
 LAYERNORM = """

@@ -1,7 +1,6 @@
 """The examples verify, run in the reference interpreter, and compute what their headers
 say: each is checked against an independent numpy formulation of the same model."""
 
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,8 +8,7 @@ from scipy.special import erf
 
 from fsir.ir import parse_module
 from fsir.runtime.reference import arg_names, find_function, run
-
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+from fsir.testing.paths import EXAMPLES
 
 
 def _layernorm(x, gamma, beta, eps=1e-5):

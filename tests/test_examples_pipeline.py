@@ -10,14 +10,13 @@ from pathlib import Path
 import pytest
 
 from fsir.pipeline import PipelineOptions, lower, read_model
-from fsir.ptx import print_ptx
-from fsir.ptx.ptxas import assemble
 from fsir.runtime.compare import compare
 from fsir.runtime.executor import execute
 from fsir.runtime.inputs import random_inputs
 from fsir.runtime.reference import find_function, run_function, run_function_float64
+from fsir.testing.paths import EXAMPLES
+from fsir.testing.pipeline import assemble_all
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 MODELS = sorted(p for p in EXAMPLES.rglob("*") if p.suffix in (".mlir", ".hlo", ".onnx"))
 BIG = ("bert",)  # simulated in stitch mode only
 MODES = ("stitch", "xla", "none")
@@ -43,9 +42,7 @@ def loaded():
 @pytest.mark.parametrize("path", MODELS, ids=_id)
 def test_example_assembles(path, mode, loaded):
     lowered = lower(loaded(path), PipelineOptions(fusion=mode))
-    for arch in ("sm_80", "sm_90"):
-        result = assemble(print_ptx(lowered, arch=arch), arch)
-        assert result.ok, (arch, result.errors[:5])
+    assemble_all(lowered)
 
 
 CASES = [(p, m) for p in MODELS for m in MODES if m == "stitch" or not any(b in p.name for b in BIG)]

@@ -6,14 +6,15 @@ from pathlib import Path
 
 import pytest
 
-LIT_DIR = Path(__file__).resolve().parent.parent / "lit_tests"
+from fsir.testing.paths import LIT_TESTS
+
 LIT_FILES = sorted(
-    p for p in LIT_DIR.rglob("*")
+    p for p in LIT_TESTS.rglob("*")
     if p.suffix in (".mlir", ".hlo", ".ptx") and "Inputs" not in p.parts and "Output" not in p.parts
 )
 
 
-@pytest.mark.parametrize("path", LIT_FILES, ids=[str(p.relative_to(LIT_DIR)) for p in LIT_FILES])
+@pytest.mark.parametrize("path", LIT_FILES, ids=[str(p.relative_to(LIT_TESTS)) for p in LIT_FILES])
 def test_lit(path: Path):
     proc = subprocess.run(
         [str(Path(sysconfig.get_path("scripts")) / "lit"), "-v", str(path)], capture_output=True, text=True

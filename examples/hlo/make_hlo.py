@@ -9,7 +9,7 @@ For each model NAME it writes
   NAME.inputs.npz   the inputs (arg0, arg1, ... in parameter order), for
                     `fs-run NAME.hlo --inputs NAME.inputs.npz`
   NAME.outputs.npz  JAX's outputs (out0, out1, ...) on those inputs, which
-                    tests/test_frontend_hlo.py compares fsir's against.
+                    tests/frontend/test_frontend_hlo.py compares fsir's against.
 Shapes are kept small so the files stay small and the tests fast.
 """
 

@@ -16,7 +16,7 @@
 
 Weights are stored as initializers inside the files. Parameters are re-drawn at random
 (LayerNorm γ/β and biases too) so that no weight is a trivial 0 or 1.
-tests/test_frontend_onnx.py compares fsir's reference interpreter with onnxruntime.
+tests/frontend/test_frontend_onnx.py compares fsir's reference interpreter with onnxruntime.
 """
 
 import math

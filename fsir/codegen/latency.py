@@ -43,7 +43,7 @@ from fsir.gpuspec import GpuSpec
 
 # Registers ptxas keeps besides the kernel's values (parameter pointers it converts,
 # address temporaries, the stack pointer). Calibrated against `ptxas -v` on the
-# examples' kernels (tests/test_latency.py): with 10, `index` counted as one register
+# examples' kernels (tests/codegen/test_latency.py): with 10, `index` counted as one register
 # (ptxas does most index arithmetic of bounded thread/block ids in 32 bits) and kernel
 # parameters live from their first use, estimates are within 9 registers per kernel
 # and 3.6 on average (signed mean within ±1.1, so neither side is favoured).

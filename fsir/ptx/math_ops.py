@@ -8,7 +8,7 @@ copysign, floor, ceil, trunc, roundeven and round only.
 `ex2.approx.ftz.f32` ≤ 2 ulp relative, `lg2.approx.ftz.f32` ≤ 2^-22.6 absolute,
 `sin/cos.approx.f32` ≤ 2^-20.9 absolute on [-π, π]. ulp = ulp of the exact result in
 f32. "sim" is the maximum error measured over ~400k points per op by
-tests/test_ptx_accuracy.py (which asserts these bounds) on fsir's PTX simulator, whose
+tests/ptx/test_ptx_accuracy.py (which asserts these bounds) on fsir's PTX simulator, whose
 ex2/lg2/sin/cos are exact: it measures fsir's range reduction and polynomials. "GPU" is
 the bound on hardware (sim + HW).
 

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from xdsl.dialects import cf
 
 from fsir.ir import make_context, parse_module
 from fsir.ptx import print_ptx
+from fsir.testing.paths import LIT_TESTS
 
-ROOT = Path(__file__).resolve().parents[2]  # the source checkout the tests run from
-PTX_LIT = ROOT / "lit_tests" / "ptx"
+PTX_LIT = LIT_TESTS / "ptx"
 
 
 def context():

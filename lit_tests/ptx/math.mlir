@@ -1,7 +1,7 @@
 // RUN: fs-opt %s -t ptx | filecheck %s
 
 // One elementwise kernel per math op: y[i] = op(x[i]) (or op(x[i], z[i])).
-// Accuracy bounds: fsir/ptx/math_ops.py; measured in tests/test_ptx_accuracy.py.
+// Accuracy bounds: fsir/ptx/math_ops.py; measured in tests/ptx/test_ptx_accuracy.py.
 builtin.module attributes {gpu.container_module} {
   gpu.module @kernels {
     // CHECK-LABEL: .visible .entry exp(

@@ -3,18 +3,15 @@ and compare with numpy."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from fsir.sim import run_ptx
-
-CUDA = Path(__file__).parent / "cuda"
+from fsir.testing.paths import CUDA_PTX
 
 
 def ptx(name: str) -> str:
-    return (CUDA / f"{name}.ptx").read_text()
+    return (CUDA_PTX / f"{name}.ptx").read_text()
 
 
 rng = np.random.default_rng(0)

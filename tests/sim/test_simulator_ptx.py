@@ -14,6 +14,7 @@ import pytest
 from fsir.errors import SimulatorError, UserError
 from fsir.ptx.ptxas import find_ptxas
 from fsir.sim import LaunchStats, run_ptx
+from fsir.testing.paths import CUDA_PTX
 
 HEADER = ".version 8.7\n.target sm_80\n.address_size 64\n"
 
@@ -594,8 +595,7 @@ VADD = None
 
 
 def _vadd():
-    from pathlib import Path
-    return (Path(__file__).parent / "cuda" / "vecadd.ptx").read_text()
+    return (CUDA_PTX / "vecadd.ptx").read_text()
 
 
 @pytest.mark.parametrize("n", [1024, 1000, 33])
