@@ -10,9 +10,6 @@ summary states track ptxas -v. Equal fusions are planned once per module.
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import pytest
 
 from fsir.codegen.mappings.base import Mapping
@@ -22,8 +19,8 @@ from fsir.dialects.schedule import DYNAMIC, KernelOp
 from fsir.ir import parse_module
 from fsir.pipeline import PipelineOptions, emit_ptx, lower
 from fsir.ptx.ptxas import assemble
+from fsir.testing.paths import EXAMPLES, ROOT
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 CASES = ["layernorm.mlir", "softmax.mlir", "rmsnorm.mlir", "gelu.mlir", "bert_layer.mlir"]
 
 
@@ -134,7 +131,7 @@ def test_equal_fusions_are_planned_and_lowered_once():
     its gpu.funcs (and Q, K, V's equal projections within a layer)."""
     import importlib.util
 
-    path = Path(__file__).resolve().parent.parent / "benchmarks" / "compile_speed.py"
+    path = ROOT / "benchmarks" / "compile_speed.py"
     spec = importlib.util.spec_from_file_location("compile_speed", path)
     assert spec is not None and spec.loader is not None
     bench = importlib.util.module_from_spec(spec)
