@@ -265,23 +265,10 @@ class MappingParamsAttr(ParametrizedAttribute, ABC):
     def print_parameters(self, printer: Printer) -> None:
         _print_entries(printer, self.entries())
 
-    @classmethod
-    def from_dict(cls, params: MappingOf[str, int]) -> MappingParamsAttr:
-        """From a `{key: integer}` dict (a flag is a nonzero integer)."""
-        unknown = sorted(set(params) - set(cls.KEYS))
-        if unknown:
-            raise VerifyException(f"unknown {cls.MAPPING} parameters {unknown} (expected {', '.join(cls.KEYS)})")
-        return cls.from_entries({k: bool(v) if cls.KEYS[k] == 0 else v for k, v in params.items()})
-
-    def as_dict(self) -> dict[str, int]:
-        """The parameters as a `{key: integer}` dict, fields at their default left out."""
-        return {k: int(v) for k, v in self.entries()}  # type: ignore[arg-type]
-
     @property
-    def data(self) -> dict[str, int]:
-        """`as_dict()`: kept only while fsir/codegen and fsir/lowering move from the
-        string-keyed parameter dictionary to the typed properties."""
-        return self.as_dict()
+    def vector_width(self) -> int:
+        """Elements a thread accesses per memory instruction (1: no vectors)."""
+        return 1
 
 
 def _check_vector_width(vector_width: int) -> None:
@@ -329,16 +316,6 @@ class LoopParamsAttr(MappingParamsAttr):
     @classmethod
     def from_entries(cls, entries: MappingOf[str, _Value]) -> LoopParamsAttr:
         return cls.new([_int(entries.get("vector_width", 1))])
-
-    @classmethod
-    def from_dict(cls, params: MappingOf[str, int]) -> MappingParamsAttr:
-        # builders may say how many elements a thread computes: one vector
-        params = dict(params)
-        per_thread = params.pop("elements_per_thread", None)
-        if per_thread is not None and per_thread != params.get("vector_width", 1):
-            raise VerifyException(f"a loop kernel's thread computes one vector: elements_per_thread {per_thread} "
-                                  f"must be its vector_width {params.get('vector_width', 1)}")
-        return super().from_dict(params)
 
     def entries(self) -> list[tuple[str, _Value]]:
         return [("vector_width", self.vector_width)] if self.vector_width != 1 else []
@@ -466,7 +443,6 @@ class GemmParamsAttr(MappingParamsAttr):
     name = "schedule.gemm"
     MAPPING: ClassVar[Mapping] = Mapping.GEMM
     KEYS: ClassVar[dict[str, int]] = {"tile": 3, "thread": 2}
-    DICT_KEYS: ClassVar[tuple[str, ...]] = ("tile_m", "tile_n", "tile_k", "thread_m", "thread_n")
 
     _tile_m: IntAttr
     _tile_n: IntAttr
@@ -522,17 +498,6 @@ class GemmParamsAttr(MappingParamsAttr):
         if (self.thread_m, self.thread_n) != (1, 1):
             out.append(("thread", (self.thread_m, self.thread_n)))
         return out
-
-    @classmethod
-    def from_dict(cls, params: MappingOf[str, int]) -> MappingParamsAttr:
-        unknown = sorted(set(params) - set(cls.DICT_KEYS))
-        if unknown:
-            raise VerifyException(f"unknown gemm parameters {unknown} (expected {', '.join(cls.DICT_KEYS)})")
-        tile = tuple(params[k] for k in cls.DICT_KEYS[:3])
-        return cls.from_entries({"tile": tile, "thread": (params.get("thread_m", 1), params.get("thread_n", 1))})
-
-    def as_dict(self) -> dict[str, int]:
-        return dict(zip(self.DICT_KEYS, (self.tile_m, self.tile_n, self.tile_k, self.thread_m, self.thread_n)))
 
 
 PARAMS_OF: dict[Mapping, type[MappingParamsAttr]] = {
@@ -656,10 +621,9 @@ class GroupOp(IRDLOperation):
     body = region_def("single_block")
     traits = traits_def(RecursiveMemoryEffect())
 
-    def __init__(self, composition: Composition | str, storage: Storage | str, result_types: Sequence[Attribute],
+    def __init__(self, composition: Composition, storage: Storage, result_types: Sequence[Attribute],
                  body: Region, buffer: str | None = None, offset: int | None = None):
-        props: dict[str, Attribute] = {"composition": CompositionAttr(Composition(composition)),
-                                       "storage": StorageAttr(Storage(storage))}
+        props: dict[str, Attribute] = {"composition": CompositionAttr(composition), "storage": StorageAttr(storage)}
         if buffer is not None:
             props["buffer"] = SymbolRefAttr(buffer)
             props["offset"] = IntegerAttr(offset or 0, i64)
@@ -755,16 +719,10 @@ class KernelOp(IRDLOperation):
     body = region_def("single_block")
     traits = traits_def(RecursiveMemoryEffect())
 
-    def __init__(self, name: str, mapping: Mapping | str, params: MappingParamsAttr | MappingOf[str, int],
-                 grid: Sequence[int], block: Sequence[int], inputs: Sequence[SSAValue],
-                 result_types: Sequence[Attribute], body: Region, cost: dict[str, Attribute] | None = None):
-        """`params` is the mapping's parameter attribute, or a `{key: integer}` dict of
-        them (`RowParamsAttr.from_dict`)."""
-        mapping = Mapping(mapping)
-        if not isinstance(params, MappingParamsAttr):
-            params = PARAMS_OF[mapping].from_dict(params)
-        elif params.MAPPING != mapping:
-            raise VerifyException(f"{params.MAPPING} parameters given for a {mapping} kernel")
+    def __init__(self, name: str, params: MappingParamsAttr, grid: Sequence[int], block: Sequence[int],
+                 inputs: Sequence[SSAValue], result_types: Sequence[Attribute], body: Region,
+                 cost: dict[str, Attribute] | None = None):
+        """`params` is the mapping's parameter attribute; its kind is the kernel's mapping."""
         props: dict[str, Attribute] = {
             "sym_name": StringAttr(name),
             "params": params,
@@ -784,11 +742,6 @@ class KernelOp(IRDLOperation):
     @property
     def block(self) -> Block:
         return self.body.blocks[0]
-
-    def param(self, key: str) -> int:
-        """`params.as_dict()[key]`: kept only while fsir/codegen and fsir/lowering move
-        to the typed properties of `params` (`k.params.threads_per_row`, ...)."""
-        return self.params.as_dict()[key]
 
     def launch(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
         return tuple(self.grid.get_values()), tuple(self.block_dims.get_values())  # type: ignore[return-value]

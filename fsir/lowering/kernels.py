@@ -74,7 +74,7 @@ class KernelLowering:
         self.block_size = block[0]
         # `vector_width` V: a thread takes V consecutive elements of the innermost
         # dimension where it took one; the vectorizer merges their loads and stores.
-        self.vector = vector_width(k)
+        self.vector = k.params.vector_width
         self.func = gpu.FuncOp(k.sym_name.data, (arg_types, []), kernel=True,
                                workgroup=[s.buffer_type for s in shared], known_block_size=list(block))
         self.func.location = k.location
@@ -219,6 +219,3 @@ def lower(k: KernelOp, lowering: type[KernelLowering]) -> KernelInterface:
         raise UserError(f"'schedule.kernel' op @{k.sym_name.data} cannot be lowered: missing {err}",
                         location_of(k)) from None
 
-
-def vector_width(k: KernelOp) -> int:
-    return k.param("vector_width") if "vector_width" in k.params.data else 1

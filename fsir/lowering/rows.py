@@ -14,13 +14,11 @@ from xdsl.dialects.builtin import IntegerType, i32
 from xdsl.ir import SSAValue
 
 from fsir.dialects import gpu, graph
-from fsir.dialects.schedule import GroupOp, KernelOp
+from fsir.dialects.schedule import WARP, GroupOp, KernelOp, RowParamsAttr, Storage
 from fsir.lowering.emit import elem_type
 from fsir.lowering.kernels import KernelLowering
 from fsir.lowering.scalar import Index, compute_type
 from fsir.lowering.shapes import ShapeCalc
-
-WARP = 32
 
 
 class RowLowering(KernelLowering):
@@ -31,19 +29,19 @@ class RowLowering(KernelLowering):
 
     def body(self) -> None:
         ib, e = self.ib, self.emit
-        per_row = self.k.param("threads_per_row")
-        rows_per_block = self.k.param("rows_per_block")
-        params = self.k.params.data
+        params = self.k.params
+        assert isinstance(params, RowParamsAttr)
+        per_row, rows_per_block = params.threads_per_row, params.rows_per_block
         # `row_steps`: each block takes that many consecutive row-blocks in a loop, so the
         # row-invariant operands (γ, β) it loads are hoisted out and reused every step.
-        steps = self.k.param("row_steps") if "row_steps" in params else 1
+        steps = params.row_steps
         self.steps = steps
         # `elements_per_thread`: the row's columns are unrolled into that many slots per
         # thread at the top of the step; the memo keeps each slot's values in registers,
         # so a value read before a reduction and used after it is loaded once.
-        self.cached = self.k.param("elements_per_thread") if "elements_per_thread" in params else 0
+        self.cached = params.elements_per_thread or 0
         tid = self.thread_id()
-        self.interleaved = "interleaved" in params
+        self.interleaved = params.interleaved
         if self.interleaved:  # consecutive threads take consecutive rows
             local_row, lane = ib.rem(tid, rows_per_block), ib.div(tid, rows_per_block)
         else:  # consecutive threads share a row
@@ -78,7 +76,7 @@ class RowLowering(KernelLowering):
             # (their results are never stored)
             row_idx = ib.delinearize(ib.min(row, ib.sub(n_rows, 1)), row_dims) if self.cached else store_idx
             r = group_reduce(g)
-            if r is None and g.storage.data != "global":
+            if r is None and g.storage.data != Storage.GLOBAL:
                 self.subroot_rows(g, row_idx, valid, lane, per_row)
                 continue
             if r is not None:
@@ -142,7 +140,7 @@ class RowLowering(KernelLowering):
         v = self.inner(g.results[0])
         index, cols = self.row_index(g, row_idx)
         length = ib.prod(cols)
-        if g.storage.data != "shared":
+        if g.storage.data != Storage.SHARED:
             for columns, _ in self.slots(lane, per_row, length):
                 for c in columns:
                     e.at(v, index(c))
@@ -330,7 +328,7 @@ class RowLowering(KernelLowering):
 
 def group_reduce(g: GroupOp) -> graph.ReduceOp | None:
     """The sub-root reduction leading `g` (None for a root group)."""
-    if g.storage.data == "global":
+    if g.storage.data == Storage.GLOBAL:
         return None
     v = g.block.last_op.operands[0]  # type: ignore[union-attr]
     return v.owner if isinstance(v.owner, graph.ReduceOp) else None

@@ -25,7 +25,8 @@ from fsir.codegen.mappings.base import (
 )
 from fsir.codegen.summary import Summary, element_bytes_of, inner_value, split_costs
 from fsir.dialects.graph import DYN, fmt_shape, shape_of
-from fsir.dialects.schedule import DYNAMIC, KernelOp, LoopParamsAttr
+from fsir.dialects import schedule
+from fsir.dialects.schedule import DYNAMIC, Composition, KernelOp, LoopParamsAttr, Storage
 from fsir.gpuspec import GpuSpec
 from fsir.lowering.kernels import KernelLowering
 from fsir.lowering.loop import LoopLowering
@@ -48,7 +49,7 @@ LOOP_BASE_REGISTERS = 12
 
 
 class LoopMapping(Mapping):
-    name = "loop"
+    name = schedule.Mapping.LOOP
     lowering = LoopLowering
 
     def claims(self, ops: Sequence[Operation]) -> bool:
@@ -69,11 +70,8 @@ class LoopMapping(Mapping):
         sizes = [numel(shape_of(v.type)) for v in outs]
         n = None if None in sizes else max(sizes)  # type: ignore[type-var]
         grid = DYNAMIC if n is None else max(1, -(-n // (config.block * config.vector)))
-        groups = [GroupSpec(outs, "thread", "global")]
-        params = {"elements_per_thread": config.vector}
-        if config.vector > 1:
-            params["vector_width"] = config.vector
-        return ctx.kernel(self.name, params, (grid, 1, 1), (config.block, 1, 1), groups, [])
+        groups = [GroupSpec(outs, Composition.THREAD, Storage.GLOBAL)]
+        return ctx.kernel(LoopParamsAttr(config.vector), (grid, 1, 1), (config.block, 1, 1), groups, [])
 
     def summarize(self, k: KernelOp, spec: GpuSpec) -> Summary:
         """A loop kernel's thread (`fsir/lowering/kernels.py`, `loop`): V consecutive

@@ -46,7 +46,6 @@ from fsir.codegen.latency import UNKNOWN_TRIP_COUNT
 from fsir.codegen.locality import local, operand_syms, row_dims_of, subroot_reads
 from fsir.codegen.mappings.base import (
     BLOCK,
-    WARP,
     FusionContext,
     GroupSpec,
     Mapping,
@@ -60,7 +59,17 @@ from fsir.codegen.smem import Request, allocate, chain, dominators
 from fsir.codegen.summary import Summary, element_bytes_of, inner_value, split_costs
 from fsir.dialects import graph
 from fsir.dialects.graph import DYN, fmt_shape, shape_of, shapes_compatible
-from fsir.dialects.schedule import DYNAMIC, KernelOp, RowParamsAttr, SharedOp, Storage, element_bytes
+from fsir.dialects import schedule
+from fsir.dialects.schedule import (
+    DYNAMIC,
+    WARP,
+    Composition,
+    KernelOp,
+    RowParamsAttr,
+    SharedOp,
+    Storage,
+    element_bytes,
+)
 from fsir.gpuspec import GpuSpec
 from fsir.lowering.kernels import KernelLowering
 from fsir.lowering.rows import RowLowering, group_reduce, row_count, row_dims_attr
@@ -114,8 +123,8 @@ class RowConfig:
     schedule: str  # thread | warp | block | interleaved
     block: int  # threads per block
     per_row: int
-    composition: str
-    storage: str
+    composition: Composition
+    storage: Storage
     interleaved: bool
     slots: int = 0
     steps: int = 1
@@ -145,7 +154,7 @@ class RowConfig:
         if self.vector > 1:
             out += f"/v{self.vector}"
         if self.subroots:
-            where = ("lanes" if self.composition == "warp" else "reg") if self.slots else "smem"
+            where = ("lanes" if self.composition == Composition.WARP else "reg") if self.slots else "smem"
             out += f"/{where}-{'+'.join(self.subroots)}"
         return out
 
@@ -215,12 +224,12 @@ def _segment(longest: int) -> int:
 # Every row schedule is correct for any fusion the row mapping accepts (any dims); they
 # differ in speed. name -> longest row -> (threads per row, composition, storage, interleaved)
 ROW_SCHEDULES = {
-    "thread": lambda longest: (1, "thread", "reg", False),
-    "warp": lambda longest: (_segment(longest), "warp", "lanes", False),
-    "block": lambda longest: (BLOCK, "block", "shared", False),
+    "thread": lambda longest: (1, Composition.THREAD, Storage.REG, False),
+    "warp": lambda longest: (_segment(longest), Composition.WARP, Storage.LANES, False),
+    "block": lambda longest: (BLOCK, Composition.BLOCK, Storage.SHARED, False),
     # COLUMN_SLICES threads per row, the rows of a block interleaved (consecutive threads
     # take consecutive rows, so column loads stay coalesced); slices meet in shared memory
-    "interleaved": lambda longest: (COLUMN_SLICES, "block", "shared", True),
+    "interleaved": lambda longest: (COLUMN_SLICES, Composition.BLOCK, Storage.SHARED, True),
 }
 
 
@@ -395,9 +404,8 @@ def _prod(dims) -> int | None:
 
 
 class RowMapping(Mapping):
-    name = "row"
+    name = schedule.Mapping.ROW
     lowering = RowLowering
-    required_params = ("threads_per_row", "rows_per_block")
 
     def claims(self, ops: Sequence[Operation]) -> bool:
         return any(isinstance(op, graph.ReduceOp) for op in ops)
@@ -508,12 +516,13 @@ class RowMapping(Mapping):
 
     def grid(self, k: KernelOp, axis: int, shapes: ShapeCalc) -> Index:
         ib = shapes.ib
-        steps = k.param("row_steps") if "row_steps" in k.params.data else 1
-        return ib.max(ib.ceildiv(row_count(k, shapes), k.param("rows_per_block") * steps), 1)
+        p = k.params
+        assert isinstance(p, RowParamsAttr)
+        return ib.max(ib.ceildiv(row_count(k, shapes), p.rows_per_block * p.row_steps), 1)
 
     def vector_problem(self, k: KernelOp, vec: int) -> str | None:
-        """Each vector lies in one row: the row is kept in registers and every group's
-        row length is a static multiple of V."""
+        """Each vector lies in one row: every group's row length is a static multiple of
+        V (the verifier holds that the row is kept in registers)."""
         for g in k.groups():
             for v in g.results:
                 gv = KernelLowering.inner(v)
@@ -524,8 +533,6 @@ class RowMapping(Mapping):
                 rows = set(row_dims_attr(g)) if r is None else set()
                 reduced = set(r.dims.get_values()) if r is not None else set(range(len(shape))) - rows
                 dims = [shape[d] for d in sorted(reduced)]
-                if "elements_per_thread" not in k.params.data:
-                    return "vector_width needs elements_per_thread (the row kept in registers)"
                 if not dims or DYN in dims or dims[-1] % vec:
                     return (f"vector_width {vec} needs static innermost extents that are multiples of it "
                             f"(a row of {fmt_shape(tuple(dims))})")
@@ -533,19 +540,14 @@ class RowMapping(Mapping):
 
     def check_kernel(self, k: KernelOp) -> None:
         fail = lambda message: self.cannot_lower(k, message)
-        _, block = k.launch()
         groups = k.groups()
-        per_row, rows = k.param("threads_per_row"), k.param("rows_per_block")
-        if per_row * rows != block[0] or block[1:] != (1, 1):
-            raise fail(f"threads_per_row x rows_per_block ({per_row} x {rows}) must be the block size {block[0]}")
-        if per_row > WARP and (per_row % WARP or per_row // WARP > WARP):
-            raise fail(f"a block-composed row needs a multiple of {WARP} threads (at most {WARP * WARP})")
-        if 1 < per_row <= WARP and per_row & (per_row - 1) and "interleaved" not in k.params.data:
-            raise fail(f"threads_per_row {per_row} must be a power of two up to {WARP}")
+        p = k.params
+        assert isinstance(p, RowParamsAttr)
+        rows = p.rows_per_block
         if not any(group_reduce(g) is not None for g in groups):
             raise fail("a row kernel needs a group led by a graph.reduce")
         for g in groups:
-            if g.storage.data == "global" or group_reduce(g) is not None:
+            if g.storage.data == Storage.GLOBAL or group_reduce(g) is not None:
                 continue
             # an elementwise sub-root group: a row of results per row of the block
             if not isinstance(KernelLowering.inner(g.results[0]).owner, graph.ElementwiseOp) or len(g.results) != 1:
@@ -555,14 +557,16 @@ class RowMapping(Mapping):
             shape = shape_of(g.results[0].type)
             cols = [n for d, n in enumerate(shape) if d not in row_dims_attr(g)]
             length = -1 if DYN in cols else math.prod(cols)
-            if g.storage.data in ("reg", "lanes") and "elements_per_thread" not in k.params.data:
+            if g.storage.data in (Storage.REG, Storage.LANES) and p.elements_per_thread is None:
                 raise fail("an elementwise sub-root kept in registers needs elements_per_thread (each thread "
                            "keeps its slots of the row)")
-            if g.storage.data == "shared":
-                size = k.shared_buffers()[g.buffer.root_reference.data].size  # type: ignore[union-attr]
-                if length < 0 or g.offset.value.data + rows * length > size:  # type: ignore[union-attr]
-                    raise fail(f"shared buffer @{g.buffer.root_reference.data} cannot hold {rows} rows of "  # type: ignore[union-attr]
-                               f"{'?' if length < 0 else length} elements from offset {g.offset.value.data}")  # type: ignore[union-attr]
+            if g.storage.data == Storage.SHARED:
+                assert g.buffer is not None and g.offset is not None  # the group's verifier: shared has a buffer
+                name, offset = g.buffer.root_reference.data, g.offset.value.data
+                size = k.shared_buffers()[name].size
+                if length < 0 or offset + rows * length > size:
+                    raise fail(f"shared buffer @{name} cannot hold {rows} rows of "
+                               f"{'?' if length < 0 else length} elements from offset {offset}")
 
 
 class RowKernels:
@@ -644,7 +648,7 @@ class RowKernels:
         outputs = set(self.ctx.yields)
         rows: dict[SSAValue, tuple[int, ...]] = {}
         for op in self.ctx.ops:
-            if graph.op_class(op) != "expensive" or op in packed_ops or op.results[0] in outputs:
+            if graph.op_class(op) != graph.OpClass.EXPENSIVE or op in packed_ops or op.results[0] in outputs:
                 continue
             v = op.results[0]
             shape = shape_of(v.type)
@@ -769,7 +773,7 @@ class RowKernels:
         # lane (c = lane + k * threads_per_row), so its readers find it in their own
         # registers and no shuffle or barrier is needed. Looping configurations keep its
         # rows in shared memory instead.
-        e_where = "shared" if not config.slots else ("lanes" if comp == "warp" else "reg")
+        e_where = Storage.SHARED if not config.slots else (Storage.LANES if comp == Composition.WARP else Storage.REG)
         roots = {key: (values, dims) for key, values, dims in _root_groups(layout)}
         groups: list[GroupSpec] = []
         for key in order:
@@ -780,7 +784,7 @@ class RowKernels:
                 sub = next(s for s in layout.subroots if s.value is item)
                 spec = GroupSpec([item], comp, e_where, row_dims=sub.row_dims)
             else:
-                spec = GroupSpec(roots[item][0], comp, "global", row_dims=roots[item][1])
+                spec = GroupSpec(roots[item][0], comp, Storage.GLOBAL, row_dims=roots[item][1])
             if key in places:
                 spec.buffer, spec.offset = places[key]
             groups.append(spec)
@@ -788,21 +792,14 @@ class RowKernels:
         for v in layout.packed:
             by_shape.setdefault(_shape_key(v), []).append(v)
         for values in by_shape.values():
-            groups.append(GroupSpec(values, "thread", "global", packed=True))
+            groups.append(GroupSpec(values, Composition.THREAD, Storage.GLOBAL, packed=True))
         k = layout.rows
-        params = {"threads_per_row": per_row, "rows_per_block": rows_per_block}
-        if interleaved:
-            params["interleaved"] = 1
-        steps = 1
-        if config.slots:
-            params["elements_per_thread"] = config.slots * config.vector
-            steps = config.steps
-            if steps > 1:
-                params["row_steps"] = steps
-            if config.vector > 1:
-                params["vector_width"] = config.vector
+        steps = config.steps if config.slots else 1
+        params = RowParamsAttr(per_row, rows_per_block, config.slots * config.vector if config.slots else None,
+                               row_steps=steps, vector_width=config.vector if config.slots else 1,
+                               interleaved=interleaved)
         grid = DYNAMIC if k is None else max(1, -(-k // (rows_per_block * steps)))
-        return self.ctx.kernel(self.mapping.name, params, (grid, 1, 1), (block, 1, 1), groups, shared)
+        return self.ctx.kernel(params, (grid, 1, 1), (block, 1, 1), groups, shared)
 
     def row_shared(self, config: RowConfig, layout: RowLayout, order: list[tuple]):
         """The kernel's shared buffers and each group's (buffer, offset), placed by the
@@ -824,7 +821,7 @@ class RowKernels:
         # no execution takes, and hide that they are done.)
         idom = dominators(chain(list(range(len(order))), {}), 0)
         arenas: dict[tuple[str, Attribute], list[Request]] = {}
-        if config.storage == "shared":
+        if config.storage == Storage.SHARED:
             for i, r in enumerate(layout.reduces):
                 acc = accumulator_type(r.result.type.element_type)
                 nbytes = element_bytes(acc)
