@@ -37,8 +37,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from fsir.dialects import gpu
 from fsir.codegen.summary import Summary
+from fsir.dialects import gpu
 from fsir.gpuspec import GpuSpec
 
 # Registers ptxas keeps besides the kernel's values (parameter pointers it converts,

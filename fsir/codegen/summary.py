@@ -26,7 +26,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from fsir.dialects import graph
 from fsir.dialects.graph import DYN, shape_of
-from fsir.dialects.schedule import Storage
+from fsir.dialects.schedule import GroupOp, Storage, inner_value
 
 
 @dataclass
@@ -148,11 +148,6 @@ def chain_cycles(counts: Counter[str], cpi) -> float:
     return sum(n * cpi.get(cls, cpi["alu"]) for cls, n in counts.items())
 
 
-def inner_value(r: SSAValue) -> SSAValue:
-    g = r.owner
-    return g.block.last_op.operands[list(g.results).index(r)]
-
-
 def split_costs(values, inputs, row_shape, loaded, seen, keys):
     """One element of `values`: (instructions per element, instructions per row,
     inputs loaded per element, bytes loaded per element, row-invariant inputs). Ops
@@ -182,7 +177,7 @@ def split_costs(values, inputs, row_shape, loaded, seen, keys):
         op = v.owner
         if not isinstance(op, Operation):
             continue
-        if op.name == "schedule.group":  # an earlier group's result: registers or shared rows
+        if isinstance(op, GroupOp):  # an earlier group's result: registers or shared rows
             if op.storage.data == Storage.SHARED and not isinstance(inner_value(v).owner, graph.ReduceOp):
                 target.update(smem=1, alu=1)
             continue

@@ -59,8 +59,10 @@ from typing import Any, ClassVar, cast
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     DictionaryAttr,
+    FixedBitwidthType,
     IntAttr,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     NoneAttr,
     StringAttr,
@@ -506,11 +508,24 @@ PARAMS_OF: dict[Mapping, type[MappingParamsAttr]] = {
 
 
 def element_bytes(t: Attribute) -> int:
-    """Bytes per element in memory (i1 is one byte)."""
-    width = getattr(t, "bitwidth", None)
-    if width is None:
-        width = t.width.data if hasattr(t, "width") else 32  # type: ignore[attr-defined]
+    """Bytes per element in memory (i1 is one byte; a type of no fixed width, 4)."""
+    width = t.bitwidth if isinstance(t, FixedBitwidthType) else 32
     return max(1, width // 8)
+
+
+def inner_value(v: SSAValue) -> SSAValue:
+    """The graph value a kernel-level value stands for: a group's result is the value
+    the group yields; any other value is itself."""
+    op = v.owner
+    if isinstance(op, GroupOp):
+        return op.yielded()[list(op.results).index(v)]
+    return v
+
+
+def _yield_of(block: Block) -> YieldOp:
+    last = block.last_op
+    assert isinstance(last, YieldOp), "the verifier: a kernel or group ends with schedule.yield"
+    return last
 
 
 @irdl_op_definition
@@ -633,6 +648,24 @@ class GroupOp(IRDLOperation):
     def block(self) -> Block:
         return self.body.blocks[0]
 
+    def yielded(self) -> list[SSAValue]:
+        """The graph values the group yields (its results, inside the group)."""
+        return list(_yield_of(self.block).operands)
+
+    def shared_slot(self) -> tuple[str, int]:
+        """(buffer, offset) of a `shared` group's results."""
+        assert self.buffer is not None and self.offset is not None, "the verifier: a shared group has a buffer"
+        return self.buffer.root_reference.data, self.offset.value.data
+
+    def row_dims(self) -> list[int]:
+        """The dims of a root or elementwise sub-root group's results that are the rows
+        (the `row_dims` attribute; none given: [])."""
+        attr = self.attributes.get("row_dims")
+        if attr is None:
+            return []
+        assert isinstance(attr, DenseArrayBase) and isinstance(attr.elt_type, IntegerType)
+        return [int(v) for v in attr.get_values()]
+
     @classmethod
     def parse(cls, parser: Parser) -> GroupOp:
         comp = Composition(_parse_word(parser, Composition, "composition"))
@@ -744,7 +777,11 @@ class KernelOp(IRDLOperation):
         return self.body.blocks[0]
 
     def launch(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        return tuple(self.grid.get_values()), tuple(self.block_dims.get_values())  # type: ignore[return-value]
+        return tuple(int(v) for v in self.grid.get_values()), tuple(int(v) for v in self.block_dims.get_values())
+
+    def yielded(self) -> list[SSAValue]:
+        """The values the kernel yields (its results, inside the kernel)."""
+        return list(_yield_of(self.block).operands)
 
     def shared_buffers(self) -> dict[str, SharedOp]:
         return {op.sym_name.data: op for op in self.block.ops if isinstance(op, SharedOp)}

@@ -8,7 +8,7 @@ from __future__ import annotations
 from xdsl.ir import SSAValue
 
 from fsir.dialects import gpu, graph
-from fsir.dialects.schedule import GemmParamsAttr
+from fsir.dialects.schedule import GemmParamsAttr, inner_value
 from fsir.lowering.emit import elem_type
 from fsir.lowering.kernels import KernelLowering
 from fsir.lowering.scalar import Index, compute_type
@@ -25,7 +25,7 @@ class GemmLowering(KernelLowering):
         accumulates their tm x tn products in registers."""
         ib, e, sb = self.ib, self.emit, self.sb
         (g,) = self.k.groups()
-        dot = self.inner(g.results[0]).owner
+        dot = inner_value(g.results[0]).owner
         assert isinstance(dot, graph.DotOp)
         p = self.k.params
         assert isinstance(p, GemmParamsAttr)

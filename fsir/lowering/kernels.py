@@ -19,7 +19,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from fsir.dialects import gpu, graph
 from fsir.dialects.graph import DYN, shape_of
-from fsir.dialects.schedule import GroupOp, KernelOp
+from fsir.dialects.schedule import KernelOp, inner_value
 from fsir.errors import UserError
 from fsir.ir import location_of
 from fsir.lowering.emit import ElementEmitter, elem_type, splat_value
@@ -113,16 +113,8 @@ class KernelLowering:
         self.emit = ElementEmitter(self.cursor, self.shapes, buffers, self.row_values)
         # Each kernel output: the group value computing it (kernel yield -> group yield).
         self.outputs: list[tuple[SSAValue, SSAValue]] = []  # (kernel-level value, graph value)
-        for v in k.block.last_op.operands:  # type: ignore[union-attr]
-            self.outputs.append((v, self.inner(v)))
-
-    @staticmethod
-    def inner(v: SSAValue) -> SSAValue:
-        """The graph value a kernel-level value stands for (group results → yielded)."""
-        op = v.owner
-        if isinstance(op, GroupOp):
-            return op.block.last_op.operands[list(op.results).index(v)]  # type: ignore[union-attr]
-        return v
+        for v in k.yielded():
+            self.outputs.append((v, inner_value(v)))
 
     def body(self) -> None:
         raise NotImplementedError

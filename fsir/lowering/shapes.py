@@ -49,8 +49,7 @@ class ShapeCalc:
         op = v.owner
         if isinstance(op, (GroupOp, KernelOp)):
             index = next(i for i, r in enumerate(op.results) if r is v)
-            block = op.regions[0].blocks[0]
-            return self.dims(block.last_op.operands[index])  # type: ignore[union-attr]
+            return self.dims(op.yielded()[index])
         if not isinstance(op, graph.GraphOp):
             raise UserError(f"the size of a '?' dim of {v.type} is not known here", location_of(op if isinstance(op, Operation) else None))
         return op.reify_dims(self.dims, self.ib)

@@ -37,8 +37,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from fsir.codegen.latency import Estimate, estimate, estimate_summary
 from fsir.codegen.summary import Summary
-from fsir.dialects import graph
-from fsir.dialects import schedule
+from fsir.dialects import graph, schedule
 from fsir.dialects.gpu import VECTOR_WIDTHS
 from fsir.dialects.graph import DYN, shape_of
 from fsir.dialects.schedule import (

@@ -42,14 +42,21 @@ from fsir.codegen.mappings.base import (
     unique,
 )
 from fsir.codegen.summary import Summary, chain_cycles, element_bytes_of, element_counts, loaded_inputs
-from fsir.dialects import graph
+from fsir.dialects import graph, schedule
 from fsir.dialects.graph import DYN, shape_of
-from fsir.dialects import schedule
-from fsir.dialects.schedule import DYNAMIC, Composition, GemmParamsAttr, KernelOp, SharedOp, Storage, element_bytes
+from fsir.dialects.schedule import (
+    DYNAMIC,
+    Composition,
+    GemmParamsAttr,
+    KernelOp,
+    SharedOp,
+    Storage,
+    element_bytes,
+    inner_value,
+)
 from fsir.errors import UserError
 from fsir.gpuspec import GpuSpec
 from fsir.lowering.gemm import GemmLowering
-from fsir.lowering.kernels import KernelLowering
 from fsir.lowering.scalar import Index
 from fsir.lowering.shapes import ShapeCalc
 
@@ -219,7 +226,7 @@ class GemmMapping(Mapping):
         tm + tn fragments from shared memory and issues tm x tn multiply-adds; finally it
         stores its tm x tn outputs."""
         (g,) = k.groups()
-        dot = g.block.last_op.operands[0].owner
+        dot = g.yielded()[0].owner
         assert isinstance(dot, graph.DotOp)
         p = k.params
         assert isinstance(p, GemmParamsAttr)
@@ -301,7 +308,7 @@ class GemmMapping(Mapping):
     def grid(self, k: KernelOp, axis: int, shapes: ShapeCalc) -> Index:
         ib = shapes.ib
         (g,) = k.groups()
-        dot = KernelLowering.inner(g.results[0]).owner
+        dot = inner_value(g.results[0]).owner
         p = k.params
         assert isinstance(dot, graph.DotOp) and isinstance(p, GemmParamsAttr)
         problem = dot.problem(shapes.dims, ib)
@@ -313,7 +320,7 @@ class GemmMapping(Mapping):
 
     def check_kernel(self, k: KernelOp) -> None:
         groups = k.groups()
-        dots = [KernelLowering.inner(g.results[0]).owner for g in groups]
+        dots = [inner_value(g.results[0]).owner for g in groups]
         if len(groups) != 1 or not isinstance(dots[0], graph.DotOp):
             raise self.cannot_lower(k, "a gemm kernel has one group yielding a graph.dot")
         p = k.params

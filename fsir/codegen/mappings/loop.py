@@ -23,12 +23,11 @@ from fsir.codegen.mappings.base import (
     numel,
     unique,
 )
-from fsir.codegen.summary import Summary, element_bytes_of, inner_value, split_costs
-from fsir.dialects.graph import DYN, fmt_shape, shape_of
+from fsir.codegen.summary import Summary, element_bytes_of, split_costs
 from fsir.dialects import schedule
-from fsir.dialects.schedule import DYNAMIC, Composition, KernelOp, LoopParamsAttr, Storage
+from fsir.dialects.graph import DYN, fmt_shape, shape_of
+from fsir.dialects.schedule import DYNAMIC, Composition, KernelOp, LoopParamsAttr, Storage, inner_value
 from fsir.gpuspec import GpuSpec
-from fsir.lowering.kernels import KernelLowering
 from fsir.lowering.loop import LoopLowering
 from fsir.lowering.scalar import Index
 from fsir.lowering.shapes import ShapeCalc
@@ -97,7 +96,7 @@ class LoopMapping(Mapping):
 
     def grid(self, k: KernelOp, axis: int, shapes: ShapeCalc) -> Index:
         ib = shapes.ib
-        inner = [KernelLowering.inner(v) for v in k.block.last_op.operands]  # type: ignore[union-attr]
+        inner = [inner_value(v) for v in k.yielded()]
         _, block = k.launch()
         n: Index = shapes.numel(inner[0])
         for v in inner[1:]:
@@ -109,7 +108,7 @@ class LoopMapping(Mapping):
         are multiples of V."""
         for g in k.groups():
             for v in g.results:
-                dims = shape_of(KernelLowering.inner(v).type)[-1:]
+                dims = shape_of(inner_value(v).type)[-1:]
                 if not dims or DYN in dims or dims[-1] % vec:
                     return (f"vector_width {vec} needs static innermost extents that are multiples of it "
                             f"(a result of {fmt_shape(tuple(dims))})")

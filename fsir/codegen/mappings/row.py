@@ -56,10 +56,9 @@ from fsir.codegen.mappings.base import (
     unique,
 )
 from fsir.codegen.smem import Request, allocate, chain, dominators
-from fsir.codegen.summary import Summary, element_bytes_of, inner_value, split_costs
-from fsir.dialects import graph
+from fsir.codegen.summary import Summary, element_bytes_of, split_costs
+from fsir.dialects import graph, schedule
 from fsir.dialects.graph import DYN, fmt_shape, shape_of, shapes_compatible
-from fsir.dialects import schedule
 from fsir.dialects.schedule import (
     DYNAMIC,
     WARP,
@@ -69,10 +68,10 @@ from fsir.dialects.schedule import (
     SharedOp,
     Storage,
     element_bytes,
+    inner_value,
 )
 from fsir.gpuspec import GpuSpec
-from fsir.lowering.kernels import KernelLowering
-from fsir.lowering.rows import RowLowering, group_reduce, row_count, row_dims_attr
+from fsir.lowering.rows import RowLowering, group_reduce, row_count
 from fsir.lowering.scalar import Index
 from fsir.lowering.shapes import ShapeCalc
 
@@ -192,15 +191,15 @@ def row_candidates(trailing: bool, longest: int, layout: RowLayout, spec: GpuSpe
     shapes = [("thread", 256), ("interleaved", 256)] if not trailing else (
         [("thread", 256), ("warp", 256)] + [("block", b) for b in blocks])
     out: list[RowConfig] = []
-    for schedule, block in shapes:
-        base = RowConfig.make(schedule, block, longest, layout, spec, cached=False)
+    for name, block in shapes:
+        base = RowConfig.make(name, block, longest, layout, spec, cached=False)
         out.append(base)
         if register_slots(layout.lengths, base.per_row, layout.rows):
-            out.append(RowConfig.make(schedule, block, longest, layout, spec))
+            out.append(RowConfig.make(name, block, longest, layout, spec))
         for vec in vectors if trailing and not base.interleaved else ():
             if (register_slots(layout.lengths, base.per_row, layout.rows, vec)
                     and clamped(layout.lengths, base.per_row, vec) <= clamped(layout.lengths, base.per_row, 1)):
-                out.append(RowConfig.make(schedule, block, longest, layout, spec, vector=vec))
+                out.append(RowConfig.make(name, block, longest, layout, spec, vector=vec))
     return out
 
 
@@ -396,7 +395,7 @@ def _combine(per_row: int, interleaved: bool) -> Counter[str]:
 
 
 def _yielded(g) -> SSAValue:
-    return g.block.last_op.operands[0]
+    return g.yielded()[0]
 
 
 def _prod(dims) -> int | None:
@@ -490,7 +489,7 @@ class RowMapping(Mapping):
             if is_reduce:
                 per_step["alu"] += n  # combine
                 per_step += _combine(per_row, p.interleaved)
-                if any(r in g.results for r in k.block.last_op.operands):
+                if any(r in g.results for r in k.yielded()):
                     per_step["alu"] += 2
                     per_step["global"] += 1
                     out_bytes += element_bytes_of(v)
@@ -525,12 +524,12 @@ class RowMapping(Mapping):
         V (the verifier holds that the row is kept in registers)."""
         for g in k.groups():
             for v in g.results:
-                gv = KernelLowering.inner(v)
+                gv = inner_value(v)
                 if "packed" in g.attributes:
                     return "a row kernel with packed groups has no vector_width"
                 r = group_reduce(g)
                 shape = shape_of((r.input if r is not None else gv).type)
-                rows = set(row_dims_attr(g)) if r is None else set()
+                rows = set(g.row_dims()) if r is None else set()
                 reduced = set(r.dims.get_values()) if r is not None else set(range(len(shape))) - rows
                 dims = [shape[d] for d in sorted(reduced)]
                 if not dims or DYN in dims or dims[-1] % vec:
@@ -550,19 +549,18 @@ class RowMapping(Mapping):
             if g.storage.data == Storage.GLOBAL or group_reduce(g) is not None:
                 continue
             # an elementwise sub-root group: a row of results per row of the block
-            if not isinstance(KernelLowering.inner(g.results[0]).owner, graph.ElementwiseOp) or len(g.results) != 1:
+            if not isinstance(inner_value(g.results[0]).owner, graph.ElementwiseOp) or len(g.results) != 1:
                 raise fail("a sub-root group that is not a reduction must yield one elementwise op")
             if "row_dims" not in g.attributes or "packed" in g.attributes:
                 raise fail("an elementwise sub-root group needs row_dims")
             shape = shape_of(g.results[0].type)
-            cols = [n for d, n in enumerate(shape) if d not in row_dims_attr(g)]
+            cols = [n for d, n in enumerate(shape) if d not in g.row_dims()]
             length = -1 if DYN in cols else math.prod(cols)
             if g.storage.data in (Storage.REG, Storage.LANES) and p.elements_per_thread is None:
                 raise fail("an elementwise sub-root kept in registers needs elements_per_thread (each thread "
                            "keeps its slots of the row)")
             if g.storage.data == Storage.SHARED:
-                assert g.buffer is not None and g.offset is not None  # the group's verifier: shared has a buffer
-                name, offset = g.buffer.root_reference.data, g.offset.value.data
+                name, offset = g.shared_slot()
                 size = k.shared_buffers()[name].size
                 if length < 0 or offset + rows * length > size:
                     raise fail(f"shared buffer @{name} cannot hold {rows} rows of "
