@@ -54,7 +54,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping as MappingOf
 from collections.abc import Sequence
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import (
     DenseArrayBase,
@@ -811,7 +811,7 @@ class KernelOp(IRDLOperation):
             if not isinstance(cost, DictionaryAttr):
                 parser.raise_error("expected the cost estimate as a dictionary {key = value, ...}")
             props["cost"] = cost
-        return cast(KernelOp, parse_region_op(parser, cls, props))
+        return parse_region_op(parser, cls, props)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")

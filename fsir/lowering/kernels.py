@@ -12,6 +12,7 @@ merges vector accesses.
 
 from __future__ import annotations
 
+from collections.abc import Set
 from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import IndexType, MemRefType
@@ -136,7 +137,7 @@ class KernelLowering:
         self.emit.store(value, self.out_buffers[j], offset, elem_type(gv))
 
 
-def reuse_computation(f: gpu.FuncOp, read_only: set[SSAValue] = frozenset()) -> None:  # type: ignore[assignment]
+def reuse_computation(f: gpu.FuncOp, read_only: Set[SSAValue] = frozenset()) -> None:
     """FusionStitching §4.5: values that do not depend on a loop's iteration (a row's
     mean, its 1/sqrt(var + eps), index bases) are computed once before the loop, and
     equal values computed by different groups once per thread."""

@@ -503,7 +503,8 @@ class ScalarBuilder:
             return self.const(1, t)
         if is_float_type(t):
             return self.const(float("-inf") if kind == "max" else float("inf"), t)
-        bits = t.width.data  # type: ignore[attr-defined]
+        assert isinstance(t, IntegerType)
+        bits = t.width.data
         lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
         return self.const(lo if kind == "max" else hi, t)
 

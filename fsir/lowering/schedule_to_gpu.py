@@ -40,7 +40,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.transforms.dead_code_elimination import region_dce
 
@@ -57,7 +57,9 @@ from fsir.lowering.shapes import ShapeCalc
 GPU_MODULE = "kernels"
 
 
-def memref_of(t: TensorType) -> MemRefType:
+def memref_of(t: Attribute) -> MemRefType:
+    """The buffer of a function argument or result (a tensor)."""
+    assert isinstance(t, TensorType)
     return MemRefType(t.element_type, list(t.get_shape()))
 
 
@@ -69,8 +71,8 @@ class HostLowering:
         # kernels of equal structure (a model's repeated layers) share one gpu.func
         self.lowered: dict[tuple, str] = {} if lowered is None else lowered
         self.f = f
-        inputs = [memref_of(t) for t in f.function_type.inputs.data]  # type: ignore[arg-type]
-        outputs = [memref_of(t) for t in f.function_type.outputs.data]  # type: ignore[arg-type]
+        inputs = [memref_of(t) for t in f.function_type.inputs.data]
+        outputs = [memref_of(t) for t in f.function_type.outputs.data]
         self.host = func.FuncOp(f.sym_name.data, (inputs, outputs))
         self.host.location = f.location
         self.block = self.host.body.blocks[0]

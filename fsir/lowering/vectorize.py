@@ -151,7 +151,9 @@ def _merge_stores(block: Block, width: int) -> int:
 
 
 def _fits(buf: SSAValue, width: int) -> bool:
-    bits = vector_bits(buf.type.element_type)  # type: ignore[attr-defined]
+    t = buf.type
+    assert isinstance(t, MemRefType)
+    bits = vector_bits(t.element_type)
     return bits is not None and width * bits <= 8 * MAX_VECTOR_BYTES
 
 

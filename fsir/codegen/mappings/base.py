@@ -56,6 +56,7 @@ from fsir.dialects.stitch import FusionOp
 from fsir.errors import UserError
 from fsir.gpuspec import GpuSpec, gpu_spec
 from fsir.ir import location_of
+from fsir.lowering.emit import elem_type
 from fsir.lowering.kernels import KernelInterface, KernelLowering, lower
 from fsir.lowering.scalar import Index, compute_type
 from fsir.lowering.shapes import ShapeCalc
@@ -113,6 +114,12 @@ def numel(shape) -> int | None:
     return None if DYN in shape else math.prod(shape)
 
 
+def max_known(sizes: Sequence[int | None]) -> int | None:
+    """The largest of `sizes`, None when one is unknown."""
+    known = [s for s in sizes if s is not None]
+    return max(known) if len(known) == len(sizes) else None
+
+
 
 
 def unique(values: list[SSAValue]) -> list[SSAValue]:
@@ -151,8 +158,8 @@ class FusionContext:
         self.fusion = fusion
         self.name = name
         self.block = fusion.block
-        self.yields = list(self.block.last_op.operands)  # type: ignore[union-attr]
-        self.order = [op for op in self.block.ops if op is not self.block.last_op]
+        self.yields = fusion.yielded()
+        self.order = list(self.block.ops)[:-1]  # without the yield
         needed = closure(self.yields, lambda v: not isinstance(v.owner, Operation))
         self.ops = [op for op in self.order if op in needed]
         for op in self.ops:
@@ -167,7 +174,7 @@ class FusionContext:
         legal = [1]
         for vec in VECTOR_WIDTHS:
             if all(r and DYN not in r and r[-1] % vec == 0 for r in rows) and all(
-                    DYN not in shape_of(t.type) and element_bytes(t.type.element_type) <= 4  # type: ignore[attr-defined]
+                    DYN not in shape_of(t.type) and element_bytes(elem_type(t)) <= 4
                     and (shape_of(t.type)[-1:] in ((), (1,)) or shape_of(t.type)[-1] % vec == 0)
                     for t in tensors):
                 legal.append(vec)
@@ -240,7 +247,7 @@ class FusionContext:
         tensors = [*self.fusion.operands, *self.fusion.results]
         sizes = [numel(shape_of(v.type)) for v in tensors]
         if None not in sizes:
-            total = sum(s * element_bytes(v.type.element_type) for s, v in zip(sizes, tensors))  # type: ignore[union-attr]
+            total = sum(s * element_bytes(elem_type(v)) for s, v in zip(sizes, tensors) if s is not None)
             out["global_bytes"] = IntegerAttr(total, i64)
         out["smem_bytes"] = IntegerAttr(sum(s.bytes for s in shared), i64)
         return out

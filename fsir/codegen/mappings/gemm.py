@@ -214,7 +214,8 @@ class GemmMapping(Mapping):
             # `?` sizes: the evaluator cannot count waves
             config = forced or DYNAMIC_DEFAULT
             kernel = self.kernel(ctx, dot, config)
-            kernel.cost = DictionaryAttr({**kernel.cost.data, "config": StringAttr(config.describe())})  # type: ignore[union-attr]
+            assert kernel.cost is not None  # `FusionContext.kernel` gives every kernel its static cost
+            kernel.cost = DictionaryAttr({**kernel.cost.data, "config": StringAttr(config.describe())})
             return kernel
         return self.choose(configs, lambda c: self.kernel(ctx, dot, c), spec)
 

@@ -20,6 +20,7 @@ from fsir.codegen.mappings.base import (
     FusionContext,
     GroupSpec,
     Mapping,
+    max_known,
     numel,
     unique,
 )
@@ -67,7 +68,7 @@ class LoopMapping(Mapping):
 
     def kernel(self, ctx: FusionContext, config: LoopConfig, outs: list[SSAValue]) -> KernelOp:
         sizes = [numel(shape_of(v.type)) for v in outs]
-        n = None if None in sizes else max(sizes)  # type: ignore[type-var]
+        n = max_known(sizes)
         grid = DYNAMIC if n is None else max(1, -(-n // (config.block * config.vector)))
         groups = [GroupSpec(outs, Composition.THREAD, Storage.GLOBAL)]
         return ctx.kernel(LoopParamsAttr(config.vector), (grid, 1, 1), (config.block, 1, 1), groups, [])

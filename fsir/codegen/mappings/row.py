@@ -51,6 +51,7 @@ from fsir.codegen.mappings.base import (
     Mapping,
     accumulator_type,
     closure,
+    max_known,
     numel,
     op_error,
     unique,
@@ -167,7 +168,7 @@ def register_slots(lengths: list[int | None], per_row: int, rows: int | None, ve
     loop over the row and re-read."""
     if not rows or any(not n for n in lengths):
         return 0
-    slots = max(-(-n // (per_row * vector)) for n in lengths)  # type: ignore[operator]
+    slots = max(-(-n // (per_row * vector)) for n in lengths if n)
     return slots if slots * vector <= MAX_REGISTER_SLOTS else 0
 
 
@@ -608,10 +609,10 @@ class RowKernels:
         # the grid covers the most rows any group has (packed parts may differ at run time)
         extents = [numel(shape_of(r.result.type)) for r in reduces]
         extents += [numel([shape_of(v.type)[d] for d in dims]) for v, dims in zip(roots, root_dims)]
-        k = None if None in extents else max(extents)  # type: ignore[type-var]
-        lengths = [longest] + [numel([shape_of(v.type)[d] for d in range(len(shape_of(v.type))) if d not in dims])
-                               for v, dims in zip(roots, root_dims)]
-        layout = RowLayout(reduces, roots, root_dims, packed, k, lengths)  # type: ignore[arg-type]
+        k = max_known(extents)
+        lengths: list[int | None] = [longest, *(numel([n for d, n in enumerate(shape_of(v.type)) if d not in dims])
+                                                for v, dims in zip(roots, root_dims))]
+        layout = RowLayout(reduces, roots, root_dims, packed, k, lengths)
         layout.subroots = self.expensive_subroots(layout, row_shape)
         default = default_row_schedule(trailing, longest, numel(row_shape))
         vectors = self.row_vector_widths(reduces, roots, root_dims, row_shape) if trailing and not packed else [1]
