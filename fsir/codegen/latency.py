@@ -143,7 +143,7 @@ def live_intervals(kernel: gpu.FuncOp) -> list[Interval]:
                     values.append((a, order[op], op))
     hoisted = _hoisted_load_starts(order)
     for value, start, def_op in values:
-        start = hoisted.get(def_op, start)
+        start = hoisted.get(def_op, start) if def_op is not None else start
         size = _registers_of(value.type)
         if size == 0 or _is_immediate(value) or (FOLD and value in folded):
             continue

@@ -84,6 +84,7 @@ class CodegenLatency:
             if kernel is not None:
                 kernel.drop_all_references()
             _erase(block)
+        assert kernel is not None  # built, or the error returned above
         self.by_signature[signature] = t = self._time(ops, kernel)
         return t
 

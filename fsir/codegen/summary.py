@@ -203,7 +203,8 @@ def _key(v: SSAValue, keys: dict) -> object:
         # copies share their attribute objects: identities name them without printing
         # (a constant's values may be megabytes)
         props = tuple((name, id(a)) for name, a in op.properties.items())
-        keys[u] = (op.name, props, tuple(keys[o] for o in op.operands), list(op.results).index(u))
+        position = next(i for i, r in enumerate(op.results) if r is u)
+        keys[u] = (op.name, props, tuple(keys[o] for o in op.operands), position)
         stack.pop()
     return keys[v]
 

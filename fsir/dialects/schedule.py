@@ -46,7 +46,7 @@ occupancy, ...).
   schedule.yield %y : tensor<4096x768xf32>
 }
 ```
-"""
+"""  # noqa: E501 (an IR example)
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping as MappingOf
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from xdsl.dialects.builtin import (
     DenseArrayBase,
@@ -76,6 +76,7 @@ from xdsl.ir import (
     Attribute,
     Block,
     Dialect,
+    OpResult,
     ParametrizedAttribute,
     Region,
     SpacedOpaqueSyntaxAttribute,
@@ -335,7 +336,7 @@ class RowParamsAttr(MappingParamsAttr):
         #schedule.row<threads_per_row = 256, rows_per_block = 1>
         #schedule.row<threads_per_row = 32, rows_per_block = 8, elements_per_thread = 8, row_steps = 2, vector_width = 4>
         #schedule.row<threads_per_row = 8, rows_per_block = 32, interleaved>
-    """
+    """  # noqa: E501 (an IR example)
 
     name = "schedule.row"
     MAPPING: ClassVar[Mapping] = Mapping.ROW
@@ -513,12 +514,20 @@ def element_bytes(t: Attribute) -> int:
     return max(1, width // 8)
 
 
+def int_values(attr: Attribute) -> tuple[int, ...]:
+    """The integers of an integer `DenseArrayBase` (launch dims, `row_dims`, a
+    reduction's dims)."""
+    assert isinstance(attr, DenseArrayBase) and isinstance(attr.elt_type, IntegerType)
+    return cast("DenseArrayBase[IntegerType]", attr).get_values()
+
+
 def inner_value(v: SSAValue) -> SSAValue:
     """The graph value a kernel-level value stands for: a group's result is the value
     the group yields; any other value is itself."""
     op = v.owner
     if isinstance(op, GroupOp):
-        return op.yielded()[list(op.results).index(v)]
+        assert isinstance(v, OpResult)
+        return op.yielded()[v.index]
     return v
 
 
@@ -661,10 +670,7 @@ class GroupOp(IRDLOperation):
         """The dims of a root or elementwise sub-root group's results that are the rows
         (the `row_dims` attribute; none given: [])."""
         attr = self.attributes.get("row_dims")
-        if attr is None:
-            return []
-        assert isinstance(attr, DenseArrayBase) and isinstance(attr.elt_type, IntegerType)
-        return [int(v) for v in attr.get_values()]
+        return [] if attr is None else list(int_values(attr))
 
     @classmethod
     def parse(cls, parser: Parser) -> GroupOp:
@@ -739,7 +745,7 @@ class KernelOp(IRDLOperation):
           }
           schedule.yield %g : tensor<4x8xf32>
         }
-    """
+    """  # noqa: E501 (an IR example)
 
     name = "schedule.kernel"
     sym_name = prop_def(StringAttr)
@@ -777,7 +783,7 @@ class KernelOp(IRDLOperation):
         return self.body.blocks[0]
 
     def launch(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        return tuple(int(v) for v in self.grid.get_values()), tuple(int(v) for v in self.block_dims.get_values())
+        return int_values(self.grid), int_values(self.block_dims)
 
     def yielded(self) -> list[SSAValue]:
         """The values the kernel yields (its results, inside the kernel)."""

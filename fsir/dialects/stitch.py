@@ -14,7 +14,7 @@ subgraphs (kernel packing). Ops left outside every fusion become kernels of thei
   stitch.yield %m : tensor<4xf32>
 }
 ```
-"""
+"""  # noqa: E501 (an IR example)
 
 from __future__ import annotations
 

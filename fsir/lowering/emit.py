@@ -90,7 +90,7 @@ class ElementEmitter:
         self.c.insert(op)
         return op.results[0]
 
-    def when(self, cond: bool | SSAValue, body: Callable[[], None]) -> None:
+    def when(self, cond: bool | SSAValue, body: Callable[[], object]) -> None:
         """`if (cond) body()` with no results."""
         if isinstance(cond, bool):
             if cond:

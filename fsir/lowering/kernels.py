@@ -106,7 +106,7 @@ class KernelLowering:
                 for v in (*op.operands, *op.results):
                     self.shapes.dims(v)
         buffers: dict[SSAValue, SSAValue] = dict(zip(operands, args[:n_in]))
-        self.read_only: set[SSAValue] = set(args[:n_in]) | set(args[n_in + n_out:n_in + n_out + n_c])
+        self.read_only: set[SSAValue] = {*args[:n_in], *args[n_in + n_out:n_in + n_out + n_c]}
         for c, a in zip(self.constants, args[n_in + n_out:]):
             buffers[c.result] = a
             a.name_hint = "cst"

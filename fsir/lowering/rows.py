@@ -14,7 +14,7 @@ from xdsl.dialects.builtin import IntegerType, i32
 from xdsl.ir import SSAValue
 
 from fsir.dialects import gpu, graph
-from fsir.dialects.schedule import WARP, GroupOp, KernelOp, RowParamsAttr, Storage, inner_value
+from fsir.dialects.schedule import WARP, GroupOp, KernelOp, RowParamsAttr, Storage, inner_value, int_values
 from fsir.lowering.emit import elem_type
 from fsir.lowering.kernels import KernelLowering
 from fsir.lowering.scalar import Index, compute_type
@@ -211,7 +211,7 @@ class RowLowering(KernelLowering):
         elem = elem_type(r.result)
         acc_t = compute_type(elem)
         in_dims = self.shapes.dims(r.input)
-        reduced = sorted(r.dims.get_values())
+        reduced = sorted(int_values(r.dims))
         kept = [d for d in range(len(in_dims)) if d not in reduced]
         red_dims = [in_dims[d] for d in reduced]
         ub = ib.select(valid, ib.prod(red_dims), 0)

@@ -22,7 +22,7 @@ func.func @f(%x: memref<4x8xf32>) -> memref<4x8xf32> {
   func.return %y : memref<4x8xf32>
 }
 ```
-"""
+"""  # noqa: E501 (an IR example)
 
 from __future__ import annotations
 
@@ -140,7 +140,8 @@ class HostLowering:
         for i, d in dynamic_dims:
             args.append(self.ib.ssa(self.dims[k.operands[i]][d]))
         grid, block = k.launch()
-        grid_values = [self.ib.ssa(g if g != DYNAMIC else self.grid_dim(k, axis, shapes)) for axis, g in enumerate(grid)]
+        grid_values = [self.ib.ssa(g if g != DYNAMIC else self.grid_dim(k, axis, shapes))
+                       for axis, g in enumerate(grid)]
         block_values = [self.ib.ssa(b) for b in block]
         launch = gpu.LaunchFuncOp(SymbolRefAttr(GPU_MODULE, [name]), grid_values, block_values, args)
         launch.location = k.location

@@ -206,8 +206,7 @@ class FusionContext:
             body.add_op(s)
         produced: dict[SSAValue, SSAValue] = {}
         for spec in groups:
-            stop = lambda v: v in env
-            needed = closure(spec.values, stop)
+            needed = closure(spec.values, env.__contains__)
             gblock = Block()
             local_env = dict(env)
             for op in self.order:
@@ -230,7 +229,7 @@ class FusionContext:
                     env[v] = r
                 produced[v] = r
                 r.name_hint = v.name_hint
-        body.add_op(YieldOp([produced.get(v, env.get(v)) for v in self.yields]))
+        body.add_op(YieldOp([produced[v] if v in produced else env[v] for v in self.yields]))
         k = KernelOp(self.name, params, grid, block, list(self.fusion.operands),
                      [r.type for r in self.fusion.results], Region(body),
                      cost=self.cost(grid, block, shared))

@@ -236,11 +236,13 @@ class GemmMapping(Mapping):
         problem = dot.problem(graph.static_dims, graph.STATIC)
         m, n, kk = problem.m, problem.n, problem.k
         steps = UNKNOWN_TRIP_COUNT if kk == DYN else -(-kk // bk)
-        crosses = {name: size == DYN or size % tile != 0 for name, size, tile in (("m", m, bm), ("n", n, bn), ("k", kk, bk))}
-        inputs = set(k.block.args)
+        crosses = {name: size == DYN or size % tile != 0
+                   for name, size, tile in (("m", m, bm), ("n", n, bn), ("k", kk, bk))}
+        inputs: set[SSAValue] = set(k.block.args)
         cpi = spec.cpi
 
-        def staging(operand: SSAValue, rows: int, cols: int, guards: list[str]) -> tuple[Counter[str], float, float, int]:
+        def staging(operand: SSAValue, rows: int, cols: int,
+                    guards: list[str]) -> tuple[Counter[str], float, float, int]:
             """One k-step's staging of a tile: (instructions, cycles of its guarded elements,
             the dependence chain of an unguarded one, bytes)."""
             per = -(-rows * cols // threads)

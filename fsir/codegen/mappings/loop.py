@@ -82,7 +82,7 @@ class LoopMapping(Mapping):
         assert isinstance(p, LoopParamsAttr)
         vector = p.vector_width
         (g,) = k.groups()
-        inputs = set(k.block.args)
+        inputs: set[SSAValue] = set(k.block.args)
         keys: dict = {}
         elem, _, loads, nbytes, _ = split_costs([inner_value(r) for r in g.results], inputs, (), set(), set(), keys)
         s = Summary()

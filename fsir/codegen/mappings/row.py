@@ -70,8 +70,11 @@ from fsir.dialects.schedule import (
     Storage,
     element_bytes,
     inner_value,
+    int_values,
 )
+from fsir.errors import UserError
 from fsir.gpuspec import GpuSpec
+from fsir.lowering.emit import elem_type
 from fsir.lowering.rows import RowLowering, group_reduce, row_count
 from fsir.lowering.scalar import Index
 from fsir.lowering.shapes import ShapeCalc
@@ -103,6 +106,12 @@ class SubRoot:
     length: int | None
     readers: list[tuple]
     in_registers: bool
+
+    @property
+    def op(self) -> Operation:
+        op = self.value.owner
+        assert isinstance(op, Operation)  # an elementwise op's result
+        return op
 
 
 @dataclass
@@ -305,7 +314,7 @@ class Reads:
                 memo[key] = frozenset((s,))
                 continue
             op = v.owner
-            if op not in inside:
+            if not isinstance(op, Operation) or op not in inside:
                 memo[key] = EMPTY
                 continue
             children = list(zip(op.operands, _operand_syms(op, s)))
@@ -352,7 +361,7 @@ def row_problem(reduces: Sequence[graph.ReduceOp], outputs: Sequence[SSAValue], 
                                       f"({fmt_shape(row_shape)}); stitching them needs inter-block communication")
     for r in reduces:
         rank = len(shape_of(r.input.type))
-        dims = sorted(r.dims.get_values())
+        dims = sorted(int_values(r.dims))
         kept = tuple(d for d in range(rank) if d not in dims)
         for read in reads_of(r.input, tuple(range(rank))):
             if not local(read, kept, row_shape):
@@ -439,9 +448,10 @@ class RowMapping(Mapping):
         p = k.params
         assert isinstance(p, RowParamsAttr)
         per_row, cached, vector, steps = p.threads_per_row, p.elements_per_thread or 0, p.vector_width, p.row_steps
-        inputs = set(k.block.args)
+        inputs: set[SSAValue] = set(k.block.args)
         groups = [g for g in k.groups() if "packed" not in g.attributes]
-        reduces = [g for g in groups if g.storage.data != Storage.GLOBAL and isinstance(_yielded(g).owner, graph.ReduceOp)]
+        reduces = [g for g in groups
+                   if g.storage.data != Storage.GLOBAL and isinstance(_yielded(g).owner, graph.ReduceOp)]
         row_shape = shape_of(_yielded(reduces[0]).type) if reduces else ()
         s = Summary()
         per_step: Counter[str] = Counter()
@@ -458,12 +468,11 @@ class RowMapping(Mapping):
             is_reduce = isinstance(owner, graph.ReduceOp)
             if is_reduce:
                 src = shape_of(owner.input.type)
-                length = _prod([src[d] for d in owner.dims.get_values()])
+                length = _prod([src[d] for d in int_values(owner.dims)])
                 start = [owner.input]
             else:
                 shape = shape_of(v.type)
-                dims = g.attributes.get("row_dims")
-                rd = list(dims.get_values()) if dims is not None else []
+                rd = g.row_dims()
                 length = _prod([n for d, n in enumerate(shape) if d not in rd])
                 start = [inner_value(r) for r in g.results]
             per_step["alu"] += 6
@@ -531,7 +540,7 @@ class RowMapping(Mapping):
                 r = group_reduce(g)
                 shape = shape_of((r.input if r is not None else gv).type)
                 rows = set(g.row_dims()) if r is None else set()
-                reduced = set(r.dims.get_values()) if r is not None else set(range(len(shape))) - rows
+                reduced = set(int_values(r.dims)) if r is not None else set(range(len(shape))) - rows
                 dims = [shape[d] for d in sorted(reduced)]
                 if not dims or DYN in dims or dims[-1] % vec:
                     return (f"vector_width {vec} needs static innermost extents that are multiples of it "
@@ -539,7 +548,9 @@ class RowMapping(Mapping):
         return None
 
     def check_kernel(self, k: KernelOp) -> None:
-        fail = lambda message: self.cannot_lower(k, message)
+        def fail(message: str) -> UserError:
+            return self.cannot_lower(k, message)
+
         groups = k.groups()
         p = k.params
         assert isinstance(p, RowParamsAttr)
@@ -589,7 +600,7 @@ class RowKernels:
         longest = 0
         for r in reduces:
             rank = len(shape_of(r.input.type))
-            dims = sorted(r.dims.get_values())
+            dims = sorted(int_values(r.dims))
             src = shape_of(r.input.type)
             reduced = [src[d] for d in dims]
             longest = max(longest, 1 << 30 if DYN in reduced else math.prod(reduced))
@@ -694,7 +705,7 @@ class RowKernels:
         propagation from, its row dims, its element-space shape)."""
         for i, r in enumerate(layout.reduces):
             rank = len(shape_of(r.input.type))
-            reduced = r.dims.get_values()
+            reduced = int_values(r.dims)
             yield ("r", i), [r.input], tuple(d for d in range(rank) if d not in reduced), shape_of(r.input.type)
         for key, values, dims in _root_groups(layout):
             yield ("o", key), values, dims, shape_of(values[0].type)
@@ -713,7 +724,7 @@ class RowKernels:
         if self.ctx.subroots == "none" or not subs:
             return configs
         out: list[RowConfig] = []
-        names = tuple(s.value.owner.name.removeprefix("graph.") for s in subs)
+        names = tuple(s.op.name.removeprefix("graph.") for s in subs)
         for c in configs:
             fits = all(s.in_registers for s in subs) if c.slots else (
                 all(s.length for s in subs) and self.row_smem(replace(c, subroots=names), layout) <= self.smem_limit)
@@ -753,7 +764,7 @@ class RowKernels:
         rows = []
         for r in reduces:
             src = shape_of(r.input.type)
-            rows.append(tuple(src[d] for d in sorted(r.dims.get_values())))
+            rows.append(tuple(src[d] for d in sorted(int_values(r.dims))))
         for v, dims in zip(roots, root_dims):
             shape = shape_of(v.type)
             rows.append(tuple(shape[d] for d in range(len(shape)) if d not in dims))
@@ -829,8 +840,9 @@ class RowKernels:
                                                                        (node,), nbytes))
         if not config.slots:
             for s in subs:
-                elem = s.value.type.element_type
+                elem = elem_type(s.value)
                 nbytes = element_bytes(elem)
+                assert s.length is not None  # `with_subroots` keeps shared rows of static length only
                 arenas.setdefault(("rows", elem), []).append(Request(
                     f"e{index[('e', s.value)]}", rows_per_block * s.length * nbytes, index[("e", s.value)],
                     tuple(index[c] for c in s.readers)))
@@ -841,6 +853,7 @@ class RowKernels:
             nbytes = element_bytes(elem)
             placement = allocate(requests, idom)
             for req in requests:
+                assert isinstance(req.writer, int)  # the groups are numbered in `order`
                 places[order[req.writer]] = (f"{kind}_{elem}", placement.offsets[req.name] // nbytes)
             if kind == "results":
                 partials = block if config.interleaved else block // WARP  # per thread / per warp
