@@ -37,8 +37,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from fsir.dialects import gpu
 from fsir.codegen.summary import Summary
+from fsir.dialects import gpu
 from fsir.gpuspec import GpuSpec
 
 # Registers ptxas keeps besides the kernel's values (parameter pointers it converts,
@@ -143,7 +143,7 @@ def live_intervals(kernel: gpu.FuncOp) -> list[Interval]:
                     values.append((a, order[op], op))
     hoisted = _hoisted_load_starts(order)
     for value, start, def_op in values:
-        start = hoisted.get(def_op, start)
+        start = hoisted.get(def_op, start) if def_op is not None else start
         size = _registers_of(value.type)
         if size == 0 or _is_immediate(value) or (FOLD and value in folded):
             continue
@@ -194,8 +194,8 @@ def _hoisted_load_starts(order: dict[Operation, int]) -> dict[Operation, int]:
         if _classify(op) == ("smem", 1):
             starts[op] = _prefetched_smem_start(op, order)
             continue
-        block = op.parent_block()
-        earliest = order.get(block.parent_op(), 0) if block is not None else 0  # type: ignore[arg-type]
+        parent = op.parent_op()
+        earliest = order.get(parent, 0) if parent is not None else 0
         address = {o.owner for o in op.operands}
         prev = op.prev_op
         while prev is not None:
@@ -225,8 +225,10 @@ def _prefetched_smem_start(load: Operation, order: dict[Operation, int]) -> int:
            and not isinstance(prev, (*_MEMORY_OPS, gpu.BarrierOp))):
         prev = prev.prev_op  # the previous step's arithmetic
     if prev is None:
-        block = load.parent_block()
-        return order.get(block.parent_op(), -1) + 1 if block is not None else order[load]  # type: ignore[arg-type]
+        if load.parent_block() is None:
+            return order[load]
+        parent = load.parent_op()
+        return order.get(parent, -1) + 1 if parent is not None else 0
     return min(order[load], order[prev] + 1)
 
 
@@ -287,8 +289,8 @@ def _upper_bound(v: SSAValue) -> int | None:
         return c
     owner = v.owner
     if isinstance(owner, arith.SelectOp):
-        sides = [_upper_bound(owner.lhs), _upper_bound(owner.rhs)]
-        return None if None in sides else max(sides)  # type: ignore[type-var]
+        lhs, rhs = _upper_bound(owner.lhs), _upper_bound(owner.rhs)
+        return None if lhs is None or rhs is None else max(lhs, rhs)
     if isinstance(owner, arith.MinSIOp):
         sides = [b for b in (_upper_bound(owner.lhs), _upper_bound(owner.rhs)) if b is not None]
         return min(sides) if sides else None
@@ -318,8 +320,9 @@ def global_bytes(ops: Iterable[Operation], weight: int = 1) -> int:
             trips = 1 if isinstance(op, scf.IfOp) else UNKNOWN_TRIP_COUNT
             branches = [global_bytes(b.ops, weight * trips) for r in op.regions for b in r.blocks]
             total += max(branches, default=0) if isinstance(op, scf.IfOp) else sum(branches)
-        elif _classify(op) == ("global", 1):
-            ref = op.memref.type  # type: ignore[attr-defined]
+        elif isinstance(op, _MEMORY_OPS) and _classify(op) == ("global", 1):
+            ref = op.memref.type
+            assert isinstance(ref, MemRefType)
             total += weight * _elem_bytes(ref.element_type) * _elements(op)
     return total
 

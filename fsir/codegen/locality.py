@@ -162,7 +162,7 @@ def row_dims_of(shape: Sequence[int], row_shape: Sequence[int], reads: Sequence[
     choice works (the result would need inter-block communication). Candidates: the
     dims the reads name, the leading dims, the trailing dims."""
     rank, m = len(shape), len(row_shape)
-    named = infer_row_dims([(None, s) for s in reads])  # type: ignore[misc]
+    named = infer_row_dims(reads)
     for dims in (named, tuple(range(m)), tuple(range(rank - m, rank))):
         if dims is None or len(dims) != m or any(not 0 <= d < rank for d in dims):
             continue
@@ -175,11 +175,11 @@ def row_dims_of(shape: Sequence[int], row_shape: Sequence[int], reads: Sequence[
     return None
 
 
-def infer_row_dims(reads: list[tuple[SSAValue, Sym]]) -> tuple[int, ...] | None:
+def infer_row_dims(reads: Sequence[Sym]) -> tuple[int, ...] | None:
     """The element-space dims that the reads identify as row coordinates: every read
     must name the same distinct dims; None when they disagree or are not plain dims."""
     found: tuple[int, ...] | None = None
-    for _, s in reads:
+    for s in reads:
         if any(not isinstance(x, int) for x in s) or len(set(s)) != len(s):
             return None
         if found is None:

@@ -24,6 +24,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import func
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr
 from xdsl.ir import Block, Operation, SSAValue
 
 from fsir.codegen.stitch_codegen import FusionCodegen
@@ -84,6 +85,7 @@ class CodegenLatency:
             if kernel is not None:
                 kernel.drop_all_references()
             _erase(block)
+        assert kernel is not None  # built, or the error returned above
         self.by_signature[signature] = t = self._time(ops, kernel)
         return t
 
@@ -93,9 +95,11 @@ class CodegenLatency:
         if est is None:
             self.unscored += 1
             return self.fallback(ops) if self.fallback is not None else math.inf
-        us = est.value.data  # type: ignore[attr-defined]
+        registers = kernel.cost.data["registers"]
+        assert isinstance(est, FloatAttr) and isinstance(registers, IntegerAttr)  # `Mapping.record` wrote them
+        us = est.value.data
         if us < 0:  # not one block fits on an SM (by the estimated registers or smem)
-            self.unfit.append(kernel.cost.data["registers"].value.data)  # type: ignore[attr-defined]
+            self.unfit.append(registers.value.data)
             return math.inf
         return self.spec.launch_cost + us * 1e-6
 

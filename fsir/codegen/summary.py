@@ -21,12 +21,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
 
-from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Block, Operation, SSAValue
 
 from fsir.dialects import graph
 from fsir.dialects.graph import DYN, shape_of
-from fsir.dialects.schedule import Storage
+from fsir.dialects.schedule import GroupOp, Storage, inner_value
+from fsir.lowering.emit import elem_type
 
 
 @dataclass
@@ -44,12 +44,6 @@ class Summary:
     def add(self, counts: Counter[str] | dict[str, int], times: float = 1) -> None:
         for cls, n in counts.items():
             self.counts[cls] += round(n * times)
-
-
-def _elem(v: SSAValue):
-    t = v.type
-    assert isinstance(t, TensorType)
-    return t.element_type
 
 
 @cache
@@ -70,7 +64,7 @@ def _mix(name: str, elem_text: str, elem) -> tuple[tuple[str, int], ...]:
 def op_mix(op: Operation) -> Counter[str]:
     """Instructions one element of `op` costs, besides reading its operands."""
     if isinstance(op, graph.ElementwiseOp):
-        elem = _elem(op.results[0])
+        elem = elem_type(op.results[0])
         return Counter(dict(_mix(op.name.removeprefix("graph."), str(elem), elem)))
     if isinstance(op, (graph.CompareOp, graph.SelectOp, graph.ConvertOp, graph.IotaOp)):
         return Counter(alu=1)
@@ -119,7 +113,7 @@ def _non_splat(op: graph.ConstantOp) -> bool:
 def element_bytes_of(v: SSAValue) -> int:
     from fsir.dialects.schedule import element_bytes
 
-    return element_bytes(_elem(v))
+    return element_bytes(elem_type(v))
 
 
 def numel(v: SSAValue) -> int | None:
@@ -146,11 +140,6 @@ def loaded_inputs(v: SSAValue, inputs: set[SSAValue]) -> list[SSAValue]:
 def chain_cycles(counts: Counter[str], cpi) -> float:
     """A dependent sequence of `counts`' instructions (an element's producers)."""
     return sum(n * cpi.get(cls, cpi["alu"]) for cls, n in counts.items())
-
-
-def inner_value(r: SSAValue) -> SSAValue:
-    g = r.owner
-    return g.block.last_op.operands[list(g.results).index(r)]
 
 
 def split_costs(values, inputs, row_shape, loaded, seen, keys):
@@ -182,7 +171,7 @@ def split_costs(values, inputs, row_shape, loaded, seen, keys):
         op = v.owner
         if not isinstance(op, Operation):
             continue
-        if op.name == "schedule.group":  # an earlier group's result: registers or shared rows
+        if isinstance(op, GroupOp):  # an earlier group's result: registers or shared rows
             if op.storage.data == Storage.SHARED and not isinstance(inner_value(v).owner, graph.ReduceOp):
                 target.update(smem=1, alu=1)
             continue
@@ -214,7 +203,8 @@ def _key(v: SSAValue, keys: dict) -> object:
         # copies share their attribute objects: identities name them without printing
         # (a constant's values may be megabytes)
         props = tuple((name, id(a)) for name, a in op.properties.items())
-        keys[u] = (op.name, props, tuple(keys[o] for o in op.operands), list(op.results).index(u))
+        position = next(i for i, r in enumerate(op.results) if r is u)
+        keys[u] = (op.name, props, tuple(keys[o] for o in op.operands), position)
         stack.pop()
     return keys[v]
 

@@ -46,7 +46,7 @@ occupancy, ...).
   schedule.yield %y : tensor<4096x768xf32>
 }
 ```
-"""
+"""  # noqa: E501 (an IR example)
 
 from __future__ import annotations
 
@@ -59,8 +59,10 @@ from typing import Any, ClassVar, cast
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     DictionaryAttr,
+    FixedBitwidthType,
     IntAttr,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     NoneAttr,
     StringAttr,
@@ -74,6 +76,7 @@ from xdsl.ir import (
     Attribute,
     Block,
     Dialect,
+    OpResult,
     ParametrizedAttribute,
     Region,
     SpacedOpaqueSyntaxAttribute,
@@ -265,23 +268,10 @@ class MappingParamsAttr(ParametrizedAttribute, ABC):
     def print_parameters(self, printer: Printer) -> None:
         _print_entries(printer, self.entries())
 
-    @classmethod
-    def from_dict(cls, params: MappingOf[str, int]) -> MappingParamsAttr:
-        """From a `{key: integer}` dict (a flag is a nonzero integer)."""
-        unknown = sorted(set(params) - set(cls.KEYS))
-        if unknown:
-            raise VerifyException(f"unknown {cls.MAPPING} parameters {unknown} (expected {', '.join(cls.KEYS)})")
-        return cls.from_entries({k: bool(v) if cls.KEYS[k] == 0 else v for k, v in params.items()})
-
-    def as_dict(self) -> dict[str, int]:
-        """The parameters as a `{key: integer}` dict, fields at their default left out."""
-        return {k: int(v) for k, v in self.entries()}  # type: ignore[arg-type]
-
     @property
-    def data(self) -> dict[str, int]:
-        """`as_dict()`: kept only while fsir/codegen and fsir/lowering move from the
-        string-keyed parameter dictionary to the typed properties."""
-        return self.as_dict()
+    def vector_width(self) -> int:
+        """Elements a thread accesses per memory instruction (1: no vectors)."""
+        return 1
 
 
 def _check_vector_width(vector_width: int) -> None:
@@ -330,16 +320,6 @@ class LoopParamsAttr(MappingParamsAttr):
     def from_entries(cls, entries: MappingOf[str, _Value]) -> LoopParamsAttr:
         return cls.new([_int(entries.get("vector_width", 1))])
 
-    @classmethod
-    def from_dict(cls, params: MappingOf[str, int]) -> MappingParamsAttr:
-        # builders may say how many elements a thread computes: one vector
-        params = dict(params)
-        per_thread = params.pop("elements_per_thread", None)
-        if per_thread is not None and per_thread != params.get("vector_width", 1):
-            raise VerifyException(f"a loop kernel's thread computes one vector: elements_per_thread {per_thread} "
-                                  f"must be its vector_width {params.get('vector_width', 1)}")
-        return super().from_dict(params)
-
     def entries(self) -> list[tuple[str, _Value]]:
         return [("vector_width", self.vector_width)] if self.vector_width != 1 else []
 
@@ -356,7 +336,7 @@ class RowParamsAttr(MappingParamsAttr):
         #schedule.row<threads_per_row = 256, rows_per_block = 1>
         #schedule.row<threads_per_row = 32, rows_per_block = 8, elements_per_thread = 8, row_steps = 2, vector_width = 4>
         #schedule.row<threads_per_row = 8, rows_per_block = 32, interleaved>
-    """
+    """  # noqa: E501 (an IR example)
 
     name = "schedule.row"
     MAPPING: ClassVar[Mapping] = Mapping.ROW
@@ -466,7 +446,6 @@ class GemmParamsAttr(MappingParamsAttr):
     name = "schedule.gemm"
     MAPPING: ClassVar[Mapping] = Mapping.GEMM
     KEYS: ClassVar[dict[str, int]] = {"tile": 3, "thread": 2}
-    DICT_KEYS: ClassVar[tuple[str, ...]] = ("tile_m", "tile_n", "tile_k", "thread_m", "thread_n")
 
     _tile_m: IntAttr
     _tile_n: IntAttr
@@ -523,17 +502,6 @@ class GemmParamsAttr(MappingParamsAttr):
             out.append(("thread", (self.thread_m, self.thread_n)))
         return out
 
-    @classmethod
-    def from_dict(cls, params: MappingOf[str, int]) -> MappingParamsAttr:
-        unknown = sorted(set(params) - set(cls.DICT_KEYS))
-        if unknown:
-            raise VerifyException(f"unknown gemm parameters {unknown} (expected {', '.join(cls.DICT_KEYS)})")
-        tile = tuple(params[k] for k in cls.DICT_KEYS[:3])
-        return cls.from_entries({"tile": tile, "thread": (params.get("thread_m", 1), params.get("thread_n", 1))})
-
-    def as_dict(self) -> dict[str, int]:
-        return dict(zip(self.DICT_KEYS, (self.tile_m, self.tile_n, self.tile_k, self.thread_m, self.thread_n)))
-
 
 PARAMS_OF: dict[Mapping, type[MappingParamsAttr]] = {
     Mapping.LOOP: LoopParamsAttr, Mapping.ROW: RowParamsAttr, Mapping.GEMM: GemmParamsAttr,
@@ -541,11 +509,32 @@ PARAMS_OF: dict[Mapping, type[MappingParamsAttr]] = {
 
 
 def element_bytes(t: Attribute) -> int:
-    """Bytes per element in memory (i1 is one byte)."""
-    width = getattr(t, "bitwidth", None)
-    if width is None:
-        width = t.width.data if hasattr(t, "width") else 32  # type: ignore[attr-defined]
+    """Bytes per element in memory (i1 is one byte; a type of no fixed width, 4)."""
+    width = t.bitwidth if isinstance(t, FixedBitwidthType) else 32
     return max(1, width // 8)
+
+
+def int_values(attr: Attribute) -> tuple[int, ...]:
+    """The integers of an integer `DenseArrayBase` (launch dims, `row_dims`, a
+    reduction's dims)."""
+    assert isinstance(attr, DenseArrayBase) and isinstance(attr.elt_type, IntegerType)
+    return cast("DenseArrayBase[IntegerType]", attr).get_values()
+
+
+def inner_value(v: SSAValue) -> SSAValue:
+    """The graph value a kernel-level value stands for: a group's result is the value
+    the group yields; any other value is itself."""
+    op = v.owner
+    if isinstance(op, GroupOp):
+        assert isinstance(v, OpResult)
+        return op.yielded()[v.index]
+    return v
+
+
+def _yield_of(block: Block) -> YieldOp:
+    last = block.last_op
+    assert isinstance(last, YieldOp), "the verifier: a kernel or group ends with schedule.yield"
+    return last
 
 
 @irdl_op_definition
@@ -656,10 +645,9 @@ class GroupOp(IRDLOperation):
     body = region_def("single_block")
     traits = traits_def(RecursiveMemoryEffect())
 
-    def __init__(self, composition: Composition | str, storage: Storage | str, result_types: Sequence[Attribute],
+    def __init__(self, composition: Composition, storage: Storage, result_types: Sequence[Attribute],
                  body: Region, buffer: str | None = None, offset: int | None = None):
-        props: dict[str, Attribute] = {"composition": CompositionAttr(Composition(composition)),
-                                       "storage": StorageAttr(Storage(storage))}
+        props: dict[str, Attribute] = {"composition": CompositionAttr(composition), "storage": StorageAttr(storage)}
         if buffer is not None:
             props["buffer"] = SymbolRefAttr(buffer)
             props["offset"] = IntegerAttr(offset or 0, i64)
@@ -668,6 +656,21 @@ class GroupOp(IRDLOperation):
     @property
     def block(self) -> Block:
         return self.body.blocks[0]
+
+    def yielded(self) -> list[SSAValue]:
+        """The graph values the group yields (its results, inside the group)."""
+        return list(_yield_of(self.block).operands)
+
+    def shared_slot(self) -> tuple[str, int]:
+        """(buffer, offset) of a `shared` group's results."""
+        assert self.buffer is not None and self.offset is not None, "the verifier: a shared group has a buffer"
+        return self.buffer.root_reference.data, self.offset.value.data
+
+    def row_dims(self) -> list[int]:
+        """The dims of a root or elementwise sub-root group's results that are the rows
+        (the `row_dims` attribute; none given: [])."""
+        attr = self.attributes.get("row_dims")
+        return [] if attr is None else list(int_values(attr))
 
     @classmethod
     def parse(cls, parser: Parser) -> GroupOp:
@@ -742,7 +745,7 @@ class KernelOp(IRDLOperation):
           }
           schedule.yield %g : tensor<4x8xf32>
         }
-    """
+    """  # noqa: E501 (an IR example)
 
     name = "schedule.kernel"
     sym_name = prop_def(StringAttr)
@@ -755,16 +758,10 @@ class KernelOp(IRDLOperation):
     body = region_def("single_block")
     traits = traits_def(RecursiveMemoryEffect())
 
-    def __init__(self, name: str, mapping: Mapping | str, params: MappingParamsAttr | MappingOf[str, int],
-                 grid: Sequence[int], block: Sequence[int], inputs: Sequence[SSAValue],
-                 result_types: Sequence[Attribute], body: Region, cost: dict[str, Attribute] | None = None):
-        """`params` is the mapping's parameter attribute, or a `{key: integer}` dict of
-        them (`RowParamsAttr.from_dict`)."""
-        mapping = Mapping(mapping)
-        if not isinstance(params, MappingParamsAttr):
-            params = PARAMS_OF[mapping].from_dict(params)
-        elif params.MAPPING != mapping:
-            raise VerifyException(f"{params.MAPPING} parameters given for a {mapping} kernel")
+    def __init__(self, name: str, params: MappingParamsAttr, grid: Sequence[int], block: Sequence[int],
+                 inputs: Sequence[SSAValue], result_types: Sequence[Attribute], body: Region,
+                 cost: dict[str, Attribute] | None = None):
+        """`params` is the mapping's parameter attribute; its kind is the kernel's mapping."""
         props: dict[str, Attribute] = {
             "sym_name": StringAttr(name),
             "params": params,
@@ -785,13 +782,12 @@ class KernelOp(IRDLOperation):
     def block(self) -> Block:
         return self.body.blocks[0]
 
-    def param(self, key: str) -> int:
-        """`params.as_dict()[key]`: kept only while fsir/codegen and fsir/lowering move
-        to the typed properties of `params` (`k.params.threads_per_row`, ...)."""
-        return self.params.as_dict()[key]
-
     def launch(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        return tuple(self.grid.get_values()), tuple(self.block_dims.get_values())  # type: ignore[return-value]
+        return int_values(self.grid), int_values(self.block_dims)
+
+    def yielded(self) -> list[SSAValue]:
+        """The values the kernel yields (its results, inside the kernel)."""
+        return list(_yield_of(self.block).operands)
 
     def shared_buffers(self) -> dict[str, SharedOp]:
         return {op.sym_name.data: op for op in self.block.ops if isinstance(op, SharedOp)}
@@ -821,7 +817,7 @@ class KernelOp(IRDLOperation):
             if not isinstance(cost, DictionaryAttr):
                 parser.raise_error("expected the cost estimate as a dictionary {key = value, ...}")
             props["cost"] = cost
-        return cast(KernelOp, parse_region_op(parser, cls, props))
+        return parse_region_op(parser, cls, props)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")

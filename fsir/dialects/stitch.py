@@ -14,11 +14,12 @@ subgraphs (kernel packing). Ops left outside every fusion become kernels of thei
   stitch.yield %m : tensor<4xf32>
 }
 ```
-"""
+"""  # noqa: E501 (an IR example)
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeVar
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType
@@ -66,7 +67,10 @@ def check_region_signature(op: Operation, region: Region, yield_name: str) -> No
         )
 
 
-def parse_region_op(parser: Parser, cls: type[IRDLOperation], properties: dict[str, Attribute]):
+_RegionOp = TypeVar("_RegionOp", bound=IRDLOperation)
+
+
+def parse_region_op(parser: Parser, cls: type[_RegionOp], properties: dict[str, Attribute]) -> _RegionOp:
     """`(operands) attr-dict : (types) -> types region`, the syntax shared by region ops."""
     operands = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_unresolved_operand)
     attrs = parser.parse_optional_attr_dict()
@@ -159,6 +163,12 @@ class FusionOp(IRDLOperation):
     @property
     def block(self) -> Block:
         return self.body.blocks[0]
+
+    def yielded(self) -> list[SSAValue]:
+        """The values the fusion yields (its results, inside the fusion)."""
+        last = self.block.last_op
+        assert isinstance(last, YieldOp), "the verifier: a fusion ends with stitch.yield"
+        return list(last.operands)
 
     @classmethod
     def parse(cls, parser: Parser) -> FusionOp:

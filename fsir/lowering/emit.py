@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from xdsl.dialects import memref, scf
-from xdsl.dialects.builtin import IntegerType, TensorType
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, TensorType
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from fsir.dialects import graph
 from fsir.dialects.graph import constant_array
@@ -35,7 +35,8 @@ from fsir.lowering.scalar import (
 from fsir.lowering.shapes import ShapeCalc
 
 
-def elem_type(v: SSAValue):
+def elem_type(v: SSAValue) -> Attribute:
+    """The element type of a tensor value."""
     t = v.type
     assert isinstance(t, TensorType)
     return t.element_type
@@ -89,7 +90,7 @@ class ElementEmitter:
         self.c.insert(op)
         return op.results[0]
 
-    def when(self, cond: bool | SSAValue, body: Callable[[], None]) -> None:
+    def when(self, cond: bool | SSAValue, body: Callable[[], object]) -> None:
         """`if (cond) body()` with no results."""
         if isinstance(cond, bool):
             if cond:
@@ -149,8 +150,9 @@ class ElementEmitter:
         op = v.owner
         rule = _element_rule(type(op))
         if rule is None:
-            raise UserError(f"'{op.name}' op cannot be computed per element here: it must lead a group of a row "  # type: ignore[union-attr]
-                            "kernel (a reduction) or be a gemm kernel's root (a dot)", location_of(op))  # type: ignore[arg-type]
+            assert isinstance(op, Operation)  # block arguments are buffers
+            raise UserError(f"'{op.name}' op cannot be computed per element here: it must lead a group of a row "
+                            "kernel (a reduction) or be a gemm kernel's root (a dot)", location_of(op))
         return rule(self, op, idx)
 
     def operands_at(self, op: graph.GraphOp, idx: list[Index]) -> list[SSAValue]:
@@ -160,7 +162,9 @@ class ElementEmitter:
         return [self.at(o, i) for o, i in zip(op.operands, indices)]
 
     def _concat(self, op: graph.ConcatOp, idx: list[Index]) -> SSAValue:
-        d = op.dim.value.data  # type: ignore[attr-defined]
+        dim = op.dim
+        assert isinstance(dim, IntegerAttr)  # graph.concat's verifier
+        d = dim.value.data
         operands = list(op.operands)
         offsets = op.offsets(self.shapes.dims, self.ib)
 

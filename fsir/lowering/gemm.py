@@ -8,8 +8,7 @@ from __future__ import annotations
 from xdsl.ir import SSAValue
 
 from fsir.dialects import gpu, graph
-from fsir.dialects.graph import DYN, shape_of
-from fsir.dialects.schedule import KernelOp
+from fsir.dialects.schedule import GemmParamsAttr, inner_value
 from fsir.lowering.emit import elem_type
 from fsir.lowering.kernels import KernelLowering
 from fsir.lowering.scalar import Index, compute_type
@@ -26,40 +25,24 @@ class GemmLowering(KernelLowering):
         accumulates their tm x tn products in registers."""
         ib, e, sb = self.ib, self.emit, self.sb
         (g,) = self.k.groups()
-        dot = self.inner(g.results[0]).owner
+        dot = inner_value(g.results[0]).owner
         assert isinstance(dot, graph.DotOp)
-        bm, bn, bk, tm, tn = gemm_params(self.k)
+        p = self.k.params
+        assert isinstance(p, GemmParamsAttr)
+        bm, bn, bk, tm, tn = p.tile_m, p.tile_n, p.tile_k, p.thread_m, p.thread_n
         acc_t = compute_type(elem_type(dot.result))
-        a_dims, b_dims = self.shapes.dims(dot.lhs), self.shapes.dims(dot.rhs)
-        out_dims = self.shapes.dims(dot.result)
-        va, vb = len(a_dims) == 1, len(b_dims) == 1
-        m_size = 1 if va else a_dims[-2]
-        n_size = 1 if vb else b_dims[-1]
-        k_size = a_dims[-1]
-        batch_dims = out_dims[: len(out_dims) - (not va) - (not vb)]
+        problem = dot.problem(self.shapes.dims, ib)
+        va, vb = problem.lhs_vector, problem.rhs_vector
+        m_size, n_size, k_size = problem.m, problem.n, problem.k
         tid = self.thread_id()
         tx, ty = ib.rem(tid, bn // tn), ib.div(tid, bn // tn)
         m0, n0 = ib.mul(self.block_id("y"), bm), ib.mul(self.block_id("x"), bn)
-        bidx = ib.delinearize(self.block_id("z"), batch_dims)
+        bidx = ib.delinearize(self.block_id("z"), problem.batch)
         a_tile, b_tile = self.smem["a_tile"], self.smem["b_tile"]
         zero = sb.const(0, acc_t)
 
-        def batch_of(dims: list[Index], static: tuple[int, ...]) -> list[Index]:
-            """An operand's batch index: right-aligned, size-1 dims broadcast."""
-            nb = len(dims) - 2
-            out: list[Index] = []
-            for i in range(nb):
-                o = bidx[len(bidx) - nb + i]
-                if static[i] == 1:
-                    out.append(0)
-                elif static[i] == DYN:
-                    out.append(ib.select(ib.eq(dims[i], 1), 0, o))
-                else:
-                    out.append(o)
-            return out
-
-        a_batch = [] if va else batch_of(a_dims, shape_of(dot.lhs.type))
-        b_batch = [] if vb else batch_of(b_dims, shape_of(dot.rhs.type))
+        a_batch = [] if va else dot.batch_index(dot.lhs, bidx, self.shapes.dims, ib)
+        b_batch = [] if vb else dot.batch_index(dot.rhs, bidx, self.shapes.dims, ib)
         # Bounds a tile cannot cross need no guard: a dim that is a static multiple of
         # its tile (the grid covers it exactly; k steps never pass it).
         def below(i: Index, size: Index, tile: int) -> bool | SSAValue:
@@ -126,9 +109,3 @@ class GemmLowering(KernelLowering):
                 e.when(e.and_(below(m, m_size, bm), below(n, n_size, bn)),
                        lambda acc=accs[i * tn + j], idx=out_idx: self.store_output(0, acc, idx))
 
-
-def gemm_params(k: KernelOp) -> tuple[int, int, int, int, int]:
-    """(bm, bn, bk, tm, tn) of a gemm kernel; a missing micro-tile is 1x1."""
-    p = k.params.data
-    return (k.param("tile_m"), k.param("tile_n"), k.param("tile_k"),
-            k.param("thread_m") if "thread_m" in p else 1, k.param("thread_n") if "thread_n" in p else 1)

@@ -12,6 +12,7 @@ merges vector accesses.
 
 from __future__ import annotations
 
+from collections.abc import Set
 from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import IndexType, MemRefType
@@ -19,7 +20,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from fsir.dialects import gpu, graph
 from fsir.dialects.graph import DYN, shape_of
-from fsir.dialects.schedule import GroupOp, KernelOp
+from fsir.dialects.schedule import KernelOp, inner_value
 from fsir.errors import UserError
 from fsir.ir import location_of
 from fsir.lowering.emit import ElementEmitter, elem_type, splat_value
@@ -74,7 +75,7 @@ class KernelLowering:
         self.block_size = block[0]
         # `vector_width` V: a thread takes V consecutive elements of the innermost
         # dimension where it took one; the vectorizer merges their loads and stores.
-        self.vector = vector_width(k)
+        self.vector = k.params.vector_width
         self.func = gpu.FuncOp(k.sym_name.data, (arg_types, []), kernel=True,
                                workgroup=[s.buffer_type for s in shared], known_block_size=list(block))
         self.func.location = k.location
@@ -105,7 +106,7 @@ class KernelLowering:
                 for v in (*op.operands, *op.results):
                     self.shapes.dims(v)
         buffers: dict[SSAValue, SSAValue] = dict(zip(operands, args[:n_in]))
-        self.read_only: set[SSAValue] = set(args[:n_in]) | set(args[n_in + n_out:n_in + n_out + n_c])
+        self.read_only: set[SSAValue] = {*args[:n_in], *args[n_in + n_out:n_in + n_out + n_c]}
         for c, a in zip(self.constants, args[n_in + n_out:]):
             buffers[c.result] = a
             a.name_hint = "cst"
@@ -113,16 +114,8 @@ class KernelLowering:
         self.emit = ElementEmitter(self.cursor, self.shapes, buffers, self.row_values)
         # Each kernel output: the group value computing it (kernel yield -> group yield).
         self.outputs: list[tuple[SSAValue, SSAValue]] = []  # (kernel-level value, graph value)
-        for v in k.block.last_op.operands:  # type: ignore[union-attr]
-            self.outputs.append((v, self.inner(v)))
-
-    @staticmethod
-    def inner(v: SSAValue) -> SSAValue:
-        """The graph value a kernel-level value stands for (group results → yielded)."""
-        op = v.owner
-        if isinstance(op, GroupOp):
-            return op.block.last_op.operands[list(op.results).index(v)]  # type: ignore[union-attr]
-        return v
+        for v in k.yielded():
+            self.outputs.append((v, inner_value(v)))
 
     def body(self) -> None:
         raise NotImplementedError
@@ -144,7 +137,7 @@ class KernelLowering:
         self.emit.store(value, self.out_buffers[j], offset, elem_type(gv))
 
 
-def reuse_computation(f: gpu.FuncOp, read_only: set[SSAValue] = frozenset()) -> None:  # type: ignore[assignment]
+def reuse_computation(f: gpu.FuncOp, read_only: Set[SSAValue] = frozenset()) -> None:
     """FusionStitching §4.5: values that do not depend on a loop's iteration (a row's
     mean, its 1/sqrt(var + eps), index bases) are computed once before the loop, and
     equal values computed by different groups once per thread."""
@@ -219,6 +212,3 @@ def lower(k: KernelOp, lowering: type[KernelLowering]) -> KernelInterface:
         raise UserError(f"'schedule.kernel' op @{k.sym_name.data} cannot be lowered: missing {err}",
                         location_of(k)) from None
 
-
-def vector_width(k: KernelOp) -> int:
-    return k.param("vector_width") if "vector_width" in k.params.data else 1

@@ -14,13 +14,11 @@ from xdsl.dialects.builtin import IntegerType, i32
 from xdsl.ir import SSAValue
 
 from fsir.dialects import gpu, graph
-from fsir.dialects.schedule import GroupOp, KernelOp
+from fsir.dialects.schedule import WARP, GroupOp, KernelOp, RowParamsAttr, Storage, inner_value, int_values
 from fsir.lowering.emit import elem_type
 from fsir.lowering.kernels import KernelLowering
 from fsir.lowering.scalar import Index, compute_type
 from fsir.lowering.shapes import ShapeCalc
-
-WARP = 32
 
 
 class RowLowering(KernelLowering):
@@ -31,19 +29,19 @@ class RowLowering(KernelLowering):
 
     def body(self) -> None:
         ib, e = self.ib, self.emit
-        per_row = self.k.param("threads_per_row")
-        rows_per_block = self.k.param("rows_per_block")
-        params = self.k.params.data
+        params = self.k.params
+        assert isinstance(params, RowParamsAttr)
+        per_row, rows_per_block = params.threads_per_row, params.rows_per_block
         # `row_steps`: each block takes that many consecutive row-blocks in a loop, so the
         # row-invariant operands (γ, β) it loads are hoisted out and reused every step.
-        steps = self.k.param("row_steps") if "row_steps" in params else 1
+        steps = params.row_steps
         self.steps = steps
         # `elements_per_thread`: the row's columns are unrolled into that many slots per
         # thread at the top of the step; the memo keeps each slot's values in registers,
         # so a value read before a reduction and used after it is loaded once.
-        self.cached = self.k.param("elements_per_thread") if "elements_per_thread" in params else 0
+        self.cached = params.elements_per_thread or 0
         tid = self.thread_id()
-        self.interleaved = "interleaved" in params
+        self.interleaved = params.interleaved
         if self.interleaved:  # consecutive threads take consecutive rows
             local_row, lane = ib.rem(tid, rows_per_block), ib.div(tid, rows_per_block)
         else:  # consecutive threads share a row
@@ -78,7 +76,7 @@ class RowLowering(KernelLowering):
             # (their results are never stored)
             row_idx = ib.delinearize(ib.min(row, ib.sub(n_rows, 1)), row_dims) if self.cached else store_idx
             r = group_reduce(g)
-            if r is None and g.storage.data != "global":
+            if r is None and g.storage.data != Storage.GLOBAL:
                 self.subroot_rows(g, row_idx, valid, lane, per_row)
                 continue
             if r is not None:
@@ -112,8 +110,8 @@ class RowLowering(KernelLowering):
         """A row group's element index for column `c` of the thread's row (a function),
         and the sizes of its column dims."""
         ib = self.ib
-        rd = row_dims_attr(g)
-        out_dims = self.shapes.dims(self.inner(g.results[0]))
+        rd = g.row_dims()
+        out_dims = self.shapes.dims(inner_value(g.results[0]))
         cd = [d for d in range(len(out_dims)) if d not in rd]
         cols = [out_dims[d] for d in cd]
 
@@ -139,19 +137,19 @@ class RowLowering(KernelLowering):
         (ElementEmitter.row_elements). When the allocator gave the buffer space an
         earlier sub-root used, a barrier first lets that one's readers finish."""
         ib, e = self.ib, self.emit
-        v = self.inner(g.results[0])
+        v = inner_value(g.results[0])
         index, cols = self.row_index(g, row_idx)
         length = ib.prod(cols)
-        if g.storage.data != "shared":
+        if g.storage.data != Storage.SHARED:
             for columns, _ in self.slots(lane, per_row, length):
                 for c in columns:
                     e.at(v, index(c))
             e.row_elements[g.results[0]] = (v, None, 0, [])
             return
         assert isinstance(length, int), "shared sub-root rows need a static row length"
-        buf = self.smem[g.buffer.root_reference.data]  # type: ignore[union-attr]
-        start = g.offset.value.data  # type: ignore[union-attr]
-        span = (g.buffer.root_reference.data, start, start + self.rows_per_block * length)  # type: ignore[union-attr]
+        name, start = g.shared_slot()
+        buf = self.smem[name]
+        span = (name, start, start + self.rows_per_block * length)
         if self.steps > 1 or any(b == span[0] and lo < span[2] and span[1] < hi for b, lo, hi in self.smem_written):
             self.cursor.insert(gpu.BarrierOp())
         self.smem_written.append(span)
@@ -170,7 +168,7 @@ class RowLowering(KernelLowering):
 
             e.for_loop(lane, ib.select(valid, length, 0), per_row, [], body)
         self.cursor.insert(gpu.BarrierOp())
-        e.row_elements[g.results[0]] = (v, buf, base, row_dims_attr(g))
+        e.row_elements[g.results[0]] = (v, buf, base, g.row_dims())
 
     def slots(self, lane, per_row: int, total: Index):
         """The unrolled column slots of a thread: (the V in-bounds columns to compute
@@ -194,7 +192,7 @@ class RowLowering(KernelLowering):
         ib, e = self.ib, self.emit
         first = ib.add(ib.mul(self.block_id(), self.block_size), self.thread_id())
         total = ib.mul(self.cursor.value(gpu.GridDimOp("x")), self.block_size)
-        values = [self.inner(v) for v in g.results]
+        values = [inner_value(v) for v in g.results]
         dims = self.shapes.dims(values[0])
 
         def body(i, iters):
@@ -213,7 +211,7 @@ class RowLowering(KernelLowering):
         elem = elem_type(r.result)
         acc_t = compute_type(elem)
         in_dims = self.shapes.dims(r.input)
-        reduced = sorted(r.dims.get_values())
+        reduced = sorted(int_values(r.dims))
         kept = [d for d in range(len(in_dims)) if d not in reduced]
         red_dims = [in_dims[d] for d in reduced]
         ub = ib.select(valid, ib.prod(red_dims), 0)
@@ -263,8 +261,9 @@ class RowLowering(KernelLowering):
         acc_t = acc.type
         rpb, local_row = self.rows_per_block, self.local_row
         partials = self.smem[f"partials_{acc_t}"]
-        results = self.smem[g.buffer.root_reference.data]  # type: ignore[union-attr]
-        slot = ib.add(g.offset.value.data, local_row)  # type: ignore[union-attr]
+        name, offset = g.shared_slot()
+        results = self.smem[name]
+        slot = ib.add(offset, local_row)
         e.store(acc, partials, ib.add(ib.mul(lane, rpb), local_row), acc_t)
         c.insert(gpu.BarrierOp())
 
@@ -308,8 +307,8 @@ class RowLowering(KernelLowering):
         ib, e, c = self.ib, self.emit, self.cursor
         acc_t = acc.type
         partials = self.smem[f"partials_{acc_t}"]
-        results = self.smem[g.buffer.root_reference.data]  # type: ignore[union-attr]
-        slot = g.offset.value.data  # type: ignore[union-attr]
+        name, slot = g.shared_slot()
+        results = self.smem[name]
         n_warps = self.block_size // WARP
         warp, wlane = ib.div(tid, WARP), ib.rem(tid, WARP)
         acc = self.butterfly(kind, acc)
@@ -330,24 +329,19 @@ class RowLowering(KernelLowering):
 
 def group_reduce(g: GroupOp) -> graph.ReduceOp | None:
     """The sub-root reduction leading `g` (None for a root group)."""
-    if g.storage.data == "global":
+    if g.storage.data == Storage.GLOBAL:
         return None
-    v = g.block.last_op.operands[0]  # type: ignore[union-attr]
+    v = g.yielded()[0]
     return v.owner if isinstance(v.owner, graph.ReduceOp) else None
-
-
-def row_dims_attr(g: GroupOp) -> list[int]:
-    attr = g.attributes.get("row_dims")
-    return list(attr.get_values()) if attr is not None else []  # type: ignore[attr-defined]
 
 
 def group_row_dims(g: GroupOp, shapes: ShapeCalc) -> list[Index]:
     """The sizes of a row group's rows: a reduction's kept dims, an output's row dims."""
-    v = KernelLowering.inner(g.results[0])
+    v = inner_value(g.results[0])
     if group_reduce(g) is not None:
         return shapes.dims(v)
     dims = shapes.dims(v)
-    return [dims[d] for d in row_dims_attr(g)]
+    return [dims[d] for d in g.row_dims()]
 
 
 def row_count(k: KernelOp, shapes: ShapeCalc) -> Index:

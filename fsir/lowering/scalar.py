@@ -17,6 +17,7 @@ from __future__ import annotations
 import math as _m
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import TypeGuard
 
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
@@ -38,7 +39,10 @@ index = IndexType()
 Index = int | SSAValue  # a folded constant or a runtime `index` value
 
 
-def is_float_type(t: Attribute) -> bool:
+FloatType = Float16Type | BFloat16Type | Float32Type | Float64Type
+
+
+def is_float_type(t: Attribute) -> TypeGuard[FloatType]:
     return isinstance(t, (Float16Type, BFloat16Type, Float32Type, Float64Type))
 
 
@@ -329,6 +333,7 @@ class ScalarBuilder:
             return self.c.value(arith.ConstantOp(FloatAttr(float(value), t)))
         if isinstance(t, IntegerType) and t.width.data == 1:
             return self.c.value(arith.ConstantOp(IntegerAttr(1 if value else 0, t)))
+        assert isinstance(t, (IntegerType, IndexType))
         return self.c.value(arith.ConstantOp(IntegerAttr(int(value), t)))
 
     def _is_float(self, x: SSAValue) -> bool:
@@ -452,6 +457,7 @@ class ScalarBuilder:
                 return self.c.value((arith.ExtUIOp if sw == 1 else arith.ExtSIOp)(x, dst))
             return self.c.value(arith.TruncIOp(x, dst))
         cvt = arith.UIToFPOp if src.width.data == 1 else arith.SIToFPOp
+        assert is_float_type(target)
         return self.round_to(self.c.value(cvt(x, target)), dst)
 
     def multiply_add(self, x: SSAValue, y: SSAValue, acc: SSAValue) -> SSAValue:
@@ -503,7 +509,8 @@ class ScalarBuilder:
             return self.const(1, t)
         if is_float_type(t):
             return self.const(float("-inf") if kind == "max" else float("inf"), t)
-        bits = t.width.data  # type: ignore[attr-defined]
+        assert isinstance(t, IntegerType)
+        bits = t.width.data
         lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
         return self.const(lo if kind == "max" else hi, t)
 

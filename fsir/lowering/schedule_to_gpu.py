@@ -22,7 +22,7 @@ func.func @f(%x: memref<4x8xf32>) -> memref<4x8xf32> {
   func.return %y : memref<4x8xf32>
 }
 ```
-"""
+"""  # noqa: E501 (an IR example)
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.transforms.dead_code_elimination import region_dce
 
@@ -57,7 +57,9 @@ from fsir.lowering.shapes import ShapeCalc
 GPU_MODULE = "kernels"
 
 
-def memref_of(t: TensorType) -> MemRefType:
+def memref_of(t: Attribute) -> MemRefType:
+    """The buffer of a function argument or result (a tensor)."""
+    assert isinstance(t, TensorType)
     return MemRefType(t.element_type, list(t.get_shape()))
 
 
@@ -69,8 +71,8 @@ class HostLowering:
         # kernels of equal structure (a model's repeated layers) share one gpu.func
         self.lowered: dict[tuple, str] = {} if lowered is None else lowered
         self.f = f
-        inputs = [memref_of(t) for t in f.function_type.inputs.data]  # type: ignore[arg-type]
-        outputs = [memref_of(t) for t in f.function_type.outputs.data]  # type: ignore[arg-type]
+        inputs = [memref_of(t) for t in f.function_type.inputs.data]
+        outputs = [memref_of(t) for t in f.function_type.outputs.data]
         self.host = func.FuncOp(f.sym_name.data, (inputs, outputs))
         self.host.location = f.location
         self.block = self.host.body.blocks[0]
@@ -138,7 +140,8 @@ class HostLowering:
         for i, d in dynamic_dims:
             args.append(self.ib.ssa(self.dims[k.operands[i]][d]))
         grid, block = k.launch()
-        grid_values = [self.ib.ssa(g if g != DYNAMIC else self.grid_dim(k, axis, shapes)) for axis, g in enumerate(grid)]
+        grid_values = [self.ib.ssa(g if g != DYNAMIC else self.grid_dim(k, axis, shapes))
+                       for axis, g in enumerate(grid)]
         block_values = [self.ib.ssa(b) for b in block]
         launch = gpu.LaunchFuncOp(SymbolRefAttr(GPU_MODULE, [name]), grid_values, block_values, args)
         launch.location = k.location

@@ -1,9 +1,10 @@
 """Runtime sizes of graph values, as `index` code.
 
 Static dims are Python ints; a `?` dim is computed from the sizes of the values it
-derives from by the op's shape rule (`GraphOp.reify_dims`, in `IndexBuilder` arithmetic). The same calculator runs on the host (sizes of
-intermediate buffers and launch dims, from `memref.dim` of the function's arguments)
-and in kernels (from the `index` arguments carrying the inputs' dynamic sizes).
+derives from by the op's shape rule (`GraphOp.reify_dims`, in `IndexBuilder`
+arithmetic). The same calculator runs on the host (sizes of intermediate buffers and
+launch dims, from `memref.dim` of the function's arguments) and in kernels (from the
+`index` arguments carrying the inputs' dynamic sizes).
 """
 
 from __future__ import annotations
@@ -49,8 +50,8 @@ class ShapeCalc:
         op = v.owner
         if isinstance(op, (GroupOp, KernelOp)):
             index = next(i for i, r in enumerate(op.results) if r is v)
-            block = op.regions[0].blocks[0]
-            return self.dims(block.last_op.operands[index])  # type: ignore[union-attr]
+            return self.dims(op.yielded()[index])
         if not isinstance(op, graph.GraphOp):
-            raise UserError(f"the size of a '?' dim of {v.type} is not known here", location_of(op if isinstance(op, Operation) else None))
+            raise UserError(f"the size of a '?' dim of {v.type} is not known here",
+                            location_of(op if isinstance(op, Operation) else None))
         return op.reify_dims(self.dims, self.ib)

@@ -21,8 +21,9 @@ is stored as a byte and converted), at most 16 bytes per access.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref
@@ -77,12 +78,15 @@ def _touches(op: Operation, buf: SSAValue, writes_only: bool) -> bool:
     return False
 
 
-def _runs(ops: list[Operation], index_of, width: int) -> Iterable[list[Operation]]:
+_Access = TypeVar("_Access", memref.LoadOp, memref.StoreOp)
+
+
+def _runs(ops: Sequence[_Access], width: int) -> Iterable[list[_Access]]:
     """Groups of `width` accesses (in offset order) to x + c0 .. x + c0 + width - 1,
     with x + c0 a multiple of `width`."""
-    groups: dict[tuple, dict[int, Operation]] = {}
+    groups: dict[tuple, dict[int, _Access]] = {}
     for op in ops:
-        x, c = _split(index_of(op))
+        x, c = _split(op.indices[0])
         by_offset = groups.setdefault((op.memref, x), {})
         by_offset.setdefault(c, op)  # a repeated offset stays scalar
     for (_, x), by_offset in groups.items():
@@ -102,7 +106,7 @@ def _merge_loads(block: Block, width: int) -> int:
     loads = [op for op in block.ops if isinstance(op, memref.LoadOp) and _global_buffer(op.memref)
              and _fits(op.memref, width)]
     merged = 0
-    for run in list(_runs(loads, lambda op: op.indices[0], width)):
+    for run in list(_runs(loads, width)):
         pos = _position(block)
         first, last = min(pos[op] for op in run), max(pos[op] for op in run)
         ops = list(block.ops)
@@ -110,7 +114,8 @@ def _merge_loads(block: Block, width: int) -> int:
             continue
         anchor = ops[first]
         index = run[0].indices[0]
-        if index.owner in pos and pos[index.owner] >= first:  # not available at the anchor yet
+        owner = index.owner
+        if isinstance(owner, Operation) and owner in pos and pos[owner] >= first:  # not available at the anchor yet
             x, c0 = _split(index)
             cst = arith.ConstantOp(IntegerAttr(c0, IndexType()))
             block.insert_ops_before([cst], anchor)
@@ -135,7 +140,7 @@ def _merge_stores(block: Block, width: int) -> int:
     stores = [op for op in block.ops if isinstance(op, memref.StoreOp) and _global_buffer(op.memref)
               and _fits(op.memref, width)]
     merged = 0
-    for run in list(_runs(stores, lambda op: op.indices[0], width)):
+    for run in list(_runs(stores, width)):
         pos = _position(block)
         first, last = min(pos[op] for op in run), max(pos[op] for op in run)
         ops = list(block.ops)
@@ -151,7 +156,9 @@ def _merge_stores(block: Block, width: int) -> int:
 
 
 def _fits(buf: SSAValue, width: int) -> bool:
-    bits = vector_bits(buf.type.element_type)  # type: ignore[attr-defined]
+    t = buf.type
+    assert isinstance(t, MemRefType)
+    bits = vector_bits(t.element_type)
     return bits is not None and width * bits <= 8 * MAX_VECTOR_BYTES
 
 

@@ -1,5 +1,5 @@
-"""The schedule dialect's Python API: typed mapping parameters, the builders' dict and
-string forms, and the kernel's accessors (the IR syntax is tested in lit_tests/schedule)."""
+"""The schedule dialect's Python API: typed mapping parameters, the typed builders and
+the kernel's accessors (the IR syntax is tested in lit_tests/schedule)."""
 
 from __future__ import annotations
 
@@ -23,19 +23,19 @@ from fsir.dialects.schedule import (
 )
 
 
-def kernel(mapping, params, block=(256, 1, 1)) -> KernelOp:
+def kernel(params: MappingParamsAttr, block=(256, 1, 1)) -> KernelOp:
     t = TensorType(f32, [4, 8])
     body = Block(arg_types=[t])
     group_body = Block()
     group_body.add_op(YieldOp([body.args[0]]))
-    g = GroupOp("thread", "global", [t], Region(group_body))
+    g = GroupOp(Composition.THREAD, Storage.GLOBAL, [t], Region(group_body))
     body.add_ops([g, YieldOp([g.results[0]])])
     x = Block(arg_types=[t]).args[0]
-    return KernelOp("k", mapping, params, (1, 1, 1), block, [x], [t], Region(body))
+    return KernelOp("k", params, (1, 1, 1), block, [x], [t], Region(body))
 
 
-def test_dict_params_become_typed_attributes():
-    k = kernel("row", {"threads_per_row": 32, "rows_per_block": 8, "interleaved": 1, "elements_per_thread": 4})
+def test_params_are_typed_attributes():
+    k = kernel(RowParamsAttr(32, 8, elements_per_thread=4, interleaved=True))
     k.verify()
     assert isinstance(k.params, RowParamsAttr)
     assert k.mapping.data == Mapping.ROW and k.mapping.data == "row"
@@ -45,14 +45,15 @@ def test_dict_params_become_typed_attributes():
     assert str(p) == "#schedule.row<threads_per_row = 32, rows_per_block = 8, elements_per_thread = 4, interleaved>"
 
 
-def test_migration_accessors_keep_the_dictionary_view():
-    k = kernel("gemm", {"tile_m": 64, "tile_n": 32, "tile_k": 8, "thread_m": 4, "thread_n": 2})
-    assert k.param("tile_n") == 32 and k.param("thread_m") == 4
-    assert "thread_n" in k.params.data
-    row = kernel("row", {"threads_per_row": 256, "rows_per_block": 1})
-    assert "elements_per_thread" not in row.params.data and "row_steps" not in row.params.data
-    with pytest.raises(KeyError):
-        row.param("elements_per_thread")
+def test_typed_accessors():
+    k = kernel(GemmParamsAttr(64, 32, 8, 4, 2))
+    p = k.params
+    assert isinstance(p, GemmParamsAttr) and k.mapping.data == Mapping.GEMM
+    assert (p.tile_m, p.tile_n, p.tile_k, p.thread_m, p.thread_n, p.threads) == (64, 32, 8, 4, 2, 256)
+    assert p.vector_width == 1  # a gemm kernel has no vectors
+    row = RowParamsAttr(256, 1)
+    assert (row.elements_per_thread, row.row_steps, row.vector_width, row.interleaved) == (None, 1, 1, False)
+    assert LoopParamsAttr(4).vector_width == 4 and LoopParamsAttr().vector_width == 1
 
 
 @pytest.mark.parametrize("attr", [
@@ -60,38 +61,29 @@ def test_migration_accessors_keep_the_dictionary_view():
     RowParamsAttr(1, 256), RowParamsAttr(32, 8, 8, row_steps=2, vector_width=4), RowParamsAttr(8, 32, interleaved=True),
     GemmParamsAttr(64, 64, 16, 4, 4), GemmParamsAttr(16, 16, 16),
 ])
-def test_as_dict_and_from_dict_invert_each_other(attr: MappingParamsAttr):
-    assert type(attr).from_dict(attr.as_dict()) == attr
-
-
-def test_loop_builders_may_give_elements_per_thread_as_the_vector():
-    assert LoopParamsAttr.from_dict({"elements_per_thread": 2, "vector_width": 2}) == LoopParamsAttr(2)
-    assert LoopParamsAttr.from_dict({"elements_per_thread": 1}) == LoopParamsAttr()
-    with pytest.raises(VerifyException, match="elements_per_thread 4 must be its vector_width 2"):
-        LoopParamsAttr.from_dict({"elements_per_thread": 4, "vector_width": 2})
+def test_entries_and_from_entries_invert_each_other(attr: MappingParamsAttr):
+    assert type(attr).from_entries(dict(attr.entries())) == attr
 
 
 def test_typed_builders_and_their_checks():
-    k = kernel(Mapping.GEMM, GemmParamsAttr(16, 16, 8, 2, 2), block=(64, 1, 1))
+    k = kernel(GemmParamsAttr(16, 16, 8, 2, 2), block=(64, 1, 1))
     k.verify()
-    assert (k.params.tile_m, k.params.thread_n) == (16, 2)  # type: ignore[attr-defined]
-    with pytest.raises(VerifyException, match="row parameters given for a loop kernel"):
-        kernel("loop", RowParamsAttr(256, 1))
-    with pytest.raises(VerifyException, match="unknown row parameters \\['steps'\\]"):
-        kernel("row", {"threads_per_row": 256, "rows_per_block": 1, "steps": 2})
+    assert isinstance(k.params, GemmParamsAttr) and (k.params.tile_m, k.params.thread_n) == (16, 2)
     with pytest.raises(VerifyException, match="the micro-tile 3x2 must divide the block tile 16x16"):
         GemmParamsAttr(16, 16, 8, 3, 2)
     with pytest.raises(VerifyException, match="needs block \\[64, 1, 1\\], got \\[256, 1, 1\\]"):
-        kernel("gemm", GemmParamsAttr(16, 16, 8, 2, 2)).verify()
-    with pytest.raises(ValueError):
-        kernel("tiles", {})
+        kernel(GemmParamsAttr(16, 16, 8, 2, 2)).verify()
+    with pytest.raises(VerifyException, match="vector_width must be 1, 2 or 4, got 3"):
+        LoopParamsAttr(3)
+    with pytest.raises(VerifyException, match="vector_width needs elements_per_thread"):
+        RowParamsAttr(32, 8, vector_width=2)
 
 
 def test_group_enums():
-    k = kernel("loop", {})
+    k = kernel(LoopParamsAttr())
     (g,) = k.groups()
     assert g.composition.data == Composition.THREAD and g.storage.data == Storage.GLOBAL
-    assert g.storage.data == "global"
+    assert isinstance(g.storage.data, Storage) and isinstance(g.composition.data, Composition)
 
 
 def test_op_classes_are_an_enum():

@@ -6,8 +6,8 @@
     iface = lower_kernel(kernel)        # schedule-to-gpu: the kernel as a gpu.func
 
 Adding a mapping is a module next to these (a `Mapping` subclass with its configurations
-and its lowering in `fsir/lowering/`) and one entry below; the order is the order in
-which the mappings are asked to claim a fusion (the most specific first).
+and its lowering in `fsir/lowering/`), one entry in `MAPPINGS`, and in the schedule
+dialect its `schedule.Mapping` member and parameters attribute.
 """
 
 from __future__ import annotations
@@ -20,12 +20,15 @@ from fsir.codegen.mappings.base import Mapping
 from fsir.codegen.mappings.gemm import GemmMapping
 from fsir.codegen.mappings.loop import LoopMapping
 from fsir.codegen.mappings.row import RowMapping
+from fsir.dialects import schedule
 from fsir.dialects.schedule import KernelOp
-from fsir.errors import UserError
-from fsir.ir import location_of
 from fsir.lowering.kernels import KernelInterface
 
-MAPPINGS: dict[str, Mapping] = {m.name: m for m in (GemmMapping(), RowMapping(), LoopMapping())}
+# In the order in which the mappings are asked to claim a fusion (the most specific
+# first). The keys are exactly the members of `fsir.dialects.schedule.Mapping` (which
+# cannot import codegen; tests/test_mapping_registry.py holds the two together): a new
+# mapping adds its enum member and its parameters attribute (`PARAMS_OF`) there.
+MAPPINGS: dict[schedule.Mapping, Mapping] = {m.name: m for m in (GemmMapping(), RowMapping(), LoopMapping())}
 
 
 def mapping_for(ops: Sequence[Operation]) -> Mapping:
@@ -35,11 +38,7 @@ def mapping_for(ops: Sequence[Operation]) -> Mapping:
 
 def mapping_of(k: KernelOp) -> Mapping:
     """The mapping of a (possibly hand-written) kernel."""
-    m = MAPPINGS.get(k.mapping.data)
-    if m is None:
-        raise UserError(f"'schedule.kernel' op @{k.sym_name.data} has no mapping '{k.mapping.data}' "
-                        f"(expected {', '.join(MAPPINGS)})", location_of(k))
-    return m
+    return MAPPINGS[k.params.MAPPING]
 
 
 def lower_kernel(k: KernelOp) -> KernelInterface:

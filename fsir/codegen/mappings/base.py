@@ -37,14 +37,18 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from fsir.codegen.latency import Estimate, estimate, estimate_summary
 from fsir.codegen.summary import Summary
-from fsir.dialects import graph
+from fsir.dialects import graph, schedule
 from fsir.dialects.gpu import VECTOR_WIDTHS
 from fsir.dialects.graph import DYN, shape_of
 from fsir.dialects.schedule import (
     DYNAMIC,
+    WARP,
+    Composition,
     GroupOp,
     KernelOp,
+    MappingParamsAttr,
     SharedOp,
+    Storage,
     YieldOp,
     element_bytes,
 )
@@ -52,14 +56,14 @@ from fsir.dialects.stitch import FusionOp
 from fsir.errors import UserError
 from fsir.gpuspec import GpuSpec, gpu_spec
 from fsir.ir import location_of
-from fsir.lowering.kernels import KernelInterface, KernelLowering, lower, vector_width
+from fsir.lowering.emit import elem_type
+from fsir.lowering.kernels import KernelInterface, KernelLowering, lower
 from fsir.lowering.scalar import Index, compute_type
 from fsir.lowering.shapes import ShapeCalc
 
 if TYPE_CHECKING:
     from fsir.codegen.mappings.gemm import GemmConfig
 
-WARP = 32
 BLOCK = 256  # threads per block of loop and row kernels
 
 SUPPORTED = "f32, f16, bf16, i1, i32, i64"
@@ -110,6 +114,12 @@ def numel(shape) -> int | None:
     return None if DYN in shape else math.prod(shape)
 
 
+def max_known(sizes: Sequence[int | None]) -> int | None:
+    """The largest of `sizes`, None when one is unknown."""
+    known = [s for s in sizes if s is not None]
+    return max(known) if len(known) == len(sizes) else None
+
+
 
 
 def unique(values: list[SSAValue]) -> list[SSAValue]:
@@ -124,8 +134,8 @@ def unique(values: list[SSAValue]) -> list[SSAValue]:
 @dataclass
 class GroupSpec:
     values: list[SSAValue]  # fusion-level values the group yields
-    composition: str
-    location: str
+    composition: Composition
+    storage: Storage
     buffer: str | None = None
     offset: int | None = None
     row_dims: tuple[int, ...] | None = None
@@ -148,8 +158,8 @@ class FusionContext:
         self.fusion = fusion
         self.name = name
         self.block = fusion.block
-        self.yields = list(self.block.last_op.operands)  # type: ignore[union-attr]
-        self.order = [op for op in self.block.ops if op is not self.block.last_op]
+        self.yields = fusion.yielded()
+        self.order = list(self.block.ops)[:-1]  # without the yield
         needed = closure(self.yields, lambda v: not isinstance(v.owner, Operation))
         self.ops = [op for op in self.order if op in needed]
         for op in self.ops:
@@ -164,7 +174,7 @@ class FusionContext:
         legal = [1]
         for vec in VECTOR_WIDTHS:
             if all(r and DYN not in r and r[-1] % vec == 0 for r in rows) and all(
-                    DYN not in shape_of(t.type) and element_bytes(t.type.element_type) <= 4  # type: ignore[attr-defined]
+                    DYN not in shape_of(t.type) and element_bytes(elem_type(t)) <= 4
                     and (shape_of(t.type)[-1:] in ((), (1,)) or shape_of(t.type)[-1] % vec == 0)
                     for t in tensors):
                 legal.append(vec)
@@ -186,7 +196,7 @@ class FusionContext:
         out.append(tuple(where[v] for v in self.yields))
         return tuple(out)
 
-    def kernel(self, mapping: str, params: dict[str, int], grid, block, groups: list[GroupSpec],
+    def kernel(self, params: MappingParamsAttr, grid, block, groups: list[GroupSpec],
                shared: list[SharedOp]) -> KernelOp:
         body = Block(arg_types=[a.type for a in self.block.args])
         env: dict[SSAValue, SSAValue] = dict(zip(self.block.args, body.args))
@@ -196,8 +206,7 @@ class FusionContext:
             body.add_op(s)
         produced: dict[SSAValue, SSAValue] = {}
         for spec in groups:
-            stop = lambda v: v in env
-            needed = closure(spec.values, stop)
+            needed = closure(spec.values, env.__contains__)
             gblock = Block()
             local_env = dict(env)
             for op in self.order:
@@ -206,7 +215,7 @@ class FusionContext:
                     gblock.add_op(copy)
                     local_env.update(zip(op.results, copy.results))
             gblock.add_op(YieldOp([local_env[v] for v in spec.values]))
-            g = GroupOp(spec.composition, spec.location, [v.type for v in spec.values], Region(gblock),
+            g = GroupOp(spec.composition, spec.storage, [v.type for v in spec.values], Region(gblock),
                         spec.buffer, spec.offset)
             if spec.row_dims is not None:
                 g.attributes["row_dims"] = DenseArrayBase.from_list(i64, list(spec.row_dims))
@@ -216,12 +225,12 @@ class FusionContext:
             for v, r in zip(spec.values, g.results):
                 # later groups read sub-root results; the root groups' outputs live only
                 # in global memory, so a later group recomputes what it needs of them
-                if spec.location != "global":
+                if spec.storage != Storage.GLOBAL:
                     env[v] = r
                 produced[v] = r
                 r.name_hint = v.name_hint
-        body.add_op(YieldOp([produced.get(v, env.get(v)) for v in self.yields]))
-        k = KernelOp(self.name, mapping, params, grid, block, list(self.fusion.operands),
+        body.add_op(YieldOp([produced[v] if v in produced else env[v] for v in self.yields]))
+        k = KernelOp(self.name, params, grid, block, list(self.fusion.operands),
                      [r.type for r in self.fusion.results], Region(body),
                      cost=self.cost(grid, block, shared))
         k.location = self.fusion.location
@@ -237,7 +246,7 @@ class FusionContext:
         tensors = [*self.fusion.operands, *self.fusion.results]
         sizes = [numel(shape_of(v.type)) for v in tensors]
         if None not in sizes:
-            total = sum(s * element_bytes(v.type.element_type) for s, v in zip(sizes, tensors))  # type: ignore[union-attr]
+            total = sum(s * element_bytes(elem_type(v)) for s, v in zip(sizes, tensors) if s is not None)
             out["global_bytes"] = IntegerAttr(total, i64)
         out["smem_bytes"] = IntegerAttr(sum(s.bytes for s in shared), i64)
         return out
@@ -254,13 +263,13 @@ C = TypeVar("C", bound=Config)
 
 class Mapping:
     """One way a fusion becomes a kernel (see the module docstring). A subclass sets
-    `name`, `lowering` and `required_params`, implements `claims`, `accepts`, `build`,
-    `summarize` and `grid`, and adds its lowerability rules in `check_kernel` and
-    `vector_problem`."""
+    `name` (its `schedule.Mapping`, the kind of its kernels' parameters) and `lowering`,
+    implements `claims`, `accepts`, `build`, `summarize` and `grid`, and adds its
+    lowerability rules in `check_kernel` and `vector_problem` (the parameters' own
+    rules are the schedule dialect's verifier's)."""
 
-    name: ClassVar[str]
+    name: ClassVar[schedule.Mapping]
     lowering: ClassVar[type[KernelLowering]]
-    required_params: ClassVar[tuple[str, ...]] = ()
     # L_warp from dependences rather than one CPI per instruction (`latency.estimate`)
     ilp: ClassVar[bool] = False
 
@@ -355,21 +364,17 @@ class Mapping:
 
     def check_lowerable(self, k: KernelOp) -> None:
         """What schedule-to-gpu needs of a (possibly hand-written) kernel of this mapping
-        beyond the verifier: its parameters, vector width, groups, shared buffers."""
-        for key in self.required_params:
-            if key not in k.params.data:
-                raise self.cannot_lower(k, f"the {self.name} mapping needs the parameter '{key}'")
-        vec = vector_width(k)
-        problem = None
-        if vec != 1:
-            problem = (f"vector_width must be 1, 2 or 4, got {vec}" if vec not in VECTOR_WIDTHS
-                       else self.vector_problem(k, vec))
+        beyond the verifier (which holds the rules on the parameters and the block size):
+        its vector width against its shapes, its groups, its shared buffers."""
+        vec = k.params.vector_width
+        problem = self.vector_problem(k, vec) if vec != 1 else None
         if problem:
             raise self.cannot_lower(k, problem)
         self.check_kernel(k)
 
     def vector_problem(self, k: KernelOp, vec: int) -> str | None:
-        """Why `k` cannot run with vector width `vec` (a legal width > 1); None: it can."""
+        """Why `k` cannot run with vector width `vec` (a width > 1 the verifier
+        accepted); None: it can."""
         return None
 
     def check_kernel(self, k: KernelOp) -> None:

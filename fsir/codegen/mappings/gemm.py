@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Operation, SSAValue
+from xdsl.utils.exceptions import VerifyException
 
 from fsir.codegen.latency import UNKNOWN_TRIP_COUNT
 from fsir.codegen.mappings.base import (
@@ -41,17 +42,24 @@ from fsir.codegen.mappings.base import (
     unique,
 )
 from fsir.codegen.summary import Summary, chain_cycles, element_bytes_of, element_counts, loaded_inputs
-from fsir.dialects import graph
+from fsir.dialects import graph, schedule
 from fsir.dialects.graph import DYN, shape_of
-from fsir.dialects.schedule import DYNAMIC, GemmParamsAttr, KernelOp, SharedOp, element_bytes
+from fsir.dialects.schedule import (
+    DYNAMIC,
+    Composition,
+    GemmParamsAttr,
+    KernelOp,
+    SharedOp,
+    Storage,
+    element_bytes,
+    inner_value,
+)
 from fsir.errors import UserError
 from fsir.gpuspec import GpuSpec
-from fsir.lowering.gemm import GemmLowering, gemm_params
-from fsir.lowering.kernels import KernelLowering
+from fsir.lowering.gemm import GemmLowering
 from fsir.lowering.scalar import Index
 from fsir.lowering.shapes import ShapeCalc
 
-MAX_THREADS = 1024
 MAX_TILE_K = 64  # the k-step is unrolled in the kernel
 MAX_MICRO_TILE = 64  # accumulators per thread (tm x tn)
 
@@ -74,17 +82,18 @@ class GemmConfig:
     def describe(self) -> str:
         return f"gemm/{self.text()}"
 
-    def params(self) -> dict[str, int]:
-        return {"tile_m": self.bm, "tile_n": self.bn, "tile_k": self.bk, "thread_m": self.tm, "thread_n": self.tn}
+    def params(self) -> GemmParamsAttr:
+        """The kernel's parameters (raises VerifyException where they break the
+        dialect's rules)."""
+        return GemmParamsAttr(self.bm, self.bn, self.bk, self.tm, self.tn)
 
     def problem(self) -> str | None:
-        """Why this configuration cannot be generated (None: it can)."""
-        if min(self.bm, self.bn, self.bk, self.tm, self.tn) < 1:
-            return "tile sizes must be positive"
-        if self.bm % self.tm or self.bn % self.tn:
-            return f"the micro-tile {self.tm}x{self.tn} must divide the block tile {self.bm}x{self.bn}"
-        if self.threads > MAX_THREADS:
-            return f"{self.threads} threads per block (at most {MAX_THREADS})"
+        """Why this configuration cannot be generated (None: it can): the parameters'
+        rules (`GemmParamsAttr`'s verifier), then the code generator's own limits."""
+        try:
+            self.params()
+        except VerifyException as err:
+            return str(err)
         if self.bk > MAX_TILE_K:
             return f"k-step {self.bk} (at most {MAX_TILE_K}: it is unrolled)"
         if self.tm * self.tn > MAX_MICRO_TILE:
@@ -160,11 +169,10 @@ GEMM_BASE_REGISTERS = 28
 
 
 class GemmMapping(Mapping):
-    name = "gemm"
+    name = schedule.Mapping.GEMM
     # a micro-tile's multiply-adds are independent: L_warp follows dependences
     ilp = True
     lowering = GemmLowering
-    required_params = ("tile_m", "tile_n", "tile_k")
 
     def claims(self, ops: Sequence[Operation]) -> bool:
         return any(isinstance(op, graph.DotOp) for op in ops)
@@ -178,7 +186,7 @@ class GemmMapping(Mapping):
             return why
         # Producers are recomputed in every tile load (N / bn and M / bm times per
         # element): codegen accepts any, the explorer proposes only light ones.
-        if any(graph.op_class(op) not in ("light", "compute") for op in ops):
+        if any(graph.op_class(op) not in (graph.OpClass.LIGHT, graph.OpClass.COMPUTE) for op in ops):
             return "only light producers can be inlined into a dot's tile loads"
         return None
 
@@ -189,9 +197,8 @@ class GemmMapping(Mapping):
         if root_problem(dots, reduces, unique(ctx.yields)) is not None:
             raise op_error(dot, "must be the only root of its fusion: fusing a GEMM with other ops is not "
                                 "implemented yet")
-        a, b = shape_of(dot.lhs.type), shape_of(dot.rhs.type)
-        m = a[-2] if len(a) > 1 else 1
-        n = b[-1] if len(b) > 1 else 1
+        problem = dot.problem(graph.static_dims, graph.STATIC)
+        m, n = problem.m, problem.n
         sizes = (m, n, numel(shape_of(dot.result.type)))
         spec = ctx.spec
         forced = ctx.gemm_config
@@ -207,7 +214,8 @@ class GemmMapping(Mapping):
             # `?` sizes: the evaluator cannot count waves
             config = forced or DYNAMIC_DEFAULT
             kernel = self.kernel(ctx, dot, config)
-            kernel.cost = DictionaryAttr({**kernel.cost.data, "config": StringAttr(config.describe())})  # type: ignore[union-attr]
+            assert kernel.cost is not None  # `FusionContext.kernel` gives every kernel its static cost
+            kernel.cost = DictionaryAttr({**kernel.cost.data, "config": StringAttr(config.describe())})
             return kernel
         return self.choose(configs, lambda c: self.kernel(ctx, dot, c), spec)
 
@@ -219,22 +227,22 @@ class GemmMapping(Mapping):
         tm + tn fragments from shared memory and issues tm x tn multiply-adds; finally it
         stores its tm x tn outputs."""
         (g,) = k.groups()
-        dot = g.block.last_op.operands[0].owner
+        dot = g.yielded()[0].owner
         assert isinstance(dot, graph.DotOp)
         p = k.params
         assert isinstance(p, GemmParamsAttr)
         bm, bn, bk, tm, tn = p.tile_m, p.tile_n, p.tile_k, p.thread_m, p.thread_n
         threads = p.threads
-        a, b = shape_of(dot.lhs.type), shape_of(dot.rhs.type)
-        m = a[-2] if len(a) > 1 else 1
-        n = b[-1] if len(b) > 1 else 1
-        kk = a[-1]
+        problem = dot.problem(graph.static_dims, graph.STATIC)
+        m, n, kk = problem.m, problem.n, problem.k
         steps = UNKNOWN_TRIP_COUNT if kk == DYN else -(-kk // bk)
-        crosses = {name: size == DYN or size % tile != 0 for name, size, tile in (("m", m, bm), ("n", n, bn), ("k", kk, bk))}
-        inputs = set(k.block.args)
+        crosses = {name: size == DYN or size % tile != 0
+                   for name, size, tile in (("m", m, bm), ("n", n, bn), ("k", kk, bk))}
+        inputs: set[SSAValue] = set(k.block.args)
         cpi = spec.cpi
 
-        def staging(operand: SSAValue, rows: int, cols: int, guards: list[str]) -> tuple[Counter[str], float, float, int]:
+        def staging(operand: SSAValue, rows: int, cols: int,
+                    guards: list[str]) -> tuple[Counter[str], float, float, int]:
             """One k-step's staging of a tile: (instructions, cycles of its guarded elements,
             the dependence chain of an unguarded one, bytes)."""
             per = -(-rows * cols // threads)
@@ -288,50 +296,42 @@ class GemmMapping(Mapping):
     def kernel(self, ctx: FusionContext, dot: graph.DotOp, config: GemmConfig) -> KernelOp:
         """The schedule.kernel under one configuration: a block per bm x bn output tile
         (batch dims on grid z), (bm / tm) x (bn / tn) threads."""
-        out = shape_of(dot.result.type)
-        a, b = shape_of(dot.lhs.type), shape_of(dot.rhs.type)
-        m = a[-2] if len(a) > 1 else 1
-        n = b[-1] if len(b) > 1 else 1
-        batch = out[: len(out) - (len(a) > 1) - (len(b) > 1)]
-        nb = numel(batch)
+        problem = dot.problem(graph.static_dims, graph.STATIC)
+        m, n = problem.m, problem.n
+        nb = numel(problem.batch)
         grid = tuple(DYNAMIC if s == DYN else max(1, -(-s // t)) for s, t in ((n, config.bn), (m, config.bm))) + (
             DYNAMIC if nb is None else max(1, nb),)
         acc = accumulator_type(dot.result.type.element_type)
         space = IntegerAttr(3, i64)
         shared = [SharedOp("a_tile", MemRefType(acc, [config.bm * config.bk], memory_space=space)),
                   SharedOp("b_tile", MemRefType(acc, [config.bk * config.bn], memory_space=space))]
-        groups = [GroupSpec([dot.result], "block", "global")]
-        return ctx.kernel(self.name, config.params(), grid, (config.threads, 1, 1), groups, shared)
+        groups = [GroupSpec([dot.result], Composition.BLOCK, Storage.GLOBAL)]
+        return ctx.kernel(config.params(), grid, (config.threads, 1, 1), groups, shared)
 
     def grid(self, k: KernelOp, axis: int, shapes: ShapeCalc) -> Index:
         ib = shapes.ib
-        dot = KernelLowering.inner(k.block.last_op.operands[0]).owner  # type: ignore[union-attr]
-        assert isinstance(dot, graph.DotOp)
-        a, b = shapes.dims(dot.lhs), shapes.dims(dot.rhs)
-        out = shapes.dims(dot.result)
+        (g,) = k.groups()
+        dot = inner_value(g.results[0]).owner
+        p = k.params
+        assert isinstance(dot, graph.DotOp) and isinstance(p, GemmParamsAttr)
+        problem = dot.problem(shapes.dims, ib)
         if axis == 0:
-            return ib.max(ib.ceildiv(1 if len(b) == 1 else b[-1], k.param("tile_n")), 1)
+            return ib.max(ib.ceildiv(problem.n, p.tile_n), 1)
         if axis == 1:
-            return ib.max(ib.ceildiv(1 if len(a) == 1 else a[-2], k.param("tile_m")), 1)
-        batch = out[: len(out) - (len(a) > 1) - (len(b) > 1)]
-        return ib.max(ib.prod(batch), 1)
-
-    def vector_problem(self, k: KernelOp, vec: int) -> str | None:
-        return "a gemm kernel has no vector_width"
+            return ib.max(ib.ceildiv(problem.m, p.tile_m), 1)
+        return ib.max(ib.prod(problem.batch), 1)
 
     def check_kernel(self, k: KernelOp) -> None:
-        _, block = k.launch()
         groups = k.groups()
-        dots = [KernelLowering.inner(g.results[0]).owner for g in groups]
+        dots = [inner_value(g.results[0]).owner for g in groups]
         if len(groups) != 1 or not isinstance(dots[0], graph.DotOp):
             raise self.cannot_lower(k, "a gemm kernel has one group yielding a graph.dot")
-        bm, bn, bk, tm, tn = gemm_params(k)
-        why = GemmConfig(bm, bn, bk, tm, tn).problem()
+        p = k.params
+        assert isinstance(p, GemmParamsAttr)
+        bm, bn, bk = p.tile_m, p.tile_n, p.tile_k
+        why = GemmConfig(bm, bn, bk, p.thread_m, p.thread_n).problem()
         if why is not None:
             raise self.cannot_lower(k, why)
-        threads = (bm // tm) * (bn // tn)
-        if block != (threads, 1, 1):
-            raise self.cannot_lower(k, f"a {bm}x{bn} tile of {tm}x{tn} micro-tiles needs block [{threads}, 1, 1]")
         for name, size in (("a_tile", bm * bk), ("b_tile", bk * bn)):
             buf = k.shared_buffers().get(name)
             if buf is None:

@@ -20,14 +20,15 @@ from fsir.codegen.mappings.base import (
     FusionContext,
     GroupSpec,
     Mapping,
+    max_known,
     numel,
     unique,
 )
-from fsir.codegen.summary import Summary, element_bytes_of, inner_value, split_costs
+from fsir.codegen.summary import Summary, element_bytes_of, split_costs
+from fsir.dialects import schedule
 from fsir.dialects.graph import DYN, fmt_shape, shape_of
-from fsir.dialects.schedule import DYNAMIC, KernelOp, LoopParamsAttr
+from fsir.dialects.schedule import DYNAMIC, Composition, KernelOp, LoopParamsAttr, Storage, inner_value
 from fsir.gpuspec import GpuSpec
-from fsir.lowering.kernels import KernelLowering
 from fsir.lowering.loop import LoopLowering
 from fsir.lowering.scalar import Index
 from fsir.lowering.shapes import ShapeCalc
@@ -48,7 +49,7 @@ LOOP_BASE_REGISTERS = 12
 
 
 class LoopMapping(Mapping):
-    name = "loop"
+    name = schedule.Mapping.LOOP
     lowering = LoopLowering
 
     def claims(self, ops: Sequence[Operation]) -> bool:
@@ -67,13 +68,10 @@ class LoopMapping(Mapping):
 
     def kernel(self, ctx: FusionContext, config: LoopConfig, outs: list[SSAValue]) -> KernelOp:
         sizes = [numel(shape_of(v.type)) for v in outs]
-        n = None if None in sizes else max(sizes)  # type: ignore[type-var]
+        n = max_known(sizes)
         grid = DYNAMIC if n is None else max(1, -(-n // (config.block * config.vector)))
-        groups = [GroupSpec(outs, "thread", "global")]
-        params = {"elements_per_thread": config.vector}
-        if config.vector > 1:
-            params["vector_width"] = config.vector
-        return ctx.kernel(self.name, params, (grid, 1, 1), (config.block, 1, 1), groups, [])
+        groups = [GroupSpec(outs, Composition.THREAD, Storage.GLOBAL)]
+        return ctx.kernel(LoopParamsAttr(config.vector), (grid, 1, 1), (config.block, 1, 1), groups, [])
 
     def summarize(self, k: KernelOp, spec: GpuSpec) -> Summary:
         """A loop kernel's thread (`fsir/lowering/kernels.py`, `loop`): V consecutive
@@ -84,7 +82,7 @@ class LoopMapping(Mapping):
         assert isinstance(p, LoopParamsAttr)
         vector = p.vector_width
         (g,) = k.groups()
-        inputs = set(k.block.args)
+        inputs: set[SSAValue] = set(k.block.args)
         keys: dict = {}
         elem, _, loads, nbytes, _ = split_costs([inner_value(r) for r in g.results], inputs, (), set(), set(), keys)
         s = Summary()
@@ -99,7 +97,7 @@ class LoopMapping(Mapping):
 
     def grid(self, k: KernelOp, axis: int, shapes: ShapeCalc) -> Index:
         ib = shapes.ib
-        inner = [KernelLowering.inner(v) for v in k.block.last_op.operands]  # type: ignore[union-attr]
+        inner = [inner_value(v) for v in k.yielded()]
         _, block = k.launch()
         n: Index = shapes.numel(inner[0])
         for v in inner[1:]:
@@ -111,7 +109,7 @@ class LoopMapping(Mapping):
         are multiples of V."""
         for g in k.groups():
             for v in g.results:
-                dims = shape_of(KernelLowering.inner(v).type)[-1:]
+                dims = shape_of(inner_value(v).type)[-1:]
                 if not dims or DYN in dims or dims[-1] % vec:
                     return (f"vector_width {vec} needs static innermost extents that are multiples of it "
                             f"(a result of {fmt_shape(tuple(dims))})")

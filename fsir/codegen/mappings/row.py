@@ -46,24 +46,36 @@ from fsir.codegen.latency import UNKNOWN_TRIP_COUNT
 from fsir.codegen.locality import local, operand_syms, row_dims_of, subroot_reads
 from fsir.codegen.mappings.base import (
     BLOCK,
-    WARP,
     FusionContext,
     GroupSpec,
     Mapping,
     accumulator_type,
     closure,
+    max_known,
     numel,
     op_error,
     unique,
 )
 from fsir.codegen.smem import Request, allocate, chain, dominators
-from fsir.codegen.summary import Summary, element_bytes_of, inner_value, split_costs
-from fsir.dialects import graph
+from fsir.codegen.summary import Summary, element_bytes_of, split_costs
+from fsir.dialects import graph, schedule
 from fsir.dialects.graph import DYN, fmt_shape, shape_of, shapes_compatible
-from fsir.dialects.schedule import DYNAMIC, KernelOp, RowParamsAttr, SharedOp, Storage, element_bytes
+from fsir.dialects.schedule import (
+    DYNAMIC,
+    WARP,
+    Composition,
+    KernelOp,
+    RowParamsAttr,
+    SharedOp,
+    Storage,
+    element_bytes,
+    inner_value,
+    int_values,
+)
+from fsir.errors import UserError
 from fsir.gpuspec import GpuSpec
-from fsir.lowering.kernels import KernelLowering
-from fsir.lowering.rows import RowLowering, group_reduce, row_count, row_dims_attr
+from fsir.lowering.emit import elem_type
+from fsir.lowering.rows import RowLowering, group_reduce, row_count
 from fsir.lowering.scalar import Index
 from fsir.lowering.shapes import ShapeCalc
 
@@ -95,6 +107,12 @@ class SubRoot:
     readers: list[tuple]
     in_registers: bool
 
+    @property
+    def op(self) -> Operation:
+        op = self.value.owner
+        assert isinstance(op, Operation)  # an elementwise op's result
+        return op
+
 
 @dataclass
 class RowLayout:
@@ -114,8 +132,8 @@ class RowConfig:
     schedule: str  # thread | warp | block | interleaved
     block: int  # threads per block
     per_row: int
-    composition: str
-    storage: str
+    composition: Composition
+    storage: Storage
     interleaved: bool
     slots: int = 0
     steps: int = 1
@@ -145,7 +163,7 @@ class RowConfig:
         if self.vector > 1:
             out += f"/v{self.vector}"
         if self.subroots:
-            where = ("lanes" if self.composition == "warp" else "reg") if self.slots else "smem"
+            where = ("lanes" if self.composition == Composition.WARP else "reg") if self.slots else "smem"
             out += f"/{where}-{'+'.join(self.subroots)}"
         return out
 
@@ -159,7 +177,7 @@ def register_slots(lengths: list[int | None], per_row: int, rows: int | None, ve
     loop over the row and re-read."""
     if not rows or any(not n for n in lengths):
         return 0
-    slots = max(-(-n // (per_row * vector)) for n in lengths)  # type: ignore[operator]
+    slots = max(-(-n // (per_row * vector)) for n in lengths if n)
     return slots if slots * vector <= MAX_REGISTER_SLOTS else 0
 
 
@@ -183,15 +201,15 @@ def row_candidates(trailing: bool, longest: int, layout: RowLayout, spec: GpuSpe
     shapes = [("thread", 256), ("interleaved", 256)] if not trailing else (
         [("thread", 256), ("warp", 256)] + [("block", b) for b in blocks])
     out: list[RowConfig] = []
-    for schedule, block in shapes:
-        base = RowConfig.make(schedule, block, longest, layout, spec, cached=False)
+    for name, block in shapes:
+        base = RowConfig.make(name, block, longest, layout, spec, cached=False)
         out.append(base)
         if register_slots(layout.lengths, base.per_row, layout.rows):
-            out.append(RowConfig.make(schedule, block, longest, layout, spec))
+            out.append(RowConfig.make(name, block, longest, layout, spec))
         for vec in vectors if trailing and not base.interleaved else ():
             if (register_slots(layout.lengths, base.per_row, layout.rows, vec)
                     and clamped(layout.lengths, base.per_row, vec) <= clamped(layout.lengths, base.per_row, 1)):
-                out.append(RowConfig.make(schedule, block, longest, layout, spec, vector=vec))
+                out.append(RowConfig.make(name, block, longest, layout, spec, vector=vec))
     return out
 
 
@@ -215,12 +233,12 @@ def _segment(longest: int) -> int:
 # Every row schedule is correct for any fusion the row mapping accepts (any dims); they
 # differ in speed. name -> longest row -> (threads per row, composition, storage, interleaved)
 ROW_SCHEDULES = {
-    "thread": lambda longest: (1, "thread", "reg", False),
-    "warp": lambda longest: (_segment(longest), "warp", "lanes", False),
-    "block": lambda longest: (BLOCK, "block", "shared", False),
+    "thread": lambda longest: (1, Composition.THREAD, Storage.REG, False),
+    "warp": lambda longest: (_segment(longest), Composition.WARP, Storage.LANES, False),
+    "block": lambda longest: (BLOCK, Composition.BLOCK, Storage.SHARED, False),
     # COLUMN_SLICES threads per row, the rows of a block interleaved (consecutive threads
     # take consecutive rows, so column loads stay coalesced); slices meet in shared memory
-    "interleaved": lambda longest: (COLUMN_SLICES, "block", "shared", True),
+    "interleaved": lambda longest: (COLUMN_SLICES, Composition.BLOCK, Storage.SHARED, True),
 }
 
 
@@ -296,7 +314,7 @@ class Reads:
                 memo[key] = frozenset((s,))
                 continue
             op = v.owner
-            if op not in inside:
+            if not isinstance(op, Operation) or op not in inside:
                 memo[key] = EMPTY
                 continue
             children = list(zip(op.operands, _operand_syms(op, s)))
@@ -343,7 +361,7 @@ def row_problem(reduces: Sequence[graph.ReduceOp], outputs: Sequence[SSAValue], 
                                       f"({fmt_shape(row_shape)}); stitching them needs inter-block communication")
     for r in reduces:
         rank = len(shape_of(r.input.type))
-        dims = sorted(r.dims.get_values())
+        dims = sorted(int_values(r.dims))
         kept = tuple(d for d in range(rank) if d not in dims)
         for read in reads_of(r.input, tuple(range(rank))):
             if not local(read, kept, row_shape):
@@ -389,7 +407,7 @@ def _combine(per_row: int, interleaved: bool) -> Counter[str]:
 
 
 def _yielded(g) -> SSAValue:
-    return g.block.last_op.operands[0]
+    return g.yielded()[0]
 
 
 def _prod(dims) -> int | None:
@@ -397,9 +415,8 @@ def _prod(dims) -> int | None:
 
 
 class RowMapping(Mapping):
-    name = "row"
+    name = schedule.Mapping.ROW
     lowering = RowLowering
-    required_params = ("threads_per_row", "rows_per_block")
 
     def claims(self, ops: Sequence[Operation]) -> bool:
         return any(isinstance(op, graph.ReduceOp) for op in ops)
@@ -433,9 +450,10 @@ class RowMapping(Mapping):
         p = k.params
         assert isinstance(p, RowParamsAttr)
         per_row, cached, vector, steps = p.threads_per_row, p.elements_per_thread or 0, p.vector_width, p.row_steps
-        inputs = set(k.block.args)
+        inputs: set[SSAValue] = set(k.block.args)
         groups = [g for g in k.groups() if "packed" not in g.attributes]
-        reduces = [g for g in groups if g.storage.data != Storage.GLOBAL and isinstance(_yielded(g).owner, graph.ReduceOp)]
+        reduces = [g for g in groups
+                   if g.storage.data != Storage.GLOBAL and isinstance(_yielded(g).owner, graph.ReduceOp)]
         row_shape = shape_of(_yielded(reduces[0]).type) if reduces else ()
         s = Summary()
         per_step: Counter[str] = Counter()
@@ -451,12 +469,11 @@ class RowMapping(Mapping):
             is_reduce = isinstance(owner, graph.ReduceOp)
             if is_reduce:
                 src = shape_of(owner.input.type)
-                length = _prod([src[d] for d in owner.dims.get_values()])
+                length = _prod([src[d] for d in int_values(owner.dims)])
                 start = [owner.input]
             else:
                 shape = shape_of(v.type)
-                dims = g.attributes.get("row_dims")
-                rd = list(dims.get_values()) if dims is not None else []
+                rd = g.row_dims()
                 length = _prod([n for d, n in enumerate(shape) if d not in rd])
                 start = [inner_value(r) for r in g.results]
             per_step["alu"] += 6
@@ -482,7 +499,7 @@ class RowMapping(Mapping):
             if is_reduce:
                 per_step["alu"] += n  # combine
                 per_step += _combine(per_row, p.interleaved)
-                if any(r in g.results for r in k.block.last_op.operands):
+                if any(r in g.results for r in k.yielded()):
                     per_step["alu"] += 2
                     per_step["global"] += 1
                     out_bytes += element_bytes_of(v)
@@ -508,61 +525,58 @@ class RowMapping(Mapping):
 
     def grid(self, k: KernelOp, axis: int, shapes: ShapeCalc) -> Index:
         ib = shapes.ib
-        steps = k.param("row_steps") if "row_steps" in k.params.data else 1
-        return ib.max(ib.ceildiv(row_count(k, shapes), k.param("rows_per_block") * steps), 1)
+        p = k.params
+        assert isinstance(p, RowParamsAttr)
+        return ib.max(ib.ceildiv(row_count(k, shapes), p.rows_per_block * p.row_steps), 1)
 
     def vector_problem(self, k: KernelOp, vec: int) -> str | None:
-        """Each vector lies in one row: the row is kept in registers and every group's
-        row length is a static multiple of V."""
+        """Each vector lies in one row: every group's row length is a static multiple of
+        V (the verifier holds that the row is kept in registers)."""
         for g in k.groups():
             for v in g.results:
-                gv = KernelLowering.inner(v)
+                gv = inner_value(v)
                 if "packed" in g.attributes:
                     return "a row kernel with packed groups has no vector_width"
                 r = group_reduce(g)
                 shape = shape_of((r.input if r is not None else gv).type)
-                rows = set(row_dims_attr(g)) if r is None else set()
-                reduced = set(r.dims.get_values()) if r is not None else set(range(len(shape))) - rows
+                rows = set(g.row_dims()) if r is None else set()
+                reduced = set(int_values(r.dims)) if r is not None else set(range(len(shape))) - rows
                 dims = [shape[d] for d in sorted(reduced)]
-                if "elements_per_thread" not in k.params.data:
-                    return "vector_width needs elements_per_thread (the row kept in registers)"
                 if not dims or DYN in dims or dims[-1] % vec:
                     return (f"vector_width {vec} needs static innermost extents that are multiples of it "
                             f"(a row of {fmt_shape(tuple(dims))})")
         return None
 
     def check_kernel(self, k: KernelOp) -> None:
-        fail = lambda message: self.cannot_lower(k, message)
-        _, block = k.launch()
+        def fail(message: str) -> UserError:
+            return self.cannot_lower(k, message)
+
         groups = k.groups()
-        per_row, rows = k.param("threads_per_row"), k.param("rows_per_block")
-        if per_row * rows != block[0] or block[1:] != (1, 1):
-            raise fail(f"threads_per_row x rows_per_block ({per_row} x {rows}) must be the block size {block[0]}")
-        if per_row > WARP and (per_row % WARP or per_row // WARP > WARP):
-            raise fail(f"a block-composed row needs a multiple of {WARP} threads (at most {WARP * WARP})")
-        if 1 < per_row <= WARP and per_row & (per_row - 1) and "interleaved" not in k.params.data:
-            raise fail(f"threads_per_row {per_row} must be a power of two up to {WARP}")
+        p = k.params
+        assert isinstance(p, RowParamsAttr)
+        rows = p.rows_per_block
         if not any(group_reduce(g) is not None for g in groups):
             raise fail("a row kernel needs a group led by a graph.reduce")
         for g in groups:
-            if g.storage.data == "global" or group_reduce(g) is not None:
+            if g.storage.data == Storage.GLOBAL or group_reduce(g) is not None:
                 continue
             # an elementwise sub-root group: a row of results per row of the block
-            if not isinstance(KernelLowering.inner(g.results[0]).owner, graph.ElementwiseOp) or len(g.results) != 1:
+            if not isinstance(inner_value(g.results[0]).owner, graph.ElementwiseOp) or len(g.results) != 1:
                 raise fail("a sub-root group that is not a reduction must yield one elementwise op")
             if "row_dims" not in g.attributes or "packed" in g.attributes:
                 raise fail("an elementwise sub-root group needs row_dims")
             shape = shape_of(g.results[0].type)
-            cols = [n for d, n in enumerate(shape) if d not in row_dims_attr(g)]
+            cols = [n for d, n in enumerate(shape) if d not in g.row_dims()]
             length = -1 if DYN in cols else math.prod(cols)
-            if g.storage.data in ("reg", "lanes") and "elements_per_thread" not in k.params.data:
+            if g.storage.data in (Storage.REG, Storage.LANES) and p.elements_per_thread is None:
                 raise fail("an elementwise sub-root kept in registers needs elements_per_thread (each thread "
                            "keeps its slots of the row)")
-            if g.storage.data == "shared":
-                size = k.shared_buffers()[g.buffer.root_reference.data].size  # type: ignore[union-attr]
-                if length < 0 or g.offset.value.data + rows * length > size:  # type: ignore[union-attr]
-                    raise fail(f"shared buffer @{g.buffer.root_reference.data} cannot hold {rows} rows of "  # type: ignore[union-attr]
-                               f"{'?' if length < 0 else length} elements from offset {g.offset.value.data}")  # type: ignore[union-attr]
+            if g.storage.data == Storage.SHARED:
+                name, offset = g.shared_slot()
+                size = k.shared_buffers()[name].size
+                if length < 0 or offset + rows * length > size:
+                    raise fail(f"shared buffer @{name} cannot hold {rows} rows of "
+                               f"{'?' if length < 0 else length} elements from offset {offset}")
 
 
 class RowKernels:
@@ -586,7 +600,7 @@ class RowKernels:
         longest = 0
         for r in reduces:
             rank = len(shape_of(r.input.type))
-            dims = sorted(r.dims.get_values())
+            dims = sorted(int_values(r.dims))
             src = shape_of(r.input.type)
             reduced = [src[d] for d in dims]
             longest = max(longest, 1 << 30 if DYN in reduced else math.prod(reduced))
@@ -606,10 +620,10 @@ class RowKernels:
         # the grid covers the most rows any group has (packed parts may differ at run time)
         extents = [numel(shape_of(r.result.type)) for r in reduces]
         extents += [numel([shape_of(v.type)[d] for d in dims]) for v, dims in zip(roots, root_dims)]
-        k = None if None in extents else max(extents)  # type: ignore[type-var]
-        lengths = [longest] + [numel([shape_of(v.type)[d] for d in range(len(shape_of(v.type))) if d not in dims])
-                               for v, dims in zip(roots, root_dims)]
-        layout = RowLayout(reduces, roots, root_dims, packed, k, lengths)  # type: ignore[arg-type]
+        k = max_known(extents)
+        lengths: list[int | None] = [longest, *(numel([n for d, n in enumerate(shape_of(v.type)) if d not in dims])
+                                                for v, dims in zip(roots, root_dims))]
+        layout = RowLayout(reduces, roots, root_dims, packed, k, lengths)
         layout.subroots = self.expensive_subroots(layout, row_shape)
         default = default_row_schedule(trailing, longest, numel(row_shape))
         vectors = self.row_vector_widths(reduces, roots, root_dims, row_shape) if trailing and not packed else [1]
@@ -644,7 +658,7 @@ class RowKernels:
         outputs = set(self.ctx.yields)
         rows: dict[SSAValue, tuple[int, ...]] = {}
         for op in self.ctx.ops:
-            if graph.op_class(op) != "expensive" or op in packed_ops or op.results[0] in outputs:
+            if graph.op_class(op) != graph.OpClass.EXPENSIVE or op in packed_ops or op.results[0] in outputs:
                 continue
             v = op.results[0]
             shape = shape_of(v.type)
@@ -691,7 +705,7 @@ class RowKernels:
         propagation from, its row dims, its element-space shape)."""
         for i, r in enumerate(layout.reduces):
             rank = len(shape_of(r.input.type))
-            reduced = r.dims.get_values()
+            reduced = int_values(r.dims)
             yield ("r", i), [r.input], tuple(d for d in range(rank) if d not in reduced), shape_of(r.input.type)
         for key, values, dims in _root_groups(layout):
             yield ("o", key), values, dims, shape_of(values[0].type)
@@ -710,7 +724,7 @@ class RowKernels:
         if self.ctx.subroots == "none" or not subs:
             return configs
         out: list[RowConfig] = []
-        names = tuple(s.value.owner.name.removeprefix("graph.") for s in subs)
+        names = tuple(s.op.name.removeprefix("graph.") for s in subs)
         for c in configs:
             fits = all(s.in_registers for s in subs) if c.slots else (
                 all(s.length for s in subs) and self.row_smem(replace(c, subroots=names), layout) <= self.smem_limit)
@@ -750,7 +764,7 @@ class RowKernels:
         rows = []
         for r in reduces:
             src = shape_of(r.input.type)
-            rows.append(tuple(src[d] for d in sorted(r.dims.get_values())))
+            rows.append(tuple(src[d] for d in sorted(int_values(r.dims))))
         for v, dims in zip(roots, root_dims):
             shape = shape_of(v.type)
             rows.append(tuple(shape[d] for d in range(len(shape)) if d not in dims))
@@ -769,7 +783,7 @@ class RowKernels:
         # lane (c = lane + k * threads_per_row), so its readers find it in their own
         # registers and no shuffle or barrier is needed. Looping configurations keep its
         # rows in shared memory instead.
-        e_where = "shared" if not config.slots else ("lanes" if comp == "warp" else "reg")
+        e_where = Storage.SHARED if not config.slots else (Storage.LANES if comp == Composition.WARP else Storage.REG)
         roots = {key: (values, dims) for key, values, dims in _root_groups(layout)}
         groups: list[GroupSpec] = []
         for key in order:
@@ -780,7 +794,7 @@ class RowKernels:
                 sub = next(s for s in layout.subroots if s.value is item)
                 spec = GroupSpec([item], comp, e_where, row_dims=sub.row_dims)
             else:
-                spec = GroupSpec(roots[item][0], comp, "global", row_dims=roots[item][1])
+                spec = GroupSpec(roots[item][0], comp, Storage.GLOBAL, row_dims=roots[item][1])
             if key in places:
                 spec.buffer, spec.offset = places[key]
             groups.append(spec)
@@ -788,21 +802,14 @@ class RowKernels:
         for v in layout.packed:
             by_shape.setdefault(_shape_key(v), []).append(v)
         for values in by_shape.values():
-            groups.append(GroupSpec(values, "thread", "global", packed=True))
+            groups.append(GroupSpec(values, Composition.THREAD, Storage.GLOBAL, packed=True))
         k = layout.rows
-        params = {"threads_per_row": per_row, "rows_per_block": rows_per_block}
-        if interleaved:
-            params["interleaved"] = 1
-        steps = 1
-        if config.slots:
-            params["elements_per_thread"] = config.slots * config.vector
-            steps = config.steps
-            if steps > 1:
-                params["row_steps"] = steps
-            if config.vector > 1:
-                params["vector_width"] = config.vector
+        steps = config.steps if config.slots else 1
+        params = RowParamsAttr(per_row, rows_per_block, config.slots * config.vector if config.slots else None,
+                               row_steps=steps, vector_width=config.vector if config.slots else 1,
+                               interleaved=interleaved)
         grid = DYNAMIC if k is None else max(1, -(-k // (rows_per_block * steps)))
-        return self.ctx.kernel(self.mapping.name, params, (grid, 1, 1), (block, 1, 1), groups, shared)
+        return self.ctx.kernel(params, (grid, 1, 1), (block, 1, 1), groups, shared)
 
     def row_shared(self, config: RowConfig, layout: RowLayout, order: list[tuple]):
         """The kernel's shared buffers and each group's (buffer, offset), placed by the
@@ -824,7 +831,7 @@ class RowKernels:
         # no execution takes, and hide that they are done.)
         idom = dominators(chain(list(range(len(order))), {}), 0)
         arenas: dict[tuple[str, Attribute], list[Request]] = {}
-        if config.storage == "shared":
+        if config.storage == Storage.SHARED:
             for i, r in enumerate(layout.reduces):
                 acc = accumulator_type(r.result.type.element_type)
                 nbytes = element_bytes(acc)
@@ -833,8 +840,9 @@ class RowKernels:
                                                                        (node,), nbytes))
         if not config.slots:
             for s in subs:
-                elem = s.value.type.element_type
+                elem = elem_type(s.value)
                 nbytes = element_bytes(elem)
+                assert s.length is not None  # `with_subroots` keeps shared rows of static length only
                 arenas.setdefault(("rows", elem), []).append(Request(
                     f"e{index[('e', s.value)]}", rows_per_block * s.length * nbytes, index[("e", s.value)],
                     tuple(index[c] for c in s.readers)))
@@ -845,6 +853,7 @@ class RowKernels:
             nbytes = element_bytes(elem)
             placement = allocate(requests, idom)
             for req in requests:
+                assert isinstance(req.writer, int)  # the groups are numbered in `order`
                 places[order[req.writer]] = (f"{kind}_{elem}", placement.offsets[req.name] // nbytes)
             if kind == "results":
                 partials = block if config.interleaved else block // WARP  # per thread / per warp
