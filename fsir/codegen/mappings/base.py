@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Protocol, TypeVar
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, ClassVar, Generic, Protocol, TypeVar
 
 from xdsl.dialects.builtin import (
     BFloat16Type,
@@ -261,6 +261,34 @@ class Config(Protocol):
 C = TypeVar("C", bound=Config)
 
 
+# How far a summary's register estimate may be from the gpu IR's before the choice is
+# checked by lowering (the row and loop summaries are fitted to within 2-3 on average).
+REGISTER_MARGIN = 2
+
+
+def _order(est: Estimate) -> tuple[float, float]:
+    """How `Mapping.choose` ranks estimates: time, then issued warp cycles."""
+    return (est.seconds, est.waves * est.warp_cycles)
+
+
+@dataclass
+class _Scored(Generic[C]):
+    """A candidate in `Mapping.choose`: its kernel, configuration, estimate and summary;
+    `exact` once its estimate comes from its lowered gpu IR."""
+
+    kernel: KernelOp
+    config: C
+    estimate: Estimate
+    summary: Summary
+    exact: bool = False
+
+    def key(self) -> tuple[float, float]:
+        return _order(self.estimate)
+
+    def settle(self, est: Estimate) -> None:
+        self.estimate, self.exact = est, True
+
+
 class Mapping:
     """One way a fusion becomes a kernel (see the module docstring). A subclass sets
     `name` (its `schedule.Mapping`, the kind of its kernels' parameters) and `lowering`,
@@ -299,8 +327,7 @@ class Mapping:
 
     def score(self, kernel: KernelOp, config: Config, spec: GpuSpec) -> Estimate:
         """The latency-evaluator's estimate of one candidate kernel (L = N_wave x
-        L_warp) from the mapping's summary of it. The one place a candidate is scored:
-        only the chosen one is ever lowered."""
+        L_warp) from the mapping's summary of it, without lowering it."""
         grid, block = kernel.launch()
         return estimate_summary(self.summarize(kernel, spec), grid, block, spec, bandwidth=True)
 
@@ -316,26 +343,46 @@ class Mapping:
         kernel is made here, so each carries its estimate. A launch with a `?` grid cannot
         be counted in waves: the first configuration (the rules' choice) is kept unscored.
         Between equal estimates (both at the bandwidth floor) the one issuing fewer
-        instructions wins: it leaves more issue slots to the rest of the GPU."""
-        best: tuple[tuple[float, float], KernelOp, object, C] | None = None
+        instructions wins: it leaves more issue slots to the rest of the GPU.
+
+        Candidates are scored from their summaries. A summary's registers may be off by
+        a few, which only matters at an occupancy step: a candidate whose estimate
+        changes within `REGISTER_MARGIN` registers and could thereby win (or the winner,
+        if it could thereby lose) is lowered and scored exactly."""
+        scored: list[_Scored[C]] = []
         for config in configs:
             k = build(config)
-            grid, _ = k.launch()
+            grid, block = k.launch()
             if DYNAMIC in grid:
+                for entry in scored:
+                    self._discard(entry.kernel)
                 return k
-            est = self.score(k, config, spec)
-            key = (est.seconds, est.waves * est.warp_cycles)
-            if best is None or key < best[0]:
-                if best is not None:
-                    self._discard(best[1])
-                best = (key, k, est, config)
-            else:
-                self._discard(k)
-        assert best is not None
-        _, k, est, config = best
-        self.record(k, est, config, len(configs))
-        return k
+            summary = self.summarize(k, spec)
+            est = estimate_summary(summary, grid, block, spec, bandwidth=True)
+            scored.append(_Scored(k, config, est, summary))
+        assert scored
 
+        def shifted(entry: _Scored[C], delta: int) -> Estimate:
+            grid, block = entry.kernel.launch()
+            summary = replace(entry.summary, registers=max(1, entry.summary.registers + delta))
+            return estimate_summary(summary, grid, block, spec, bandwidth=True)
+
+        while True:
+            best = min(scored, key=_Scored.key)
+            if not best.exact and _order(shifted(best, REGISTER_MARGIN)) != best.key():
+                best.settle(self.score_lowered(best.kernel, spec))
+                continue
+            challengers = [e for e in scored if not e.exact and e is not best
+                           and _order(shifted(e, -REGISTER_MARGIN)) < best.key()]
+            if not challengers:
+                break
+            for e in challengers:
+                e.settle(self.score_lowered(e.kernel, spec))
+        for entry in scored:
+            if entry is not best:
+                self._discard(entry.kernel)
+        self.record(best.kernel, best.estimate, best.config, len(configs))
+        return best.kernel
 
     @staticmethod
     def record(k: KernelOp, est, config: Config, candidates: int) -> None:
