@@ -5,7 +5,8 @@ registers, the shared bytes, the global bytes and (for GEMMs) the dependence-bou
 warp cycles. The gpu-IR evaluator (`fsir.codegen.latency.estimate`) reads them off
 the lowered kernel; a `Summary` states them from the schedule kernel and its
 configuration, so every candidate of a fusion can be scored for the cost of building
-its `schedule.kernel`, and only the chosen one is lowered.
+its `schedule.kernel`; only the chosen one is lowered (and those whose summary is too
+close to an occupancy step to decide: `Mapping.choose`).
 
 Per-element costs come from the ops themselves: an elementwise op's instruction mix
 is what its scalar lowering (the `lower` of its `ELEMENTWISE` row) emits, measured
