@@ -1563,22 +1563,7 @@ def op_shfl(D, ins, parts, ops):
             _check_membermask(ch, idx, lane, rm(ch, idx))
         b = np.asarray(b).astype(np.int64) & 31
         c = np.asarray(c).astype(np.int64)
-        cval = c & 31
-        segmask = (c >> 8) & 31
-        max_lane = (lane & segmask) | (cval & ~segmask)
-        min_lane = lane & segmask
-        if mode == "up":
-            j = lane - b
-            pval = j >= max_lane
-        elif mode == "down":
-            j = lane + b
-            pval = j <= max_lane
-        elif mode == "bfly":
-            j = lane ^ b
-            pval = j <= max_lane
-        else:
-            j = min_lane | (b & ~segmask)
-            pval = j <= max_lane
+        j, pval = _shfl_source(mode, lane, b, c)
         me = ch.arange if idx is None else idx
         slot = ch.lane_slot if idx is None else ch.lane_slot[idx]
         src_slot = (slot & ~31) | np.where(pval, j, lane)
@@ -1636,28 +1621,30 @@ def _uniform(x):
 _SHFL_TABLES: dict = {}
 
 
+def _shfl_source(mode, lane, b, c):
+    """PTX shfl.sync's source lane j and its validity for each `lane` (b already masked
+    to 5 bits; c packs the clamp value and the segment mask)."""
+    cval, segmask = c & 31, (c >> 8) & 31
+    max_lane = (lane & segmask) | (cval & ~segmask)
+    if mode == "up":
+        j = lane - b
+        return j, j >= max_lane
+    if mode == "down":
+        j = lane + b
+    elif mode == "bfly":
+        j = lane ^ b
+    else:
+        j = (lane & segmask) | (b & ~segmask)
+    return j, j <= max_lane
+
+
 def _shfl_table(mode, b, c):
     """Source lane and validity for each of the 32 lanes of a warp (uniform b and c)."""
     key = (mode, b & 31, c & 0x1F1F)
     t = _SHFL_TABLES.get(key)
     if t is None:
         lane = np.arange(32)
-        b &= 31
-        cval, segmask = c & 31, (c >> 8) & 31
-        max_lane = (lane & segmask) | (cval & ~segmask)
-        min_lane = lane & segmask
-        if mode == "up":
-            j = lane - b
-            pval = j >= max_lane
-        elif mode == "down":
-            j = lane + b
-            pval = j <= max_lane
-        elif mode == "bfly":
-            j = lane ^ b
-            pval = j <= max_lane
-        else:
-            j = min_lane | (b & ~segmask)
-            pval = j <= max_lane
+        j, pval = _shfl_source(mode, lane, b & 31, c)
         t = _SHFL_TABLES[key] = (np.where(pval, j, lane), pval)
     return t
 
