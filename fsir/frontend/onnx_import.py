@@ -19,7 +19,8 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import onnx
@@ -51,6 +52,22 @@ _REDUCE = {"ReduceSum": "sum", "ReduceMean": "sum", "ReduceMax": "max", "ReduceM
 # The opset from which each reduction takes its axes as an input instead of an attribute.
 _AXES_INPUT_SINCE = {"ReduceSum": 13, "ReduceMean": 18, "ReduceMax": 18, "ReduceMin": 18, "ReduceProd": 18,
                      "ReduceSumSquare": 18, "ReduceL2": 18}
+
+
+Converter = Callable[["OnnxImporter", onnx.NodeProto, dict[str, Any]], list[SSAValue]]
+CONVERTERS: dict[str, Converter] = {}
+"""Converters by op_type, registered with `@converter(...)` from the op-family modules
+(`fsir/frontend/onnx_*.py`); a converter returns the node's outputs in order."""
+
+
+def converter(*op_types: str) -> Callable[[Converter], Converter]:
+    def register(fn: Converter) -> Converter:
+        for op_type in op_types:
+            if op_type in CONVERTERS:
+                raise AssertionError(f"two ONNX converters for {op_type}")
+            CONVERTERS[op_type] = fn
+        return fn
+    return register
 
 
 def elem_type(onnx_type: int, what: str) -> Attribute:
@@ -129,6 +146,10 @@ class OnnxImporter:
     def import_node(self, node: onnx.NodeProto) -> None:
         if node.domain not in ("", "ai.onnx"):
             raise self.error(f"{self.describe()} of domain '{node.domain}' is not supported")
+        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        if node.op_type in CONVERTERS:
+            self._bind(node, CONVERTERS[node.op_type](self, node, attrs))
+            return
         handler = getattr(self, "op_" + node.op_type, None)
         if handler is None and node.op_type in _UNARY:
             handler = self.unary
@@ -140,8 +161,9 @@ class OnnxImporter:
             handler = self.reduction
         if handler is None:
             raise self.error(f"{self.describe()}: ONNX op_type '{node.op_type}' is not supported")
-        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
-        outs = handler(node, attrs)
+        self._bind(node, handler(node, attrs))
+
+    def _bind(self, node: onnx.NodeProto, outs: Sequence[SSAValue]) -> None:
         for name, v in zip(node.output, outs):
             if name:
                 self.env[name] = v
@@ -687,3 +709,7 @@ def import_onnx(source: bytes | str, filename: str = "<stdin>") -> ModuleOp:
     module = OnnxImporter(model, filename).run()
     verify(module)
     return module
+
+
+# Op-family modules register their converters on import.
+from fsir.frontend import onnx_families  # noqa: E402, F401

@@ -1,0 +1,1 @@
+"""Imports every module that registers ONNX converters (`onnx_import.converter`)."""

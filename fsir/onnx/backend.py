@@ -1,0 +1,100 @@
+"""fsir as an ONNX backend (`onnx.backend.base.Backend`).
+
+    import fsir.onnx.backend as backend
+    rep = backend.prepare(model)            # compiles once (stitch fusion, sm_80 PTX)
+    outputs = rep.run([x])                  # on the simulator, or a GPU with device="CUDA"
+
+ONNX harnesses (`onnx.backend.test.BackendTest`) address devices as "CPU" and "CUDA".
+fsir has no CPU code generator: "CPU" means fsir's PTX simulator, which runs the same
+PTX a GPU would, on the host; "CUDA" means a GPU through cuda-python and is supported
+only when one is present.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupledict
+
+from fsir.api import Executable
+from fsir.api import compile as fsir_compile
+
+__all__ = ["FsirBackend", "FsirRep", "prepare", "run_model", "run_node", "supports_device"]
+
+
+def _device_kind(device: str) -> str:
+    """The fsir device ('sim' or 'cuda') of an ONNX device string ('CPU', 'CUDA:0')."""
+    return "cuda" if Device(device).type == DeviceType.CUDA else "sim"
+
+
+class FsirRep(BackendRep):
+    """A model compiled by fsir; `run` takes the graph inputs (a list in graph order or
+    a dict by name) and returns the graph outputs as a namedtuple by output name."""
+
+    def __init__(self, exe: Executable, inputs: list[str], outputs: list[str], device: str):
+        self.executable = exe
+        self.input_names = inputs
+        self.output_names = outputs
+        self.device = device
+
+    def run(self, inputs: Any, **kwargs: Any) -> tuple[Any, ...]:
+        if isinstance(inputs, Mapping):
+            arrays = [inputs[n] for n in self.input_names]
+        elif isinstance(inputs, np.ndarray) and len(self.input_names) == 1:
+            arrays = [inputs]
+        else:
+            arrays = list(inputs) if isinstance(inputs, Sequence) else [inputs]
+        outputs = self.executable.run(arrays, device=self.device)
+        return namedtupledict("Outputs", self.output_names)(*outputs)
+
+
+class FsirBackend(Backend):
+    """Compiles an ONNX model with `fsir.compile` and runs it on fsir's devices."""
+
+    @classmethod
+    def is_compatible(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> bool:
+        return cls.supports_device(device)
+
+    @classmethod
+    def prepare(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> FsirRep:
+        """Compile `model`; kwargs are `fsir.compile` options (fusion, arch, gpu, ...)."""
+        if not isinstance(model, onnx.ModelProto):
+            raise TypeError(f"prepare takes an onnx.ModelProto, got {type(model).__name__}")
+        inits = {t.name for t in model.graph.initializer}
+        inputs = [i.name for i in model.graph.input if i.name not in inits]
+        outputs = [o.name for o in model.graph.output]
+        exe = fsir_compile(model.SerializeToString(), frontend="onnx", **kwargs)
+        return FsirRep(exe, inputs, outputs, _device_kind(device))
+
+    @classmethod
+    def run_model(cls, model: onnx.ModelProto, inputs: Any, device: str = "CPU", **kwargs: Any) -> tuple[Any, ...]:
+        return cls.prepare(model, device, **kwargs).run(inputs)
+
+    @classmethod
+    def run_node(cls, node: onnx.NodeProto, inputs: Any, device: str = "CPU", outputs_info=None,
+                 **kwargs: Any) -> tuple[Any, ...]:
+        """Run one node: a one-node model whose input types come from `inputs`."""
+        arrays = [np.asarray(a) for a in inputs]
+        graph_inputs = [onnx.helper.make_tensor_value_info(n, onnx.helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
+                        for n, a in zip(node.input, arrays) if n]
+        graph_outputs = [onnx.helper.make_empty_tensor_value_info(n) for n in node.output if n]
+        g = onnx.helper.make_graph([node], "node", graph_inputs, graph_outputs)
+        model = onnx.helper.make_model(g)
+        return cls.prepare(model, device, **kwargs).run([a for n, a in zip(node.input, arrays) if n])
+
+    @classmethod
+    def supports_device(cls, device: str) -> bool:
+        if _device_kind(device) == "sim":
+            return True
+        from fsir.runtime.cuda_device import probe_gpu
+
+        return bool(probe_gpu()[0])
+
+
+prepare = FsirBackend.prepare
+run_model = FsirBackend.run_model
+run_node = FsirBackend.run_node
+supports_device = FsirBackend.supports_device

@@ -1,0 +1,234 @@
+"""ONNX's own backend test suite, run through `fsir.onnx.backend` and classified.
+
+Each case ends in one of four outcomes:
+
+- passed: fsir compiled the model and its outputs match ONNX's expected outputs
+  (within the case's rtol/atol, as `onnx.backend.test.BackendTest` compares them);
+- refused: fsir raised a `UserError` (a clear, located message: an op, attribute or
+  dtype it does not support);
+- failed: the outputs differ from the expected ones (a wrong result);
+- crashed: anything else escaped (an internal error).
+
+Node cases come from `onnx.backend.test.case.node.collect_testcases()`; model cases
+from the `pytorch-converted`, `pytorch-operator`, `simple` and `light` directories of
+the onnx wheel (light models run on inputs made by `BackendTest.generate_dummy_data`,
+as ONNX's runner does, and compare with the expected outputs shipped beside them).
+`tests/onnx/test_onnx_backend.py` runs a fixed sample in CI;
+`benchmarks/onnx_conformance.py` runs everything and prints the table.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import time
+import traceback
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from fsir.errors import UserError
+
+DATA_DIR = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data")
+MODEL_KINDS = ("pytorch-converted", "pytorch-operator", "simple", "light")
+
+
+class Outcome(StrEnum):
+    PASSED = "passed"
+    REFUSED = "refused"
+    FAILED = "failed"
+    CRASHED = "crashed"
+
+
+@dataclass
+class Case:
+    """One test: a model, its input/expected-output sets and tolerances."""
+
+    name: str
+    kind: str  # node, or one of MODEL_KINDS
+    op_types: tuple[str, ...]  # the op types of the model's nodes (node cases: one)
+    rtol: float
+    atol: float
+    _model: onnx.ModelProto | None = None
+    _data: list[tuple[list[np.ndarray], list[np.ndarray]]] | None = None
+    _loader: object = None
+
+    @property
+    def op_type(self) -> str:
+        return self.op_types[0] if self.kind == "node" and self.op_types else self.kind
+
+    def load(self) -> tuple[onnx.ModelProto, list[tuple[list[np.ndarray], list[np.ndarray]]]]:
+        if self._model is None or self._data is None:
+            assert callable(self._loader)
+            self._model, self._data = self._loader()
+        return self._model, self._data
+
+
+@dataclass
+class Result:
+    case: Case
+    outcome: Outcome
+    message: str = ""
+    seconds: float = 0.0
+    located: bool = field(default=False)
+
+
+def node_cases() -> list[Case]:
+    from onnx.backend.test.case.node import collect_testcases
+
+    cases = []
+    for tc in collect_testcases():
+        model = tc.model
+        assert model is not None and tc.data_sets is not None
+        data = [([np.asarray(a) if not isinstance(a, list) else a for a in ins], list(outs))
+                for ins, outs in tc.data_sets]
+        ops = tuple(dict.fromkeys(n.op_type for n in model.graph.node))
+        cases.append(Case(tc.name, "node", ops, tc.rtol, tc.atol, model, data))  # type: ignore[arg-type]
+    return sorted(cases, key=lambda c: c.name)
+
+
+def _read_pb(path: str) -> np.ndarray:
+    t = onnx.TensorProto()
+    with open(path, "rb") as f:
+        t.ParseFromString(f.read())
+    return numpy_helper.to_array(t)
+
+
+def _dir_loader(case_dir: str):
+    def load():
+        model = onnx.load(os.path.join(case_dir, "model.onnx"))
+        data = []
+        for ds in sorted(glob.glob(os.path.join(case_dir, "test_data_set_*"))):
+            ins = [_read_pb(p) for p in sorted(glob.glob(os.path.join(ds, "input_*.pb")))]
+            outs = [_read_pb(p) for p in sorted(glob.glob(os.path.join(ds, "output_*.pb")))]
+            data.append((ins, outs))
+        return model, data
+    return load
+
+
+def _light_loader(model_path: str):
+    def load():
+        from onnx.backend.test.runner import Runner
+
+        model = onnx.load(model_path)
+        inits = {i.name for i in model.graph.initializer}
+        name = os.path.basename(model_path)[: -len(".onnx")]
+        ins = [Runner.generate_dummy_data(x, seed=0, name=name, random=False)
+               for x in model.graph.input if x.name not in inits]
+        prefix = model_path[: -len(".onnx")]
+        outs = [_read_pb(f"{prefix}_output_{i}.pb") for i in range(len(model.graph.output))]
+        return model, [(ins, outs)]
+    return load
+
+
+def model_cases(kinds: Sequence[str] = MODEL_KINDS) -> list[Case]:
+    cases = []
+    for kind in kinds:
+        kind_dir = os.path.join(DATA_DIR, kind)
+        if kind == "light":
+            for path in sorted(glob.glob(os.path.join(kind_dir, "*.onnx"))):
+                name = "test_" + os.path.basename(path)[len("light_"): -len(".onnx")]
+                cases.append(Case(name, kind, (), 1e-3, 1e-7, _loader=_light_loader(path)))
+            continue
+        for name in sorted(os.listdir(kind_dir)):
+            case_dir = os.path.join(kind_dir, name)
+            if not os.path.exists(os.path.join(case_dir, "model.onnx")):
+                continue
+            rtol, atol = 1e-3, 1e-7
+            if os.path.exists(os.path.join(case_dir, "data.json")):
+                with open(os.path.join(case_dir, "data.json")) as f:
+                    meta = json.load(f)
+                rtol, atol = meta.get("rtol", rtol), meta.get("atol", atol)
+            cases.append(Case(name, kind, (), rtol, atol, _loader=_dir_loader(case_dir)))
+    return cases
+
+
+def _similar(expected: np.ndarray, actual: np.ndarray, rtol: float, atol: float) -> str | None:
+    """None if `actual` matches `expected` as ONNX's runner checks it, else why not."""
+    expected, actual = np.asarray(expected), np.asarray(actual)
+    if expected.dtype != actual.dtype and not (expected.dtype.kind == actual.dtype.kind == "f"):
+        return f"dtype {actual.dtype}, expected {expected.dtype}"
+    if expected.shape != actual.shape:
+        return f"shape {actual.shape}, expected {expected.shape}"
+    if expected.dtype.kind in "fc":
+        if np.allclose(actual.astype(np.float64), expected.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True):
+            return None
+        bad = ~np.isclose(actual.astype(np.float64), expected.astype(np.float64), rtol=rtol, atol=atol,
+                          equal_nan=True)
+        return f"{int(bad.sum())} of {bad.size} values differ (max abs {np.nanmax(np.abs(actual - expected)):.3g})"
+    if expected.dtype == object:
+        return None if list(expected.reshape(-1)) == list(actual.reshape(-1)) else "values differ"
+    return None if np.array_equal(expected, actual) else f"{int((expected != actual).sum())} values differ"
+
+
+def run_case(case: Case, device: str = "CPU", **options) -> Result:
+    """Compile and run one case on fsir and classify the outcome."""
+    from fsir.onnx.backend import FsirBackend
+
+    start = time.perf_counter()
+    try:
+        model, data = case.load()
+        rep = FsirBackend.prepare(model, device, **options)
+        for ins, expected in data:
+            outs = rep.run(ins)
+            if len(outs) != len(expected):
+                return Result(case, Outcome.FAILED, f"{len(outs)} outputs, expected {len(expected)}",
+                              time.perf_counter() - start)
+            for i, (e, a) in enumerate(zip(expected, outs)):
+                why = _similar(e, a, case.rtol, case.atol)
+                if why is not None:
+                    return Result(case, Outcome.FAILED, f"output {i}: {why}", time.perf_counter() - start)
+        return Result(case, Outcome.PASSED, "", time.perf_counter() - start)
+    except UserError as err:
+        where = f"{err.loc}: " if err.loc else ""
+        return Result(case, Outcome.REFUSED, f"{where}{err.message}", time.perf_counter() - start,
+                      located=err.loc is not None)
+    except Exception:  # classified, not hidden: the caller reports crashes
+        return Result(case, Outcome.CRASHED, traceback.format_exc(limit=-3), time.perf_counter() - start)
+
+
+def run_cases(cases: Sequence[Case], device: str = "CPU", **options) -> Iterator[Result]:
+    for case in cases:
+        yield run_case(case, device, **options)
+
+
+# The op types the inference graphs of CNNs, transformers and recommenders use, by
+# family: each should pass at least 90% of its node tests (the rest refused, located).
+TARGET_FAMILIES: dict[str, tuple[str, ...]] = {
+    "elementwise": ("Abs", "Add", "And", "Ceil", "Clip", "Div", "Equal", "Erf", "Exp", "Floor", "Greater",
+                    "GreaterOrEqual", "IsInf", "IsNaN", "Less", "LessOrEqual", "Log", "Max", "Mean", "Min", "Mod",
+                    "Mul", "Neg", "Not", "Or", "Pow", "Reciprocal", "Sign", "Sqrt", "Sub", "Sum", "Xor", "Round"),
+    "trigonometric": ("Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh"),
+    "activations": ("Relu", "LeakyRelu", "PRelu", "Elu", "Selu", "Celu", "Gelu", "HardSigmoid", "HardSwish",
+                    "Mish", "Sigmoid", "Softplus", "Softsign", "Swish", "Tanh", "ThresholdedRelu", "Shrink"),
+    "convolution": ("Conv", "ConvTranspose"),
+    "pooling": ("AveragePool", "MaxPool", "GlobalAveragePool", "GlobalMaxPool", "LpPool"),
+    "normalization": ("BatchNormalization", "LayerNormalization", "InstanceNormalization", "GroupNormalization",
+                      "RMSNormalization", "LpNormalization"),
+    "softmax": ("Softmax", "LogSoftmax", "Hardmax"),
+    "gather/scatter": ("Gather", "GatherElements", "GatherND", "ScatterND", "ScatterElements"),
+    "data movement": ("Pad", "Resize", "Slice", "Expand", "Tile", "Where", "Concat", "Split", "Reshape", "Flatten",
+                      "Squeeze", "Unsqueeze", "Transpose", "DepthToSpace", "SpaceToDepth"),
+    "reductions": ("ArgMax", "ArgMin", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax",
+                   "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare", "CumSum"),
+    "matmul": ("MatMul", "Gemm", "Einsum", "Trilu"),
+    "cast": ("Cast", "CastLike"),
+}
+TARGET_OPS = {op: family for family, ops in TARGET_FAMILIES.items() for op in ops}
+
+
+def sample(cases: Sequence[Case], every: int) -> list[Case]:
+    """A fixed sample: every `every`-th case of each op type (at least one of each)."""
+    seen: dict[str, int] = {}
+    out = []
+    for c in cases:
+        i = seen.get(c.op_type, 0)
+        seen[c.op_type] = i + 1
+        if i % every == 0:
+            out.append(c)
+    return out

@@ -1,0 +1,40 @@
+"""fsir.onnx.backend against ONNX's own backend test suite.
+
+Two views of the same suite:
+
+- `onnx.backend.test.BackendTest` itself, for the node tests of op types fsir runs
+  (`RUNS`): these must pass exactly as ONNX's runner checks them;
+- every node case of a fixed sample (every 4th case of each op type; the full suite is
+  `benchmarks/onnx_conformance.py`), classified by `fsir.onnx.conformance`: each must
+  pass or be refused with a located error — never a wrong result, never a crash.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import onnx.backend.test
+import pytest
+
+from fsir.onnx import backend as fsir_backend
+from fsir.onnx.conformance import Outcome, node_cases, run_case, sample
+
+RUNS = ("relu", "add", "sub", "mul", "div", "exp", "log", "sqrt", "tanh", "sigmoid", "softmax_axis_0",
+        "layer_normalization_2d_axis0", "matmul_2d", "gemm_default_no_bias", "transpose_default", "concat_1d_axis_0",
+        "where_example", "reduce_sum_keepdims_example", "gather_0", "slice", "expand_dim_changed")
+
+backend_test = onnx.backend.test.BackendTest(fsir_backend, __name__)
+backend_test.include("^test_(" + "|".join(RUNS) + ")_cpu$")
+globals().update(backend_test.test_cases)
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # ONNX's case generators warn about their own overflows
+    SAMPLE = sample(node_cases(), 4)
+
+
+@pytest.mark.parametrize("case", SAMPLE, ids=[c.name for c in SAMPLE])
+def test_node_case_passes_or_is_refused_with_a_location(case):
+    result = run_case(case)
+    assert result.outcome in (Outcome.PASSED, Outcome.REFUSED), f"{result.outcome}: {result.message}"
+    if result.outcome is Outcome.REFUSED:
+        assert result.located, f"refused without a location: {result.message}"
