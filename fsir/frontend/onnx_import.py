@@ -11,7 +11,8 @@ elementwise parts. Shape computations (Shape → Gather → Concat → Reshape c
 to constants at import time through the graph ops' own references; they leave no ops.
 
 ONNX has no source positions, so errors name the node and its op_type; their location
-is `model.onnx:N:1`, N being the node's 1-based index in the graph.
+is `model.onnx:N:1`, N being the node's 1-based index in the graph. Graph inputs are
+located at line 0: `model.onnx:0:K` is the K-th graph input.
 """
 
 from __future__ import annotations
@@ -117,17 +118,26 @@ class OnnxImporter:
     # -- the graph -------------------------------------------------------------
 
     def run(self) -> ModuleOp:
+        try:
+            return self._run()
+        except UserError as err:  # errors raised without a place get the current node's
+            if err.loc is not None or self.b.loc is None:
+                raise
+            raise type(err)(err.message, self.b.loc) from None
+
+    def _run(self) -> ModuleOp:
         g = self.model.graph
-        for inp in g.input:
+        for position, inp in enumerate(g.input):
             if inp.name in self.inits:  # old exporters list initializers as inputs too
                 continue
+            self.b.loc = Location(self.filename, 0, position + 1)
             t = inp.type.tensor_type
             if not inp.type.HasField("tensor_type"):
-                raise UserError(f"graph input '{inp.name}' is not a tensor")
+                raise self.error(f"graph input '{inp.name}' is not a tensor")
             dims = []
             for d in t.shape.dim:
                 if not d.HasField("dim_value"):
-                    raise UserError(
+                    raise self.error(
                         f"graph input '{inp.name}' has a symbolic dimension '{d.dim_param or '?'}'; export "
                         "the model with static shapes, or fix the dimension with `python -m "
                         "onnxruntime.tools.make_dynamic_shape_fixed --dim_param NAME --dim_value N in.onnx out.onnx`")
@@ -346,7 +356,11 @@ class OnnxImporter:
         return [self.value(node.input[0])]
 
     def op_Dropout(self, node, attrs):  # inference: identity
-        return [self.value(node.input[0])]
+        training = self.optional_input(node, 2)
+        if training is not None and (self.b.fold(training) is None or bool(self.b.fold(training).any())):
+            raise self.error(f"{self.describe()}: training mode (random dropout) is not supported")
+        x = self.value(node.input[0])
+        return [x, self.b.broadcast_to(self.const(np.array(True), graph.i1), shape_of(x.type))]
 
     # -- composite ops, expanded so fusion sees their parts -----------------------
 
@@ -522,7 +536,8 @@ class OnnxImporter:
     def op_Flatten(self, node, attrs):
         x = self.value(node.input[0])
         s = shape_of(x.type)
-        a = self.axis(attrs.get("axis", 1), len(s) + 1)
+        a = attrs.get("axis", 1)
+        a = self.axis(a, len(s)) if a < 0 else self.axis(a, len(s) + 1)
         return [self.b.reshape(x, [math.prod(s[:a]), math.prod(s[a:])])]
 
     def op_Transpose(self, node, attrs):

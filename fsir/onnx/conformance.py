@@ -85,11 +85,17 @@ def node_cases() -> list[Case]:
     for tc in collect_testcases():
         model = tc.model
         assert model is not None and tc.data_sets is not None
-        data = [([np.asarray(a) if not isinstance(a, list) else a for a in ins], list(outs))
-                for ins, outs in tc.data_sets]
+        data = [([_array(a) for a in ins], [_array(a) for a in outs]) for ins, outs in tc.data_sets]
         ops = tuple(dict.fromkeys(n.op_type for n in model.graph.node))
         cases.append(Case(tc.name, "node", ops, tc.rtol, tc.atol, model, data))  # type: ignore[arg-type]
     return sorted(cases, key=lambda c: c.name)
+
+
+def _array(value) -> np.ndarray:
+    """A test value as numpy (some cases hold TensorProtos, e.g. for bfloat16)."""
+    if isinstance(value, onnx.TensorProto):
+        return numpy_helper.to_array(value)
+    return value if isinstance(value, list) else np.asarray(value)
 
 
 def _read_pb(path: str) -> np.ndarray:
