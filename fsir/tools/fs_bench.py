@@ -2,6 +2,7 @@
 
     fs-bench --out bench/                          # every model in examples/hlo and examples/onnx
     fs-bench examples/hlo/bert_layer.hlo examples/layernorm.mlir --out bench/ --gpu H100
+    fs-bench resnet50 --out bench/                 # a light CNN shipped in the onnx wheel
 
 Each model is imported, compiled under each fusion mode (none: one kernel per op; xla:
 XLA-style rules; stitch: FusionStitching) and run on the simulator, which counts what a
@@ -68,6 +69,26 @@ class Result:
 
 def default_models() -> list[Path]:
     return sorted((EXAMPLES / "hlo").glob("*.hlo")) + sorted((EXAMPLES / "onnx").glob("*.onnx"))
+
+
+def light_models() -> dict[str, Path]:
+    """The `light` CNNs of ONNX's backend test data (resnet50, vgg19, ...) by name."""
+    from fsir.onnx.conformance import DATA_DIR
+
+    light = Path(DATA_DIR) / "light"
+    return {p.stem.removeprefix("light_"): p for p in sorted(light.glob("light_*.onnx"))}
+
+
+def model_path(name: str) -> Path:
+    """A model file, or the name of a light CNN of the onnx wheel."""
+    path = Path(name)
+    if path.exists():
+        return path
+    light = light_models()
+    if name in light:
+        return light[name]
+    raise UserError(f"cannot open '{name}': no such file (nor one of the onnx wheel's light CNNs: "
+                    f"{', '.join(light)})")
 
 
 def lower_bound(module, inputs, outputs) -> int:
@@ -185,7 +206,8 @@ def main_impl(argv=None) -> int:
 
     p = argparse.ArgumentParser(prog="fs-bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("models", nargs="*", help="model files (default: examples/hlo/*.hlo, examples/onnx/*.onnx)")
+    p.add_argument("models", nargs="*", help="model files, or names of the onnx wheel's light CNNs (resnet50, "
+                   "vgg19, ...; default: examples/hlo/*.hlo, examples/onnx/*.onnx)")
     p.add_argument("--out", required=True, help="folder for bench.json and bench.png")
     p.add_argument("--modes", default=",".join(MODES), help="fusion modes, comma-separated (default: none,xla,stitch)")
     p.add_argument("--gpu", default="A100", help="GPU whose bandwidth and launch cost model the time (default A100)")
@@ -194,10 +216,7 @@ def main_impl(argv=None) -> int:
     args = p.parse_args(argv)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     spec = gpu_spec(args.gpu)
-    paths = [Path(m) for m in args.models] or default_models()
-    for path in paths:
-        if not path.exists():
-            raise UserError(f"cannot open '{path}': no such file")
+    paths = [model_path(m) for m in args.models] or default_models()
     out = Path(args.out)
     os.makedirs(out, exist_ok=True)
     results: list[Result] = []
