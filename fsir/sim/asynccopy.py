@@ -69,7 +69,7 @@ class AsyncCopies:
         if busy.any():
             k = int(np.flatnonzero(busy)[0]) // max(1, (width + _GRAN - 1) // _GRAN)
             lanes = ch.arange if idx is None else idx
-            who = ch.describe_lane(int(lanes[k]))
+            who = ch.describe_lid(int(ch.lid[lanes[k]]))
             verb = "writes" if is_store else "reads"
             self._fault(ch, int(gi[np.flatnonzero(busy)[0]]), f"{who} {verb}")
 
