@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from fsir.errors import SimulatorError
 from fsir.sim import run_ptx
 from fsir.testing.paths import CUDA_PTX
 
@@ -419,3 +420,24 @@ def test_nvcc_tensor_core_ptx_assembles():
         pytest.skip("ptxas not available")
     r = assemble(ptx("tensor_core"), "sm_80")
     assert r.ok, r.errors
+
+
+@pytest.mark.parametrize("edit,what", [
+    # waiting for one group too few: the tile being read is still in flight
+    (("cp.async.wait_group 1;", "cp.async.wait_group 2;"),
+     r"ldmatrix.*shared-memory race in block \(0,0,0\): thread \(\d+,0,0\) reads shared memory at offset \d+ "
+     r"\(_ZZ26gemm\w+E2As\+\d+\) that the cp.async of thread \(\d+,0,0\) at PTX line \d+ is still copying"),
+    # no barrier after the wait: a warp reads rows that other warps' copies wrote
+    (("cp.async.wait_group 1;\n\n\t// end inline asm\n\tbar.sync \t0;", "cp.async.wait_group 1;\n"),
+     r"ldmatrix.*shared-memory race in block \(0,0,0\): thread \(\d+,0,0\) reads shared memory that thread "
+     r"\(\d+,0,0\) of the same block wrote at PTX line \d+"),
+])
+def test_nvcc_gemm_pipeline_bugs_are_reported(edit, what):
+    text = ptx("tensor_core")
+    assert edit[0] in text
+    text = text.replace(*edit, 1)
+    M = N = 64
+    K = 128
+    args = [np.zeros((M, K), np.float16), np.zeros((K, N), np.float16), np.zeros((M, N), np.float32), M, N, K]
+    with pytest.raises(SimulatorError, match=what):
+        run_ptx(text, "gemm_f16_cp_async_ldmatrix", (1, 1), (128,), args)
