@@ -30,10 +30,8 @@ Arithmetic model of `mma` (what the simulator computes, and how hardware may dif
     d = round(c + sum_k a_ik * b_kj) is the float64 sum rounded once to nearest-even f32 (f16 for an
     f16 accumulator) — a single rounding of the (nearly exact) dot product.
   * Hardware tensor cores also form the products exactly but add them after aligning to the largest
-    exponent and truncating, so a GPU's result can be a few units in the last place lower in
-    magnitude than the simulator's, per mma: |d_gpu - d_sim| <= (k/4 + 1) * 2^-23 * (|c| + sum|a*b|)
-    is the tolerance to use when comparing the two (see docs/architecture.md, "The simulator's
-    tensor-core model").
+    exponent and truncating, so a GPU's result can differ by a few units in the last place per mma;
+    docs/simulator.md gives the tolerance to use when comparing with anything but the simulator.
 
 `ldmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared.b16`: lanes 8j..8j+7 supply the 16-byte row
 addresses of matrix j (the other lanes' addresses are ignored); lane l receives in its j-th register
@@ -134,7 +132,7 @@ def _regs(ops, n, what, ins):
 
 
 def op_mma(D, ins, parts, ops):
-    shape = next((p for p in parts if p.startswith("m") and "n" in p and "k" in p), None)
+    shape = next((p for p in parts if p.startswith("m") and "n" in p and "k" in p), "")
     ts = [p for p in parts if p in TYPES]
     if "sync" not in parts or "aligned" not in parts or len(ts) != 4:
         raise DecodeError(f"unsupported instruction '{ins.opcode}': only mma.sync.aligned with four types "
