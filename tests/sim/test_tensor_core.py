@@ -229,6 +229,37 @@ def test_mma_reads_c_before_writing_d_in_place():
     np.testing.assert_array_equal(out, (np.arange(64) % 64)[:, None] + 2 * 32.0 + np.zeros((1, 4)))
 
 
+def test_mma_under_a_warp_uniform_branch():
+    """Whole warps may skip an mma (here warps 1 and 3 of the block): the others execute it."""
+    body = """
+    mov.b32 %r10, 0x3C003C00;
+    mov.b32 %r11, 0x3C003C00;
+    mov.b32 %r12, 0x3C003C00;
+    mov.b32 %r13, 0x3C003C00;
+    mov.b32 %r20, 0x40004000;
+    mov.b32 %r21, 0x40004000;
+    cvt.rn.f32.u32 %f0, %r2;
+    mov.f32 %f1, %f0;
+    mov.f32 %f2, %f0;
+    mov.f32 %f3, %f0;
+    shr.u32 %r5, %r2, 5;
+    and.b32 %r5, %r5, 1;
+    setp.eq.u32 %p1, %r5, 1;
+    @%p1 bra SKIP;
+    mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f0,%f1,%f2,%f3}, {%r10,%r11,%r12,%r13}, {%r20,%r21}, {%f0,%f1,%f2,%f3};
+SKIP:
+    ld.param.u64 %rd1, [out];
+    cvta.to.global.u64 %rd1, %rd1;
+    mul.wide.u32 %rd2, %r3, 16;
+    add.s64 %rd1, %rd1, %rd2;
+    st.global.v4.f32 [%rd1], {%f0, %f1, %f2, %f3};
+"""
+    out = np.zeros((128, 4), np.float32)
+    run_ptx(kernel("k", ["out"], body), "k", (1,), (128,), [out])
+    t = np.arange(128)
+    np.testing.assert_array_equal(out, (t + np.where((t >> 5) & 1, 0, 32))[:, None] + np.zeros((1, 4)))
+
+
 def test_mma_in_a_diverged_warp_is_an_error():
     body = """
     setp.lt.u32 %p1, %r2, 16;
