@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from fsir.sim.decoder import DecodeError, Fault, Imm, _Addr
-from fsir.sim.parser import Mem, Reg
+from fsir.sim.parser import Mem, NotReg, Reg
 
 _U8 = np.dtype(np.uint8)
 _GRAN = 4  # bytes per granule of the in-flight shadow (cp.async sizes are multiples of 4)
@@ -186,7 +186,7 @@ def op_cp(D, ins, parts, ops):
     ignore = srcsize = None
     if len(ops) == 4:
         x = ops[3]
-        if isinstance(x, Reg) and x.name in D.K.regs and D.K.regs[x.name][1] == "pred":
+        if isinstance(x, NotReg) or (isinstance(x, Reg) and x.name in D.K.regs and D.K.regs[x.name][1] == "pred"):
             ignore = D.pred(x)
         else:
             srcsize = D.rd(x, "u32")

@@ -544,6 +544,36 @@ def test_cp_async_src_size_zero_fills_and_reads_only_src_size_bytes(size):
     np.testing.assert_array_equal(out, ref)
 
 
+@pytest.mark.parametrize("instr", [
+    "cp.async.cg.shared.global.L2::128B [%r7], [%rd3], 16;",
+    "cp.async.cg.shared.global.L2::cache_hint [%r7], [%rd3], 16, %rd9;",
+    "cp.async.ca.shared::cta.global.L2::cache_hint.L2::256B [%r7], [%rd3], 16, 16, %rd9;",
+])
+def test_cp_async_cache_hints_and_prefetch_sizes(instr):
+    body = f"""
+    ld.param.u64 %rd1, [src];
+    cvta.to.global.u64 %rd1, %rd1;
+    createpolicy.fractional.L2::evict_last.b64 %rd9, 1.0;
+    mov.u32 %r5, tile;
+    shl.b32 %r6, %r2, 4;
+    add.u32 %r7, %r5, %r6;
+    mul.wide.u32 %rd2, %r2, 16;
+    add.s64 %rd3, %rd1, %rd2;
+    {instr}
+    cp.async.wait_all;
+    ld.shared.v4.u32 {{%r10, %r11, %r12, %r13}}, [%r7];
+    ld.param.u64 %rd4, [out];
+    cvta.to.global.u64 %rd4, %rd4;
+    add.s64 %rd4, %rd4, %rd2;
+    st.global.v4.u32 [%rd4], {{%r10, %r11, %r12, %r13}};
+"""
+    text = kernel("k", ["out", "src"], body, shared="    .shared .align 16 .b8 tile[512];")
+    src = rng.integers(1, 1 << 30, (32, 4)).astype(np.uint32)
+    out = np.zeros((32, 4), np.uint32)
+    run_ptx(text, "k", (1,), (32,), [out, src])
+    np.testing.assert_array_equal(out, src)
+
+
 def test_cp_async_ignore_src_predicate_zero_fills():
     body = """
     ld.param.u64 %rd1, [src];
