@@ -24,8 +24,8 @@ high half.
 
 Arithmetic model of `mma` (what the simulator computes, and how hardware may differ):
   * Inputs are taken exactly: f16/bf16 halves as they are; a .tf32 operand register is read as an
-    f32 bit pattern whose low 13 mantissa bits are ignored (truncated), as the tensor cores do
-    (programs round with `cvt.rna.tf32.f32` first).
+    f32 bit pattern with its low 13 mantissa bits truncated (the ISA leaves them unspecified;
+    programs round with `cvt.rna.tf32.f32` first).
   * Products are exact (at most 22 significant bits, exact in float64) and
     d = round(c + sum_k a_ik * b_kj) is the float64 sum rounded once to nearest-even f32 (f16 for an
     f16 accumulator) — a single rounding of the (nearly exact) dot product.
