@@ -158,11 +158,15 @@ def op_mma(D, ins, parts, ops):
     rc = [D.rd(r, "f32" if ctype == "f32" else "b32") for r in _regs(ops[3], cn, "c", ins)]
     cr, cc = _C_FRAG
     what = f"'{ins.opcode}'"
+    flops = 2 * 16 * 8 * k
 
     def fn(ch, idx):
         check_whole_warps(ch, idx, what)
         n = ch.n if idx is None else idx.size
         W = n // 32
+        st = ch.stats
+        st.mma_instructions += W
+        st.tensor_flops += W * flops
         a = _unpack_elements(np.stack([_per_lane(r(ch, idx), n) for r in ra]).astype(_U32).reshape(-1, W, 32), atype)
         b = _unpack_elements(np.stack([_per_lane(r(ch, idx), n) for r in rb]).astype(_U32).reshape(-1, W, 32), atype)
         if ctype == "f32":

@@ -411,6 +411,7 @@ def test_nvcc_gemm_cp_async_ldmatrix_mma(M, N, K):
         acc = (acc + A[:, k0:k0 + 16].astype(np.float64) @ B[k0:k0 + 16].astype(np.float64)).astype(np.float32)
     np.testing.assert_array_equal(C, acc)
     assert st.global_load_bytes == (M * K * (N // 64) + K * N * (M // 64)) * 2  # every tile once per block
+    assert st.tensor_flops == 2 * M * N * K and st.mma_instructions == M * N * K // (16 * 8 * 16)
 
 
 def test_nvcc_tensor_core_ptx_assembles():

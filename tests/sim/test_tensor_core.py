@@ -295,7 +295,7 @@ def test_unsupported_or_malformed_mma_is_refused_at_its_line(instr, what):
 # ----------------------------------------------------------------------------- ldmatrix
 
 
-def ldmatrix_kernel(num, trans):
+def ldmatrix_kernel(num, trans, generic=False):
     """Warp w copies 8*num rows of 8 b16 from src (row r at src + 16*perm[r]) into shared memory,
     then ldmatrix gives each lane `num` registers, stored to out[thread][j]."""
     regs = ", ".join(f"%r{40 + j}" for j in range(num))
@@ -324,24 +324,28 @@ def ldmatrix_kernel(num, trans):
     ld.global.u32 %r14, [%rd4];
     shl.b32 %r14, %r14, 4;
     add.u32 %r14, %r5, %r14;
-    ldmatrix.sync.aligned.m8n8.x{num}{'.trans' if trans else ''}.shared.b16 {{{regs}}}, [%r14];
+    {{ld}}
     ld.param.u64 %rd5, [out];
     cvta.to.global.u64 %rd5, %rd5;
     mul.wide.u32 %rd3, %r3, {4 * num};
     add.s64 %rd5, %rd5, %rd3;
 {stores}
 """
+    op = f"ldmatrix.sync.aligned.m8n8.x{num}{'.trans' if trans else ''}"
+    ld = (f"cvt.u64.u32 %rd6, %r14;\n    cvta.shared.u64 %rd7, %rd6;\n    {op}.b16 {{{regs}}}, [%rd7];" if generic
+          else f"{op}.shared.b16 {{{regs}}}, [%r14];")
+    body = body.replace("{ld}", ld)
     return kernel("ldm", ["out", "src", "perm"], body, shared="    .shared .align 16 .b8 tile[1024];")
 
 
-@pytest.mark.parametrize("num", [1, 2, 4])
+@pytest.mark.parametrize("num,generic", [(1, False), (2, False), (4, False), (4, True)])
 @pytest.mark.parametrize("trans", [False, True])
-def test_ldmatrix(num, trans):
+def test_ldmatrix(num, trans, generic):
     W = 2
     src = rng.integers(0, 1 << 16, (W, 32, 8)).astype(np.uint16)  # the rows each warp writes to shared
     perm = np.stack([rng.permutation(32) for _ in range(W)]).astype(np.uint32)
     out = np.zeros((32 * W, num), np.uint32)
-    run_ptx(ldmatrix_kernel(num, trans), "ldm", (1,), (32 * W,), [out, src, perm])
+    run_ptx(ldmatrix_kernel(num, trans, generic), "ldm", (1,), (32 * W,), [out, src, perm])
     for w in range(W):
         for j in range(num):
             M = src[w][perm[w][8 * j: 8 * j + 8]]  # matrix j: the rows lanes 8j..8j+7 point to
