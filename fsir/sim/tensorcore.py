@@ -232,6 +232,42 @@ def op_ldmatrix(D, ins, parts, ops):
     return fn
 
 
+def op_stmatrix(D, ins, parts, ops):
+    """stmatrix (sm_90): the inverse of ldmatrix — lane l's j-th register holds the pair of matrix j
+    that ldmatrix would give it, and lanes 8j..8j+7 supply the row addresses matrix j is stored to."""
+    parts = [p.split("::")[0] for p in parts]
+    num = next((int(p[1:]) for p in parts if p in ("x1", "x2", "x4")), None)
+    if "sync" not in parts or "aligned" not in parts or "m8n8" not in parts or "b16" not in parts or num is None:
+        raise DecodeError(f"unsupported instruction '{ins.opcode}': the simulator executes "
+                          "stmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16")
+    space = "shared" if "shared" in parts else "generic"
+    trans = "trans" in parts
+    if len(ops) != 2 or not isinstance(ops[0], Mem):
+        raise DecodeError(f"'{ins.opcode}' expects [address], {{r...}}")
+    src = ops[1].items if isinstance(ops[1], Vec) else (ops[1],)
+    if len(src) != num:
+        raise DecodeError(f"'{ins.opcode}' needs {num} source registers")
+    rs = [D.rd(r, "b32") for r in src]
+    addr = _Addr(D, ops[0], space)
+    D.K.note_access(space, 16)
+    line = ins.line
+    what = f"'{ins.opcode}'"
+
+    def fn(ch, idx):
+        check_whole_warps(ch, idx, what)
+        lanes = ch.arange if idx is None else idx
+        n = lanes.size
+        W = n // 32
+        v = np.stack([_per_lane(r(ch, idx), n).astype(_U32).reshape(W, 32) for r in rs], axis=1)  # (W, num, 32)
+        halves = v.view(np.uint16).reshape(W, num, 8, 8)  # [lane >> 2][2 (lane & 3) + half]
+        m = halves.swapaxes(-1, -2) if trans else halves  # rows of the stored matrices
+        a = addr(ch, idx).reshape(W, 32)[:, : 8 * num].reshape(-1)
+        who = lanes.reshape(W, 32)[:, : 8 * num].reshape(-1)
+        rows = np.ascontiguousarray(m).reshape(-1, 8).view(np.uint32)  # (W * num * 8, 4)
+        ch.mem_store(space, a, who, _U32, 4, rows, line)
+    return fn
+
+
 # ------------------------------------------------------------------------------- tf32
 
 
@@ -280,4 +316,4 @@ def op_cvt(D, ins, parts, ops):
     return fn
 
 
-OPS = {"mma": op_mma, "ldmatrix": op_ldmatrix, "cvt": op_cvt}
+OPS = {"mma": op_mma, "ldmatrix": op_ldmatrix, "stmatrix": op_stmatrix, "cvt": op_cvt}

@@ -16,16 +16,16 @@ HEADER = ".version 8.7\n.target sm_80\n.address_size 64\n"
 rng = np.random.default_rng(7)
 
 
-def _assembles(text):
+def _assembles(text, arch="sm_80"):
     if find_ptxas():
-        r = assemble(text, "sm_80")
+        r = assemble(text, arch)
         assert r.ok, "\n".join(r.errors) + "\n" + text
     return text
 
 
-def kernel(name, params, body, shared=""):
+def kernel(name, params, body, shared="", arch="sm_80"):
     ps = ",\n".join(f"    .param .u64 {p}" for p in params)
-    return _assembles(f"""{HEADER}
+    return _assembles(f"""{HEADER.replace("sm_80", arch)}
 .visible .entry {name}(
 {ps}
 )
@@ -43,7 +43,7 @@ def kernel(name, params, body, shared=""):
 {body}
     ret;
 }}
-""")
+""", arch)
 
 
 # ------------------------------------------------------------------ fragments, per the ISA
@@ -355,6 +355,59 @@ def test_ldmatrix(num, trans, generic):
                 r, c = lane // 4, 2 * (lane % 4)
                 got = int(out[32 * w + lane, j])
                 assert (got & 0xFFFF, got >> 16) == (M[r, c], M[r, c + 1]), (w, j, lane)
+
+
+@pytest.mark.parametrize("num", [1, 2, 4])
+@pytest.mark.parametrize("trans", [False, True])
+def test_stmatrix(num, trans):
+    """stmatrix (sm_90) of registers (lo, hi) = (2l, 2l + 1 + 256j) to the rows at perm: the ISA's layout, and the
+    inverse of ldmatrix (ldmatrix of what was stored gives the registers back)."""
+    regs = ", ".join(f"%r{40 + j}" for j in range(num))
+    back = ", ".join(f"%r{50 + j}" for j in range(num))
+    sets = "\n".join(f"    mad.lo.u32 %r{40 + j}, %r8, 0x00020002, {0x01000000 * j + 0x00010000:#x};" for j in range(num))
+    chk = "\n".join(f"    setp.ne.u32 %p{j + 1}, %r{40 + j}, %r{50 + j};\n    @%p{j + 1} mov.u32 %r9, 1;"
+                     for j in range(num))
+    t = ".trans" if trans else ""
+    body = f"""
+    ld.param.u64 %rd2, [perm];
+    cvta.to.global.u64 %rd2, %rd2;
+    and.b32 %r8, %r2, 31;
+{sets}
+    mov.u32 %r5, tile;
+    mul.wide.u32 %rd3, %r2, 4;
+    add.s64 %rd4, %rd2, %rd3;
+    ld.global.u32 %r14, [%rd4];
+    shl.b32 %r14, %r14, 4;
+    add.u32 %r14, %r5, %r14;
+    stmatrix.sync.aligned.m8n8.x{num}{t}.shared.b16 [%r14], {{{regs}}};
+    bar.sync 0;
+    ldmatrix.sync.aligned.m8n8.x{num}{t}.shared.b16 {{{back}}}, [%r14];
+    mov.u32 %r9, 0;
+{chk}
+    ld.param.u64 %rd5, [out];
+    cvta.to.global.u64 %rd5, %rd5;
+    // thread t copies row t of the tile and its round-trip flag
+    shl.b32 %r15, %r2, 4;
+    add.u32 %r15, %r5, %r15;
+    ld.shared.v4.b32 {{%r20, %r21, %r22, %r23}}, [%r15];
+    mul.wide.u32 %rd6, %r2, 32;
+    add.s64 %rd5, %rd5, %rd6;
+    st.global.v4.b32 [%rd5], {{%r20, %r21, %r22, %r23}};
+    st.global.b32 [%rd5+16], %r9;
+"""
+    text = kernel("stm", ["out", "perm"], body, shared="    .shared .align 16 .b8 tile[512];", arch="sm_90")
+    perm = rng.permutation(32).astype(np.uint32)
+    out = np.zeros((32, 8), np.uint32)
+    run_ptx(text, "stm", (1,), (32,), [out, perm])
+    assert (out[:, 4] == 0).all()  # ldmatrix gave every lane its registers back
+    rows = out[:, :4].view(np.uint16).reshape(32, 8)
+    for j in range(num):
+        M = rows[perm[8 * j: 8 * j + 8]]  # matrix j: the rows lanes 8j..8j+7 pointed to
+        if trans:
+            M = M.T
+        for lane in range(32):  # lane l's register j holds (M[l>>2][2(l&3)], M[l>>2][2(l&3)+1])
+            r, c = lane // 4, 2 * (lane % 4)
+            assert (M[r, c], M[r, c + 1]) == (2 * lane, 2 * lane + 1 + 0x100 * j), (j, lane)
 
 
 def test_ldmatrix_misaligned_row_is_an_error():
