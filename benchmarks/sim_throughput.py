@@ -3,8 +3,9 @@
     python benchmarks/sim_throughput.py [--quick]
 
 Runs nvcc-generated kernels (tests/sim/cuda/*.ptx) on the simulator: an elementwise kernel,
-a shared-memory block reduction, warp-shuffle reductions, a tiled matmul and a LayerNorm of
-4096x768 (4096 blocks of 256 threads = 1M threads). Prints wall time, dynamic thread-instructions
+a shared-memory block reduction, warp-shuffle reductions, a tiled matmul, a LayerNorm of
+4096x768 (4096 blocks of 256 threads = 1M threads), a row softmax and a tensor-core GEMM
+(cp.async pipeline, ldmatrix, mma.sync). Prints wall time, dynamic thread-instructions
 and thread-instructions per second for each (best of --repeat runs, after one warm-up that also
 parses and decodes the PTX).
 """
@@ -57,6 +58,11 @@ def cases(scale: float):
     x = rng.standard_normal((rows, 768)).astype(np.float32)
     yield "row softmax (expf, divergence)", f"{rows}x768", ptx("softmax"), "softmax_rows", (rows,), (128,), \
         [x, np.zeros_like(x), 768], 128 * 4
+
+    m = 64 * max(1, int(8 * scale))
+    A = rng.standard_normal((m, m)).astype(np.float16)
+    yield "tensor-core GEMM (cp.async, ldmatrix, mma)", f"{m}x{m}x{m}", ptx("tensor_core"), \
+        "gemm_f16_cp_async_ldmatrix", (m // 64, m // 64), (128,), [A, A, np.zeros((m, m), np.float32), m, m, m], 0
 
 
 def main():

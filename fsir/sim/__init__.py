@@ -10,6 +10,8 @@ The pieces, in the order a launch uses them:
   parser.py + ptx.lark  PTX text -> a plain-Python module description (lark grammar)
   inline.py             device-function calls (`.func` + `call`) expanded into the kernel
   decoder.py            each instruction -> a closure over lane arrays (operands, types, semantics)
+  tensorcore.py         warp-collective mma.sync, ldmatrix and stmatrix, conversions to tf32
+  asynccopy.py          cp.async and its commit/wait groups (copies in flight, their races)
   loader.py             parse + decode once per PTX text (cached): SimModule, KernelLayout
   params.py             the kernel parameter buffer (shared with the CUDA device)
   memory.py             global memory arena, fake device addresses, sector counting, atomics
@@ -35,11 +37,17 @@ Semantics worth knowing
     false predicate. The member mask is checked: a live lane named in it that does not execute the
     same shfl.sync (a divergent shuffle), or an executing lane outside it, is an error. `vote`,
     `redux` and `activemask` see the active lanes (their member masks are not checked).
+  * `mma.sync`, `ldmatrix` and `stmatrix` run per warp with the PTX ISA's fragment layouts; a warp that does not
+    execute them with all 32 lanes is an error. mma forms exact products and rounds c + sum(a*b)
+    once (hardware truncates while accumulating: see docs/simulator.md for the tolerance).
+  * `cp.async` copies complete at the `cp.async.wait_group`/`wait_all` that covers their group; a
+    shared access to a destination still in flight is reported as a race.
 
 Not supported (a SimulatorError names the instruction and PTX line): texture/surface instructions,
-`.const` space, `mma`/`wmma`/`ldmatrix`, `bar.arrive`/`bar.red`, indirect or recursive calls,
+`.const` space, `wmma`, `wgmma`, `mma` other than m16n8k16/m16n8k8 f16/bf16 and
+m16n8k8/m16n8k4 tf32 (integer, fp8, f64, sparse, m8n8k4), `bar.arrive`/`bar.red`, indirect or recursive calls,
 carry chains (`add.cc`, `addc`), `brx.idx`, `.b128`, packed-pair (f16x2/bf16x2) comparisons and
-conversions, `match`, `elect`, clusters/TMA (`cp.async.bulk`), `f16`/`bf16` atomics.
+conversions, `match`, `elect`, clusters/TMA (`cp.async.bulk`, `mbarrier`), `f16`/`bf16` atomics.
 """
 
 from fsir.sim.launcher import CHUNK_LANES, launch, launch_dims, run_ptx

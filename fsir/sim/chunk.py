@@ -167,6 +167,7 @@ class Chunk:
             self.sh_line = tpl.buffer("sh_line", ng, np.int32, None)
             self.shadow_dirty = False
             self.read_log: list = []
+        self.cp_async = None  # asynccopy.AsyncCopies once a cp.async executes
         self.local_size = K.local_size
         self.local = tpl.buffer("local", n * K.local_size, np.uint8, 0)
         self._local_views: dict = {}
@@ -380,6 +381,8 @@ class Chunk:
             st = self.stats
             st.shared_loads += self.count_warps(idx)
             st.shared_load_bytes += a.size * width
+            if self.cp_async is not None:
+                self.cp_async.check_access(self, lin, idx, width, False, line)
             if self.check_races:
                 self._race(lin, idx, width, False, line)
             return self._gather(self._smem_view(dt), lin, esz, nv)
@@ -410,6 +413,8 @@ class Chunk:
             st = self.stats
             st.shared_stores += self.count_warps(idx)
             st.shared_store_bytes += a.size * width
+            if self.cp_async is not None:
+                self.cp_async.check_access(self, lin, idx, width, True, line)
             if self.check_races:
                 self._race(lin, idx, width, True, line)
             self._scatter(self._smem_view(dt), lin, esz, nv, v)
@@ -437,6 +442,8 @@ class Chunk:
             self.gm.mark_written(bi, off)
             return atomic_rmw(self.gm.view(dt), off >> _LOG2[esz], op, b, c, is_float)
         lin = self._shared_lin(a, idx, esz, "atomic")
+        if self.cp_async is not None:
+            self.cp_async.check_access(self, lin, idx, esz, True, line)
         self.stats.shared_stores += self.count_warps(idx)
         self.stats.shared_store_bytes += n * esz
         return atomic_rmw(self._smem_view(dt), lin >> _LOG2[esz], op, b, c, is_float)

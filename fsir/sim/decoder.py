@@ -1491,36 +1491,6 @@ def op_red(D, ins, parts, ops):
     return op_atom(D, ins, parts, ops, is_red=True)
 
 
-def op_cp(D, ins, parts, ops):
-    # cp.async.{ca,cg}.shared.global [dst], [src], cp-size{, src-size}: done synchronously
-    if parts[:1] == ["async"] and ("commit_group" in parts or "wait_group" in parts or "wait_all" in parts):
-        return lambda ch, idx: None
-    if parts[:1] != ["async"] or "shared" not in parts or "global" not in parts:
-        raise DecodeError(f"unsupported instruction '{ins.opcode}'")
-    if len(ops) not in (3, 4) or not isinstance(ops[2], Imm):
-        raise DecodeError(f"'{ins.opcode}' expects [dst], [src], size")
-    size = int(ops[2].value)
-    if size not in (4, 8, 16):
-        raise DecodeError(f"cp.async size must be 4, 8 or 16, got {size}")
-    dsta = _Addr(D, ops[0], "shared")
-    srca = _Addr(D, ops[1], "global")
-    srcsize = D.rd(ops[3], "u32") if len(ops) == 4 else None
-    line = ins.line
-    dt = np.dtype(np.uint32)
-    nv = size // 4
-    D.K.note_access("shared", 4)
-
-    def fn(ch, idx):
-        s = srca(ch, idx)
-        v = ch.mem_load("global", s, idx, dt, nv, line) if nv > 1 else ch.mem_load("global", s, idx, dt, 1, line)
-        if srcsize is not None:
-            ss = np.asarray(srcsize(ch, idx)).astype(np.int64)
-            keep = np.arange(nv) * 4 < np.atleast_1d(ss)[:, None] if nv > 1 else (ss > 0)
-            v = np.where(keep, v, np.uint32(0))
-        ch.mem_store("shared", dsta(ch, idx), idx, dt, nv, v, line)
-    return fn
-
-
 # --------------------------------------------------------------------- warp level
 
 
@@ -1747,9 +1717,21 @@ _OPS = {
     "tanh": lambda D, i, p, o: op_simple_float(D, i, p, o, np.tanh),
     "rcp": op_rcp, "sqrt": op_sqrt, "rsqrt": op_rsqrt, "copysign": op_copysign, "testp": op_testp,
     "setp": op_setp, "set": op_set, "selp": op_selp, "slct": op_slct, "mov": op_mov, "cvt": op_cvt,
-    "cvta": op_cvta, "ld": op_ld, "ldu": op_ld, "st": op_st, "atom": op_atom, "red": op_red, "cp": op_cp,
+    "cvta": op_cvta, "ld": op_ld, "ldu": op_ld, "st": op_st, "atom": op_atom, "red": op_red,
     "shfl": op_shfl, "vote": op_vote, "activemask": op_activemask, "redux": op_redux,
     "membar": op_nop, "fence": op_nop, "prefetch": op_nop, "prefetchu": op_nop, "nanosleep": op_nop,
     "pmevent": op_nop, "trap": op_trap,
 }
 # control flow (bra, ret, exit, bar, barrier) is decoded by the engine itself.
+
+
+def _warp_matrix_and_async_ops():
+    """mma/ldmatrix/tf32 cvt (tensorcore.py) and cp.async (asynccopy.py): modules of their own that
+    build on this one's readers and writers (tensorcore's `cvt` handles .tf32 destinations and hands
+    every other conversion to op_cvt)."""
+    from fsir.sim import asynccopy, tensorcore  # noqa: PLC0415 - both import this module
+
+    return {**tensorcore.OPS, **asynccopy.OPS}
+
+
+_OPS.update(_warp_matrix_and_async_ops())

@@ -30,6 +30,8 @@ class LaunchStats:
     shared_load_bytes: int = 0
     shared_store_bytes: int = 0
     barriers: int = 0  # barrier releases
+    mma_instructions: int = 0  # warp-level mma.sync instructions
+    tensor_flops: int = 0  # 2*m*n*k per warp-level mma.sync (the tensor cores' multiply-adds, counted twice)
 
     def __add__(self, other: LaunchStats) -> LaunchStats:
         if not isinstance(other, LaunchStats):

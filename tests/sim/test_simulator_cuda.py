@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from fsir.errors import SimulatorError
 from fsir.sim import run_ptx
 from fsir.testing.paths import CUDA_PTX
 
@@ -324,3 +325,120 @@ def test_misc_half2_bf16():
     np.testing.assert_array_equal(y, (x.astype(np.float64) * x + 1).astype(np.float16))
     pf = (pb.astype(np.uint32) << 16).view(np.float32)
     np.testing.assert_array_equal(q, pf * np.float32(2) + x[0::2].astype(np.float32))
+
+
+# ------------------------------------------------------------------ tensor cores (tensor_core.cu)
+
+
+def _f16_bits(x):
+    return x.astype(np.float16).view(np.uint16)
+
+
+def _bf16(x):
+    """float32 -> bf16 bits (round to nearest even) and the float32 values they hold."""
+    u = x.astype(np.float32).view(np.uint32)
+    b = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    return b, (b.astype(np.uint32) << 16).view(np.float32)
+
+
+def _tc_bound(A, B):
+    """Tolerance of a tensor-core result against the float64 product: one f32 rounding per mma
+    plus hardware's truncating accumulation (docs: the simulator's tensor-core model)."""
+    return 2.0 ** -20 * (np.abs(A.astype(np.float64)) @ np.abs(B.astype(np.float64)))
+
+
+@pytest.mark.parametrize("kernel", ["mma_f16_m16n8k16", "mma_bf16_m16n8k16"])
+def test_nvcc_mma_m16n8k16(kernel):
+    M, N, K = 32, 24, 64
+    A = rng.standard_normal((M, K)).astype(np.float32)
+    B = rng.standard_normal((K, N)).astype(np.float32)
+    if "bf16" in kernel:
+        (a, A), (bt, Bt) = _bf16(A), _bf16(np.ascontiguousarray(B.T))
+        B = Bt.T
+    else:
+        a, bt = _f16_bits(A), _f16_bits(np.ascontiguousarray(B.T))
+        A, B = a.view(np.float16).astype(np.float32), bt.view(np.float16).astype(np.float32).T
+    D = np.zeros((M, N), np.float32)
+    run_ptx(ptx("tensor_core"), kernel, (N // 8, M // 16), (32,), [a, bt, D, K])
+    ref = A.astype(np.float64) @ B.astype(np.float64)
+    assert np.all(np.abs(D - ref) <= _tc_bound(A, B))
+    # the accumulation: each mma rounds once to f32 (k = 16 per step)
+    acc = np.zeros((M, N), np.float32)
+    for k0 in range(0, K, 16):
+        acc = (acc + A[:, k0:k0 + 16].astype(np.float64) @ B[k0:k0 + 16].astype(np.float64)).astype(np.float32)
+    np.testing.assert_array_equal(D, acc)
+
+
+def test_nvcc_mma_m16n8k8_f16_accumulator():
+    M, N, K = 16, 16, 32
+    A = rng.integers(-3, 4, (M, K)).astype(np.float16)
+    B = rng.integers(-3, 4, (K, N)).astype(np.float16)
+    D = np.zeros((M, N), np.float16)
+    run_ptx(ptx("tensor_core"), "mma_f16_m16n8k8_f16acc", (N // 8, M // 16), (32,),
+            [A.view(np.uint16), np.ascontiguousarray(B.T).view(np.uint16), D.view(np.uint16), K])
+    np.testing.assert_array_equal(D, (A.astype(np.float64) @ B).astype(np.float16))
+
+
+@pytest.mark.parametrize("kernel,kstep", [("mma_tf32_m16n8k8", 8), ("mma_tf32_m16n8k4", 4)])
+def test_nvcc_mma_tf32(kernel, kstep):
+    M, N, K = 32, 16, 32
+    A = rng.standard_normal((M, K)).astype(np.float32)
+    B = rng.standard_normal((K, N)).astype(np.float32)
+    D = np.zeros((M, N), np.float32)
+    run_ptx(ptx("tensor_core"), kernel, (N // 8, M // 16), (32,), [A, np.ascontiguousarray(B.T), D, K])
+
+    def tf32(x):  # cvt.rna: nearest, ties away from zero, 10 mantissa bits
+        return ((x.view(np.uint32) + 0x1000) & 0xFFFFE000).view(np.float32)
+    acc = np.zeros((M, N), np.float32)
+    At, Bt = tf32(A), tf32(B)
+    for k0 in range(0, K, kstep):
+        acc = (acc + At[:, k0:k0 + kstep].astype(np.float64) @ Bt[k0:k0 + kstep].astype(np.float64)).astype(np.float32)
+    np.testing.assert_array_equal(D, acc)
+    # against the f32 product, tf32's documented tolerance: inputs rounded to 11 significant bits
+    ref = A.astype(np.float64) @ B
+    assert np.all(np.abs(D - ref) <= 2.0 ** -10 * (np.abs(A) @ np.abs(B)))
+
+
+@pytest.mark.parametrize("M,N,K", [(64, 64, 32), (128, 64, 128)])
+def test_nvcc_gemm_cp_async_ldmatrix_mma(M, N, K):
+    """A real tensor-core GEMM: a 3-stage cp.async pipeline, ldmatrix.x4 / .x2.trans, mma.sync."""
+    A = rng.standard_normal((M, K)).astype(np.float16)
+    B = rng.standard_normal((K, N)).astype(np.float16)
+    C = np.zeros((M, N), np.float32)
+    st = run_ptx(ptx("tensor_core"), "gemm_f16_cp_async_ldmatrix", (N // 64, M // 64), (128,), [A, B, C, M, N, K])
+    acc = np.zeros((M, N), np.float32)
+    for k0 in range(0, K, 16):
+        acc = (acc + A[:, k0:k0 + 16].astype(np.float64) @ B[k0:k0 + 16].astype(np.float64)).astype(np.float32)
+    np.testing.assert_array_equal(C, acc)
+    assert st.global_load_bytes == (M * K * (N // 64) + K * N * (M // 64)) * 2  # every tile once per block
+    assert st.tensor_flops == 2 * M * N * K and st.mma_instructions == M * N * K // (16 * 8 * 16)
+
+
+def test_nvcc_tensor_core_ptx_assembles():
+    from fsir.ptx.ptxas import assemble, find_ptxas
+
+    if not find_ptxas():
+        pytest.skip("ptxas not available")
+    r = assemble(ptx("tensor_core"), "sm_80")
+    assert r.ok, r.errors
+
+
+@pytest.mark.parametrize("edit,what", [
+    # waiting for one group too few: the tile being read is still in flight
+    (("cp.async.wait_group 1;", "cp.async.wait_group 2;"),
+     r"ldmatrix.*shared-memory race in block \(0,0,0\): thread \(\d+,0,0\) reads shared memory at offset \d+ "
+     r"\(_ZZ26gemm\w+E2As\+\d+\) that the cp.async of thread \(\d+,0,0\) at PTX line \d+ is still copying"),
+    # no barrier after the wait: a warp reads rows that other warps' copies wrote
+    (("cp.async.wait_group 1;\n\n\t// end inline asm\n\tbar.sync \t0;", "cp.async.wait_group 1;\n"),
+     r"ldmatrix.*shared-memory race in block \(0,0,0\): thread \(\d+,0,0\) reads shared memory that thread "
+     r"\(\d+,0,0\) of the same block wrote at PTX line \d+"),
+])
+def test_nvcc_gemm_pipeline_bugs_are_reported(edit, what):
+    text = ptx("tensor_core")
+    assert edit[0] in text
+    text = text.replace(*edit, 1)
+    M = N = 64
+    K = 128
+    args = [np.zeros((M, K), np.float16), np.zeros((K, N), np.float16), np.zeros((M, N), np.float32), M, N, K]
+    with pytest.raises(SimulatorError, match=what):
+        run_ptx(text, "gemm_f16_cp_async_ldmatrix", (1, 1), (128,), args)

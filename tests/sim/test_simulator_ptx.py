@@ -769,7 +769,7 @@ def test_malformed_instruction_is_an_error_at_its_line(instr, what):
 
 
 def test_unsupported_instruction_names_line():
-    text = kern("k", [("u64", "out")], "    mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2,%r3,%r4}, {%r5,%r6}, {%f5,%f6,%f7,%f8};\n")
+    text = kern("k", [("u64", "out")], "    mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%r1,%r2,%r3,%r4}, {%r1,%r2,%r3,%r4}, {%r5,%r6}, {%r5,%r6,%r7,%r8};\n")
     line = next(i + 1 for i, l in enumerate(text.splitlines()) if "mma.sync" in l)
     with pytest.raises(SimulatorError, match=rf"kernel 'k', PTX line {line}:5: unsupported instruction 'mma"):
         run_ptx(text, "k", (1,), (1,), [np.zeros(1)])
