@@ -12,6 +12,7 @@ from fsir.codegen.mappings.gemm import CANDIDATES
 from fsir.dialects import graph
 from fsir.dialects.graph import shape_of
 from fsir.testing.pipeline import check
+from fsir.testing.pipeline import schedule_kernels as kernels_of
 
 
 def _t(shape) -> str:
@@ -57,3 +58,46 @@ def test_shapes(case):
 def test_every_gemm_configuration(config):
     check(conv_ir((2, 6, 9, 7), (10, 3, 3, 3), (2, 1), (1, 1), (1, 0), (1, 2), None, 2), scale=4,
           gemm=config.replace("/", "_"))
+
+
+EPILOGUE = """
+func.func @f(%x: tensor<2x8x9x9xf32>, %w: tensor<12x8x3x3xf32>, %b: tensor<12xf32>, %r: tensor<2x12x5x5xf32>)
+    -> tensor<2x12x5x5xf32> {
+  %y = graph.conv %x, %w strides [2, 2] pad_low [1, 1] pad_high [1, 1] dilation [1, 1] lhs_dilation [1, 1] groups 1 : (tensor<2x8x9x9xf32>, tensor<12x8x3x3xf32>) -> tensor<2x12x5x5xf32>
+  %bb = graph.broadcast %b dims [1] : (tensor<12xf32>) -> tensor<2x12x5x5xf32>
+  %z = graph.add %y, %bb : tensor<2x12x5x5xf32>
+  %s = graph.add %z, %r : tensor<2x12x5x5xf32>
+  %c0 = graph.constant dense<0.0> : tensor<2x12x5x5xf32>
+  %c6 = graph.constant dense<6.0> : tensor<2x12x5x5xf32>
+  %m = graph.max %s, %c0 : tensor<2x12x5x5xf32>
+  %o = graph.min %m, %c6 : tensor<2x12x5x5xf32>
+  func.return %o : tensor<2x12x5x5xf32>
+}
+"""  # noqa: E501
+
+
+def test_fused_epilogue_is_one_kernel_and_matches():
+    """Bias (per-channel broadcast), residual add and a clip to [0, 6] run on the
+    accumulators of the conv kernel: one kernel, the result written once."""
+    lowered = check(EPILOGUE, fusion="stitch", scale=4)
+    assert [k.params.MAPPING for k in kernels_of(EPILOGUE)] == ["conv"]
+    assert len(_launches(lowered)) == 1
+
+
+def test_xla_mode_keeps_the_conv_alone():
+    lowered = check(EPILOGUE, fusion="xla", scale=4)
+    assert len(_launches(lowered)) == 2
+
+
+def test_a_conv_result_read_twice_stays_an_output():
+    """The conv's result also leaves the function: the epilogue cannot absorb it (a
+    conv kernel has one output), so it is written and the add reads it back."""
+    text = EPILOGUE.replace("func.return %o : tensor<2x12x5x5xf32>", "func.return %o, %y : tensor<2x12x5x5xf32>, "
+                            "tensor<2x12x5x5xf32>").replace("-> tensor<2x12x5x5xf32> {",
+                                                            "-> (tensor<2x12x5x5xf32>, tensor<2x12x5x5xf32>) {")
+    lowered = check(text, fusion="stitch", scale=4)
+    assert len(_launches(lowered)) == 2
+
+
+def _launches(lowered):
+    return [op for op in lowered.walk() if op.name == "gpu.launch_func"]
