@@ -13,7 +13,6 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import builtin
 from xdsl.ir import Operation, SSAValue
-from xdsl.rewriter import InsertPoint
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -21,6 +20,7 @@ from xdsl.pattern_rewriter import (
     PatternRewriteWalker,
     RewritePattern,
 )
+from xdsl.rewriter import InsertPoint
 
 from fsir.dialects import graph
 from fsir.dialects.graph import DYN, shape_of
