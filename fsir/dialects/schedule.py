@@ -510,6 +510,9 @@ class GemmParamsAttr(TiledParamsAttr):
     name = "schedule.gemm"
     MAPPING: ClassVar[Mapping] = Mapping.GEMM
 
+    def __init__(self, tile_m: int, tile_n: int, tile_k: int, thread_m: int = 1, thread_n: int = 1):
+        super().__init__(tile_m, tile_n, tile_k, thread_m, thread_n)
+
 
 @irdl_attr_definition
 class ConvParamsAttr(TiledParamsAttr):
@@ -522,6 +525,9 @@ class ConvParamsAttr(TiledParamsAttr):
 
     name = "schedule.conv"
     MAPPING: ClassVar[Mapping] = Mapping.CONV
+
+    def __init__(self, tile_m: int, tile_n: int, tile_k: int, thread_m: int = 1, thread_n: int = 1):
+        super().__init__(tile_m, tile_n, tile_k, thread_m, thread_n)
 
 
 PARAMS_OF: dict[Mapping, type[MappingParamsAttr]] = {

@@ -106,7 +106,7 @@ def _flip_transposed_weight(imp: OnnxImporter, w: SSAValue, groups: int) -> SSAV
     spatial = list(range(2, len(ws)))
     value = b.fold(w)
     if value is not None:
-        flipped = np.flip(value.reshape(groups, cg, og, *kernel).swapaxes(1, 2), axis=[a + 1 for a in spatial])
+        flipped = np.flip(value.reshape(groups, cg, og, *kernel).swapaxes(1, 2), axis=tuple(a + 1 for a in spatial))
         return b.constant(np.ascontiguousarray(flipped).reshape(groups * og, cg, *kernel), b.elem(w))
     v = b.reshape(w, [groups, cg, og, *kernel])
     v = b.reshape(b.transpose(v, [0, 2, 1, *(a + 1 for a in spatial)]), [groups * og, cg, *kernel])

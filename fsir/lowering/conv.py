@@ -18,12 +18,11 @@ from fsir.lowering.scalar import Index
 
 
 class ConvLowering(TiledGemmLowering):
-    root: graph.ConvOp
-
     def prepare(self) -> tuple[Index, Index, Index]:
         assert isinstance(self.k.params, ConvParamsAttr)
         conv, ib = self.root, self.ib
         assert isinstance(conv, graph.ConvOp)
+        self.conv = conv
         self.problem = p = conv.problem(self.shapes.dims, ib)
         self.window = conv.window()
         self.group = self.block_id("z")
@@ -54,12 +53,12 @@ class ConvLowering(TiledGemmLowering):
                 exists = e.and_(exists, ib.eq(ib.rem(q, lhs_dilation[i]), 0))
             src.append(ib.div(q, lhs_dilation[i]))
         channel = ib.add(ib.mul(self.group, p.channels), ci)
-        return exists, lambda: e.at(self.root.input, [batch, channel, *src])
+        return exists, lambda: e.at(self.conv.input, [batch, channel, *src])
 
     def b_element(self, k: Index, n: Index) -> Element:
         ib = self.ib
         o = ib.add(ib.mul(self.group, self.problem.out_channels), n)
-        return True, lambda: self.emit.at(self.root.weight, [o, *ib.delinearize(k, self.cols)])
+        return True, lambda: self.emit.at(self.conv.weight, [o, *ib.delinearize(k, self.cols)])
 
     def result_index(self, m: Index, n: Index) -> list[Index]:
         ib = self.ib

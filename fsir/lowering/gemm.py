@@ -165,12 +165,11 @@ class GemmLowering(TiledGemmLowering):
     """A `graph.dot` (numpy.matmul semantics): batch dims on grid z, vector operands
     as one-row or one-column matrices."""
 
-    root: graph.DotOp
-
     def prepare(self) -> tuple[Index, Index, Index]:
         assert isinstance(self.k.params, GemmParamsAttr)
         dot, ib = self.root, self.ib
         assert isinstance(dot, graph.DotOp)
+        self.dot = dot
         self.problem = problem = dot.problem(self.shapes.dims, ib)
         self.bidx = ib.delinearize(self.block_id("z"), problem.batch)
         self.a_batch = [] if problem.lhs_vector else dot.batch_index(dot.lhs, self.bidx, self.shapes.dims, ib)
@@ -179,11 +178,11 @@ class GemmLowering(TiledGemmLowering):
 
     def a_element(self, m: Index, k: Index) -> Element:
         idx = [k] if self.problem.lhs_vector else [*self.a_batch, m, k]
-        return True, lambda: self.emit.at(self.root.lhs, idx)
+        return True, lambda: self.emit.at(self.dot.lhs, idx)
 
     def b_element(self, k: Index, n: Index) -> Element:
         idx = [k] if self.problem.rhs_vector else [*self.b_batch, k, n]
-        return True, lambda: self.emit.at(self.root.rhs, idx)
+        return True, lambda: self.emit.at(self.dot.rhs, idx)
 
     def result_index(self, m: Index, n: Index) -> list[Index]:
         p = self.problem

@@ -50,7 +50,7 @@ def epilogue_problem(conv: graph.ConvOp, ops: Sequence[Operation], outputs: Sequ
     inside = set(ops)
     # the epilogue: the ops reading the conv's result, directly or through each other
     epilogue: set[Operation] = set()
-    stack = [conv]
+    stack: list[Operation] = [conv]
     while stack:
         for use in stack.pop().results[0].uses:
             user = use.operation
