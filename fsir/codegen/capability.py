@@ -5,9 +5,9 @@
 The fusion explorer asks this before it proposes a pattern (FusionStitching §5.2: only
 patterns the code generator can handle are explored). The rules are the mappings'
 (`fsir.codegen.mappings`): the set goes to the mapping that claims it (`gemm` for a
-`graph.dot`, `row` for reductions, `loop` otherwise), which says whether it `accepts`
-it, stated on graph ops still in their function (a value is a fusion output when a use
-lies outside the set). Any graph op alone can be generated (whether its element type is
+`graph.dot`, `conv` for a `graph.conv`, `row` for reductions, `loop` otherwise), which
+says whether it `accepts` it, stated on graph ops still in their function (a value is a
+fusion output when a use lies outside the set). Any graph op alone can be generated (whether its element type is
 supported is a property of the op, not of fusion, so it is not checked here).
 """
 
@@ -61,11 +61,22 @@ def can_pack(row_shape_a: tuple[int, ...] | None, row_shape_b: tuple[int, ...] |
     return row.pack(row_shape_a, row_shape_b)
 
 
+def takes_epilogue(op: Operation) -> bool:
+    """Whether the kernel of a compute-intensive `op` may also compute elementwise
+    consumers of its result (its mapping's `fuses_epilogue`: a conv's bias, ReLU,
+    residual add); otherwise it is the last op of its kernel."""
+    return isinstance(op, graph.GraphOp) and mapping_for([op]).fuses_epilogue
+
+
 class CodegenCapability:
-    """`can_generate` as the explorer's capability object (with the incremental form)."""
+    """`can_generate` as the explorer's capability object (with the incremental form,
+    and which compute-intensive ops take an epilogue)."""
 
     def __call__(self, ops: Sequence[Operation]) -> str | None:
         return can_generate(ops)
+
+    def epilogue(self, op: Operation) -> bool:
+        return takes_epilogue(op)
 
     def extend(self, row_shape, op: Operation, escapes: bool, inside=None):
         return can_extend(row_shape, op, escapes)

@@ -1452,6 +1452,179 @@ def check_matmul(a: Sequence[int], b: Sequence[int]) -> None:
             raise VerifyException(f"batch dims {fmt_shape(a[:-2])} and {fmt_shape(b[:-2])} do not broadcast")
 
 
+# ---------------------------------------------------------------------------
+# Convolution
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConvProblem(Generic[D]):
+    """A `graph.conv` as an implicit GEMM per feature group, dims in some `DimBuilder`
+    algebra: result rows m = batch x output positions, columns n = output channels of
+    a group, contraction k = input channels of a group x kernel positions (in that
+    order: the kernel positions vary fastest)."""
+
+    batch: D | int
+    out: list[D | int]  # output spatial sizes
+    inp: list[D | int]  # input spatial sizes
+    kernel: list[int]  # kernel spatial sizes (static)
+    channels: int  # input channels per group
+    out_channels: int  # output channels per group
+    groups: int
+
+    def m(self, b: DimBuilder) -> D | int:
+        return _prod(b, [self.batch, *self.out])
+
+    @property
+    def n(self) -> int:
+        return self.out_channels
+
+    @property
+    def k(self) -> int:
+        return self.channels * math.prod(self.kernel)
+
+
+@irdl_op_definition
+class ConvOp(GraphOp):
+    """N-d convolution (cross-correlation, as ONNX Conv and XLA convolution) in ONNX's
+    layout: input [N, C, *spatial], weight [O, C / groups, *kernel], result
+    [N, O, *out]. Per spatial dim: the input is dilated by `lhs_dilation` (holes between
+    elements: transposed convolutions), padded by `pad_low`/`pad_high` (negative pads
+    crop), then the kernel, dilated by `dilation`, slides with `strides`:
+    out = (dilated_in + pad_low + pad_high - dilated_kernel) / stride + 1. `groups`
+    splits the channels into independent convolutions (groups = C: depthwise). Floats
+    accumulate in f32.
+
+        %y = graph.conv %x, %w strides [1, 1] pad_low [1, 1] pad_high [1, 1] dilation [1, 1] lhs_dilation [1, 1] groups 1 : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32>
+    """  # noqa: E501 (an IR example)
+
+    name = "graph.conv"
+    INT_PROPS: ClassVar = (("strides", "strides", True), ("pad_low", "pad_low", True),
+                           ("pad_high", "pad_high", True), ("dilation", "dilation", True),
+                           ("lhs_dilation", "lhs_dilation", True), ("groups", "groups", False))
+    strides = prop_def(DenseArrayBase[I64])
+    pad_low = prop_def(DenseArrayBase[I64])
+    pad_high = prop_def(DenseArrayBase[I64])
+    dilation = prop_def(DenseArrayBase[I64])
+    lhs_dilation = prop_def(DenseArrayBase[I64])
+    groups = prop_def(IntegerAttr[I64])
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), ComputeIntensive())
+
+    @staticmethod
+    def build_conv(x: SSAValue, w: SSAValue, result_type: Attribute, strides: Sequence[int],
+                   pad_low: Sequence[int], pad_high: Sequence[int], dilation: Sequence[int],
+                   lhs_dilation: Sequence[int], groups: int) -> ConvOp:
+        props: dict[str, Attribute] = {
+            name: DenseArrayBase.from_list(i64, [int(v) for v in values])
+            for name, values in (("strides", strides), ("pad_low", pad_low), ("pad_high", pad_high),
+                                 ("dilation", dilation), ("lhs_dilation", lhs_dilation))}
+        props["groups"] = _int_attr(groups)
+        return ConvOp.build(operands=[x, w], result_types=[result_type], properties=props)
+
+    def window(self) -> tuple[tuple[int, ...], ...]:
+        """(strides, pad_low, pad_high, dilation, lhs_dilation) per spatial dim."""
+        return tuple(_dims(self, p) for p in ("strides", "pad_low", "pad_high", "dilation", "lhs_dilation"))
+
+    @property
+    def group_count(self) -> int:
+        return self.groups.value.data
+
+    def infer_type(self) -> TensorType:
+        x, w = _operand_types(self)
+        if x.element_type != w.element_type:
+            raise VerifyException(f"operand element types differ: {x.element_type} and {w.element_type}")
+        if not is_float(x.element_type):
+            raise VerifyException(f"conv operands must be floats, got {x.element_type}")
+        xs, ws = shape_of(x), shape_of(w)
+        if len(xs) < 3:
+            raise VerifyException(f"the input must have rank >= 3 ([N, C, spatial...]), got {fmt_shape(xs)}")
+        if len(ws) != len(xs):
+            raise VerifyException(f"the weight {fmt_shape(ws)} must have the input's rank {len(xs)} "
+                                  "([O, C / groups, kernel...])")
+        spatial = len(xs) - 2
+        for prop, values in zip(("strides", "pad_low", "pad_high", "dilation", "lhs_dilation"), self.window()):
+            if len(values) != spatial:
+                raise VerifyException(f"{prop} has {len(values)} entries but the input has {spatial} spatial dims")
+        strides, _, _, dilation, lhs_dilation = self.window()
+        for prop, values in (("strides", strides), ("dilation", dilation), ("lhs_dilation", lhs_dilation)):
+            if any(v < 1 for v in values):
+                raise VerifyException(f"{prop} {list(values)} must be positive")
+        groups = self.group_count
+        if groups < 1:
+            raise VerifyException(f"groups must be positive, got {groups}")
+        if DYN in ws:
+            raise VerifyException(f"the weight's shape must be static, got {fmt_shape(ws)}")
+        if any(k < 1 for k in ws[2:]):
+            raise VerifyException(f"kernel sizes {list(ws[2:])} must be positive")
+        if ws[0] % groups:
+            raise VerifyException(f"{ws[0]} output channels do not split into {groups} groups")
+        if xs[1] != DYN and xs[1] != ws[1] * groups:
+            raise VerifyException(f"the input has {xs[1]} channels but the weight expects {ws[1]} per group x "
+                                  f"{groups} groups = {ws[1] * groups}")
+        out = self.reify_dims(static_dims, STATIC)
+        for i, o in enumerate(out[2:]):
+            if o != DYN and o < 0:
+                raise VerifyException(f"spatial dim {i}: the dilated kernel ({(ws[2 + i] - 1) * dilation[i] + 1}) "
+                                      f"is larger than the padded input")
+        return tensor(x.element_type, out)
+
+    def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
+        xs, ws = dims_of(self.input), shape_of(self.weight.type)
+        out: list = [xs[0], ws[0]]
+        strides, low, high, dilation, lhs_dilation = self.window()
+        for i, size in enumerate(xs[2:]):
+            dilated_in = b.add(b.mul(b.sub(size, 1), lhs_dilation[i]), 1) if size != 0 else 0
+            span = b.sub(b.add(dilated_in, low[i] + high[i]), (ws[2 + i] - 1) * dilation[i] + 1)
+            out.append(b.add(b.div(span, strides[i]), 1))
+        return out
+
+    def problem(self, dims_of: DimsOf, b: DimBuilder) -> ConvProblem:
+        """The conv as an implicit GEMM per group (`ConvProblem`)."""
+        xs, ws = dims_of(self.input), shape_of(self.weight.type)
+        res = self.reify_dims(dims_of, b)
+        groups = self.group_count
+        return ConvProblem(xs[0], list(res[2:]), list(xs[2:]), list(ws[2:]), ws[1], ws[0] // groups, groups)
+
+    def reference(self, x, w):
+        elem = self.result_type.element_type
+        cdt = compute_dtype(elem)
+        x, w = x.astype(cdt), w.astype(cdt)
+        if x.shape[1] != w.shape[1] * self.group_count:  # a `?` channel dim, known now
+            raise VerifyException(f"the input has {x.shape[1]} channels at run time; the weight expects "
+                                  f"{w.shape[1] * self.group_count}")
+        strides, low, high, dilation, lhs_dilation = self.window()
+        spatial = x.ndim - 2
+        # the input with holes (lhs dilation), then padded (negative pads crop)
+        if any(d > 1 for d in lhs_dilation):
+            dilated = [(s - 1) * d + 1 if s else 0 for s, d in zip(x.shape[2:], lhs_dilation)]
+            holes = np.zeros((*x.shape[:2], *dilated), cdt)
+            holes[(slice(None), slice(None), *(slice(None, None, d) for d in lhs_dilation))] = x
+            x = holes
+        x = np.pad(x, [(0, 0), (0, 0), *((max(lo, 0), max(hi, 0)) for lo, hi in zip(low, high))])
+        x = x[(slice(None), slice(None), *(slice(-min(lo, 0), s - max(-hi, 0))
+                                           for lo, hi, s in zip(low, high, x.shape[2:])))]
+        kernel = w.shape[2:]
+        out = [(s - (k - 1) * d - 1) // st + 1 for s, k, d, st in zip(x.shape[2:], kernel, dilation, strides)]
+        n, groups = x.shape[0], self.group_count
+        o = w.shape[0]
+        acc = np.zeros((n, groups, o // groups, *out), cdt)
+        if min(out, default=1) > 0:
+            xg = x.reshape(n, groups, x.shape[1] // groups, *x.shape[2:])
+            wg = w.reshape(groups, o // groups, w.shape[1], *kernel)
+            letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[:spatial]
+            eq = f"ngc{letters},goc->ngo{letters}"
+            # one contraction per kernel position over a strided view of the input
+            for pos in np.ndindex(*kernel):
+                view = xg[(slice(None), slice(None), slice(None),
+                           *(slice(p * d, p * d + (m - 1) * st + 1, st)
+                             for p, d, m, st in zip(pos, dilation, out, strides)))]
+                acc += np.einsum(eq, view, wg[(slice(None), slice(None), slice(None), *pos)])
+        return acc.reshape(n, o, *out).astype(numpy_dtype(elem))
+
+
 Graph = Dialect(
     "graph",
     [
@@ -1469,6 +1642,7 @@ Graph = Dialect(
         ReduceOp,
         GatherOp,
         DotOp,
+        ConvOp,
     ],
     [],
 )

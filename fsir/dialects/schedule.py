@@ -21,10 +21,11 @@ row per row of the block) or `global` (a kernel output only). Root groups of row
 kernels say which output dims are the rows (`row_dims`); `packed` groups are
 independent parts that every thread of the grid takes elements of in turn.
 
-Mapping parameters (`LoopParamsAttr`, `RowParamsAttr`, `GemmParamsAttr`): `loop<vector_width>`;
-`row<threads_per_row, rows_per_block, elements_per_thread, row_steps, vector_width,
-interleaved>`; `gemm<tile = MxNxK, thread = MxN>` (the block tile and each thread's
-micro-tile). Their verifiers hold every rule on the parameters alone; the kernel's
+Mapping parameters (`LoopParamsAttr`, `RowParamsAttr`, `GemmParamsAttr`,
+`ConvParamsAttr`): `loop<vector_width>`; `row<threads_per_row, rows_per_block,
+elements_per_thread, row_steps, vector_width, interleaved>`; `gemm<tile = MxNxK,
+thread = MxN>` (the block tile and each thread's micro-tile; `conv<...>` the same for
+an implicit GEMM). Their verifiers hold every rule on the parameters alone; the kernel's
 verifier checks its block size against them. `cost` holds what is known statically
 (warps, global_bytes, smem_bytes); the latency-evaluator adds its estimate (cycles,
 occupancy, ...).
@@ -120,6 +121,7 @@ class Mapping(StrEnum):
     LOOP = "loop"
     ROW = "row"
     GEMM = "gemm"
+    CONV = "conv"
 
 
 class Composition(StrEnum):
@@ -432,19 +434,13 @@ class RowParamsAttr(MappingParamsAttr):
         return out
 
 
-@irdl_attr_definition
-class GemmParamsAttr(MappingParamsAttr):
-    """`gemm`: a block computes a `tile_m` x `tile_n` tile of the product, staging
-    `tile_k`-deep slices of the operands in shared memory; each thread accumulates a
-    `thread_m` x `thread_n` micro-tile (1x1 when left out), so a block has
-    (tile_m / thread_m) x (tile_n / thread_n) threads.
+class TiledParamsAttr(MappingParamsAttr, ABC):
+    """The parameters of the register-blocked tiled GEMM, shared by the mappings that
+    run on it (`gemm`, `conv`): a block computes a `tile_m` x `tile_n` tile of the
+    product, staging `tile_k`-deep slices of the operands in shared memory; each thread
+    accumulates a `thread_m` x `thread_n` micro-tile (1x1 when left out), so a block has
+    (tile_m / thread_m) x (tile_n / thread_n) threads."""
 
-        #schedule.gemm<tile = 64x64x16, thread = 4x4>
-        #schedule.gemm<tile = 16x16x16>
-    """
-
-    name = "schedule.gemm"
-    MAPPING: ClassVar[Mapping] = Mapping.GEMM
     KEYS: ClassVar[dict[str, int]] = {"tile": 3, "thread": 2}
 
     _tile_m: IntAttr
@@ -491,7 +487,7 @@ class GemmParamsAttr(MappingParamsAttr):
                                   f"(at most {MAX_BLOCK_THREADS})")
 
     @classmethod
-    def from_entries(cls, entries: MappingOf[str, _Value]) -> GemmParamsAttr:
+    def from_entries(cls, entries: MappingOf[str, _Value]) -> TiledParamsAttr:
         tile, thread = entries["tile"], entries.get("thread", (1, 1))
         assert isinstance(tile, tuple) and isinstance(thread, tuple)
         return cls.new([IntAttr(v) for v in (*tile, *thread)])
@@ -503,8 +499,40 @@ class GemmParamsAttr(MappingParamsAttr):
         return out
 
 
+@irdl_attr_definition
+class GemmParamsAttr(TiledParamsAttr):
+    """`gemm`: a `graph.dot` as a tiled GEMM (`TiledParamsAttr`).
+
+        #schedule.gemm<tile = 64x64x16, thread = 4x4>
+        #schedule.gemm<tile = 16x16x16>
+    """
+
+    name = "schedule.gemm"
+    MAPPING: ClassVar[Mapping] = Mapping.GEMM
+
+    def __init__(self, tile_m: int, tile_n: int, tile_k: int, thread_m: int = 1, thread_n: int = 1):
+        super().__init__(tile_m, tile_n, tile_k, thread_m, thread_n)
+
+
+@irdl_attr_definition
+class ConvParamsAttr(TiledParamsAttr):
+    """`conv`: a `graph.conv` as an implicit GEMM (rows: batch x output positions,
+    columns: output channels of a group, contraction: a group's input channels x kernel
+    positions; groups on grid z), tiled as `gemm` is.
+
+        #schedule.conv<tile = 64x64x16, thread = 4x4>
+    """
+
+    name = "schedule.conv"
+    MAPPING: ClassVar[Mapping] = Mapping.CONV
+
+    def __init__(self, tile_m: int, tile_n: int, tile_k: int, thread_m: int = 1, thread_n: int = 1):
+        super().__init__(tile_m, tile_n, tile_k, thread_m, thread_n)
+
+
 PARAMS_OF: dict[Mapping, type[MappingParamsAttr]] = {
     Mapping.LOOP: LoopParamsAttr, Mapping.ROW: RowParamsAttr, Mapping.GEMM: GemmParamsAttr,
+    Mapping.CONV: ConvParamsAttr,
 }
 
 
@@ -846,7 +874,7 @@ class KernelOp(IRDLOperation):
         if p.threads is not None and block != (p.threads, 1, 1):
             if isinstance(p, RowParamsAttr):
                 what = f"threads_per_row x rows_per_block ({p.threads_per_row} x {p.rows_per_block})"
-            elif isinstance(p, GemmParamsAttr):
+            elif isinstance(p, TiledParamsAttr):
                 what = f"a {p.tile_m}x{p.tile_n} tile of {p.thread_m}x{p.thread_n} micro-tiles"
             else:
                 what = f"the {p.MAPPING} mapping"
@@ -882,5 +910,6 @@ class KernelOp(IRDLOperation):
 Schedule = Dialect(
     "schedule",
     [KernelOp, GroupOp, SharedOp, YieldOp],
-    [MappingAttr, CompositionAttr, StorageAttr, LoopParamsAttr, RowParamsAttr, GemmParamsAttr],
+    [MappingAttr, CompositionAttr, StorageAttr, LoopParamsAttr, RowParamsAttr, GemmParamsAttr,
+     ConvParamsAttr],
 )

@@ -219,6 +219,14 @@ class GraphBuilder:
         c = self.reshape(self.transpose(c, rb + rc + rf), batch + [k, n])
         return self.reshape(self.dot(a, c), batch + [sa[d] for d in lf] + [sc[d] for d in rf])
 
+    def conv(self, x: SSAValue, w: SSAValue, strides: Sequence[int], pad_low: Sequence[int],
+             pad_high: Sequence[int], dilation: Sequence[int], lhs_dilation: Sequence[int],
+             groups: int) -> SSAValue:
+        """graph.conv in ONNX's layout (input [N, C, *spatial], weight [O, C / groups, *kernel])."""
+        return self.emit(graph.ConvOp, [x, w], strides=dense_i64(strides), pad_low=dense_i64(pad_low),
+                         pad_high=dense_i64(pad_high), dilation=dense_i64(dilation),
+                         lhs_dilation=dense_i64(lhs_dilation), groups=graph._int_attr(groups))
+
     def gather(self, table: SSAValue, ids: SSAValue) -> SSAValue:
         return self.emit(graph.GatherOp, [table, ids])
 

@@ -473,6 +473,60 @@ class HloImporter:
         rb, rc = self.ints(instr, "rhs_batch_dims", []), self.ints(instr, "rhs_contracting_dims", [])
         return self.b.dot_general(a, c, lb, lc, rb, rc)
 
+    # -- convolution ------------------------------------------------------------
+
+    def op_convolution(self, instr, ops):
+        """XLA's convolution (`dim_labels=b01f_01io->b01f`, `window={size= stride= pad=
+        lhs_dilate= rhs_dilate=}`, `feature_group_count`) as one graph.conv in its
+        [batch, feature, spatial...] layout, with transposes to and from the labelled
+        layouts."""
+        x, w = ops
+        out_elem = self._type(instr.shape, instr).element_type
+        x, w = self.b.convert(x, out_elem), self.b.convert(w, out_elem)
+        rank = len(shape_of(x.type))
+        where = instr.attr_locs.get("dim_labels", instr.loc)
+        labels = str(self.attr(instr, "dim_labels"))
+        lhs, _, rest = labels.partition("_")
+        rhs, _, out = rest.partition("->")
+        spatial = [str(i) for i in range(rank - 2)]
+        for text, need in ((lhs, ["b", "f", *spatial]), (rhs, ["i", "o", *spatial]), (out, ["b", "f", *spatial])):
+            if sorted(text) != sorted(need):
+                raise UserError(f"cannot read dim_labels={labels} of '{instr.name}' for rank-{rank} operands "
+                                "(expected e.g. b01f_01io->b01f)", where)
+        if int(self.attr(instr, "batch_group_count", 1)) != 1:
+            raise self.unsupported(instr, "convolution with batch_group_count")
+        groups = int(self.attr(instr, "feature_group_count", 1))
+        x = self.b.transpose(x, [lhs.index(c) for c in ["b", "f", *spatial]])
+        w = self.b.transpose(w, [rhs.index(c) for c in ["o", "i", *spatial]])
+        kernel = list(shape_of(w.type)[2:])
+        window = self.attr(instr, "window", None)
+        fields = {str(i.values[0]): str(i.values[1]) for i in window or []
+                  if isinstance(i, Item) and i.seps == ["="]}
+        unknown = set(fields) - {"size", "stride", "pad", "lhs_dilate", "rhs_dilate"}
+        if unknown:
+            raise self.unsupported(instr, f"convolution window field(s) {', '.join(sorted(unknown))}")
+
+        def sizes(name: str, default: int) -> list[int]:
+            text = fields.get(name)
+            values = [default] * len(kernel) if text is None else [int(v) for v in text.split("x")]
+            if len(values) != len(kernel):
+                raise UserError(f"window {name}={text} of '{instr.name}' needs {len(kernel)} sizes",
+                                instr.attr_locs.get("window", instr.loc))
+            return values
+
+        if "size" in fields and sizes("size", 1) != kernel:
+            raise UserError(f"window size={fields['size']} of '{instr.name}' does not match the kernel "
+                            f"{'x'.join(map(str, kernel))}", instr.attr_locs.get("window", instr.loc))
+        pads = [[int(v) for v in d.split("_")] for d in fields["pad"].split("x")] if "pad" in fields else \
+            [[0, 0]] * len(kernel)
+        if len(pads) != len(kernel) or any(len(p) != 2 for p in pads):
+            raise UserError(f"window pad={fields.get('pad')} of '{instr.name}' needs low_high for {len(kernel)} "
+                            "dims", instr.attr_locs.get("window", instr.loc))
+        y = self.b.conv(x, w, sizes("stride", 1), [p[0] for p in pads], [p[1] for p in pads],
+                        sizes("rhs_dilate", 1), sizes("lhs_dilate", 1), groups)
+        ours = ["b", "f", *spatial]
+        return self.b.transpose(y, [ours.index(c) for c in out])
+
     def op_gather(self, instr, ops):
         """Gathers of single elements along the indexed dims and whole extents along the
         others: embedding lookups, take along any axis, take_along_axis, x[i, j]. The

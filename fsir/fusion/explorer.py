@@ -15,7 +15,9 @@ which is tried once more with the ops it leaves alone fused by a second round of
 candidates over them (`fill`).
 
 Dots stay GEMM kernels: a pattern may end in one (light producers inlined into its
-tile loads, stitch-codegen's `gemm` mapping) but never continue past it.
+tile loads, stitch-codegen's `gemm` mapping) but never continue past it. A conv's
+pattern may also continue into the elementwise consumers its kernel computes on the
+accumulators (a stitched epilogue: the capability's `epilogue`, the `conv` mapping).
 
 `mode=stitch` asks the code generator which patterns it can make
 (`fsir.codegen.capability`); `mode=xla` adds XLA's rules (`xla_rules`): same search,

@@ -119,14 +119,20 @@ class CandidateGenerator:
         for v in range(len(g) - 1, -1, -1):
             if not allowed[v]:
                 continue
-            if g.kind[v] == "compute":  # a dot is the only root of its kernel
-                self.cands[v] = [self.ev.singles[v]]
+            if g.kind[v] == "compute" and not self._takes_epilogue(g.ops[v]):
+                self.cands[v] = [self.ev.singles[v]]  # a dot is the only root of its kernel
                 continue
             self._reach = None
             consumers = [c for c in g.succs[v] if self.cands[c]]
             self.cands[v] = self._reduce(v, consumers)
         self._reach = None
         return self.cands
+
+    def _takes_epilogue(self, op: Operation) -> bool:
+        """Whether the kernel of a compute-intensive op may go on past it (a conv's
+        stitched epilogue): the capability's `epilogue`, when it has one."""
+        epilogue = getattr(self.capability, "epilogue", None)
+        return epilogue is not None and epilogue(op)
 
     # -- the virtual producer h: patterns of several producers ------------------------
 

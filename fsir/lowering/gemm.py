@@ -1,20 +1,72 @@
-"""The `gemm` mapping's lowering: a bm x bn output tile per block, a tm x tn micro-tile
-of it per thread in registers; each k-step stages a tile of each operand in shared memory
-(producers inlined, out-of-range elements zero), then accumulates (`tile_*`, `thread_*`
-params)."""
+"""The register-blocked tiled GEMM that the `gemm` and `conv` mappings lower to: a
+bm x bn output tile per block, a tm x tn micro-tile of it per thread in registers; each
+k-step stages a tile of each operand in shared memory (producers inlined, out-of-range
+elements zero), then accumulates (`tile_*`, `thread_*` params). `TiledGemmLowering`
+is the tiling; a subclass says what the product's operands and result are: a dot's
+matrices (`GemmLowering`) or a convolution's implicit im2col view
+(`fsir/lowering/conv.py`). The accumulators pass through the kernel's fused epilogue
+(elementwise consumers of the product, `epilogue`) on their way to global memory."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from xdsl.ir import SSAValue
 
 from fsir.dialects import gpu, graph
-from fsir.dialects.schedule import GemmParamsAttr, inner_value
+from fsir.dialects.schedule import GemmParamsAttr, GroupOp, TiledParamsAttr
 from fsir.lowering.emit import elem_type
 from fsir.lowering.kernels import KernelLowering
 from fsir.lowering.scalar import Index, compute_type
 
+# An operand element of the product: (whether it exists, the code loading it); a
+# missing one is zero.
+Element = tuple[bool | SSAValue, Callable[[], SSAValue]]
 
-class GemmLowering(KernelLowering):
+
+def product_root(group: GroupOp) -> graph.GraphOp:
+    """The compute-intensive op (the product) of a tiled kernel's one group; the other
+    ops are its inlined producers and its fused epilogue."""
+    return next(op for op in group.block.ops
+                if isinstance(op, graph.GraphOp) and graph.op_class(op) == graph.OpClass.COMPUTE)
+
+
+class TiledGemmLowering(KernelLowering):
+    """The tiling; a subclass sets up its problem in `prepare` and provides the
+    elements of A (`a_element`, m x k) and B (`b_element`, k x n) and the result index
+    of product element (m, n) (`result_index`)."""
+
+    root: graph.GraphOp  # the product (a dot, a conv)
+
+    def prepare(self) -> tuple[Index, Index, Index]:
+        """The problem's (M, N, K) sizes (state such as the batch index of grid z may
+        be set up here)."""
+        raise NotImplementedError
+
+    def a_element(self, m: Index, k: Index) -> Element:
+        raise NotImplementedError
+
+    def b_element(self, k: Index, n: Index) -> Element:
+        raise NotImplementedError
+
+    def result_index(self, m: Index, n: Index) -> list[Index]:
+        raise NotImplementedError
+
+    def epilogue(self, acc: SSAValue, idx: list[Index]) -> SSAValue:
+        """The kernel's output element at `idx`, given the product's accumulator there:
+        the product itself, or the fused elementwise ops reading it (the product is
+        read at `idx` only, which the mapping's capability check guarantees), computed
+        from the accumulator in registers."""
+        _, out = self.outputs[0]
+        if out is self.root.results[0]:
+            return acc
+        e = self.emit
+        e.row_values[self.root.results[0]] = self.sb.round_to(acc, elem_type(self.root.results[0]))
+        try:
+            return e.at(out, idx)
+        finally:
+            del e.row_values[self.root.results[0]]
+
     def body(self) -> None:
         """Register-blocked tiled GEMM. Thread (ty, tx) of a block owns the outputs
         (ty + i * bm/tm, tx + j * bn/tn) of its bm x bn tile for i < tm, j < tn (so
@@ -25,24 +77,18 @@ class GemmLowering(KernelLowering):
         accumulates their tm x tn products in registers."""
         ib, e, sb = self.ib, self.emit, self.sb
         (g,) = self.k.groups()
-        dot = inner_value(g.results[0]).owner
-        assert isinstance(dot, graph.DotOp)
+        self.root = product_root(g)
         p = self.k.params
-        assert isinstance(p, GemmParamsAttr)
+        assert isinstance(p, TiledParamsAttr)
         bm, bn, bk, tm, tn = p.tile_m, p.tile_n, p.tile_k, p.thread_m, p.thread_n
-        acc_t = compute_type(elem_type(dot.result))
-        problem = dot.problem(self.shapes.dims, ib)
-        va, vb = problem.lhs_vector, problem.rhs_vector
-        m_size, n_size, k_size = problem.m, problem.n, problem.k
+        acc_t = compute_type(elem_type(self.root.results[0]))
+        m_size, n_size, k_size = self.prepare()
         tid = self.thread_id()
         tx, ty = ib.rem(tid, bn // tn), ib.div(tid, bn // tn)
         m0, n0 = ib.mul(self.block_id("y"), bm), ib.mul(self.block_id("x"), bn)
-        bidx = ib.delinearize(self.block_id("z"), problem.batch)
         a_tile, b_tile = self.smem["a_tile"], self.smem["b_tile"]
         zero = sb.const(0, acc_t)
 
-        a_batch = [] if va else dot.batch_index(dot.lhs, bidx, self.shapes.dims, ib)
-        b_batch = [] if vb else dot.batch_index(dot.rhs, bidx, self.shapes.dims, ib)
         # Bounds a tile cannot cross need no guard: a dim that is a static multiple of
         # its tile (the grid covers it exactly; k steps never pass it).
         def below(i: Index, size: Index, tile: int) -> bool | SSAValue:
@@ -75,13 +121,15 @@ class GemmLowering(KernelLowering):
 
         def a_value(k0, r, c) -> SSAValue:
             m, k = ib.add(m0, r), ib.add(k0, c)
-            inside = e.and_(below(m, m_size, bm), below(k, k_size, bk))
-            return e.guarded(inside, lambda: e.at(dot.lhs, [k] if va else [*a_batch, m, k]), lambda: zero)
+            exists, load = self.a_element(m, k)
+            inside = e.and_(e.and_(below(m, m_size, bm), below(k, k_size, bk)), exists)
+            return e.guarded(inside, load, lambda: zero)
 
         def b_value(k0, r, c) -> SSAValue:
             k, n = ib.add(k0, r), ib.add(n0, c)
-            inside = e.and_(below(k, k_size, bk), below(n, n_size, bn))
-            return e.guarded(inside, lambda: e.at(dot.rhs, [k] if vb else [*b_batch, k, n]), lambda: zero)
+            exists, load = self.b_element(k, n)
+            inside = e.and_(e.and_(below(k, k_size, bk), below(n, n_size, bn)), exists)
+            return e.guarded(inside, load, lambda: zero)
 
         rows = [ib.add(ty, i * (bm // tm)) for i in range(tm)]  # tile rows of this thread
         cols = [ib.add(tx, j * (bn // tn)) for j in range(tn)]
@@ -105,7 +153,37 @@ class GemmLowering(KernelLowering):
         for i, r in enumerate(rows):
             for j, c in enumerate(cols):
                 m, n = ib.add(m0, r), ib.add(n0, c)
-                out_idx = [*bidx, *([] if va else [m]), *([] if vb else [n])]
-                e.when(e.and_(below(m, m_size, bm), below(n, n_size, bn)),
-                       lambda acc=accs[i * tn + j], idx=out_idx: self.store_output(0, acc, idx))
 
+                def store(acc=accs[i * tn + j], m=m, n=n) -> None:
+                    idx = self.result_index(m, n)
+                    self.store_output(0, self.epilogue(acc, idx), idx)
+
+                e.when(e.and_(below(m, m_size, bm), below(n, n_size, bn)), store)
+
+
+class GemmLowering(TiledGemmLowering):
+    """A `graph.dot` (numpy.matmul semantics): batch dims on grid z, vector operands
+    as one-row or one-column matrices."""
+
+    def prepare(self) -> tuple[Index, Index, Index]:
+        assert isinstance(self.k.params, GemmParamsAttr)
+        dot, ib = self.root, self.ib
+        assert isinstance(dot, graph.DotOp)
+        self.dot = dot
+        self.problem = problem = dot.problem(self.shapes.dims, ib)
+        self.bidx = ib.delinearize(self.block_id("z"), problem.batch)
+        self.a_batch = [] if problem.lhs_vector else dot.batch_index(dot.lhs, self.bidx, self.shapes.dims, ib)
+        self.b_batch = [] if problem.rhs_vector else dot.batch_index(dot.rhs, self.bidx, self.shapes.dims, ib)
+        return problem.m, problem.n, problem.k
+
+    def a_element(self, m: Index, k: Index) -> Element:
+        idx = [k] if self.problem.lhs_vector else [*self.a_batch, m, k]
+        return True, lambda: self.emit.at(self.dot.lhs, idx)
+
+    def b_element(self, k: Index, n: Index) -> Element:
+        idx = [k] if self.problem.rhs_vector else [*self.b_batch, k, n]
+        return True, lambda: self.emit.at(self.dot.rhs, idx)
+
+    def result_index(self, m: Index, n: Index) -> list[Index]:
+        p = self.problem
+        return [*self.bidx, *([] if p.lhs_vector else [m]), *([] if p.rhs_vector else [n])]

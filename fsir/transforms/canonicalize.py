@@ -20,6 +20,7 @@ from xdsl.pattern_rewriter import (
     PatternRewriteWalker,
     RewritePattern,
 )
+from xdsl.rewriter import InsertPoint
 
 from fsir.dialects import graph
 from fsir.dialects.graph import DYN, shape_of
@@ -154,8 +155,87 @@ class AlgebraicIdentities(RewritePattern):
             rewriter.replace_op(op, [], [x])
 
 
+def per_channel_constant(value: SSAValue, shape: tuple[int, ...], dim: int = 1) -> np.ndarray | None:
+    """The values along `dim` of a constant `value` of `shape` that varies along `dim`
+    only (a broadcast of a per-channel vector, or a splat), else None."""
+    owner = value.owner
+    if isinstance(owner, graph.BroadcastOp) and shape_of(value.type) == shape:
+        src = _constant(owner.input)
+        dims = graph._dims(owner, "dims")
+        if src is None or any(n != 1 for i, n in enumerate(src.shape) if dims[i] != dim):
+            return None
+        vector = src.reshape(-1)
+        return np.broadcast_to(vector, (shape[dim],)) if vector.size in (1, shape[dim]) else None
+    arr = _constant(value)
+    if arr is None or arr.shape != shape or arr.size == 0:
+        return None
+    vector = arr[tuple(slice(None) if i == dim else 0 for i in range(len(shape)))]
+    expanded = vector.reshape([shape[dim] if i == dim else 1 for i in range(len(shape))])
+    return vector if np.array_equal(arr, np.broadcast_to(expanded, shape)) else None
+
+
+class FoldScaleIntoConv(RewritePattern):
+    """(conv(x, w) [+ b]) * s with b and s constant per output channel (a conv's bias,
+    then BatchNormalization's scale, as importers emit them) -> conv(x, w * s) [+ b * s]:
+    the multiply disappears into the weights at compile time; a per-channel add stays
+    as the conv kernel's bias epilogue. Only a constant weight, and a conv (and bias
+    add) read by nothing else, are rewritten."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if op.name != "graph.mul":
+            return
+        for value, scale_value in (op.operands, reversed(op.operands)):
+            bias_add = value.owner if isinstance(value.owner, Operation) and value.owner.name == "graph.add" else None
+            bias = None
+            conv = value.owner
+            if bias_add is not None and bias_add.results[0].has_one_use():
+                for c, b in (bias_add.operands, reversed(bias_add.operands)):
+                    if isinstance(c.owner, graph.ConvOp):
+                        conv, bias = c.owner, per_channel_constant(b, shape_of(c.type))
+                        break
+                if bias is None:
+                    continue
+            if not isinstance(conv, graph.ConvOp) or not conv.result.has_one_use():
+                continue
+            weight = _constant(conv.weight)
+            shape = shape_of(conv.result.type)
+            if weight is None or DYN in shape or op.results[0].type != conv.result.type:
+                continue
+            scale = per_channel_constant(scale_value, shape)
+            if scale is None:
+                continue
+            elem = graph.tensor_type(conv.weight).element_type
+            cdt = graph.compute_dtype(elem)
+            scale = scale.astype(cdt)
+            scaled = weight.astype(cdt) * scale.reshape(-1, *[1] * (weight.ndim - 1))
+            new_ops: list[Operation] = [graph.ConstantOp.from_array(scaled.astype(graph.numpy_dtype(elem)), elem)]
+            strides, low, high, dilation, lhs_dilation = conv.window()
+            new_conv = graph.ConvOp.build_conv(conv.input, new_ops[0].results[0], conv.result.type, strides, low,
+                                               high, dilation, lhs_dilation, conv.group_count)
+            new_ops.append(new_conv)
+            result = new_conv.result
+            if bias is not None:
+                vector = graph.ConstantOp.from_array((bias.astype(cdt) * scale).astype(graph.numpy_dtype(elem)), elem)
+                spread = graph.BroadcastOp.build(
+                    operands=[vector.result], result_types=[conv.result.type],
+                    properties={"dims": builtin.DenseArrayBase.from_list(builtin.i64, [1])})
+                add = graph.ELEMENTWISE_OPS["add"]
+                added = add.build(operands=add._group_operands([result, spread.results[0]]),
+                                  result_types=[conv.result.type])
+                new_ops += [vector, spread, added]
+                result = added.results[0]
+            for new in new_ops:
+                new.location = conv.location
+            rewriter.insert_op(new_ops, InsertPoint.before(op))
+            rewriter.replace_op(op, [], [result])
+            if bias_add is not None:
+                rewriter.erase_op(bias_add)
+            rewriter.erase_op(conv)
+            return
+
+
 def graph_patterns() -> tuple[RewritePattern, ...]:
-    return (FoldConstantOperands(), RemoveIdentity(), ComposeIndexOps(), AlgebraicIdentities())
+    return (FoldConstantOperands(), RemoveIdentity(), ComposeIndexOps(), AlgebraicIdentities(), FoldScaleIntoConv())
 
 
 @dataclass(frozen=True)

@@ -300,6 +300,9 @@ class Mapping:
     lowering: ClassVar[type[KernelLowering]]
     # L_warp from dependences rather than one CPI per instruction (`latency.estimate`)
     ilp: ClassVar[bool] = False
+    # whether its kernels take elementwise consumers of their root (a stitched epilogue):
+    # the explorer then grows patterns past the root (`fsir.codegen.capability`)
+    fuses_epilogue: ClassVar[bool] = False
 
     # -- the explorer's capability query ---------------------------------------------
 

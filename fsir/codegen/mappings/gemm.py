@@ -51,6 +51,7 @@ from fsir.dialects.schedule import (
     KernelOp,
     SharedOp,
     Storage,
+    TiledParamsAttr,
     element_bytes,
     inner_value,
 )
@@ -220,78 +221,11 @@ class GemmMapping(Mapping):
         return self.choose(configs, lambda c: self.kernel(ctx, dot, c), spec)
 
     def summarize(self, k: KernelOp, spec: GpuSpec) -> Summary:
-        """A register-blocked GEMM kernel's thread (`fsir/lowering/kernels.py`, `gemm`):
-        per k-step it stages its share of the bm x bk and bk x bn operand tiles (one global
-        load, inlined producers and a shared store per element, guarded where a tile can
-        cross the operand's edge), waits at a barrier, then for each of the bk columns loads
-        tm + tn fragments from shared memory and issues tm x tn multiply-adds; finally it
-        stores its tm x tn outputs."""
         (g,) = k.groups()
         dot = g.yielded()[0].owner
         assert isinstance(dot, graph.DotOp)
-        p = k.params
-        assert isinstance(p, GemmParamsAttr)
-        bm, bn, bk, tm, tn = p.tile_m, p.tile_n, p.tile_k, p.thread_m, p.thread_n
-        threads = p.threads
         problem = dot.problem(graph.static_dims, graph.STATIC)
-        m, n, kk = problem.m, problem.n, problem.k
-        steps = UNKNOWN_TRIP_COUNT if kk == DYN else -(-kk // bk)
-        crosses = {name: size == DYN or size % tile != 0
-                   for name, size, tile in (("m", m, bm), ("n", n, bn), ("k", kk, bk))}
-        inputs: set[SSAValue] = set(k.block.args)
-        cpi = spec.cpi
-
-        def staging(operand: SSAValue, rows: int, cols: int,
-                    guards: list[str]) -> tuple[Counter[str], float, float, int]:
-            """One k-step's staging of a tile: (instructions, cycles of its guarded elements,
-            the dependence chain of an unguarded one, bytes)."""
-            per = -(-rows * cols // threads)
-            partial = per * threads > rows * cols
-            loads = element_counts([operand], inputs)
-            nbytes = sum(element_bytes_of(v) for v in loaded_inputs(operand, inputs))
-            elem: Counter[str] = Counter(loads)
-            elem["alu"] += 2  # tile position and shared address
-            elem["smem"] += 1
-            guarded = any(crosses[x] for x in guards)
-            if guarded:
-                elem["alu"] += 3  # compares, and, the branch
-            out: Counter[str] = Counter()
-            for cls, c in elem.items():
-                out[cls] = c * per
-            if partial:
-                out["alu"] += 2
-            chain_one = chain_cycles(loads, cpi) + 2 * cpi["alu"] + cpi["smem"]
-            if guarded:  # every element its own branch: no overlap between them
-                return out, per * (chain_one + cpi["alu"]), 0.0, per * nbytes
-            return out, 0.0, chain_one, per * nbytes
-
-        stage_a, branches_a, chain_a, bytes_a = staging(dot.lhs, bm, bk, ["m", "k"])
-        stage_b, branches_b, chain_b, bytes_b = staging(dot.rhs, bk, bn, ["k", "n"])
-        step: Counter[str] = stage_a + stage_b
-        # the unguarded elements of both tiles form one straight run before the barrier
-        unguarded = [c for c, chain in ((stage_a, chain_a), (stage_b, chain_b)) if chain]
-        run = max(chain_a, chain_b, sum(sum(c.values()) for c in unguarded)) if unguarded else 0.0
-        step["barrier"] += 2
-        step["smem"] += bk * (tm + tn)
-        step["alu"] += bk * tm * tn + 2
-        compute_issue = bk * (tm + tn + tm * tn)
-        compute_cycles = max(cpi["smem"] + bk * cpi["alu"], compute_issue)
-        step_cycles = branches_a + branches_b + run + compute_cycles + 2 * cpi["barrier"] + 2 * cpi["alu"]
-        s = Summary()
-        s.add(step, steps)
-        outs = tm * tn
-        guarded_out = crosses["m"] or crosses["n"]
-        s.counts["alu"] += 12 + 2 * (tm + tn) + bk * (tm + tn) + outs * (3 + (3 if guarded_out else 0))
-        s.counts["global"] += outs
-        store = cpi["global"] + 3 * cpi["alu"]
-        epilogue = outs * (store + cpi["alu"]) if guarded_out else max(store, outs * 4)
-        s.ilp_cycles = 12 * cpi["alu"] + steps * step_cycles + epilogue
-        # an inlined producer reading further inputs keeps their addresses and values live
-        extra = len(loaded_inputs(dot.lhs, inputs)) + len(loaded_inputs(dot.rhs, inputs)) - 2
-        s.registers = GEMM_BASE_REGISTERS + outs + 2 * (tm + tn) + 4 * max(0, extra)
-        s.shared_bytes = k.shared_bytes()
-        s.global_bytes = steps * (bytes_a + bytes_b) + outs * element_bytes_of(dot.result)
-        return s
+        return tiled_summary(k, spec, (problem.m, problem.n, problem.k), dot.lhs, dot.rhs, dot.result, dot.result)
 
     def kernel(self, ctx: FusionContext, dot: graph.DotOp, config: GemmConfig) -> KernelOp:
         """The schedule.kernel under one configuration: a block per bm x bn output tile
@@ -339,3 +273,87 @@ class GemmMapping(Mapping):
             if buf.buffer_type.element_count() < size:
                 raise self.cannot_lower(k, f"@{name} has {buf.buffer_type.element_count()} elements; "
                                            f"the tiles need {size}")
+
+
+def tiled_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAValue, b: SSAValue,
+                  product: SSAValue, out: SSAValue, a_index: int = 0, a_guarded: bool = False) -> Summary:
+    """A register-blocked GEMM kernel's thread (`fsir/lowering/gemm.py`) for the
+    product (M, N, K) = `sizes` of operands `a` and `b` into `out`: per k-step it stages
+    its share of the bm x bk and bk x bn operand tiles (one global load, inlined
+    producers and a shared store per element, guarded where a tile can cross the
+    operand's edge; `a_index` more instructions per element of A to find it and
+    `a_guarded` when A has holes, as a convolution's padding), waits at a barrier, then
+    for each of the bk columns loads tm + tn fragments from shared memory and issues
+    tm x tn multiply-adds; finally it stores its tm x tn outputs, each through the
+    fused epilogue computing the kernel's output `out` from the `product` (the
+    elementwise ops between them, their other operands loaded per output)."""
+    p = k.params
+    assert isinstance(p, TiledParamsAttr)
+    bm, bn, bk, tm, tn = p.tile_m, p.tile_n, p.tile_k, p.thread_m, p.thread_n
+    threads = p.threads
+    m, n, kk = sizes
+    steps = UNKNOWN_TRIP_COUNT if kk == DYN else -(-kk // bk)
+    crosses = {name: size == DYN or size % tile != 0
+               for name, size, tile in (("m", m, bm), ("n", n, bn), ("k", kk, bk))}
+    inputs: set[SSAValue] = set(k.block.args)
+    cpi = spec.cpi
+
+    def staging(operand: SSAValue, rows: int, cols: int, guards: list[str], index: int = 0,
+                holes: bool = False) -> tuple[Counter[str], float, float, int]:
+        """One k-step's staging of a tile: (instructions, cycles of its guarded elements,
+        the dependence chain of an unguarded one, bytes)."""
+        per = -(-rows * cols // threads)
+        partial = per * threads > rows * cols
+        loads = element_counts([operand], inputs)
+        nbytes = sum(element_bytes_of(v) for v in loaded_inputs(operand, inputs))
+        elem: Counter[str] = Counter(loads)
+        elem["alu"] += 2 + index  # tile position and shared address
+        elem["smem"] += 1
+        guarded = holes or any(crosses[x] for x in guards)
+        if guarded:
+            elem["alu"] += 3  # compares, and, the branch
+        out: Counter[str] = Counter()
+        for cls, c in elem.items():
+            out[cls] = c * per
+        if partial:
+            out["alu"] += 2
+        chain_one = chain_cycles(loads, cpi) + 2 * cpi["alu"] + cpi["smem"]
+        if guarded:  # every element its own branch: no overlap between them
+            return out, per * (chain_one + cpi["alu"]), 0.0, per * nbytes
+        return out, 0.0, chain_one, per * nbytes
+
+    stage_a, branches_a, chain_a, bytes_a = staging(a, bm, bk, ["m", "k"], a_index, a_guarded)
+    stage_b, branches_b, chain_b, bytes_b = staging(b, bk, bn, ["k", "n"])
+    step: Counter[str] = stage_a + stage_b
+    # the unguarded elements of both tiles form one straight run before the barrier
+    unguarded = [c for c, chain in ((stage_a, chain_a), (stage_b, chain_b)) if chain]
+    run = max(chain_a, chain_b, sum(sum(c.values()) for c in unguarded)) if unguarded else 0.0
+    step["barrier"] += 2
+    step["smem"] += bk * (tm + tn)
+    step["alu"] += bk * tm * tn + 2
+    compute_issue = bk * (tm + tn + tm * tn)
+    compute_cycles = max(cpi["smem"] + bk * cpi["alu"], compute_issue)
+    step_cycles = branches_a + branches_b + run + compute_cycles + 2 * cpi["barrier"] + 2 * cpi["alu"]
+    s = Summary()
+    s.add(step, steps)
+    outs = tm * tn
+    guarded_out = crosses["m"] or crosses["n"]
+    s.counts["alu"] += 12 + 2 * (tm + tn) + bk * (tm + tn) + outs * (3 + (3 if guarded_out else 0))
+    s.counts["global"] += outs
+    store = cpi["global"] + 3 * cpi["alu"]
+    fused: Counter[str] = Counter()
+    fused_inputs: list[SSAValue] = []
+    if out is not product:
+        fused = element_counts([out], inputs, seen={product.owner} if isinstance(product.owner, Operation) else None)
+        fused_inputs = [v for v in loaded_inputs(out, inputs) if v not in loaded_inputs(product, inputs)]
+        s.add(fused, outs)
+        store += chain_cycles(fused, cpi)
+    epilogue = outs * (store + cpi["alu"]) if guarded_out else max(store, outs * (4 + sum(fused.values())))
+    s.ilp_cycles = 12 * cpi["alu"] + steps * step_cycles + epilogue
+    # an inlined producer reading further inputs keeps their addresses and values live
+    extra = len(loaded_inputs(a, inputs)) + len(loaded_inputs(b, inputs)) - 2 + len(fused_inputs)
+    s.registers = GEMM_BASE_REGISTERS + outs + 2 * (tm + tn) + 4 * max(0, extra)
+    s.shared_bytes = k.shared_bytes()
+    s.global_bytes = (steps * (bytes_a + bytes_b) + outs * element_bytes_of(out)
+                      + outs * sum(element_bytes_of(v) for v in fused_inputs))
+    return s
