@@ -319,3 +319,11 @@ func.func @attributes(%x: tensor<4x8xf32>) -> tensor<4xf32> {
   %r = graph.reduce sum %e dims [1] {tag = 3 : i64} : (tensor<4x8xf32>) -> tensor<4xf32>
   func.return %r : tensor<4xf32>
 }
+
+// graph.conv (more forms in conv.mlir).
+// CHECK-LABEL: func.func @conv
+func.func @conv(%x: tensor<2x4x9x9xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<2x6x5x3xf32> {
+  // CHECK-NEXT: graph.conv %{{.*}}, %{{.*}} strides [2, 2] pad_low [1, 0] pad_high [1, 1] dilation [1, 2] lhs_dilation [1, 1] groups 2 : (tensor<2x4x9x9xf32>, tensor<6x2x3x3xf32>) -> tensor<2x6x5x3xf32>
+  %y = graph.conv %x, %w strides [2, 2] pad_low [1, 0] pad_high [1, 1] dilation [1, 2] lhs_dilation [1, 1] groups 2 : (tensor<2x4x9x9xf32>, tensor<6x2x3x3xf32>) -> tensor<2x6x5x3xf32>
+  func.return %y : tensor<2x6x5x3xf32>
+}

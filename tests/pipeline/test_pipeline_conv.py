@@ -101,3 +101,16 @@ def test_a_conv_result_read_twice_stays_an_output():
 
 def _launches(lowered):
     return [op for op in lowered.walk() if op.name == "gpu.launch_func"]
+
+
+def test_dynamic_batch():
+    check("""
+func.func @f(%x: tensor<?x3x7x6xf32>, %w: tensor<5x3x3x3xf32>) -> tensor<?x5x4x3xf32> {
+  %y = graph.conv %x, %w strides [2, 2] pad_low [1, 1] pad_high [1, 0] dilation [1, 1] lhs_dilation [1, 1] groups 1 : (tensor<?x3x7x6xf32>, tensor<5x3x3x3xf32>) -> tensor<?x5x4x3xf32>
+  func.return %y : tensor<?x5x4x3xf32>
+}""", shapes=[(3, 3, 7, 6), (5, 3, 3, 3)], scale=4)  # noqa: E501
+
+
+@pytest.mark.parametrize("t", ["f16", "bf16"])
+def test_half_types(t):
+    check(conv_ir((2, 3, 7, 6), (5, 3, 3, 3), (1, 1), (1, 1), (1, 1)).replace("f32", t), scale=4)
