@@ -30,7 +30,18 @@ def can_generate(ops: Sequence[Operation]) -> str | None:
     for op in ops:
         if not isinstance(op, graph.GraphOp):
             return f"'{op.name}' is not a graph op"
+    inside = {r for op in ops for r in op.results}
+    for op in ops:
+        if isinstance(op, graph.ReduceWindowOp) and op.input in inside:
+            return window_reason(op)
     return mapping_for(ops).accepts(ops)
+
+
+def window_reason(op: graph.ReduceWindowOp) -> str:
+    """Every result element of a window reduction reads a window of its operand: a
+    kernel reads the operand from memory rather than computing it once per window
+    position it falls in (and a reduction's rows could not be read across)."""
+    return f"'{op.name}' reads its operand from memory: its producer cannot join its kernel"
 
 
 def can_extend(row_shape: tuple[int, ...] | None, op: Operation, escapes: bool):
@@ -49,6 +60,8 @@ def can_extend(row_shape: tuple[int, ...] | None, op: Operation, escapes: bool):
     code generator can use them."""
     if not isinstance(op, graph.GraphOp) or mapping_for([op]) is not MAPPINGS[Mapping.LOOP]:
         return NotImplemented
+    if any(isinstance(u.operation, graph.ReduceWindowOp) for r in op.results for u in r.uses):
+        return NotImplemented  # the window reduction it feeds may be in the set
     return None
 
 
