@@ -1,1 +1,4 @@
 """Imports every module that registers ONNX converters (`onnx_import.converter`)."""
+
+# windows, padding, resampling (pooling, LRN, Pad, Resize, DepthToSpace/SpaceToDepth)
+from fsir.frontend import onnx_window  # noqa: E402, F401
