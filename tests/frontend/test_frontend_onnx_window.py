@@ -43,7 +43,7 @@ def check(m: onnx.ModelProto, x_shape, kernels: int | None = None, at_most: int 
     """fsir (reference interpreter and simulator) against onnxruntime; `kernels`: how
     many kernels stitch fusion makes (or `at_most`)."""
     x = rng.standard_normal(x_shape).astype(np.float32)
-    (want,) = ort.InferenceSession(m.SerializeToString()).run(None, {"x": x})
+    (want,) = ort.InferenceSession(m.SerializeToString()).run(None, {m.graph.input[0].name: x})
     data = m.SerializeToString()
     (ref,) = run(import_onnx(data, "m.onnx"), [x])
     np.testing.assert_allclose(ref, want, rtol=1e-4, atol=1e-5)
@@ -170,3 +170,12 @@ def test_errors_name_the_node(m, message):
         import_onnx(m.SerializeToString(), "m.onnx")
     assert message in info.value.message
     assert info.value.loc is not None and (info.value.loc.line, info.value.loc.col) == (1, 1)
+
+
+def test_pytorch_names_import():
+    """PyTorch exports name values `0`, `1`, … and the graph `torch-jit-export`: values
+    and kernels get valid MLIR and PTX names."""
+    m = model("MaxPool", (1, 2, 6, 6), kernel_shape=[2, 2])
+    m.graph.name = "torch-jit-export"
+    m.graph.input[0].name = m.graph.node[0].input[0] = "0"
+    check(m, (1, 2, 6, 6), kernels=1)
