@@ -148,3 +148,26 @@ func.func @f(%x: tensor<4x30xf32>, %v: tensor<f32>) -> tensor<4x32xf32> {
 """
     lowered = check(text, fusion="stitch")
     assert len([op for op in lowered.walk() if op.name == "gpu.func"]) == 1
+
+
+def test_window_feeds_a_row_reduction():
+    # max-pool then global average pool: the window is computed per element of the rows
+    text = """
+func.func @f(%x: tensor<2x8x9x9xf32>) -> tensor<2x8xf32> {
+  %p = graph.reduce_window max %x window [1, 1, 3, 3] strides [1, 1, 2, 2] dilations [1, 1, 1, 1] low [0, 0, 1, 1] high [0, 0, 1, 1] : (tensor<2x8x9x9xf32>) -> tensor<2x8x5x5xf32>
+  %s = graph.reduce sum %p dims [2, 3] : (tensor<2x8x5x5xf32>) -> tensor<2x8xf32>
+  func.return %s : tensor<2x8xf32>
+}
+"""
+    from fsir.testing.pipeline import schedule_kernels
+
+    for rows in ("thread", "warp", "block"):
+        (k,) = schedule_kernels(text, rows=rows)
+        assert str(k.params.MAPPING) == "row"
+        check(text, fusion="stitch", rows=rows)
+
+
+@pytest.mark.parametrize("vector", [2, 4])
+def test_reduce_window_vectorized_loop(vector):
+    check(window_fn("max", "f32", "2x3x9x17", "2x3x8x8", [1, 1, 2, 3], [1, 1, 1, 2], [1, 1, 1, 1],
+                    [0, 0, 0, 1], [0, 0, 0, 0]), fusion="stitch", vector=vector)
