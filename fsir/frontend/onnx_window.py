@@ -125,7 +125,16 @@ def pool_input(imp: OnnxImporter, node: onnx.NodeProto) -> SSAValue:
     x = imp.value(node.input[0])
     if imp.rank(x) < 3:
         raise imp.error(f"{imp.describe()}: the input must be N x C x spatial dims, got rank {imp.rank(x)}")
+    require_static(imp, x, range(2, imp.rank(x)), "spatial")
     return x
+
+
+def require_static(imp: OnnxImporter, x: SSAValue, dims, what: str) -> None:
+    """Window and resampling geometry is computed at import time: the dims it depends
+    on must be known."""
+    shape = shape_of(x.type)
+    if any(shape[d] == graph.DYN for d in dims):
+        raise imp.error(f"{imp.describe()}: its {what} dims must be static, got {graph.fmt_shape(shape)}")
 
 
 @converter("MaxPool")
@@ -145,6 +154,7 @@ def max_pool_indices(imp: OnnxImporter, x: SSAValue, y: SSAValue, geom: PoolGeom
     position is a strided slice of the padded input; the smallest index among the
     positions equal to the maximum wins (a min over the window positions)."""
     b = imp.b
+    require_static(imp, x, range(len(shape_of(x.type))), "N and C (for the Indices output)")
     shape = shape_of(x.type)
     spatial = shape[2:]
     rank = len(spatial)
@@ -306,6 +316,7 @@ def pad(imp: OnnxImporter, node: onnx.NodeProto, attrs: dict) -> list[SSAValue]:
         low[a], high[a] = pads[i], pads[len(axes) + i]
     if mode != graph.PadMode.CONSTANT and (min(low) < 0 or min(high) < 0):
         # negative padding removes elements before the others are added
+        require_static(imp, x, [d for d in range(rank) if low[d] < 0 or high[d] < 0], "negatively padded")
         shape = shape_of(x.type)
         x = b.slice(x, [max(-lo, 0) for lo in low], [n - max(-hi, 0) for n, hi in zip(shape, high)])
         low, high = [max(lo, 0) for lo in low], [max(hi, 0) for hi in high]
@@ -320,6 +331,7 @@ def _block_attrs(imp: OnnxImporter, node: onnx.NodeProto, attrs: dict) -> tuple[
     x = imp.value(node.input[0])
     if imp.rank(x) != 4:
         raise imp.error(f"{imp.describe()}: the input must have rank 4 (N x C x H x W), got {imp.rank(x)}")
+    require_static(imp, x, range(4), "N, C, H and W")
     bs = attrs.get("blocksize")
     if not isinstance(bs, int) or bs < 1:
         raise imp.error(f"{imp.describe()}: blocksize must be a positive integer")
@@ -512,6 +524,7 @@ def resize(imp: OnnxImporter, node: onnx.NodeProto, attrs: dict) -> list[SSAValu
     spec = ResizeSpec(mode, coordinate, nearest if not upsample else "floor", attrs.get("cubic_coeff_a", -0.75),
                       bool(attrs.get("exclude_outside", 0)), bool(attrs.get("antialias", 0)))
     axes = [imp.axis(a, rank) for a in attrs.get("axes", range(rank))]
+    require_static(imp, x, axes, "resized")
     scales, sizes, roi = _resize_inputs(imp, node, attrs, upsample)
     if sizes is not None:
         if len(sizes) != len(axes):
