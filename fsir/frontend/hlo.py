@@ -462,7 +462,9 @@ class HloImporter:
                           low=dense_i64(low), high=dense_i64(high))
         if not identity:  # a non-identity init takes part in every window once
             out = self.b.ew(_REDUCE_EW[kind], out, self.b.broadcast(init, shape_of(out.type), []))
-        return out
+        # JAX's average pool counts each window's elements by a reduce-window over ones
+        folded = self.b.fold(out)
+        return out if folded is None else self.b.constant(folded, self.b.elem(out))
 
     def _reducer_kind(self, instr, x) -> str:
         """The graph reduction kind of a to_apply computation that is a single

@@ -120,3 +120,19 @@ def test_pad_interior_and_negative():
     check_both(text, want)
     ops = [op.name for op in import_hlo(text, "m.hlo").walk()]
     assert "graph.pad" in ops and "graph.concat" not in ops
+
+
+def test_average_pool_counts_fold_to_a_constant():
+    # jax's avg_pool(count_include_pad=False): window sums divided by window sums of ones
+    text = module("""
+        zero = f32[] constant(0)
+        one = f32[] constant(1)
+        ones = f32[2,9,10,3] broadcast(one), dimensions={}
+        s = f32[2,5,5,3] reduce-window(x, zero), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0}, to_apply=add_r
+        c = f32[2,5,5,3] reduce-window(ones, zero), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0}, to_apply=add_r
+        d = f32[2,5,5,3] divide(s, c)""")
+    sums = windows(X, [1, 3, 3, 1], [1, 2, 2, 1], [1] * 4, [0, 1, 1, 0], [0, 1, 1, 0], 0.0, np.sum)
+    counts = windows(np.ones_like(X), [1, 3, 3, 1], [1, 2, 2, 1], [1] * 4, [0, 1, 1, 0], [0, 1, 1, 0], 0.0, np.sum)
+    check_both(text, sums / counts)
+    windows_left = [op for op in import_hlo(text, "m.hlo").walk() if op.name == "graph.reduce_window"]
+    assert len(windows_left) == 1
