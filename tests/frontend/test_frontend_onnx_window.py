@@ -179,3 +179,13 @@ def test_pytorch_names_import():
     m.graph.name = "torch-jit-export"
     m.graph.input[0].name = m.graph.node[0].input[0] = "0"
     check(m, (1, 2, 6, 6), kernels=1)
+
+
+def test_old_opsets_take_attributes():
+    # Pad-2 (pads and value attributes), Upsample-7 (scales attribute), Resize-10
+    check(model("Pad", (1, 2, 4, 5), opset=10, mode="reflect", pads=[0, 0, 1, 2, 0, 0, 2, 1]), (1, 2, 4, 5))
+    check(model("Pad", (1, 2, 4, 5), opset=10, pads=[0, 1, 1, 0, 0, 0, 1, 1], value=1.5), (1, 2, 4, 5))
+    check(model("Upsample", (1, 2, 3, 4), opset=7, mode="nearest", scales=[1.0, 1.0, 2.0, 3.0]), (1, 2, 3, 4))
+    inits = {"scales": np.array([1, 1, 2, 2], np.float32)}
+    check(model("Resize", (1, 2, 3, 4), opset=10, inits=inits, extra_inputs=["scales"], mode="nearest"),
+          (1, 2, 3, 4))
