@@ -1542,7 +1542,7 @@ class ReduceWindowOp(GraphOp):
     high = prop_def(DenseArrayBase[I64])
     input = operand_def(TensorType)
     result = result_def(TensorType)
-    traits = traits_def(Pure(), Gather())
+    traits = traits_def(Pure(), Gather(), GraphCanonicalization())
 
     @classmethod
     def _keyword_attr(cls, word: str) -> Attribute:
@@ -1643,7 +1643,7 @@ class PadOp(GraphOp):
     input = operand_def(TensorType)
     value = opt_operand_def(TensorType)
     result = result_def(TensorType)
-    traits = traits_def(Pure(), LightElementwise())
+    traits = traits_def(Pure(), LightElementwise(), GraphCanonicalization())
 
     @classmethod
     def _keyword_attr(cls, word: str) -> Attribute:

@@ -27,6 +27,7 @@ from fsir.dialects import graph
 from fsir.dialects.graph import shape_of
 from fsir.frontend.builder import dense_i64
 from fsir.frontend.onnx_import import OnnxImporter, converter
+from fsir.transforms.canonicalize import identity_pad
 
 # ---------------------------------------------------------------------------
 # Pooling
@@ -111,14 +112,19 @@ def pool_geometry(imp: OnnxImporter, attrs: dict, sizes: Sequence[int]) -> PoolG
 
 
 def window_reduce(imp: OnnxImporter, kind: str, x: SSAValue, geom: PoolGeometry) -> SSAValue:
-    """`graph.reduce_window` over the spatial dims (all but N and C) of `x`."""
+    """`graph.reduce_window` over the spatial dims (all but N and C) of `x`; an explicit
+    Pad before it with the reduction's identity becomes the window's own padding."""
     shape = shape_of(x.type)
     lead = len(shape) - len(geom.kernel)
-    ones, zeros = [1] * lead, [0] * lead
+    ones = [1] * lead
+    low, high = [0] * lead + list(geom.begin), [0] * lead + geom.high(shape[lead:])
+    found = identity_pad(kind, x)
+    if found is not None:
+        x = found[0]
+        low, high = [a + b for a, b in zip(low, found[1])], [a + b for a, b in zip(high, found[2])]
     return imp.b.emit(graph.ReduceWindowOp, [x], kind=graph.ReduceKindAttr(graph.ReduceKind(kind)),
                       window=dense_i64(ones + list(geom.kernel)), strides=dense_i64(ones + list(geom.strides)),
-                      dilations=dense_i64(ones + list(geom.dilations)), low=dense_i64(zeros + list(geom.begin)),
-                      high=dense_i64(zeros + geom.high(shape[lead:])))
+                      dilations=dense_i64(ones + list(geom.dilations)), low=dense_i64(low), high=dense_i64(high))
 
 
 def pool_input(imp: OnnxImporter, node: onnx.NodeProto) -> SSAValue:

@@ -189,3 +189,21 @@ def test_old_opsets_take_attributes():
     inits = {"scales": np.array([1, 1, 2, 2], np.float32)}
     check(model("Resize", (1, 2, 3, 4), opset=10, inits=inits, extra_inputs=["scales"], mode="nearest"),
           (1, 2, 3, 4))
+
+
+def test_explicit_pad_before_max_pool_joins_the_window():
+    """An exported model's Pad(-inf) then MaxPool: canonicalization moves the padding
+    into the window reduction, so no padded tensor is written."""
+    g = helper.make_graph(
+        [helper.make_node("Pad", ["x", "pads", "value"], ["p"]),
+         helper.make_node("MaxPool", ["p"], ["y"], kernel_shape=[3, 3], strides=[2, 2])],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        initializer=[numpy_helper.from_array(np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), "pads"),
+                     numpy_helper.from_array(np.array(-np.inf, np.float32), "value")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)])
+    m.ir_version = 8
+    check(m, (1, 3, 8, 8), kernels=1)
+    lowered = lower(import_onnx(m.SerializeToString(), "m.onnx"), PipelineOptions(fusion="stitch"),
+                    until="stitch-codegen")
+    assert not any(op.name == "graph.pad" for op in lowered.walk())
