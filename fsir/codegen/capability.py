@@ -30,7 +30,19 @@ def can_generate(ops: Sequence[Operation]) -> str | None:
     for op in ops:
         if not isinstance(op, graph.GraphOp):
             return f"'{op.name}' is not a graph op"
+    inside = {r for op in ops for r in op.results}
+    for op in ops:
+        if reads_operands_from_memory(op) and any(o in inside for o in op.operands):
+            return f"'{op.name}' reads its operand from memory: its producer cannot join its kernel"
     return mapping_for(ops).accepts(ops)
+
+
+def reads_operands_from_memory(op: Operation) -> bool:
+    """Whether `op`'s operands must come from outside its kernel: every result element
+    of a window reduction reads a window of its operand, so a kernel reads the operand
+    from memory rather than computing it once per window position it falls in (a
+    reduction's rows could not be read across windows either)."""
+    return isinstance(op, graph.ReduceWindowOp)
 
 
 def can_extend(row_shape: tuple[int, ...] | None, op: Operation, escapes: bool):
@@ -49,6 +61,8 @@ def can_extend(row_shape: tuple[int, ...] | None, op: Operation, escapes: bool):
     code generator can use them."""
     if not isinstance(op, graph.GraphOp) or mapping_for([op]) is not MAPPINGS[Mapping.LOOP]:
         return NotImplemented
+    if any(reads_operands_from_memory(u.operation) for r in op.results for u in r.uses):
+        return NotImplemented  # the window reduction it feeds may be in the set
     return None
 
 

@@ -75,6 +75,14 @@ def op_mix(op: Operation) -> Counter[str]:
         return Counter(alu=2 * len(op.operands))
     if isinstance(op, graph.GatherOp):
         return Counter(alu=4)  # to index, clamp to the table, row offset
+    if isinstance(op, graph.PadOp):  # a clamp per padded side, a select
+        return Counter(alu=1 + 3 * len(shape_of(op.results[0].type)))
+    if isinstance(op, graph.ReduceWindowOp):
+        # per window element: its position and bounds tests, the combine, the load's
+        # address; the walk counts the operand's first load, these are the others
+        rank = len(shape_of(op.results[0].type))
+        k = math.prod(op.params()[0])
+        return Counter(alu=k * (2 * rank + 3), **{"global": k - 1})
     return Counter()  # broadcast, transpose, splat constants: index mapping only
 
 

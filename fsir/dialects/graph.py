@@ -46,11 +46,14 @@ from xdsl.dialects.builtin import (
     TensorType,
     i64,
 )
-from xdsl.ir import Attribute, Dialect, Operation, SSAValue
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import Attribute, Dialect, Operation, SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
+    irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     prop_def,
     result_def,
     traits_def,
@@ -363,7 +366,7 @@ class GraphOp(IRDLOperation):
             word = parser.parse_keyword_in(
                 cls.KEYWORD_CHOICES, f" ({', '.join(cls.KEYWORD_CHOICES)})"
             )
-            props[cls.KEYWORD_PROP] = StringAttr(word)
+            props[cls.KEYWORD_PROP] = cls._keyword_attr(word)
         operands: list[UnresolvedOperand] = []
         first = parser.parse_optional_unresolved_operand()
         if first is not None:
@@ -413,11 +416,17 @@ class GraphOp(IRDLOperation):
         """Map the flat operand list onto the op's operand definitions."""
         return list(operands)
 
+    @classmethod
+    def _keyword_attr(cls, word: str) -> Attribute:
+        """The `KEYWORD_PROP` attribute of a parsed keyword (ops with a typed enum
+        attribute override this)."""
+        return StringAttr(word)
+
     def print(self, printer: Printer):
         if self.KEYWORD_PROP is not None:
             keyword = self.properties[self.KEYWORD_PROP]
-            assert isinstance(keyword, StringAttr)
-            printer.print_string(" " + keyword.data)
+            assert isinstance(keyword, (StringAttr, EnumAttribute))
+            printer.print_string(" " + str(keyword.data))
         if self.operands:
             printer.print_string(" ")
             printer.print_list(self.operands, printer.print_operand)
@@ -1451,6 +1460,318 @@ def check_matmul(a: Sequence[int], b: Sequence[int]) -> None:
         if not (1 in (x, y) or dims_compatible(x, y)):
             raise VerifyException(f"batch dims {fmt_shape(a[:-2])} and {fmt_shape(b[:-2])} do not broadcast")
 
+# ---------------------------------------------------------------------------
+# Windows and padding: reduce_window (pooling, LRN, HLO reduce-window), pad
+# ---------------------------------------------------------------------------
+
+
+class ReduceKind(StrEnum):
+    """The reductions of `graph.reduce_window` (those of `graph.reduce`)."""
+
+    SUM = "sum"
+    MAX = "max"
+    MIN = "min"
+    PROD = "prod"
+
+
+@irdl_attr_definition
+class ReduceKindAttr(EnumAttribute[ReduceKind], SpacedOpaqueSyntaxAttribute):
+    """`#graph<reduce_kind max>`; printed as the bare word after the op name."""
+
+    name = "graph.reduce_kind"
+
+
+class PadMode(StrEnum):
+    """What `graph.pad` puts in padded positions: a value (`constant`), the nearest
+    edge element (`edge`), the mirror image without repeating the edge (`reflect`), or
+    the other end of the dim (`wrap`, periodic)."""
+
+    CONSTANT = "constant"
+    EDGE = "edge"
+    REFLECT = "reflect"
+    WRAP = "wrap"
+
+
+@irdl_attr_definition
+class PadModeAttr(EnumAttribute[PadMode], SpacedOpaqueSyntaxAttribute):
+    """`#graph<pad_mode reflect>`; printed as the bare word after the op name."""
+
+    name = "graph.pad_mode"
+
+
+def reduce_identity(kind: str, dtype: np.dtype) -> Any:
+    """The identity of a reduction on `dtype` (what padded window positions hold)."""
+    if kind == "sum":
+        return dtype.type(0)
+    if kind == "prod":
+        return dtype.type(1)
+    if dtype.kind == "f" or dtype == ml_dtypes.bfloat16:
+        return dtype.type(-np.inf if kind == "max" else np.inf)
+    info = np.iinfo(dtype)
+    return dtype.type(info.min if kind == "max" else info.max)
+
+
+@irdl_op_definition
+class ReduceWindowOp(GraphOp):
+    """StableHLO reduce_window with one operand: result element i reduces (`sum max min
+    prod`) the operand over the window of `window[d]` positions starting at
+    `i[d] * strides[d] - low[d]`, `dilations[d]` apart; positions in the padding
+    (`low`/`high` per dim, outside the operand) hold the reduction's identity. Result
+    dim d has `(n + low + high - (window - 1) * dilation - 1) / stride + 1` elements.
+    Floats accumulate in f32; max/min propagate NaN.
+
+        %p = graph.reduce_window max %x window [3, 3] strides [2, 2] dilations [1, 1]
+               low [1, 1] high [1, 1] : (tensor<16x16xf32>) -> tensor<8x8xf32>
+
+    Each result element is computed on its own (a small serial loop over its window),
+    so it belongs to the gather class: it reads a neighbourhood of its operand, which
+    a kernel takes from memory (`fsir.codegen.capability`), and its consumers stitch
+    onto it like onto any per-element op.
+    """
+
+    name = "graph.reduce_window"
+    KEYWORD_PROP: ClassVar = "kind"
+    KEYWORD_CHOICES: ClassVar = tuple(k.value for k in ReduceKind)
+    INT_PROPS: ClassVar = (("window", "window", True), ("strides", "strides", True),
+                           ("dilations", "dilations", True), ("low", "low", True), ("high", "high", True))
+    kind = prop_def(ReduceKindAttr)
+    window = prop_def(DenseArrayBase[I64])
+    strides = prop_def(DenseArrayBase[I64])
+    dilations = prop_def(DenseArrayBase[I64])
+    low = prop_def(DenseArrayBase[I64])
+    high = prop_def(DenseArrayBase[I64])
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), Gather(), GraphCanonicalization())
+
+    @classmethod
+    def _keyword_attr(cls, word: str) -> Attribute:
+        return ReduceKindAttr(ReduceKind(word))
+
+    @property
+    def kind_name(self) -> str:
+        return self.kind.data.value
+
+    def params(self) -> tuple[tuple[int, ...], ...]:
+        """(window, strides, dilations, low, high), one entry per dim each."""
+        return tuple(_dims(self, p) for p in ("window", "strides", "dilations", "low", "high"))
+
+    def infer_type(self) -> TensorType:
+        src = shape_of(self.input.type)
+        window, strides, dilations, low, high = self.params()
+        for name, values in zip(("window", "strides", "dilations", "low", "high"), self.params()):
+            if len(values) != len(src):
+                raise VerifyException(f"{name} has {len(values)} entries but the operand has rank {len(src)}")
+        for d, (k, s, r, lo, hi) in enumerate(zip(window, strides, dilations, low, high)):
+            if k < 1 or s < 1 or r < 1:
+                raise VerifyException(f"window {k}, stride {s} and dilation {r} of dim {d} must be positive")
+            if lo < 0 or hi < 0:
+                raise VerifyException(f"padding {lo}, {hi} of dim {d} must not be negative (slice the operand)")
+            if src[d] != DYN and src[d] + lo + hi < (k - 1) * r + 1:
+                raise VerifyException(f"the window of dim {d} ({(k - 1) * r + 1} positions) is larger than "
+                                      f"the padded operand ({src[d] + lo + hi})")
+        elem = tensor_type(self.input).element_type
+        if is_bool(elem):
+            raise VerifyException("cannot reduce i1 tensors (convert them first)")
+        return tensor(elem, self.reify_dims(static_dims, STATIC))
+
+    def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
+        out = []
+        for n, k, s, r, lo, hi in zip(dims_of(self.input), *self.params()):
+            out.append(b.add(b.div(b.sub(b.add(n, lo + hi), (k - 1) * r + 1), s), 1))
+        return out
+
+    def window_index(self, idx: Sequence, offsets: Sequence, b: DimBuilder) -> list:
+        """The operand position of window element `offsets` (one per dim, in
+        [0, window)) of the result's `idx`; it may lie in the padding."""
+        _, strides, dilations, low, _ = self.params()
+        return [b.add(b.sub(b.mul(i, s), lo), b.mul(o, r))
+                for i, o, s, r, lo in zip(idx, offsets, strides, dilations, low)]
+
+    def may_leave(self, d: int) -> tuple[bool, bool]:
+        """Whether some window of dim `d` reaches into the low / the high padding
+        (`?` sizes: whenever there is padding on that side)."""
+        window, strides, dilations, low, high = (p[d] for p in self.params())
+        n, out = shape_of(self.input.type)[d], shape_of(self.result_type)[d]
+        # the result size keeps the last window within n + high positions
+        above = high > 0 and (DYN in (n, out) or (out - 1) * strides + (window - 1) * dilations - low >= n)
+        return low > 0, above
+
+    def reference(self, x):
+        window, strides, dilations, low, high = self.params()
+        elem = self.result_type.element_type
+        acc = x.astype(compute_dtype(elem), copy=False)
+        identity = reduce_identity(self.kind_name, acc.dtype)
+        if any(low) or any(high):
+            acc = np.pad(acc, list(zip(low, high)), constant_values=identity)
+        extent = [(k - 1) * r + 1 for k, r in zip(window, dilations)]
+        if any(n < e for n, e in zip(acc.shape, extent)):
+            raise VerifyException(f"the window ({fmt_shape(extent)} positions) is larger than the padded "
+                                  f"operand ({fmt_shape(acc.shape)}) at run time")
+        rank = acc.ndim
+        view = np.lib.stride_tricks.sliding_window_view(acc, extent)
+        view = view[tuple(slice(None, None, s) for s in strides) + tuple(slice(None, None, r) for r in dilations)]
+        out = _REDUCE_REF[self.kind_name](view, axis=tuple(range(rank, 2 * rank)))
+        return np.asarray(out).astype(numpy_dtype(elem))
+
+
+@irdl_op_definition
+class PadOp(GraphOp):
+    """Pad each dim by `low`/`high` positions (negative: remove them) and `interior`
+    positions between neighbours (constant mode only). `constant` pads with the rank-0
+    operand `%v`; `edge`, `reflect` and `wrap` with the operand's own elements (see
+    `PadMode`), as numpy.pad does. Result dim d has `low + high + n + (n - 1) * interior`
+    elements.
+
+        %p = graph.pad constant %x, %v low [0, 1] high [2, -1] interior [0, 0]
+               : (tensor<4x8xf32>, tensor<f32>) -> tensor<6x8xf32>
+        %r = graph.pad reflect %x low [1, 2] high [1, 2] interior [0, 0] : (tensor<4x8xf32>) -> tensor<6x12xf32>
+
+    A result element reads one operand element (`operand_indices`; in constant mode,
+    the clamped position, which the element rule replaces by `%v` outside), so pads
+    are light ops that stitch into their consumers.
+    """
+
+    name = "graph.pad"
+    KEYWORD_PROP: ClassVar = "mode"
+    KEYWORD_CHOICES: ClassVar = tuple(m.value for m in PadMode)
+    INT_PROPS: ClassVar = (("low", "low", True), ("high", "high", True), ("interior", "interior", True))
+    mode = prop_def(PadModeAttr)
+    low = prop_def(DenseArrayBase[I64])
+    high = prop_def(DenseArrayBase[I64])
+    interior = prop_def(DenseArrayBase[I64])
+    input = operand_def(TensorType)
+    value = opt_operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), LightElementwise(), GraphCanonicalization())
+
+    @classmethod
+    def _keyword_attr(cls, word: str) -> Attribute:
+        return PadModeAttr(PadMode(word))
+
+    @classmethod
+    def _group_operands(cls, operands):
+        return [operands[0], operands[1:]]
+
+    @property
+    def mode_name(self) -> PadMode:
+        return self.mode.data
+
+    def params(self) -> tuple[tuple[int, ...], ...]:
+        """(low, high, interior), one entry per dim each."""
+        return tuple(_dims(self, p) for p in ("low", "high", "interior"))
+
+    def infer_type(self) -> TensorType:
+        src = shape_of(self.input.type)
+        elem = tensor_type(self.input).element_type
+        mode = self.mode_name
+        for name, values in zip(("low", "high", "interior"), self.params()):
+            if len(values) != len(src):
+                raise VerifyException(f"{name} has {len(values)} entries but the operand has rank {len(src)}")
+        if (self.value is not None) != (mode == PadMode.CONSTANT):
+            raise VerifyException("the padding value operand is required in constant mode and only there")
+        if self.value is not None:
+            v = tensor_type(self.value)
+            if shape_of(v) != () or v.element_type != elem:
+                raise VerifyException(f"the padding value must be a tensor<{elem}>, got {v}")
+        for d, (n, lo, hi, r) in enumerate(zip(src, *self.params())):
+            if r < 0:
+                raise VerifyException(f"interior padding {r} of dim {d} must not be negative")
+            if (r or lo < 0 or hi < 0) and mode != PadMode.CONSTANT:
+                raise VerifyException(f"interior and negative padding need constant mode, not {mode}")
+            if n == 0 and mode != PadMode.CONSTANT and (lo > 0 or hi > 0):
+                raise VerifyException(f"{mode} padding of the empty dim {d} has no element to repeat")
+            if n != DYN and lo + hi + n + max(n - 1, 0) * r < 0:
+                raise VerifyException(f"padding {lo}, {hi} of dim {d} removes more than its {n} elements")
+        return tensor(elem, self.reify_dims(static_dims, STATIC))
+
+    def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
+        return [b.add(self._core(n, r, b), lo + hi) for n, lo, hi, r in zip(dims_of(self.input), *self.params())]
+
+    @staticmethod
+    def _core(n, r: int, b: DimBuilder):
+        """The extent of a dim of size n with r interior positions between neighbours."""
+        if not r:
+            return n
+        return b.select(b.lt(n, 1), 0, b.add(b.mul(b.sub(n, 1), r + 1), 1))
+
+    def operand_indices(self, idx: Sequence, dims_of: DimsOf, b: DimBuilder) -> list[list]:
+        """The operand element a result element reads (constant mode: clamped into the
+        operand, so it is always a valid position; `inside` tells whether it is used).
+        A dim without padding reads the result's coordinate itself."""
+        mode = self.mode_name
+        out = []
+        for i, n, lo, hi, r in zip(idx, dims_of(self.input), *self.params()):
+            if (lo, hi, r) == (0, 0, 0):
+                out.append(i)
+                continue
+            t = b.sub(i, lo)
+            if mode == PadMode.CONSTANT:
+                t = _clamp(t, b.mul(b.sub(n, 1), r + 1), b, lo > 0, hi > 0)
+                out.append(b.div(t, r + 1))
+            elif mode == PadMode.EDGE:
+                out.append(_clamp(t, b.sub(n, 1), b, lo > 0, hi > 0))
+            elif mode == PadMode.WRAP:
+                # shifted by a multiple of n to be non-negative (index division is unsigned)
+                shift = b.mul(n, -(-lo // n)) if isinstance(n, int) else b.mul(n, max(lo, 0))
+                out.append(_index_rem(b, b.add(t, shift), n))
+            else:  # reflect: period 2(n-1), the second half mirrored
+                p = 2 * n - 2 if isinstance(n, int) else b.mul(b.sub(n, 1), 2)
+                p = b.select(b.lt(p, 1), 1, p)
+                shift = b.mul(p, -(-lo // p)) if isinstance(p, int) else b.mul(p, max(lo, 0))
+                m = _index_rem(b, b.add(t, shift), p)
+                out.append(b.select(b.lt(m, n), m, b.sub(p, m)))
+        return [out, []] if self.value is not None else [out]
+
+    def inside(self, idx: Sequence, dims_of: DimsOf, b: DimBuilder) -> list:
+        """Constant mode: the conditions (all must hold) under which the result's `idx`
+        is an operand element rather than padding; static ones are left out."""
+        conds = []
+        for i, n, lo, hi, r in zip(idx, dims_of(self.input), *self.params()):
+            t = b.sub(i, lo)
+            if lo > 0:
+                conds.append(b.lt(-1, t))
+            if hi > 0 or r:
+                conds.append(b.lt(t, b.add(b.mul(b.sub(n, 1), r + 1), 1)))
+            if r:
+                t0 = b.select(b.lt(t, 0), 0, t)
+                conds.append(b.eq(_index_rem(b, t0, r + 1), 0))
+        return [c for c in conds if c is not True]
+
+    def reference(self, x, value=None):
+        low, high, interior = self.params()
+        if any(interior):
+            n = x.shape
+            spread = np.full([m + max(m - 1, 0) * r for m, r in zip(n, interior)], value, dtype=x.dtype)
+            spread[tuple(slice(None, None, r + 1) for r in interior)] = x
+            x = spread
+        # negative padding removes elements first; numpy.pad adds the rest
+        x = x[tuple(slice(max(-lo, 0), m - max(-hi, 0)) for m, lo, hi in zip(x.shape, low, high))]
+        widths = [(max(lo, 0), max(hi, 0)) for lo, hi in zip(low, high)]
+        mode = self.mode_name
+        if mode == PadMode.CONSTANT:
+            assert value is not None  # the verifier requires it in constant mode
+            return np.pad(x, widths, mode="constant", constant_values=value)
+        if x.size == 0 and any(w != (0, 0) for w in widths):
+            raise VerifyException(f"{mode} padding of an empty tensor at run time")
+        numpy_mode: Any = {PadMode.EDGE: "edge", PadMode.REFLECT: "reflect", PadMode.WRAP: "wrap"}[mode]
+        return np.pad(x, widths, mode=numpy_mode)
+
+
+def _clamp(t, top, b: DimBuilder, low: bool, high: bool):
+    """t clamped to [0, top] (only the sides that can be left)."""
+    if low:
+        t = b.select(b.lt(t, 0), 0, t)
+    if high:
+        t = b.select(b.lt(top, t), top, t)
+    return t
+
+
+def _index_rem(b: DimBuilder, a, n):
+    """a mod n for a >= 0, n > 0 in the builder's algebra."""
+    return b.sub(a, b.mul(b.div(a, n), n))
+
+
 
 # ---------------------------------------------------------------------------
 # Convolution
@@ -1643,6 +1964,8 @@ Graph = Dialect(
         GatherOp,
         DotOp,
         ConvOp,
+        ReduceWindowOp,
+        PadOp,
     ],
-    [],
+    [ReduceKindAttr, PadModeAttr],
 )

@@ -23,7 +23,7 @@ from xdsl.ir import SSAValue
 from fsir.dialects import graph
 from fsir.dialects.graph import shape_of, tensor
 from fsir.errors import Location, UserError
-from fsir.frontend.builder import GraphBuilder
+from fsir.frontend.builder import GraphBuilder, dense_i64
 from fsir.frontend.hlo_parse import ArrayShape, Computation, Instr, Item, Operand, TupleShape, parse_hlo
 from fsir.frontend.hlo_parse import clean_name as _clean
 from fsir.ir import verify
@@ -47,19 +47,8 @@ _ELEMENTWISE = {
     "ceil": "ceil", "not": "not",
 }
 
-# to_apply root opcode -> graph.reduce kind, and that reduction's identity
+# to_apply root opcode -> graph.reduce kind (its identity: graph.reduce_identity)
 _REDUCERS = {"add": "sum", "maximum": "max", "minimum": "min", "multiply": "prod"}
-
-
-def _identity(kind: str, dtype: np.dtype) -> float:
-    if kind == "sum":
-        return 0
-    if kind == "prod":
-        return 1
-    if dtype.kind == "f":
-        return -np.inf if kind == "max" else np.inf
-    info = np.iinfo(dtype)
-    return info.min if kind == "max" else info.max
 
 
 Value = Any  # SSAValue, or a list of Values for tuples
@@ -294,29 +283,19 @@ class HloImporter:
         return self.b.concat(ops, self.ints(instr, "dimensions")[0])
 
     def op_pad(self, instr, ops):
+        """graph.pad in constant mode: low_high[_interior] per dim (negative: removed)."""
         x, value = ops
         spec = self.attr(instr, "padding")
         text = str(spec)
         dims = [[int(v) for v in d.split("_")] for d in text.split("x")] if not isinstance(spec, int) else None
         if not dims or any(len(d) not in (2, 3) for d in dims) or len(dims) != len(shape_of(x.type)):
-            raise UserError(f"cannot read padding={text} of '{instr.name}' (expected low_high per dim)",
+            raise UserError(f"cannot read padding={text} of '{instr.name}' (expected low_high[_interior] per dim)",
                             instr.attr_locs.get("padding", instr.loc))
-        if any(len(d) == 3 and d[2] != 0 for d in dims):
-            raise self.unsupported(instr, "pad with interior padding")
-        # Lower to slices (negative padding) and concatenations with splats of the value.
-        for axis, (low, high, *_) in enumerate(dims):
-            shape = list(shape_of(x.type))
-            if low < 0 or high < 0:
-                start, limit = [0] * len(shape), list(shape)
-                start[axis] = max(-low, 0)
-                limit[axis] = shape[axis] - max(-high, 0)
-                x = self.b.slice(x, start, limit)
-                shape = list(shape_of(x.type))
-            splats = [self.b.broadcast(value, shape[:axis] + [n] + shape[axis + 1:], []) if n > 0 else None
-                      for n in (low, high)]
-            parts = [p for p in (splats[0], x, splats[1]) if p is not None]
-            x = self.b.concat(parts, axis)
-        return x
+        low, high, interior = ([d[i] if i < len(d) else 0 for d in dims] for i in range(3))
+        if not any(low) and not any(high) and not any(interior):
+            return x
+        return self.b.emit(graph.PadOp, [x, value], mode=graph.PadModeAttr(graph.PadMode.CONSTANT),
+                           low=dense_i64(low), high=dense_i64(high), interior=dense_i64(interior))
 
     def op_compare(self, instr, ops):
         direction = str(self.attr(instr, "direction")).lower()
@@ -414,32 +393,91 @@ class HloImporter:
         out = self.b.reduce(kind, x, dims)
         init_value = self.b.fold(init)
         dtype = graph.numpy_dtype(self.b.elem(x))
-        if init_value is None or init_value.reshape(-1)[0] != _identity(kind, dtype):
+        if init_value is None or init_value.reshape(-1)[0] != graph.reduce_identity(kind, dtype):
             # A non-identity init takes part in the reduction once.
             out = self.b.ew(_REDUCE_EW[kind], out,
                             self.b.broadcast(init, shape_of(out.type), []))
         return out
 
     def op_reduce_window(self, instr, ops):
-        """XLA's CPU pipeline splits long row reductions into a reduce-window over
-        non-overlapping tiles and a reduce; a tiled window is a reshape plus a reduce."""
+        """graph.reduce_window (size, stride, window dilation `rhs_dilate`, padding `pad`
+        low_high per dim, negative padding removed first). Non-overlapping tiles without
+        padding become a reshape and a reduce: XLA's CPU pipeline splits long row
+        reductions into such a reduce-window and a reduce, which `_reduce_one` merges
+        back into the row reduction."""
         if len(ops) != 2:
             raise self.unsupported(instr, "variadic reduce-window")
         x, init = ops
         window = self.attr(instr, "window")
         fields = {str(i.values[0]): str(i.values[1]) for i in window if isinstance(i, Item) and i.seps == ["="]}
         shape = shape_of(x.type)
-        size = [int(v) for v in fields.get("size", "").split("x") if v]
-        stride = [int(v) for v in fields.get("stride", "x".join(map(str, size))).split("x") if v]
-        if (len(size) != len(shape) or stride != size or set(fields) - {"size", "stride"}
-                or any(n % k for n, k in zip(shape, size))):
-            raise self.unsupported(instr, "reduce-window other than non-overlapping tiles without padding")
-        tiled, dims = [], []
-        for n, k in zip(shape, size):
-            tiled += [n // k, k] if k > 1 else [n]
-            if k > 1:
-                dims.append(len(tiled) - 1)
-        return self._reduce_one(instr, self.b.reshape(x, tiled), init, dims)
+        rank = len(shape)
+        loc = instr.attr_locs.get("window", instr.loc)
+
+        def field(name: str, default: list[int]) -> list[list[int]]:
+            text = fields.get(name)
+            if text is None:
+                return [default] * rank
+            try:
+                values = [[int(v) for v in d.split("_")] for d in text.split("x")]
+            except ValueError:
+                values = []
+            if len(values) != rank:
+                raise UserError(f"cannot read {name}={text} in window={{...}} of '{instr.name}' "
+                                f"({rank} entries expected)", loc)
+            return values
+
+        unknown = set(fields) - {"size", "stride", "pad", "rhs_dilate", "lhs_dilate"}
+        if "size" not in fields or unknown:
+            raise self.unsupported(instr, f"reduce-window with window fields {sorted(unknown) or 'without size'}")
+        size = [v[0] for v in field("size", [1])]
+        stride = [v[0] for v in field("stride", [1])]
+        dilate = [v[0] for v in field("rhs_dilate", [1])]
+        pad = field("pad", [0, 0])
+        if any(v[0] != 1 for v in field("lhs_dilate", [1])):
+            raise self.unsupported(instr, "reduce-window with base dilation (lhs_dilate)")
+        if any(len(p) != 2 for p in pad):
+            raise UserError(f"cannot read pad={fields.get('pad')} of '{instr.name}' (expected low_high per dim)", loc)
+        low, high = [p[0] for p in pad], [p[1] for p in pad]
+        if (stride == size and set(dilate) == {1} and not any(low) and not any(high)
+                and not any(n % k for n, k in zip(shape, size))):
+            tiled, dims = [], []
+            for n, k in zip(shape, size):
+                tiled += [n // k, k] if k > 1 else [n]
+                if k > 1:
+                    dims.append(len(tiled) - 1)
+            return self._reduce_one(instr, self.b.reshape(x, tiled), init, dims)
+        kind = self._reducer_kind(instr, x)
+        if min(low) < 0 or min(high) < 0:
+            x = self.b.slice(x, [max(-lo, 0) for lo in low], [n - max(-hi, 0) for n, hi in zip(shape, high)])
+            low, high = [max(lo, 0) for lo in low], [max(hi, 0) for hi in high]
+        init_value = self.b.fold(init)
+        dtype = graph.numpy_dtype(self.b.elem(x))
+        identity = init_value is not None and init_value.reshape(-1)[0] == graph.reduce_identity(kind, dtype)
+        if not identity and kind in ("sum", "prod") and (any(low) or any(high)):
+            # padded positions hold the init value, which would count once per position
+            raise self.unsupported(instr, f"padded reduce-window whose init value is not the {kind}'s identity")
+        out = self.b.emit(graph.ReduceWindowOp, [x], kind=graph.ReduceKindAttr(graph.ReduceKind(kind)),
+                          window=dense_i64(size), strides=dense_i64(stride), dilations=dense_i64(dilate),
+                          low=dense_i64(low), high=dense_i64(high))
+        if not identity:  # a non-identity init takes part in every window once
+            out = self.b.ew(_REDUCE_EW[kind], out, self.b.broadcast(init, shape_of(out.type), []))
+        # JAX's average pool counts each window's elements by a reduce-window over ones
+        folded = self.b.fold(out)
+        return out if folded is None else self.b.constant(folded, self.b.elem(out))
+
+    def _reducer_kind(self, instr, x) -> str:
+        """The graph reduction kind of a to_apply computation that is a single
+        add/maximum/minimum/multiply of its two parameters."""
+        region = self.computation_attr(instr, "to_apply")
+        root = region.root
+        params = {i.name: self._param_number(i) for i in region.instrs if i.opcode == "parameter"}
+        args = [o.name for o in root.operands if isinstance(o, Operand)]
+        if root.opcode not in _REDUCERS or sorted(params.get(a, -1) for a in args) != [0, 1] \
+                or graph.is_bool(self.b.elem(x)):
+            raise self.unsupported(instr, f"{instr.opcode} whose to_apply computation '{region.name}' is "
+                                          "not a single add/maximum/minimum/multiply of its parameters")
+        return _REDUCERS[root.opcode]
 
     def _arg_reduce(self, instr, region, inputs, inits, dims):
         """JAX's argmax/argmin: a reduce over (values, indices) whose comparator keeps the

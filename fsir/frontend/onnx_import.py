@@ -150,8 +150,9 @@ class OnnxImporter:
             self.import_node(node)
         self.node = None
         results = [self.value(o.name) for o in g.output]
-        name = _value_name(g.name) if g.name and _value_name(g.name) else "main"
-        return self.b.finish("main" if not name else name, results)
+        # the function's name prefixes its kernels' names, which PTX restricts to [A-Za-z0-9_$]
+        name = re.sub(r"[^\w$]", "_", _value_name(g.name)) if g.name else ""
+        return self.b.finish(name or "main", results)
 
     def import_node(self, node: onnx.NodeProto) -> None:
         if node.domain not in ("", "ai.onnx"):
@@ -699,7 +700,8 @@ class OnnxImporter:
 def _value_name(name: str) -> str:
     """An ONNX name as an MLIR value name ([A-Za-z_$.-][\\w$.-]*)."""
     name = re.sub(r"[^\w$.-]", "_", name)
-    return "_" + name if name and name[0].isdigit() else name
+    # not "_0": xDSL takes a trailing `_N` for its own numbering and strips it, leaving ""
+    return "v" + name if name and name[0].isdigit() else name
 
 
 def import_onnx(source: bytes | str, filename: str = "<stdin>") -> ModuleOp:

@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 
+from fsir.codegen.capability import reads_operands_from_memory
 from fsir.dialects import graph
 
 DYNAMIC_DIM = 128
@@ -151,8 +152,11 @@ def build_dataflow(block: Block) -> DataflowGraph:
         live[i] = is_output[i] or kind[i] == "other" or any(live[c] for c in succs[i])
     fusible = [k in FUSIBLE_KINDS and alive for k, alive in zip(kind, live)]
     source_free = [False] * n
+    # an op read by one that takes its operands from memory is never absorbed into its
+    # readers' pattern (it runs in a kernel of its own or with its producers)
+    from_memory = {p for i, op in enumerate(ops) if reads_operands_from_memory(op) for p in preds[i]}
     for i in range(n):
-        if kind[i] in ("light", "free") and all(source_free[p] for p in preds[i]):
+        if kind[i] in ("light", "free") and i not in from_memory and all(source_free[p] for p in preds[i]):
             source_free[i] = True
     return DataflowGraph(ops, kind, inputs, preds, succs, nbytes, elems, is_output, fusible,
                          source_free, ext_bytes, ext_values, {op: i for i, op in enumerate(ops)})

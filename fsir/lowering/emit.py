@@ -185,6 +185,61 @@ class ElementEmitter:
         return self.at(op.table, op.table_index(row, idx))
 
 
+    def _pad(self, op: graph.PadOp, idx: list[Index]) -> SSAValue:
+        """The operand's element at the pad's index rule; in constant mode the value
+        operand where `idx` lies in the padding. The rule's position is clamped into
+        the operand, so its load needs no guard unless a dim may be empty."""
+        (xi, *_) = op.operand_indices(idx, self.shapes.dims, self.ib)
+        if op.value is None:
+            return self.at(op.input, xi)
+        inside: bool | SSAValue = True
+        for c in op.inside(idx, self.shapes.dims, self.ib):
+            inside = self.and_(inside, c)
+        value = op.value
+        if isinstance(inside, bool):
+            return self.at(op.input, xi) if inside else self.at(value, [])
+        if all(isinstance(d, int) and d > 0 for d in self.shapes.dims(op.input)):
+            return self.sb.select(inside, self.at(op.input, xi), self.at(value, []))
+        return self.guarded(inside, lambda: self.at(op.input, xi), lambda: self.at(value, []))
+
+    def _reduce_window(self, op: graph.ReduceWindowOp, idx: list[Index]) -> SSAValue:
+        """The window reduced by a serial loop per windowed dim (the window is small);
+        positions in the padding are skipped (they hold the identity)."""
+        ib, sb = self.ib, self.sb
+        kind = op.kind_name
+        elem = elem_type(op.result)
+        ct = compute_type(elem)
+        window = op.params()[0]
+        looped = [d for d, k in enumerate(window) if k > 1]
+        dims = self.shapes.dims(op.input)
+
+        def element(offsets: list[Index], acc: SSAValue) -> SSAValue:
+            pos = op.window_index(idx, offsets, ib)
+            inside: bool | SSAValue = True
+            for d, p in enumerate(pos):
+                below, above = op.may_leave(d)
+                if below:
+                    inside = self.and_(inside, ib.lt(-1, p))
+                if above:
+                    inside = self.and_(inside, ib.lt(p, dims[d]))
+            return self.guarded(inside, lambda: sb.combine(kind, acc, self.at(op.input, pos)), lambda: acc)
+
+        def loop(level: int, offsets: list[Index], acc: SSAValue) -> SSAValue:
+            if level == len(looped):
+                return element(offsets, acc)
+            d = looped[level]
+
+            def body(iv: SSAValue, carried: list[SSAValue]) -> list[SSAValue]:
+                inner = list(offsets)
+                inner[d] = iv
+                return [loop(level + 1, inner, carried[0])]
+
+            return self.for_loop(0, window[d], 1, [acc], body)[0]
+
+        out = loop(0, [0] * len(window), sb.reduce_init(kind, ct))
+        return sb.round_to(out, elem)
+
+
 ElementRule = Callable[[ElementEmitter, Any, list[Index]], SSAValue]
 
 
@@ -220,6 +275,9 @@ ELEMENT_RULES: dict[type[graph.GraphOp], ElementRule] = {
     # data-dependent: the operand read depends on the index (concat) or on a loaded id (gather)
     graph.ConcatOp: ElementEmitter._concat,
     graph.GatherOp: ElementEmitter._gather,
+    # padding selects its value operand outside the operand; a window loops over its elements
+    graph.PadOp: ElementEmitter._pad,
+    graph.ReduceWindowOp: ElementEmitter._reduce_window,
 }
 
 

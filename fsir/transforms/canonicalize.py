@@ -96,6 +96,11 @@ class RemoveIdentity(RewritePattern):
                 identity = len(op.operands) == 1
             case graph.ReduceOp():
                 identity = len(graph._dims(op, "dims")) == 0
+            case graph.PadOp():
+                identity = not any(v for p in op.params() for v in p)
+            case graph.ReduceWindowOp():
+                window, strides, _, low, high = op.params()
+                identity = set(window) | set(strides) <= {1} and not any(low) and not any(high)
             case graph.ElementwiseOp() if op.name in ("graph.max", "graph.min", "graph.and", "graph.or"):
                 identity = op.operands[0] is op.operands[1]
             case _:
@@ -234,8 +239,47 @@ class FoldScaleIntoConv(RewritePattern):
             return
 
 
+def identity_pad(kind: str, x: SSAValue) -> tuple[SSAValue, list[int], list[int]] | None:
+    """When `x` is a constant pad, without interior or negative padding, whose value is
+    the identity of reduction `kind`: (its operand, its low and high padding). A window
+    reduction of `x` may pad the operand itself instead."""
+    pad = x.owner
+    if not isinstance(pad, graph.PadOp) or pad.value is None:
+        return None
+    low, high, interior = pad.params()
+    if any(interior) or min(low, default=0) < 0 or min(high, default=0) < 0:
+        return None
+    value = _splat(pad.value)
+    dtype = graph.compute_dtype(graph.tensor_type(x).element_type)
+    if value is None or value != graph.reduce_identity(kind, dtype):
+        return None
+    return pad.input, list(low), list(high)
+
+
+class PadIntoWindow(RewritePattern):
+    """A window reduction of a constant pad whose value is the reduction's identity
+    (an exported model's explicit Pad before a pooling) reduces the unpadded operand
+    with the padding added to its own: one op, and the pad's tensor never exists."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, graph.ReduceWindowOp):
+            return
+        found = identity_pad(op.kind_name, op.input)
+        if found is None:
+            return
+        x, low, high = found
+        window, strides, dilations, w_low, w_high = op.params()
+        ints = lambda xs: builtin.DenseArrayBase.from_list(builtin.i64, list(xs))  # noqa: E731
+        rewriter.replace_op(op, graph.ReduceWindowOp.build(
+            operands=[x], result_types=[op.result_type],
+            properties={"kind": op.kind, "window": ints(window), "strides": ints(strides),
+                        "dilations": ints(dilations), "low": ints(a + b for a, b in zip(low, w_low)),
+                        "high": ints(a + b for a, b in zip(high, w_high))}))
+
+
 def graph_patterns() -> tuple[RewritePattern, ...]:
-    return (FoldConstantOperands(), RemoveIdentity(), ComposeIndexOps(), AlgebraicIdentities(), FoldScaleIntoConv())
+    return (FoldConstantOperands(), RemoveIdentity(), ComposeIndexOps(), AlgebraicIdentities(), PadIntoWindow(),
+            FoldScaleIntoConv())
 
 
 @dataclass(frozen=True)

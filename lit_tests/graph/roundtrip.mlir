@@ -244,6 +244,19 @@ func.func @reductions(%x: tensor<2x3x4xf32>, %i: tensor<5xi32>) -> (tensor<2x3xf
   func.return %sum, %max, %min, %prod, %isum, %none : tensor<2x3xf32>, tensor<3xf32>, tensor<4xf32>, tensor<f32>, tensor<i32>, tensor<2x3x4xf32>
 }
 
+// CHECK-LABEL: func.func @windows_and_pads
+// CHECK-SAME:  (%[[X:.*]]: tensor<1x2x6x6xf32>, %[[V:.*]]: tensor<f32>)
+func.func @windows_and_pads(%x: tensor<1x2x6x6xf32>, %v: tensor<f32>) -> (tensor<1x2x3x3xf32>, tensor<1x2x8x7xf32>, tensor<1x2x6x8xf32>) {
+  // CHECK-NEXT: %[[W:.*]] = graph.reduce_window max %[[X]] window [1, 1, 3, 3] strides [1, 1, 2, 2] dilations [1, 1, 1, 1] low [0, 0, 1, 1] high [0, 0, 0, 0] : (tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32>
+  // CHECK-NEXT: %[[C:.*]] = graph.pad constant %[[X]], %[[V]] low [0, 0, 1, 0] high [0, 0, 1, 1] interior [0, 0, 0, 0] : (tensor<1x2x6x6xf32>, tensor<f32>) -> tensor<1x2x8x7xf32>
+  // CHECK-NEXT: %[[E:.*]] = graph.pad edge %[[X]] low [0, 0, 0, 1] high [0, 0, 0, 1] interior [0, 0, 0, 0] : (tensor<1x2x6x6xf32>) -> tensor<1x2x6x8xf32>
+  // CHECK-NEXT: func.return %[[W]], %[[C]], %[[E]]
+  %w = graph.reduce_window max %x window [1, 1, 3, 3] strides [1, 1, 2, 2] dilations [1, 1, 1, 1] low [0, 0, 1, 1] high [0, 0, 0, 0] : (tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32>
+  %c = graph.pad constant %x, %v low [0, 0, 1, 0] high [0, 0, 1, 1] interior [0, 0, 0, 0] : (tensor<1x2x6x6xf32>, tensor<f32>) -> tensor<1x2x8x7xf32>
+  %e = graph.pad edge %x low [0, 0, 0, 1] high [0, 0, 0, 1] interior [0, 0, 0, 0] : (tensor<1x2x6x6xf32>) -> tensor<1x2x6x8xf32>
+  func.return %w, %c, %e : tensor<1x2x3x3xf32>, tensor<1x2x8x7xf32>, tensor<1x2x6x8xf32>
+}
+
 // CHECK-LABEL: func.func @gather_and_dot
 // CHECK-SAME:  (%[[T:.*]]: tensor<100x16xf32>, %[[IDS:.*]]: tensor<2x8xi32>, %[[IDS64:.*]]: tensor<3xi64>, %[[A:.*]]: tensor<2x8x16xf32>, %[[W:.*]]: tensor<16x4xf32>, %[[V:.*]]: tensor<16xf32>)
 func.func @gather_and_dot(%t: tensor<100x16xf32>, %ids: tensor<2x8xi32>, %ids64: tensor<3xi64>, %a: tensor<2x8x16xf32>, %w: tensor<16x4xf32>, %v: tensor<16xf32>) -> (tensor<2x8x16xf32>, tensor<3x16xf32>, tensor<2x8x4xf32>, tensor<2x8xf32>, tensor<f32>, tensor<2x8x8xf32>) {

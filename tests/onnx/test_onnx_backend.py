@@ -22,6 +22,10 @@ from fsir.onnx.conformance import Outcome, node_cases, run_case, sample
 RUNS = ("relu", "add", "sub", "mul", "div", "exp", "log", "sqrt", "tanh", "sigmoid", "softmax_axis_0",
         "layer_normalization_2d_axis0", "matmul_2d", "gemm_default_no_bias", "transpose_default", "concat_1d_axis_0",
         "where_example", "gather_0")
+# windows (fsir/frontend/onnx_window.py)
+RUNS += ("maxpool_2d_pads", "maxpool_2d_ceil", "maxpool_with_argmax_2d_precomputed_strides", "averagepool_2d_pads",
+         "averagepool_2d_precomputed_same_upper", "globalaveragepool", "globalmaxpool", "lppool_2d_strides", "lrn",
+         "depthtospace_crd_mode_example", "spacetodepth_example")
 
 backend_test = onnx.backend.test.BackendTest(fsir_backend, __name__)
 backend_test.include("^test_(" + "|".join(RUNS) + ")_cpu$")
