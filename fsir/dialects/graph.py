@@ -51,6 +51,7 @@ from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     prop_def,
     result_def,
     traits_def,
@@ -324,6 +325,21 @@ def _prod(b: DimBuilder, xs: Sequence) -> Any:
     return out
 
 
+@dataclass(frozen=True)
+class DimAgreement:
+    """Two sizes (in some `DimBuilder` algebra) that must agree at run time: equal, or
+    (`FIRST_MAY_BE_1`) the first is 1 — an operand dim a broadcast stretches. `what`
+    names them for the error message."""
+
+    EQUAL: ClassVar[str] = "equal"
+    FIRST_MAY_BE_1: ClassVar[str] = "first may be 1"
+
+    what: str
+    first: Any
+    second: Any
+    kind: str = EQUAL
+
+
 # ---------------------------------------------------------------------------
 # Custom syntax shared by all graph ops
 # ---------------------------------------------------------------------------
@@ -466,6 +482,13 @@ class GraphOp(IRDLOperation):
         data)."""
         return None
 
+    def agreeing_dims(self, dims_of: DimsOf, b: DimBuilder) -> list[DimAgreement]:
+        """The run-time sizes of operand and result dims that must agree for the op to
+        be defined (e.g. the `?` dims of an elementwise op's operands): the shape rule
+        reads one of them, and the kernel would read the others out of bounds. The
+        host checks each pair before a launch (fsir/lowering/shapes.py). Default: none."""
+        return []
+
     def verify_(self) -> None:
         for operand in self.operands:
             if not isinstance(operand.type, TensorType):
@@ -536,6 +559,22 @@ def _same_shape_dims(self: GraphOp, dims_of: DimsOf, b: DimBuilder) -> list:
             out.append(first[i])
         else:
             out.append(static)
+    return out
+
+
+def _same_shape_agreement(self: GraphOp, dims_of: DimsOf, b: DimBuilder, skip: int | None = None) -> list:
+    """What `_same_shape_dims` assumes: in each dim (but `skip`), every operand has the
+    size of the operand the rule takes it from."""
+    shapes = [shape_of(o.type) for o in self.operands]
+    out: list[DimAgreement] = []
+    for i in range(len(shapes[0]) if shapes else 0):
+        if i == skip:
+            continue
+        ref = next((j for j, s in enumerate(shapes) if s[i] != DYN), 0)
+        for j, s in enumerate(shapes):
+            if j != ref and s[i] == DYN:
+                out.append(DimAgreement(f"dim {i} of operands {ref} and {j}", dims_of(self.operands[ref])[i],
+                                        dims_of(self.operands[j])[i]))
     return out
 
 
@@ -684,6 +723,7 @@ class ElementwiseOp(GraphOp):
 
     reify_dims = _same_shape_dims
     operand_indices = _same_index
+    agreeing_dims = _same_shape_agreement
 
     def reference(self, *args: np.ndarray) -> np.ndarray:
         _same_runtime_shapes(*args)
@@ -755,6 +795,7 @@ class CompareOp(GraphOp):
 
     reify_dims = _same_shape_dims
     operand_indices = _same_index
+    agreeing_dims = _same_shape_agreement
 
     def reference(self, a, b):
         _same_runtime_shapes(a, b)
@@ -791,6 +832,7 @@ class SelectOp(GraphOp):
 
     reify_dims = _same_shape_dims
     operand_indices = _same_index
+    agreeing_dims = _same_shape_agreement
 
     def reference(self, c, a, b):
         _same_runtime_shapes(c, a, b)
@@ -975,14 +1017,60 @@ class BroadcastOp(GraphOp):
     dim must equal its result dim or be 1.
 
         %b = graph.broadcast %v dims [0] : (tensor<4xf32>) -> tensor<4x8xf32>
+
+    A `?` result dim that no operand dim gives takes its size from the optional `like`
+    operand, a tensor of the result's rank whose shape is the result's (only its sizes
+    are read, never its elements; like `stablehlo.dynamic_broadcast_in_dim`'s output
+    dimensions, or `tensor.empty(%d)`'s sizes):
+
+        %b = graph.broadcast %m dims [0] like %x : (tensor<6xf32>, tensor<6x?xf32>) -> tensor<6x?xf32>
+
+    With `like`, every `?` result dim is `like`'s size, and an operand dim mapped to
+    it must have that size at run time (the host checks it before the launch): only a
+    static 1 expands, as stablehlo's `known_nonexpanding_dimensions` would state it,
+    so a row kernel knows that row r of the result reads row r of the operand.
     """
 
     name = "graph.broadcast"
     INT_PROPS: ClassVar = (("dims", "dims", True),)
     dims = prop_def(DenseArrayBase[I64])
     input = operand_def(TensorType)
+    like = opt_operand_def(TensorType)
     result = result_def(TensorType)
     traits = traits_def(Pure(), LightElementwise(), GraphCanonicalization())
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        pos = parser.pos
+        operands = [parser.parse_unresolved_operand()]
+        parser.parse_keyword("dims")
+        dims = _parse_int_list(parser)
+        if parser.parse_optional_keyword("like") is not None:
+            operands.append(parser.parse_unresolved_operand())
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        types = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_type)
+        parser.parse_punctuation("->")
+        result_type = parser.parse_type()
+        if len(types) != len(operands):
+            parser.raise_error(f"expected {len(operands)} operand types, got {len(types)}", pos, parser.pos)
+        resolved = [parser.resolve_operand(o, t) for o, t in zip(operands, types)]
+        return cls.build(operands=[resolved[0], resolved[1:]], result_types=[result_type],
+                         properties={"dims": DenseArrayBase.from_list(i64, dims)}, attributes=attrs)
+
+    def print(self, printer: Printer):
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(" dims ")
+        _print_int_list(printer, _dims(self, "dims"))
+        if self.like is not None:
+            printer.print_string(" like ")
+            printer.print_operand(self.like)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : (")
+        printer.print_list([o.type for o in self.operands], printer.print_attribute)
+        printer.print_string(") -> ")
+        printer.print_attribute(self.result_type)
 
     def infer_type(self) -> TensorType:
         src = shape_of(self.input.type)
@@ -993,6 +1081,12 @@ class BroadcastOp(GraphOp):
         _check_dims(dims, len(out), "broadcast dimension")
         if list(dims) != sorted(dims):
             raise VerifyException(f"dims {list(dims)} must be increasing (use graph.transpose to permute)")
+        if self.like is not None:
+            like = shape_of(self.like.type)
+            if not shapes_compatible(like, out):
+                raise VerifyException(f"the 'like' operand's shape {fmt_shape(like)} is not compatible with "
+                                      f"the result shape {fmt_shape(out)}")
+            out = list(join_shapes(out, like))
         for i, d in enumerate(dims):
             if src[i] not in (1, DYN) and out[d] != DYN and src[i] != out[d]:
                 raise VerifyException(
@@ -1005,9 +1099,13 @@ class BroadcastOp(GraphOp):
         return tensor(tensor_type(self.input).element_type, inferred)
 
     def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
-        """A `?` result dim is its operand dim's size (1 for a size-1 operand dim, as the
-        reference computes); a `?` result dim no operand dim maps to is undetermined."""
+        """A `?` result dim is `like`'s size when `like` is given, else its operand
+        dim's size (1 for a size-1 operand dim, as the reference computes); a `?`
+        result dim nothing gives is undetermined."""
         out: list = list(shape_of(self.result_type))
+        if self.like is not None:
+            like = dims_of(self.like)
+            return [like[d] if s == DYN else s for d, s in enumerate(out)]
         src = dims_of(self.input)
         for i, d in enumerate(_dims(self, "dims")):
             if out[d] == DYN:
@@ -1015,6 +1113,7 @@ class BroadcastOp(GraphOp):
         return out
 
     def operand_indices(self, idx: Sequence, dims_of: DimsOf, b: DimBuilder) -> list[list]:
+        """Only the operand is read (`like` gives sizes, not elements)."""
         src, out = shape_of(self.input.type), shape_of(self.result_type)
         sidx: list = []
         for i, d in enumerate(_dims(self, "dims")):
@@ -1026,14 +1125,31 @@ class BroadcastOp(GraphOp):
                 sidx.append(idx[d])
         return [sidx]
 
-    def reference(self, x):
+    def agreeing_dims(self, dims_of: DimsOf, b: DimBuilder) -> list[DimAgreement]:
+        """An operand dim has its result dim's size (trivially so when it gives it), or
+        is a `?` that is 1 when the result dim is static."""
+        src, sizes, out = shape_of(self.input.type), dims_of(self.input), self.reify_dims(dims_of, b)
+        static_out = shape_of(self.result_type)
+        return [DimAgreement(f"operand dim {i} and result dim {d}", sizes[i], out[d],
+                             DimAgreement.FIRST_MAY_BE_1 if static_out[d] != DYN else DimAgreement.EQUAL)
+                for i, d in enumerate(_dims(self, "dims")) if src[i] != 1]
+
+    def reference(self, x, like=None):
         out = list(shape_of(self.result_type))
         dims = _dims(self, "dims")
         expanded = [1] * len(out)
         for i, d in enumerate(dims):
             expanded[d] = x.shape[i]
+        for d, s in enumerate(out):
+            if s == DYN and like is not None:
+                out[d] = like.shape[d]
+        src, static_out = shape_of(self.input.type), shape_of(self.result_type)
+        for i, d in enumerate(dims):
             if out[d] == DYN:
                 out[d] = x.shape[i]
+            elif x.shape[i] != out[d] and (x.shape[i] != 1 or (src[i] == DYN and static_out[d] == DYN)):
+                raise VerifyException(f"operand dim {i} of size {x.shape[i]} cannot broadcast to result dim {d} "
+                                      f"of size {out[d]} at run time")
         if DYN in out:
             raise VerifyException("a '?' result dim of graph.broadcast is not determined by its operand")
         return np.broadcast_to(x.reshape(expanded), out).copy()
@@ -1219,6 +1335,9 @@ class ConcatOp(GraphOp):
         out[d] = b.add(self.offsets(dims_of, b)[-1], dims_of(self.operands[-1])[d])
         return out
 
+    def agreeing_dims(self, dims_of: DimsOf, b: DimBuilder) -> list[DimAgreement]:
+        return _same_shape_agreement(self, dims_of, b, skip=self.dim.value.data)
+
     def offsets(self, dims_of: DimsOf, b: DimBuilder) -> list:
         """Where each operand starts along the concat dim."""
         d = self.dim.value.data
@@ -1362,6 +1481,20 @@ class DotOp(GraphOp):
 
     def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
         return self.problem(dims_of, b).result_dims()
+
+    def agreeing_dims(self, dims_of: DimsOf, b: DimBuilder) -> list[DimAgreement]:
+        """The contracting dims agree; a batch dim is 1 or the result's batch size."""
+        a, c = dims_of(self.lhs), dims_of(self.rhs)
+        sa, sc = shape_of(self.lhs.type), shape_of(self.rhs.type)
+        out = [DimAgreement("the contracting dims of lhs and rhs", a[-1], c[0] if len(c) == 1 else c[-2])]
+        batch = self.problem(dims_of, b).batch
+        for name, dims, static in (("lhs", a, sa), ("rhs", c, sc)):
+            nb = len(static) - 2
+            for i in range(max(nb, 0)):
+                if static[i] != 1:
+                    out.append(DimAgreement(f"batch dim {i} of {name} and of the result", dims[i],
+                                            batch[len(batch) - nb + i], DimAgreement.FIRST_MAY_BE_1))
+        return out
 
     def batch_index(self, operand: SSAValue, batch_idx: Sequence, dims_of: DimsOf, b: DimBuilder) -> list:
         """The batch index of a matrix operand (rank >= 2) for the problem's batch index
