@@ -1055,7 +1055,7 @@ class BroadcastOp(GraphOp):
         if len(types) != len(operands):
             parser.raise_error(f"expected {len(operands)} operand types, got {len(types)}", pos, parser.pos)
         resolved = [parser.resolve_operand(o, t) for o, t in zip(operands, types)]
-        return cls.build(operands=[resolved[0], resolved[1:]], result_types=[result_type],
+        return cls.build(operands=cls._group_operands(resolved), result_types=[result_type],
                          properties={"dims": DenseArrayBase.from_list(i64, dims)}, attributes=attrs)
 
     def print(self, printer: Printer):
@@ -1071,6 +1071,10 @@ class BroadcastOp(GraphOp):
         printer.print_list([o.type for o in self.operands], printer.print_attribute)
         printer.print_string(") -> ")
         printer.print_attribute(self.result_type)
+
+    @classmethod
+    def _group_operands(cls, operands):
+        return [operands[0], list(operands[1:])]
 
     def infer_type(self) -> TensorType:
         src = shape_of(self.input.type)
@@ -1155,12 +1159,35 @@ class BroadcastOp(GraphOp):
         return np.broadcast_to(x.reshape(expanded), out).copy()
 
 
+def _kept_dynamic_dims(src: Sequence[int], out: Sequence[int]) -> dict[int, int]:
+    """The `?` dims a reshape of the same dynamic structure keeps, as {result dim:
+    operand dim}: when the shapes are equal but for static size-1 dims (an unsqueeze
+    or squeeze, as [B, S] -> [B, 1, 1, S]), every `?` dim in order; else the leading
+    dims `?` in both when every later dim of both is static and the two hold equally
+    many elements (a reshape of the trailing dims, as [B, S, 768] -> [B, S, 12, 64]).
+    Empty when neither holds."""
+    src_kept = [i for i, d in enumerate(src) if d != 1]
+    out_kept = [i for i, d in enumerate(out) if d != 1]
+    if [src[i] for i in src_kept] == [out[i] for i in out_kept]:
+        return {j: i for i, j in zip(src_kept, out_kept) if src[i] == DYN}
+    kept = 0
+    while kept < min(len(src), len(out)) and src[kept] == DYN and out[kept] == DYN:
+        kept += 1
+    rest_src, rest_out = src[kept:], out[kept:]
+    if DYN in rest_src or DYN in rest_out or math.prod(rest_src) != math.prod(rest_out):
+        return {}
+    return {i: i for i in range(kept)}
+
+
 @irdl_op_definition
 class ReshapeOp(GraphOp):
     """Same elements, new shape (row-major). At most one result dim may be `?` unless
-    the operand has the same dynamic structure.
+    the operand has the same dynamic structure (`_kept_dynamic_dims`: equal up to
+    size-1 dims, or leading `?` dims then static dims holding as many elements in
+    both); then the `?` dims keep the operand's sizes.
 
         %r = graph.reshape %x : (tensor<4x8xf32>) -> tensor<32xf32>
+        %h = graph.reshape %y : (tensor<?x?x768xf32>) -> tensor<?x?x12x64xf32>
     """
 
     name = "graph.reshape"
@@ -1186,9 +1213,14 @@ class ReshapeOp(GraphOp):
         return tensor(self.result_type.element_type, self.reify_dims(static_dims, STATIC))
 
     def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
-        """One `?` result dim holds the elements the static dims leave; with more, the
-        result is undetermined."""
+        """With the same dynamic structure (`_kept_dynamic_dims`), the `?` dims are the
+        operand's; else one `?` result dim holds the elements the static dims
+        leave; with more, the result is undetermined."""
         out: list = list(shape_of(self.result_type))
+        kept = _kept_dynamic_dims(shape_of(self.input.type), out)
+        if kept:
+            src = dims_of(self.input)
+            return [src[kept[j]] if j in kept else d for j, d in enumerate(out)]
         unknown = [i for i, d in enumerate(out) if d == DYN]
         known = math.prod(d for d in out if d != DYN)
         if len(unknown) == 1 and known:
@@ -1200,6 +1232,8 @@ class ReshapeOp(GraphOp):
 
     def reference(self, x):
         shape = [(-1 if d == DYN else d) for d in shape_of(self.result_type)]
+        for j, i in _kept_dynamic_dims(shape_of(self.input.type), shape_of(self.result_type)).items():
+            shape[j] = x.shape[i]
         known = math.prod(d for d in shape if d != -1)
         if (-1 not in shape and known != x.size) or (known and x.size % known):
             raise VerifyException(f"cannot reshape {fmt_shape(x.shape)} ({x.size} elements) at run time "
