@@ -1054,7 +1054,7 @@ class BroadcastOp(GraphOp):
         result_type = parser.parse_type()
         if len(types) != len(operands):
             parser.raise_error(f"expected {len(operands)} operand types, got {len(types)}", pos, parser.pos)
-        resolved = [parser.resolve_operand(o, t) for o, t in zip(operands, types)]
+        resolved: list[SSAValue] = [parser.resolve_operand(o, t) for o, t in zip(operands, types)]
         return cls.build(operands=cls._group_operands(resolved), result_types=[result_type],
                          properties={"dims": DenseArrayBase.from_list(i64, dims)}, attributes=attrs)
 

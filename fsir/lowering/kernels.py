@@ -202,14 +202,15 @@ def _constant_index(v: SSAValue) -> int | None:
     return None
 
 
-def _zero(t: Attribute) -> Operation:
+def _zero(t: Attribute):
     """A constant 0 of scalar type `t` (what a hoisted load yields when the loop does not run)."""
     from xdsl.dialects import arith
-    from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType
+    from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerAttr, IntegerType
 
     if isinstance(t, IntegerType):
         return arith.ConstantOp(IntegerAttr(0, t))
-    return arith.ConstantOp(FloatAttr(0.0, t))  # pyright: ignore[reportArgumentType]
+    assert isinstance(t, AnyFloat)  # loads are of the element types fsir supports
+    return arith.ConstantOp(FloatAttr(0.0, t))
 
 
 def _defined_in(v: SSAValue, loop: Operation) -> bool:
