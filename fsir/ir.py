@@ -18,7 +18,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyExcepti
 from fsir.errors import Location, UserError
 
 # xDSL dialects fsir's levels use besides its own.
-_XDSL_DIALECTS = ("builtin", "func", "arith", "math", "scf", "memref")
+_XDSL_DIALECTS = ("builtin", "func", "arith", "cf", "math", "scf", "memref")
 
 
 def make_context(allow_unregistered: bool = False) -> Context:

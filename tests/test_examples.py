@@ -5,8 +5,10 @@ say: each is checked against an independent numpy formulation of the same model.
 import numpy as np
 import pytest
 from scipy.special import erf
+from xdsl.dialects.builtin import DenseArrayBase
 
 from fsir.ir import parse_module
+from fsir.runtime.inputs import RUNTIME_SHAPE_ATTR
 from fsir.runtime.reference import arg_names, find_function, run
 from fsir.testing.paths import EXAMPLES
 
@@ -47,13 +49,17 @@ MODELS = {
     "rmsnorm": lambda a: a["x"] / np.sqrt((a["x"] ** 2).mean(-1, keepdims=True) + 1e-6) * a["gamma"],
     "gelu": lambda a: _gelu(a["x"] + a["bias"]),
     "bert_layer": _bert_layer,
+    "layernorm_dynamic": lambda a: _layernorm(a["x"], a["gamma"], a["beta"]),
+    "softmax_dynamic": lambda a: _softmax(a["x"]),
 }
 
 
 def _inputs(f, rng):
     inputs = {}
-    for name, t in zip(arg_names(f), f.function_type.inputs.data):
-        shape = tuple(t.get_shape())
+    attrs = f.arg_attrs.data if f.arg_attrs is not None else [None] * len(f.args)
+    for name, t, a in zip(arg_names(f), f.function_type.inputs.data, attrs):
+        recorded = a.data.get(RUNTIME_SHAPE_ATTR) if a is not None else None  # the sizes of `?` dims
+        shape = tuple(recorded.get_values() if isinstance(recorded, DenseArrayBase) else t.get_shape())
         if name == "mask":  # BERT's additive mask: 0 for tokens, -10000 for padding
             value = np.where(rng.random(shape) < 0.2, -10000.0, 0.0)
         elif name.startswith("w"):  # keep activations O(1) through the dots

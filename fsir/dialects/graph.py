@@ -327,6 +327,21 @@ def _prod(b: DimBuilder, xs: Sequence) -> Any:
     return out
 
 
+@dataclass(frozen=True)
+class DimAgreement:
+    """Two sizes (in some `DimBuilder` algebra) that must agree at run time: equal, or
+    (`FIRST_MAY_BE_1`) the first is 1 — an operand dim a broadcast stretches. `what`
+    names them for the error message."""
+
+    EQUAL: ClassVar[str] = "equal"
+    FIRST_MAY_BE_1: ClassVar[str] = "first may be 1"
+
+    what: str
+    first: Any
+    second: Any
+    kind: str = EQUAL
+
+
 # ---------------------------------------------------------------------------
 # Custom syntax shared by all graph ops
 # ---------------------------------------------------------------------------
@@ -475,6 +490,13 @@ class GraphOp(IRDLOperation):
         data)."""
         return None
 
+    def agreeing_dims(self, dims_of: DimsOf, b: DimBuilder) -> list[DimAgreement]:
+        """The run-time sizes of operand and result dims that must agree for the op to
+        be defined (e.g. the `?` dims of an elementwise op's operands): the shape rule
+        reads one of them, and the kernel would read the others out of bounds. The
+        host checks each pair before a launch (fsir/lowering/shapes.py). Default: none."""
+        return []
+
     def verify_(self) -> None:
         for operand in self.operands:
             if not isinstance(operand.type, TensorType):
@@ -545,6 +567,22 @@ def _same_shape_dims(self: GraphOp, dims_of: DimsOf, b: DimBuilder) -> list:
             out.append(first[i])
         else:
             out.append(static)
+    return out
+
+
+def _same_shape_agreement(self: GraphOp, dims_of: DimsOf, b: DimBuilder, skip: int | None = None) -> list:
+    """What `_same_shape_dims` assumes: in each dim (but `skip`), every operand has the
+    size of the operand the rule takes it from."""
+    shapes = [shape_of(o.type) for o in self.operands]
+    out: list[DimAgreement] = []
+    for i in range(len(shapes[0]) if shapes else 0):
+        if i == skip:
+            continue
+        ref = next((j for j, s in enumerate(shapes) if s[i] != DYN), 0)
+        for j, s in enumerate(shapes):
+            if j != ref and s[i] == DYN:
+                out.append(DimAgreement(f"dim {i} of operands {ref} and {j}", dims_of(self.operands[ref])[i],
+                                        dims_of(self.operands[j])[i]))
     return out
 
 
@@ -693,6 +731,7 @@ class ElementwiseOp(GraphOp):
 
     reify_dims = _same_shape_dims
     operand_indices = _same_index
+    agreeing_dims = _same_shape_agreement
 
     def reference(self, *args: np.ndarray) -> np.ndarray:
         _same_runtime_shapes(*args)
@@ -764,6 +803,7 @@ class CompareOp(GraphOp):
 
     reify_dims = _same_shape_dims
     operand_indices = _same_index
+    agreeing_dims = _same_shape_agreement
 
     def reference(self, a, b):
         _same_runtime_shapes(a, b)
@@ -800,6 +840,7 @@ class SelectOp(GraphOp):
 
     reify_dims = _same_shape_dims
     operand_indices = _same_index
+    agreeing_dims = _same_shape_agreement
 
     def reference(self, c, a, b):
         _same_runtime_shapes(c, a, b)
@@ -984,14 +1025,64 @@ class BroadcastOp(GraphOp):
     dim must equal its result dim or be 1.
 
         %b = graph.broadcast %v dims [0] : (tensor<4xf32>) -> tensor<4x8xf32>
+
+    A `?` result dim that no operand dim gives takes its size from the optional `like`
+    operand, a tensor of the result's rank whose shape is the result's (only its sizes
+    are read, never its elements; like `stablehlo.dynamic_broadcast_in_dim`'s output
+    dimensions, or `tensor.empty(%d)`'s sizes):
+
+        %b = graph.broadcast %m dims [0] like %x : (tensor<6xf32>, tensor<6x?xf32>) -> tensor<6x?xf32>
+
+    With `like`, every `?` result dim is `like`'s size, and an operand dim mapped to
+    it must have that size at run time (the host checks it before the launch): only a
+    static 1 expands, as stablehlo's `known_nonexpanding_dimensions` would state it,
+    so a row kernel knows that row r of the result reads row r of the operand.
     """
 
     name = "graph.broadcast"
     INT_PROPS: ClassVar = (("dims", "dims", True),)
     dims = prop_def(DenseArrayBase[I64])
     input = operand_def(TensorType)
+    like = opt_operand_def(TensorType)
     result = result_def(TensorType)
     traits = traits_def(Pure(), LightElementwise(), GraphCanonicalization())
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        pos = parser.pos
+        operands = [parser.parse_unresolved_operand()]
+        parser.parse_keyword("dims")
+        dims = _parse_int_list(parser)
+        if parser.parse_optional_keyword("like") is not None:
+            operands.append(parser.parse_unresolved_operand())
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        types = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_type)
+        parser.parse_punctuation("->")
+        result_type = parser.parse_type()
+        if len(types) != len(operands):
+            parser.raise_error(f"expected {len(operands)} operand types, got {len(types)}", pos, parser.pos)
+        resolved: list[SSAValue] = [parser.resolve_operand(o, t) for o, t in zip(operands, types)]
+        return cls.build(operands=cls._group_operands(resolved), result_types=[result_type],
+                         properties={"dims": DenseArrayBase.from_list(i64, dims)}, attributes=attrs)
+
+    def print(self, printer: Printer):
+        printer.print_string(" ")
+        printer.print_operand(self.input)
+        printer.print_string(" dims ")
+        _print_int_list(printer, _dims(self, "dims"))
+        if self.like is not None:
+            printer.print_string(" like ")
+            printer.print_operand(self.like)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : (")
+        printer.print_list([o.type for o in self.operands], printer.print_attribute)
+        printer.print_string(") -> ")
+        printer.print_attribute(self.result_type)
+
+    @classmethod
+    def _group_operands(cls, operands):
+        return [operands[0], list(operands[1:])]
 
     def infer_type(self) -> TensorType:
         src = shape_of(self.input.type)
@@ -1002,6 +1093,12 @@ class BroadcastOp(GraphOp):
         _check_dims(dims, len(out), "broadcast dimension")
         if list(dims) != sorted(dims):
             raise VerifyException(f"dims {list(dims)} must be increasing (use graph.transpose to permute)")
+        if self.like is not None:
+            like = shape_of(self.like.type)
+            if not shapes_compatible(like, out):
+                raise VerifyException(f"the 'like' operand's shape {fmt_shape(like)} is not compatible with "
+                                      f"the result shape {fmt_shape(out)}")
+            out = list(join_shapes(out, like))
         for i, d in enumerate(dims):
             if src[i] not in (1, DYN) and out[d] != DYN and src[i] != out[d]:
                 raise VerifyException(
@@ -1014,9 +1111,13 @@ class BroadcastOp(GraphOp):
         return tensor(tensor_type(self.input).element_type, inferred)
 
     def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
-        """A `?` result dim is its operand dim's size (1 for a size-1 operand dim, as the
-        reference computes); a `?` result dim no operand dim maps to is undetermined."""
+        """A `?` result dim is `like`'s size when `like` is given, else its operand
+        dim's size (1 for a size-1 operand dim, as the reference computes); a `?`
+        result dim nothing gives is undetermined."""
         out: list = list(shape_of(self.result_type))
+        if self.like is not None:
+            like = dims_of(self.like)
+            return [like[d] if s == DYN else s for d, s in enumerate(out)]
         src = dims_of(self.input)
         for i, d in enumerate(_dims(self, "dims")):
             if out[d] == DYN:
@@ -1024,6 +1125,7 @@ class BroadcastOp(GraphOp):
         return out
 
     def operand_indices(self, idx: Sequence, dims_of: DimsOf, b: DimBuilder) -> list[list]:
+        """Only the operand is read (`like` gives sizes, not elements)."""
         src, out = shape_of(self.input.type), shape_of(self.result_type)
         sidx: list = []
         for i, d in enumerate(_dims(self, "dims")):
@@ -1035,25 +1137,65 @@ class BroadcastOp(GraphOp):
                 sidx.append(idx[d])
         return [sidx]
 
-    def reference(self, x):
+    def agreeing_dims(self, dims_of: DimsOf, b: DimBuilder) -> list[DimAgreement]:
+        """An operand dim has its result dim's size (trivially so when it gives it), or
+        is a `?` that is 1 when the result dim is static."""
+        src, sizes, out = shape_of(self.input.type), dims_of(self.input), self.reify_dims(dims_of, b)
+        static_out = shape_of(self.result_type)
+        return [DimAgreement(f"operand dim {i} and result dim {d}", sizes[i], out[d],
+                             DimAgreement.FIRST_MAY_BE_1 if static_out[d] != DYN else DimAgreement.EQUAL)
+                for i, d in enumerate(_dims(self, "dims")) if src[i] != 1]
+
+    def reference(self, x, like=None):
         out = list(shape_of(self.result_type))
         dims = _dims(self, "dims")
         expanded = [1] * len(out)
         for i, d in enumerate(dims):
             expanded[d] = x.shape[i]
+        for d, s in enumerate(out):
+            if s == DYN and like is not None:
+                out[d] = like.shape[d]
+        src, static_out = shape_of(self.input.type), shape_of(self.result_type)
+        for i, d in enumerate(dims):
             if out[d] == DYN:
                 out[d] = x.shape[i]
+            elif x.shape[i] != out[d] and (x.shape[i] != 1 or (src[i] == DYN and static_out[d] == DYN)):
+                raise VerifyException(f"operand dim {i} of size {x.shape[i]} cannot broadcast to result dim {d} "
+                                      f"of size {out[d]} at run time")
         if DYN in out:
             raise VerifyException("a '?' result dim of graph.broadcast is not determined by its operand")
         return np.broadcast_to(x.reshape(expanded), out).copy()
 
 
+def _kept_dynamic_dims(src: Sequence[int], out: Sequence[int]) -> dict[int, int]:
+    """The `?` dims a reshape of the same dynamic structure keeps, as {result dim:
+    operand dim}: when the shapes are equal but for static size-1 dims (an unsqueeze
+    or squeeze, as [B, S] -> [B, 1, 1, S]), every `?` dim in order; else the leading
+    dims `?` in both when every later dim of both is static and the two hold equally
+    many elements (a reshape of the trailing dims, as [B, S, 768] -> [B, S, 12, 64]).
+    Empty when neither holds."""
+    src_kept = [i for i, d in enumerate(src) if d != 1]
+    out_kept = [i for i, d in enumerate(out) if d != 1]
+    if [src[i] for i in src_kept] == [out[i] for i in out_kept]:
+        return {j: i for i, j in zip(src_kept, out_kept) if src[i] == DYN}
+    kept = 0
+    while kept < min(len(src), len(out)) and src[kept] == DYN and out[kept] == DYN:
+        kept += 1
+    rest_src, rest_out = src[kept:], out[kept:]
+    if DYN in rest_src or DYN in rest_out or math.prod(rest_src) != math.prod(rest_out):
+        return {}
+    return {i: i for i in range(kept)}
+
+
 @irdl_op_definition
 class ReshapeOp(GraphOp):
     """Same elements, new shape (row-major). At most one result dim may be `?` unless
-    the operand has the same dynamic structure.
+    the operand has the same dynamic structure (`_kept_dynamic_dims`: equal up to
+    size-1 dims, or leading `?` dims then static dims holding as many elements in
+    both); then the `?` dims keep the operand's sizes.
 
         %r = graph.reshape %x : (tensor<4x8xf32>) -> tensor<32xf32>
+        %h = graph.reshape %y : (tensor<?x?x768xf32>) -> tensor<?x?x12x64xf32>
     """
 
     name = "graph.reshape"
@@ -1079,9 +1221,14 @@ class ReshapeOp(GraphOp):
         return tensor(self.result_type.element_type, self.reify_dims(static_dims, STATIC))
 
     def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
-        """One `?` result dim holds the elements the static dims leave; with more, the
-        result is undetermined."""
+        """With the same dynamic structure (`_kept_dynamic_dims`), the `?` dims are the
+        operand's; else one `?` result dim holds the elements the static dims
+        leave; with more, the result is undetermined."""
         out: list = list(shape_of(self.result_type))
+        kept = _kept_dynamic_dims(shape_of(self.input.type), out)
+        if kept:
+            src = dims_of(self.input)
+            return [src[kept[j]] if j in kept else d for j, d in enumerate(out)]
         unknown = [i for i, d in enumerate(out) if d == DYN]
         known = math.prod(d for d in out if d != DYN)
         if len(unknown) == 1 and known:
@@ -1093,6 +1240,8 @@ class ReshapeOp(GraphOp):
 
     def reference(self, x):
         shape = [(-1 if d == DYN else d) for d in shape_of(self.result_type)]
+        for j, i in _kept_dynamic_dims(shape_of(self.input.type), shape_of(self.result_type)).items():
+            shape[j] = x.shape[i]
         known = math.prod(d for d in shape if d != -1)
         if (-1 not in shape and known != x.size) or (known and x.size % known):
             raise VerifyException(f"cannot reshape {fmt_shape(x.shape)} ({x.size} elements) at run time "
@@ -1227,6 +1376,9 @@ class ConcatOp(GraphOp):
         out = _same_shape_dims(self, dims_of, b)
         out[d] = b.add(self.offsets(dims_of, b)[-1], dims_of(self.operands[-1])[d])
         return out
+
+    def agreeing_dims(self, dims_of: DimsOf, b: DimBuilder) -> list[DimAgreement]:
+        return _same_shape_agreement(self, dims_of, b, skip=self.dim.value.data)
 
     def offsets(self, dims_of: DimsOf, b: DimBuilder) -> list:
         """Where each operand starts along the concat dim."""
@@ -1371,6 +1523,20 @@ class DotOp(GraphOp):
 
     def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
         return self.problem(dims_of, b).result_dims()
+
+    def agreeing_dims(self, dims_of: DimsOf, b: DimBuilder) -> list[DimAgreement]:
+        """The contracting dims agree; a batch dim is 1 or the result's batch size."""
+        a, c = dims_of(self.lhs), dims_of(self.rhs)
+        sa, sc = shape_of(self.lhs.type), shape_of(self.rhs.type)
+        out = [DimAgreement("the contracting dims of lhs and rhs", a[-1], c[0] if len(c) == 1 else c[-2])]
+        batch = self.problem(dims_of, b).batch
+        for name, dims, static in (("lhs", a, sa), ("rhs", c, sc)):
+            nb = len(static) - 2
+            for i in range(max(nb, 0)):
+                if static[i] != 1:
+                    out.append(DimAgreement(f"batch dim {i} of {name} and of the result", dims[i],
+                                            batch[len(batch) - nb + i], DimAgreement.FIRST_MAY_BE_1))
+        return out
 
     def batch_index(self, operand: SSAValue, batch_idx: Sequence, dims_of: DimsOf, b: DimBuilder) -> list:
         """The batch index of a matrix operand (rank >= 2) for the problem's batch index

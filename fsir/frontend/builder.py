@@ -120,22 +120,29 @@ class GraphBuilder:
         return op.results[0]
 
     def scalar_like(self, value: float, like: SSAValue) -> SSAValue:
-        """A constant of `like`'s type filled with `value` (a splat, cheap to print)."""
-        return self.constant(np.full(shape_of(like.type), value), self.elem(like))
+        """A constant of `like`'s type filled with `value` (a splat, cheap to print; a
+        scalar broadcast `like` it when its shape has `?` dims)."""
+        shape = shape_of(like.type)
+        if graph.DYN in shape:
+            return self.broadcast(self.constant(np.array(value), self.elem(like)), shape, [], like=like)
+        return self.constant(np.full(shape, value), self.elem(like))
 
-    def broadcast(self, v: SSAValue, shape: Sequence[int], dims: Sequence[int]) -> SSAValue:
-        """StableHLO broadcast_in_dim; dims need not be increasing (a transpose is added)."""
+    def broadcast(self, v: SSAValue, shape: Sequence[int], dims: Sequence[int],
+                  like: SSAValue | None = None) -> SSAValue:
+        """StableHLO broadcast_in_dim; dims need not be increasing (a transpose is added).
+        `like` (a value of shape `shape`) gives the `?` sizes of the result."""
         src = shape_of(v.type)
         if tuple(shape) == src and list(dims) == list(range(len(src))):
             return v
         splat = self._splat(v)
-        if splat is not None:  # broadcast of a scalar constant: a splat constant, which
-            return self.constant(np.full(shape, splat), self.elem(v))  # kernels inline
+        if splat is not None and graph.DYN not in shape:  # broadcast of a scalar constant: a
+            return self.constant(np.full(shape, splat), self.elem(v))  # splat constant, which kernels inline
         order = sorted(range(len(dims)), key=lambda i: dims[i])
         if order != list(range(len(dims))):
             v = self.transpose(v, order)
             dims = [dims[i] for i in order]
-        return self.emit(graph.BroadcastOp, [v], tensor(self.elem(v), shape), dims=dense_i64(dims))
+        operands = [v] if like is None or graph.DYN not in shape else [v, like]
+        return self.emit(graph.BroadcastOp, operands, tensor(self.elem(v), shape), dims=dense_i64(dims))
 
     @staticmethod
     def _splat(v: SSAValue):
@@ -146,10 +153,10 @@ class GraphBuilder:
                 return values[0]
         return None
 
-    def broadcast_to(self, v: SSAValue, shape: Sequence[int]) -> SSAValue:
+    def broadcast_to(self, v: SSAValue, shape: Sequence[int], like: SSAValue | None = None) -> SSAValue:
         """numpy-style: align trailing dims; size-1 dims stretch."""
         rank = len(shape_of(v.type))
-        return self.broadcast(v, shape, list(range(len(shape) - rank, len(shape))))
+        return self.broadcast(v, shape, list(range(len(shape) - rank, len(shape))), like)
 
     # reshape(reshape(x)) and transpose(transpose(x)) are composed as they are built:
     # JAX wraps every broadcast in such pairs, and each left in place is a kernel boundary
@@ -264,7 +271,13 @@ class GraphBuilder:
             if a is None:
                 return None
             args.append(a)
-        value = np.asarray(op.reference(*args))
+        try:
+            value = np.asarray(op.reference(*args))
+        except (TypeError, ValueError, VerifyException):
+            # arithmetic the symbolic sizes of `?` dims (object arrays) do not support
+            if any(a.dtype == object for a in args):
+                return None
+            raise
         self._folded[v] = value
         return value
 

@@ -33,6 +33,7 @@ from fsir.dialects import graph
 from fsir.dialects.graph import shape_of, tensor
 from fsir.errors import Location, UserError
 from fsir.frontend.builder import GraphBuilder
+from fsir.frontend.onnx_dynamic import Sym, SymbolicShapes, is_symbolic
 from fsir.ir import verify
 
 _ELEM: dict[int, Attribute] = {
@@ -87,6 +88,8 @@ class OnnxImporter:
         self.inits = {t.name: t for t in model.graph.initializer}
         self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 13)
         self.node: onnx.NodeProto | None = None
+        self.sym = SymbolicShapes()  # sizes of `?` dims as far as import time knows them
+        self.shape_placeholders: list[tuple[SSAValue, Location | None]] = []  # Shape of `?` dims
 
     # -- values ------------------------------------------------------------------
 
@@ -106,7 +109,21 @@ class OnnxImporter:
         return self.b.constant(np.asarray(array), elem)
 
     def ints(self, name: str, what: str) -> list[int]:
-        return self.b.fold_ints(self.value(name), f"{what} of {self.describe()}")
+        out = self.sizes(name, what)
+        if any(is_symbolic(x) for x in out):
+            raise self.error(f"{what} of {self.describe()} depends on the run-time size of a `?` dim "
+                             f"({', '.join(map(str, out))}); fsir takes such sizes only as a Reshape or "
+                             "Expand target")
+        return out
+
+    def sizes(self, name: str, what: str) -> list:
+        """A shape operand's entries: ints, and `Sym`s for run-time sizes (`onnx_dynamic`)."""
+        v = self.value(name)
+        value = self.b.fold(v)
+        if value is None:
+            raise self.error(f"{what} of {self.describe()} must be a constant (computed from constants and "
+                             "the sizes of static dims only)")
+        return [x if is_symbolic(x) else int(x) for x in np.asarray(value).reshape(-1)]
 
     def describe(self) -> str:
         n = self.node
@@ -134,16 +151,13 @@ class OnnxImporter:
             t = inp.type.tensor_type
             if not inp.type.HasField("tensor_type"):
                 raise self.error(f"graph input '{inp.name}' is not a tensor")
-            dims = []
-            for d in t.shape.dim:
-                if not d.HasField("dim_value"):
-                    raise self.error(
-                        f"graph input '{inp.name}' has a symbolic dimension '{d.dim_param or '?'}'; export "
-                        "the model with static shapes, or fix the dimension with `python -m "
-                        "onnxruntime.tools.make_dynamic_shape_fixed --dim_param NAME --dim_value N in.onnx out.onnx`")
-                dims.append(d.dim_value)
+            # a symbolic dim (dim_param, or no value) is `?`; dims of one dim_param are one size
+            sizes = [d.dim_value if d.HasField("dim_value") else Sym(("param", d.dim_param or f"{inp.name}[{k}]"))
+                     for k, d in enumerate(t.shape.dim)]
+            dims = [graph.DYN if isinstance(d, Sym) else d for d in sizes]
             self.env[inp.name] = self.b.add_arg(tensor(elem_type(t.elem_type, f"input '{inp.name}'"), dims),
                                                 _value_name(inp.name))
+            self.sym.bind(self.env[inp.name], sizes)
         for index, node in enumerate(g.node):
             self.node = node
             self.b.loc = Location(self.filename, index + 1, 1)
@@ -152,7 +166,12 @@ class OnnxImporter:
         results = [self.value(o.name) for o in g.output]
         # the function's name prefixes its kernels' names, which PTX restricts to [A-Za-z0-9_$]
         name = re.sub(r"[^\w$]", "_", _value_name(g.name)) if g.name else ""
-        return self.b.finish(name or "main", results)
+        module = self.b.finish(name or "main", results)
+        for placeholder, loc in self.shape_placeholders:  # (dead shape chains are gone now)
+            if placeholder.uses:
+                raise UserError("the run-time size of a `?` dim is used as data (not only as a Reshape or Expand "
+                                "target), which fsir does not support", loc)
+        return module
 
     def import_node(self, node: onnx.NodeProto) -> None:
         if node.domain not in ("", "ai.onnx"):
@@ -200,12 +219,58 @@ class OnnxImporter:
     # -- helpers -----------------------------------------------------------------
 
     def bcast(self, *vs: SSAValue) -> list[SSAValue]:
+        if any(graph.DYN in shape_of(v.type) for v in vs):
+            return self.dynamic_bcast(vs)
         try:
             shape = np.broadcast_shapes(*(shape_of(v.type) for v in vs))
         except ValueError:
             shapes = " and ".join(str(list(shape_of(v.type))) for v in vs)
             raise self.error(f"{self.describe()}: shapes {shapes} do not broadcast") from None
         return [self.b.broadcast_to(v, shape) for v in vs]
+
+    def dynamic_bcast(self, vs: Sequence[SSAValue]) -> list[SSAValue]:
+        """numpy broadcasting with `?` dims: a dim is static when an operand's is (and not
+        1), else the operands' run-time size (they must agree: the host checks it)."""
+        rank = max(len(shape_of(v.type)) for v in vs)
+        sizes = [[1] * (rank - len(shape_of(v.type))) + self.sym.dims(v) for v in vs]
+        out = [self.broadcast_sizes([s[d] for s in sizes], " and ".join(
+            graph.fmt_shape(shape_of(v.type)) for v in vs)) for d in range(rank)]
+        shape = [graph.DYN if is_symbolic(d) else d for d in out]
+        like = self.like(shape, out, vs)
+        return [self.b.broadcast_to(v, shape, like) for v in vs]
+
+    def broadcast_sizes(self, sizes: Sequence, what: str):
+        """One dim of numpy broadcasting over sizes that may be `Sym`s."""
+        static = {d for d in sizes if isinstance(d, int) and d != 1}
+        if len(static) > 1:
+            raise self.error(f"{self.describe()}: shapes {what} do not broadcast")
+        if static:
+            return static.pop()
+        return next((d for d in sizes if is_symbolic(d)), 1)
+
+    def like(self, shape: Sequence[int], sizes: Sequence, prefer: Sequence[SSAValue]) -> SSAValue | None:
+        """A value of shape `shape` whose `?` dims have the run-time `sizes` (a broadcast's
+        `like` operand): one of `prefer`, else any value imported so far; None when
+        `shape` is static."""
+        if graph.DYN not in shape:
+            return None
+        for v in [*prefer, *self.sym.known]:
+            if not graph.shapes_compatible(shape_of(v.type), shape):
+                continue
+            dims = self.sym.dims(v)
+            if all(dims[d] == sizes[d] for d, s in enumerate(shape) if s == graph.DYN):
+                return v
+        shown = ", ".join(map(str, sizes))
+        raise self.error(f"{self.describe()}: no value of the model has the run-time shape [{shown}] that fsir "
+                         "could take the `?` sizes of its result from")
+
+    def count(self, x: SSAValue, axes: Sequence[int], reduced: SSAValue) -> SSAValue:
+        """How many elements of `x` each element of `reduced` (x reduced over `axes`)
+        sums, as a value like `reduced`: a constant, or a sum of ones over `?` axes."""
+        shape = shape_of(x.type)
+        if graph.DYN not in [shape[a] for a in axes]:
+            return self.b.scalar_like(math.prod(shape[a] for a in axes), reduced)
+        return self.b.reduce("sum", self.b.scalar_like(1, x), axes)
 
     def rank(self, v: SSAValue) -> int:
         return len(shape_of(v.type))
@@ -372,17 +437,18 @@ class OnnxImporter:
         axes = list(range(first, rank))
         eps = attrs.get("epsilon", 1e-5)
         shape = shape_of(x.type)
-        n = math.prod(shape[first:])
         b = self.b
         orig = b.elem(x)
         if attrs.get("stash_type", 1) == 1:
             x = b.convert(x, graph.f32)
         keep = list(range(first))
-        mean = b.ew("div", b.reduce("sum", x, axes), self.const(np.full(shape[:first], n), x))
-        xc = b.ew("sub", x, b.broadcast(mean, shape, keep))
-        var = b.ew("div", b.reduce("sum", b.ew("mul", xc, xc), axes), self.const(np.full(shape[:first], n), x))
-        rstd = b.ew("rsqrt", b.ew("add", var, self.const(np.full(shape[:first], eps), x)))
-        y = b.convert(b.ew("mul", xc, b.broadcast(rstd, shape, keep)), orig)
+        total = b.reduce("sum", x, axes)
+        count = self.count(x, axes, total)
+        mean = b.ew("div", total, count)
+        xc = b.ew("sub", x, b.broadcast(mean, shape, keep, like=x))
+        var = b.ew("div", b.reduce("sum", b.ew("mul", xc, xc), axes), count)
+        rstd = b.ew("rsqrt", b.ew("add", var, b.scalar_like(eps, var)))
+        y = b.convert(b.ew("mul", xc, b.broadcast(rstd, shape, keep, like=x)), orig)
         y = b.ew("mul", *self.bcast(y, scale))
         if bias is not None:
             y = b.ew("add", *self.bcast(y, bias))
@@ -404,12 +470,12 @@ class OnnxImporter:
         shape = shape_of(x.type)
         keep = [d for d in range(rank) if d not in axes]
         b = self.b
-        xm = b.ew("sub", x, b.broadcast(b.reduce("max", x, axes), shape, keep))
+        xm = b.ew("sub", x, b.broadcast(b.reduce("max", x, axes), shape, keep, like=x))
         e = b.ew("exp", xm)
         s = b.reduce("sum", e, axes)
         if log:
-            return b.ew("sub", xm, b.broadcast(b.ew("log", s), shape, keep))
-        return b.ew("div", e, b.broadcast(s, shape, keep))
+            return b.ew("sub", xm, b.broadcast(b.ew("log", s), shape, keep, like=x))
+        return b.ew("div", e, b.broadcast(s, shape, keep, like=x))
 
     def op_MatMul(self, node, attrs):
         a, c = self.inputs(node)
@@ -480,8 +546,7 @@ class OnnxImporter:
         if node.op_type == "ReduceL2":
             y = self.b.ew("sqrt", y)
         if node.op_type == "ReduceMean":
-            n = math.prod(shape_of(x.type)[a] for a in axes)
-            y = self.b.ew("div", y, self.b.scalar_like(n, y))
+            y = self.b.ew("div", y, self.count(x, axes, y))
         if attrs.get("keepdims", 1):
             y = self.keep_dims(y, shape_of(x.type), axes)
         return [y]
@@ -524,8 +589,10 @@ class OnnxImporter:
 
     def op_Reshape(self, node, attrs):
         x = self.value(node.input[0])
-        target = self.ints(node.input[1], "the target shape")
+        target = self.sizes(node.input[1], "the target shape")
         src = shape_of(x.type)
+        if graph.DYN in src or any(is_symbolic(d) for d in target):
+            return [self.dynamic_reshape(x, target, attrs)]
         out = [src[i] if d == 0 and not attrs.get("allowzero", 0) else d for i, d in enumerate(target)]
         if out.count(-1) == 1:
             known = math.prod(d for d in out if d != -1)
@@ -533,6 +600,26 @@ class OnnxImporter:
         if math.prod(out) != math.prod(src) or any(d < 0 for d in out):
             raise self.error(f"{self.describe()}: cannot reshape {list(src)} to {target}")
         return [self.b.reshape(x, out)]
+
+    def dynamic_reshape(self, x: SSAValue, target: list, attrs) -> SSAValue:
+        """A Reshape with run-time sizes: graph.reshape determines at most one `?` result
+        dim from the element count, or keeps the operand's `?` dims when the shapes have
+        the same dynamic structure; the target's sizes must say the same."""
+        src, sx = shape_of(x.type), self.sym.dims(x)
+        want = [sx[i] if isinstance(d, int) and d == 0 and not attrs.get("allowzero", 0) else d
+                for i, d in enumerate(target)]
+        out = [graph.DYN if is_symbolic(d) or d == -1 else d for d in want]
+        if out.count(graph.DYN) > 1:
+            kept = graph._kept_dynamic_dims(src, out)
+            if len(kept) != out.count(graph.DYN) or any(want[j] != sx[i] for j, i in kept.items()):
+                shown = ", ".join(map(str, want))
+                raise self.error(f"{self.describe()}: cannot reshape {graph.fmt_shape(src)} to [{shown}]: fsir "
+                                 "takes one run-time size from the element count, or keeps the `?` dims of a "
+                                 "reshape of the same dynamic structure")
+        y = self.b.reshape(x, out)
+        if -1 not in want and y not in self.sym.known:
+            self.sym.bind(y, want)  # the sizes the model states (reify_dims computes the same)
+        return y
 
     def op_Flatten(self, node, attrs):
         x = self.value(node.input[0])
@@ -570,7 +657,15 @@ class OnnxImporter:
 
     def op_Expand(self, node, attrs):
         x = self.value(node.input[0])
-        target = self.ints(node.input[1], "the target shape")
+        target = self.sizes(node.input[1], "the target shape")
+        if graph.DYN in shape_of(x.type) or any(is_symbolic(d) for d in target):
+            rank = max(len(target), self.rank(x))
+            xs = [1] * (rank - self.rank(x)) + self.sym.dims(x)
+            ts = [1] * (rank - len(target)) + target
+            what = f"{graph.fmt_shape(shape_of(x.type))} and [{', '.join(map(str, target))}]"
+            out = [self.broadcast_sizes([a, t], what) for a, t in zip(xs, ts)]
+            shape = [graph.DYN if is_symbolic(d) else d for d in out]
+            return [self.b.broadcast_to(x, shape, self.like(shape, out, [x]))]
         try:
             shape = np.broadcast_shapes(shape_of(x.type), tuple(target))
         except ValueError:
@@ -663,9 +758,15 @@ class OnnxImporter:
 
     def op_Shape(self, node, attrs):
         x = self.value(node.input[0])
-        s = list(shape_of(x.type))
+        s = self.sym.dims(x)
         lo, hi, _ = slice(attrs.get("start", 0), attrs.get("end", len(s))).indices(len(s))
-        return [self.const(np.array(s[lo:hi], np.int64), graph.IntegerType(64))]
+        if not any(is_symbolic(d) for d in s[lo:hi]):
+            return [self.const(np.array(s[lo:hi], np.int64), graph.IntegerType(64))]
+        # run-time sizes: a placeholder whose folded value holds them (see onnx_dynamic)
+        placeholder = self.const(np.zeros(hi - lo, np.int64), graph.IntegerType(64))
+        self.b._folded[placeholder] = np.array(s[lo:hi], dtype=object)
+        self.shape_placeholders.append((placeholder, self.b.loc))
+        return [placeholder]
 
     def op_Size(self, node, attrs):
         x = self.value(node.input[0])

@@ -16,7 +16,7 @@ from collections.abc import Set
 from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import IndexType, MemRefType
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from fsir.dialects import gpu, graph
 from fsir.dialects.graph import DYN, shape_of
@@ -160,22 +160,57 @@ def hoist_invariant_loads(loop, read_only) -> bool:
     """Move loads from buffers the kernel never writes (its inputs and constants) whose
     address does not depend on the loop out of it: a block taking several rows loads
     γ and β once and keeps them in registers for every row. Only loads at the top level
-    of the body move (a guarded load may be out of bounds when its guard is false);
-    hoisting is safe even for a loop that runs zero times, as the address was computed
-    to be in bounds."""
-    from xdsl.dialects import memref
+    of the body move (a guarded load may be out of bounds when its guard is false).
+    A load in the body runs only when the loop runs, and a loop's bounds are often the
+    guard itself (a thread past the last row runs its row loop zero times, and its row's
+    address — an id it would gather by — lies past the end of the buffer): unless the
+    bounds are constants that run the loop, the hoisted loads stay under `lb < ub`."""
+    from xdsl.dialects import arith, memref, scf
 
     body = loop.body.block
-    moved = False
-    for op in list(body.ops):
-        if not isinstance(op, memref.LoadOp) or op.memref not in read_only:
-            continue
-        if any(_defined_in(o, loop) for o in op.indices):
-            continue
+    loads = [op for op in body.ops if isinstance(op, memref.LoadOp) and op.memref in read_only
+             and not any(_defined_in(o, loop) for o in op.indices)]
+    if not loads:
+        return False
+    block = loop.parent_block()
+    lb, ub = _constant_index(loop.lb), _constant_index(loop.ub)
+    if lb is not None and ub is not None and lb < ub:
+        for op in loads:
+            op.detach()
+            block.insert_op_before(op, loop)
+        return True
+    runs = arith.CmpiOp(loop.lb, loop.ub, "slt")
+    then_block, else_block = Block(), Block()
+    zeros = [_zero(op.res.type) for op in loads]
+    guard = scf.IfOp(runs, [op.res.type for op in loads], Region(then_block), Region(else_block))
+    for op, result in zip(loads, guard.results):
         op.detach()
-        loop.parent_block().insert_op_before(op, loop)
-        moved = True
-    return moved
+        then_block.add_op(op)
+        op.res.replace_all_uses_with(result)  # before the yield below uses it
+    then_block.add_op(scf.YieldOp(*[op.res for op in loads]))
+    else_block.add_ops([*zeros, scf.YieldOp(*[z.result for z in zeros])])
+    block.insert_ops_before([runs, guard], loop)
+    return True
+
+
+def _constant_index(v: SSAValue) -> int | None:
+    from xdsl.dialects import arith
+    from xdsl.dialects.builtin import IntegerAttr
+
+    if isinstance(v.owner, arith.ConstantOp) and isinstance(v.owner.value, IntegerAttr):
+        return v.owner.value.value.data
+    return None
+
+
+def _zero(t: Attribute):
+    """A constant 0 of scalar type `t` (what a hoisted load yields when the loop does not run)."""
+    from xdsl.dialects import arith
+    from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerAttr, IntegerType
+
+    if isinstance(t, IntegerType):
+        return arith.ConstantOp(IntegerAttr(0, t))
+    assert isinstance(t, AnyFloat)  # loads are of the element types fsir supports
+    return arith.ConstantOp(FloatAttr(0.0, t))
 
 
 def _defined_in(v: SSAValue, loop: Operation) -> bool:

@@ -5,6 +5,7 @@ For each function holding schedule.kernels, every kernel becomes a `gpu.func` in
 `func.func` of the same name over memrefs that
 
 - reads dynamic sizes with `memref.dim` and derives the others (fsir/lowering/shapes.py),
+- checks that sizes which must agree do (`cf.assert`, once per pair of sizes),
 - allocates each kernel's outputs (`memref.alloc`),
 - passes every buffer flattened to `memref<?xT>` (`memref.reinterpret_cast`, a view),
   non-splat constants as `memref.global`s, and the inputs' dynamic sizes as `index`es,
@@ -52,7 +53,7 @@ from fsir.errors import UserError
 from fsir.ir import location_of
 from fsir.lowering.kernels import erase_unused_arith, extra_arguments
 from fsir.lowering.scalar import Cursor, Index, IndexBuilder
-from fsir.lowering.shapes import ShapeCalc
+from fsir.lowering.shapes import DimChecks, ShapeCalc
 
 GPU_MODULE = "kernels"
 
@@ -81,6 +82,7 @@ class HostLowering:
         self.buffers: dict[SSAValue, SSAValue] = {}  # graph value -> host memref
         self.dims: dict[SSAValue, list[Index]] = {}  # graph value -> host sizes
         self.flats: dict[SSAValue, SSAValue] = {}
+        self.checks = DimChecks(self.ib)
         for old, new in zip(f.body.blocks[0].args, self.block.args):
             new.name_hint = old.name_hint
             self.buffers[old] = new
@@ -122,6 +124,9 @@ class HostLowering:
             name = self.lowered[key] = k.sym_name.data
         constants, dynamic_dims = extra_arguments(k)
         shapes = ShapeCalc(self.ib, {a: self.dims[v] for a, v in zip(k.block.args, k.operands)})
+        for g in k.groups():
+            for op in g.block.ops:
+                self.checks.emit(op, shapes)
         args: list[SSAValue] = []
         for v in k.operands:
             args.append(self.flat(self.buffers[v], self.dims[v]))

@@ -9,6 +9,7 @@ launch dims, from `memref.dim` of the function's arguments) and in kernels (from
 
 from __future__ import annotations
 
+from xdsl.dialects import arith, cf
 from xdsl.ir import Operation, SSAValue
 
 from fsir.dialects import graph
@@ -55,3 +56,42 @@ class ShapeCalc:
             raise UserError(f"the size of a '?' dim of {v.type} is not known here",
                             location_of(op if isinstance(op, Operation) else None))
         return op.reify_dims(self.dims, self.ib)
+
+
+class DimChecks:
+    """The host's run-time checks that sizes which must agree do agree
+    (`GraphOp.agreeing_dims`): a `cf.assert` on their comparison, located at the op,
+    before the launch that relies on them; the executor names both sizes when one
+    fails. Each distinct pair of sizes is checked once per host function; pairs
+    of static sizes were checked by the verifier."""
+
+    def __init__(self, ib: IndexBuilder):
+        self.ib = ib
+        self.seen: set[tuple] = set()
+
+    def emit(self, op: Operation, shapes: ShapeCalc) -> None:
+        if not isinstance(op, graph.GraphOp):
+            return
+        for agreement in op.agreeing_dims(shapes.dims, self.ib):
+            a, b = agreement.first, agreement.second
+            if (isinstance(a, int) and isinstance(b, int)) or a is b:
+                continue
+            key = (agreement.kind, _key(a), _key(b))
+            if agreement.kind == graph.DimAgreement.EQUAL:
+                key = (agreement.kind, *sorted((_key(a), _key(b))))
+            if key in self.seen:
+                continue
+            self.seen.add(key)
+            if isinstance(a, int) and agreement.kind == graph.DimAgreement.EQUAL:
+                a, b = b, a  # the run-time size first, so the message reads "got vs expected"
+            ok = self.ib.c.value(arith.CmpiOp(self.ib.ssa(a), self.ib.ssa(b), "eq"))
+            if agreement.kind == graph.DimAgreement.FIRST_MAY_BE_1:
+                one = self.ib.c.value(arith.CmpiOp(self.ib.ssa(a), self.ib.ssa(1), "eq"))
+                ok = self.ib.c.value(arith.OrIOp(ok, one))
+            check = cf.AssertOp(ok, f"'{op.name}' op: {agreement.what} differ at run time")
+            check.location = op.location
+            self.ib.c.insert(check)
+
+
+def _key(x: Index) -> tuple:
+    return ("c", x) if isinstance(x, int) else ("v", id(x))

@@ -4,7 +4,8 @@
     outputs, stats = execute(lowered, inputs, device)   # host function, kernels on a device
 
 `execute` interprets the host `func.func` that schedule-to-gpu produced: `index`
-arithmetic and `memref.dim` in Python, `memref.alloc` as device buffers,
+arithmetic and `memref.dim` in Python, `cf.assert` as a run-time check (a failure is
+the user's error, naming the compared sizes), `memref.alloc` as device buffers,
 `memref.reinterpret_cast` (flattening and free reshapes) as views sharing the viewed
 buffer's device memory, `memref.get_global` as the constant copied to the device, and
 each `gpu.launch_func` as one launch, with the module's PTX printed and loaded once.
@@ -18,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import arith, func, memref
+from xdsl.dialects import arith, cf, func, memref
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Operation, SSAValue
 
@@ -63,6 +64,8 @@ _INT_BINARY = {
     arith.MinSIOp: min,
     arith.MaxUIOp: max,
     arith.MinUIOp: min,
+    arith.AndIOp: lambda a, b: a & b,
+    arith.OrIOp: lambda a, b: a | b,
 }
 _CMPI = {0: lambda a, b: a == b, 1: lambda a, b: a != b, 2: lambda a, b: a < b, 3: lambda a, b: a <= b,
          4: lambda a, b: a > b, 5: lambda a, b: a >= b, 6: lambda a, b: a < b, 7: lambda a, b: a <= b,
@@ -111,6 +114,9 @@ def execute(lowered: ModuleOp, inputs: Sequence[np.ndarray] | Mapping[str, np.nd
                 s = device.launch(handle, op.kernel.nested_references.data[-1].data, grid, block, kargs, smem)
                 stats = s if stats is None else stats + s
                 continue
+            if isinstance(op, cf.AssertOp):
+                _check(op, env)
+                continue
             if op.results:
                 env[op.results[0]] = _host_value(op, env, lowered, device, owned)
         raise UserError(f"@{f.sym_name.data} has no func.return", location_of(f))
@@ -129,6 +135,21 @@ def _view(buf: DeviceBuffer, shape: list[int]) -> DeviceBuffer:
         raise UserError(f"cannot view a buffer of shape {fmt_shape(buf.shape)} as {fmt_shape(shape)}")
     handle = buf.handle.reshape(shape) if isinstance(buf.handle, np.ndarray) else buf.handle
     return DeviceBuffer(buf.device, tuple(shape), buf.dtype, handle)
+
+
+def _check(op: cf.AssertOp, env: dict) -> None:
+    """A failed `cf.assert` is the user's error at the op's location; when its condition
+    is a comparison (or an `or` of comparisons, the first naming the values), the
+    message names the compared values."""
+    if env[op.arg]:
+        return
+    message = op.msg.data
+    cond = op.arg.owner
+    while isinstance(cond, (arith.OrIOp, arith.AndIOp)):
+        cond = cond.operands[0].owner
+    if isinstance(cond, arith.CmpiOp):
+        message += f": {env[cond.lhs]} vs {env[cond.rhs]}"
+    raise UserError(message, location_of(op))
 
 
 def _host_value(op: Operation, env: dict, module: ModuleOp, device, owned: list):

@@ -1,0 +1,165 @@
+"""Symbolic sizes for the ONNX importer: what a `?` dim is, as far as import time knows.
+
+A graph input's symbolic dim (`dim_param`, or a dim without a value) becomes a `?` dim
+and a `Sym` named after its `dim_param`: two inputs' dims with the same `dim_param` are
+one size (ONNX's meaning; the host checks it at run time where ops rely on it). The
+sizes of other values follow from the graph ops' own shape rules (`reify_dims`) run in
+the `SymbolicDims` algebra, so no shape rule is written twice.
+
+`Shape` of a value with `?` dims is no longer a compile-time constant: the importer
+gives it a placeholder constant whose folded value is a numpy object array of ints and
+`Sym`s, so the usual shape chains (Shape -> Gather/Slice -> Unsqueeze -> Concat) fold
+through the ops' references as before and a Reshape or Expand reads its target with
+the symbolic entries. A placeholder still used as data at the end is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from xdsl.ir import SSAValue
+
+from fsir.dialects import graph
+from fsir.dialects.graph import DYN, DimBuilder, shape_of
+
+Size = Any  # int | Sym
+
+
+@dataclass(frozen=True)
+class Sym:
+    """A size known at run time only: ("param", name), ("unknown", n), or an arithmetic
+    node ("add" | "sub" | "mul" | "div" | "rem", a, b) / ("select", cond, a, b)."""
+
+    expr: tuple
+
+    def __str__(self) -> str:
+        kind = self.expr[0]
+        if kind == "param":
+            return str(self.expr[1])
+        if kind == "unknown":
+            return "?"
+        if kind == "select":
+            return f"select({', '.join(map(str, self.expr[1:]))})"
+        op = {"add": "+", "sub": "-", "mul": "*", "div": "/", "rem": "%"}[kind]
+        return f"({self.expr[1]} {op} {self.expr[2]})"
+
+    # Python arithmetic, so that shape arithmetic folds in numpy object arrays.
+    def __add__(self, o): return SYMBOLIC.add(self, o)  # noqa: E704
+    def __radd__(self, o): return SYMBOLIC.add(o, self)  # noqa: E704
+    def __sub__(self, o): return SYMBOLIC.sub(self, o)  # noqa: E704
+    def __rsub__(self, o): return SYMBOLIC.sub(o, self)  # noqa: E704
+    def __mul__(self, o): return SYMBOLIC.mul(self, o)  # noqa: E704
+    def __rmul__(self, o): return SYMBOLIC.mul(o, self)  # noqa: E704
+    def __floordiv__(self, o): return SYMBOLIC.div(self, o)  # noqa: E704
+
+
+class SymbolicDims(DimBuilder[Sym]):
+    """`DimBuilder` over ints and `Sym`s: constants fold, equal expressions are equal."""
+
+    _fresh = 0
+
+    @classmethod
+    def unknown(cls) -> Sym:
+        cls._fresh += 1
+        return Sym(("unknown", cls._fresh))
+
+    def _node(self, kind: str, a: Size, b: Size) -> Size:
+        return Sym((kind, a, b))
+
+    def add(self, a, b):
+        if isinstance(a, int) and isinstance(b, int):
+            return a + b
+        if a == 0:
+            return b
+        return a if b == 0 else self._node("add", a, b)
+
+    def sub(self, a, b):
+        if isinstance(a, int) and isinstance(b, int):
+            return a - b
+        return a if b == 0 else self._node("sub", a, b)
+
+    def mul(self, a, b):
+        if isinstance(a, int) and isinstance(b, int):
+            return a * b
+        if a == 1:
+            return b
+        if b == 1:
+            return a
+        return 0 if 0 in (a, b) else self._node("mul", a, b)
+
+    def div(self, a, b):
+        if isinstance(a, int) and isinstance(b, int):
+            return a // b if b else DYN
+        if b == 1:
+            return a
+        if isinstance(a, Sym) and a.expr[0] == "mul" and b in a.expr[1:]:  # (x * y) / y
+            return a.expr[1] if a.expr[2] == b else a.expr[2]
+        return self._node("div", a, b)
+
+    def eq(self, a, b):
+        if a == b:
+            return True
+        return (a == b) if isinstance(a, int) and isinstance(b, int) else None
+
+    def lt(self, a, b):
+        return (a < b) if isinstance(a, int) and isinstance(b, int) else None
+
+    def select(self, cond, a, b):
+        if cond is None:
+            return a if a == b else Sym(("select", cond, a, b))
+        return a if cond else b
+
+    def linearize(self, idx, dims):
+        out: Size = 0
+        for i, d in zip(idx, dims):
+            out = self.add(self.mul(out, d), i)
+        return out
+
+    def delinearize(self, linear, dims):
+        out = []
+        for d in reversed(dims[1:]):
+            out.append(self._node("rem", linear, d))
+            linear = self.div(linear, d)
+        return [linear, *reversed(out)] if dims else []
+
+
+SYMBOLIC = SymbolicDims()
+
+
+class SymbolicShapes:
+    """`dims(v)`: the sizes of graph value `v` as ints and `Sym`s; leaves are bound."""
+
+    def __init__(self) -> None:
+        self.known: dict[SSAValue, list[Size]] = {}
+
+    def bind(self, v: SSAValue, dims: Sequence[Size]) -> None:
+        self.known[v] = list(dims)
+
+    def dims(self, v: SSAValue) -> list[Size]:
+        # an explicit stack: a chain of ops as long as the model costs no recursion depth
+        stack = [v]
+        while stack:
+            top = stack[-1]
+            if top in self.known:
+                stack.pop()
+                continue
+            static = shape_of(top.type)
+            op = top.owner
+            if DYN in static and isinstance(op, graph.GraphOp):
+                pending = [o for o in op.operands if o not in self.known]
+                if pending:
+                    stack.extend(pending)
+                    continue
+                derived = op.reify_dims(lambda x: self.known[x], SYMBOLIC)
+            else:
+                derived = list(static)
+            self.known[top] = [s if s != DYN else (d if not (isinstance(d, int) and d == DYN) else SYMBOLIC.unknown())
+                               for s, d in zip(static, derived)]
+            stack.pop()
+        return self.known[v]
+
+
+def is_symbolic(x: Any) -> bool:
+    return isinstance(x, Sym)
