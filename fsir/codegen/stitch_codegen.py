@@ -103,7 +103,8 @@ class StitchCodegenPass(ModulePass):
     gemm=auto|BMxBNxBK/TMxTN: the configuration of every GEMM kernel (auto: the
     evaluator's choice among `mappings.gemm.CANDIDATES`; e.g. 16x16x16/1x1 forces the
     untuned one-output-per-thread kernel; a `/f16`, `/bf16` or `/tf32` suffix forces a
-    tensor-core configuration, TMxTN then being a warp's tile: "64x64x32/32x32/f16").
+    tensor-core configuration, TMxTN then being a warp's tile: "64x64x32/32x32/f16"; it
+    applies to the GEMMs of that math, the others get the evaluator's choice).
     precision=fp32|tf32: what f32 GEMMs compute in: exact f32 FMAs (fp32), or on the
     tensor cores with operands rounded to tf32 (`mappings.gemm_tc`); f16 and bf16 GEMMs
     always use the tensor cores.

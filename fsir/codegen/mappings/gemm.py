@@ -222,9 +222,7 @@ class GemmMapping(Mapping):
         forced = ctx.gemm_config
         math = gemm_math(dot, ctx.precision)
         if forced is not None and forced.math != GemmMath.FMA and forced.math != math:
-            raise op_error(dot, f"cannot run as gemm={forced.text()}: its operands are "
-                                f"{'/'.join(str(elem_type(v)) for v in (dot.lhs, dot.rhs))} and the precision is "
-                                f"{ctx.precision}, which makes its math {math.value}")
+            forced = None  # a forced tensor-core configuration applies to the dots of its math
         if forced is not None:
             configs = [forced]
             need = shared_bytes(forced, element_bytes(accumulator_type(dot.result.type.element_type)))
