@@ -205,9 +205,11 @@ class MmaGemmLowering(GemmLowering):
             inside = e.and_(self.below(gr, sizes[0], tiles[0]), self.below(gc, sizes[1], tiles[1]))
             # outside chunks read nothing (src-size 0); their address is kept in bounds
             src = ib.linearize([*batch, ib.select(inside, gr, 0), ib.select(inside, gc, 0)], dims)
-            nbytes = (None if inside is True else
-                      self.cursor.value(arith.SelectOp(inside, self.sb.const(CHUNK_BYTES, i32),
-                                                       self.sb.const(0, i32))))
+            if isinstance(inside, bool):
+                nbytes = None if inside else self.sb.const(0, i32)
+            else:
+                nbytes = self.cursor.value(arith.SelectOp(inside, self.sb.const(CHUNK_BYTES, i32),
+                                                          self.sb.const(0, i32)))
 
             def copy(r=r, c=c, src=src, nbytes=nbytes) -> None:
                 self.cursor.insert(gpu.CpAsyncOp(tile, [ib.ssa(self.swizzled(base, cols, r, c))], src_buf,
@@ -251,7 +253,7 @@ class MmaGemmLowering(GemmLowering):
 
     # -- fragments -------------------------------------------------------------------
 
-    def a_fragment(self, tile: SSAValue, base: Index, bk: int, row: Index, kk: int, lane: SSAValue) -> list[SSAValue]:
+    def a_fragment(self, tile: SSAValue, base: Index, bk: int, row: Index, kk: int, lane: Index) -> list[SSAValue]:
         """The A fragment of the 16 x 16 piece at (row, kk): one ldmatrix.x4 (matrix j:
         rows +8(j%2), columns +8(j/2); lane l gives row l%8 of matrix l/8), or for tf32
         the two m16n8k8 fragments' elements (g + 8(e%2), t + 4(e/2)), rounded."""
@@ -273,7 +275,7 @@ class MmaGemmLowering(GemmLowering):
         return list(op.values)
 
     def b_fragments(self, tile: SSAValue, base: Index, bn: int, kk: int, col: Index,
-                    lane: SSAValue) -> list[list[SSAValue]]:
+                    lane: Index) -> list[list[SSAValue]]:
         """The B fragments of the two 16 x 8 tiles of the 16 x 16 piece at (kk, col):
         one ldmatrix.x4.trans (matrix j: k rows +8(j%2), columns +8(j/2)), or for tf32
         each tile's two m16n8k8 fragments' elements (t + 4e, g), rounded."""

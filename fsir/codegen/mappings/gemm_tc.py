@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from fsir.codegen.latency import UNKNOWN_TRIP_COUNT
 from fsir.codegen.summary import Summary, element_bytes_of, element_counts, loaded_inputs
@@ -109,7 +109,7 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
     s.counts["global"] += accs
     fused_inputs: list[SSAValue] = []
     if out is not product:
-        fused = element_counts([out], inputs, seen={product.owner} if product.owner is not None else None)
+        fused = element_counts([out], inputs, seen={product.owner} if isinstance(product.owner, Operation) else None)
         fused_inputs = [v for v in loaded_inputs(out, inputs) if v not in loaded_inputs(product, inputs)]
         s.add(fused, accs)
     cpi = spec.cpi
