@@ -113,7 +113,7 @@ def main_impl(argv=None) -> int:
             json.dump(stats, fh, indent=2)
             fh.write("\n")
     if args.check:
-        return check(f, inputs, outputs)
+        return check(f, inputs, outputs, args.precision)
     return 0
 
 
@@ -147,11 +147,17 @@ def stats_dict(stats) -> dict:
     return {k: int(getattr(stats, k, 0) if not isinstance(stats, dict) else stats.get(k, 0)) for k in keys}
 
 
-def check(f, inputs, outputs) -> int:
+def check(f, inputs, outputs, precision: str = "fp32") -> int:
+    """Compare with the reference interpreter (its f32 dots rounding their operands to
+    tf32 when the GEMMs did)."""
+    from contextlib import nullcontext
+
+    from fsir.dialects.graph import tf32_dots
     from fsir.runtime.compare import compare
 
-    expected = run_function(f, inputs)
-    exact = run_function_float64(f, inputs)
+    with tf32_dots() if precision == "tf32" else nullcontext():
+        expected = run_function(f, inputs)
+        exact = run_function_float64(f, inputs)
     status = 0
     for i, (got, want, ex) in enumerate(zip(outputs, expected, exact)):
         c = compare(got, want, exact=ex)

@@ -127,3 +127,27 @@ def test_bad_precision():
     module = parse_module(_dot((16, 16), (16, 16), "f32", (16, 16)), "<test>")
     with pytest.raises(UserError, match="precision=fp16"):
         lower(module, PipelineOptions(fusion="none", precision="fp16"))
+
+
+def test_fs_run_precision(tmp_path, capsys):
+    """`fs-run --precision tf32 --check` runs the tf32 kernel and checks it against the
+    reference whose dots round their operands to tf32 as the kernel does."""
+    from fsir.tools.fs_run import main_impl
+
+    src = tmp_path / "mm.mlir"
+    src.write_text(_dot((48, 64), (64, 40), "f32", (48, 40)))
+    ptx = tmp_path / "mm.ptx"
+    assert main_impl([str(src), "--device", "sim", "--precision", "tf32", "--check", "--dump-ptx", str(ptx)]) == 0
+    assert "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32" in ptx.read_text()
+    assert ": ok" in capsys.readouterr().out
+    assert main_impl([str(src), "--device", "sim", "--check", "--dump-ptx", str(ptx)]) == 0
+    assert "mma.sync" not in ptx.read_text()
+
+
+def test_reference_tf32_rounding():
+    from fsir.dialects.graph import round_tf32
+
+    x = np.array([1.0, 1.0 + 2.0**-11, 1.0 + 2.0**-10 + 2.0**-11, np.inf, -3.0e38], dtype=np.float32)
+    # ties away from zero; the carry into the exponent is kept
+    assert list(round_tf32(x)[:4]) == [1.0, 1.0 + 2.0**-10, 1.0 + 2.0**-9, np.inf]
+    assert np.isfinite(round_tf32(x)[4])
