@@ -4,10 +4,10 @@ tf32` (`#schedule.gemm<tile = 64x64x32, thread = 32x32, math = f16>`).
 A block computes a bm x bn tile of the product; its warps tile it in wm x wn warp
 tiles (`thread`), each a grid of 16 x 8 `mma.sync` tiles whose f32 accumulators stay in
 registers. Each k-step the bm x bk tile of A and the bk x bn tile of B are staged in
-shared memory, row-major, in 16-byte chunks permuted by an XOR swizzle: chunk L of a
-tile lives at L ^ ((L / 8) % 8), a permutation within each 128-byte line, so the eight
-row addresses of an `ldmatrix` matrix (eight rows at one logical chunk) fall into eight
-different 16-byte bank groups: no bank conflicts.
+shared memory, row-major, in 16-byte chunks permuted by an XOR swizzle (`swizzle`): a chunk's index
+within its 128-byte line is XORed with its row's (rows of whole lines) or its line's
+index, mod 8, so the eight row addresses of an `ldmatrix` matrix (eight rows at one
+logical chunk) fall into eight different 16-byte bank groups: no bank conflicts.
 
 Fragments: f16/bf16 operands are read with `ldmatrix.x4` (A: a 16x16 piece, the
 m16n8k16 A fragment) and `ldmatrix.x4.trans` (B: a 16x16 piece, the B fragments of two
@@ -51,6 +51,15 @@ def tile_element_type(math: GemmMath) -> Attribute:
     """The element type of the shared operand tiles: the operands' 16-bit type, or f32
     for tf32 (rounded when the fragments are read)."""
     return {GemmMath.F16: f16, GemmMath.BF16: bf16, GemmMath.TF32: f32}[math]
+
+
+def swizzle(chunk: int, row_chunks: int) -> int:
+    """The position of 16-byte chunk `chunk` of a tile whose rows are `row_chunks`
+    chunks wide: its index within its 128-byte line XORed with the row's index (mod 8)
+    when rows are whole lines, else with the line's index (mod 8), so eight consecutive
+    rows at one logical chunk use eight bank groups. The lowering emits the same
+    arithmetic on index values (`MmaGemmLowering.swizzled`)."""
+    return chunk ^ ((chunk // (row_chunks if row_chunks % 8 == 0 else 8)) % 8)
 
 
 def chunk_elements(math: GemmMath) -> int:
@@ -160,12 +169,13 @@ class MmaGemmLowering(GemmLowering):
         chunks are XOR-swizzled (`c` a multiple of the chunk, or any column: the offset
         within the chunk is kept)."""
         ib, epc = self.ib, self.epc
-        chunk = ib.add(ib.mul(r, cols // epc), ib.div(c, epc))
-        line = ib.rem(ib.div(chunk, 8), 8)
-        if isinstance(chunk, int) and isinstance(line, int):
-            swz: Index = chunk ^ line
+        row_chunks = cols // epc
+        chunk = ib.add(ib.mul(r, row_chunks), ib.div(c, epc))
+        if isinstance(chunk, int):
+            swz: Index = swizzle(chunk, row_chunks)
         else:
-            swz = self.cursor.value(arith.XOrIOp(ib.ssa(chunk), ib.ssa(line)))
+            factor = ib.rem(r if row_chunks % 8 == 0 else ib.div(chunk, 8), 8)
+            swz = self.cursor.value(arith.XOrIOp(ib.ssa(chunk), ib.ssa(factor)))
         return ib.add(base, ib.add(ib.mul(swz, epc), ib.rem(c, epc)))
 
     def pipelined(self, k_size: Index) -> bool:

@@ -172,3 +172,21 @@ func.func @f(%a: tensor<40x32xf16>, %b: tensor<24x32xf16>) -> tensor<40x24xf16> 
 """)
     ops = kernel_ops(lowered)
     assert "gpu.mma_sync" in ops and "gpu.cp_async" not in ops
+
+
+@pytest.mark.parametrize("row_chunks", [2, 4, 8, 16])
+def test_swizzle_is_conflict_free(row_chunks):
+    """The eight rows an ldmatrix matrix reads (rows 8i..8i+7 at one logical chunk) land
+    in eight different 16-byte bank groups of a 128-byte line, for tiles whose rows are
+    2 to 16 chunks wide (16 to 128 halves, 8 to 64 floats); the swizzle permutes chunks
+    within their line."""
+    from fsir.lowering.mma import swizzle
+
+    rows = 64
+    for first in range(0, rows, 8):
+        for c in range(row_chunks):
+            banks = {swizzle(r * row_chunks + c, row_chunks) % 8 for r in range(first, first + 8)}
+            assert len(banks) == 8
+    chunks = range(rows * row_chunks)
+    assert sorted(swizzle(q, row_chunks) for q in chunks) == list(chunks)
+    assert all(swizzle(q, row_chunks) // 8 == q // 8 for q in chunks)
