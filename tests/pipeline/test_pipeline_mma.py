@@ -190,3 +190,18 @@ def test_swizzle_is_conflict_free(row_chunks):
     chunks = range(rows * row_chunks)
     assert sorted(swizzle(q, row_chunks) for q in chunks) == list(chunks)
     assert all(swizzle(q, row_chunks) // 8 == q // 8 for q in chunks)
+
+
+def test_dynamic_sizes():
+    """`?` sizes: the default tensor-core configuration, synchronously staged (row
+    lengths unknown at compile time), guarded at every edge."""
+    from fsir.testing.pipeline import check
+
+    src = """
+func.func @f(%a: tensor<?x?xf16>, %b: tensor<?x40xf16>) -> tensor<?x40xf16> {
+  %d = graph.dot %a, %b : (tensor<?x?xf16>, tensor<?x40xf16>) -> tensor<?x40xf16>
+  func.return %d : tensor<?x40xf16>
+}
+"""
+    lowered = check(src, shapes=[(37, 24), (24, 40)])
+    assert "gpu.mma_sync" in kernel_ops(lowered)
