@@ -31,6 +31,7 @@ DEFAULT_CPI: Mapping[str, float] = MappingProxyType({
     "shuffle": 30.0,   # shfl.sync
     "smem": 24.0,      # ld/st.shared
     "barrier": 20.0,   # bar.sync
+    "tensor": 8.0,     # mma.sync m16n8k16 (A100: 1024 dense f16 FMA/clk/SM over 4 sub-partitions)
     "global": 400.0,   # ld.global latency (hidden by occupancy; not used for bandwidth)
 })
 

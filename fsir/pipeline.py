@@ -48,6 +48,8 @@ class PipelineOptions:
         V100, T4).
     rows, registers, subroots, vector, gemm: stitch-codegen's choices (auto: the
         latency-evaluator's); see `fs-opt --help`.
+    precision: what f32 GEMMs compute in: fp32 (exact FMAs) or tf32 (tensor cores,
+        operands rounded to tf32); f16/bf16 GEMMs always use the tensor cores.
     arch: the PTX target architecture (sm_80, sm_90).
     """
 
@@ -58,6 +60,7 @@ class PipelineOptions:
     subroots: str = "auto"
     vector: str | int = "auto"
     gemm: str = "auto"
+    precision: str = "fp32"
     arch: str = "sm_80"
 
 
@@ -73,7 +76,8 @@ def passes(options: PipelineOptions = DEFAULT) -> list[ModulePass]:
     return [
         FusionExplorePass(mode=options.fusion, gpu=options.gpu),
         StitchCodegenPass(rows=options.rows, gpu=options.gpu, registers=options.registers,
-                          subroots=options.subroots, vector=options.vector, gemm=options.gemm),
+                          subroots=options.subroots, vector=options.vector, gemm=options.gemm,
+                          precision=options.precision),
         ScheduleToGpuPass(),
     ]
 

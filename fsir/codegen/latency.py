@@ -324,6 +324,8 @@ def global_bytes(ops: Iterable[Operation], weight: int = 1) -> int:
             ref = op.memref.type
             assert isinstance(ref, MemRefType)
             total += weight * _elem_bytes(ref.element_type) * _elements(op)
+        elif isinstance(op, gpu.CpAsyncOp):
+            total += weight * op.bytes.value.data
     return total
 
 
@@ -337,6 +339,12 @@ def _classify(op: Operation) -> tuple[str, int] | None:
         return ("smem" if shared else "global", 1)
     if isinstance(op, gpu.ShuffleOp):
         return ("shuffle", 1)
+    if isinstance(op, gpu.MmaSyncOp):
+        return ("tensor", 1)
+    if isinstance(op, gpu.LdMatrixOp):
+        return ("smem", 1)
+    if isinstance(op, gpu.CpAsyncOp):
+        return ("global", 1)
     if isinstance(op, gpu.BarrierOp):
         return ("barrier", 1)
     if isinstance(op, arith.DivfOp):

@@ -21,6 +21,7 @@ from xdsl.passes import ModulePass
 from fsir.codegen.mappings import mapping_for
 from fsir.codegen.mappings.base import FusionContext
 from fsir.codegen.mappings.gemm import GemmConfig
+from fsir.codegen.mappings.gemm_tc import PRECISIONS
 from fsir.codegen.mappings.row import ROW_SCHEDULES, SUBROOT_MODES
 from fsir.dialects import graph
 from fsir.dialects.schedule import KernelOp
@@ -33,11 +34,11 @@ class FusionCodegen(FusionContext):
 
     def __init__(self, fusion: FusionOp, name: str, row_schedule: str = "auto", gpu: str = "H100",
                  registers: bool = True, subroots: str = "auto", vector: int | None = None,
-                 gemm: GemmConfig | None = None):
+                 gemm: GemmConfig | None = None, precision: str = "fp32"):
         if row_schedule not in ("auto", *ROW_SCHEDULES):
             raise UserError(f"stitch-codegen: unknown row schedule '{row_schedule}' "
                             f"(expected auto, {', '.join(ROW_SCHEDULES)})")
-        super().__init__(fusion, name, row_schedule, gpu, registers, subroots, vector, gemm)
+        super().__init__(fusion, name, row_schedule, gpu, registers, subroots, vector, gemm, precision)
 
     def build(self) -> KernelOp:
         return mapping_for(self.ops).build(self)
@@ -45,7 +46,7 @@ class FusionCodegen(FusionContext):
 
 def codegen_function(f: func.FuncOp, row_schedule: str = "auto", gpu: str = "H100", registers: bool = True,
                      subroots: str = "auto", vector: int | None = None, gemm: GemmConfig | None = None,
-                     planned: dict[tuple, KernelOp] | None = None) -> None:
+                     planned: dict[tuple, KernelOp] | None = None, precision: str = "fp32") -> None:
     """Every fusion of `f` (and every op left outside one) becomes a schedule.kernel.
     `planned` maps fusion signatures to kernels already chosen (by the pass, for the
     whole module): a fusion equal to an earlier one up to names (a model's repeated
@@ -67,7 +68,7 @@ def codegen_function(f: func.FuncOp, row_schedule: str = "auto", gpu: str = "H10
     for op in list(f.body.block.ops):
         if isinstance(op, FusionOp):
             ctx = FusionCodegen(op, f"{f.sym_name.data}_k{index}", row_schedule, gpu, registers, subroots, vector,
-                                gemm)
+                                gemm, precision)
             key = ctx.signature()
             earlier = planned.get(key)
             if earlier is None:
@@ -101,7 +102,12 @@ class StitchCodegenPass(ModulePass):
     where it is legal, the others get 1).
     gemm=auto|BMxBNxBK/TMxTN: the configuration of every GEMM kernel (auto: the
     evaluator's choice among `mappings.gemm.CANDIDATES`; e.g. 16x16x16/1x1 forces the
-    untuned one-output-per-thread kernel).
+    untuned one-output-per-thread kernel; a `/f16`, `/bf16` or `/tf32` suffix forces a
+    tensor-core configuration, TMxTN then being a warp's tile: "64x64x32/32x32/f16"; it
+    applies to the GEMMs of that math, the others get the evaluator's choice).
+    precision=fp32|tf32: what f32 GEMMs compute in: exact f32 FMAs (fp32), or on the
+    tensor cores with operands rounded to tf32 (`mappings.gemm_tc`); f16 and bf16 GEMMs
+    always use the tensor cores.
     """
 
     name = "stitch-codegen"
@@ -112,6 +118,7 @@ class StitchCodegenPass(ModulePass):
     subroots: str = "auto"
     vector: str | int = "auto"
     gemm: str = "auto"
+    precision: str = "fp32"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.registers not in ("auto", "off"):
@@ -122,8 +129,10 @@ class StitchCodegenPass(ModulePass):
             raise UserError(f"stitch-codegen: vector={self.vector} (expected auto, 1, 2 or 4)")
         vector = None if str(self.vector) == "auto" else int(self.vector)
         gemm = None if self.gemm == "auto" else GemmConfig.parse(self.gemm)
+        if self.precision not in PRECISIONS:
+            raise UserError(f"stitch-codegen: precision={self.precision} (expected {' or '.join(PRECISIONS)})")
         planned: dict[tuple, KernelOp] = {}
         for f in list(op.walk()):
             if isinstance(f, func.FuncOp) and not f.is_declaration:
                 codegen_function(f, self.rows, self.gpu, self.registers == "auto", self.subroots, vector, gemm,
-                                 planned)
+                                 planned, self.precision)

@@ -175,6 +175,29 @@ def float64_reference():
         _FLOAT64_REFERENCE.reset(token)
 
 
+# While set (`tf32_dots()`), the reference rounds f32 dot operands to tf32 as
+# `stitch-codegen{precision=tf32}` kernels do (cvt.rna.tf32.f32: 10 mantissa bits, to
+# nearest, ties away from zero), so `fs-run --check` compares like with like.
+_TF32_DOTS: ContextVar[bool] = ContextVar("tf32_dots", default=False)
+
+
+@contextmanager
+def tf32_dots():
+    token = _TF32_DOTS.set(True)
+    try:
+        yield
+    finally:
+        _TF32_DOTS.reset(token)
+
+
+def round_tf32(x: np.ndarray) -> np.ndarray:
+    """f32 values rounded to tf32 (finite values; inf and NaN kept)."""
+    x = np.asarray(x, dtype=np.float32)
+    bits = x.view(np.uint32)
+    rounded = ((bits.astype(np.uint64) + 0x1000) & 0xFFFFE000).astype(np.uint32).view(np.float32)
+    return np.where(np.isfinite(x), rounded, x)
+
+
 def numpy_dtype(t: Attribute) -> np.dtype:
     """The numpy dtype holding tensors of element type `t` (bf16 via ml_dtypes)."""
     if _FLOAT64_REFERENCE.get() and isinstance(t, FLOAT_TYPES):
@@ -1558,6 +1581,8 @@ class DotOp(GraphOp):
         check_matmul(a.shape, b.shape)  # `?` contracting/batch dims must agree at run time
         elem = self.result_type.element_type
         cdt = compute_dtype(elem)
+        if _TF32_DOTS.get() and isinstance(elem, Float32Type):
+            a, b = round_tf32(a), round_tf32(b)
         return np.matmul(a.astype(cdt), b.astype(cdt)).astype(numpy_dtype(elem))
 
 

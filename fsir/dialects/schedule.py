@@ -180,12 +180,13 @@ def _parse_word(parser: AttrParser, enum: type[StrEnum], what: str) -> str:
 # `AxB` for tile shapes). Its verifier holds every rule on the parameters alone; the
 # kernel op checks them against its launch dims.
 
-_Value = int | tuple[int, ...] | bool
+_Value = int | tuple[int, ...] | bool | str
+WORD = -1  # the kind of a parameter whose value is a bare word (an enum's)
 
 
 def _parse_entries(parser: AttrParser, mapping: Mapping, kinds: MappingOf[str, int]) -> dict[str, _Value]:
     """`<key = value, ...>` (optional when empty). `kinds[key]` is 0 for a flag, 1 for
-    an integer, n > 1 for an `AxB...` shape of n sizes."""
+    an integer, n > 1 for an `AxB...` shape of n sizes, WORD for a bare word."""
     entries: dict[str, _Value] = {}
 
     def entry() -> None:
@@ -201,6 +202,9 @@ def _parse_entries(parser: AttrParser, mapping: Mapping, kinds: MappingOf[str, i
             entries[key] = True
             return
         parser.parse_punctuation("=")
+        if n == WORD:
+            entries[key] = parser.parse_identifier(f" (the value of {mapping} parameter '{key}')")
+            return
         if n == 1:
             entries[key] = parser.parse_integer(allow_boolean=False)
             return
@@ -499,19 +503,92 @@ class TiledParamsAttr(MappingParamsAttr, ABC):
         return out
 
 
+class GemmMath(StrEnum):
+    """How a GEMM multiplies: `fma` (f32 fused multiply-adds, exact in f32) or on the
+    tensor cores (`mma.sync`) with f16, bf16 or tf32 operands and f32 accumulation."""
+
+    FMA = "fma"
+    F16 = "f16"
+    BF16 = "bf16"
+    TF32 = "tf32"
+
+
+@irdl_attr_definition
+class GemmMathAttr(EnumAttribute[GemmMath], SpacedOpaqueSyntaxAttribute):
+    """`#schedule<gemm_math f16>`; printed as the bare word in `gemm<..., math = f16>`."""
+
+    name = "schedule.gemm_math"
+
+
+MMA_WARP = (16, 16)
+"""A warp tile is made of 16 x 16 pieces: two 16x8 mma tiles sharing an A fragment,
+their B fragments loaded by one `ldmatrix.x4.trans`."""
+
+
 @irdl_attr_definition
 class GemmParamsAttr(TiledParamsAttr):
-    """`gemm`: a `graph.dot` as a tiled GEMM (`TiledParamsAttr`).
+    """`gemm`: a `graph.dot` as a tiled GEMM (`TiledParamsAttr`). With `math = f16`,
+    `bf16` or `tf32` the block tile is computed on the tensor cores: `thread` is then the
+    tile of each warp (multiples of 16 x 16, made of 16 x 8 mma tiles), so a block has
+    32 threads per warp tile, and `tile_k` is a multiple of 16.
 
         #schedule.gemm<tile = 64x64x16, thread = 4x4>
         #schedule.gemm<tile = 16x16x16>
+        #schedule.gemm<tile = 128x128x32, thread = 64x64, math = f16>
     """
 
     name = "schedule.gemm"
     MAPPING: ClassVar[Mapping] = Mapping.GEMM
+    KEYS: ClassVar[dict[str, int]] = {"tile": 3, "thread": 2, "math": WORD}
 
-    def __init__(self, tile_m: int, tile_n: int, tile_k: int, thread_m: int = 1, thread_n: int = 1):
-        super().__init__(tile_m, tile_n, tile_k, thread_m, thread_n)
+    _math: GemmMathAttr
+
+    def __init__(self, tile_m: int, tile_n: int, tile_k: int, thread_m: int = 1, thread_n: int = 1,
+                 math: GemmMath = GemmMath.FMA):
+        ParametrizedAttribute.__init__(self, *(IntAttr(v) for v in (tile_m, tile_n, tile_k, thread_m, thread_n)),
+                                       GemmMathAttr(math))
+
+    @property
+    def math(self) -> GemmMath:
+        return self._math.data
+
+    @property
+    def tensor_cores(self) -> bool:
+        return self.math != GemmMath.FMA
+
+    @property
+    def warps(self) -> int:
+        """Warps of a tensor-core block (one per warp tile)."""
+        return (self.tile_m // self.thread_m) * (self.tile_n // self.thread_n)
+
+    @property
+    def threads(self) -> int:
+        return self.warps * WARP if self.tensor_cores else super().threads
+
+    def verify(self) -> None:
+        super().verify()
+        if not self.tensor_cores:
+            return
+        wm, wn = MMA_WARP
+        if self.thread_m % wm or self.thread_n % wn or self.tile_k % 16:
+            raise VerifyException(f"a tensor-core gemm needs warp tiles of multiples of {wm}x{wn} and a k-step of "
+                                  f"a multiple of 16, got thread = {self.thread_m}x{self.thread_n}, tile_k = "
+                                  f"{self.tile_k}")
+
+    @classmethod
+    def from_entries(cls, entries: MappingOf[str, _Value]) -> GemmParamsAttr:
+        tile, thread, math_ = entries["tile"], entries.get("thread", (1, 1)), entries.get("math", "fma")
+        assert isinstance(tile, tuple) and isinstance(thread, tuple)
+        choices = [m.value for m in GemmMath]
+        if math_ not in choices:
+            raise VerifyException(f"unknown gemm math '{math_}' (expected {', '.join(choices)})")
+        return cls(*tile, *thread, math=GemmMath(math_))
+
+    def entries(self) -> list[tuple[str, _Value]]:
+        out = super().entries()
+        if self.tensor_cores:
+            out.append(("math", self.math.value))
+        return out
 
 
 @irdl_attr_definition
@@ -911,5 +988,5 @@ Schedule = Dialect(
     "schedule",
     [KernelOp, GroupOp, SharedOp, YieldOp],
     [MappingAttr, CompositionAttr, StorageAttr, LoopParamsAttr, RowParamsAttr, GemmParamsAttr,
-     ConvParamsAttr],
+     ConvParamsAttr, GemmMathAttr],
 )

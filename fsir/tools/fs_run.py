@@ -66,6 +66,9 @@ def build_arg_parser() -> argparse.ArgumentParser:
     p.add_argument("--subroots", default=PipelineOptions.subroots, choices=("auto", "all", "none"),
                    help="stitch-codegen{subroots=...}: expensive elementwise sub-roots by the evaluator's choice "
                         "(auto, default), wherever they fit (all) or never (none)")
+    p.add_argument("--precision", default=PipelineOptions.precision, choices=("fp32", "tf32"),
+                   help="what f32 GEMMs compute in: fp32 (exact FMAs, the default) or tf32 (tensor cores, "
+                        "operands rounded to tf32); f16/bf16 GEMMs always use the tensor cores")
     p.add_argument("--arch", default=PipelineOptions.arch, help="PTX target (sm_80, sm_90; default sm_80)")
     p.add_argument(
         "--check",
@@ -110,7 +113,7 @@ def main_impl(argv=None) -> int:
             json.dump(stats, fh, indent=2)
             fh.write("\n")
     if args.check:
-        return check(f, inputs, outputs)
+        return check(f, inputs, outputs, args.precision)
     return 0
 
 
@@ -121,7 +124,7 @@ def run_compiled(module, entry: str, inputs, args):
     from fsir.runtime.executor import execute
 
     device = select_device(args.device)
-    options = PipelineOptions(fusion=args.fusion, subroots=args.subroots, arch=args.arch)
+    options = PipelineOptions(fusion=args.fusion, subroots=args.subroots, arch=args.arch, precision=args.precision)
     lowered = lower(module, options)
     ptx = emit_ptx(lowered, options)
     if args.dump_ptx:
@@ -144,11 +147,17 @@ def stats_dict(stats) -> dict:
     return {k: int(getattr(stats, k, 0) if not isinstance(stats, dict) else stats.get(k, 0)) for k in keys}
 
 
-def check(f, inputs, outputs) -> int:
+def check(f, inputs, outputs, precision: str = "fp32") -> int:
+    """Compare with the reference interpreter (its f32 dots rounding their operands to
+    tf32 when the GEMMs did)."""
+    from contextlib import nullcontext
+
+    from fsir.dialects.graph import tf32_dots
     from fsir.runtime.compare import compare
 
-    expected = run_function(f, inputs)
-    exact = run_function_float64(f, inputs)
+    with tf32_dots() if precision == "tf32" else nullcontext():
+        expected = run_function(f, inputs)
+        exact = run_function_float64(f, inputs)
     status = 0
     for i, (got, want, ex) in enumerate(zip(outputs, expected, exact)):
         c = compare(got, want, exact=ex)

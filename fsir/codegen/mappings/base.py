@@ -148,13 +148,14 @@ class FusionContext:
 
     def __init__(self, fusion: FusionOp, name: str, row_schedule: str = "auto", gpu: str = "H100",
                  registers: bool = True, subroots: str = "auto", vector: int | None = None,
-                 gemm: GemmConfig | None = None):
+                 gemm: GemmConfig | None = None, precision: str = "fp32"):
         self.subroots = subroots  # auto | all | none (checked by the pass)
         self.row_schedule = row_schedule  # auto or one of row.ROW_SCHEDULES (checked by the pass)
         self.vector = vector  # a forced vector width (None: the evaluator's choice)
         self.spec = gpu_spec(gpu)
         self.registers = registers
         self.gemm_config = gemm  # None: the evaluator chooses
+        self.precision = precision  # what f32 GEMMs compute in: fp32 (FMAs) or tf32 (tensor cores)
         self.fusion = fusion
         self.name = name
         self.block = fusion.block

@@ -41,12 +41,15 @@ from fsir.codegen.mappings.base import (
     op_error,
     unique,
 )
+from fsir.codegen.mappings.gemm_tc import TC_CANDIDATES, TC_DYNAMIC_DEFAULT, gemm_math, mma_summary, tile_bytes
 from fsir.codegen.summary import Summary, chain_cycles, element_bytes_of, element_counts, loaded_inputs
 from fsir.dialects import graph, schedule
 from fsir.dialects.graph import DYN, shape_of
 from fsir.dialects.schedule import (
     DYNAMIC,
+    WARP,
     Composition,
+    GemmMath,
     GemmParamsAttr,
     KernelOp,
     SharedOp,
@@ -57,7 +60,10 @@ from fsir.dialects.schedule import (
 )
 from fsir.errors import UserError
 from fsir.gpuspec import GpuSpec
+from fsir.lowering.emit import elem_type
 from fsir.lowering.gemm import GemmLowering
+from fsir.lowering.kernels import KernelInterface, lower
+from fsir.lowering.mma import STAGES, MmaGemmLowering, tile_element_type
 from fsir.lowering.scalar import Index
 from fsir.lowering.shapes import ShapeCalc
 
@@ -72,13 +78,17 @@ class GemmConfig:
     bk: int
     tm: int = 1
     tn: int = 1
+    # on the tensor cores (`gemm_tc`): tm x tn is then a warp's tile
+    math: GemmMath = GemmMath.FMA
 
     @property
     def threads(self) -> int:
-        return (self.bm // self.tm) * (self.bn // self.tn)
+        warps = (self.bm // self.tm) * (self.bn // self.tn)
+        return warps if self.math == GemmMath.FMA else warps * WARP
 
     def text(self) -> str:
-        return f"{self.bm}x{self.bn}x{self.bk}/{self.tm}x{self.tn}"
+        suffix = "" if self.math == GemmMath.FMA else f"/{self.math.value}"
+        return f"{self.bm}x{self.bn}x{self.bk}/{self.tm}x{self.tn}{suffix}"
 
     def describe(self) -> str:
         return f"gemm/{self.text()}"
@@ -86,7 +96,7 @@ class GemmConfig:
     def params(self) -> GemmParamsAttr:
         """The kernel's parameters (raises VerifyException where they break the
         dialect's rules)."""
-        return GemmParamsAttr(self.bm, self.bn, self.bk, self.tm, self.tn)
+        return GemmParamsAttr(self.bm, self.bn, self.bk, self.tm, self.tn, self.math)
 
     def problem(self) -> str | None:
         """Why this configuration cannot be generated (None: it can): the parameters'
@@ -95,6 +105,8 @@ class GemmConfig:
             self.params()
         except VerifyException as err:
             return str(err)
+        if self.math != GemmMath.FMA:
+            return None
         if self.bk > MAX_TILE_K:
             return f"k-step {self.bk} (at most {MAX_TILE_K}: it is unrolled)"
         if self.tm * self.tn > MAX_MICRO_TILE:
@@ -104,13 +116,15 @@ class GemmConfig:
     @staticmethod
     def parse(text: str) -> GemmConfig:
         """`BMxBNxBK/TMxTN` or `BMxBNxBK_TMxTN` (a pass pipeline needs `/` quoted), or
-        `BMxBNxBK` (a 1x1 micro-tile); optionally `gemm/`-prefixed."""
-        m = re.fullmatch(r"(?:gemm/)?(\d+)x(\d+)x(\d+)(?:[/_](\d+)x(\d+))?", text.strip())
+        `BMxBNxBK` (a 1x1 micro-tile); optionally `gemm/`-prefixed; a `/f16`, `/bf16`
+        or `/tf32` suffix (or `_f16`...) puts it on the tensor cores with TMxTN warp tiles."""
+        m = re.fullmatch(r"(?:gemm/)?(\d+)x(\d+)x(\d+)(?:[/_](\d+)x(\d+))?(?:[/_](fma|f16|bf16|tf32))?",
+                         text.strip())
         if m is None:
             raise UserError(f"stitch-codegen: gemm={text} is not a GEMM configuration (expected auto or "
                             "BMxBNxBK/TMxTN, e.g. \"64x64x16/4x4\" quoted in a pipeline, or 64x64x16_4x4)")
-        bm, bn, bk, tm, tn = (int(g) if g is not None else 1 for g in m.groups())
-        config = GemmConfig(bm, bn, bk, tm, tn)
+        bm, bn, bk, tm, tn = (int(g) if g is not None else 1 for g in m.groups()[:5])
+        config = GemmConfig(bm, bn, bk, tm, tn, GemmMath(m.group(6) or "fma"))
         why = config.problem()
         if why is not None:
             raise UserError(f"stitch-codegen: gemm={text}: {why}")
@@ -150,7 +164,10 @@ def gemm_candidates(m: int, n: int, spec: GpuSpec) -> list[GemmConfig]:
 
 
 def shared_bytes(config: GemmConfig, acc_bytes: int) -> int:
-    """The two operand tiles a block stages per k-step (in the accumulator type)."""
+    """The two operand tiles a block stages per k-step (in the accumulator type; on the
+    tensor cores in the operands' type, `gemm_tc.STAGES` buffers each)."""
+    if config.math != GemmMath.FMA:
+        return STAGES * (config.bm + config.bn) * config.bk * tile_bytes(config.math)
     return (config.bm + config.bn) * config.bk * acc_bytes
 
 
@@ -203,17 +220,25 @@ class GemmMapping(Mapping):
         sizes = (m, n, numel(shape_of(dot.result.type)))
         spec = ctx.spec
         forced = ctx.gemm_config
+        math = gemm_math(dot, ctx.precision)
+        if forced is not None and forced.math != GemmMath.FMA and forced.math != math:
+            forced = None  # a forced tensor-core configuration applies to the dots of its math
         if forced is not None:
             configs = [forced]
             need = shared_bytes(forced, element_bytes(accumulator_type(dot.result.type.element_type)))
             if need > spec.smem_per_block:
                 raise op_error(dot, f"cannot run as gemm={forced.text()}: its tiles need {need} bytes of "
                                     f"shared memory, more than a block has on {spec.name} ({spec.smem_per_block})")
+        elif math != GemmMath.FMA:
+            configs = [c for c in (GemmConfig(*t, math=math) for t in TC_CANDIDATES)
+                       if c.bm <= _covering(m) and c.bn <= _covering(n) and shared_bytes(c, 4) <= spec.smem_per_block]
+            configs = configs or [GemmConfig(*TC_CANDIDATES[0], math=math)]
         else:
             configs = gemm_candidates(m, n, spec)
         if DYN in sizes or None in sizes:
             # `?` sizes: the evaluator cannot count waves
-            config = forced or DYNAMIC_DEFAULT
+            default = DYNAMIC_DEFAULT if math == GemmMath.FMA else GemmConfig(*TC_DYNAMIC_DEFAULT, math=math)
+            config = forced or default
             kernel = self.kernel(ctx, dot, config)
             assert kernel.cost is not None  # `FusionContext.kernel` gives every kernel its static cost
             kernel.cost = DictionaryAttr({**kernel.cost.data, "config": StringAttr(config.describe())})
@@ -225,7 +250,17 @@ class GemmMapping(Mapping):
         dot = g.yielded()[0].owner
         assert isinstance(dot, graph.DotOp)
         problem = dot.problem(graph.static_dims, graph.STATIC)
-        return tiled_summary(k, spec, (problem.m, problem.n, problem.k), dot.lhs, dot.rhs, dot.result, dot.result)
+        sizes = (problem.m, problem.n, problem.k)
+        if isinstance(k.params, GemmParamsAttr) and k.params.tensor_cores:
+            return mma_summary(k, spec, sizes, dot.lhs, dot.rhs, dot.result, dot.result)
+        return tiled_summary(k, spec, sizes, dot.lhs, dot.rhs, dot.result, dot.result)
+
+    def lower(self, k: KernelOp) -> KernelInterface:
+        """The tensor-core kernels have their own lowering (`fsir/lowering/mma.py`)."""
+        if isinstance(k.params, GemmParamsAttr) and k.params.tensor_cores:
+            self.check_lowerable(k)
+            return lower(k, MmaGemmLowering)
+        return super().lower(k)
 
     def kernel(self, ctx: FusionContext, dot: graph.DotOp, config: GemmConfig) -> KernelOp:
         """The schedule.kernel under one configuration: a block per bm x bn output tile
@@ -236,9 +271,12 @@ class GemmMapping(Mapping):
         grid = tuple(DYNAMIC if s == DYN else max(1, -(-s // t)) for s, t in ((n, config.bn), (m, config.bm))) + (
             DYNAMIC if nb is None else max(1, nb),)
         acc = accumulator_type(dot.result.type.element_type)
+        stages = 1
+        if config.math != GemmMath.FMA:
+            acc, stages = tile_element_type(config.math), STAGES
         space = IntegerAttr(3, i64)
-        shared = [SharedOp("a_tile", MemRefType(acc, [config.bm * config.bk], memory_space=space)),
-                  SharedOp("b_tile", MemRefType(acc, [config.bk * config.bn], memory_space=space))]
+        shared = [SharedOp("a_tile", MemRefType(acc, [stages * config.bm * config.bk], memory_space=space)),
+                  SharedOp("b_tile", MemRefType(acc, [stages * config.bk * config.bn], memory_space=space))]
         groups = [GroupSpec([dot.result], Composition.BLOCK, Storage.GLOBAL)]
         return ctx.kernel(config.params(), grid, (config.threads, 1, 1), groups, shared)
 
@@ -263,10 +301,28 @@ class GemmMapping(Mapping):
         p = k.params
         assert isinstance(p, GemmParamsAttr)
         bm, bn, bk = p.tile_m, p.tile_n, p.tile_k
-        why = GemmConfig(bm, bn, bk, p.thread_m, p.thread_n).problem()
+        why = GemmConfig(bm, bn, bk, p.thread_m, p.thread_n, p.math).problem()
         if why is not None:
             raise self.cannot_lower(k, why)
-        for name, size in (("a_tile", bm * bk), ("b_tile", bk * bn)):
+        stages = 1
+        if p.tensor_cores:
+            dot = dots[0]
+            assert isinstance(dot, graph.DotOp)
+            problem = dot.problem(graph.static_dims, graph.STATIC)
+            if problem.lhs_vector or problem.rhs_vector:
+                raise self.cannot_lower(k, "a tensor-core gemm multiplies matrices (a vector operand needs math = fma)")
+            operand_types = {elem_type(dot.lhs), elem_type(dot.rhs)}
+            want = {GemmMath.F16: "f16", GemmMath.BF16: "bf16", GemmMath.TF32: "f32"}[p.math]
+            if {str(t) for t in operand_types} != {want}:
+                raise self.cannot_lower(k, f"math = {p.math.value} needs {want} operands, got "
+                                           f"{', '.join(sorted(str(t) for t in operand_types))}")
+            stages = STAGES
+            for name in ("a_tile", "b_tile"):
+                buf = k.shared_buffers().get(name)
+                if buf is not None and buf.buffer_type.element_type != tile_element_type(p.math):
+                    raise self.cannot_lower(k, f"@{name} must hold {tile_element_type(p.math)} for math = "
+                                               f"{p.math.value}")
+        for name, size in (("a_tile", stages * bm * bk), ("b_tile", stages * bk * bn)):
             buf = k.shared_buffers().get(name)
             if buf is None:
                 raise self.cannot_lower(k, f"a gemm kernel needs the shared buffer @{name}")

@@ -1,0 +1,123 @@
+"""The `gemm` mapping's tensor-core family: which math a dot gets, its candidate
+configurations and their summary (the kernel is `fsir/lowering/mma.py`).
+
+f16 and bf16 dots run on the tensor cores (`mma.sync` m16n8k16, f32 accumulation);
+f32 dots keep exact f32 FMAs unless the precision option (`stitch-codegen{precision=tf32}`,
+`fsir.compile(precision="tf32")`, `fs-run --precision tf32`) lets them round their
+operands to tf32 (m16n8k8), as JAX's and PyTorch's matmul precision settings do. Dots of a
+vector operand and other element types keep the FMA kernel.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type
+from xdsl.ir import Operation, SSAValue
+
+from fsir.codegen.latency import UNKNOWN_TRIP_COUNT
+from fsir.codegen.summary import Summary, element_bytes_of, element_counts, loaded_inputs
+from fsir.dialects import graph
+from fsir.dialects.graph import DYN
+from fsir.dialects.schedule import GemmMath, GemmParamsAttr, KernelOp
+from fsir.gpuspec import GpuSpec
+from fsir.lowering.emit import elem_type
+from fsir.lowering.mma import async_operand, chunk_elements
+
+PRECISIONS = ("fp32", "tf32")
+"""The `precision` option: what an f32 GEMM may compute in (fp32: exact FMAs)."""
+
+# (bm, bn, bk, wm, wn): four warps per block, each a 16x16 to 64x64 warp tile.
+TC_CANDIDATES = (
+    (32, 32, 32, 16, 16),
+    (64, 64, 32, 32, 32),
+    (128, 64, 32, 64, 32),
+    (128, 128, 32, 64, 64),
+)
+TC_DYNAMIC_DEFAULT = (64, 64, 32, 32, 32)
+
+
+def gemm_math(dot: graph.DotOp, precision: str) -> GemmMath:
+    """The math of `dot`'s kernel under the precision option."""
+    problem = dot.problem(graph.static_dims, graph.STATIC)
+    if problem.lhs_vector or problem.rhs_vector:
+        return GemmMath.FMA
+    types = {elem_type(dot.lhs), elem_type(dot.rhs)}
+    if len(types) != 1:
+        return GemmMath.FMA
+    (t,) = types
+    if isinstance(t, Float16Type):
+        return GemmMath.F16
+    if isinstance(t, BFloat16Type):
+        return GemmMath.BF16
+    if isinstance(t, Float32Type) and precision == "tf32":
+        return GemmMath.TF32
+    return GemmMath.FMA
+
+
+def tile_bytes(math: GemmMath) -> int:
+    return 4 if math == GemmMath.TF32 else 2
+
+
+def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAValue, b: SSAValue,
+                product: SSAValue, out: SSAValue) -> Summary:
+    """A tensor-core GEMM thread (`fsir/lowering/mma.py`) for the product (M, N, K) =
+    `sizes`: per k-step its share of the tiles' 16-byte chunks (a cp.async each, or
+    element loads and shared stores when staged synchronously), two barriers, and per
+    16-deep k piece the warp tile's ldmatrix (or tf32 element loads and roundings) and
+    mma instructions; then its accumulators through the epilogue."""
+    p = k.params
+    assert isinstance(p, GemmParamsAttr) and p.tensor_cores
+    bm, bn, bk, wm, wn = p.tile_m, p.tile_n, p.tile_k, p.thread_m, p.thread_n
+    m, n, kk = sizes
+    threads = p.threads
+    steps = UNKNOWN_TRIP_COUNT if kk == DYN else -(-kk // bk)
+    inputs: set[SSAValue] = set(k.block.args)
+    epc = chunk_elements(p.math)
+    pipelined = (a in inputs and b in inputs and async_operand(p.math, kk if kk != DYN else None)
+                 and async_operand(p.math, n if n != DYN else None))
+    step: Counter[str] = Counter()
+    nbytes = 0
+    for operand, elems in ((a, bm * bk), (b, bk * bn)):
+        if pipelined:
+            chunks = -(-elems // epc // threads)
+            step["global"] += chunks
+            step["alu"] += 8 * chunks  # position, swizzle, bounds, src-size
+            nbytes += chunks * epc * element_bytes_of(operand)
+        else:
+            per = -(-elems // threads)
+            step.update({cls: c * per for cls, c in element_counts([operand], inputs).items()})
+            step["alu"] += 8 * per
+            step["smem"] += per
+            nbytes += per * sum(element_bytes_of(v) for v in loaded_inputs(operand, inputs))
+    pieces = bk // 16
+    mmas = (wm // 16) * (wn // 8) * (2 if p.math == GemmMath.TF32 else 1)
+    if p.math == GemmMath.TF32:
+        frag_loads = (wm // 16) * 8 + (wn // 8) * 4
+        step["smem"] += pieces * frag_loads
+        step["alu"] += pieces * frag_loads * 2  # address and rounding
+    else:
+        step["smem"] += pieces * (wm // 16 + wn // 16)
+        step["alu"] += pieces * 4 * (wm // 16 + wn // 16)
+    step["tensor"] += pieces * mmas
+    step["barrier"] += 2
+    step["alu"] += 4
+    s = Summary()
+    s.add(step, steps)
+    accs = (wm // 16) * (wn // 8) * 4
+    s.counts["alu"] += 16 + 4 * accs
+    s.counts["global"] += accs
+    fused_inputs: list[SSAValue] = []
+    if out is not product:
+        fused = element_counts([out], inputs, seen={product.owner} if isinstance(product.owner, Operation) else None)
+        fused_inputs = [v for v in loaded_inputs(out, inputs) if v not in loaded_inputs(product, inputs)]
+        s.add(fused, accs)
+    cpi = spec.cpi
+    step_cycles = sum(c * cpi.get(cls, cpi["alu"]) for cls, c in step.items() if cls != "global")
+    staging = cpi["global"] if not pipelined else 0.0  # cp.async overlaps the previous step
+    s.ilp_cycles = steps * (step_cycles + staging) + cpi["global"] + accs * cpi["alu"]
+    s.registers = 32 + accs + (wm // 16) * 4 + (wn // 8) * 2
+    s.shared_bytes = k.shared_bytes()
+    s.global_bytes = (steps * nbytes + accs * element_bytes_of(out)
+                      + accs * sum(element_bytes_of(v) for v in fused_inputs))
+    return s

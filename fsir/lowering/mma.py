@@ -1,0 +1,322 @@
+"""The tensor-core GEMM that the `gemm` mapping lowers to with `math = f16 | bf16 |
+tf32` (`#schedule.gemm<tile = 64x64x32, thread = 32x32, math = f16>`).
+
+A block computes a bm x bn tile of the product; its warps tile it in wm x wn warp
+tiles (`thread`), each a grid of 16 x 8 `mma.sync` tiles whose f32 accumulators stay in
+registers. Each k-step the bm x bk tile of A and the bk x bn tile of B are staged in
+shared memory, row-major, in 16-byte chunks permuted by an XOR swizzle (`swizzle`): a chunk's index
+within its 128-byte line is XORed with its row's (rows of whole lines) or its line's
+index, mod 8, so the eight row addresses of an `ldmatrix` matrix (eight rows at one
+logical chunk) fall into eight different 16-byte bank groups: no bank conflicts.
+
+Fragments: f16/bf16 operands are read with `ldmatrix.x4` (A: a 16x16 piece, the
+m16n8k16 A fragment) and `ldmatrix.x4.trans` (B: a 16x16 piece, the B fragments of two
+16x8 tiles); tf32 operands are f32 in shared memory, read per element at the m16n8k8
+fragment positions and rounded with `cvt.rna.tf32.f32`.
+
+Staging: an operand that is a kernel input whose rows are whole 16-byte chunks (K, resp.
+N, a static multiple of 8 halves or 4 floats) is copied with `cp.async.cg` 16 bytes at
+a time, zero-filled (src-size 0) where a chunk lies outside the operand, double
+buffered: the copies of step s + 1 are issued and committed before step s computes,
+`cp.async.wait_group 1` then a barrier make step s visible, and a barrier after the
+step's mma's protects the buffer the next copies overwrite. Otherwise (inlined
+producers, rows not 16-byte aligned) each thread loads its elements (zero outside),
+stores them to the swizzled tile, and a barrier publishes them.
+
+The epilogue passes each accumulator through the kernel's fused elementwise consumers
+(`TiledGemmLowering.epilogue`) to global memory, guarded at ragged M / N edges.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.dialects import arith, memref
+from xdsl.dialects.builtin import bf16, f16, f32, i32
+from xdsl.ir import Attribute, SSAValue
+
+from fsir.dialects import gpu
+from fsir.dialects.gpu import MmaTypeEnum
+from fsir.dialects.schedule import GemmMath, GemmParamsAttr
+from fsir.lowering.gemm import GemmLowering, product_root
+from fsir.lowering.scalar import Index
+
+CHUNK_BYTES = 16  # one cp.async, one ldmatrix row
+STAGES = 2  # cp.async buffers per operand tile
+
+_MMA_TYPE = {GemmMath.F16: MmaTypeEnum.F16, GemmMath.BF16: MmaTypeEnum.BF16, GemmMath.TF32: MmaTypeEnum.TF32}
+
+
+def tile_element_type(math: GemmMath) -> Attribute:
+    """The element type of the shared operand tiles: the operands' 16-bit type, or f32
+    for tf32 (rounded when the fragments are read)."""
+    return {GemmMath.F16: f16, GemmMath.BF16: bf16, GemmMath.TF32: f32}[math]
+
+
+def swizzle(chunk: int, row_chunks: int) -> int:
+    """The position of 16-byte chunk `chunk` of a tile whose rows are `row_chunks`
+    chunks wide: its index within its 128-byte line XORed with the row's index (mod 8)
+    when rows are whole lines, else with the line's index (mod 8), so eight consecutive
+    rows at one logical chunk use eight bank groups. The lowering emits the same
+    arithmetic on index values (`MmaGemmLowering.swizzled`)."""
+    return chunk ^ ((chunk // (row_chunks if row_chunks % 8 == 0 else 8)) % 8)
+
+
+def chunk_elements(math: GemmMath) -> int:
+    return CHUNK_BYTES // (4 if math == GemmMath.TF32 else 2)
+
+
+def async_operand(math: GemmMath, row_length: int | None) -> bool:
+    """Whether an input operand whose rows are `row_length` elements long (None: not
+    static) can be staged by 16-byte `cp.async`s (each chunk inside a row)."""
+    return row_length is not None and row_length > 0 and row_length % chunk_elements(math) == 0
+
+
+class MmaGemmLowering(GemmLowering):
+    """`GemmLowering`'s problem (a dot's matrices, batch on grid z) on the tensor cores."""
+
+    def body(self) -> None:
+        ib, e, sb = self.ib, self.emit, self.sb
+        (g,) = self.k.groups()
+        self.root = product_root(g)
+        p = self.k.params
+        assert isinstance(p, GemmParamsAttr) and p.tensor_cores
+        self.math = p.math
+        bm, bn, bk, wm, wn = p.tile_m, p.tile_n, p.tile_k, p.thread_m, p.thread_n
+        m_size, n_size, k_size = self.prepare()
+        self.epc = chunk_elements(self.math)
+        self.tile_t = tile_element_type(self.math)
+        tid = self.thread_id()
+        warp, lane = ib.div(tid, 32), ib.rem(tid, 32)
+        warps_n = bn // wn
+        wrow, wcol = ib.mul(ib.div(warp, warps_n), wm), ib.mul(ib.rem(warp, warps_n), wn)
+        m0, n0 = ib.mul(self.block_id("y"), bm), ib.mul(self.block_id("x"), bn)
+        a_tile, b_tile = self.smem["a_tile"], self.smem["b_tile"]
+        zero = sb.const(0, f32)
+        pipelined = self.pipelined(k_size)
+        n_acc = (wm // 16) * (wn // 8) * 4
+
+        def compute(stage: Index, accs: list[SSAValue]) -> list[SSAValue]:
+            a_base, b_base = ib.mul(stage, bm * bk), ib.mul(stage, bk * bn)
+            accs = list(accs)
+            for kk in range(0, bk, 16):
+                a_frags = [self.a_fragment(a_tile, a_base, bk, ib.add(wrow, i * 16), kk, lane)
+                           for i in range(wm // 16)]
+                b_frags = [f for j in range(wn // 16)
+                           for f in self.b_fragments(b_tile, b_base, bn, kk, ib.add(wcol, j * 16), lane)]
+                for i, a in enumerate(a_frags):
+                    for j, b in enumerate(b_frags):
+                        for a_part, b_part in self.k_parts(a, b):
+                            at = (i * (wn // 8) + j) * 4
+                            op = gpu.MmaSyncOp(_MMA_TYPE[self.math], a_part, b_part, accs[at:at + 4])
+                            self.cursor.insert(op)
+                            accs[at:at + 4] = list(op.d)
+            return accs
+
+        if pipelined:
+            steps = ib.ceildiv(k_size, bk)
+            self.issue(a_tile, b_tile, 0, 0, m0, n0, m_size, n_size, k_size, bm, bn, bk)
+            self.cursor.insert(gpu.CpAsyncCommitGroupOp())
+
+            def k_step(k0: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
+                step = ib.div(k0, bk)
+                stage = ib.rem(step, STAGES)
+                nxt = ib.add(step, 1)
+                e.when(ib.lt(nxt, steps), lambda: self.issue(a_tile, b_tile, ib.rem(nxt, STAGES), ib.mul(nxt, bk),
+                                                             m0, n0, m_size, n_size, k_size, bm, bn, bk))
+                self.cursor.insert(gpu.CpAsyncCommitGroupOp())
+                self.cursor.insert(gpu.CpAsyncWaitGroupOp(1))
+                self.cursor.insert(gpu.BarrierOp())
+                out = compute(stage, accs)
+                self.cursor.insert(gpu.BarrierOp())
+                return out
+        else:
+            def k_step(k0: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
+                self.stage_sync(a_tile, b_tile, k0, m0, n0, m_size, n_size, k_size, bm, bn, bk)
+                self.cursor.insert(gpu.BarrierOp())
+                out = compute(0, accs)
+                self.cursor.insert(gpu.BarrierOp())
+                return out
+
+        accs = e.for_loop(0, k_size, bk, [zero] * n_acc, k_step)
+        if pipelined:
+            self.cursor.insert(gpu.CpAsyncWaitGroupOp(0))  # no copy outlives the kernel
+        g_row, t_col = ib.div(lane, 4), ib.mul(ib.rem(lane, 4), 2)
+        for i in range(wm // 16):
+            for j in range(wn // 8):
+                for el in range(4):
+                    r = ib.add(ib.add(m0, ib.add(wrow, i * 16 + 8 * (el >> 1))), g_row)
+                    c = ib.add(ib.add(n0, ib.add(wcol, j * 8 + (el & 1))), t_col)
+                    acc = accs[(i * (wn // 8) + j) * 4 + el]
+
+                    def store(acc=acc, r=r, c=c) -> None:
+                        idx = self.result_index(r, c)
+                        self.store_output(0, self.epilogue(acc, idx), idx)
+
+                    e.when(e.and_(self.below(r, m_size, bm), self.below(c, n_size, bn)), store)
+
+    # -- shared tiles ----------------------------------------------------------------
+
+    def below(self, i: Index, size: Index, tile: int) -> bool | SSAValue:
+        """Whether `i` < `size`; a static multiple of the tile needs no check (the grid
+        covers it exactly; k-steps never pass it)."""
+        if isinstance(size, int) and size % tile == 0:
+            return True
+        return self.ib.lt(i, size)
+
+    def swizzled(self, base: Index, cols: int, r: Index, c: Index) -> Index:
+        """The element offset of (r, c) of a row-major tile `cols` wide whose 16-byte
+        chunks are XOR-swizzled (`c` a multiple of the chunk, or any column: the offset
+        within the chunk is kept)."""
+        ib, epc = self.ib, self.epc
+        row_chunks = cols // epc
+        chunk = ib.add(ib.mul(r, row_chunks), ib.div(c, epc))
+        if isinstance(chunk, int):
+            swz: Index = swizzle(chunk, row_chunks)
+        else:
+            factor = ib.rem(r if row_chunks % 8 == 0 else ib.div(chunk, 8), 8)
+            swz = self.cursor.value(arith.XOrIOp(ib.ssa(chunk), ib.ssa(factor)))
+        return ib.add(base, ib.add(ib.mul(swz, epc), ib.rem(c, epc)))
+
+    def pipelined(self, k_size: Index) -> bool:
+        """Both operands are kernel inputs with 16-byte rows: staged by cp.async."""
+        if self.problem.lhs_vector or self.problem.rhs_vector:
+            return False
+        dims_a, dims_b = self.shapes.dims(self.dot.lhs), self.shapes.dims(self.dot.rhs)
+        return (self.dot.lhs in self.emit.buffers and self.dot.rhs in self.emit.buffers
+                and async_operand(self.math, dims_a[-1] if isinstance(dims_a[-1], int) else None)
+                and async_operand(self.math, dims_b[-1] if isinstance(dims_b[-1], int) else None))
+
+    def issue(self, a_tile: SSAValue, b_tile: SSAValue, stage: Index, k0: Index, m0: Index, n0: Index,
+              m_size: Index, n_size: Index, k_size: Index, bm: int, bn: int, bk: int) -> None:
+        """This thread's cp.asyncs of the A and B tiles of k-step `k0` into `stage`."""
+        ib = self.ib
+        self.copy_tile(a_tile, ib.mul(stage, bm * bk), bm, bk, self.dot.lhs, self.a_batch,
+                       lambda r, c: (ib.add(m0, r), ib.add(k0, c)), (m_size, k_size), (bm, bk))
+        self.copy_tile(b_tile, ib.mul(stage, bk * bn), bk, bn, self.dot.rhs, self.b_batch,
+                       lambda r, c: (ib.add(k0, r), ib.add(n0, c)), (k_size, n_size), (bk, bn))
+
+    def copy_tile(self, tile: SSAValue, base: Index, rows: int, cols: int, operand: SSAValue, batch: list[Index],
+                  at: Callable[[Index, Index], tuple[Index, Index]], sizes: tuple[Index, Index],
+                  tiles: tuple[int, int]) -> None:
+        """This thread's 16-byte chunks of a rows x cols tile (chunk tid + s x threads),
+        copied from `operand` at the global position `at(row, column)`."""
+        ib, e, epc = self.ib, self.emit, self.epc
+        chunks_per_row = cols // epc
+        total = rows * chunks_per_row
+        threads = self.block_size
+        tid = self.thread_id()
+        src_buf = e.buffers[operand]
+        dims = self.shapes.dims(operand)
+        for s in range(-(-total // threads)):
+            q = ib.add(tid, s * threads)
+            r, c = ib.div(q, chunks_per_row), ib.mul(ib.rem(q, chunks_per_row), epc)
+            gr, gc = at(r, c)
+            inside = e.and_(self.below(gr, sizes[0], tiles[0]), self.below(gc, sizes[1], tiles[1]))
+            # outside chunks read nothing (src-size 0); their address is kept in bounds
+            src = ib.linearize([*batch, ib.select(inside, gr, 0), ib.select(inside, gc, 0)], dims)
+            if isinstance(inside, bool):
+                nbytes = None if inside else self.sb.const(0, i32)
+            else:
+                nbytes = self.cursor.value(arith.SelectOp(inside, self.sb.const(CHUNK_BYTES, i32),
+                                                          self.sb.const(0, i32)))
+
+            def copy(r=r, c=c, src=src, nbytes=nbytes) -> None:
+                self.cursor.insert(gpu.CpAsyncOp(tile, [ib.ssa(self.swizzled(base, cols, r, c))], src_buf,
+                                                 [ib.ssa(src)], CHUNK_BYTES, nbytes))
+
+            e.when(True if (s + 1) * threads <= total else ib.lt(q, total), copy)
+
+    def stage_sync(self, a_tile: SSAValue, b_tile: SSAValue, k0: Index, m0: Index, n0: Index, m_size: Index,
+                   n_size: Index, k_size: Index, bm: int, bn: int, bk: int) -> None:
+        """Each thread loads its elements of both tiles (producers inlined, zero
+        outside the operands) and stores them to the swizzled tiles."""
+        ib, e, sb = self.ib, self.emit, self.sb
+        zero = sb.const(0, f32)
+        threads, tid = self.block_size, self.thread_id()
+
+        def fill(tile: SSAValue, rows: int, cols: int, value: Callable[[Index, Index], SSAValue]) -> None:
+            total = rows * cols
+            for s in range(-(-total // threads)):
+                q = ib.add(tid, s * threads)
+                r, c = ib.div(q, cols), ib.rem(q, cols)
+
+                def put(r=r, c=c) -> None:
+                    e.store(value(r, c), tile, self.swizzled(0, cols, r, c), self.tile_t)
+
+                e.when(True if (s + 1) * threads <= total else ib.lt(q, total), put)
+
+        def a_value(r: Index, c: Index) -> SSAValue:
+            m, k = ib.add(m0, r), ib.add(k0, c)
+            exists, load = self.a_element(m, k)
+            inside = e.and_(e.and_(self.below(m, m_size, bm), self.below(k, k_size, bk)), exists)
+            return e.guarded(inside, load, lambda: zero)
+
+        def b_value(r: Index, c: Index) -> SSAValue:
+            k, n = ib.add(k0, r), ib.add(n0, c)
+            exists, load = self.b_element(k, n)
+            inside = e.and_(e.and_(self.below(k, k_size, bk), self.below(n, n_size, bn)), exists)
+            return e.guarded(inside, load, lambda: zero)
+
+        fill(a_tile, bm, bk, a_value)
+        fill(b_tile, bk, bn, b_value)
+
+    # -- fragments -------------------------------------------------------------------
+
+    def a_fragment(self, tile: SSAValue, base: Index, bk: int, row: Index, kk: int, lane: Index) -> list[SSAValue]:
+        """The A fragment of the 16 x 16 piece at (row, kk): one ldmatrix.x4 (matrix j:
+        rows +8(j%2), columns +8(j/2); lane l gives row l%8 of matrix l/8), or for tf32
+        the two m16n8k8 fragments' elements (g + 8(e%2), t + 4(e/2)), rounded."""
+        ib = self.ib
+        if self.math == GemmMath.TF32:
+            g, t = ib.div(lane, 4), ib.rem(lane, 4)
+            out = []
+            for half in (0, 8):
+                for el in range(4):
+                    r = ib.add(ib.add(row, 8 * (el & 1)), g)
+                    c = ib.add(t, kk + half + 4 * (el >> 1))
+                    out.append(self.tf32_at(tile, self.swizzled(base, bk, r, c)))
+            return out
+        j, i = ib.div(lane, 8), ib.rem(lane, 8)
+        r = ib.add(ib.add(row, ib.mul(ib.rem(j, 2), 8)), i)
+        c = ib.add(ib.mul(ib.div(j, 2), 8), kk)
+        op = gpu.LdMatrixOp(tile, [ib.ssa(self.swizzled(base, bk, r, c))], 4)
+        self.cursor.insert(op)
+        return list(op.values)
+
+    def b_fragments(self, tile: SSAValue, base: Index, bn: int, kk: int, col: Index,
+                    lane: Index) -> list[list[SSAValue]]:
+        """The B fragments of the two 16 x 8 tiles of the 16 x 16 piece at (kk, col):
+        one ldmatrix.x4.trans (matrix j: k rows +8(j%2), columns +8(j/2)), or for tf32
+        each tile's two m16n8k8 fragments' elements (t + 4e, g), rounded."""
+        ib = self.ib
+        if self.math == GemmMath.TF32:
+            g, t = ib.div(lane, 4), ib.rem(lane, 4)
+            frags = []
+            for nt in (0, 8):
+                out = []
+                for half in (0, 8):
+                    for el in range(2):
+                        r = ib.add(t, kk + half + 4 * el)
+                        c = ib.add(ib.add(col, nt), g)
+                        out.append(self.tf32_at(tile, self.swizzled(base, bn, r, c)))
+                frags.append(out)
+            return frags
+        j, i = ib.div(lane, 8), ib.rem(lane, 8)
+        r = ib.add(ib.add(ib.mul(ib.rem(j, 2), 8), i), kk)
+        c = ib.add(col, ib.mul(ib.div(j, 2), 8))
+        op = gpu.LdMatrixOp(tile, [ib.ssa(self.swizzled(base, bn, r, c))], 4, trans=True)
+        self.cursor.insert(op)
+        v = list(op.values)
+        return [[v[0], v[1]], [v[2], v[3]]]
+
+    def k_parts(self, a: list[SSAValue], b: list[SSAValue]) -> list[tuple[list[SSAValue], list[SSAValue]]]:
+        """The mma's operands of a 16-deep k piece: one m16n8k16, or two tf32 m16n8k8
+        (k 0-7, then 8-15)."""
+        if self.math == GemmMath.TF32:
+            return [(a[0:4], b[0:2]), (a[4:8], b[2:4])]
+        return [(a, b)]
+
+    def tf32_at(self, tile: SSAValue, offset: Index) -> SSAValue:
+        v = self.cursor.value(memref.LoadOp.get(tile, [self.ib.ssa(offset)]))
+        return self.cursor.value(gpu.RoundTf32Op(v))

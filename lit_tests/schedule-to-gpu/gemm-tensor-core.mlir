@@ -1,0 +1,58 @@
+// A tensor-core GEMM kernel: A and B staged by 16-byte cp.asyncs into two buffers
+// (double buffering: the next k-step's copies are committed before this one's
+// wait_group 1 and barrier), zero-filled past the ragged M edge (src-size 0), the
+// swizzled tiles read by ldmatrix (B transposed), mma.sync accumulating in f32, the
+// accumulators stored under edge guards. K = 20 rows are not whole 16-byte chunks:
+// those operands are staged synchronously.
+// RUN: fs-opt %s -p 'stitch-codegen{gemm="64x64x32/32x32/f16"},schedule-to-gpu' | filecheck %s
+// RUN: fs-opt %s -p 'stitch-codegen{gemm="64x64x32/32x32/f16"},schedule-to-gpu' -t ptx | filecheck %s --check-prefix=PTX
+// RUN: fs-opt %s -p 'stitch-codegen{precision=tf32},schedule-to-gpu' -t ptx | filecheck %s --check-prefix=TF32
+
+// CHECK-LABEL: gpu.func @mm_k0(
+// CHECK-SAME: workgroup(%[[AT:.*]] : memref<4096xf16, 3 : i64>, %[[BT:.*]] : memref<4096xf16, 3 : i64>) kernel attributes {gpu.known_block_size = array<i32: 128, 1, 1>}
+// CHECK: gpu.cp_async %[[AT]][%{{.*}}], %{{.*}}[%{{.*}}], 16, %{{.*}} : memref<4096xf16, 3 : i64>, memref<?xf16>
+// CHECK: gpu.cp_async %[[BT]][%{{.*}}], %{{.*}}[%{{.*}}], 16 : memref<4096xf16, 3 : i64>, memref<?xf16>
+// CHECK: gpu.cp_async_commit_group
+// CHECK: scf.for
+// CHECK: scf.if
+// CHECK: gpu.cp_async %[[AT]]
+// CHECK: gpu.cp_async_commit_group
+// CHECK-NEXT: gpu.cp_async_wait_group 1
+// CHECK-NEXT: gpu.barrier
+// CHECK: gpu.ldmatrix %[[AT]][%{{.*}}] : memref<4096xf16, 3 : i64> -> i32, i32, i32, i32
+// CHECK: gpu.ldmatrix %[[BT]][%{{.*}}] trans : memref<4096xf16, 3 : i64> -> i32, i32, i32, i32
+// CHECK: gpu.mma_sync f16
+// CHECK: gpu.barrier
+// CHECK: scf.yield
+// CHECK: gpu.cp_async_wait_group 0
+// CHECK-LABEL: gpu.func @mm_k1(
+// CHECK-NOT: gpu.cp_async
+// CHECK: memref.store {{.*}} : memref<4096xf16, 3 : i64>
+// CHECK: gpu.barrier
+// CHECK: gpu.ldmatrix
+// CHECK: gpu.mma_sync f16
+
+// PTX-LABEL: .visible .entry mm_k0(
+// PTX: cp.async.cg.shared.global [%rd{{[0-9]+}}], [%rd{{[0-9]+}}], 16, %r{{[0-9]+}};
+// PTX: cp.async.commit_group;
+// PTX: cp.async.wait_group 1;
+// PTX-NEXT: bar.sync 0;
+// PTX: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// PTX: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// PTX: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// PTX: cp.async.wait_group 0;
+
+// TF32-LABEL: .visible .entry single_k0(
+// TF32: cp.async.cg.shared.global
+// TF32: cvt.rna.tf32.f32
+// TF32: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+func.func @mm(%a: tensor<100x64xf16>, %b: tensor<64x128xf16>, %c: tensor<40x20xf16>, %d: tensor<20x24xf16>) -> (tensor<100x128xf16>, tensor<40x24xf16>) {
+  %x = graph.dot %a, %b : (tensor<100x64xf16>, tensor<64x128xf16>) -> tensor<100x128xf16>
+  %y = graph.dot %c, %d : (tensor<40x20xf16>, tensor<20x24xf16>) -> tensor<40x24xf16>
+  func.return %x, %y : tensor<100x128xf16>, tensor<40x24xf16>
+}
+
+func.func @single(%a: tensor<96x64xf32>, %b: tensor<64x80xf32>) -> tensor<96x80xf32> {
+  %d = graph.dot %a, %b : (tensor<96x64xf32>, tensor<64x80xf32>) -> tensor<96x80xf32>
+  func.return %d : tensor<96x80xf32>
+}
