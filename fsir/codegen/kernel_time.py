@@ -109,3 +109,19 @@ def kernel_time(launch: Launch, spec: GpuSpec, launch_cost: bool = True) -> Kern
 def plan_time(kernels: Iterable[KernelTime]) -> float:
     """A plan's time: its kernels run one after another."""
     return sum(k.total for k in kernels)
+
+
+# The simulator's per-class counters (fsir/sim/classes.py) by lane class.
+_STATS_FIELDS = {"fp32": "fp32_instructions", "fp16": "fp16_instructions", "fp64": "fp64_instructions",
+                 "sfu": "sfu_instructions", "int": "int_instructions", "lsu": "lsu_instructions"}
+
+
+def launch_from_stats(stats, blocks: int, threads_per_block: int, blocks_per_sm: int) -> Launch:
+    """The `Launch` a simulated launch's `LaunchStats` describe: its distinct global
+    bytes (what a perfect cache moves to and from DRAM), its thread-instructions by
+    class and its tensor-core multiply-adds (mma instructions themselves are issue
+    slots of the tensor pipe, whose time the multiply-adds state)."""
+    tf32 = stats.tf32_tensor_flops // 2
+    return Launch(blocks, threads_per_block, blocks_per_sm, stats.global_unique_bytes,
+                  {cls: getattr(stats, name) for cls, name in _STATS_FIELDS.items()},
+                  {"f16": stats.tensor_flops // 2 - tf32, "tf32": tf32})
