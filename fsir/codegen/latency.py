@@ -494,16 +494,20 @@ def estimate_summary(summary: Summary, grid: Sequence[int], block: Sequence[int]
     if summary.ilp_cycles is not None:
         est = _with_ilp(est, summary.ilp_cycles, grid, block, spec)
     # Throughput floors (fsir/codegen/kernel_time.py, the one formula fs-bench's model
-    # uses too): the pipes' rates bound the instructions, so a GEMM's multiply-adds cost
-    # what the FMA units need for them, on the SMs its grid keeps busy; and, with
-    # `bandwidth`, the bytes the threads request over the HBM bandwidth their resident
-    # warps reach, which is what rewards loading a row, or γ and β, once.
+    # uses too). With `bandwidth`: the bytes the threads request over the HBM bandwidth
+    # their resident warps reach, which is what rewards loading a row, or γ and β, once.
+    # For GEMM configurations (those scored by dependences): the pipes' rates, so a
+    # tile's multiply-adds cost what the FMA pipes need for them on the SMs its grid
+    # keeps busy, and its shared-memory fragment loads what the load/store units need.
+    # Row and loop kernels keep the §4.3 latency: their summaries' instruction counts
+    # are held to the gpu IR's only as far as that model's choices go
+    # (tests/codegen/test_summary.py).
     threads = math.prod(grid) * math.prod(block)
     load = Launch(math.prod(grid), math.prod(block), occ.blocks_per_sm,
                   summary.global_bytes * threads if bandwidth else 0,
                   lane_instructions(counts, threads))
     compute, memory = compute_time(load, spec), memory_time(load, spec)
-    seconds = max(est.seconds, compute, memory)
+    seconds = max(est.seconds, compute if summary.ilp_cycles is not None else 0.0, memory)
     if seconds <= est.seconds:
         return replace(est, compute_seconds=compute, memory_seconds=memory)
     return Estimate(seconds * spec.clock_hz, seconds, est.waves, est.warp_cycles, regs, smem, occ, dict(counts),
