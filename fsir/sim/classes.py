@@ -80,9 +80,9 @@ def add_class_counts(stats: LaunchStats, layout, lanes: list[int]) -> None:
             if c in (FP32, FP16, FP64) and layout.instrs[pc].opcode.startswith(("fma.", "mad.")):
                 fmas += n
             elif c == TENSOR:
-                fmas = mma_fmas(layout.instrs[pc].opcode)
-                if fmas is not None and fmas[0] == "tf32":
-                    tf32 += 2 * fmas[1] * (n // 32)
+                mma = mma_fmas(layout.instrs[pc].opcode)
+                if mma is not None and mma[0] == "tf32":
+                    tf32 += 2 * mma[1] * (n // 32)
     for name, n in zip(CLASS_FIELDS, totals):
         setattr(stats, name, getattr(stats, name) + n)
     stats.tf32_tensor_flops += tf32

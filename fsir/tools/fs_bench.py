@@ -24,7 +24,8 @@ profiler would. One table per model:
   check      outputs against the reference interpreter (fsir.runtime.compare tolerances)
 
 `--out DIR` receives `bench.json` (every number above, plus requested load/store bytes,
-sectors, instructions, the modeled memory and compute µs, and every launch's figures) and `bench.png` (kernels and ×bound per model and mode).
+sectors, instructions, the modeled memory and compute µs, and every launch's figures)
+and `bench.png` (kernels and ×bound per model and mode).
 Inputs come from `NAME.inputs.npz` beside a model when present, else are random (`--seed`).
 """
 
@@ -237,7 +238,8 @@ def format_table(results: list[Result], gpu: str) -> str:
     for r in results:
         times = " ".join(f"{r.compile_s.get(s, 0):>7.2f}s" for s in columns)
         lines.append(f"{r.mode:<7} {r.kernels:>7} {r.bytes / 1e6:>9.3f} {r.ratio:>7.2f} {r.flops / 1e9:>7.3f} "
-                     f"{r.modeled_us:>10.2f} {r.modeled_memory_us:>8.2f} {r.modeled_compute_us:>8.2f}  {times}  {r.check}")
+                     f"{r.modeled_us:>10.2f} {r.modeled_memory_us:>8.2f} {r.modeled_compute_us:>8.2f}  "
+                     f"{times}  {r.check}")
     return "\n".join(lines)
 
 
