@@ -9,10 +9,10 @@ each instruction runs on (`fsir.gpuspec.LANE_CLASSES`):
                        conversions involving a float type (the CUDA guide rates them alike)
   lsu                  ld, st, atom, red, shfl, ldmatrix, stmatrix, cp.async
   tensor               mma / wmma (their multiply-adds also go to the tensor counters)
+  int                  everything else: integer and logic arithmetic, moves and selects
+                       (of any type), branches, barriers
 
 `fma_instructions` counts the floating-point fma/mad among them (two FLOPs each).
-  int                  everything else: integer and logic arithmetic, moves, selects,
-                       branches, barriers
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ FP32, FP16, FP64, SFU, INT, LSU, TENSOR = range(len(CLASS_FIELDS))
 
 _LSU = {"ld", "ldu", "st", "atom", "red", "shfl", "ldmatrix", "stmatrix", "cp", "prefetch", "prefetchu"}
 _SFU = {"ex2", "lg2", "rcp", "rsqrt", "sqrt", "sin", "cos", "tanh"}
+_MOVES = {"mov", "selp"}  # data movement whatever the type: no arithmetic, no FLOP
 _FLOAT = {"f32": FP32, "f16": FP16, "f16x2": FP16, "bf16": FP16, "bf16x2": FP16, "f64": FP64}
 _SHAPE = re.compile(r"m(\d+)n(\d+)k(\d+)")
 
@@ -42,6 +43,8 @@ def classify(opcode: str) -> int:
         return LSU
     if base in _SFU:
         return SFU
+    if base in _MOVES:
+        return INT
     floats = [_FLOAT[p] for p in parts[1:] if p in _FLOAT]
     if base == "cvt":
         return SFU if floats else INT

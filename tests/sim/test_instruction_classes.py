@@ -56,7 +56,7 @@ def test_class_counters_partition_the_instructions():
     ("add.rn.bf16x2", "fp16_instructions"), ("mul.rn.f16", "fp16_instructions"),
     ("fma.rn.f64", "fp64_instructions"), ("ex2.approx.ftz.f32", "sfu_instructions"),
     ("div.rn.f32", "sfu_instructions"), ("cvt.rn.f16.f32", "sfu_instructions"),
-    ("cvt.u64.u32", "int_instructions"), ("mad.lo.s32", "int_instructions"), ("div.u32", "int_instructions"),
+    ("cvt.u64.u32", "int_instructions"), ("mov.f32", "int_instructions"), ("selp.f32", "int_instructions"), ("mad.lo.s32", "int_instructions"), ("div.u32", "int_instructions"),
     ("bar.sync", "int_instructions"), ("ld.global.nc.v4.f32", "lsu_instructions"),
     ("shfl.sync.bfly.b32", "lsu_instructions"), ("ldmatrix.sync.aligned.m8n8.x4.shared.b16", "lsu_instructions"),
     ("cp.async.ca.shared.global", "lsu_instructions"),
@@ -70,3 +70,29 @@ def test_mma_multiply_adds():
     assert mma_fmas("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32") == ("f16", 16 * 8 * 16)
     assert mma_fmas("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32") == ("tf32", 16 * 8 * 8)
     assert mma_fmas("fma.rn.f32") is None
+
+
+MMA_PTX = """
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry k() {
+  .reg .b32 %r<8>;
+  .reg .f32 %f<8>;
+  mov.b32 %r0, 0; mov.b32 %r1, 0; mov.b32 %r2, 0; mov.b32 %r3, 0; mov.b32 %r4, 0; mov.b32 %r5, 0;
+  mov.f32 %f0, 0f00000000; mov.f32 %f1, 0f00000000; mov.f32 %f2, 0f00000000; mov.f32 %f3, 0f00000000;
+  mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%f4,%f5,%f6,%f7}, {%r0,%r1,%r2,%r3}, {%r4,%r5}, {%f0,%f1,%f2,%f3};
+  mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f4,%f5,%f6,%f7}, {%r0,%r1,%r2,%r3}, {%r4,%r5}, {%f0,%f1,%f2,%f3};
+  ret;
+}
+"""
+
+
+def test_tensor_counters_split_by_precision():
+    """Two warps, each one tf32 m16n8k8 and one bf16 m16n8k16 mma."""
+    st = run_ptx(MMA_PTX, "k", (1,), (64,), [])
+    assert st.tensor_instructions == 2 * 64
+    assert st.tensor_flops == 2 * (2 * 16 * 8 * 8 + 2 * 16 * 8 * 16)
+    assert st.tf32_tensor_flops == 2 * 2 * 16 * 8 * 8
+    assert st.flops == st.tensor_flops
+    assert sum(getattr(st, f) for f in CLASS_FIELDS) == st.instructions
