@@ -57,25 +57,62 @@ class GpuSpec:
     saturating_warps_per_sm: int = 16
     # Warp instructions an SM issues per cycle (its four schedulers, since Volta).
     issue_per_cycle: int = 4
+    # Compute rates (docs/cost-models.md gives each figure's source): thread-instructions
+    # an SM completes per cycle by instruction class (`LANE_CLASSES`), and the tensor
+    # cores' dense multiply-adds per SM per cycle by input precision ("f16" also
+    # stands for bf16). A class a GPU lacks (T4's f64, V100's tf32) has rate 0.
+    lanes_per_cycle: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    tensor_fma_per_cycle: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    # The clock NVIDIA's peak tensor figures assume, where it is below `clock_hz`
+    # (H100 SXM: 989 dense f16 TFLOP/s at 1.83 GHz); None: `clock_hz`.
+    tensor_clock_hz: float | None = None
 
     @property
     def max_warps_per_sm(self) -> int:
         return self.max_threads_per_sm // self.warp_size
 
+    def peak_flops(self, cls: str = "fp32") -> float:
+        """Peak FLOP/s of a lane class (an FMA counts two) or, for "tensor_<precision>",
+        of the tensor cores: the datasheet figure the rates reproduce."""
+        if cls.startswith("tensor_"):
+            clock = self.tensor_clock_hz or self.clock_hz
+            return 2 * self.tensor_fma_per_cycle.get(cls.removeprefix("tensor_"), 0) * self.sms * clock
+        return 2 * self.lanes_per_cycle.get(cls, 0) * self.sms * self.clock_hz
+
+
+# Instruction classes of the compute rates, as the simulator counts them
+# (fsir/sim/classes.py) and the latency-evaluator maps its own classes onto them:
+#   fp32  f32 add/mul/fma/min/max/compare (the FMA pipes)
+#   fp16  f16/bf16 (and f16x2) arithmetic
+#   fp64  f64 arithmetic
+#   sfu   the multi-function unit: ex2/lg2/rcp/rsqrt/sqrt/sin/cos/tanh approximations,
+#         and type conversions, which the CUDA guide rates alike (16 per SM per cycle)
+#   int   integer and logic arithmetic, moves, selects, predicates, branches
+#   lsu   load/store unit: global, shared and local accesses, shuffles, ldmatrix
+LANE_CLASSES = ("fp32", "fp16", "fp64", "sfu", "int", "lsu")
+
+
+def _rates(fp32: int, fp16: int, fp64: int, sfu: int = 16, int_: int = 64, lsu: int = 32) -> Mapping[str, int]:
+    return MappingProxyType({"fp32": fp32, "fp16": fp16, "fp64": fp64, "sfu": sfu, "int": int_, "lsu": lsu})
+
 
 GPUS: Mapping[str, GpuSpec] = MappingProxyType({
     "V100": GpuSpec("V100", sms=80, hbm_bandwidth=900e9, smem_per_sm=96 * KB, smem_per_block=96 * KB,
                     regs_per_sm=65536, max_threads_per_sm=2048, max_blocks_per_sm=32, l2_bytes=6 * MB,
-                    clock_hz=1.53e9),
+                    clock_hz=1.53e9, lanes_per_cycle=_rates(fp32=64, fp16=128, fp64=32),
+                    tensor_fma_per_cycle=MappingProxyType({"f16": 512})),
     "T4": GpuSpec("T4", sms=40, hbm_bandwidth=320e9, smem_per_sm=64 * KB, smem_per_block=64 * KB,
                   regs_per_sm=65536, max_threads_per_sm=1024, max_blocks_per_sm=16, l2_bytes=4 * MB,
-                  clock_hz=1.59e9),
+                  clock_hz=1.59e9, lanes_per_cycle=_rates(fp32=64, fp16=128, fp64=2),
+                  tensor_fma_per_cycle=MappingProxyType({"f16": 512})),
     "A100": GpuSpec("A100", sms=108, hbm_bandwidth=2039e9, smem_per_sm=164 * KB, smem_per_block=163 * KB,
                     regs_per_sm=65536, max_threads_per_sm=2048, max_blocks_per_sm=32, l2_bytes=40 * MB,
-                    clock_hz=1.41e9),
+                    clock_hz=1.41e9, lanes_per_cycle=_rates(fp32=64, fp16=256, fp64=32),
+                    tensor_fma_per_cycle=MappingProxyType({"f16": 1024, "tf32": 512})),
     "H100": GpuSpec("H100", sms=132, hbm_bandwidth=3350e9, smem_per_sm=228 * KB, smem_per_block=227 * KB,
                     regs_per_sm=65536, max_threads_per_sm=2048, max_blocks_per_sm=32, l2_bytes=50 * MB,
-                    clock_hz=1.98e9),
+                    clock_hz=1.98e9, lanes_per_cycle=_rates(fp32=128, fp16=256, fp64=64),
+                    tensor_fma_per_cycle=MappingProxyType({"f16": 2048, "tf32": 1024}), tensor_clock_hz=1.83e9),
 })
 
 _ALIASES = {"A100-80GB": "A100", "A100_80GB": "A100", "H100-SXM": "H100", "H100_SXM": "H100"}

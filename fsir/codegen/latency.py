@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import (
@@ -37,6 +37,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from fsir.codegen.kernel_time import Launch, compute_time, memory_time
 from fsir.codegen.summary import Summary
 from fsir.dialects import gpu
 from fsir.gpuspec import GpuSpec
@@ -452,6 +453,9 @@ class Estimate:
     shared_bytes: int
     occupancy: Occupancy
     instructions: dict[str, int]
+    # the throughput floors (kernel_time.py) behind `seconds`, when computed
+    compute_seconds: float = 0.0
+    memory_seconds: float = 0.0
 
     def summary(self) -> str:
         return (f"{self.seconds * 1e6:.2f} us = {self.waves} waves x {self.warp_cycles:.0f} cycles/warp; "
@@ -497,20 +501,41 @@ def estimate_summary(summary: Summary, grid: Sequence[int], block: Sequence[int]
     est = combine(waves_for(grid, block, occ, spec), counts, regs, smem, occ, spec)
     if summary.ilp_cycles is not None:
         est = _with_ilp(est, summary.ilp_cycles, grid, block, spec)
-    if not bandwidth:
-        return est
-    # A bandwidth floor on top of the latency model (as the fusion explorer's delta
-    # evaluator has): the bytes the threads request over HBM bandwidth, of which fewer
-    # resident warps than `saturating_warps_per_sm` get a proportional share. It is
-    # what rewards loading a row, or γ and β, once instead of again and again.
+    # Throughput floors (fsir/codegen/kernel_time.py, the one formula fs-bench's model
+    # uses too). With `bandwidth`: the bytes the threads request over the HBM bandwidth
+    # their resident warps reach, which is what rewards loading a row, or γ and β, once.
+    # For GEMM configurations (those scored by dependences): the pipes' rates, so a
+    # tile's multiply-adds cost what the FMA pipes need for them on the SMs its grid
+    # keeps busy, and its shared-memory fragment loads what the load/store units need.
+    # Row and loop kernels keep the §4.3 latency: their summaries' instruction counts
+    # are held to the gpu IR's only as far as that model's choices go
+    # (tests/codegen/test_summary.py).
     threads = math.prod(grid) * math.prod(block)
-    warps = threads // spec.warp_size
-    resident = min(warps, occ.warps_per_sm * spec.sms)
-    share = min(1.0, resident / (spec.saturating_warps_per_sm * spec.sms))
-    memory = summary.global_bytes * threads / (spec.hbm_bandwidth * max(share, 1e-9))
-    if memory <= est.seconds:
-        return est
-    return Estimate(memory * spec.clock_hz, memory, est.waves, est.warp_cycles, regs, smem, occ, dict(counts))
+    load = Launch(math.prod(grid), math.prod(block), occ.blocks_per_sm,
+                  summary.global_bytes * threads if bandwidth else 0,
+                  lane_instructions(counts, threads))
+    compute, memory = compute_time(load, spec), memory_time(load, spec)
+    seconds = max(est.seconds, compute if summary.ilp_cycles is not None else 0.0, memory)
+    if seconds <= est.seconds:
+        return replace(est, compute_seconds=compute, memory_seconds=memory)
+    return Estimate(seconds * spec.clock_hz, seconds, est.waves, est.warp_cycles, regs, smem, occ, dict(counts),
+                    compute, memory)
+
+
+# The latency-evaluator's instruction classes on the GPU's pipes (`gpuspec.LANE_CLASSES`).
+# `alu` mixes f32 arithmetic with index arithmetic, compares and selects: all run at the
+# FMA pipes' rate except on H100, whose f32 rate is twice its integer one.
+LANE_CLASS = {"alu": "fp32", "sfu": "sfu", "div": "sfu", "shuffle": "lsu", "smem": "lsu", "global": "lsu",
+              "barrier": "int"}
+
+
+def lane_instructions(counts: Counter[str] | dict[str, int], threads: int) -> dict[str, float]:
+    """A launch's thread-instructions by lane class, from per-thread counts by class."""
+    out: dict[str, float] = {}
+    for cls, n in counts.items():
+        lane = LANE_CLASS.get(cls, "int")
+        out[lane] = out.get(lane, 0.0) + n * threads
+    return out
 
 
 def ilp_warp_cycles(ops: Iterable[Operation], spec: GpuSpec) -> float:

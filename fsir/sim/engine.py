@@ -20,6 +20,7 @@ import numpy as np
 
 from fsir.errors import SimulatorError
 from fsir.sim.chunk import Chunk
+from fsir.sim.classes import add_class_counts
 from fsir.sim.decoder import Fault
 
 MAX_STEPS = 50_000_000  # control-flow instructions a chunk executes before its launch is declared hung
@@ -49,7 +50,7 @@ def run_chunk(ch: Chunk) -> None:
     runnable: dict = {0: None}
     parked: dict = {}
     stats = ch.stats
-    ic = 0
+    executed = [0] * len(code)  # lanes that executed each instruction (by class: fsir/sim/classes.py)
     wc = 0
     steps = 0
     INF = 1 << 60
@@ -81,7 +82,7 @@ def run_chunk(ch: Chunk) -> None:
                     runnable[pc] = idx if pc not in runnable else _union(runnable[pc], idx, ch.n)
                     break
                 kind, fn, tgt, line = code[pc]
-                ic += nl
+                executed[pc] += nl
                 wc += nw
                 if kind == 0:
                     fn(ch, idx)
@@ -130,5 +131,6 @@ def run_chunk(ch: Chunk) -> None:
         K = ch.K
         src = K.module.lines[line - 1].strip() if 0 < line <= len(K.module.lines) else ""
         raise SimulatorError(f"kernel '{K.name}', PTX line {line} (`{src}`): {e}") from None
-    stats.instructions += ic
+    stats.instructions += sum(executed)
     stats.warp_instructions += wc
+    add_class_counts(stats, ch.K, executed)

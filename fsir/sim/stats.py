@@ -32,6 +32,17 @@ class LaunchStats:
     barriers: int = 0  # barrier releases
     mma_instructions: int = 0  # warp-level mma.sync instructions
     tensor_flops: int = 0  # 2*m*n*k per warp-level mma.sync (the tensor cores' multiply-adds, counted twice)
+    # Thread-instructions by the pipe they run on (fsir/sim/classes.py; they sum to
+    # `instructions`), for the throughput model (fsir/codegen/kernel_time.py).
+    fp32_instructions: int = 0
+    fp16_instructions: int = 0
+    fp64_instructions: int = 0
+    sfu_instructions: int = 0
+    int_instructions: int = 0
+    lsu_instructions: int = 0
+    tensor_instructions: int = 0
+    fma_instructions: int = 0  # the floating-point fma/mad among them (two FLOPs each)
+    tf32_tensor_flops: int = 0  # the part of tensor_flops with tf32 inputs (the rest is f16/bf16)
 
     def __add__(self, other: LaunchStats) -> LaunchStats:
         if not isinstance(other, LaunchStats):
@@ -42,6 +53,13 @@ class LaunchStats:
         if other == 0:  # sum([...])
             return self
         return NotImplemented
+
+    @property
+    def flops(self) -> int:
+        """Floating-point operations: one per floating-point lane instruction, two per
+        fma/mad, and the tensor cores' multiply-adds (two each)."""
+        return (self.fp32_instructions + self.fp16_instructions + self.fp64_instructions + self.fma_instructions
+                + self.tensor_flops)
 
     @property
     def global_bytes(self) -> int:

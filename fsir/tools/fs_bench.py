@@ -14,14 +14,18 @@ profiler would. One table per model:
   bound      the lower bound: inputs and weights read once, outputs written once (a
              gather reading some rows of a table can beat it)
   ×bound     MB ÷ bound
-  modeled    modeled time on the GPU from gpuspec: MB ÷ HBM bandwidth + launches × launch
-             cost. A model, not a measurement (labelled as such everywhere)
+  modeled    modeled time on the GPU from gpuspec (fsir/codegen/kernel_time.py): per launch
+             max(memory, compute) + launch cost, memory = distinct bytes ÷ HBM bandwidth,
+             compute = the launch's instructions by class (simulator counters) at the
+             GPU's pipe and tensor-core rates on the SMs its grid keeps busy; summed over
+             launches. A model, not a measurement (labelled as such everywhere)
   compile    seconds per pipeline stage: import, fusion-explore, stitch-codegen,
              schedule-to-gpu, PTX printing
   check      outputs against the reference interpreter (fsir.runtime.compare tolerances)
 
 `--out DIR` receives `bench.json` (every number above, plus requested load/store bytes,
-sectors and instructions) and `bench.png` (kernels and ×bound per model and mode).
+sectors, instructions, the modeled memory and compute µs, and every launch's figures)
+and `bench.png` (kernels and ×bound per model and mode).
 Inputs come from `NAME.inputs.npz` beside a model when present, else are random (`--seed`).
 """
 
@@ -38,11 +42,28 @@ from pathlib import Path
 import numpy as np
 
 from fsir.errors import UserError
+from fsir.runtime.device import SimDevice
+from fsir.sim import LaunchStats
 from fsir.tools.driver import run_tool
 
 MODES = ("none", "xla", "stitch")
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 IMPORT_STAGE = "import"
+
+
+@dataclass
+class LaunchFigures:
+    """One launch, as the simulator counted it and the model times it."""
+
+    kernel: str
+    grid: tuple[int, ...]
+    block: tuple[int, ...]
+    bytes: int  # distinct global bytes
+    requested_bytes: int  # loads and stores as the threads request them
+    flops: int
+    memory_us: float
+    compute_us: float
+    modeled_us: float  # max(memory, compute) + launch cost
 
 
 @dataclass
@@ -53,7 +74,10 @@ class Result:
     launches: int = 0
     bytes: int = 0  # sum over launches of distinct global bytes
     bound: int = 0
-    modeled_us: float = 0.0
+    modeled_us: float = 0.0  # Σ per launch max(memory, compute) + launch cost
+    modeled_memory_us: float = 0.0  # Σ per launch memory time
+    modeled_compute_us: float = 0.0  # Σ per launch compute time
+    flops: int = 0  # floating-point operations (an FMA counts two; tensor cores' included)
     compile_s: dict[str, float] = field(default_factory=dict)
     run_s: float = 0.0
     check: str = ""
@@ -61,6 +85,7 @@ class Result:
     store_bytes: int = 0
     sectors: int = 0
     instructions: int = 0
+    per_launch: list[LaunchFigures] = field(default_factory=list)
 
     @property
     def ratio(self) -> float:
@@ -139,19 +164,60 @@ def bench_model(path: Path, modes, spec, seed: int, check: bool) -> list[Result]
         lowered = lower(module, options, on_stage=on_stage)
         ptx = emit_ptx(lowered, options, on_stage=on_stage)
         t = time.perf_counter()
-        outputs, stats = execute(lowered, inputs, ptx=ptx)
+        device = RecordingSimDevice()
+        outputs, stats = execute(lowered, inputs, device, ptx=ptx)
         r.run_s = time.perf_counter() - t
         assert stats is not None, f"{path.name} launches no kernel"
         r.kernels = r.launches = int(stats.launches)
         r.bytes = int(stats.global_unique_bytes)
         r.load_bytes, r.store_bytes = int(stats.global_load_bytes), int(stats.global_store_bytes)
         r.sectors, r.instructions = int(stats.global_sectors), int(stats.instructions)
-        r.modeled_us = 1e6 * (r.bytes / spec.hbm_bandwidth + r.launches * spec.launch_cost)
+        r.per_launch = model_launches(lowered, device.records, spec)
+        r.modeled_us = sum(f.modeled_us for f in r.per_launch)
+        r.modeled_memory_us = sum(f.memory_us for f in r.per_launch)
+        r.modeled_compute_us = sum(f.compute_us for f in r.per_launch)
+        r.flops = sum(f.flops for f in r.per_launch)
         if check:
             ok = all(compare(g, w).ok for g, w in zip(outputs, expected))
             r.check = "ok" if ok else "MISMATCH"
         results.append(r)
     return results
+
+
+class RecordingSimDevice(SimDevice):
+    """The simulator, keeping each launch's kernel, launch dimensions and counters."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[tuple[str, tuple[int, ...], tuple[int, ...], int, LaunchStats]] = []
+
+    def launch(self, module, kernel: str, grid, block, args, shared_bytes: int = 0) -> LaunchStats:
+        st = super().launch(module, kernel, grid, block, args, shared_bytes)
+        self.records.append((kernel, tuple(grid), tuple(block), shared_bytes, st))
+        return st
+
+
+def model_launches(lowered, records, spec) -> list[LaunchFigures]:
+    """Every recorded launch timed by the kernel-time model (fsir/codegen/kernel_time.py),
+    its occupancy from the gpu.func's estimated registers and shared memory."""
+    from fsir.codegen.kernel_time import kernel_time, launch_from_stats
+    from fsir.codegen.latency import estimate_registers, occupancy, shared_bytes
+    from fsir.dialects import gpu
+
+    funcs = {op.sym_name.data: op for op in lowered.walk() if isinstance(op, gpu.FuncOp)}
+    resources: dict[str, tuple[int, int]] = {}
+    out = []
+    for name, grid, block, dynamic_smem, st in records:
+        if name not in resources:
+            f = funcs[name]
+            resources[name] = (estimate_registers(f), shared_bytes(f))
+        regs, smem = resources[name]
+        threads = math.prod(block)
+        occ = occupancy(threads, regs, smem + dynamic_smem, spec)
+        t = kernel_time(launch_from_stats(st, math.prod(grid), threads, occ.blocks_per_sm), spec)
+        out.append(LaunchFigures(name, grid, block, int(st.global_unique_bytes), int(st.global_bytes),
+                                 int(st.flops), 1e6 * t.memory, 1e6 * t.compute, 1e6 * t.total))
+    return out
 
 
 # Column heads for the pipeline's stages.
@@ -163,13 +229,16 @@ def format_table(results: list[Result], gpu: str) -> str:
 
     r0 = results[0]
     columns = [IMPORT_STAGE, *stages()]
-    lines = [f"{r0.model}  (lower bound {r0.bound / 1e6:.3f} MB; modeled = {gpu} model, not measured)"]
-    head = (f"{'mode':<7} {'kernels':>7} {'MB':>9} {'×bound':>7} {'modeled µs':>10}  "
+    lines = [f"{r0.model}  (lower bound {r0.bound / 1e6:.3f} MB; modeled = {gpu} model, not measured: "
+             "Σ launches max(memory, compute) + launch)"]
+    head = (f"{'mode':<7} {'kernels':>7} {'MB':>9} {'×bound':>7} {'GFLOP':>7} {'modeled µs':>10} {'memory':>8} "
+            f"{'compute':>8}  "
             + " ".join(f"{_SHORT.get(s, s)[:8]:>8}" for s in columns) + "  check")
     lines += [head, "-" * len(head)]
     for r in results:
         times = " ".join(f"{r.compile_s.get(s, 0):>7.2f}s" for s in columns)
-        lines.append(f"{r.mode:<7} {r.kernels:>7} {r.bytes / 1e6:>9.3f} {r.ratio:>7.2f} {r.modeled_us:>10.2f}  "
+        lines.append(f"{r.mode:<7} {r.kernels:>7} {r.bytes / 1e6:>9.3f} {r.ratio:>7.2f} {r.flops / 1e9:>7.3f} "
+                     f"{r.modeled_us:>10.2f} {r.modeled_memory_us:>8.2f} {r.modeled_compute_us:>8.2f}  "
                      f"{times}  {r.check}")
     return "\n".join(lines)
 
@@ -225,7 +294,8 @@ def main_impl(argv=None) -> int:
         results += rows
         print(format_table(rows, spec.name) + "\n", flush=True)
     with open(out / "bench.json", "w") as fh:
-        json.dump({"gpu": spec.name, "modes": modes, "modeled": "bytes / hbm_bandwidth + launches * launch_cost",
+        json.dump({"gpu": spec.name, "modes": modes,
+                   "modeled": "sum over launches of max(memory, compute) + launch_cost (fsir/codegen/kernel_time.py)",
                    "results": [asdict(r) | {"ratio": r.ratio} for r in results]}, fh, indent=2)
         fh.write("\n")
     write_chart(results, out / "bench.png", spec.name)

@@ -24,6 +24,16 @@ def test_fs_bench_layernorm(tmp_path, capsys):
     assert stitch["ratio"] == pytest.approx(1.0, rel=0.05)
     assert stitch["ratio"] < none["ratio"]
     assert stitch["modeled_us"] < none["modeled_us"]
+    # the model's split: per launch max(memory, compute) + launch cost, summed
+    for r in (none, stitch):
+        assert len(r["per_launch"]) == r["launches"]
+        assert r["modeled_us"] == pytest.approx(sum(max(k["memory_us"], k["compute_us"]) + 1.0
+                                                    for k in r["per_launch"]))
+        assert r["modeled_memory_us"] == pytest.approx(sum(k["memory_us"] for k in r["per_launch"]))
+        assert r["modeled_compute_us"] == pytest.approx(sum(k["compute_us"] for k in r["per_launch"]))
+        assert r["modeled_memory_us"] > 0 and r["modeled_compute_us"] > 0
+        assert r["flops"] == sum(k["flops"] for k in r["per_launch"]) > 0
+    assert "memory" in table and "compute" in table
     assert set(stitch["compile_s"]) == {"import", "fusion-explore", "stitch-codegen", "schedule-to-gpu", "ptx"}
     assert (tmp_path / "bench.png").read_bytes()[:4] == b"\x89PNG"
 
