@@ -222,7 +222,7 @@ class FoldScaleIntoConv(RewritePattern):
             if bias is not None:
                 vector = graph.ConstantOp.from_array((bias.astype(cdt) * scale).astype(graph.numpy_dtype(elem)), elem)
                 spread = graph.BroadcastOp.build(
-                    operands=[vector.result], result_types=[conv.result.type],
+                    operands=[vector.result, []], result_types=[conv.result.type],
                     properties={"dims": builtin.DenseArrayBase.from_list(builtin.i64, [1])})
                 add = graph.ELEMENTWISE_OPS["add"]
                 added = add.build(operands=add._group_operands([result, spread.results[0]]),
