@@ -20,14 +20,14 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import onnx
 from onnx import external_data_helper, numpy_helper
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from fsir.dialects import graph
 from fsir.dialects.graph import shape_of, tensor
@@ -71,6 +71,16 @@ def converter(*op_types: str) -> Callable[[Converter], Converter]:
     return register
 
 
+class ConstantInputsNeeded(UserError):
+    """The model needs the values of graph inputs at compile time (a Reshape's shape,
+    a ReduceSum's axes, a Trilu's k, ...); `inputs` names them. Import again with
+    `bind={name: value}` to specialise the model to those values (fsir.onnx.backend does)."""
+
+    def __init__(self, message: str, loc: Location | None = None, inputs: Sequence[str] = ()):
+        super().__init__(message, loc)
+        self.inputs = tuple(inputs)
+
+
 def elem_type(onnx_type: int, what: str) -> Attribute:
     if onnx_type not in _ELEM:
         name = onnx.TensorProto.DataType.Name(onnx.TensorProto.DataType.ValueType(onnx_type))
@@ -79,8 +89,10 @@ def elem_type(onnx_type: int, what: str) -> Attribute:
 
 
 class OnnxImporter:
-    def __init__(self, model: onnx.ModelProto, filename: str):
+    def __init__(self, model: onnx.ModelProto, filename: str, bind: Mapping[str, np.ndarray] | None = None):
         self.model = model
+        self.bind = dict(bind or {})
+        self.input_args: dict[SSAValue, str] = {}  # graph-input arguments by ONNX name
         self.filename = filename
         self.b = GraphBuilder(filename)
         self.env: dict[str, SSAValue] = {}
@@ -106,7 +118,51 @@ class OnnxImporter:
         return self.b.constant(np.asarray(array), elem)
 
     def ints(self, name: str, what: str) -> list[int]:
-        return self.b.fold_ints(self.value(name), f"{what} of {self.describe()}")
+        return [int(x) for x in self.constant_value(name, what).reshape(-1)]
+
+    def constant_value(self, name: str, what: str) -> np.ndarray:
+        """The value of input `name`, which the node needs at compile time. Computed from
+        graph inputs, it raises `ConstantInputsNeeded` naming them."""
+        v = self.value(name)
+        value = self.b.fold(v)
+        if value is not None:
+            return np.asarray(value)
+        needed = self.graph_inputs_of(v)
+        message = f"{what} of {self.describe()} must be a constant (computed from constants only)"
+        if needed:
+            listed = ", ".join(f"'{n}'" for n in needed)
+            raise ConstantInputsNeeded(f"{message}; it is computed from graph input(s) {listed}: bind them to "
+                                       "values to specialise the model", self.b.loc, needed)
+        raise self.error(message)
+
+    def graph_inputs_of(self, v: SSAValue) -> list[str]:
+        """The graph inputs `v` is computed from, in graph order."""
+        seen: set[SSAValue] = set()
+        stack, found = [v], set()
+        while stack:
+            u = stack.pop()
+            if u in seen:
+                continue
+            seen.add(u)
+            if u in self.input_args:
+                found.add(self.input_args[u])
+            elif isinstance(u.owner, Operation):
+                stack.extend(u.owner.operands)
+        return [i.name for i in self.model.graph.input if i.name in found]
+
+    def bound_input(self, inp: onnx.ValueInfoProto) -> SSAValue:
+        """Graph input `inp` bound to its value in `bind`: a constant."""
+        t = inp.type.tensor_type
+        elem = elem_type(t.elem_type, f"input '{inp.name}'")
+        value = np.asarray(self.bind[inp.name])
+        dims = [d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim] \
+            if t.HasField("shape") else None
+        shape_ok = dims is None or (len(dims) == value.ndim
+                                    and all(d in (None, s) for d, s in zip(dims, value.shape)))
+        if value.dtype != graph.numpy_dtype(elem) or not shape_ok:
+            raise self.error(f"graph input '{inp.name}' is bound to a {value.dtype} value of shape "
+                             f"{list(value.shape)}, which does not match its type")
+        return self.const(value, elem)
 
     def describe(self) -> str:
         n = self.node
@@ -131,6 +187,9 @@ class OnnxImporter:
             if inp.name in self.inits:  # old exporters list initializers as inputs too
                 continue
             self.b.loc = Location(self.filename, 0, position + 1)
+            if inp.name in self.bind:
+                self.env[inp.name] = self.bound_input(inp)
+                continue
             t = inp.type.tensor_type
             if not inp.type.HasField("tensor_type"):
                 raise self.error(f"graph input '{inp.name}' is not a tensor")
@@ -144,6 +203,7 @@ class OnnxImporter:
                 dims.append(d.dim_value)
             self.env[inp.name] = self.b.add_arg(tensor(elem_type(t.elem_type, f"input '{inp.name}'"), dims),
                                                 _value_name(inp.name))
+            self.input_args[self.env[inp.name]] = inp.name
         for index, node in enumerate(g.node):
             self.node = node
             self.b.loc = Location(self.filename, index + 1, 1)
@@ -689,11 +749,9 @@ class OnnxImporter:
         return [self.const(np.full(shape, fill), elem)]
 
     def op_Range(self, node, attrs):
-        start, limit, delta = (self.b.fold(v) for v in self.inputs(node))
-        if start is None or limit is None or delta is None:
-            raise self.error(f"{self.describe()}: start, limit and delta must be constants")
+        start, limit, delta = (self.constant_value(n, what) for n, what in zip(node.input, ("start", "limit", "delta")))
         v = self.value(node.input[0])
-        return [self.const(np.arange(start.item(), limit.item(), delta.item()), v)]
+        return [self.const(np.arange(start.item(), limit.item(), delta.item()).astype(start.dtype), v)]
 
 
 def _value_name(name: str) -> str:
@@ -702,10 +760,13 @@ def _value_name(name: str) -> str:
     return "_" + name if name and name[0].isdigit() else name
 
 
-def import_onnx(source: bytes | str, filename: str = "<stdin>") -> ModuleOp:
+def import_onnx(source: bytes | str, filename: str = "<stdin>",
+                bind: Mapping[str, np.ndarray] | None = None) -> ModuleOp:
     """Read an ONNX model (bytes, or a path) and return a verified graph-dialect module.
 
-    External weight files are looked up next to `filename`."""
+    External weight files are looked up next to `filename`. `bind` specialises the model:
+    the graph inputs it names become constants of the given values (and leave the
+    function's arguments)."""
     try:
         if isinstance(source, str) and os.path.exists(source):
             filename = source if filename == "<stdin>" else filename
@@ -721,7 +782,7 @@ def import_onnx(source: bytes | str, filename: str = "<stdin>") -> ModuleOp:
         raise
     except Exception as err:  # protobuf's DecodeError, missing external files, ...
         raise UserError(f"cannot read ONNX model '{filename}': {err}") from None
-    module = OnnxImporter(model, filename).run()
+    module = OnnxImporter(model, filename, bind).run()
     verify(module)
     return module
 
