@@ -44,7 +44,9 @@ _ELEM: dict[int, Attribute] = {
 }
 
 _UNARY = {"Sqrt": "sqrt", "Exp": "exp", "Log": "log", "Tanh": "tanh", "Erf": "erf", "Neg": "neg",
-          "Abs": "abs", "Sigmoid": "sigmoid", "Floor": "floor", "Ceil": "ceil", "Not": "not"}
+          "Abs": "abs", "Sigmoid": "sigmoid", "Floor": "floor", "Ceil": "ceil", "Not": "not",
+          "Round": "round", "Sin": "sin", "Cos": "cos", "Tan": "tan", "Asin": "asin", "Acos": "acos",
+          "Atan": "atan", "Sinh": "sinh", "Cosh": "cosh", "Asinh": "asinh", "Acosh": "acosh", "Atanh": "atanh"}
 _BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Max": "max", "Min": "min",
            "And": "and", "Or": "or", "Xor": "xor", "Mod": "rem"}
 _COMPARE = {"Equal": "eq", "Less": "lt", "Greater": "gt", "LessOrEqual": "le", "GreaterOrEqual": "ge"}
