@@ -554,21 +554,24 @@ class OnnxImporter:
         return [self.arg_reduce(node, attrs, "min")]
 
     def arg_reduce(self, node, attrs, kind: str) -> SSAValue:
-        """The first index of the max (min): reduce, compare, then a min over the indices
-        of the hits (so fusion sees two reductions, no new op)."""
-        if attrs.get("select_last_index", 0):
-            raise self.error(f"{self.describe()}: select_last_index=1 is not supported")
         x = self.value(node.input[0])
         shape = shape_of(x.type)
         axis = self.axis(attrs.get("axis", 0), len(shape))
+        y = self.arg_reduce_of(x, axis, kind, last=bool(attrs.get("select_last_index", 0)))
+        return self.keep_dims(y, shape, [axis]) if attrs.get("keepdims", 1) else y
+
+    def arg_reduce_of(self, x: SSAValue, axis: int, kind: str, last: bool) -> SSAValue:
+        """The first (last) index of the max (min) along `axis`: reduce, compare, then a
+        min (max) over the indices of the hits (so fusion sees two reductions, no new op)."""
+        shape = shape_of(x.type)
         keep = [d for d in range(len(shape)) if d != axis]
         b = self.b
         best = b.broadcast(b.reduce(kind, x, [axis]), shape, keep)
         i64 = graph.IntegerType(64)
         idx = b.iota(shape, axis, i64)
-        cand = b.select(b.compare("eq", x, best), idx, b.scalar_like(np.iinfo(np.int64).max, idx))
-        y = b.reduce("min", cand, [axis])
-        return self.keep_dims(y, shape, [axis]) if attrs.get("keepdims", 1) else y
+        miss = -1 if last else np.iinfo(np.int64).max
+        cand = b.select(b.compare("eq", x, best), idx, b.scalar_like(miss, idx))
+        return b.reduce("max" if last else "min", cand, [axis])
 
     def op_Trilu(self, node, attrs):
         x = self.value(node.input[0])
