@@ -51,10 +51,12 @@ _BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Max": "max",
            "And": "and", "Or": "or", "Xor": "xor", "Mod": "rem"}
 _COMPARE = {"Equal": "eq", "Less": "lt", "Greater": "gt", "LessOrEqual": "le", "GreaterOrEqual": "ge"}
 _REDUCE = {"ReduceSum": "sum", "ReduceMean": "sum", "ReduceMax": "max", "ReduceMin": "min",
-           "ReduceProd": "prod", "ReduceSumSquare": "sum", "ReduceL2": "sum"}
+           "ReduceProd": "prod", "ReduceSumSquare": "sum", "ReduceL2": "sum", "ReduceL1": "sum",
+           "ReduceLogSum": "sum", "ReduceLogSumExp": "sum"}
 # The opset from which each reduction takes its axes as an input instead of an attribute.
 _AXES_INPUT_SINCE = {"ReduceSum": 13, "ReduceMean": 18, "ReduceMax": 18, "ReduceMin": 18, "ReduceProd": 18,
-                     "ReduceSumSquare": 18, "ReduceL2": 18}
+                     "ReduceSumSquare": 18, "ReduceL2": 18, "ReduceL1": 18, "ReduceLogSum": 18,
+                     "ReduceLogSumExp": 18}
 
 
 Converter = Callable[["OnnxImporter", onnx.NodeProto, dict[str, Any]], list[SSAValue]]
@@ -535,11 +537,28 @@ class OnnxImporter:
             axes = list(range(rank))
         axes = sorted({self.axis(a, rank) for a in axes})
         kind = _REDUCE[node.op_type]
-        if node.op_type in ("ReduceSumSquare", "ReduceL2"):
-            x = self.b.ew("mul", x, x)
-        y = self.b.reduce(kind, x, axes)
-        if node.op_type == "ReduceL2":
-            y = self.b.ew("sqrt", y)
+        b, op = self.b, node.op_type
+        shape = shape_of(x.type)
+        if op in ("ReduceSumSquare", "ReduceL2"):
+            x = b.ew("mul", x, x)
+        elif op == "ReduceL1":
+            x = b.ew("abs", x)
+        elif op == "ReduceLogSumExp":  # max + log(sum(exp(x - max))): no overflow
+            keep = [d for d in range(rank) if d not in axes]
+            top = b.reduce("max", x, axes)
+            finite = b.select(b.compare("eq", b.ew("abs", top), b.scalar_like(np.inf, top)), b.scalar_like(0, top), top)
+            x = b.ew("exp", b.ew("sub", x, b.broadcast(finite, shape, keep)))
+        if graph.is_bool(b.elem(x)) and kind in ("max", "min"):  # any / all (false / true if empty)
+            y = b.reduce(kind, b.convert(x, graph.i32), axes)
+            y = b.compare("gt", y, b.scalar_like(0, y))
+        else:
+            y = b.reduce(kind, x, axes)
+        if op == "ReduceL2":
+            y = b.ew("sqrt", y)
+        elif op == "ReduceLogSum":
+            y = b.ew("log", y)
+        elif op == "ReduceLogSumExp":
+            y = b.ew("add", b.ew("log", y), finite)
         if node.op_type == "ReduceMean":
             n = math.prod(shape_of(x.type)[a] for a in axes)
             y = self.b.ew("div", y, self.b.scalar_like(n, y))
