@@ -420,8 +420,8 @@ class OnnxImporter:
         return [self.value(node.input[0])]
 
     def op_Dropout(self, node, attrs):  # inference: identity
-        training = self.optional_input(node, 2)
-        if training is not None and (self.b.fold(training) is None or bool(self.b.fold(training).any())):
+        training = node.input[2] if len(node.input) > 2 and node.input[2] else None
+        if training is not None and bool(self.constant_value(training, "training_mode").any()):
             raise self.error(f"{self.describe()}: training mode (random dropout) is not supported")
         x = self.value(node.input[0])
         return [x, self.b.broadcast_to(self.const(np.array(True), graph.i1), shape_of(x.type))]
@@ -539,6 +539,7 @@ class OnnxImporter:
         kind = _REDUCE[node.op_type]
         b, op = self.b, node.op_type
         shape = shape_of(x.type)
+        shift: SSAValue | None = None
         if op in ("ReduceSumSquare", "ReduceL2"):
             x = b.ew("mul", x, x)
         elif op == "ReduceL1":
@@ -546,8 +547,8 @@ class OnnxImporter:
         elif op == "ReduceLogSumExp":  # max + log(sum(exp(x - max))): no overflow
             keep = [d for d in range(rank) if d not in axes]
             top = b.reduce("max", x, axes)
-            finite = b.select(b.compare("eq", b.ew("abs", top), b.scalar_like(np.inf, top)), b.scalar_like(0, top), top)
-            x = b.ew("exp", b.ew("sub", x, b.broadcast(finite, shape, keep)))
+            shift = b.select(b.compare("eq", b.ew("abs", top), b.scalar_like(np.inf, top)), b.scalar_like(0, top), top)
+            x = b.ew("exp", b.ew("sub", x, b.broadcast(shift, shape, keep)))
         if graph.is_bool(b.elem(x)) and kind in ("max", "min"):  # any / all (false / true if empty)
             y = b.reduce(kind, b.convert(x, graph.i32), axes)
             y = b.compare("gt", y, b.scalar_like(0, y))
@@ -557,8 +558,8 @@ class OnnxImporter:
             y = b.ew("sqrt", y)
         elif op == "ReduceLogSum":
             y = b.ew("log", y)
-        elif op == "ReduceLogSumExp":
-            y = b.ew("add", b.ew("log", y), finite)
+        if shift is not None:
+            y = b.ew("add", b.ew("log", y), shift)
         if node.op_type == "ReduceMean":
             n = math.prod(shape_of(x.type)[a] for a in axes)
             y = self.b.ew("div", y, self.b.scalar_like(n, y))

@@ -227,8 +227,9 @@ def group_normalization(imp: OnnxImporter, node: onnx.NodeProto, attrs: dict) ->
 
 
 @converter("MeanVarianceNormalization")
-def mean_variance_normalization(imp: OnnxImporter, x: SSAValue, attrs: dict) -> SSAValue:
+def mean_variance_normalization(imp: OnnxImporter, node: onnx.NodeProto, attrs: dict) -> list[SSAValue]:
     """(x − E[x]) / (sqrt(E[x²] − E[x]²) + 1e-9) over `axes` (ONNX's function body)."""
+    x = imp.value(node.input[0])
     rank = imp.rank(x)
     axes = sorted({imp.axis(a, rank) for a in attrs.get("axes", [0, 2, 3])})
     b = imp.b
@@ -243,8 +244,9 @@ def mean_variance_normalization(imp: OnnxImporter, x: SSAValue, attrs: dict) -> 
 
 
 @converter("LpNormalization")
-def lp_normalization(imp: OnnxImporter, x: SSAValue, attrs: dict) -> SSAValue:
+def lp_normalization(imp: OnnxImporter, node: onnx.NodeProto, attrs: dict) -> list[SSAValue]:
     """x / ‖x‖_p along `axis` (p = 1 or 2); 0 where the norm is 0."""
+    x = imp.value(node.input[0])
     p = attrs.get("p", 2)
     if p not in (1, 2):
         raise imp.error(f"{imp.describe()}: p = {p} is not supported (1 and 2 are)")
@@ -312,7 +314,8 @@ def one_hot(imp: OnnxImporter, node: onnx.NodeProto, attrs: dict) -> list[SSAVal
 
 
 @converter("EyeLike")
-def eye_like(imp: OnnxImporter, x: SSAValue, attrs: dict) -> SSAValue:
+def eye_like(imp: OnnxImporter, node: onnx.NodeProto, attrs: dict) -> list[SSAValue]:
+    x = imp.value(node.input[0])
     shape = shape_of(x.type)
     if len(shape) != 2:
         raise imp.error(f"{imp.describe()}: the input must be 2-D, got rank {len(shape)}")
@@ -362,3 +365,152 @@ def cum_sum(imp: OnnxImporter, node: onnx.NodeProto, attrs: dict) -> list[SSAVal
         (int(attrs.get("exclusive", 0)), int(attrs.get("reverse", 0)))]
     masked = b.select(b.compare(direction, j, i), xs, b.scalar_like(0, xs))
     return [b.reduce("sum", masked, [a + 1])]
+
+
+# -- attention ---------------------------------------------------------------------------
+
+
+def _blocked(imp: OnnxImporter, allowed: SSAValue, elem) -> SSAValue:
+    """An additive bias: 0 where `allowed`, −inf elsewhere."""
+    shape = shape_of(allowed.type)
+    return imp.b.select(allowed, imp.const(np.zeros(shape), elem), imp.const(np.full(shape, -np.inf), elem))
+
+
+@converter("Attention")
+def attention(imp: OnnxImporter, node: onnx.NodeProto, attrs: dict) -> list[SSAValue]:
+    """Scaled dot-product attention (opsets 23–25), as ONNX's reference computes it:
+    softmax((Q·√s)(K·√s)ᵀ, softcapped, + bias)·V, where the additive bias gathers the
+    attention mask (bool: −inf where false; padded with −inf up to the key length), the
+    causal mask j ≤ i + offset, the sliding window and the key padding of
+    nonpad_kv_seqlen (offset = past length, or nonpad_kv_seqlen − q_len per batch).
+    Query heads share kv heads in groups (GQA); a row whose bias is all −inf gives 0.
+    3-D inputs are [batch, seq, heads·size]; past key/value are concatenated in front."""
+    b = imp.b
+    q, k, v = imp.value(node.input[0]), imp.value(node.input[1]), imp.value(node.input[2])
+    mask, past_k, past_v, nonpad = (imp.optional_input(node, i) for i in (3, 4, 5, 6))
+    t = b.elem(q)
+    if not graph.is_float(t) or b.elem(k) != t or b.elem(v) != t:
+        raise imp.error(f"{imp.describe()}: Q, K and V must have one float element type")
+    rank = imp.rank(q)
+    if rank not in (3, 4) or imp.rank(k) != rank or imp.rank(v) != rank:
+        raise imp.error(f"{imp.describe()}: Q, K and V must all be 3-D or all 4-D")
+    if (past_k is None) != (past_v is None) or (past_k is not None and nonpad is not None):
+        raise imp.error(f"{imp.describe()}: past_key and past_value go together, and not with nonpad_kv_seqlen")
+    if rank == 3:
+        if "q_num_heads" not in attrs or "kv_num_heads" not in attrs:
+            raise imp.error(f"{imp.describe()}: 3-D inputs need the q_num_heads and kv_num_heads attributes")
+
+        def heads(x: SSAValue, n: int) -> SSAValue:
+            bs, s, hidden = shape_of(x.type)
+            if hidden % n:
+                raise imp.error(f"{imp.describe()}: hidden size {hidden} does not split into {n} heads")
+            return b.transpose(b.reshape(x, [bs, s, n, hidden // n]), [0, 2, 1, 3])
+
+        q, k, v = heads(q, attrs["q_num_heads"]), heads(k, attrs["kv_num_heads"]), heads(v, attrs["kv_num_heads"])
+    if past_k is not None and past_v is not None:
+        k, v = b.concat([past_k, k], 2), b.concat([past_v, v], 2)
+    present_k, present_v = k, v
+    bs, hq, sq, d = shape_of(q.type)
+    _, hkv, kv_len, _ = shape_of(k.type)
+    if shape_of(v.type)[:3] != (bs, hkv, kv_len) or shape_of(k.type)[::3] != (bs, d):
+        raise imp.error(f"{imp.describe()}: Q {list(shape_of(q.type))}, K {list(shape_of(k.type))} and "
+                        f"V {list(shape_of(v.type))} do not agree")
+    if hq % hkv:
+        raise imp.error(f"{imp.describe()}: {hq} query heads do not share {hkv} kv heads evenly")
+    precision = attrs.get("softmax_precision")
+    soft_t = t if precision is None else elem_type(precision, f"softmax_precision of {imp.describe()}")
+    if soft_t not in (t, graph.f32):
+        raise imp.error(f"{imp.describe()}: softmax_precision {soft_t} is not supported (f32 or the input type)")
+
+    # scores
+    scale = attrs.get("scale", 1 / math.sqrt(d))
+    root = float(np.asarray(math.sqrt(scale), graph.numpy_dtype(t)))
+    qs, ks = b.ew("mul", q, b.scalar_like(root, q)), b.ew("mul", k, b.scalar_like(root, k))
+    if hq != hkv:  # kv head h // (hq / hkv) serves query head h
+        reps = hq // hkv
+
+        def repeat(x: SSAValue) -> SSAValue:
+            s = shape_of(x.type)
+            return b.reshape(b.broadcast(x, [s[0], s[1], reps, *s[2:]], [0, 1, 3, 4]), [s[0], hq, *s[2:]])
+
+        ks, v = repeat(ks), repeat(v)
+    scores = b.dot_general(qs, ks, [0, 1], [3], [0, 1], [3])  # [bs, hq, sq, kv_len]
+    full = list(shape_of(scores.type))
+    softcap = attrs.get("softcap", 0.0)
+    if softcap > 0:
+        scores = b.ew("mul", b.ew("tanh", b.ew("div", scores, b.scalar_like(softcap, scores))),
+                      b.scalar_like(softcap, scores))
+
+    # the additive bias
+    biases: list[SSAValue] = []
+    if mask is not None:
+        ms = shape_of(mask.type)
+        pad = kv_len - ms[-1]
+        if pad < 0:
+            raise imp.error(f"{imp.describe()}: the mask covers {ms[-1]} keys, more than the {kv_len} there are")
+        if graph.is_bool(b.elem(mask)):
+            if pad:
+                mask = b.concat([mask, imp.const(np.zeros([*ms[:-1], pad], bool), graph.i1)], len(ms) - 1)
+            mask = _blocked(imp, mask, t)
+        else:
+            mask = b.convert(mask, t)
+            if pad:
+                mask = b.concat([mask, imp.const(np.full([*ms[:-1], pad], -np.inf), t)], len(ms) - 1)
+        biases.append(mask)
+    rows = b.iota([sq, kv_len], 0, I64)
+    cols = b.iota([sq, kv_len], 1, I64)
+    if nonpad is not None:  # the offset and the key padding per batch: [bs, 1, sq, kv_len]
+        nonpad = b.convert(nonpad, I64)
+        wide = [bs, 1, sq, kv_len]
+        offset = b.broadcast(b.ew("sub", nonpad, b.scalar_like(sq, nonpad)), wide, [0])
+        cols_wide = b.broadcast(cols, wide, [2, 3])
+        diff = b.ew("sub", b.ew("add", b.broadcast(rows, wide, [2, 3]), offset), cols_wide)
+        biases.append(_blocked(imp, b.compare("lt", cols_wide, b.broadcast(nonpad, wide, [0])), t))
+    else:  # (i + offset) − j, offset = the past length
+        offset_value = shape_of(past_k.type)[2] if past_k is not None else 0
+        diff = b.ew("sub", b.ew("add", rows, b.scalar_like(offset_value, rows)), cols)
+    allowed: SSAValue | None = None
+
+    def both(p: SSAValue | None, c: SSAValue) -> SSAValue:
+        return c if p is None else b.ew("and", p, c)
+
+    if attrs.get("is_causal", 0):
+        allowed = both(allowed, b.compare("ge", diff, b.scalar_like(0, diff)))
+    left, right = attrs.get("left_window_size", -1), attrs.get("right_window_size", -1)
+    if left >= 0:
+        allowed = both(allowed, b.compare("le", diff, b.scalar_like(left, diff)))
+    if right >= 0:
+        allowed = both(allowed, b.compare("ge", diff, b.scalar_like(-right, diff)))
+    if allowed is not None:
+        biases.append(_blocked(imp, allowed, t))
+    bias: SSAValue | None = None
+    for part in biases:
+        bias = part if bias is None else b.ew("add", *imp.bcast(bias, part))
+    with_bias = scores if bias is None else b.ew("add", *imp.bcast(scores, bias))
+    if shape_of(with_bias.type) != tuple(full):
+        raise imp.error(f"{imp.describe()}: the mask of shape {list(shape_of(mask.type)) if mask else []} does not "
+                        f"broadcast to the scores' shape {full}")
+
+    # softmax over the keys; rows with no attendable key give 0
+    x = b.convert(with_bias, soft_t)
+    keep = [0, 1, 2]
+    top = b.reduce("max", x, [3])
+    inf = b.scalar_like(-np.inf, top)
+    top = b.select(b.compare("eq", top, inf), b.scalar_like(0, top), top)
+    e = b.ew("exp", b.ew("sub", x, b.broadcast(top, full, keep)))
+    total = b.reduce("sum", e, [3])
+    total = b.select(b.compare("eq", total, b.scalar_like(0, total)), b.scalar_like(1, total), total)
+    probs = b.ew("div", e, b.broadcast(total, full, keep))
+    if bias is not None:
+        row_top = b.reduce("max", b.broadcast_to(bias, full), [3])
+        blocked_row = b.compare("eq", row_top, b.scalar_like(-np.inf, row_top))
+        probs = b.select(b.broadcast(blocked_row, full, keep), b.scalar_like(0, probs), probs)
+    probs = b.convert(probs, t)
+    y = b.dot_general(probs, v, [0, 1], [3], [0, 1], [2])  # [bs, hq, sq, dv]
+    if rank == 3:
+        y = b.reshape(b.transpose(y, [0, 2, 1, 3]), [bs, sq, hq * shape_of(y.type)[3]])
+    mode = attrs.get("qk_matmul_output_mode", 0)
+    if mode not in (0, 1, 2, 3):
+        raise imp.error(f"{imp.describe()}: qk_matmul_output_mode {mode} is not one of 0, 1, 2, 3")
+    qk_out = {0: scores, 1: scores, 2: with_bias, 3: probs}[mode]
+    return [y, present_k, present_v, qk_out]
