@@ -478,36 +478,6 @@ class OnnxImporter:
         a, c = self.inputs(node)
         return [self.b.dot(a, c)]
 
-    def op_Einsum(self, node, attrs):
-        """Two-operand einsum without ellipsis or repeated letters: labels only in one
-        operand are summed first, then one dot_general, then the output's order."""
-        eq = attrs["equation"].decode() if isinstance(attrs["equation"], bytes) else attrs["equation"]
-        eq = eq.replace(" ", "")
-        lhs, _, out = eq.partition("->")
-        terms = lhs.split(",")
-        vs = self.inputs(node)
-        if (len(terms) != 2 or not out or "." in eq or any(len(set(t)) != len(t) for t in terms + [out])
-                or len(vs) != 2):
-            raise self.error(f"{self.describe()}: only two-operand einsums with an explicit output and "
-                             f"no ellipsis or repeated letters are supported, got '{eq}'")
-        (ta, tc), (a, c) = terms, vs
-        b = self.b
-
-        def sum_own(t: str, other: str, v: SSAValue) -> tuple[str, SSAValue]:
-            """Letters in this operand only, and not in the output, are summed away first."""
-            dims = [i for i, ch in enumerate(t) if ch not in other and ch not in out]
-            if not dims:
-                return t, v
-            return "".join(ch for i, ch in enumerate(t) if i not in dims), b.reduce("sum", v, dims)
-
-        (ta, a), (tc, c) = sum_own(ta, tc, a), sum_own(tc, ta, c)
-        batch = [ch for ch in ta if ch in tc and ch in out]
-        contract = [ch for ch in ta if ch in tc and ch not in out]
-        y = b.dot_general(a, c, [ta.index(ch) for ch in batch], [ta.index(ch) for ch in contract],
-                          [tc.index(ch) for ch in batch], [tc.index(ch) for ch in contract])
-        order = batch + [ch for ch in ta if ch not in tc] + [ch for ch in tc if ch not in ta]
-        return [b.transpose(y, [order.index(ch) for ch in out])]
-
     def op_Gemm(self, node, attrs):
         a, c, bias = self.value(node.input[0]), self.value(node.input[1]), self.optional_input(node, 2)
         b = self.b

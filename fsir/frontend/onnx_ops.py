@@ -514,3 +514,97 @@ def attention(imp: OnnxImporter, node: onnx.NodeProto, attrs: dict) -> list[SSAV
         raise imp.error(f"{imp.describe()}: qk_matmul_output_mode {mode} is not one of 0, 1, 2, 3")
     qk_out = {0: scores, 1: scores, 2: with_bias, 3: probs}[mode]
     return [y, present_k, present_v, qk_out]
+
+
+# -- einsum ------------------------------------------------------------------------------
+
+
+def _einsum_terms(imp: OnnxImporter, eq: str, ranks: Sequence[int]) -> tuple[list[str], str]:
+    """The operands' labels and the output's, with each '...' spelled out as labels of
+    its own (right-aligned across operands, as numpy broadcasts) and an implicit output
+    (labels used once, sorted, after the ellipsis dims) made explicit."""
+    lhs, arrow, out = eq.replace(" ", "").partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(ranks) or any(not (ch.isalpha() or ch == ".") for ch in lhs.replace(",", "") + out):
+        raise imp.error(f"{imp.describe()}: equation '{eq}' does not fit {len(ranks)} operand(s)")
+    ell = max((r - (len(t) - 3) for t, r in zip(terms, ranks) if "..." in t), default=0)
+    dots = "".join(chr(0x3B1 + i) for i in range(ell))  # α β γ ...: never ONNX labels
+
+    def spell(t: str, rank: int) -> str:
+        if "..." not in t:
+            return t
+        n = rank - (len(t) - 3)
+        return t.replace("...", dots[ell - n:] if n else "")
+
+    spelled = [spell(t, r) for t, r in zip(terms, ranks)]
+    for t, r in zip(spelled, ranks):
+        if len(t) != r or "." in t:
+            raise imp.error(f"{imp.describe()}: equation '{eq}' does not fit the operands' ranks {list(ranks)}")
+    if arrow:
+        output = out.replace("...", dots)
+    else:
+        counts = {ch: sum(t.count(ch) for t in spelled) for ch in set("".join(spelled)) - set(dots)}
+        output = dots + "".join(sorted(ch for ch, n in counts.items() if n == 1))
+    if len(set(output)) != len(output) or any(ch not in "".join(spelled) for ch in output):
+        raise imp.error(f"{imp.describe()}: output '{out}' of equation '{eq}' repeats or invents labels")
+    return spelled, output
+
+
+def _diagonals(imp: OnnxImporter, t: str, v: SSAValue) -> tuple[str, SSAValue]:
+    """A label repeated in one operand takes the diagonal: a masked sum over the
+    second occurrence (exact: one term of each sum is not the zero selected in)."""
+    b = imp.b
+    while len(set(t)) != len(t):
+        ch = next(c for c in t if t.count(c) > 1)
+        i, j = t.index(ch), t.index(ch, t.index(ch) + 1)
+        shape = shape_of(v.type)
+        if shape[i] != shape[j]:
+            raise imp.error(f"{imp.describe()}: label '{ch}' has sizes {shape[i]} and {shape[j]}")
+        on_diagonal = b.compare("eq", b.iota(shape, i, I64), b.iota(shape, j, I64))
+        v = b.reduce("sum", b.select(on_diagonal, v, b.scalar_like(0, v)), [j])
+        t = t[:j] + t[j + 1:]
+    return t, v
+
+
+@converter("Einsum")
+def einsum(imp: OnnxImporter, node: onnx.NodeProto, attrs: dict) -> list[SSAValue]:
+    """Einsum as diagonals, sums, dot_generals and a transpose: labels that no later
+    operand or the output needs are summed as early as possible, operands are
+    contracted left to right (one dot_general per pair), and the result is put in the
+    output's order."""
+    eq = attrs["equation"].decode() if isinstance(attrs["equation"], bytes) else attrs["equation"]
+    vs = imp.inputs(node)
+    terms, out = _einsum_terms(imp, eq, [imp.rank(v) for v in vs])
+    b = imp.b
+    sizes: dict[str, int] = {}
+    for t, v in zip(terms, vs):
+        for ch, n in zip(t, shape_of(v.type)):
+            if sizes.setdefault(ch, n) != n and 1 not in (sizes[ch], n):
+                raise imp.error(f"{imp.describe()}: label '{ch}' has sizes {sizes[ch]} and {n}")
+            sizes[ch] = max(sizes[ch], n)
+
+    def sum_unneeded(t: str, v: SSAValue, needed: str) -> tuple[str, SSAValue]:
+        dims = [i for i, ch in enumerate(t) if ch not in needed]
+        if not dims:
+            return t, v
+        return "".join(ch for i, ch in enumerate(t) if i not in dims), b.reduce("sum", v, dims)
+
+    def full(t: str, v: SSAValue) -> SSAValue:  # size-1 dims of a broadcast label, expanded
+        want = [sizes[ch] for ch in t]
+        return b.broadcast_to(v, want) if list(shape_of(v.type)) != want else v
+
+    items = [_diagonals(imp, t, v) for t, v in zip(terms, vs)]
+    ta, a = items[0]
+    ta, a = sum_unneeded(ta, a, out + "".join(t for t, _ in items[1:]))
+    for n, (tc, c) in enumerate(items[1:], start=1):
+        later = out + "".join(t for t, _ in items[n + 1:])
+        tc, c = sum_unneeded(tc, c, later + ta)
+        ta, a = sum_unneeded(ta, a, later + tc)
+        a, c = full(ta, a), full(tc, c)
+        batch = [ch for ch in ta if ch in tc and ch in later]
+        contract = [ch for ch in ta if ch in tc and ch not in later]
+        a = b.dot_general(a, c, [ta.index(ch) for ch in batch], [ta.index(ch) for ch in contract],
+                          [tc.index(ch) for ch in batch], [tc.index(ch) for ch in contract])
+        ta = "".join(batch) + "".join(ch for ch in ta if ch not in tc) + "".join(ch for ch in tc if ch not in ta)
+    ta, a = sum_unneeded(ta, a, out)
+    return [b.transpose(a, [ta.index(ch) for ch in out]) if ta != out else a]
