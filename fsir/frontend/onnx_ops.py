@@ -143,6 +143,21 @@ def prelu(imp: OnnxImporter, node: onnx.NodeProto, attrs: dict) -> list[SSAValue
     return [b.select(b.compare("lt", x, b.scalar_like(0, x)), b.ew("mul", x, slope), x)]
 
 
+@converter("IsInf")
+def is_inf(imp: OnnxImporter, node: onnx.NodeProto, attrs: dict) -> list[SSAValue]:
+    """x == +inf (detect_positive) or x == −inf (detect_negative)."""
+    x = imp.value(node.input[0])
+    b = imp.b
+    if not graph.is_float(b.elem(x)):
+        raise imp.error(f"{imp.describe()}: element type {b.elem(x)} is not supported (float types are)")
+    pos, neg = attrs.get("detect_positive", 1), attrs.get("detect_negative", 1)
+    if pos and neg:
+        return [b.compare("eq", b.ew("abs", x), b.scalar_like(np.inf, x))]
+    if pos or neg:
+        return [b.compare("eq", x, b.scalar_like(np.inf if pos else -np.inf, x))]
+    return [imp.const(np.zeros(shape_of(x.type), bool), graph.i1)]
+
+
 # -- normalizations ---------------------------------------------------------------------
 
 

@@ -227,3 +227,9 @@ def test_attention_with_past_kv_and_key_padding():
     inputs = {"Q": f32(2, 2, 3, 4), "K": f32(2, 2, 6, 4), "V": f32(2, 2, 6, 4), "n": np.array([4, 6], np.int64)}
     check([node("Attention", ["Q", "K", "V", "", "", "", "n"], ["Y"], is_causal=1)], inputs, ["Y"], opset=24,
           atol=1e-5)
+
+
+@pytest.mark.parametrize("pos,neg", [(1, 1), (1, 0), (0, 1)])
+def test_is_inf(pos, neg):
+    x = np.array([1.0, np.inf, -np.inf, np.nan, -2.0], np.float32)
+    check([node("IsInf", ["x"], ["y"], detect_positive=pos, detect_negative=neg)], {"x": x}, ["y"], opset=20)
