@@ -300,8 +300,9 @@ class OnnxImporter:
         return [self.b.ew(_UNARY[node.op_type], self.value(node.input[0]))]
 
     def binary(self, node, attrs):
-        vs = self.bcast(*self.inputs(node))  # Max and Min are variadic
-        if len(vs) < 2 or (len(vs) > 2 and node.op_type not in ("Max", "Min")):
+        vs = self.bcast(*self.inputs(node))  # Max and Min are variadic (one operand: itself)
+        variadic = node.op_type in ("Max", "Min")
+        if len(vs) < (1 if variadic else 2) or (len(vs) > 2 and not variadic):
             raise self.error(f"{self.describe()}: expected two operands, got {len(vs)}")
         y = vs[0]
         for v in vs[1:]:
@@ -375,12 +376,32 @@ class OnnxImporter:
 
     def op_Pow(self, node, attrs):
         x, e = self.inputs(node)
+        if graph.is_int(self.b.elem(x)) and not graph.is_bool(self.b.elem(x)):
+            return [self.int_pow(*self.bcast(x, e))]
         e = self.b.convert(e, self.b.elem(x))
         folded = self.b.fold(e)
         if folded is not None and folded.size == 1 and float(folded.reshape(-1)[0]) == 2.0:
             return [self.b.ew("mul", x, x)]  # x*x: light, and exact
         x, e = self.bcast(x, e)
         return [self.b.ew("pow", x, e)]
+
+    def int_pow(self, x: SSAValue, e: SSAValue) -> SSAValue:
+        """x^e for integer x by squaring over the bits of e (which must be >= 0), with
+        numpy's wrap-around: products modulo 2^n are exact, so every bit of the exponent's
+        type is visited unless the exponent is a constant."""
+        b = self.b
+        e = b.convert(e, b.elem(x)) if not graph.is_float(b.elem(e)) else b.convert(b.ew("floor", e), b.elem(x))
+        folded = b.fold(e)
+        width = graph.numpy_dtype(b.elem(x)).itemsize * 8
+        steps = max(int(folded.max(initial=0)).bit_length(), 1) if folded is not None else width - 1
+        acc, base = b.scalar_like(1, x), x
+        two, one = b.scalar_like(2, e), b.scalar_like(1, e)
+        for step in range(steps):
+            odd = b.compare("eq", b.ew("rem", e, two), one)
+            acc = b.select(odd, b.ew("mul", acc, base), acc)
+            if step + 1 < steps:
+                base, e = b.ew("mul", base, base), b.ew("div", e, two)
+        return acc
 
     def op_Reciprocal(self, node, attrs):
         x = self.value(node.input[0])
@@ -689,29 +710,42 @@ class OnnxImporter:
         return [self.take(x, ids, axis)]
 
     def op_GatherND(self, node, attrs):
-        """data[idx[..., 0], ..., idx[..., k-1]] via one flat index into the first k dims."""
+        """data[b..., idx[b..., j..., 0], ..., idx[b..., j..., k-1]] (b: the batch_dims
+        leading dims both share) via one flat index into the batch and the next k dims."""
         x, ids = self.inputs(node)
-        if attrs.get("batch_dims", 0):
-            raise self.error(f"{self.describe()}: batch_dims != 0 is not supported")
         s, ish = shape_of(x.type), shape_of(ids.type)
+        bd = attrs.get("batch_dims", 0)
         k = ish[-1]
         if k == 0:
             raise self.error(f"{self.describe()}: empty index tuples (indices of shape {list(ish)}) are not supported")
-        lead, rest = s[:k], s[k:]
+        if bd < 0 or bd + k > len(s) or bd >= len(ish) or tuple(s[:bd]) != tuple(ish[:bd]):
+            raise self.error(f"{self.describe()}: indices of shape {list(ish)} with batch_dims {bd} do not fit "
+                             f"data of shape {list(s)}")
+        batch, lead, rest = s[:bd], s[bd:bd + k], s[bd + k:]
         strides = [math.prod(lead[i + 1:]) for i in range(k)]
+        block = math.prod(lead)
         b = self.b
-        flat_table = b.reshape(x, [math.prod(lead), *rest])
+        flat_table = b.reshape(x, [math.prod(batch) * block, *rest])
+        outer = ish[:-1]
         folded = b.fold(ids)
         if folded is not None:
             idx = np.where(folded < 0, folded + np.array(lead), folded)
-            flat = self.const((idx * np.array(strides)).sum(-1), ids)
+            batch_lin = np.zeros(outer, np.int64)
+            for d in range(bd):
+                batch_lin = batch_lin * batch[d] + np.indices(outer)[d]
+            flat = self.const((idx * np.array(strides)).sum(-1) + batch_lin * block, ids)
         else:
             flat: SSAValue | None = None
             for i in range(k):
-                col = b.reshape(b.slice(ids, [0] * len(ish[:-1]) + [i], [*ish[:-1], i + 1]), ish[:-1])
+                col = b.reshape(b.slice(ids, [0] * len(outer) + [i], [*outer, i + 1]), outer)
                 col = self.normalize_ids(col, lead[i])
                 term = b.ew("mul", col, b.scalar_like(strides[i], col))
                 flat = term if flat is None else b.ew("add", flat, term)
+            for d in range(bd):
+                assert flat is not None
+                stride = math.prod(batch[d + 1:]) * block
+                term = b.ew("mul", b.iota(outer, d, b.elem(flat)), b.scalar_like(stride, flat))
+                flat = b.ew("add", flat, term)
         assert flat is not None  # k > 0
         return [b.gather(flat_table, flat)]
 
