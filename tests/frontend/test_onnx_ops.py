@@ -233,3 +233,21 @@ def test_attention_with_past_kv_and_key_padding():
 def test_is_inf(pos, neg):
     x = np.array([1.0, np.inf, -np.inf, np.nan, -2.0], np.float32)
     check([node("IsInf", ["x"], ["y"], detect_positive=pos, detect_negative=neg)], {"x": x}, ["y"], opset=20)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_integer_pow_wraps_like_numpy(dtype):
+    x = np.array([2, -3, 0, 1, -1, 7], dtype)
+    e = np.array([10, 3, 5, 0, 7, 40], dtype)  # 7^40 wraps around
+    check([node("Pow", ["x", "e"], ["y"])], {"x": x, "e": e}, ["y"], opset=15, want=[np.power(x, e)])
+
+
+def test_gather_nd_batch_dims():
+    data = f32(2, 3, 4, 5)
+    ids = rng.integers(-3, 3, (2, 6, 2)).astype(np.int64)
+    ids[..., 1] %= 4
+    check([node("GatherND", ["x", "i"], ["y"], batch_dims=1)], {"x": data, "i": ids}, ["y"], opset=13)
+
+
+def test_max_of_one_operand_is_itself():
+    check([node("Max", ["x"], ["y"])], {"x": f32(3)}, ["y"], opset=13)
