@@ -4,7 +4,7 @@ Every op here expands into elementwise ops, reductions, broadcasts, iotas, gathe
 dots, so the fusion explorer sees (and stitches) its parts:
 
 - activations (Elu, Selu, Celu, HardSwish, Mish, Softsign, Swish, ThresholdedRelu,
-  Shrink, PRelu): elementwise compositions;
+  Shrink, PRelu) and IsInf: elementwise compositions;
 - normalizations (RMS, Instance, Group, Lp, MeanVariance): row reductions whose
   statistics are broadcast back;
 - Hardmax, OneHot, EyeLike, GatherElements (one flat-index `graph.gather`, exact),
