@@ -193,6 +193,9 @@ def split_costs(values, inputs, row_shape, loaded, seen, keys):
     return elem, row, loads, nbytes, invariant
 
 
+_INTERNED = "interned structural keys"  # the entry of `keys` holding the intern table
+
+
 def _key(v: SSAValue, keys: dict) -> object:
     """A structural name of `v`: equal for the copies of one value in different groups."""
     if v in keys:
@@ -213,7 +216,11 @@ def _key(v: SSAValue, keys: dict) -> object:
         # (a constant's values may be megabytes)
         props = tuple((name, id(a)) for name, a in op.properties.items())
         position = next(i for i, r in enumerate(op.results) if r is u)
-        keys[u] = (op.name, props, tuple(keys[o] for o in op.operands), position)
+        # interned: a key holds its operands' numbers, not their keys, so hashing it
+        # stays shallow however much a deep graph shares (nested tuples re-hash the DAG
+        # as a tree, exponential in its depth)
+        table = keys.setdefault(_INTERNED, {})
+        keys[u] = table.setdefault((op.name, props, tuple(keys[o] for o in op.operands), position), len(table))
         stack.pop()
     return keys[v]
 

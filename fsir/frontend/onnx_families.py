@@ -1,6 +1,7 @@
-"""Imports every module that registers ONNX converters (`onnx_import.converter`)."""
+"""Imports every module that registers ONNX converters (`onnx_import.converter`).
 
-# -- conv: Conv, ConvTranspose, BatchNormalization
-from fsir.frontend import onnx_nn  # noqa: F401, E402
-# windows, padding, resampling (pooling, LRN, Pad, Resize, DepthToSpace/SpaceToDepth)
-from fsir.frontend import onnx_window  # noqa: E402, F401
+onnx_nn: Conv, ConvTranspose, BatchNormalization. onnx_window: pooling, LRN, Pad, Resize,
+DepthToSpace/SpaceToDepth. onnx_ops: activations, normalizations, index ops, Attention.
+"""
+
+from fsir.frontend import onnx_nn, onnx_ops, onnx_window  # noqa: F401

@@ -20,14 +20,14 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import onnx
 from onnx import external_data_helper, numpy_helper
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from fsir.dialects import graph
 from fsir.dialects.graph import shape_of, tensor
@@ -45,15 +45,19 @@ _ELEM: dict[int, Attribute] = {
 }
 
 _UNARY = {"Sqrt": "sqrt", "Exp": "exp", "Log": "log", "Tanh": "tanh", "Erf": "erf", "Neg": "neg",
-          "Abs": "abs", "Sigmoid": "sigmoid", "Floor": "floor", "Ceil": "ceil", "Not": "not"}
+          "Abs": "abs", "Sigmoid": "sigmoid", "Floor": "floor", "Ceil": "ceil", "Not": "not",
+          "Round": "round", "Sin": "sin", "Cos": "cos", "Tan": "tan", "Asin": "asin", "Acos": "acos",
+          "Atan": "atan", "Sinh": "sinh", "Cosh": "cosh", "Asinh": "asinh", "Acosh": "acosh", "Atanh": "atanh"}
 _BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Max": "max", "Min": "min",
            "And": "and", "Or": "or", "Xor": "xor", "Mod": "rem"}
 _COMPARE = {"Equal": "eq", "Less": "lt", "Greater": "gt", "LessOrEqual": "le", "GreaterOrEqual": "ge"}
 _REDUCE = {"ReduceSum": "sum", "ReduceMean": "sum", "ReduceMax": "max", "ReduceMin": "min",
-           "ReduceProd": "prod", "ReduceSumSquare": "sum", "ReduceL2": "sum"}
+           "ReduceProd": "prod", "ReduceSumSquare": "sum", "ReduceL2": "sum", "ReduceL1": "sum",
+           "ReduceLogSum": "sum", "ReduceLogSumExp": "sum"}
 # The opset from which each reduction takes its axes as an input instead of an attribute.
 _AXES_INPUT_SINCE = {"ReduceSum": 13, "ReduceMean": 18, "ReduceMax": 18, "ReduceMin": 18, "ReduceProd": 18,
-                     "ReduceSumSquare": 18, "ReduceL2": 18}
+                     "ReduceSumSquare": 18, "ReduceL2": 18, "ReduceL1": 18, "ReduceLogSum": 18,
+                     "ReduceLogSumExp": 18}
 
 
 Converter = Callable[["OnnxImporter", onnx.NodeProto, dict[str, Any]], list[SSAValue]]
@@ -72,6 +76,16 @@ def converter(*op_types: str) -> Callable[[Converter], Converter]:
     return register
 
 
+class ConstantInputsNeeded(UserError):
+    """The model needs the values of graph inputs at compile time (a Reshape's shape,
+    a ReduceSum's axes, a Trilu's k, ...); `inputs` names them. Import again with
+    `bind={name: value}` to specialise the model to those values (fsir.onnx.backend does)."""
+
+    def __init__(self, message: str, loc: Location | None = None, inputs: Sequence[str] = ()):
+        super().__init__(message, loc)
+        self.inputs = tuple(inputs)
+
+
 def elem_type(onnx_type: int, what: str) -> Attribute:
     if onnx_type not in _ELEM:
         name = onnx.TensorProto.DataType.Name(onnx.TensorProto.DataType.ValueType(onnx_type))
@@ -80,8 +94,10 @@ def elem_type(onnx_type: int, what: str) -> Attribute:
 
 
 class OnnxImporter:
-    def __init__(self, model: onnx.ModelProto, filename: str):
+    def __init__(self, model: onnx.ModelProto, filename: str, bind: Mapping[str, np.ndarray] | None = None):
         self.model = model
+        self.bind = dict(bind or {})
+        self.input_args: dict[SSAValue, str] = {}  # graph-input arguments by ONNX name
         self.filename = filename
         self.b = GraphBuilder(filename)
         self.env: dict[str, SSAValue] = {}
@@ -118,12 +134,52 @@ class OnnxImporter:
 
     def sizes(self, name: str, what: str) -> list:
         """A shape operand's entries: ints, and `Sym`s for run-time sizes (`onnx_dynamic`)."""
+        return [x if is_symbolic(x) else int(x) for x in self.constant_value(name, what).reshape(-1)]
+
+    def constant_value(self, name: str, what: str) -> np.ndarray:
+        """The value of input `name`, which the node needs at compile time. Computed from
+        graph inputs, it raises `ConstantInputsNeeded` naming them."""
         v = self.value(name)
         value = self.b.fold(v)
-        if value is None:
-            raise self.error(f"{what} of {self.describe()} must be a constant (computed from constants and "
-                             "the sizes of static dims only)")
-        return [x if is_symbolic(x) else int(x) for x in np.asarray(value).reshape(-1)]
+        if value is not None:
+            return np.asarray(value)
+        needed = self.graph_inputs_of(v)
+        message = (f"{what} of {self.describe()} must be a constant (computed from constants and the sizes of "
+                   "static dims only)")
+        if needed:
+            listed = ", ".join(f"'{n}'" for n in needed)
+            raise ConstantInputsNeeded(f"{message}; it is computed from graph input(s) {listed}: bind them to "
+                                       "values to specialise the model", self.b.loc, needed)
+        raise self.error(message)
+
+    def graph_inputs_of(self, v: SSAValue) -> list[str]:
+        """The graph inputs `v` is computed from, in graph order."""
+        seen: set[SSAValue] = set()
+        stack, found = [v], set()
+        while stack:
+            u = stack.pop()
+            if u in seen:
+                continue
+            seen.add(u)
+            if u in self.input_args:
+                found.add(self.input_args[u])
+            elif isinstance(u.owner, Operation):
+                stack.extend(u.owner.operands)
+        return [i.name for i in self.model.graph.input if i.name in found]
+
+    def bound_input(self, inp: onnx.ValueInfoProto) -> SSAValue:
+        """Graph input `inp` bound to its value in `bind`: a constant."""
+        t = inp.type.tensor_type
+        elem = elem_type(t.elem_type, f"input '{inp.name}'")
+        value = np.asarray(self.bind[inp.name])
+        dims = [d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim] \
+            if t.HasField("shape") else None
+        shape_ok = dims is None or (len(dims) == value.ndim
+                                    and all(d in (None, s) for d, s in zip(dims, value.shape)))
+        if value.dtype != graph.numpy_dtype(elem) or not shape_ok:
+            raise self.error(f"graph input '{inp.name}' is bound to a {value.dtype} value of shape "
+                             f"{list(value.shape)}, which does not match its type")
+        return self.const(value, elem)
 
     def describe(self) -> str:
         n = self.node
@@ -148,6 +204,9 @@ class OnnxImporter:
             if inp.name in self.inits:  # old exporters list initializers as inputs too
                 continue
             self.b.loc = Location(self.filename, 0, position + 1)
+            if inp.name in self.bind:
+                self.env[inp.name] = self.bound_input(inp)
+                continue
             t = inp.type.tensor_type
             if not inp.type.HasField("tensor_type"):
                 raise self.error(f"graph input '{inp.name}' is not a tensor")
@@ -158,6 +217,7 @@ class OnnxImporter:
             self.env[inp.name] = self.b.add_arg(tensor(elem_type(t.elem_type, f"input '{inp.name}'"), dims),
                                                 _value_name(inp.name))
             self.sym.bind(self.env[inp.name], sizes)
+            self.input_args[self.env[inp.name]] = inp.name
         for index, node in enumerate(g.node):
             self.node = node
             self.b.loc = Location(self.filename, index + 1, 1)
@@ -302,8 +362,9 @@ class OnnxImporter:
         return [self.b.ew(_UNARY[node.op_type], self.value(node.input[0]))]
 
     def binary(self, node, attrs):
-        vs = self.bcast(*self.inputs(node))  # Max and Min are variadic
-        if len(vs) < 2 or (len(vs) > 2 and node.op_type not in ("Max", "Min")):
+        vs = self.bcast(*self.inputs(node))  # Max and Min are variadic (one operand: itself)
+        variadic = node.op_type in ("Max", "Min")
+        if len(vs) < (1 if variadic else 2) or (len(vs) > 2 and not variadic):
             raise self.error(f"{self.describe()}: expected two operands, got {len(vs)}")
         y = vs[0]
         for v in vs[1:]:
@@ -377,12 +438,32 @@ class OnnxImporter:
 
     def op_Pow(self, node, attrs):
         x, e = self.inputs(node)
+        if graph.is_int(self.b.elem(x)) and not graph.is_bool(self.b.elem(x)):
+            return [self.int_pow(*self.bcast(x, e))]
         e = self.b.convert(e, self.b.elem(x))
         folded = self.b.fold(e)
         if folded is not None and folded.size == 1 and float(folded.reshape(-1)[0]) == 2.0:
             return [self.b.ew("mul", x, x)]  # x*x: light, and exact
         x, e = self.bcast(x, e)
         return [self.b.ew("pow", x, e)]
+
+    def int_pow(self, x: SSAValue, e: SSAValue) -> SSAValue:
+        """x^e for integer x by squaring over the bits of e (which must be >= 0), with
+        numpy's wrap-around: products modulo 2^n are exact, so every bit of the exponent's
+        type is visited unless the exponent is a constant."""
+        b = self.b
+        e = b.convert(e, b.elem(x)) if not graph.is_float(b.elem(e)) else b.convert(b.ew("floor", e), b.elem(x))
+        folded = b.fold(e)
+        width = graph.numpy_dtype(b.elem(x)).itemsize * 8
+        steps = max(int(folded.max(initial=0)).bit_length(), 1) if folded is not None else width - 1
+        acc, base = b.scalar_like(1, x), x
+        two, one = b.scalar_like(2, e), b.scalar_like(1, e)
+        for step in range(steps):
+            odd = b.compare("eq", b.ew("rem", e, two), one)
+            acc = b.select(odd, b.ew("mul", acc, base), acc)
+            if step + 1 < steps:
+                base, e = b.ew("mul", base, base), b.ew("div", e, two)
+        return acc
 
     def op_Reciprocal(self, node, attrs):
         x = self.value(node.input[0])
@@ -422,8 +503,8 @@ class OnnxImporter:
         return [self.value(node.input[0])]
 
     def op_Dropout(self, node, attrs):  # inference: identity
-        training = self.optional_input(node, 2)
-        if training is not None and (self.b.fold(training) is None or bool(self.b.fold(training).any())):
+        training = node.input[2] if len(node.input) > 2 and node.input[2] else None
+        if training is not None and bool(self.constant_value(training, "training_mode").any()):
             raise self.error(f"{self.describe()}: training mode (random dropout) is not supported")
         x = self.value(node.input[0])
         return [x, self.b.broadcast_to(self.const(np.array(True), graph.i1), shape_of(x.type))]
@@ -481,36 +562,6 @@ class OnnxImporter:
         a, c = self.inputs(node)
         return [self.b.dot(a, c)]
 
-    def op_Einsum(self, node, attrs):
-        """Two-operand einsum without ellipsis or repeated letters: labels only in one
-        operand are summed first, then one dot_general, then the output's order."""
-        eq = attrs["equation"].decode() if isinstance(attrs["equation"], bytes) else attrs["equation"]
-        eq = eq.replace(" ", "")
-        lhs, _, out = eq.partition("->")
-        terms = lhs.split(",")
-        vs = self.inputs(node)
-        if (len(terms) != 2 or not out or "." in eq or any(len(set(t)) != len(t) for t in terms + [out])
-                or len(vs) != 2):
-            raise self.error(f"{self.describe()}: only two-operand einsums with an explicit output and "
-                             f"no ellipsis or repeated letters are supported, got '{eq}'")
-        (ta, tc), (a, c) = terms, vs
-        b = self.b
-
-        def sum_own(t: str, other: str, v: SSAValue) -> tuple[str, SSAValue]:
-            """Letters in this operand only, and not in the output, are summed away first."""
-            dims = [i for i, ch in enumerate(t) if ch not in other and ch not in out]
-            if not dims:
-                return t, v
-            return "".join(ch for i, ch in enumerate(t) if i not in dims), b.reduce("sum", v, dims)
-
-        (ta, a), (tc, c) = sum_own(ta, tc, a), sum_own(tc, ta, c)
-        batch = [ch for ch in ta if ch in tc and ch in out]
-        contract = [ch for ch in ta if ch in tc and ch not in out]
-        y = b.dot_general(a, c, [ta.index(ch) for ch in batch], [ta.index(ch) for ch in contract],
-                          [tc.index(ch) for ch in batch], [tc.index(ch) for ch in contract])
-        order = batch + [ch for ch in ta if ch not in tc] + [ch for ch in tc if ch not in ta]
-        return [b.transpose(y, [order.index(ch) for ch in out])]
-
     def op_Gemm(self, node, attrs):
         a, c, bias = self.value(node.input[0]), self.value(node.input[1]), self.optional_input(node, 2)
         b = self.b
@@ -540,11 +591,29 @@ class OnnxImporter:
             axes = list(range(rank))
         axes = sorted({self.axis(a, rank) for a in axes})
         kind = _REDUCE[node.op_type]
-        if node.op_type in ("ReduceSumSquare", "ReduceL2"):
-            x = self.b.ew("mul", x, x)
-        y = self.b.reduce(kind, x, axes)
-        if node.op_type == "ReduceL2":
-            y = self.b.ew("sqrt", y)
+        b, op = self.b, node.op_type
+        shape = shape_of(x.type)
+        shift: SSAValue | None = None
+        if op in ("ReduceSumSquare", "ReduceL2"):
+            x = b.ew("mul", x, x)
+        elif op == "ReduceL1":
+            x = b.ew("abs", x)
+        elif op == "ReduceLogSumExp":  # max + log(sum(exp(x - max))): no overflow
+            keep = [d for d in range(rank) if d not in axes]
+            top = b.reduce("max", x, axes)
+            shift = b.select(b.compare("eq", b.ew("abs", top), b.scalar_like(np.inf, top)), b.scalar_like(0, top), top)
+            x = b.ew("exp", b.ew("sub", x, b.broadcast(shift, shape, keep)))
+        if graph.is_bool(b.elem(x)) and kind in ("max", "min"):  # any / all (false / true if empty)
+            y = b.reduce(kind, b.convert(x, graph.i32), axes)
+            y = b.compare("gt", y, b.scalar_like(0, y))
+        else:
+            y = b.reduce(kind, x, axes)
+        if op == "ReduceL2":
+            y = b.ew("sqrt", y)
+        elif op == "ReduceLogSum":
+            y = b.ew("log", y)
+        if shift is not None:
+            y = b.ew("add", b.ew("log", y), shift)
         if node.op_type == "ReduceMean":
             y = self.b.ew("div", y, self.count(x, axes, y))
         if attrs.get("keepdims", 1):
@@ -558,21 +627,24 @@ class OnnxImporter:
         return [self.arg_reduce(node, attrs, "min")]
 
     def arg_reduce(self, node, attrs, kind: str) -> SSAValue:
-        """The first index of the max (min): reduce, compare, then a min over the indices
-        of the hits (so fusion sees two reductions, no new op)."""
-        if attrs.get("select_last_index", 0):
-            raise self.error(f"{self.describe()}: select_last_index=1 is not supported")
         x = self.value(node.input[0])
         shape = shape_of(x.type)
         axis = self.axis(attrs.get("axis", 0), len(shape))
+        y = self.arg_reduce_of(x, axis, kind, last=bool(attrs.get("select_last_index", 0)))
+        return self.keep_dims(y, shape, [axis]) if attrs.get("keepdims", 1) else y
+
+    def arg_reduce_of(self, x: SSAValue, axis: int, kind: str, last: bool) -> SSAValue:
+        """The first (last) index of the max (min) along `axis`: reduce, compare, then a
+        min (max) over the indices of the hits (so fusion sees two reductions, no new op)."""
+        shape = shape_of(x.type)
         keep = [d for d in range(len(shape)) if d != axis]
         b = self.b
         best = b.broadcast(b.reduce(kind, x, [axis]), shape, keep)
         i64 = graph.IntegerType(64)
         idx = b.iota(shape, axis, i64)
-        cand = b.select(b.compare("eq", x, best), idx, b.scalar_like(np.iinfo(np.int64).max, idx))
-        y = b.reduce("min", cand, [axis])
-        return self.keep_dims(y, shape, [axis]) if attrs.get("keepdims", 1) else y
+        miss = -1 if last else np.iinfo(np.int64).max
+        cand = b.select(b.compare("eq", x, best), idx, b.scalar_like(miss, idx))
+        return b.reduce("max" if last else "min", cand, [axis])
 
     def op_Trilu(self, node, attrs):
         x = self.value(node.input[0])
@@ -730,29 +802,42 @@ class OnnxImporter:
         return [self.take(x, ids, axis)]
 
     def op_GatherND(self, node, attrs):
-        """data[idx[..., 0], ..., idx[..., k-1]] via one flat index into the first k dims."""
+        """data[b..., idx[b..., j..., 0], ..., idx[b..., j..., k-1]] (b: the batch_dims
+        leading dims both share) via one flat index into the batch and the next k dims."""
         x, ids = self.inputs(node)
-        if attrs.get("batch_dims", 0):
-            raise self.error(f"{self.describe()}: batch_dims != 0 is not supported")
         s, ish = shape_of(x.type), shape_of(ids.type)
+        bd = attrs.get("batch_dims", 0)
         k = ish[-1]
         if k == 0:
             raise self.error(f"{self.describe()}: empty index tuples (indices of shape {list(ish)}) are not supported")
-        lead, rest = s[:k], s[k:]
+        if bd < 0 or bd + k > len(s) or bd >= len(ish) or tuple(s[:bd]) != tuple(ish[:bd]):
+            raise self.error(f"{self.describe()}: indices of shape {list(ish)} with batch_dims {bd} do not fit "
+                             f"data of shape {list(s)}")
+        batch, lead, rest = s[:bd], s[bd:bd + k], s[bd + k:]
         strides = [math.prod(lead[i + 1:]) for i in range(k)]
+        block = math.prod(lead)
         b = self.b
-        flat_table = b.reshape(x, [math.prod(lead), *rest])
+        flat_table = b.reshape(x, [math.prod(batch) * block, *rest])
+        outer = ish[:-1]
         folded = b.fold(ids)
         if folded is not None:
             idx = np.where(folded < 0, folded + np.array(lead), folded)
-            flat = self.const((idx * np.array(strides)).sum(-1), ids)
+            batch_lin = np.zeros(outer, np.int64)
+            for d in range(bd):
+                batch_lin = batch_lin * batch[d] + np.indices(outer)[d]
+            flat = self.const((idx * np.array(strides)).sum(-1) + batch_lin * block, ids)
         else:
             flat: SSAValue | None = None
             for i in range(k):
-                col = b.reshape(b.slice(ids, [0] * len(ish[:-1]) + [i], [*ish[:-1], i + 1]), ish[:-1])
+                col = b.reshape(b.slice(ids, [0] * len(outer) + [i], [*outer, i + 1]), outer)
                 col = self.normalize_ids(col, lead[i])
                 term = b.ew("mul", col, b.scalar_like(strides[i], col))
                 flat = term if flat is None else b.ew("add", flat, term)
+            for d in range(bd):
+                assert flat is not None
+                stride = math.prod(batch[d + 1:]) * block
+                term = b.ew("mul", b.iota(outer, d, b.elem(flat)), b.scalar_like(stride, flat))
+                flat = b.ew("add", flat, term)
         assert flat is not None  # k > 0
         return [b.gather(flat_table, flat)]
 
@@ -791,11 +876,9 @@ class OnnxImporter:
         return [self.const(np.full(shape, fill), elem)]
 
     def op_Range(self, node, attrs):
-        start, limit, delta = (self.b.fold(v) for v in self.inputs(node))
-        if start is None or limit is None or delta is None:
-            raise self.error(f"{self.describe()}: start, limit and delta must be constants")
+        start, limit, delta = (self.constant_value(n, what) for n, what in zip(node.input, ("start", "limit", "delta")))
         v = self.value(node.input[0])
-        return [self.const(np.arange(start.item(), limit.item(), delta.item()), v)]
+        return [self.const(np.arange(start.item(), limit.item(), delta.item()).astype(start.dtype), v)]
 
 
 def _value_name(name: str) -> str:
@@ -805,10 +888,13 @@ def _value_name(name: str) -> str:
     return "v" + name if name and name[0].isdigit() else name
 
 
-def import_onnx(source: bytes | str, filename: str = "<stdin>") -> ModuleOp:
+def import_onnx(source: bytes | str, filename: str = "<stdin>",
+                bind: Mapping[str, np.ndarray] | None = None) -> ModuleOp:
     """Read an ONNX model (bytes, or a path) and return a verified graph-dialect module.
 
-    External weight files are looked up next to `filename`."""
+    External weight files are looked up next to `filename`. `bind` specialises the model:
+    the graph inputs it names become constants of the given values (and leave the
+    function's arguments)."""
     try:
         if isinstance(source, str) and os.path.exists(source):
             filename = source if filename == "<stdin>" else filename
@@ -824,7 +910,7 @@ def import_onnx(source: bytes | str, filename: str = "<stdin>") -> ModuleOp:
         raise
     except Exception as err:  # protobuf's DecodeError, missing external files, ...
         raise UserError(f"cannot read ONNX model '{filename}': {err}") from None
-    module = OnnxImporter(model, filename).run()
+    module = OnnxImporter(model, filename, bind).run()
     verify(module)
     return module
 

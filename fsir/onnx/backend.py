@@ -8,6 +8,15 @@ ONNX harnesses (`onnx.backend.test.BackendTest`) address devices as "CPU" and "C
 fsir has no CPU code generator: "CPU" means fsir's PTX simulator, which runs the same
 PTX a GPU would, on the host; "CUDA" means a GPU through cuda-python and is supported
 only when one is present.
+
+Shape-like inputs are specialised. When the model needs the value of a graph input at
+compile time — a Reshape's or Expand's shape, a Reduce*'s axes, Slice's starts/ends,
+Trilu's k, Range's bounds, Tile's repeats, Split's sizes, OneHot's depth — `prepare`
+cannot compile it yet: it returns a rep that compiles on `run`, with those inputs bound
+to the values given (they become constants; the importer raises
+`ConstantInputsNeeded` naming them). Executables are cached by the bound values, so
+runs with the same shape inputs compile once and new values compile again (as the TVM
+and onnx-mlir backends treat shape inputs). See docs/onnx.md.
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupl
 
 from fsir.api import Executable
 from fsir.api import compile as fsir_compile
+from fsir.frontend.onnx_import import ConstantInputsNeeded, import_onnx
 
 __all__ = ["FsirBackend", "FsirRep", "prepare", "run_model", "run_node", "supports_device"]
 
@@ -32,13 +42,21 @@ def _device_kind(device: str) -> str:
 
 class FsirRep(BackendRep):
     """A model compiled by fsir; `run` takes the graph inputs (a list in graph order or
-    a dict by name) and returns the graph outputs as a namedtuple by output name."""
+    a dict by name) and returns the graph outputs as a namedtuple by output name.
 
-    def __init__(self, exe: Executable, inputs: list[str], outputs: list[str], device: str):
-        self.executable = exe
+    A model whose compilation needs the values of some inputs (`bound`) compiles on
+    `run`, once per distinct value of those inputs."""
+
+    def __init__(self, model: bytes, inputs: list[str], outputs: list[str], device: str,
+                 options: dict[str, Any], exe: Executable | None = None, bound: Sequence[str] = ()):
+        self.model = model
         self.input_names = inputs
         self.output_names = outputs
         self.device = device
+        self.options = options
+        self.executable = exe
+        self.bound = tuple(bound)
+        self.cache: dict[tuple, tuple[Executable, tuple[str, ...]]] = {}
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple[Any, ...]:
         if isinstance(inputs, Mapping):
@@ -47,8 +65,30 @@ class FsirRep(BackendRep):
             arrays = [inputs]
         else:
             arrays = list(inputs) if isinstance(inputs, Sequence) else [inputs]
-        outputs = self.executable.run(arrays, device=self.device)
+        if self.executable is not None:
+            outputs = self.executable.run(arrays, device=self.device)
+        else:
+            by_name = dict(zip(self.input_names, (np.asarray(a) for a in arrays)))
+            exe, bound = self.specialise(by_name)
+            outputs = exe.run([by_name[n] for n in self.input_names if n not in bound], device=self.device)
         return namedtupledict("Outputs", self.output_names)(*outputs)
+
+    def specialise(self, values: dict[str, np.ndarray]) -> tuple[Executable, tuple[str, ...]]:
+        """The executable for these values of the bound inputs (compiled on first use),
+        and the names of the inputs it was specialised to."""
+        while True:
+            key = tuple((n, values[n].dtype.str, values[n].shape, values[n].tobytes()) for n in self.bound)
+            if key in self.cache:
+                return self.cache[key]
+            try:
+                module = import_onnx(self.model, bind={n: values[n] for n in self.bound})
+            except ConstantInputsNeeded as err:  # binding some inputs showed others are needed too
+                new = [n for n in err.inputs if n not in self.bound and n in values]
+                if not new:
+                    raise
+                self.bound += tuple(new)
+                continue
+            self.cache[key] = (fsir_compile(module, **self.options), self.bound)
 
 
 class FsirBackend(Backend):
@@ -66,8 +106,12 @@ class FsirBackend(Backend):
         inits = {t.name for t in model.graph.initializer}
         inputs = [i.name for i in model.graph.input if i.name not in inits]
         outputs = [o.name for o in model.graph.output]
-        exe = fsir_compile(model.SerializeToString(), frontend="onnx", **kwargs)
-        return FsirRep(exe, inputs, outputs, _device_kind(device))
+        data = model.SerializeToString()
+        try:
+            module = import_onnx(data)
+        except ConstantInputsNeeded as err:  # compiled on run, with these inputs bound
+            return FsirRep(data, inputs, outputs, _device_kind(device), kwargs, bound=err.inputs)
+        return FsirRep(data, inputs, outputs, _device_kind(device), kwargs, fsir_compile(module, **kwargs))
 
     @classmethod
     def run_model(cls, model: onnx.ModelProto, inputs: Any, device: str = "CPU", **kwargs: Any) -> tuple[Any, ...]:

@@ -76,7 +76,7 @@ class Device(ABC):
         return None
 
     def to_device(self, host: np.ndarray) -> DeviceBuffer:
-        host = np.ascontiguousarray(host)
+        host = np.require(host, requirements="C")  # (np.ascontiguousarray makes rank 0 rank 1)
         buf = self.alloc(host.shape, host.dtype)
         self.copy_to(buf, host)
         return buf

@@ -32,6 +32,37 @@ func.func @unary_float(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   func.return %10 : tensor<4x8xf32>
 }
 
+// CHECK-LABEL: func.func @unary_trig
+// CHECK-SAME:  (%[[X:.*]]: tensor<4x8xf32>) -> tensor<4x8xf32>
+func.func @unary_trig(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // CHECK-NEXT: %[[T0:.*]] = graph.round %[[X]] : tensor<4x8xf32>
+  // CHECK-NEXT: %[[T1:.*]] = graph.sin %[[T0]] : tensor<4x8xf32>
+  // CHECK-NEXT: %[[T2:.*]] = graph.cos %[[T1]] : tensor<4x8xf32>
+  // CHECK-NEXT: %[[T3:.*]] = graph.tan %[[T2]] : tensor<4x8xf32>
+  // CHECK-NEXT: %[[T4:.*]] = graph.asin %[[T3]] : tensor<4x8xf32>
+  // CHECK-NEXT: %[[T5:.*]] = graph.acos %[[T4]] : tensor<4x8xf32>
+  // CHECK-NEXT: %[[T6:.*]] = graph.atan %[[T5]] : tensor<4x8xf32>
+  // CHECK-NEXT: %[[T7:.*]] = graph.sinh %[[T6]] : tensor<4x8xf32>
+  // CHECK-NEXT: %[[T8:.*]] = graph.cosh %[[T7]] : tensor<4x8xf32>
+  // CHECK-NEXT: %[[T9:.*]] = graph.asinh %[[T8]] : tensor<4x8xf32>
+  // CHECK-NEXT: %[[T10:.*]] = graph.acosh %[[T9]] : tensor<4x8xf32>
+  // CHECK-NEXT: %[[T11:.*]] = graph.atanh %[[T10]] : tensor<4x8xf32>
+  // CHECK-NEXT: func.return %[[T11]] : tensor<4x8xf32>
+  %t0 = graph.round %x : tensor<4x8xf32>
+  %t1 = graph.sin %t0 : tensor<4x8xf32>
+  %t2 = graph.cos %t1 : tensor<4x8xf32>
+  %t3 = graph.tan %t2 : tensor<4x8xf32>
+  %t4 = graph.asin %t3 : tensor<4x8xf32>
+  %t5 = graph.acos %t4 : tensor<4x8xf32>
+  %t6 = graph.atan %t5 : tensor<4x8xf32>
+  %t7 = graph.sinh %t6 : tensor<4x8xf32>
+  %t8 = graph.cosh %t7 : tensor<4x8xf32>
+  %t9 = graph.asinh %t8 : tensor<4x8xf32>
+  %t10 = graph.acosh %t9 : tensor<4x8xf32>
+  %t11 = graph.atanh %t10 : tensor<4x8xf32>
+  func.return %t11 : tensor<4x8xf32>
+}
+
 // CHECK-LABEL: func.func @binary_float
 // CHECK-SAME:  (%[[X:.*]]: tensor<8xf32>, %[[Y:.*]]: tensor<8xf32>)
 func.func @binary_float(%x: tensor<8xf32>, %y: tensor<8xf32>) -> tensor<8xf32> {

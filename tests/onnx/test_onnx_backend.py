@@ -42,3 +42,25 @@ def test_node_case_passes_or_is_refused_with_a_location(case):
     assert result.outcome in (Outcome.PASSED, Outcome.REFUSED), f"{result.outcome}: {result.message}"
     if result.outcome is Outcome.REFUSED:
         assert result.located, f"refused without a location: {result.message}"
+
+
+def test_shape_inputs_are_specialised_and_cached():
+    """A Reshape whose shape is a graph input: prepare defers, run compiles once per
+    distinct shape value and reuses the executable for a value seen before."""
+    import numpy as np
+    from onnx import TensorProto, helper
+
+    g = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "s"], ["r"]), helper.make_node("Relu", ["r"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 6]),
+         helper.make_tensor_value_info("s", TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    rep = fsir_backend.prepare(helper.make_model(g))
+    assert rep.executable is None and rep.bound == ("s",)
+    x = np.arange(-6, 6, dtype=np.float32).reshape(2, 6)
+    for shape in ([3, 4], [4, 3], [3, 4]):
+        (y,) = rep.run([x, np.array(shape, np.int64)])
+        np.testing.assert_array_equal(y, np.maximum(x, 0).reshape(shape))
+    assert len(rep.cache) == 2
+    (y,) = rep.run({"x": x, "s": np.array([12, -1], np.int64)})
+    assert y.shape == (12, 1) and len(rep.cache) == 3
