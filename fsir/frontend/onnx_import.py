@@ -41,6 +41,8 @@ _ELEM: dict[int, Attribute] = {
     onnx.TensorProto.BOOL: graph.i1, onnx.TensorProto.INT8: graph.IntegerType(8),
     onnx.TensorProto.INT16: graph.IntegerType(16), onnx.TensorProto.INT32: graph.i32,
     onnx.TensorProto.INT64: graph.IntegerType(64),
+    onnx.TensorProto.UINT8: graph.unsigned(8), onnx.TensorProto.UINT16: graph.unsigned(16),
+    onnx.TensorProto.UINT32: graph.unsigned(32), onnx.TensorProto.UINT64: graph.unsigned(64),
 }
 
 _UNARY = {"Sqrt": "sqrt", "Exp": "exp", "Log": "log", "Tanh": "tanh", "Erf": "erf", "Neg": "neg",
@@ -347,10 +349,6 @@ class OnnxImporter:
     def op_Where(self, node, attrs):
         c, a, x = self.bcast(*self.inputs(node))
         return [self.b.select(c, a, x)]
-
-    def op_Cast(self, node, attrs):
-        x = self.value(node.input[0])
-        return [self.b.convert(x, elem_type(attrs["to"], self.describe()))]
 
     def op_Identity(self, node, attrs):
         return [self.value(node.input[0])]

@@ -8,8 +8,13 @@ the scalar operations the `ELEMENTWISE` table's `lower` lambdas call, choosing f
 signed-integer variants from the operand type, so adding an elementwise op stays a
 one-table change in fsir/dialects/graph.py.
 
-f16/bf16 values are widened to f32 when loaded; scalar code only sees f32, f64, i1, i32
-and i64.
+f16/bf16 values are widened to f32 when loaded; scalar code sees f32, f64, i1 and the
+integers. Integer scalars keep their graph element type, unsigned ones (`ui8` ...
+`ui64`) included, so the ops whose result depends on signedness are chosen from the
+operand type: divui/remui, cmpi u*, maxui/minui, shrui, extui, uitofp, fptoui for
+unsigned types, the signed variants otherwise. (Upstream MLIR's arith takes signless
+integers only; xDSL accepts unsigned ones, and keeping the type on the scalar keeps
+every signedness decision in this one builder.)
 """
 
 from __future__ import annotations
@@ -29,8 +34,10 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     IntegerType,
+    Signedness,
     f32,
     i1,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import Pure
@@ -44,6 +51,10 @@ FloatType = Float16Type | BFloat16Type | Float32Type | Float64Type
 
 def is_float_type(t: Attribute) -> TypeGuard[FloatType]:
     return isinstance(t, (Float16Type, BFloat16Type, Float32Type, Float64Type))
+
+
+def is_unsigned_int(t: Attribute) -> bool:
+    return isinstance(t, IntegerType) and t.signedness.data == Signedness.UNSIGNED
 
 
 def compute_type(t: Attribute) -> Attribute:
@@ -334,6 +345,10 @@ class ScalarBuilder:
         if isinstance(t, IntegerType) and t.width.data == 1:
             return self.c.value(arith.ConstantOp(IntegerAttr(1 if value else 0, t)))
         assert isinstance(t, (IntegerType, IndexType))
+        if is_unsigned_int(t):  # arith.constant is signless: the same bits, then the type
+            assert isinstance(t, IntegerType)
+            bits = self.const(value, IntegerType(t.width.data))
+            return self.c.value(arith.BitcastOp(bits, t))
         return self.c.value(arith.ConstantOp(IntegerAttr(int(value), t)))
 
     def _is_float(self, x: SSAValue) -> bool:
@@ -349,6 +364,8 @@ class ScalarBuilder:
     def abs(self, x: SSAValue) -> SSAValue:
         if self._is_float(x):
             return self.c.value(math.AbsFOp(x))
+        if is_unsigned_int(x.type):
+            return x
         return self.c.value(math.AbsIOp(x))
 
     def not_(self, x: SSAValue) -> SSAValue:
@@ -383,12 +400,27 @@ class ScalarBuilder:
             zero = self.const(0, x.type)
             is_zero = self.c.value(arith.CmpiOp(y, zero, "eq"))
             safe = self.c.value(arith.SelectOp(is_zero, self.const(1, x.type), y))
+            unsigned = is_unsigned_int(x.type)
             if name == "div":
-                q = self.c.value(arith.DivSIOp(x, safe))
+                q = self.c.value((arith.DivUIOp if unsigned else arith.DivSIOp)(x, safe))
                 return self.c.value(arith.SelectOp(is_zero, zero, q))
-            r = self.c.value(arith.RemSIOp(x, safe))
+            r = self.c.value((arith.RemUIOp if unsigned else arith.RemSIOp)(x, safe))
             return self.c.value(arith.SelectOp(is_zero, x, r))
         return self.c.value(self._INT_ARITH[name](x, y))
+
+    def shift(self, kind: str, x: SSAValue, y: SSAValue) -> SSAValue:
+        """x << y or x >> y (arithmetic for signed types, logical for unsigned) with the
+        amount read as unsigned; amounts of at least the width give 0 or the sign fill
+        (arith leaves them undefined, so they are selected here)."""
+        t = x.type
+        assert isinstance(t, IntegerType)
+        bits = t.width.data
+        wide = self.c.value(arith.CmpiOp(y, self.const(bits, t), "uge"))
+        if kind == "shr" and not is_unsigned_int(t):
+            amount = self.c.value(arith.SelectOp(wide, self.const(bits - 1, t), y))
+            return self.c.value(arith.ShRSIOp(x, amount))
+        shifted = self.c.value((arith.ShLIOp if kind == "shl" else arith.ShRUIOp)(x, y))
+        return self.c.value(arith.SelectOp(wide, self.const(0, t), shifted))
 
     def fmod(self, x: SSAValue, y: SSAValue) -> SSAValue:
         """C fmod, x - trunc(x / y) * y (MLIR's arith.remf is missing in xDSL 0.74 and PTX
@@ -407,14 +439,14 @@ class ScalarBuilder:
             return self.c.value(arith.MaximumfOp(x, y))  # NaN-propagating
         if x.type == i1:
             return self.c.value(arith.OrIOp(x, y))
-        return self.c.value(arith.MaxSIOp(x, y))
+        return self.c.value((arith.MaxUIOp if is_unsigned_int(x.type) else arith.MaxSIOp)(x, y))
 
     def min(self, x: SSAValue, y: SSAValue) -> SSAValue:
         if self._is_float(x):
             return self.c.value(arith.MinimumfOp(x, y))
         if x.type == i1:
             return self.c.value(arith.AndIOp(x, y))
-        return self.c.value(arith.MinSIOp(x, y))
+        return self.c.value((arith.MinUIOp if is_unsigned_int(x.type) else arith.MinSIOp)(x, y))
 
     # -- the other light ops -------------------------------------------------------
 
@@ -425,7 +457,8 @@ class ScalarBuilder:
     def compare(self, direction: str, x: SSAValue, y: SSAValue) -> SSAValue:
         if self._is_float(x):
             return self.c.value(arith.CmpfOp(x, y, self._FCMP[direction]))
-        table = self._BCMP if x.type == i1 else self._ICMP  # i1 compares as unsigned: false < true
+        # i1 compares as unsigned: false < true
+        table = self._BCMP if x.type == i1 or is_unsigned_int(x.type) else self._ICMP
         return self.c.value(arith.CmpiOp(x, y, table[direction]))
 
     def select(self, cond: SSAValue, x: SSAValue, y: SSAValue) -> SSAValue:
@@ -440,23 +473,27 @@ class ScalarBuilder:
             if isinstance(dst, IntegerType):
                 if dst.width.data == 1:
                     return self.c.value(arith.CmpfOp(x, self.const(0.0, src), "une"))
-                # PTX cvt.rzi saturates and maps NaN to 0, as the reference does
-                return self.c.value(arith.FPToSIOp(x, dst))
+                # PTX cvt.rzi saturates to the destination's range and maps NaN to 0, as
+                # the reference does (arith leaves out-of-range values undefined)
+                return self.c.value((arith.FPToUIOp if is_unsigned_int(dst) else arith.FPToSIOp)(x, dst))
             out = x
             if src != target:
                 out = self.c.value((arith.ExtFOp if _fbits(src) < _fbits(target) else arith.TruncFOp)(x, target))
             return self.round_to(out, dst)
         assert isinstance(src, IntegerType)
+        from_unsigned = src.width.data == 1 or is_unsigned_int(src)
         if isinstance(dst, IntegerType):
             sw, dw = src.width.data, dst.width.data
             if dw == 1:
                 return self.c.value(arith.CmpiOp(x, self.const(0, src), "ne"))
-            if sw == dw:
+            if src == dst:
                 return x
+            if sw == dw:  # the same bits, read with the other signedness
+                return self.c.value(arith.BitcastOp(x, dst))
             if sw < dw:
-                return self.c.value((arith.ExtUIOp if sw == 1 else arith.ExtSIOp)(x, dst))
+                return self.c.value((arith.ExtUIOp if from_unsigned else arith.ExtSIOp)(x, dst))
             return self.c.value(arith.TruncIOp(x, dst))
-        cvt = arith.UIToFPOp if src.width.data == 1 else arith.SIToFPOp
+        cvt = arith.UIToFPOp if from_unsigned else arith.SIToFPOp
         assert is_float_type(target)
         return self.round_to(self.c.value(cvt(x, target)), dst)
 
@@ -498,6 +535,9 @@ class ScalarBuilder:
         return self.c.value(arith.IndexCastOp(ib.ssa(i), t))
 
     def to_index(self, x: SSAValue) -> SSAValue:
+        t = x.type
+        if is_unsigned_int(t) and isinstance(t, IntegerType) and t.width.data < 64:
+            x = self.c.value(arith.ExtUIOp(x, i64))  # index_cast sign-extends
         return self.c.value(arith.IndexCastOp(x, index))
 
     # -- reductions ----------------------------------------------------------------
@@ -511,7 +551,10 @@ class ScalarBuilder:
             return self.const(float("-inf") if kind == "max" else float("inf"), t)
         assert isinstance(t, IntegerType)
         bits = t.width.data
-        lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        if is_unsigned_int(t) or bits == 1:  # i1 as false < true
+            lo, hi = 0, (1 << bits) - 1
+        else:
+            lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
         return self.const(lo if kind == "max" else hi, t)
 
     def combine(self, kind: str, x: SSAValue, y: SSAValue) -> SSAValue:

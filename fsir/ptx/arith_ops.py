@@ -418,14 +418,14 @@ def _float_to_int(signed: bool) -> Lowering:
             r, ft = e.reg(src), "f64"
         else:
             r, ft = to_f32(e, src), "f32"
-        cw = 32 if dw <= 32 else 64
-        it = T.int_suffix(cw, signed)
-        tmp = e.new(T.B32 if cw == 32 else T.B64)
-        e.ins(f"cvt.rzi.{it}.{ft} {tmp}, {r}")
-        if dw == cw:
-            e.define(res, tmp)
-        else:
-            e.define(res, convert_int(e, tmp, cw, dw, signed))
+        if dw == 1:
+            raise unsupported(op, "to i1 (compare with 0 instead)")
+        # cvt saturates to the range of its destination type, so convert straight to it
+        # (8-bit results land in a 16-bit register, then kept sign-extended)
+        dst = e.define(res)
+        e.ins(f"cvt.rzi.{'s' if signed else 'u'}{dw}.{ft} {dst}, {r}")
+        if dw == 8:
+            norm8(e, dst)
 
     return lower
 
@@ -450,22 +450,37 @@ def _truncf(e: KernelEmitter, op: arith.TruncFOp) -> None:
             e.ins(f"cvt.rn.f32.f64 {e.define(op.result)}, {e.reg(op.input)}")
         elif isinstance(dt, Float16Type):
             e.ins(f"cvt.rn.f16.f64 {e.define(op.result)}, {e.reg(op.input)}")
-        else:  # f64 -> bf16 via f32 (double rounding)
-            f = e.new(T.F32)
-            e.ins(f"cvt.rn.f32.f64 {f}, {e.reg(op.input)}")
-            narrow_f32(e, e.define(op.result), f, dt)
+        else:  # f64 -> bf16 in one rounding (sm_80 has no cvt.bf16.f64)
+            narrow_f32(e, e.define(op.result), f64_to_f32_odd(e, e.reg(op.input)), dt)
     elif is_half(dt):
         narrow_f32(e, e.define(op.result), to_f32(e, op.input), dt)
     else:
         raise unsupported(op, f"{st} -> {dt}")
 
 
+def f64_to_f32_odd(e: KernelEmitter, x: str) -> str:
+    """x rounded to f32 by round-to-odd (truncate, then set the last bit if inexact):
+    rounding that to a format of at most 22 significand bits to nearest-even gives the
+    correctly rounded value of x itself, with no double rounding. NaN stays NaN."""
+    f, back, bits, odd, res = e.new(T.F32), e.new(T.F64), e.new(T.B32), e.new(T.B32), e.new(T.F32)
+    inexact = e.new(T.PRED)
+    e.ins(f"cvt.rz.f32.f64 {f}, {x}")
+    e.ins(f"cvt.f64.f32 {back}, {f}")
+    e.ins(f"setp.neu.f64 {inexact}, {back}, {x}")
+    e.ins(f"mov.b32 {bits}, {f}")
+    e.ins(f"or.b32 {odd}, {bits}, 1")
+    e.ins(f"selp.b32 {bits}, {odd}, {bits}, {inexact}")
+    e.ins(f"mov.b32 {res}, {bits}")
+    return res
+
+
 def _bitcast(e: KernelEmitter, op: arith.BitcastOp) -> None:
     st, dt = op.input.type, op.result.type
     size = T.byte_size(st) * 8
-    if size != T.byte_size(dt) * 8 or size < 16 or T.reg_file(st) is None:
+    if size != T.byte_size(dt) * 8 or T.reg_file(st) is None or (size < 16 and not T.is_int(st)):
         raise unsupported(op, f"{st} -> {dt}")
-    e.ins(f"mov.b{size} {e.define(op.result)}, {e.reg(op.input)}")
+    # (i8 <-> ui8: both are kept sign-extended in a 16-bit register)
+    e.ins(f"mov.b{max(size, 16)} {e.define(op.result)}, {e.reg(op.input)}")
 
 
 def _pred_or_int(int_lowering: Lowering, pred_op: str) -> Lowering:

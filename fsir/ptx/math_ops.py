@@ -318,6 +318,7 @@ def _transcendental(seq: Callable[..., str]) -> Lowering:
         else:
             e.define(res, r)
 
+    lower.f32_only = True  # type: ignore[attr-defined]  # read by F32_ONLY
     return lower
 
 
@@ -421,3 +422,8 @@ MATH_LOWERINGS: dict[type[Operation], Lowering] = dict([
     rule(math.CtPopOp, _bitcount("popc")),
     rule(math.CountLeadingZerosOp, _bitcount("clz")),
 ])
+
+# The math ops lowered in f32 only (no f64 sequence): the code generator refuses f64
+# graph ops whose scalar code needs one, with the op's location.
+F32_ONLY: frozenset[type[Operation]] = frozenset(
+    op for op, lower in MATH_LOWERINGS.items() if getattr(lower, "f32_only", False))
