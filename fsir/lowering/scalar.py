@@ -432,6 +432,9 @@ class ScalarBuilder:
             y = self.c.value(arith.ExtFOp(y, Float64Type()))
         q = self.c.value(math.TruncOp(self.c.value(arith.DivfOp(x, y))))
         r = self.c.value(arith.SubfOp(x, self.c.value(arith.MulfOp(q, y))))
+        # |x| < |y| gives x itself: exactly, and also for an infinite y (where q * y is NaN)
+        smaller = self.c.value(arith.CmpfOp(self.math("absf", x), self.math("absf", y), "olt"))
+        r = self.c.value(arith.SelectOp(smaller, x, r))
         return self.c.value(arith.TruncFOp(r, t)) if t == f32 else r
 
     def max(self, x: SSAValue, y: SSAValue) -> SSAValue:
