@@ -422,19 +422,70 @@ class ScalarBuilder:
         shifted = self.c.value((arith.ShLIOp if kind == "shl" else arith.ShRUIOp)(x, y))
         return self.c.value(arith.SelectOp(wide, self.const(0, t), shifted))
 
+    # fmod reduces |x| modulo |y| in steps that each divide the quotient by up to 2^51;
+    # enough steps for the largest exponent gap of the type (f32: 2^128 / 2^-149,
+    # f64: 2^1024 / 2^-1074)
+    _FMOD_STEP = 51
+    _FMOD_STEPS = {32: 6, 64: 42}
+
     def fmod(self, x: SSAValue, y: SSAValue) -> SSAValue:
-        """C fmod, x - trunc(x / y) * y (MLIR's arith.remf is missing in xDSL 0.74 and PTX
-        has no remainder instruction). f32 operands compute in f64, where the quotient's
-        truncation and the product are exact for |x / y| < 2^29."""
+        """C fmod, exact (MLIR's arith.remf is missing in xDSL 0.74 and PTX has no
+        remainder instruction). Computed in f64 (f32 operands widened): with d = |y|·2^j,
+        j from the exponent gap, r <- r - trunc(r / d)·d is exact while r / d < 2^53 (the
+        quotient is then an exact integer, at most one too large, which adding d back
+        fixes; the fma forms the exact difference), so each step takes r below d and d
+        shrinks by 2^51 per step down to |y|. NaN for an infinite x or a zero or NaN y;
+        x itself for an infinite y; the sign is x's."""
         t = x.type
+        f64 = Float64Type()
         if t == f32:
-            x = self.c.value(arith.ExtFOp(x, Float64Type()))
-            y = self.c.value(arith.ExtFOp(y, Float64Type()))
-        q = self.c.value(math.TruncOp(self.c.value(arith.DivfOp(x, y))))
-        r = self.c.value(arith.SubfOp(x, self.c.value(arith.MulfOp(q, y))))
-        # |x| < |y| gives x itself: exactly, and also for an infinite y (where q * y is NaN)
-        smaller = self.c.value(arith.CmpfOp(self.math("absf", x), self.math("absf", y), "olt"))
-        r = self.c.value(arith.SelectOp(smaller, x, r))
+            x = self.c.value(arith.ExtFOp(x, f64))
+            y = self.c.value(arith.ExtFOp(y, f64))
+        i64t = IntegerType(64)
+        ax, ay = self.math("absf", x), self.math("absf", y)
+
+        def exponent(v: SSAValue) -> SSAValue:  # the unbiased exponent of a positive normal v
+            bits = self.c.value(arith.BitcastOp(v, i64t))
+            field = self.c.value(arith.AndIOp(self.c.value(arith.ShRUIOp(bits, self.const(52, i64t))),
+                                              self.const(0x7FF, i64t)))
+            return self.c.value(arith.SubiOp(field, self.const(1023, i64t)))
+
+        def pow2(k: SSAValue) -> SSAValue:  # 2^k for 0 <= k <= 1023
+            biased = self.c.value(arith.AddiOp(k, self.const(1023, i64t)))
+            return self.c.value(arith.BitcastOp(self.c.value(arith.ShLIOp(biased, self.const(52, i64t))), f64))
+
+        # exponents: a subnormal |y| is scaled into the normal range first; a subnormal
+        # |x| reads as 2^-1022, which only makes the first steps do nothing
+        tiny = self.c.value(arith.CmpfOp(ay, self.const(2.0**-1000, f64), "olt"))
+        scaled = self.c.value(arith.SelectOp(tiny, self.c.value(arith.MulfOp(ay, self.const(2.0**64, f64))), ay))
+        ey = self.c.value(arith.SubiOp(exponent(scaled), self.c.value(
+            arith.SelectOp(tiny, self.const(64, i64t), self.const(0, i64t)))))
+        gap = self.c.value(arith.SubiOp(exponent(ax), ey))
+        j = self.c.value(arith.MaxSIOp(self.c.value(arith.SubiOp(gap, self.const(self._FMOD_STEP, i64t))),
+                                       self.const(0, i64t)))
+        d = ay  # |y|·2^j in three exact power-of-two factors (each at most 2^700)
+        for _ in range(3):
+            k = self.c.value(arith.MinSIOp(j, self.const(700, i64t)))
+            d = self.c.value(arith.MulfOp(d, pow2(k)))
+            j = self.c.value(arith.SubiOp(j, k))
+        r = ax
+        zero = self.const(0.0, f64)
+        for step in range(self._FMOD_STEPS[_fbits(t)]):
+            if step:
+                smaller = self.c.value(arith.MulfOp(d, self.const(2.0**-self._FMOD_STEP, f64)))
+                d = self.c.value(arith.SelectOp(self.c.value(arith.CmpfOp(smaller, ay, "olt")), ay, smaller))
+            q = self.c.value(math.TruncOp(self.c.value(arith.DivfOp(r, d))))
+            r = self.c.value(math.FmaOp(self.c.value(arith.NegfOp(q)), d, r))
+            negative = self.c.value(arith.CmpfOp(r, zero, "olt"))
+            r = self.c.value(arith.SelectOp(negative, self.c.value(arith.AddfOp(r, d)), r))
+        r = self.c.value(math.CopySignOp(r, x))
+        # |x| < |y| (an infinite y included) gives x; an infinite x, a zero y or a NaN give NaN
+        r = self.c.value(arith.SelectOp(self.c.value(arith.CmpfOp(ax, ay, "olt")), x, r))
+        invalid = self.c.value(arith.OrIOp(
+            self.c.value(arith.CmpfOp(x, y, "uno")),
+            self.c.value(arith.OrIOp(self.c.value(arith.CmpfOp(ax, self.const(_m.inf, f64), "oeq")),
+                                     self.c.value(arith.CmpfOp(ay, zero, "oeq"))))))
+        r = self.c.value(arith.SelectOp(invalid, self.const(float("nan"), f64), r))
         return self.c.value(arith.TruncFOp(r, t)) if t == f32 else r
 
     def max(self, x: SSAValue, y: SSAValue) -> SSAValue:
@@ -479,6 +530,9 @@ class ScalarBuilder:
                 # PTX cvt.rzi saturates to the destination's range and maps NaN to 0, as
                 # the reference does (arith leaves out-of-range values undefined)
                 return self.c.value((arith.FPToUIOp if is_unsigned_int(dst) else arith.FPToSIOp)(x, dst))
+            if isinstance(dst, (Float16Type, BFloat16Type)) and isinstance(src, Float64Type):
+                # straight to the narrow type: one rounding, not two through f32
+                return self.c.value(arith.ExtFOp(self.c.value(arith.TruncFOp(x, dst)), f32))
             out = x
             if src != target:
                 out = self.c.value((arith.ExtFOp if _fbits(src) < _fbits(target) else arith.TruncFOp)(x, target))
