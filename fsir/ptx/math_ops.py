@@ -62,6 +62,7 @@ from xdsl.ir import Operation
 
 from fsir.ptx import types as T
 from fsir.ptx.arith_ops import (
+    as8,
     f32_imm,
     f64_imm,
     float_op,
@@ -362,10 +363,12 @@ def _absi(e: KernelEmitter, op: math.AbsIOp) -> None:
     if w == 1:  # |x| of an i1 is itself
         e.mov(e.define(op.result), src, T.PRED)
         return
+    if w == 8:
+        src = as8(e, src, op.operand.type, True)
     dst = e.define(op.result)
     e.ins(f"abs.{T.int_suffix(w, True)} {dst}, {src}")
     if w == 8:
-        norm8(e, dst)
+        norm8(e, dst, op.result.type)
 
 
 def _bitcount(opcode: str) -> Lowering:
