@@ -481,15 +481,16 @@ def f64_to_f32_odd(e: KernelEmitter, x: str) -> str:
     """x rounded to f32 by round-to-odd (truncate, then set the last bit if inexact):
     rounding that to a format of at most 22 significand bits to nearest-even gives the
     correctly rounded value of x itself, with no double rounding. NaN stays NaN."""
-    f, back, bits, odd, res = e.new(T.F32), e.new(T.F64), e.new(T.B32), e.new(T.B32), e.new(T.F32)
+    f, back, res = e.new(T.F32), e.new(T.F64), e.new(T.F32)
+    bits, odd, rounded = e.new(T.B32), e.new(T.B32), e.new(T.B32)
     inexact = e.new(T.PRED)
     e.ins(f"cvt.rz.f32.f64 {f}, {x}")
     e.ins(f"cvt.f64.f32 {back}, {f}")
     e.ins(f"setp.neu.f64 {inexact}, {back}, {x}")
     e.ins(f"mov.b32 {bits}, {f}")
     e.ins(f"or.b32 {odd}, {bits}, 1")
-    e.ins(f"selp.b32 {bits}, {odd}, {bits}, {inexact}")
-    e.ins(f"mov.b32 {res}, {bits}")
+    e.ins(f"selp.b32 {rounded}, {odd}, {bits}, {inexact}")
+    e.ins(f"mov.b32 {res}, {rounded}")
     return res
 
 
