@@ -625,6 +625,26 @@ def _shr(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return shifted.astype(a.dtype)  # a >> (width - 1) already is the sign fill
 
 
+def _pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype.kind == "f":
+        return np.power(a, b)
+    # square and multiply over the exponent's bits, wrapping like the integer type
+    acc = np.ones_like(a)
+    base = a.copy()
+    bits = np.where(b < 0, 0, b).astype(f"u{a.dtype.itemsize}")
+    with np.errstate(over="ignore"):
+        for _ in range(a.dtype.itemsize * 8):
+            acc = np.where(bits & 1, acc * base, acc)
+            base = base * base
+            bits = bits >> 1
+    if a.dtype.kind == "u":
+        return acc
+    # 1 / x^n truncated: +-1 for x = +-1, else 0 (x = 0 included: x / 0 is 0 here)
+    odd = (b & 1).astype(bool)
+    inverse = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0)).astype(a.dtype)
+    return np.where(b < 0, inverse, acc).astype(a.dtype)
+
+
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     one = x.dtype.type(1)
     return one / (one + np.exp(-x))
@@ -691,7 +711,8 @@ ELEMENTWISE: dict[str, Elementwise] = {
     "div":     Elementwise(2, E, NUMERIC, _div,         lambda b, x, y: b.arith("div", x, y),
                            "integers truncate toward zero"),
     "rem":     Elementwise(2, E, NUMERIC, _rem,         lambda b, x, y: b.arith("rem", x, y), "sign of the dividend"),
-    "pow":     Elementwise(2, E, FLOAT,   np.power,     lambda b, x, y: b.math("powf", x, y)),
+    "pow":     Elementwise(2, E, NUMERIC, _pow,         lambda b, x, y: b.pow(x, y),
+                           "integers: exact and wrapping, x^-n is 1 / x^n truncated toward zero"),
 }
 # fmt: on
 

@@ -313,12 +313,24 @@ class OnnxImporter:
 
     def op_Pow(self, node, attrs):
         x, e = self.inputs(node)
-        e = self.b.convert(e, self.b.elem(x))
+        xt, et = self.b.elem(x), self.b.elem(e)
+        if graph.is_int(xt) and graph.is_float(et):
+            return [self.int_pow_float(*self.bcast(x, e))]
+        e = self.b.convert(e, xt)
         folded = self.b.fold(e)
         if folded is not None and folded.size == 1 and float(folded.reshape(-1)[0]) == 2.0:
             return [self.b.ew("mul", x, x)]  # x*x: light, and exact
         x, e = self.bcast(x, e)
         return [self.b.ew("pow", x, e)]
+
+    def int_pow_float(self, x: SSAValue, e: SSAValue) -> SSAValue:
+        """An integer base to a float exponent (the result has the base's type): exact
+        for integral exponents, else f32 pow truncated toward zero."""
+        b, xt = self.b, self.b.elem(x)
+        ints = b.convert(e, xt)
+        integral = b.compare("eq", b.convert(ints, b.elem(e)), e)
+        approx = b.convert(b.ew("pow", b.convert(x, graph.f32), b.convert(e, graph.f32)), xt)
+        return b.select(integral, b.ew("pow", x, ints), approx)
 
     def op_Reciprocal(self, node, attrs):
         x = self.value(node.input[0])

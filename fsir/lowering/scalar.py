@@ -428,6 +428,31 @@ class ScalarBuilder:
     _FMOD_STEP = 51
     _FMOD_STEPS = {32: 6, 64: 42}
 
+    def pow(self, x: SSAValue, y: SSAValue) -> SSAValue:
+        """x^y: math.powf for floats; for integers square and multiply over the bits of
+        y (unrolled, wrapping), a negative y giving 1 / x^-y truncated (+-1 or 0)."""
+        if self._is_float(x):
+            return self.math("powf", x, y)
+        t = x.type
+        assert isinstance(t, IntegerType)
+        zero, one = self.const(0, t), self.const(1, t)
+        acc, base, bits = one, x, y
+        for _ in range(t.width.data):
+            odd = self.c.value(arith.CmpiOp(self.c.value(arith.AndIOp(bits, one)), zero, "ne"))
+            acc = self.c.value(arith.SelectOp(odd, self.c.value(arith.MuliOp(acc, base)), acc))
+            base = self.c.value(arith.MuliOp(base, base))
+            bits = self.c.value(arith.ShRUIOp(bits, one))
+        if is_unsigned_int(t):
+            return acc
+        minus_one = self.const(-1, t)
+        odd = self.c.value(arith.CmpiOp(self.c.value(arith.AndIOp(y, one)), zero, "ne"))
+        inverse = self.c.value(arith.SelectOp(
+            self.c.value(arith.CmpiOp(x, one, "eq")), one,
+            self.c.value(arith.SelectOp(self.c.value(arith.CmpiOp(x, minus_one, "eq")),
+                                        self.c.value(arith.SelectOp(odd, minus_one, one)), zero))))
+        negative = self.c.value(arith.CmpiOp(y, zero, "slt"))
+        return self.c.value(arith.SelectOp(negative, inverse, acc))
+
     def fmod(self, x: SSAValue, y: SSAValue) -> SSAValue:
         """C fmod, exact (MLIR's arith.remf is missing in xDSL 0.74 and PTX has no
         remainder instruction). Computed in f64 (f32 operands widened): with d = |y|·2^j,
