@@ -4,11 +4,12 @@ Integers: i1 in predicates, i8/i16 in 16-bit registers (i8 sign-extended, ui8
 zero-extended, both re-normalised after wrapping ops; an op reading an 8-bit value
 with the other signedness extends a copy), i32, i64/index in 64-bit registers. The
 signedness of an op (divui, cmpi ult, extui, uitofp, ...) decides how it reads its
-operands; the operand type (signless or unsigned) only how they sit in registers. Floats: f32/f64 natively, f16/bf16 computed in f32 and
-rounded back to nearest-even (bf16→f32 by a 16-bit shift, as sm_80 has no
-`cvt.f32.bf16`). `addf`/`subf`/`mulf` use `.rn` (no FMA contraction), `divf` uses
-`div.rn` (correctly rounded, 0.5 ulp). `maximumf`/`minimumf` propagate NaN
-(`max.NaN`), `maxnumf`/`minnumf` return the number (`max`).
+operands; the operand type (signless or unsigned) only how they sit in registers.
+Floats: f32/f64 natively, f16/bf16 computed in f32 and rounded back to nearest-even
+(bf16→f32 by a 16-bit shift, as sm_80 has no `cvt.f32.bf16`). `addf`/`subf`/`mulf`
+use `.rn` (no FMA contraction), `divf` uses `div.rn` (correctly rounded, 0.5 ulp).
+`maximumf`/`minimumf` propagate NaN (`max.NaN`), `maxnumf`/`minnumf` return the
+number (`max`).
 """
 
 from __future__ import annotations

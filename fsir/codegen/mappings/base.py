@@ -20,15 +20,11 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, ClassVar, Generic, Protocol, TypeVar
 
 from xdsl.dialects.builtin import (
-    BFloat16Type,
     DenseArrayBase,
     DictionaryAttr,
-    Float16Type,
-    Float32Type,
     Float64Type,
     FloatAttr,
     IntegerAttr,
-    IntegerType,
     StringAttr,
     TensorType,
     UnitAttr,
