@@ -36,6 +36,8 @@ _ELEM = {
     "pred": graph.i1, "s8": graph.IntegerType(8), "s16": graph.IntegerType(16), "s32": graph.i32,
     "s64": graph.IntegerType(64), "f16": graph.f16, "bf16": graph.bf16, "f32": graph.f32,
     "f64": graph.Float64Type(),
+    # unsigned integers (element types)
+    "u8": graph.unsigned(8), "u16": graph.unsigned(16), "u32": graph.unsigned(32), "u64": graph.unsigned(64),
 }
 
 # HLO opcode -> graph elementwise op name
