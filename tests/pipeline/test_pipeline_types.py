@@ -222,3 +222,20 @@ def test_convert_random(src, data):
     integers over their whole range) for a compiled all-pairs conversion kernel."""
     x = data.draw(arrays(_dtype(src), 64))
     _run_conversions(src, x)
+
+
+@pytest.mark.parametrize("t", ["ui8", "i8", "ui16"])
+def test_vector_access(t):
+    """4-wide loads and stores of narrow integers (ld.global.v4.u8 / .s8 / .b16)."""
+    ty = f"tensor<8x64x{t}>"
+    text = f"""func.func @f(%x: {ty}, %y: {ty}) -> {ty} {{
+  %m = graph.max %x, %y : {ty}
+  func.return %m : {ty}
+}}"""
+    rng = np.random.default_rng(8)
+    lowered = check(text, inputs=[_values(t, rng, 512).reshape(8, 64), _values(t, rng, 512).reshape(8, 64)],
+                    vector=4)
+    from fsir.ptx import print_ptx
+
+    mem = {"ui8": "u8", "i8": "s8", "ui16": "b16"}[t]
+    assert f"ld.global.v4.{mem}" in print_ptx(lowered)
