@@ -904,6 +904,54 @@ class ConvertOp(GraphOp):
         return x.astype(dst)
 
 
+def bit_width(t: Attribute) -> int:
+    """Bits of one element in memory (i1: a byte)."""
+    if is_bool(t):
+        return 8
+    if isinstance(t, (Float16Type, BFloat16Type)):
+        return 16
+    if isinstance(t, Float32Type):
+        return 32
+    if isinstance(t, Float64Type):
+        return 64
+    assert isinstance(t, IntegerType)
+    return t.width.data
+
+
+@irdl_op_definition
+class BitcastOp(GraphOp):
+    """Elementwise reinterpretation of each element's bits as an element type of the
+    same width (HLO bitcast-convert, ONNX BitCast). i1 counts as a byte holding 0 or 1;
+    a byte read as i1 is true when nonzero.
+
+        %b = graph.bitcast %x : (tensor<4xf32>) -> tensor<4xi32>
+    """
+
+    name = "graph.bitcast"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), LightElementwise(), GraphCanonicalization())
+
+    def infer_type(self) -> TensorType:
+        src, dst = tensor_type(self.input).element_type, self.result_type.element_type
+        if bit_width(src) != bit_width(dst):
+            raise VerifyException(f"cannot bitcast {src} ({bit_width(src)} bits) to {dst} "
+                                  f"({bit_width(dst)} bits): the widths differ")
+        return tensor(dst, self.reify_dims(static_dims, STATIC))
+
+    def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
+        return list(dims_of(self.input))
+
+    operand_indices = _same_index
+
+    def reference(self, x):
+        dst = numpy_dtype(self.result_type.element_type)
+        bits = x.astype(np.uint8) if x.dtype == np.bool_ else x
+        if dst == np.bool_:
+            return bits.view(np.uint8) != 0
+        return np.ascontiguousarray(bits).view(dst)
+
+
 @irdl_op_definition
 class ConstantOp(GraphOp):
     """A constant tensor: splat or full dense; rank 0 is `tensor<f32>`.
@@ -1529,6 +1577,7 @@ Graph = Dialect(
         CompareOp,
         SelectOp,
         ConvertOp,
+        BitcastOp,
         ConstantOp,
         IotaOp,
         BroadcastOp,

@@ -1,4 +1,5 @@
-"""ONNX element-type conversions and bit operations: Cast, CastLike, BitShift, Bitwise*.
+"""ONNX element-type conversions and bit operations: Cast, CastLike, BitCast, BitShift,
+Bitwise*.
 
 Cast and CastLike become `graph.convert` (float to integer truncates toward zero and
 saturates, NaN gives 0; integer to integer wraps; to float rounds to nearest even).
@@ -26,6 +27,18 @@ def cast_like(imp, node, attrs):
     """Cast to the element type of the second input (whose values are not read)."""
     x, like = imp.inputs(node)
     return [imp.b.convert(x, imp.b.elem(like))]
+
+
+@converter("BitCast")
+def bit_cast(imp, node, attrs):
+    """The elements' bits read as the `to` type, which must have the same width."""
+    x = imp.value(node.input[0])
+    src, dst = imp.b.elem(x), elem_type(attrs["to"], imp.describe())
+    if graph.bit_width(src) != graph.bit_width(dst):
+        raise imp.error(f"{imp.describe()}: cannot reinterpret {src} as {dst}: the element widths differ")
+    if src == dst:
+        return [x]
+    return [imp.b.emit(graph.BitcastOp, [x], graph.tensor(dst, graph.shape_of(x.type)))]
 
 
 @converter("BitShift")

@@ -579,6 +579,21 @@ class ScalarBuilder:
         assert is_float_type(target)
         return self.round_to(self.c.value(cvt(x, target)), dst)
 
+    def bitcast(self, x: SSAValue, src: Attribute, dst: Attribute) -> SSAValue:
+        """The computed scalar `x` of element type `src` reinterpreted as `dst` (of the
+        same width; an i1 is the byte 0 or 1), in `dst`'s compute type."""
+        if src == dst:
+            return x
+        if isinstance(dst, IntegerType) and dst.width.data == 1:
+            return self.c.value(arith.CmpiOp(x, self.const(0, x.type), "ne"))
+        if x.type == i1:  # a byte 0 or 1
+            x = self.c.value(arith.ExtUIOp(x, IntegerType(8)))
+        else:
+            x = self.narrow(x, src)  # f16/bf16 back to their bits' type (the loaded value)
+        if x.type != dst:
+            x = self.c.value(arith.BitcastOp(x, dst))
+        return self.widen(x)
+
     def multiply_add(self, x: SSAValue, y: SSAValue, acc: SSAValue) -> SSAValue:
         """acc + x * y: one fused multiply-add for floats (a GEMM's inner product)."""
         if self._is_float(x):

@@ -23,3 +23,11 @@ func.func @f(%x: tensor<4xui8>, %y: tensor<4xi8>) {
   %r = graph.add %x, %y : (tensor<4xui8>, tensor<4xi8>) -> tensor<4xui8>
   func.return
 }
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{cannot bitcast f32 (32 bits) to i64 (64 bits): the widths differ}}
+  %r = graph.bitcast %x : (tensor<4xf32>) -> tensor<4xi64>
+  func.return
+}

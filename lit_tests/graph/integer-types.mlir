@@ -30,3 +30,14 @@ func.func @narrow_signed(%x: tensor<4xi8>, %y: tensor<4xi16>) -> (tensor<4xi8>, 
   %r = graph.rem %y, %y : tensor<4xi16>
   func.return %s, %r : tensor<4xi8>, tensor<4xi16>
 }
+
+// CHECK-LABEL: func.func @bitcast
+func.func @bitcast(%x: tensor<4xf32>, %h: tensor<4xf16>, %b: tensor<4xi1>) -> (tensor<4xui32>, tensor<4xbf16>, tensor<4xui8>) {
+  // CHECK-NEXT: graph.bitcast %{{.*}} : (tensor<4xf32>) -> tensor<4xui32>
+  // CHECK-NEXT: graph.bitcast %{{.*}} : (tensor<4xf16>) -> tensor<4xbf16>
+  // CHECK-NEXT: graph.bitcast %{{.*}} : (tensor<4xi1>) -> tensor<4xui8>
+  %u = graph.bitcast %x : (tensor<4xf32>) -> tensor<4xui32>
+  %f = graph.bitcast %h : (tensor<4xf16>) -> tensor<4xbf16>
+  %c = graph.bitcast %b : (tensor<4xi1>) -> tensor<4xui8>
+  func.return %u, %f, %c : tensor<4xui32>, tensor<4xbf16>, tensor<4xui8>
+}
