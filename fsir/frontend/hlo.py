@@ -214,6 +214,13 @@ class HloImporter:
     def op_convert(self, instr, ops):
         return self.b.convert(ops[0], self._type(instr.shape, instr).element_type)
 
+    def op_bitcast_convert(self, instr, ops):
+        t = self._type(instr.shape, instr)
+        src = self.b.elem(ops[0])
+        if graph.bit_width(src) != graph.bit_width(t.element_type) or shape_of(t) != shape_of(ops[0].type):
+            raise self.unsupported(instr, "bitcast-convert between element types of different widths")
+        return self.b.emit(graph.BitcastOp, [ops[0]], t)
+
     def op_reshape(self, instr, ops):
         return self.b.reshape(ops[0], self._type(instr.shape, instr).get_shape())
 
