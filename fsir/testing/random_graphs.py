@@ -139,6 +139,8 @@ def _accepts(kind: str, elem: str) -> bool:
         return elem in FLOATS + INTS
     if kind == graph.INTEGER:
         return elem in INTS + ("i1",)
+    if kind == graph.INT:
+        return elem in INTS
     return True
 
 
@@ -315,7 +317,7 @@ class GraphBuilder:
     def elementwise(self) -> Value:
         name = self.ch.choice(sorted(graph.ELEMENTWISE))
         spec = graph.ELEMENTWISE[name]
-        make = "i32" if spec.types == graph.INTEGER else self.ch.choice(self.o.float_types)
+        make = "i32" if spec.types in (graph.INTEGER, graph.INT) else self.ch.choice(self.o.float_types)
         x = self.operand(lambda e: _accepts(spec.types, e), make)
         if _needs_positive(name):
             x = self.positive(x)
