@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 import zlib
+from fractions import Fraction
 
 import ml_dtypes
 import numpy as np
@@ -199,6 +200,9 @@ def reference(expr: str, ins: list[np.ndarray], in_types: list[str], out: str):
                 r = np.copysign(vals[0], vals[1])
             elif op == "fma":
                 r = vals[0] * vals[1] + vals[0]
+                if out == "f64":  # float64 cannot hold the product: exact rationals, one rounding
+                    r = np.array([float(Fraction(float(a)) * Fraction(float(b)) + Fraction(float(a)))
+                                  if np.isfinite(x) else x for a, b, x in zip(vals[0], vals[1], r)])
             elif op == "powf":
                 r = np.power(vals[0], vals[1])
             else:
