@@ -144,10 +144,12 @@ def _accepts(kind: str, elem: str) -> bool:
     return True
 
 
-# Shifts (INT) are not drawn: tests/pipeline/test_pipeline_types.py covers their amounts,
-# and drawing them would change the graph each seed stands for (tests pick seeds that
-# yield a rare structure, e.g. tests/codegen/test_subroots.py's sub-root).
+# Shifts (INT) are not drawn but stand in for `and`/`or` on non-boolean integers of
+# even rank, with the same operands: drawing them would change the graph each seed
+# stands for (tests pick seeds that yield a rare structure, e.g.
+# tests/codegen/test_subroots.py's sub-root).
 _DRAWN_ELEMENTWISE = sorted(n for n, spec in graph.ELEMENTWISE.items() if spec.types != graph.INT)
+_SHIFT_FOR = {"and": "shl", "or": "shr"}
 
 
 @functools.cache
@@ -329,6 +331,8 @@ class GraphBuilder:
             x = self.positive(x)
         args = [x] + [self.partner(x) for _ in range(spec.arity - 1)]
         r = self.result(x.elem, x.shape, _join(*(a.decl for a in args)))
+        if name in _SHIFT_FOR and x.elem in INTS and len(x.shape) % 2 == 0:
+            name = _SHIFT_FOR[name]
         return self.emit(name, args, "", r, short=True)
 
     def compare(self) -> Value:
