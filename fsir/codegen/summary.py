@@ -67,7 +67,7 @@ def op_mix(op: Operation) -> Counter[str]:
     if isinstance(op, graph.ElementwiseOp):
         elem = elem_type(op.results[0])
         return Counter(dict(_mix(op.name.removeprefix("graph."), str(elem), elem)))
-    if isinstance(op, (graph.CompareOp, graph.SelectOp, graph.ConvertOp, graph.IotaOp)):
+    if isinstance(op, (graph.CompareOp, graph.SelectOp, graph.ConvertOp, graph.BitcastOp, graph.IotaOp)):
         return Counter(alu=1)
     if isinstance(op, (graph.ReshapeOp, graph.SliceOp)):
         return Counter(alu=2 * len(shape_of(op.results[0].type)))

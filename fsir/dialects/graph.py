@@ -41,6 +41,7 @@ from xdsl.dialects.builtin import (
     Float64Type,
     IntegerAttr,
     IntegerType,
+    Signedness,
     StringAttr,
     StructPackableType,
     TensorType,
@@ -145,7 +146,18 @@ bf16 = BFloat16Type()
 f32 = Float32Type()
 
 FLOAT_TYPES = (Float16Type, BFloat16Type, Float32Type, Float64Type)
-SUPPORTED_ELEMENT_TYPES = "f32, f16, bf16, f64, i1, i8, i32, i64"
+SUPPORTED_ELEMENT_TYPES = "f32, f16, bf16, f64, i1, i8, i16, i32, i64, ui8, ui16, ui32, ui64"
+
+# Integer element types: the signless `iN` (as in MLIR's builtin types) are signed
+# two's-complement integers, the unsigned `uiN` (IntegerType with Signedness.UNSIGNED)
+# are unsigned; ops whose result depends on the interpretation (div, rem, compare,
+# max/min, shr, convert) follow the operand type. i1 is the boolean. The explicitly
+# signed `siN` spelling is not used: one spelling per type.
+INT_WIDTHS = (8, 16, 32, 64)
+
+
+def unsigned(width: int) -> IntegerType:
+    return IntegerType(width, Signedness.UNSIGNED)
 
 
 def is_float(t: Attribute) -> bool:
@@ -158,6 +170,11 @@ def is_int(t: Attribute) -> bool:
 
 def is_bool(t: Attribute) -> bool:
     return isinstance(t, IntegerType) and t.width.data == 1
+
+
+def is_unsigned(t: Attribute) -> bool:
+    """An unsigned integer type (`ui8` ... `ui64`)."""
+    return isinstance(t, IntegerType) and t.signedness.data == Signedness.UNSIGNED
 
 
 # When set, float tensors of every width are held and computed in float64: the reference
@@ -210,12 +227,12 @@ def numpy_dtype(t: Attribute) -> np.dtype:
         return np.dtype(ml_dtypes.bfloat16)
     if isinstance(t, Float64Type):
         return np.dtype(np.float64)
-    if isinstance(t, IntegerType):
+    if isinstance(t, IntegerType) and t.signedness.data != Signedness.SIGNED:
         width = t.width.data
-        if width == 1:
+        if width == 1 and not is_unsigned(t):
             return np.dtype(np.bool_)
-        if width in (8, 16, 32, 64):
-            return np.dtype(f"int{width}")
+        if width in INT_WIDTHS:
+            return np.dtype(f"{'u' if is_unsigned(t) else ''}int{width}")
     raise VerifyException(f"unsupported element type {t}; fsir supports {SUPPORTED_ELEMENT_TYPES}")
 
 
@@ -618,8 +635,8 @@ def _same_index(self: GraphOp, idx: Sequence, dims_of: DimsOf, b: DimBuilder) ->
 # Elementwise ops: one table
 # ---------------------------------------------------------------------------
 
-# Which element types an elementwise op accepts.
-FLOAT, NUMERIC, INTEGER, ANY = "float", "numeric", "integer", "any"
+# Which element types an elementwise op accepts (INTEGER includes i1, INT does not).
+FLOAT, NUMERIC, INTEGER, INT, ANY = "float", "numeric", "integer", "int", "any"
 
 
 def _accepts(kind: str, t: Attribute) -> bool:
@@ -629,6 +646,8 @@ def _accepts(kind: str, t: Attribute) -> bool:
         return is_float(t) or (is_int(t) and not is_bool(t))
     if kind == INTEGER:
         return is_int(t)
+    if kind == INT:
+        return is_int(t) and not is_bool(t)
     return True
 
 
@@ -650,6 +669,50 @@ def _rem(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if a.dtype.kind in "iu":
         return (a - _int_div(a, b) * np.where(b == 0, 0, b)).astype(a.dtype)
     return np.fmod(a, b)
+
+
+def _shift_amount(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(whether the amount is at least the width, the amount clamped below it): amounts
+    are read as unsigned, so a negative one is a huge shift (as PTX clamps them)."""
+    bits = a.dtype.itemsize * 8
+    amount = b.astype(a.dtype).view(f"u{a.dtype.itemsize}")
+    return amount >= bits, np.minimum(amount, bits - 1).astype(a.dtype)
+
+
+def _shl(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a << b; amounts of at least the width give 0."""
+    wide, amount = _shift_amount(a, b)
+    return np.where(wide, a.dtype.type(0), np.left_shift(a, amount)).astype(a.dtype)
+
+
+def _shr(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a >> b: arithmetic for signed types (amounts of at least the width fill with the
+    sign), logical for unsigned ones (they give 0)."""
+    wide, amount = _shift_amount(a, b)
+    shifted = np.right_shift(a, amount)
+    if a.dtype.kind == "u":
+        return np.where(wide, a.dtype.type(0), shifted).astype(a.dtype)
+    return shifted.astype(a.dtype)  # a >> (width - 1) already is the sign fill
+
+
+def _pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype.kind == "f":
+        return np.power(a, b)
+    # square and multiply over the exponent's bits, wrapping like the integer type
+    acc = np.ones_like(a)
+    base = a.copy()
+    bits = np.where(b < 0, 0, b).astype(f"u{a.dtype.itemsize}")
+    with np.errstate(over="ignore"):
+        for _ in range(a.dtype.itemsize * 8):
+            acc = np.where(bits & 1, acc * base, acc)
+            base = base * base
+            bits = bits >> 1
+    if a.dtype.kind == "u":
+        return acc
+    # 1 / x^n truncated: +-1 for x = +-1, else 0 (x = 0 included: x / 0 is 0 here)
+    odd = (b & 1).astype(bool)
+    inverse = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0)).astype(a.dtype)
+    return np.where(b < 0, inverse, acc).astype(a.dtype)
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -723,10 +786,15 @@ ELEMENTWISE: dict[str, Elementwise] = {
     "and":     Elementwise(2, L, INTEGER, np.bitwise_and, lambda b, x, y: b.arith("and", x, y)),
     "or":      Elementwise(2, L, INTEGER, np.bitwise_or,  lambda b, x, y: b.arith("or", x, y)),
     "xor":     Elementwise(2, L, INTEGER, np.bitwise_xor, lambda b, x, y: b.arith("xor", x, y)),
+    "shl":     Elementwise(2, L, INT,     _shl,         lambda b, x, y: b.shift("shl", x, y),
+                           "amounts read as unsigned; at least the width gives 0"),
+    "shr":     Elementwise(2, L, INT,     _shr,         lambda b, x, y: b.shift("shr", x, y),
+                           "arithmetic on signed, logical on unsigned types"),
     "div":     Elementwise(2, E, NUMERIC, _div,         lambda b, x, y: b.arith("div", x, y),
                            "integers truncate toward zero"),
     "rem":     Elementwise(2, E, NUMERIC, _rem,         lambda b, x, y: b.arith("rem", x, y), "sign of the dividend"),
-    "pow":     Elementwise(2, E, FLOAT,   np.power,     lambda b, x, y: b.math("powf", x, y)),
+    "pow":     Elementwise(2, E, NUMERIC, _pow,         lambda b, x, y: b.pow(x, y),
+                           "integers: exact and wrapping, x^-n is 1 / x^n truncated toward zero"),
 }
 # fmt: on
 
@@ -884,7 +952,9 @@ class SelectOp(GraphOp):
 
 @irdl_op_definition
 class ConvertOp(GraphOp):
-    """Elementwise element-type conversion (float to int truncates toward zero; to i1 is `!= 0`).
+    """Elementwise element-type conversion: float to int truncates toward zero and
+    saturates to the integer range (NaN -> 0); int to int wraps (two's complement,
+    extending by the source's signedness); to float rounds to nearest even; to i1 is `!= 0`.
 
         %h = graph.convert %x : (tensor<4xf16>) -> tensor<4xf32>
     """
@@ -909,14 +979,62 @@ class ConvertOp(GraphOp):
         if x.dtype.kind == "f" or x.dtype == ml_dtypes.bfloat16:
             x = x.astype(np.float32) if x.dtype != np.float64 else x
             if dst.kind in "iu":
-                # Saturate like PTX cvt.rzi (NaN -> 0). Compare in f64 against -min = 2^(bits-1):
-                # info.max itself rounds up to 2^(bits-1) in float and would wrap to min.
+                # Saturate like PTX cvt.rzi (NaN -> 0). Compare in f64 against max + 1, a power
+                # of two: info.max itself may round up to it in float and would wrap.
                 info = np.iinfo(dst)
                 x = np.trunc(x.astype(np.float64))
-                high, low = x >= -float(info.min), x < float(info.min)
+                high, low = x >= float(info.max) + 1.0, x < float(info.min)
                 inside = np.where(high | low | np.isnan(x), 0.0, x).astype(dst)
                 return np.where(high, info.max, np.where(low, info.min, inside)).astype(dst)
         return x.astype(dst)
+
+
+def bit_width(t: Attribute) -> int:
+    """Bits of one element in memory (i1: a byte)."""
+    if is_bool(t):
+        return 8
+    if isinstance(t, (Float16Type, BFloat16Type)):
+        return 16
+    if isinstance(t, Float32Type):
+        return 32
+    if isinstance(t, Float64Type):
+        return 64
+    assert isinstance(t, IntegerType)
+    return t.width.data
+
+
+@irdl_op_definition
+class BitcastOp(GraphOp):
+    """Elementwise reinterpretation of each element's bits as an element type of the
+    same width (HLO bitcast-convert, ONNX BitCast). i1 counts as a byte holding 0 or 1;
+    a byte read as i1 is true when nonzero.
+
+        %b = graph.bitcast %x : (tensor<4xf32>) -> tensor<4xi32>
+    """
+
+    name = "graph.bitcast"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), LightElementwise(), GraphCanonicalization())
+
+    def infer_type(self) -> TensorType:
+        src, dst = tensor_type(self.input).element_type, self.result_type.element_type
+        if bit_width(src) != bit_width(dst):
+            raise VerifyException(f"cannot bitcast {src} ({bit_width(src)} bits) to {dst} "
+                                  f"({bit_width(dst)} bits): the widths differ")
+        return tensor(dst, self.reify_dims(static_dims, STATIC))
+
+    def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
+        return list(dims_of(self.input))
+
+    operand_indices = _same_index
+
+    def reference(self, x):
+        dst = numpy_dtype(self.result_type.element_type)
+        bits = x.astype(np.uint8) if x.dtype == np.bool_ else x
+        if dst == np.bool_:
+            return bits.view(np.uint8) != 0
+        return np.ascontiguousarray(bits).view(dst)
 
 
 @irdl_op_definition
@@ -2156,6 +2274,7 @@ Graph = Dialect(
         CompareOp,
         SelectOp,
         ConvertOp,
+        BitcastOp,
         ConstantOp,
         IotaOp,
         BroadcastOp,

@@ -39,7 +39,6 @@ from fsir.dialects.graph import ELEMENTWISE_OPS, GraphOp, shape_of, tensor
 from fsir.errors import Location, UserError
 
 _RAW_DTYPES = {Float32Type: np.dtype("<f4"), Float64Type: np.dtype("<f8"), Float16Type: np.dtype("<f2")}
-_RAW_INT_DTYPES = {8: np.dtype("<i1"), 16: np.dtype("<i2"), 32: np.dtype("<i4"), 64: np.dtype("<i8")}
 
 # Constant subgraphs larger than this are not folded (they stay ops for the compiler).
 FOLD_LIMIT = 1 << 16
@@ -105,8 +104,10 @@ class GraphBuilder:
 
     def constant(self, array: np.ndarray, element_type: Attribute) -> SSAValue:
         array = np.asarray(array)
-        dtype = _RAW_DTYPES.get(type(element_type)) if not isinstance(element_type, IntegerType) \
-            else _RAW_INT_DTYPES.get(element_type.width.data)
+        if isinstance(element_type, IntegerType):  # signless or unsigned, as xDSL packs them (i1: below)
+            dtype = np.dtype(element_type.format) if element_type.width.data > 1 else None
+        else:
+            dtype = _RAW_DTYPES.get(type(element_type))
         if dtype is not None and array.size > 1 and not np.all(array == array.reshape(-1)[0]):
             # Weights: the attribute's bytes straight from numpy (little-endian, as xDSL
             # packs them), not a Python list per element.

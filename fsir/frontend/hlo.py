@@ -36,6 +36,8 @@ _ELEM = {
     "pred": graph.i1, "s8": graph.IntegerType(8), "s16": graph.IntegerType(16), "s32": graph.i32,
     "s64": graph.IntegerType(64), "f16": graph.f16, "bf16": graph.bf16, "f32": graph.f32,
     "f64": graph.Float64Type(),
+    # unsigned integers (element types)
+    "u8": graph.unsigned(8), "u16": graph.unsigned(16), "u32": graph.unsigned(32), "u64": graph.unsigned(64),
 }
 
 # HLO opcode -> graph elementwise op name
@@ -200,6 +202,13 @@ class HloImporter:
 
     def op_convert(self, instr, ops):
         return self.b.convert(ops[0], self._type(instr.shape, instr).element_type)
+
+    def op_bitcast_convert(self, instr, ops):
+        t = self._type(instr.shape, instr)
+        src = self.b.elem(ops[0])
+        if graph.bit_width(src) != graph.bit_width(t.element_type) or shape_of(t) != shape_of(ops[0].type):
+            raise self.unsupported(instr, "bitcast-convert between element types of different widths")
+        return self.b.emit(graph.BitcastOp, [ops[0]], t)
 
     def op_reshape(self, instr, ops):
         return self.b.reshape(ops[0], self._type(instr.shape, instr).get_shape())

@@ -42,6 +42,8 @@ _ELEM: dict[int, Attribute] = {
     onnx.TensorProto.BOOL: graph.i1, onnx.TensorProto.INT8: graph.IntegerType(8),
     onnx.TensorProto.INT16: graph.IntegerType(16), onnx.TensorProto.INT32: graph.i32,
     onnx.TensorProto.INT64: graph.IntegerType(64),
+    onnx.TensorProto.UINT8: graph.unsigned(8), onnx.TensorProto.UINT16: graph.unsigned(16),
+    onnx.TensorProto.UINT32: graph.unsigned(32), onnx.TensorProto.UINT64: graph.unsigned(64),
 }
 
 _UNARY = {"Sqrt": "sqrt", "Exp": "exp", "Log": "log", "Tanh": "tanh", "Erf": "erf", "Neg": "neg",
@@ -438,32 +440,24 @@ class OnnxImporter:
 
     def op_Pow(self, node, attrs):
         x, e = self.inputs(node)
-        if graph.is_int(self.b.elem(x)) and not graph.is_bool(self.b.elem(x)):
-            return [self.int_pow(*self.bcast(x, e))]
-        e = self.b.convert(e, self.b.elem(x))
+        xt, et = self.b.elem(x), self.b.elem(e)
+        if graph.is_int(xt) and graph.is_float(et):
+            return [self.int_pow_float(*self.bcast(x, e))]
+        e = self.b.convert(e, xt)
         folded = self.b.fold(e)
         if folded is not None and folded.size == 1 and float(folded.reshape(-1)[0]) == 2.0:
             return [self.b.ew("mul", x, x)]  # x*x: light, and exact
         x, e = self.bcast(x, e)
         return [self.b.ew("pow", x, e)]
 
-    def int_pow(self, x: SSAValue, e: SSAValue) -> SSAValue:
-        """x^e for integer x by squaring over the bits of e (which must be >= 0), with
-        numpy's wrap-around: products modulo 2^n are exact, so every bit of the exponent's
-        type is visited unless the exponent is a constant."""
-        b = self.b
-        e = b.convert(e, b.elem(x)) if not graph.is_float(b.elem(e)) else b.convert(b.ew("floor", e), b.elem(x))
-        folded = b.fold(e)
-        width = graph.numpy_dtype(b.elem(x)).itemsize * 8
-        steps = max(int(folded.max(initial=0)).bit_length(), 1) if folded is not None else width - 1
-        acc, base = b.scalar_like(1, x), x
-        two, one = b.scalar_like(2, e), b.scalar_like(1, e)
-        for step in range(steps):
-            odd = b.compare("eq", b.ew("rem", e, two), one)
-            acc = b.select(odd, b.ew("mul", acc, base), acc)
-            if step + 1 < steps:
-                base, e = b.ew("mul", base, base), b.ew("div", e, two)
-        return acc
+    def int_pow_float(self, x: SSAValue, e: SSAValue) -> SSAValue:
+        """An integer base to a float exponent (the result has the base's type): exact
+        for integral exponents, else f32 pow truncated toward zero."""
+        b, xt = self.b, self.b.elem(x)
+        ints = b.convert(e, xt)
+        integral = b.compare("eq", b.convert(ints, b.elem(e)), e)
+        approx = b.convert(b.ew("pow", b.convert(x, graph.f32), b.convert(e, graph.f32)), xt)
+        return b.select(integral, b.ew("pow", x, ints), approx)
 
     def op_Reciprocal(self, node, attrs):
         x = self.value(node.input[0])
@@ -494,10 +488,6 @@ class OnnxImporter:
     def op_Where(self, node, attrs):
         c, a, x = self.bcast(*self.inputs(node))
         return [self.b.select(c, a, x)]
-
-    def op_Cast(self, node, attrs):
-        x = self.value(node.input[0])
-        return [self.b.convert(x, elem_type(attrs["to"], self.describe()))]
 
     def op_Identity(self, node, attrs):
         return [self.value(node.input[0])]

@@ -265,6 +265,8 @@ ELEMENT_RULES: dict[type[graph.GraphOp], ElementRule] = {
     graph.CompareOp: lambda e, op, idx: e.sb.compare(op.direction.data, *e.operands_at(op, idx)),
     graph.SelectOp: lambda e, op, idx: e.sb.select(*e.operands_at(op, idx)),
     graph.ConvertOp: lambda e, op, idx: e.sb.convert(e.operands_at(op, idx)[0], elem_type(op.result)),
+    graph.BitcastOp: lambda e, op, idx: e.sb.bitcast(e.operands_at(op, idx)[0], elem_type(op.input),
+                                                     elem_type(op.result)),
     graph.ConstantOp: _constant,
     graph.IotaOp: lambda e, op, idx: e.sb.round_to(
         e.sb.index_to(idx[op.dim.value.data], compute_type(elem_type(op.result))), elem_type(op.result)),

@@ -10,7 +10,7 @@ thread reaches every barrier: rows beyond the end only shorten loops.
 from __future__ import annotations
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerType, i32
+from xdsl.dialects.builtin import FixedBitwidthType, IntegerType, f32, i32
 from xdsl.ir import SSAValue
 
 from fsir.dialects import gpu, graph
@@ -278,19 +278,32 @@ class RowLowering(KernelLowering):
         return e.load(results, slot)
 
     def shuffle_xor(self, v: SSAValue, offset: int) -> SSAValue:
-        """`gpu.shuffle xor` of any 32- or 64-bit scalar (64-bit ones as two halves)."""
+        """`gpu.shuffle xor` of any scalar: gpu.shuffle moves f32 and i32, so narrower
+        integers travel zero-extended to i32, other 32-bit types as their i32 bits, and
+        64-bit ones as two i32 halves."""
         c = self.cursor
         off = self.sb.const(offset, i32)
         width = self.sb.const(WARP, i32)
-        if isinstance(v.type, IntegerType) and v.type.width.data == 64:
-            i64t = v.type
-            lo = c.value(arith.TruncIOp(v, i32))
-            hi = c.value(arith.TruncIOp(c.value(arith.ShRUIOp(v, self.sb.const(32, i64t))), i32))
-            lo2 = c.insert(gpu.ShuffleOp("xor", lo, off, width)).results[0]
-            hi2 = c.insert(gpu.ShuffleOp("xor", hi, off, width)).results[0]
-            wide_hi = c.value(arith.ShLIOp(c.value(arith.ExtUIOp(hi2, i64t)), self.sb.const(32, i64t)))
-            return c.value(arith.OrIOp(wide_hi, c.value(arith.ExtUIOp(lo2, i64t))))
-        return c.insert(gpu.ShuffleOp("xor", v, off, width)).results[0]
+        t = v.type
+        if t in (i32, f32):
+            return c.insert(gpu.ShuffleOp("xor", v, off, width)).results[0]
+        bits = t.bitwidth if isinstance(t, FixedBitwidthType) else 64  # (index is 64-bit)
+        if bits < 32:
+            assert isinstance(t, IntegerType)  # narrow floats are computed in f32
+            wide = c.value(arith.ExtUIOp(v, i32))
+            return c.value(arith.TruncIOp(c.insert(gpu.ShuffleOp("xor", wide, off, width)).results[0], t))
+        if bits == 32:
+            moved = c.insert(gpu.ShuffleOp("xor", c.value(arith.BitcastOp(v, i32)), off, width)).results[0]
+            return c.value(arith.BitcastOp(moved, t))
+        i64t = IntegerType(64)
+        w = v if t == i64t else c.value(arith.BitcastOp(v, i64t))
+        lo = c.value(arith.TruncIOp(w, i32))
+        hi = c.value(arith.TruncIOp(c.value(arith.ShRUIOp(w, self.sb.const(32, i64t))), i32))
+        lo2 = c.insert(gpu.ShuffleOp("xor", lo, off, width)).results[0]
+        hi2 = c.insert(gpu.ShuffleOp("xor", hi, off, width)).results[0]
+        wide_hi = c.value(arith.ShLIOp(c.value(arith.ExtUIOp(hi2, i64t)), self.sb.const(32, i64t)))
+        joined = c.value(arith.OrIOp(wide_hi, c.value(arith.ExtUIOp(lo2, i64t))))
+        return joined if t == i64t else c.value(arith.BitcastOp(joined, t))
 
     def butterfly(self, kind: str, acc: SSAValue, lanes: int = WARP) -> SSAValue:
         """Every lane of each aligned segment of `lanes` lanes ends with the combination

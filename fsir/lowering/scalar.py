@@ -8,8 +8,13 @@ the scalar operations the `ELEMENTWISE` table's `lower` lambdas call, choosing f
 signed-integer variants from the operand type, so adding an elementwise op stays a
 one-table change in fsir/dialects/graph.py.
 
-f16/bf16 values are widened to f32 when loaded; scalar code only sees f32, f64, i1, i32
-and i64.
+f16/bf16 values are widened to f32 when loaded; scalar code sees f32, f64, i1 and the
+integers. Integer scalars keep their graph element type, unsigned ones (`ui8` ...
+`ui64`) included, so the ops whose result depends on signedness are chosen from the
+operand type: divui/remui, cmpi u*, maxui/minui, shrui, extui, uitofp, fptoui for
+unsigned types, the signed variants otherwise. (Upstream MLIR's arith takes signless
+integers only; xDSL accepts unsigned ones, and keeping the type on the scalar keeps
+every signedness decision in this one builder.)
 """
 
 from __future__ import annotations
@@ -29,8 +34,10 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     IntegerType,
+    Signedness,
     f32,
     i1,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import Pure
@@ -44,6 +51,10 @@ FloatType = Float16Type | BFloat16Type | Float32Type | Float64Type
 
 def is_float_type(t: Attribute) -> TypeGuard[FloatType]:
     return isinstance(t, (Float16Type, BFloat16Type, Float32Type, Float64Type))
+
+
+def is_unsigned_int(t: Attribute) -> bool:
+    return isinstance(t, IntegerType) and t.signedness.data == Signedness.UNSIGNED
 
 
 def compute_type(t: Attribute) -> Attribute:
@@ -334,6 +345,10 @@ class ScalarBuilder:
         if isinstance(t, IntegerType) and t.width.data == 1:
             return self.c.value(arith.ConstantOp(IntegerAttr(1 if value else 0, t)))
         assert isinstance(t, (IntegerType, IndexType))
+        if is_unsigned_int(t):  # arith.constant is signless: the same bits, then the type
+            assert isinstance(t, IntegerType)
+            bits = self.const(value, IntegerType(t.width.data))
+            return self.c.value(arith.BitcastOp(bits, t))
         return self.c.value(arith.ConstantOp(IntegerAttr(int(value), t)))
 
     def _is_float(self, x: SSAValue) -> bool:
@@ -349,6 +364,8 @@ class ScalarBuilder:
     def abs(self, x: SSAValue) -> SSAValue:
         if self._is_float(x):
             return self.c.value(math.AbsFOp(x))
+        if is_unsigned_int(x.type):
+            return x
         return self.c.value(math.AbsIOp(x))
 
     def not_(self, x: SSAValue) -> SSAValue:
@@ -391,23 +408,117 @@ class ScalarBuilder:
             zero = self.const(0, x.type)
             is_zero = self.c.value(arith.CmpiOp(y, zero, "eq"))
             safe = self.c.value(arith.SelectOp(is_zero, self.const(1, x.type), y))
+            unsigned = is_unsigned_int(x.type)
             if name == "div":
-                q = self.c.value(arith.DivSIOp(x, safe))
+                q = self.c.value((arith.DivUIOp if unsigned else arith.DivSIOp)(x, safe))
                 return self.c.value(arith.SelectOp(is_zero, zero, q))
-            r = self.c.value(arith.RemSIOp(x, safe))
+            r = self.c.value((arith.RemUIOp if unsigned else arith.RemSIOp)(x, safe))
             return self.c.value(arith.SelectOp(is_zero, x, r))
         return self.c.value(self._INT_ARITH[name](x, y))
 
-    def fmod(self, x: SSAValue, y: SSAValue) -> SSAValue:
-        """C fmod, x - trunc(x / y) * y (MLIR's arith.remf is missing in xDSL 0.74 and PTX
-        has no remainder instruction). f32 operands compute in f64, where the quotient's
-        truncation and the product are exact for |x / y| < 2^29."""
+    def shift(self, kind: str, x: SSAValue, y: SSAValue) -> SSAValue:
+        """x << y or x >> y (arithmetic for signed types, logical for unsigned) with the
+        amount read as unsigned; amounts of at least the width give 0 or the sign fill
+        (arith leaves them undefined, so they are selected here)."""
         t = x.type
+        assert isinstance(t, IntegerType)
+        bits = t.width.data
+        wide = self.c.value(arith.CmpiOp(y, self.const(bits, t), "uge"))
+        if kind == "shr" and not is_unsigned_int(t):
+            amount = self.c.value(arith.SelectOp(wide, self.const(bits - 1, t), y))
+            return self.c.value(arith.ShRSIOp(x, amount))
+        shifted = self.c.value((arith.ShLIOp if kind == "shl" else arith.ShRUIOp)(x, y))
+        return self.c.value(arith.SelectOp(wide, self.const(0, t), shifted))
+
+    # fmod reduces |x| modulo |y| in steps that each divide the quotient by up to 2^51;
+    # enough steps for the largest exponent gap of the type (f32: 2^128 / 2^-149,
+    # f64: 2^1024 / 2^-1074)
+    _FMOD_STEP = 51
+    _FMOD_STEPS = {32: 6, 64: 42}
+
+    def pow(self, x: SSAValue, y: SSAValue) -> SSAValue:
+        """x^y: math.powf for floats; for integers square and multiply over the bits of
+        y (unrolled, wrapping), a negative y giving 1 / x^-y truncated (+-1 or 0)."""
+        if self._is_float(x):
+            return self.math("powf", x, y)
+        t = x.type
+        assert isinstance(t, IntegerType)
+        zero, one = self.const(0, t), self.const(1, t)
+        acc, base, bits = one, x, y
+        for _ in range(t.width.data):
+            odd = self.c.value(arith.CmpiOp(self.c.value(arith.AndIOp(bits, one)), zero, "ne"))
+            acc = self.c.value(arith.SelectOp(odd, self.c.value(arith.MuliOp(acc, base)), acc))
+            base = self.c.value(arith.MuliOp(base, base))
+            bits = self.c.value(arith.ShRUIOp(bits, one))
+        if is_unsigned_int(t):
+            return acc
+        minus_one = self.const(-1, t)
+        odd = self.c.value(arith.CmpiOp(self.c.value(arith.AndIOp(y, one)), zero, "ne"))
+        inverse = self.c.value(arith.SelectOp(
+            self.c.value(arith.CmpiOp(x, one, "eq")), one,
+            self.c.value(arith.SelectOp(self.c.value(arith.CmpiOp(x, minus_one, "eq")),
+                                        self.c.value(arith.SelectOp(odd, minus_one, one)), zero))))
+        negative = self.c.value(arith.CmpiOp(y, zero, "slt"))
+        return self.c.value(arith.SelectOp(negative, inverse, acc))
+
+    def fmod(self, x: SSAValue, y: SSAValue) -> SSAValue:
+        """C fmod, exact (MLIR's arith.remf is missing in xDSL 0.74 and PTX has no
+        remainder instruction). Computed in f64 (f32 operands widened): with d = |y|·2^j,
+        j from the exponent gap, r <- r - trunc(r / d)·d is exact while r / d < 2^53 (the
+        quotient is then an exact integer, at most one too large, which adding d back
+        fixes; the fma forms the exact difference), so each step takes r below d and d
+        shrinks by 2^51 per step down to |y|. NaN for an infinite x or a zero or NaN y;
+        x itself for an infinite y; the sign is x's."""
+        t = x.type
+        f64 = Float64Type()
         if t == f32:
-            x = self.c.value(arith.ExtFOp(x, Float64Type()))
-            y = self.c.value(arith.ExtFOp(y, Float64Type()))
-        q = self.c.value(math.TruncOp(self.c.value(arith.DivfOp(x, y))))
-        r = self.c.value(arith.SubfOp(x, self.c.value(arith.MulfOp(q, y))))
+            x = self.c.value(arith.ExtFOp(x, f64))
+            y = self.c.value(arith.ExtFOp(y, f64))
+        i64t = IntegerType(64)
+        ax, ay = self.math("absf", x), self.math("absf", y)
+
+        def exponent(v: SSAValue) -> SSAValue:  # the unbiased exponent of a positive normal v
+            bits = self.c.value(arith.BitcastOp(v, i64t))
+            field = self.c.value(arith.AndIOp(self.c.value(arith.ShRUIOp(bits, self.const(52, i64t))),
+                                              self.const(0x7FF, i64t)))
+            return self.c.value(arith.SubiOp(field, self.const(1023, i64t)))
+
+        def pow2(k: SSAValue) -> SSAValue:  # 2^k for 0 <= k <= 1023
+            biased = self.c.value(arith.AddiOp(k, self.const(1023, i64t)))
+            return self.c.value(arith.BitcastOp(self.c.value(arith.ShLIOp(biased, self.const(52, i64t))), f64))
+
+        # exponents: a subnormal |y| is scaled into the normal range first; a subnormal
+        # |x| reads as 2^-1022, which only makes the first steps do nothing
+        tiny = self.c.value(arith.CmpfOp(ay, self.const(2.0**-1000, f64), "olt"))
+        scaled = self.c.value(arith.SelectOp(tiny, self.c.value(arith.MulfOp(ay, self.const(2.0**64, f64))), ay))
+        ey = self.c.value(arith.SubiOp(exponent(scaled), self.c.value(
+            arith.SelectOp(tiny, self.const(64, i64t), self.const(0, i64t)))))
+        gap = self.c.value(arith.SubiOp(exponent(ax), ey))
+        j = self.c.value(arith.MaxSIOp(self.c.value(arith.SubiOp(gap, self.const(self._FMOD_STEP, i64t))),
+                                       self.const(0, i64t)))
+        d = ay  # |y|·2^j in three exact power-of-two factors (each at most 2^700)
+        for _ in range(3):
+            k = self.c.value(arith.MinSIOp(j, self.const(700, i64t)))
+            d = self.c.value(arith.MulfOp(d, pow2(k)))
+            j = self.c.value(arith.SubiOp(j, k))
+        r = ax
+        zero = self.const(0.0, f64)
+        for step in range(self._FMOD_STEPS[_fbits(t)]):
+            if step:
+                smaller = self.c.value(arith.MulfOp(d, self.const(2.0**-self._FMOD_STEP, f64)))
+                d = self.c.value(arith.SelectOp(self.c.value(arith.CmpfOp(smaller, ay, "olt")), ay, smaller))
+            q = self.c.value(math.TruncOp(self.c.value(arith.DivfOp(r, d))))
+            r = self.c.value(math.FmaOp(self.c.value(arith.NegfOp(q)), d, r))
+            negative = self.c.value(arith.CmpfOp(r, zero, "olt"))
+            r = self.c.value(arith.SelectOp(negative, self.c.value(arith.AddfOp(r, d)), r))
+        r = self.c.value(math.CopySignOp(r, x))
+        # |x| < |y| (an infinite y included) gives x; an infinite x, a zero y or a NaN give NaN
+        r = self.c.value(arith.SelectOp(self.c.value(arith.CmpfOp(ax, ay, "olt")), x, r))
+        invalid = self.c.value(arith.OrIOp(
+            self.c.value(arith.CmpfOp(x, y, "uno")),
+            self.c.value(arith.OrIOp(self.c.value(arith.CmpfOp(ax, self.const(_m.inf, f64), "oeq")),
+                                     self.c.value(arith.CmpfOp(ay, zero, "oeq"))))))
+        r = self.c.value(arith.SelectOp(invalid, self.const(float("nan"), f64), r))
         return self.c.value(arith.TruncFOp(r, t)) if t == f32 else r
 
     def max(self, x: SSAValue, y: SSAValue) -> SSAValue:
@@ -415,14 +526,14 @@ class ScalarBuilder:
             return self.c.value(arith.MaximumfOp(x, y))  # NaN-propagating
         if x.type == i1:
             return self.c.value(arith.OrIOp(x, y))
-        return self.c.value(arith.MaxSIOp(x, y))
+        return self.c.value((arith.MaxUIOp if is_unsigned_int(x.type) else arith.MaxSIOp)(x, y))
 
     def min(self, x: SSAValue, y: SSAValue) -> SSAValue:
         if self._is_float(x):
             return self.c.value(arith.MinimumfOp(x, y))
         if x.type == i1:
             return self.c.value(arith.AndIOp(x, y))
-        return self.c.value(arith.MinSIOp(x, y))
+        return self.c.value((arith.MinUIOp if is_unsigned_int(x.type) else arith.MinSIOp)(x, y))
 
     # -- the other light ops -------------------------------------------------------
 
@@ -433,7 +544,8 @@ class ScalarBuilder:
     def compare(self, direction: str, x: SSAValue, y: SSAValue) -> SSAValue:
         if self._is_float(x):
             return self.c.value(arith.CmpfOp(x, y, self._FCMP[direction]))
-        table = self._BCMP if x.type == i1 else self._ICMP  # i1 compares as unsigned: false < true
+        # i1 compares as unsigned: false < true
+        table = self._BCMP if x.type == i1 or is_unsigned_int(x.type) else self._ICMP
         return self.c.value(arith.CmpiOp(x, y, table[direction]))
 
     def select(self, cond: SSAValue, x: SSAValue, y: SSAValue) -> SSAValue:
@@ -448,25 +560,47 @@ class ScalarBuilder:
             if isinstance(dst, IntegerType):
                 if dst.width.data == 1:
                     return self.c.value(arith.CmpfOp(x, self.const(0.0, src), "une"))
-                # PTX cvt.rzi saturates and maps NaN to 0, as the reference does
-                return self.c.value(arith.FPToSIOp(x, dst))
+                # PTX cvt.rzi saturates to the destination's range and maps NaN to 0, as
+                # the reference does (arith leaves out-of-range values undefined)
+                return self.c.value((arith.FPToUIOp if is_unsigned_int(dst) else arith.FPToSIOp)(x, dst))
+            if isinstance(dst, (Float16Type, BFloat16Type)) and isinstance(src, Float64Type):
+                # straight to the narrow type: one rounding, not two through f32
+                return self.c.value(arith.ExtFOp(self.c.value(arith.TruncFOp(x, dst)), f32))
             out = x
             if src != target:
                 out = self.c.value((arith.ExtFOp if _fbits(src) < _fbits(target) else arith.TruncFOp)(x, target))
             return self.round_to(out, dst)
         assert isinstance(src, IntegerType)
+        from_unsigned = src.width.data == 1 or is_unsigned_int(src)
         if isinstance(dst, IntegerType):
             sw, dw = src.width.data, dst.width.data
             if dw == 1:
                 return self.c.value(arith.CmpiOp(x, self.const(0, src), "ne"))
-            if sw == dw:
+            if src == dst:
                 return x
+            if sw == dw:  # the same bits, read with the other signedness
+                return self.c.value(arith.BitcastOp(x, dst))
             if sw < dw:
-                return self.c.value((arith.ExtUIOp if sw == 1 else arith.ExtSIOp)(x, dst))
+                return self.c.value((arith.ExtUIOp if from_unsigned else arith.ExtSIOp)(x, dst))
             return self.c.value(arith.TruncIOp(x, dst))
-        cvt = arith.UIToFPOp if src.width.data == 1 else arith.SIToFPOp
+        cvt = arith.UIToFPOp if from_unsigned else arith.SIToFPOp
         assert is_float_type(target)
         return self.round_to(self.c.value(cvt(x, target)), dst)
+
+    def bitcast(self, x: SSAValue, src: Attribute, dst: Attribute) -> SSAValue:
+        """The computed scalar `x` of element type `src` reinterpreted as `dst` (of the
+        same width; an i1 is the byte 0 or 1), in `dst`'s compute type."""
+        if src == dst:
+            return x
+        if isinstance(dst, IntegerType) and dst.width.data == 1:
+            return self.c.value(arith.CmpiOp(x, self.const(0, x.type), "ne"))
+        if x.type == i1:  # a byte 0 or 1
+            x = self.c.value(arith.ExtUIOp(x, IntegerType(8)))
+        else:
+            x = self.narrow(x, src)  # f16/bf16 back to their bits' type (the loaded value)
+        if x.type != dst:
+            x = self.c.value(arith.BitcastOp(x, dst))
+        return self.widen(x)
 
     def multiply_add(self, x: SSAValue, y: SSAValue, acc: SSAValue) -> SSAValue:
         """acc + x * y: one fused multiply-add for floats (a GEMM's inner product)."""
@@ -506,6 +640,9 @@ class ScalarBuilder:
         return self.c.value(arith.IndexCastOp(ib.ssa(i), t))
 
     def to_index(self, x: SSAValue) -> SSAValue:
+        t = x.type
+        if is_unsigned_int(t) and isinstance(t, IntegerType) and t.width.data < 64:
+            x = self.c.value(arith.ExtUIOp(x, i64))  # index_cast sign-extends
         return self.c.value(arith.IndexCastOp(x, index))
 
     # -- reductions ----------------------------------------------------------------
@@ -519,7 +656,10 @@ class ScalarBuilder:
             return self.const(float("-inf") if kind == "max" else float("inf"), t)
         assert isinstance(t, IntegerType)
         bits = t.width.data
-        lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        if is_unsigned_int(t) or bits == 1:  # i1 as false < true
+            lo, hi = 0, (1 << bits) - 1
+        else:
+            lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
         return self.const(lo if kind == "max" else hi, t)
 
     def combine(self, kind: str, x: SSAValue, y: SSAValue) -> SSAValue:

@@ -1,12 +1,15 @@
 """arith → PTX.
 
-Integers: i1 in predicates, i8/i16 in 16-bit registers (i8 sign-extended and
-re-normalised after wrapping ops), i32, i64/index in 64-bit registers; unsigned ops
-see the zero-extended value. Floats: f32/f64 natively, f16/bf16 computed in f32 and
-rounded back to nearest-even (bf16→f32 by a 16-bit shift, as sm_80 has no
-`cvt.f32.bf16`). `addf`/`subf`/`mulf` use `.rn` (no FMA contraction), `divf` uses
-`div.rn` (correctly rounded, 0.5 ulp). `maximumf`/`minimumf` propagate NaN
-(`max.NaN`), `maxnumf`/`minnumf` return the number (`max`).
+Integers: i1 in predicates, i8/i16 in 16-bit registers (i8 sign-extended, ui8
+zero-extended, both re-normalised after wrapping ops; an op reading an 8-bit value
+with the other signedness extends a copy), i32, i64/index in 64-bit registers. The
+signedness of an op (divui, cmpi ult, extui, uitofp, ...) decides how it reads its
+operands; the operand type (signless or unsigned) only how they sit in registers.
+Floats: f32/f64 natively, f16/bf16 computed in f32 and rounded back to nearest-even
+(bf16→f32 by a 16-bit shift, as sm_80 has no `cvt.f32.bf16`). `addf`/`subf`/`mulf`
+use `.rn` (no FMA contraction), `divf` uses `div.rn` (correctly rounded, 0.5 ulp).
+`maximumf`/`minimumf` propagate NaN (`max.NaN`), `maxnumf`/`minnumf` return the
+number (`max`).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from xdsl.dialects.builtin import (
     Float64Type,
     FloatAttr,
     IntegerAttr,
+    IntegerType,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
@@ -176,11 +180,12 @@ def _constant(e: KernelEmitter, op: arith.ConstantOp) -> None:
         if w == 1:
             e.ins(f"setp.ne.s32 {e.define(op.result)}, {val & 1}, 0")
             return
-        # normalise to the signed value of the type
+        # normalise to the value of the type (signed for signless types)
         val &= (1 << w) - 1
-        if val >= 1 << (w - 1):
+        unsigned = T.is_unsigned(t)
+        if val >= 1 << (w - 1) and not unsigned:
             val -= 1 << w
-        e.ins(f"mov.{T.int_suffix(w, True)} {e.define(op.result)}, {val}")
+        e.ins(f"mov.{T.int_suffix(w, not unsigned)} {e.define(op.result)}, {val}")
         return
     if isinstance(v, FloatAttr):
         x = v.value.data
@@ -202,18 +207,30 @@ def _constant(e: KernelEmitter, op: arith.ConstantOp) -> None:
 # ------------------------------------------------------------------ integers
 
 
-def zext8(e: KernelEmitter, r: str) -> str:
-    z = e.new(T.B16)
-    e.ins(f"and.b16 {z}, {r}, 255")
-    return z
+def zero_extended(t: Attribute) -> bool:
+    """Whether an 8-bit value of type `t` sits zero-extended in its 16-bit register
+    (ui8) rather than sign-extended (i8)."""
+    return T.is_unsigned(t) and T.int_width(t) == 8
 
 
-def norm8(e: KernelEmitter, r: str) -> None:
-    e.ins(f"cvt.s16.s8 {r}, {r}")
+def as8(e: KernelEmitter, r: str, t: Attribute, signed: bool) -> str:
+    """The 8-bit value of type `t` in `r` extended as a signed or an unsigned byte."""
+    if signed != zero_extended(t):
+        return r
+    x = e.new(T.B16)
+    e.ins(f"cvt.s16.s8 {x}, {r}" if signed else f"and.b16 {x}, {r}, 255")
+    return x
 
 
-def convert_int(e: KernelEmitter, src: str, sw: int, dw: int, signed: bool) -> str:
-    """Convert a `sw`-bit integer register to `dw` bits (sign- or zero-extend/truncate)."""
+def norm8(e: KernelEmitter, r: str, t: Attribute | None = None) -> None:
+    """Re-normalise an 8-bit result of type `t` in place (after a wrapping op)."""
+    e.ins(f"and.b16 {r}, {r}, 255" if t is not None and zero_extended(t) else f"cvt.s16.s8 {r}, {r}")
+
+
+def convert_int(e: KernelEmitter, src: str, sw: int, dw: int, signed: bool,
+                src_t: Attribute | None = None, dst_t: Attribute | None = None) -> str:
+    """Convert a `sw`-bit integer register to `dw` bits (sign- or zero-extend/truncate);
+    `src_t`/`dst_t` say how 8-bit values sit in their registers (default: signless)."""
     if sw == dw:
         return src
     if sw == 1:
@@ -228,8 +245,8 @@ def convert_int(e: KernelEmitter, src: str, sw: int, dw: int, signed: bool) -> s
         return p
     db = 16 if dw <= 16 else dw
     if dw > sw:
-        if not signed and sw == 8:
-            src = zext8(e, src)
+        if sw == 8:
+            src = as8(e, src, src_t if src_t is not None else IntegerType(8), signed)
         if sb == db:
             return src
         d = e.new(T.reg_file_for_bits(db))
@@ -243,17 +260,20 @@ def convert_int(e: KernelEmitter, src: str, sw: int, dw: int, signed: bool) -> s
         d = e.new(T.reg_file_for_bits(db))
         e.ins(f"cvt.u{db}.u{sb} {d}, {src}")
     if dw == 8:
-        norm8(e, d)
+        norm8(e, d, dst_t)
     return d
 
 
-def _int_args(e: KernelEmitter, op: Operation, signed: bool) -> tuple[int, list[str]]:
-    w = T.int_width(op.operands[0].type)
+def _int_args(e: KernelEmitter, op: Operation, signed: bool, agnostic: bool = False) -> tuple[int, list[str]]:
+    """The operands' registers, 8-bit ones extended as the op reads them (`agnostic`:
+    the op's low 8 bits do not depend on it, as for add or and)."""
+    t = op.operands[0].type
+    w = T.int_width(t)
     regs = [e.reg(v) for v in op.operands]
     if w == 1:
         regs = [convert_int(e, r, 1, 32, signed) for r in regs]
-    elif w == 8 and not signed:
-        regs = [zext8(e, r) for r in regs]
+    elif w == 8 and not agnostic:
+        regs = [as8(e, r, v.type, signed) for r, v in zip(regs, op.operands)]
     return w, regs
 
 
@@ -268,7 +288,7 @@ def _finish_int(e: KernelEmitter, op: Operation, w: int, emit: Callable[[str], N
     dst = e.define(res)
     emit(dst)
     if w == 8:
-        norm8(e, dst)
+        norm8(e, dst, res.type)
 
 
 def int_binop(opcode: str, signed: bool = True, typed: str = "int", pred_op: str | None = None) -> Lowering:
@@ -280,7 +300,7 @@ def int_binop(opcode: str, signed: bool = True, typed: str = "int", pred_op: str
             a, b = (e.reg(v) for v in op.operands)
             e.ins(f"{pred_op}.pred {e.define(op.results[0])}, {a}, {b}")
             return
-        cw, regs = _int_args(e, op, signed)
+        cw, regs = _int_args(e, op, signed, agnostic=typed in ("bit", "lo") or opcode in ("add", "sub"))
         cw = 32 if w == 1 else w
         sfx = T.bit_suffix(cw) if typed == "bit" else T.int_suffix(cw, signed)
         _finish_int(e, op, w, lambda d: e.ins(f"{opcode}.{sfx} {d}, {', '.join(regs)}"))
@@ -291,7 +311,7 @@ def int_binop(opcode: str, signed: bool = True, typed: str = "int", pred_op: str
 def _shift(opcode: str, signed: bool) -> Lowering:
     def lower(e: KernelEmitter, op: Operation) -> None:
         w = T.int_width(op.operands[0].type)
-        cw, (a, b) = _int_args(e, op, signed)
+        cw, (a, b) = _int_args(e, op, signed, agnostic=opcode == "shl")
         cw = 32 if w == 1 else w
         if cw != 32:  # shift amounts are u32 registers
             b32 = e.new(T.B32)
@@ -355,7 +375,7 @@ def _cmpi(e: KernelEmitter, op: arith.CmpiOp) -> None:
             e.ins(f"xor.pred {x}, {a}, {b}")
             e.ins(f"not.pred {dst}, {x}")
         return
-    cw, (a, b) = _int_args(e, op, signed)
+    cw, (a, b) = _int_args(e, op, signed, agnostic=pred in ("eq", "ne"))
     cw = 32 if w == 1 else w
     e.ins(f"setp.{_CMPI[pred]}.{T.int_suffix(cw, signed)} {dst}, {a}, {b}")
 
@@ -375,7 +395,7 @@ def _int_cast(signed: bool) -> Lowering:
     def lower(e: KernelEmitter, op: Operation) -> None:
         src, res = op.operands[0], op.results[0]
         sw, dw = T.int_width(src.type), T.int_width(res.type)
-        r = convert_int(e, e.reg(src), sw, dw, signed)
+        r = convert_int(e, e.reg(src), sw, dw, signed, src.type, res.type)
         if r == e.reg(src):  # same width: still give the result its own register
             rf = e.regfile(res.type, op)
             e.mov(e.define(res), r, rf)
@@ -392,8 +412,8 @@ def _int_to_float(signed: bool) -> Lowering:
         r = e.reg(src)
         if sw == 1:
             r, sw = convert_int(e, r, 1, 32, signed), 32
-        elif sw == 8 and not signed:
-            r = zext8(e, r)
+        elif sw == 8:
+            r = as8(e, r, src.type, signed)
         it = T.int_suffix(sw, signed)
         t = res.type
         if isinstance(t, Float32Type | Float64Type | Float16Type):
@@ -418,14 +438,14 @@ def _float_to_int(signed: bool) -> Lowering:
             r, ft = e.reg(src), "f64"
         else:
             r, ft = to_f32(e, src), "f32"
-        cw = 32 if dw <= 32 else 64
-        it = T.int_suffix(cw, signed)
-        tmp = e.new(T.B32 if cw == 32 else T.B64)
-        e.ins(f"cvt.rzi.{it}.{ft} {tmp}, {r}")
-        if dw == cw:
-            e.define(res, tmp)
-        else:
-            e.define(res, convert_int(e, tmp, cw, dw, signed))
+        if dw == 1:
+            raise unsupported(op, "to i1 (compare with 0 instead)")
+        # cvt saturates to the range of its destination type, so convert straight to it
+        # (8-bit results land in a 16-bit register, then kept sign-extended)
+        dst = e.define(res)
+        e.ins(f"cvt.rzi.{'s' if signed else 'u'}{dw}.{ft} {dst}, {r}")
+        if dw == 8:
+            norm8(e, dst, res.type)
 
     return lower
 
@@ -450,22 +470,40 @@ def _truncf(e: KernelEmitter, op: arith.TruncFOp) -> None:
             e.ins(f"cvt.rn.f32.f64 {e.define(op.result)}, {e.reg(op.input)}")
         elif isinstance(dt, Float16Type):
             e.ins(f"cvt.rn.f16.f64 {e.define(op.result)}, {e.reg(op.input)}")
-        else:  # f64 -> bf16 via f32 (double rounding)
-            f = e.new(T.F32)
-            e.ins(f"cvt.rn.f32.f64 {f}, {e.reg(op.input)}")
-            narrow_f32(e, e.define(op.result), f, dt)
+        else:  # f64 -> bf16 in one rounding (sm_80 has no cvt.bf16.f64)
+            narrow_f32(e, e.define(op.result), f64_to_f32_odd(e, e.reg(op.input)), dt)
     elif is_half(dt):
         narrow_f32(e, e.define(op.result), to_f32(e, op.input), dt)
     else:
         raise unsupported(op, f"{st} -> {dt}")
 
 
+def f64_to_f32_odd(e: KernelEmitter, x: str) -> str:
+    """x rounded to f32 by round-to-odd (truncate, then set the last bit if inexact):
+    rounding that to a format of at most 22 significand bits to nearest-even gives the
+    correctly rounded value of x itself, with no double rounding. NaN stays NaN."""
+    f, back, res = e.new(T.F32), e.new(T.F64), e.new(T.F32)
+    bits, odd, rounded = e.new(T.B32), e.new(T.B32), e.new(T.B32)
+    inexact = e.new(T.PRED)
+    e.ins(f"cvt.rz.f32.f64 {f}, {x}")
+    e.ins(f"cvt.f64.f32 {back}, {f}")
+    e.ins(f"setp.neu.f64 {inexact}, {back}, {x}")
+    e.ins(f"mov.b32 {bits}, {f}")
+    e.ins(f"or.b32 {odd}, {bits}, 1")
+    e.ins(f"selp.b32 {rounded}, {odd}, {bits}, {inexact}")
+    e.ins(f"mov.b32 {res}, {rounded}")
+    return res
+
+
 def _bitcast(e: KernelEmitter, op: arith.BitcastOp) -> None:
     st, dt = op.input.type, op.result.type
     size = T.byte_size(st) * 8
-    if size != T.byte_size(dt) * 8 or size < 16 or T.reg_file(st) is None:
+    if size != T.byte_size(dt) * 8 or T.reg_file(st) is None or (size < 16 and not T.is_int(st)):
         raise unsupported(op, f"{st} -> {dt}")
-    e.ins(f"mov.b{size} {e.define(op.result)}, {e.reg(op.input)}")
+    dst = e.define(op.result)
+    e.ins(f"mov.b{max(size, 16)} {dst}, {e.reg(op.input)}")
+    if size == 8:  # i8 <-> ui8: sign- or zero-extended in the register
+        norm8(e, dst, dt)
 
 
 def _pred_or_int(int_lowering: Lowering, pred_op: str) -> Lowering:

@@ -62,6 +62,7 @@ from xdsl.ir import Operation
 
 from fsir.ptx import types as T
 from fsir.ptx.arith_ops import (
+    as8,
     f32_imm,
     f64_imm,
     float_op,
@@ -318,6 +319,7 @@ def _transcendental(seq: Callable[..., str]) -> Lowering:
         else:
             e.define(res, r)
 
+    lower.f32_only = True  # type: ignore[attr-defined]  # read by F32_ONLY
     return lower
 
 
@@ -361,10 +363,12 @@ def _absi(e: KernelEmitter, op: math.AbsIOp) -> None:
     if w == 1:  # |x| of an i1 is itself
         e.mov(e.define(op.result), src, T.PRED)
         return
+    if w == 8:
+        src = as8(e, src, op.operand.type, True)
     dst = e.define(op.result)
     e.ins(f"abs.{T.int_suffix(w, True)} {dst}, {src}")
     if w == 8:
-        norm8(e, dst)
+        norm8(e, dst, op.result.type)
 
 
 def _bitcount(opcode: str) -> Lowering:
@@ -421,3 +425,8 @@ MATH_LOWERINGS: dict[type[Operation], Lowering] = dict([
     rule(math.CtPopOp, _bitcount("popc")),
     rule(math.CountLeadingZerosOp, _bitcount("clz")),
 ])
+
+# The math ops lowered in f32 only (no f64 sequence): the code generator refuses f64
+# graph ops whose scalar code needs one, with the op's location.
+F32_ONLY: frozenset[type[Operation]] = frozenset(
+    op for op, lower in MATH_LOWERINGS.items() if getattr(lower, "f32_only", False))

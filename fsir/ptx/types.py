@@ -4,6 +4,7 @@
 |---------------|--------------------|--------------------|---------------|
 | i1            | .pred  (%p)        | 1 byte, .u8 (0/1)  | .u8           |
 | i8            | .b16   (%rs) [1]   | 1 byte, .s8        | .s8           |
+| ui8           | .b16   (%rs) [1]   | 1 byte, .u8        | .u8           |
 | i16           | .b16   (%rs)       | .b16               | .b16          |
 | i32           | .b32   (%r)        | .b32               | .b32          |
 | i64, index    | .b64   (%rd)       | .b64               | .b64          |
@@ -12,7 +13,9 @@
 | f64           | .f64   (%fd)       | .f64               | .f64          |
 | memref        | .b64   (%rd)       | -                  | .u64 pointer  |
 
-[1] an i8 is kept sign-extended in its 16-bit register; wrapping ops re-normalise it.
+[1] an i8 is kept sign-extended in its 16-bit register, a ui8 zero-extended; wrapping
+    ops re-normalise them. Wider unsigned integers (ui16/32/64) are held like the
+    signless ones of their width.
 [2] f16/bf16 arithmetic is done in f32 and rounded back (round-to-nearest-even).
 """
 
@@ -27,6 +30,7 @@ from xdsl.dialects.builtin import (
     Float64Type,
     IndexType,
     IntegerType,
+    Signedness,
 )
 from xdsl.ir import Attribute
 
@@ -53,6 +57,10 @@ def is_float(t: Attribute) -> bool:
 
 def is_int(t: Attribute) -> bool:
     return isinstance(t, IntegerType | IndexType)
+
+
+def is_unsigned(t: Attribute) -> bool:
+    return isinstance(t, IntegerType) and t.signedness.data == Signedness.UNSIGNED
 
 
 def int_width(t: Attribute) -> int:
@@ -100,6 +108,8 @@ def mem_type(t: Attribute) -> str:
     if isinstance(t, IndexType):
         return "u64"
     if isinstance(t, IntegerType):
+        if is_unsigned(t) and t.width.data == 8:
+            return "u8"
         return {1: "u8", 8: "s8", 16: "b16", 32: "b32", 64: "b64"}[t.width.data]
     if isinstance(t, Float16Type | BFloat16Type):
         return "b16"

@@ -578,7 +578,48 @@ def _fma_fn(t, mode):
         return lambda a, b, c: (np.asarray(a, np.float64) * b + c).astype(np.float16)
     if t in ("bf16", "bf16x2"):
         return lambda a, b, c: np.asarray(a, np.float64) * b + c  # rounded by _wrap_float's to_bf16
+    if t == "f64":
+        return fma_f64
     return lambda a, b, c: a * b + c
+
+
+_SPLIT = 134217729.0  # 2^27 + 1: Veltkamp's splitting constant for float64
+
+
+def fma_f64(a, b, c):
+    """a * b + c rounded once (round to nearest even), as fma.rn.f64 computes it. numpy
+    has no fma: where the product is exact in float64 (Dekker's error term is 0) one
+    rounded addition is the fma; the other lanes are computed exactly in rationals."""
+    a, b, c = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64),
+                                  np.asarray(c, np.float64))
+    with np.errstate(all="ignore"):
+        p = a * b
+        out = p + c
+
+        def split(x):
+            t = _SPLIT * x
+            hi = t - (t - x)
+            return hi, x - hi
+
+        ah, al = split(a)
+        bh, bl = split(b)
+        err = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+        finite = np.isfinite(a) & np.isfinite(b) & np.isfinite(c)
+        inexact = finite & ~((err == 0) & np.isfinite(p) & ((np.abs(p) >= 2.0**-960) | (p == 0)))
+    if not inexact.any():
+        return out
+    from fractions import Fraction
+
+    shape = out.shape
+    out, inexact = np.array(out, np.float64).reshape(-1), inexact.reshape(-1)
+    a, b, c = a.reshape(-1), b.reshape(-1), c.reshape(-1)
+    for i in np.flatnonzero(inexact):
+        exact = Fraction(float(a[i])) * Fraction(float(b[i])) + Fraction(float(c[i]))
+        try:
+            out[i] = float(exact) if exact else (a[i] * b[i] + c[i])  # (a zero keeps IEEE's sign rule)
+        except OverflowError:
+            out[i] = np.inf if exact > 0 else -np.inf
+    return out.reshape(shape)
 
 
 def op_fma(D, ins, parts, ops):

@@ -26,9 +26,9 @@ func.func @f(%x: tensor<4xi32>) {
 
 // -----
 
-func.func @f(%x: tensor<4xi64>, %y: tensor<4xi64>) {
-  // expected-error @+1 {{does not accept element type i64 (float types only)}}
-  %r = graph.pow %x, %y : tensor<4xi64>
+func.func @f(%x: tensor<4xi1>, %y: tensor<4xi1>) {
+  // expected-error @+1 {{does not accept element type i1 (numeric types only)}}
+  %r = graph.pow %x, %y : tensor<4xi1>
   func.return
 }
 

@@ -140,6 +140,19 @@ func.func @integer_ops(%x: tensor<4xi32>, %y: tensor<4xi32>, %l: tensor<4xi64>, 
   func.return %n, %la, %sa : tensor<4xi32>, tensor<4xi64>, tensor<4xi8>
 }
 
+// CHECK-LABEL: func.func @unsigned_and_bits
+// CHECK-SAME:  (%[[U:.*]]: tensor<4xui16>, %[[F:.*]]: tensor<4xf32>)
+func.func @unsigned_and_bits(%u: tensor<4xui16>, %f: tensor<4xf32>) -> (tensor<4xui16>, tensor<4xi32>) {
+  // CHECK-NEXT: %[[L:.*]] = graph.shl %[[U]], %[[U]] : tensor<4xui16>
+  // CHECK-NEXT: %[[R:.*]] = graph.shr %[[L]], %[[U]] : tensor<4xui16>
+  // CHECK-NEXT: %[[B:.*]] = graph.bitcast %[[F]] : (tensor<4xf32>) -> tensor<4xi32>
+  // CHECK-NEXT: func.return %[[R]], %[[B]] : tensor<4xui16>, tensor<4xi32>
+  %l = graph.shl %u, %u : tensor<4xui16>
+  %r = graph.shr %l, %u : tensor<4xui16>
+  %b = graph.bitcast %f : (tensor<4xf32>) -> tensor<4xi32>
+  func.return %r, %b : tensor<4xui16>, tensor<4xi32>
+}
+
 // CHECK-LABEL: func.func @bool_ops
 // CHECK-SAME:  (%[[P:.*]]: tensor<2x3xi1>, %[[Q:.*]]: tensor<2x3xi1>)
 func.func @bool_ops(%p: tensor<2x3xi1>, %q: tensor<2x3xi1>) -> tensor<2x3xi1> {

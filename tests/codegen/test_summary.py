@@ -118,7 +118,7 @@ def test_op_costs_come_from_the_ops_own_lowering():
 
     f, i = TensorType(f32, [4]), TensorType(i32, [4])
     for name, op_type in graph.ELEMENTWISE_OPS.items():
-        t = i if graph.ELEMENTWISE[name].types == graph.INTEGER else f
+        t = i if graph.ELEMENTWISE[name].types in (graph.INTEGER, graph.INT) else f
         block = Block(arg_types=[t] * graph.ELEMENTWISE[name].arity)
         op = op_type.build(operands=[list(block.args)], result_types=[t])
         assert sum(op_mix(op).values()) >= 1, name

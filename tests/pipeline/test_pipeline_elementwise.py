@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from fsir.dialects.graph import ELEMENTWISE, FLOAT, INTEGER, NUMERIC
+from fsir.dialects.graph import ELEMENTWISE, FLOAT, INT, INTEGER, NUMERIC
 from fsir.testing.pipeline import check
 
 TYPES = {
     FLOAT: ["f32", "f16", "bf16"],
     NUMERIC: ["f32", "f16", "bf16", "i32", "i64"],
     INTEGER: ["i1", "i32", "i64"],
+    INT: ["i32", "i64"],  # (narrow and unsigned types: tests/pipeline/test_pipeline_types.py)
 }
 # inputs that keep each op inside its domain
 KINDS = {"log": "positive", "sqrt": "positive", "rsqrt": "positive", "pow": "positive",

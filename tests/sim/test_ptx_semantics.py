@@ -10,7 +10,9 @@ from __future__ import annotations
 import math
 import re
 import zlib
+from fractions import Fraction
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -198,6 +200,9 @@ def reference(expr: str, ins: list[np.ndarray], in_types: list[str], out: str):
                 r = np.copysign(vals[0], vals[1])
             elif op == "fma":
                 r = vals[0] * vals[1] + vals[0]
+                if out == "f64":  # float64 cannot hold the product: exact rationals, one rounding
+                    r = np.array([float(Fraction(float(a)) * Fraction(float(b)) + Fraction(float(a)))
+                                  if np.isfinite(x) else x for a, b, x in zip(vals[0], vals[1], r)])
             elif op == "powf":
                 r = np.power(vals[0], vals[1])
             else:
@@ -249,8 +254,10 @@ def reference(expr: str, ins: list[np.ndarray], in_types: list[str], out: str):
         return from_int(vals, out), valid, 0
     if op in ("extf", "truncf"):
         v = to_f64(ins[0], t0)
-        if out == "bf16" and t0 == "f64":
-            v = v.astype(np.float32).astype(np.float64)
+        if out == "bf16" and t0 == "f64":  # one rounding, straight from f64
+            with np.errstate(all="ignore"):
+                bits = v.astype(ml_dtypes.bfloat16).view(np.uint16)
+            return np.where(np.isnan(v), np.uint16(0x7FC0), bits), ones, 0
         return from_f64(v, out), ones, 0
     if op == "bitcast":
         return ins[0].view(dtype(out)), ones, 0

@@ -13,20 +13,18 @@ is `fsir.codegen.mappings.MAPPINGS`.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, ClassVar, Generic, Protocol, TypeVar
 
 from xdsl.dialects.builtin import (
-    BFloat16Type,
     DenseArrayBase,
     DictionaryAttr,
-    Float16Type,
-    Float32Type,
+    Float64Type,
     FloatAttr,
     IntegerAttr,
-    IntegerType,
     StringAttr,
     TensorType,
     UnitAttr,
@@ -34,6 +32,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
 
 from fsir.codegen.latency import Estimate, estimate, estimate_summary
 from fsir.codegen.summary import Summary
@@ -66,13 +65,29 @@ if TYPE_CHECKING:
 
 BLOCK = 256  # threads per block of loop and row kernels
 
-SUPPORTED = "f32, f16, bf16, i1, i32, i64"
+SUPPORTED = graph.SUPPORTED_ELEMENT_TYPES
 
 
 def supported_element(t: Attribute) -> bool:
-    if isinstance(t, (Float32Type, Float16Type, BFloat16Type)):
-        return True
-    return isinstance(t, IntegerType) and t.width.data in (1, 32, 64)
+    try:
+        graph.numpy_dtype(t)
+    except VerifyException:
+        return False
+    return True
+
+
+@functools.cache
+def _f32_only_math(op_type: type[graph.ElementwiseOp]) -> str | None:
+    """The math op an elementwise op's scalar code needs that the PTX printer computes
+    in f32 only (so not on f64 operands), found by building that code once for f64."""
+    from xdsl.dialects.builtin import Float64Type
+
+    from fsir.lowering.scalar import Cursor, ScalarBuilder
+    from fsir.ptx.math_ops import F32_ONLY
+
+    block = Block(arg_types=[Float64Type()] * op_type.SPEC.arity)
+    op_type.SPEC.lower(ScalarBuilder(Cursor(block)), *block.args)
+    return next((op.name for op in block.walk() if type(op) in F32_ONLY), None)
 
 
 def accumulator_type(t: Attribute) -> Attribute:
@@ -92,6 +107,11 @@ def check_supported(op: Operation) -> None:
         if not supported_element(t.element_type):
             raise op_error(op, f"has element type {t.element_type}, which the GPU code generator does not "
                              f"support ({SUPPORTED})")
+    if isinstance(op, graph.ElementwiseOp) and isinstance(op.result_type.element_type, Float64Type):
+        needs = _f32_only_math(type(op))
+        if needs is not None:
+            raise op_error(op, f"on f64 needs '{needs}', which the GPU code generator has in f32 only "
+                               "(convert to f32 first)")
     if isinstance(op, graph.IotaOp) and DYN in shape_of(op.result.type):
         raise op_error(op, "with a '?' dim cannot be generated (its size is unknown)")
 
