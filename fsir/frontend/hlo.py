@@ -47,6 +47,18 @@ _ELEMENTWISE = {
     "ceil": "ceil", "not": "not",
 }
 
+_MANY = 1 << 30
+# (fewest, most) operands of each opcode the importer reads, checked before its handler runs
+_ELEMENTWISE_ARITY = {op: (graph.ELEMENTWISE[name].arity,) * 2 for op, name in _ELEMENTWISE.items()}
+_ARITY = {
+    "constant": (0, 0), "iota": (0, 0), "copy": (1, 1), "convert": (1, 1), "reshape": (1, 1), "bitcast": (1, 1),
+    "broadcast": (1, 1), "transpose": (1, 1), "slice": (1, 1), "dynamic-slice": (1, _MANY),
+    "dynamic-update-slice": (2, _MANY), "concatenate": (1, _MANY), "pad": (2, 2), "compare": (2, 2),
+    "select": (3, 3), "clamp": (3, 3), "exponential-minus-one": (1, 1), "log-plus-one": (1, 1), "sign": (1, 1),
+    "is-finite": (1, 1), "reverse": (1, 1), "get-tuple-element": (1, 1), "reduce": (2, _MANY),
+    "reduce-window": (2, _MANY), "dot": (2, 2), "gather": (2, 2),
+}
+
 # to_apply root opcode -> graph.reduce kind, and that reduction's identity
 _REDUCERS = {"add": "sum", "maximum": "max", "minimum": "min", "multiply": "prod"}
 
@@ -111,7 +123,7 @@ class HloImporter:
             self.b.loc = instr.loc
             if instr.opcode == "parameter":
                 n = self._param_number(instr)
-                if n >= len(args):
+                if not 0 <= n < len(args):
                     raise UserError(f"parameter({n}) but computation '{comp.name}' gets {len(args)} operands",
                                     instr.loc)
                 env[instr.name] = args[n]
@@ -182,6 +194,11 @@ class HloImporter:
                 target = self.attr(instr, "custom_call_target", "?")
                 raise self.unsupported(instr, f"custom-call to '{target}'")
             raise self.unsupported(instr)
+        arity = _ELEMENTWISE_ARITY.get(op) if op in _ELEMENTWISE else _ARITY.get(op)
+        if arity is not None and not arity[0] <= len(ops) <= arity[1]:
+            expected = str(arity[0]) if arity[0] == arity[1] else \
+                f"{arity[0]} to {arity[1]}" if arity[1] < _MANY else f"at least {arity[0]}"
+            raise UserError(f"{op} '{instr.name}' takes {expected} operands, got {len(ops)}", instr.loc)
         if any(isinstance(v, list) for v in ops) and op not in ("tuple", "get-tuple-element", "call", "fusion"):
             raise UserError(f"'{instr.name}': {op} of a tuple operand is not supported", instr.loc)
         if op in _ELEMENTWISE:
@@ -199,7 +216,11 @@ class HloImporter:
             raise UserError(f"constant '{instr.name}' has {len(flat)} values but shape {_fmt(instr.shape)}",
                             instr.loc)
         dtype = graph.numpy_dtype(t.element_type)
-        array = np.array(flat, dtype=np.float64 if dtype.kind == "f" or dtype.kind == "V" else dtype)
+        try:
+            array = np.array(flat, dtype=np.float64 if dtype.kind == "f" or dtype.kind == "V" else dtype)
+        except (OverflowError, ValueError) as err:
+            raise UserError(f"constant '{instr.name}' has a value out of range for {instr.shape.elem}: {err}",
+                            instr.loc) from None
         return self.b.constant(array.reshape(shape), t.element_type)
 
     def op_iota(self, instr, ops):
@@ -257,6 +278,9 @@ class HloImporter:
         x, *idx = ops
         sizes = self.ints(instr, "dynamic_slice_sizes")
         shape = shape_of(x.type)
+        if len(idx) != len(shape) or len(sizes) != len(shape) or any(not 0 <= n <= s for n, s in zip(sizes, shape)):
+            raise UserError(f"dynamic-slice '{instr.name}' needs a start index and a size within bounds per dim of "
+                            f"its rank-{len(shape)} operand", instr.loc)
         start = []
         for d, v in enumerate(idx):
             value = self.b.fold(v)
@@ -269,6 +293,9 @@ class HloImporter:
     def op_dynamic_update_slice(self, instr, ops):
         x, update, *idx = ops
         shape, ushape = shape_of(x.type), shape_of(update.type)
+        if len(idx) != len(shape) or len(ushape) != len(shape) or any(u > s for u, s in zip(ushape, shape)):
+            raise UserError(f"dynamic-update-slice '{instr.name}' needs an update no larger than its operand and "
+                            "a start index per dim", instr.loc)
         start = []
         for d, v in enumerate(idx):
             value = self.b.fold(v)
@@ -523,6 +550,11 @@ class HloImporter:
         natural = batch + [ts[d] if d in rest else 1 for d in offset_src]
         out = b.reshape(out, natural)
         rank = len(natural)
+        if len(offset_dims) != len(offset_src) or sorted(set(offset_dims)) != sorted(offset_dims) \
+                or any(not 0 <= d < rank for d in offset_dims):
+            raise UserError(f"offset_dims={{{','.join(map(str, offset_dims))}}} of '{instr.name}' must be "
+                            f"{len(offset_src)} distinct dims of its rank-{rank} result",
+                            instr.attr_locs.get("offset_dims", instr.loc))
         perm = [0] * rank  # result dim offset_dims[k] is offset k; the others are batch dims
         for k, d in enumerate(offset_dims):
             perm[d] = len(batch) + k

@@ -12,7 +12,8 @@ to constants at import time through the graph ops' own references; they leave no
 
 ONNX has no source positions, so errors name the node and its op_type; their location
 is `model.onnx:N:1`, N being the node's 1-based index in the graph. Graph inputs are
-located at line 0: `model.onnx:0:K` is the K-th graph input.
+located at line 0: `model.onnx:0:K` is the K-th graph input; `model.onnx:0:0` is the
+model as a whole (a file that is not a valid ONNX protobuf).
 """
 
 from __future__ import annotations
@@ -78,6 +79,17 @@ def elem_type(onnx_type: int, what: str) -> Attribute:
     return _ELEM[onnx_type]
 
 
+def tensor_array(t: onnx.TensorProto, what: str) -> np.ndarray:
+    """The values of a TensorProto (an initializer, a constant), refused when its element
+    type is not one fsir supports or its data does not fill its dims."""
+    elem_type(t.data_type, what)
+    try:
+        return numpy_helper.to_array(t)
+    except (ValueError, TypeError) as err:
+        dims = "x".join(str(d) for d in t.dims) or "scalar"
+        raise UserError(f"{what}: its data does not match its dims {dims} and element type ({err})") from None
+
+
 class OnnxImporter:
     def __init__(self, model: onnx.ModelProto, filename: str):
         self.model = model
@@ -87,6 +99,7 @@ class OnnxImporter:
         self.inits = {t.name: t for t in model.graph.initializer}
         self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 13)
         self.node: onnx.NodeProto | None = None
+        self._checker: Any = None  # onnx.checker's context, made on first use
 
     # -- values ------------------------------------------------------------------
 
@@ -95,8 +108,8 @@ class OnnxImporter:
             return self.env[name]
         if name in self.inits:  # weights become constants on first use
             t = self.inits.pop(name)
-            array = numpy_helper.to_array(t)
-            v = self.b.constant(array, elem_type(t.data_type, f"initializer '{name}'"))
+            what = f"initializer '{name}'"
+            v = self.b.constant(tensor_array(t, what), elem_type(t.data_type, what))
             self.env[name] = v
             return v
         raise self.error(f"input '{name}' is not produced by any earlier node, input or initializer")
@@ -158,6 +171,7 @@ class OnnxImporter:
             raise self.error(f"{self.describe()} of domain '{node.domain}' is not supported")
         attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
         if node.op_type in CONVERTERS:
+            self.check_schema(node)
             self._bind(node, CONVERTERS[node.op_type](self, node, attrs))
             return
         handler = getattr(self, "op_" + node.op_type, None)
@@ -171,7 +185,20 @@ class OnnxImporter:
             handler = self.reduction
         if handler is None:
             raise self.error(f"{self.describe()}: ONNX op_type '{node.op_type}' is not supported")
+        self.check_schema(node)
         self._bind(node, handler(node, attrs))
+
+    def check_schema(self, node: onnx.NodeProto) -> None:
+        """The node as its op's ONNX schema (at the model's opset) allows: input and output
+        counts, attribute types; converters may then rely on them."""
+        if self._checker is None:
+            self._checker = onnx.checker.C.CheckerContext()
+            self._checker.ir_version = self.model.ir_version or onnx.IR_VERSION
+            self._checker.opset_imports = {o.domain: o.version for o in self.model.opset_import} or {"": self.opset}
+        try:
+            onnx.checker.check_node(node, self._checker)
+        except onnx.checker.ValidationError as err:
+            raise self.error(f"{self.describe()} does not match its ONNX schema: {str(err).splitlines()[0]}") from None
 
     def _bind(self, node: onnx.NodeProto, outs: Sequence[SSAValue]) -> None:
         for name, v in zip(node.output, outs):
@@ -525,7 +552,11 @@ class OnnxImporter:
         x = self.value(node.input[0])
         target = self.ints(node.input[1], "the target shape")
         src = shape_of(x.type)
-        out = [src[i] if d == 0 and not attrs.get("allowzero", 0) else d for i, d in enumerate(target)]
+        copies = [i for i, d in enumerate(target) if d == 0 and not attrs.get("allowzero", 0)]
+        if copies and copies[-1] >= len(src):
+            raise self.error(f"{self.describe()}: the target shape copies dim {copies[-1]} (a 0 there) of a "
+                             f"rank-{len(src)} input")
+        out = [src[i] if i in copies else d for i, d in enumerate(target)]
         if out.count(-1) == 1:
             known = math.prod(d for d in out if d != -1)
             out[out.index(-1)] = math.prod(src) // known if known else 0
@@ -673,7 +704,7 @@ class OnnxImporter:
     def op_Constant(self, node, attrs):
         if "value" in attrs:
             t = attrs["value"]
-            return [self.const(numpy_helper.to_array(t), elem_type(t.data_type, self.describe()))]
+            return [self.const(tensor_array(t, self.describe()), elem_type(t.data_type, self.describe()))]
         for key, dtype in (("value_float", np.float32), ("value_floats", np.float32),
                            ("value_int", np.int64), ("value_ints", np.int64)):
             if key in attrs:
@@ -684,7 +715,7 @@ class OnnxImporter:
     def op_ConstantOfShape(self, node, attrs):
         shape = self.ints(node.input[0], "the shape")
         t = attrs.get("value")
-        fill = numpy_helper.to_array(t).reshape(-1)[0] if t is not None else np.float32(0)
+        fill = tensor_array(t, self.describe()).reshape(-1)[0] if t is not None else np.float32(0)
         elem = elem_type(t.data_type, self.describe()) if t is not None else graph.f32
         return [self.const(np.full(shape, fill), elem)]
 
@@ -720,7 +751,7 @@ def import_onnx(source: bytes | str, filename: str = "<stdin>") -> ModuleOp:
     except UserError:
         raise
     except Exception as err:  # protobuf's DecodeError, missing external files, ...
-        raise UserError(f"cannot read ONNX model '{filename}': {err}") from None
+        raise UserError(f"cannot read ONNX model '{filename}': {err}", Location(filename, 0, 0)) from None
     module = OnnxImporter(model, filename).run()
     verify(module)
     return module

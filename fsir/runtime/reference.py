@@ -33,9 +33,9 @@ def find_function(module: ModuleOp, entry: str | None = None) -> func.FuncOp:
             if f.sym_name.data == entry:
                 return f
         names = ", ".join(f"@{f.sym_name.data}" for f in funcs) or "none"
-        raise UserError(f"no function @{entry} in the module (functions: {names})")
+        raise UserError(f"no function @{entry} in the module (functions: {names})", location_of(module))
     if not funcs:
-        raise UserError("the module has no function to run")
+        raise UserError("the module has no function to run", location_of(module))
     return funcs[0]
 
 
