@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import (
     Float64Type,
     FunctionType,
     IntAttr,
+    IntegerAttr,
     IntegerType,
     ModuleOp,
     StringAttr,
@@ -232,6 +233,13 @@ class GraphBuilder:
         # g has the ids dims, then x's other dims in order; x's dims before `axis` go first
         perm = list(range(k, k + axis)) + list(range(k)) + list(range(k + axis, k + rank - 1))
         return self.transpose(g, perm)
+
+    def scatter(self, kind: str, x: SSAValue, ids: SSAValue, updates: SSAValue, dims: Sequence[int]) -> SSAValue:
+        return self.emit(graph.ScatterOp, [x, ids, updates], kind=StringAttr(kind), dims=dense_i64(dims))
+
+    def sort(self, direction: str, keys: SSAValue, values: SSAValue, dim: int) -> SSAValue:
+        return self.emit(graph.SortOp, [keys, values], direction=StringAttr(direction),
+                         dim=IntegerAttr(dim, i64))
 
     @staticmethod
     def elem(v: SSAValue) -> Attribute:
