@@ -167,11 +167,10 @@ class HloImporter:
 
     def ints(self, instr: Instr, name: str, default: Any = ...) -> list[int]:
         value = self.attr(instr, name, default)
-        if isinstance(value, int):
-            return [value]
-        if isinstance(value, list) and all(isinstance(v, int) for v in value):
-            return list(value)
-        raise UserError(f"attribute '{name}' of '{instr.name}' must be a list of integers like {{0,1}}",
+        values = [value] if isinstance(value, int) else value
+        if isinstance(values, list) and all(isinstance(v, int) and -(1 << 63) <= v < 1 << 63 for v in values):
+            return list(values)
+        raise UserError(f"attribute '{name}' of '{instr.name}' must be a list of 64-bit integers like {{0,1}}",
                         instr.attr_locs.get(name, instr.loc))
 
     def computation_attr(self, instr: Instr, name: str) -> Computation:
