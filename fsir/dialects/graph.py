@@ -1472,7 +1472,7 @@ class ScatterOp(GraphOp):
     update whose point lies out of bounds is skipped, as XLA skips it. The result has the
     operand's type.
 
-        %r = graph.scatter add %x, %idx, %upd dims [0] : (tensor<8x4xf32>, tensor<3x1xi32>, tensor<3x4xf32>) -> tensor<8x4xf32>
+        %r = graph.scatter add %x, %i, %u dims [0] : (tensor<8xf32>, tensor<3x1xi32>, tensor<3xf32>) -> tensor<8xf32>
 
     Code generation computes each result element on its own (no atomics, deterministic
     order): the element scans every update for its point, O(elements × updates) work.

@@ -59,6 +59,7 @@ _ARITY = {
     "reduce-window": (2, _MANY), "dot": (2, 2), "gather": (2, 2),
     "scatter": (3, _MANY), "sort": (1, _MANY), "while": (1, 1),
 }
+_TUPLE_OPERANDS = ("tuple", "get-tuple-element", "call", "fusion", "while")  # opcodes that take tuples
 MAX_WHILE_TRIPS = 64  # a while is unrolled: longer loops are refused
 
 # to_apply root opcode -> graph.reduce kind, and that reduction's identity
@@ -200,7 +201,7 @@ class HloImporter:
             expected = str(arity[0]) if arity[0] == arity[1] else \
                 f"{arity[0]} to {arity[1]}" if arity[1] < _MANY else f"at least {arity[0]}"
             raise UserError(f"{op} '{instr.name}' takes {expected} operands, got {len(ops)}", instr.loc)
-        if any(isinstance(v, list) for v in ops) and op not in ("tuple", "get-tuple-element", "call", "fusion", "while"):
+        if any(isinstance(v, list) for v in ops) and op not in _TUPLE_OPERANDS:
             raise UserError(f"'{instr.name}': {op} of a tuple operand is not supported", instr.loc)
         if op in _ELEMENTWISE:
             return b.ew(_ELEMENTWISE[op], *ops)

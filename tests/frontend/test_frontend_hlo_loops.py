@@ -164,8 +164,8 @@ def while_module(trips: str, init: int = 0, bound_in_tuple: bool = False) -> str
     counter compared LT against a constant (or against a tuple element holding it)."""
     limit = "get-tuple-element(p.5), index=2" if bound_in_tuple else f"constant({trips})"
     tuple_shape = "(s32[], f32[4], s32[])" if bound_in_tuple else "(s32[], f32[4])"
-    extra_init = f", n.3" if bound_in_tuple else ""
-    extra_body = f", g2.13" if bound_in_tuple else ""
+    extra_init = ", n.3" if bound_in_tuple else ""
+    extra_body = ", g2.13" if bound_in_tuple else ""
     body_g2 = "  g2.13 = s32[] get-tuple-element(p.8), index=2\n" if bound_in_tuple else ""
     return f"""HloModule jit_loop
 

@@ -18,10 +18,9 @@ import re
 import signal
 
 import pytest
+from mutants import fs_run_argv, mutant
 
 from fsir.tools import fs_run
-
-from mutants import fs_run_argv, mutant
 
 LOCATED = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+): error: ", re.M)
 SECONDS_PER_MUTANT = 30
