@@ -31,6 +31,7 @@ from fsir.lowering.scalar import (
     IndexBuilder,
     ScalarBuilder,
     compute_type,
+    is_float_type,
 )
 from fsir.lowering.shapes import ShapeCalc
 
@@ -225,7 +226,7 @@ class ElementEmitter:
         def before(a: SSAValue, b: SSAValue) -> SSAValue:
             """a strictly precedes b in the key order."""
             less = sb.compare("gt" if descending else "lt", a, b)
-            if not sb._is_float(a):
+            if not is_float_type(a.type):
                 return less
             a_nan, b_nan = sb.compare("ne", a, a), sb.compare("ne", b, b)
             # ascending: a number precedes NaN; descending: NaN precedes a number
@@ -241,7 +242,7 @@ class ElementEmitter:
                 earlier = self.ib.lt(i, j)
                 assert not isinstance(earlier, bool)
                 first = sb.arith("or", before(ki, kj), sb.arith("and", tie, earlier))
-                return [ib.select(first, ib.add(carry[0], 1), carry[0])]  # type: ignore[list-item]
+                return [ib.ssa(ib.select(first, ib.add(carry[0], 1), carry[0]))]
 
             return self.for_loop(0, n, 1, [ib.const(0)], count)[0]
 
