@@ -74,7 +74,9 @@ def converter(*op_types: str) -> Callable[[Converter], Converter]:
 
 def elem_type(onnx_type: int, what: str) -> Attribute:
     if onnx_type not in _ELEM:
-        name = onnx.TensorProto.DataType.Name(onnx.TensorProto.DataType.ValueType(onnx_type))
+        valid = onnx_type in onnx.TensorProto.DataType.values()
+        name = onnx.TensorProto.DataType.Name(onnx.TensorProto.DataType.ValueType(onnx_type)) if valid else \
+            f"{onnx_type} (not an ONNX data type)"
         raise UserError(f"{what} has element type {name}, which fsir does not support")
     return _ELEM[onnx_type]
 
@@ -585,7 +587,10 @@ class OnnxImporter:
         x = self.value(node.input[0])
         axes = self._axes(node, attrs, 13) or []
         out_rank = self.rank(x) + len(axes)
-        axes = {self.axis(a, out_rank) for a in axes}
+        normalized = {self.axis(a, out_rank) for a in axes}
+        if len(normalized) != len(axes):
+            raise self.error(f"{self.describe()}: axes {list(axes)} repeat an axis")
+        axes = normalized
         src = iter(shape_of(x.type))
         return [self.b.reshape(x, [1 if i in axes else next(src) for i in range(out_rank)])]
 
