@@ -589,7 +589,7 @@ class OnnxImporter:
         out_rank = self.rank(x) + len(axes)
         normalized = {self.axis(a, out_rank) for a in axes}
         if len(normalized) != len(axes):
-            raise self.error(f"{self.describe()}: axes {list(axes)} repeat an axis")
+            raise self.error(f"{self.describe()}: its {len(axes)} axes repeat an axis")
         axes = normalized
         src = iter(shape_of(x.type))
         return [self.b.reshape(x, [1 if i in axes else next(src) for i in range(out_rank)])]
