@@ -38,6 +38,7 @@ from xdsl.utils.exceptions import VerifyException
 from fsir.dialects import graph
 from fsir.dialects.graph import ELEMENTWISE_OPS, GraphOp, shape_of, tensor
 from fsir.errors import Location, UserError
+from fsir.ir import MAX_DENSE_ELEMENTS
 
 _RAW_DTYPES = {Float32Type: np.dtype("<f4"), Float64Type: np.dtype("<f8"), Float16Type: np.dtype("<f2")}
 _RAW_INT_DTYPES = {8: np.dtype("<i1"), 16: np.dtype("<i2"), 32: np.dtype("<i4"), 64: np.dtype("<i8")}
@@ -130,8 +131,8 @@ class GraphBuilder:
         if tuple(shape) == src and list(dims) == list(range(len(src))):
             return v
         splat = self._splat(v)
-        if splat is not None:  # broadcast of a scalar constant: a splat constant, which
-            return self.constant(np.full(shape, splat), self.elem(v))  # kernels inline
+        if splat is not None and math.prod(shape) <= MAX_DENSE_ELEMENTS:  # broadcast of a scalar
+            return self.constant(np.full(shape, splat), self.elem(v))  # constant: a splat, which kernels inline
         order = sorted(range(len(dims)), key=lambda i: dims[i])
         if order != list(range(len(dims))):
             v = self.transpose(v, order)
@@ -212,6 +213,12 @@ class GraphBuilder:
         reshaped to [batch, lhs free, rhs free]."""
         lb, lc, rb, rc = list(lb), list(lc), list(rb), list(rc)
         sa, sc = shape_of(a.type), shape_of(c.type)
+        for dims, rank in ((lb + lc, len(sa)), (rb + rc, len(sc))):
+            if len(set(dims)) != len(dims) or any(not 0 <= d < rank for d in dims):
+                raise self.error(f"dot: batch and contracting dims {dims} must be distinct dims of a rank-{rank} "
+                                 "operand")
+        if len(lb) != len(rb) or len(lc) != len(rc):
+            raise self.error("dot: the operands need as many batch dims and as many contracting dims each")
         lf = [d for d in range(len(sa)) if d not in lb + lc]
         rf = [d for d in range(len(sc)) if d not in rb + rc]
         batch = [sa[d] for d in lb]

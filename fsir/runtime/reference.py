@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
+import math
+import os
+
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
@@ -37,6 +40,27 @@ def find_function(module: ModuleOp, entry: str | None = None) -> func.FuncOp:
     if not funcs:
         raise UserError("the module has no function to run", location_of(module))
     return funcs[0]
+
+
+def host_memory_bytes() -> int:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def check_memory(f: func.FuncOp) -> None:
+    """Refuse, before anything is allocated, a function with a tensor (argument or op
+    result, static shape) larger than this machine's memory: allocating it would fail or
+    drive the machine into swapping."""
+    limit = host_memory_bytes()
+    values = [(a, location_of(f)) for a in f.body.block.args]
+    values += [(r, location_of(op)) for op in f.walk() for r in op.results]
+    for v, loc in values:
+        t = v.type
+        if not isinstance(t, TensorType) or DYN in t.get_shape():
+            continue
+        size = math.prod(t.get_shape()) * numpy_dtype(t.element_type).itemsize
+        if size > limit:
+            what = f"'{v.owner.name}' result" if isinstance(v.owner, Operation) else "argument"
+            raise UserError(f"{what} {t} needs {size} bytes, more than this machine's memory ({limit} bytes)", loc)
 
 
 def arg_names(f: func.FuncOp) -> list[str]:
