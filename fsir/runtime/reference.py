@@ -9,10 +9,9 @@ and round per op.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-
 import math
 import os
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 from xdsl.dialects import func
