@@ -677,9 +677,11 @@ class OnnxImporter:
         if attrs.get("batch_dims", 0):
             raise self.error(f"{self.describe()}: batch_dims != 0 is not supported")
         s, ish = shape_of(x.type), shape_of(ids.type)
-        k = ish[-1]
+        k = ish[-1] if ish else 0
         if k == 0:
             raise self.error(f"{self.describe()}: empty index tuples (indices of shape {list(ish)}) are not supported")
+        if k > len(s):
+            raise self.error(f"{self.describe()}: index tuples of {k} entries for rank-{len(s)} data")
         lead, rest = s[:k], s[k:]
         strides = [math.prod(lead[i + 1:]) for i in range(k)]
         b = self.b
