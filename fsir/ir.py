@@ -116,12 +116,14 @@ def parse_module(
         # test) as an empty module; xDSL's parser rejects it.
         module = ModuleOp([])
     else:
-        parser = LocatingParser(ctx, text, filename, line_offset)
+        parser = None
         try:
+            parser = LocatingParser(ctx, text, filename, line_offset)  # lexes the first token
             module = parser.parse_module(implicit_module)
         except ParseError as err:
             raise parse_error_to_user_error(err, line_offset) from None
         except (ValueError, OverflowError) as err:  # xDSL's checks of literal values (integer ranges)
+            assert parser is not None  # the lexer raises only ParseError
             loc = parser._current_token.span.get_location()
             raise UserError(str(err), Location(loc.file, loc.line + line_offset, loc.col)) from None
     if not isinstance(module.location, FileLineColLoc):  # an implicit module starts the input

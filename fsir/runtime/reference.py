@@ -50,7 +50,9 @@ def check_memory(f: func.FuncOp) -> None:
     result, static shape) larger than this machine's memory: allocating it would fail or
     drive the machine into swapping."""
     limit = host_memory_bytes()
-    values = [(a, location_of(f)) for a in f.body.block.args]
+    # an argument is located at its function, or (imported functions have no location) at its first use
+    values = [(a, location_of(f) or (location_of(next(iter(a.uses)).operation) if a.uses else None))
+              for a in f.body.block.args]
     values += [(r, location_of(op)) for op in f.walk() for r in op.results]
     for v, loc in values:
         t = v.type
