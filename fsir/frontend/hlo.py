@@ -417,6 +417,9 @@ class HloImporter:
         n = len(ops) // 2
         inputs, inits = ops[:n], ops[n:]
         dims = self.ints(instr, "dimensions")
+        if any(not 0 <= d < len(shape_of(x.type)) for x in inputs for d in dims) or len(set(dims)) != len(dims):
+            raise UserError(f"reduce '{instr.name}': dimensions {dims} must be distinct dims of its operands",
+                            instr.attr_locs.get("dimensions", instr.loc))
         region = self.computation_attr(instr, "to_apply")
         if n == 2:
             return self._arg_reduce(instr, region, inputs, inits, dims)
