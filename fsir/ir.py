@@ -7,6 +7,7 @@ first verifier failure into a `UserError` that points at the op's source line.
 
 from __future__ import annotations
 
+import math
 import re
 
 from xdsl.context import Context
@@ -37,6 +38,9 @@ def make_context(allow_unregistered: bool = False) -> Context:
     return ctx
 
 
+MAX_DENSE_ELEMENTS = 1 << 26
+
+
 class LocatingParser(Parser):
     """A Parser that records where each operation starts as the op's location.
 
@@ -63,6 +67,15 @@ class LocatingParser(Parser):
             name = next(iter(self.forward_ssa_references))
             span = self._first_uses.get(name, err.span)
             raise ParseError(span, f"use of undefined value '%{name}'") from None
+
+    def _parse_dense_literal_type(self):
+        # xDSL expands a splat into a Python list of every element: refuse sizes that
+        # would exhaust memory before it tries
+        t = super()._parse_dense_literal_type()
+        n = math.prod(t.get_shape())
+        if n > MAX_DENSE_ELEMENTS:
+            self.raise_error(f"a dense constant of {n} elements is too large (at most {MAX_DENSE_ELEMENTS})")
+        return t
 
     def parse_operation(self) -> Operation:
         span = self._current_token.span
@@ -101,11 +114,20 @@ def parse_module(
     if implicit_module and not re.sub(r"//[^\n]*", "", text).strip():
         # MLIR reads an input of only comments (e.g. the last `// -----` chunk of a
         # test) as an empty module; xDSL's parser rejects it.
-        return ModuleOp([])
-    try:
-        module = LocatingParser(ctx, text, filename, line_offset).parse_module(implicit_module)
-    except ParseError as err:
-        raise parse_error_to_user_error(err, line_offset) from None
+        module = ModuleOp([])
+    else:
+        parser = None
+        try:
+            parser = LocatingParser(ctx, text, filename, line_offset)  # lexes the first token
+            module = parser.parse_module(implicit_module)
+        except ParseError as err:
+            raise parse_error_to_user_error(err, line_offset) from None
+        except (ValueError, OverflowError) as err:  # xDSL's checks of literal values (integer ranges)
+            assert parser is not None  # the lexer raises only ParseError
+            loc = parser._current_token.span.get_location()
+            raise UserError(str(err), Location(loc.file, loc.line + line_offset, loc.col)) from None
+    if not isinstance(module.location, FileLineColLoc):  # an implicit module starts the input
+        module.location = FileLineColLoc(StringAttr(filename), IntAttr(1 + line_offset), IntAttr(1))
     verify(module)
     return module
 

@@ -83,6 +83,13 @@ def op_mix(op: Operation) -> Counter[str]:
         rank = len(shape_of(op.results[0].type))
         k = math.prod(op.params()[0])
         return Counter(alu=k * (2 * rank + 3), **{"global": k - 1})
+    if isinstance(op, graph.ScatterOp):  # every update visited: its point's K ids and the update loaded
+        k = shape_of(op.indices.type)[-1]
+        updates = math.prod(d for d in shape_of(op.indices.type)[:-1] if d != DYN)
+        return Counter({"alu": updates * (2 * k + 4), "global": updates * (k + 1)})
+    if isinstance(op, graph.SortOp):  # n ranks of n key comparisons each
+        n = shape_of(op.keys.type)[op.dim.value.data]
+        return Counter({"alu": 8 * n * n + 4 * n, "global": n * n + 2 * n})
     return Counter()  # broadcast, transpose, splat constants: index mapping only
 
 

@@ -2267,6 +2267,191 @@ class ConvOp(GraphOp):
         return acc.reshape(n, o, *out).astype(numpy_dtype(elem))
 
 
+# ---------------------------------------------------------------------------
+# Scatter and sort: data-dependent element rules (op class gather)
+# ---------------------------------------------------------------------------
+
+SCATTER_KINDS = ("none", "add", "mul", "max", "min")
+_SCATTER_UFUNC = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
+
+
+@irdl_op_definition
+class ScatterOp(GraphOp):
+    """XLA scatter restricted to point updates of full windows (what ONNX ScatterND and
+    ScatterElements and JAX's `x.at[...]` produce). The last dim of `indices` holds index
+    vectors of K entries, entry j addressing operand dim `dims[j]`; `updates` has the
+    shape `indices.shape[:-1] ++ [operand dims not in dims]`, so each update is a whole
+    window of the operand at one point of the indexed dims. Updates apply in row-major
+    order of the index vectors: `none` overwrites (the last of duplicates wins), `add`,
+    `mul`, `max`, `min` combine with the current value (NaN-propagating max/min); an
+    update whose point lies out of bounds is skipped, as XLA skips it. The result has the
+    operand's type.
+
+        %r = graph.scatter add %x, %i, %u dims [0] : (tensor<8xf32>, tensor<3x1xi32>, tensor<3xf32>) -> tensor<8xf32>
+
+    Code generation computes each result element on its own (no atomics, deterministic
+    order): the element scans every update for its point, O(elements × updates) work.
+    """
+
+    name = "graph.scatter"
+    KEYWORD_PROP: ClassVar = "kind"
+    KEYWORD_CHOICES: ClassVar = SCATTER_KINDS
+    INT_PROPS: ClassVar = (("dims", "dims", True),)
+    kind = prop_def(StringAttr)
+    dims = prop_def(DenseArrayBase[I64])
+    input = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    updates = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), Gather())
+
+    def infer_type(self) -> TensorType:
+        if self.kind.data not in SCATTER_KINDS:
+            raise VerifyException(f"unknown scatter kind '{self.kind.data}'")
+        x, idx, upd = _operand_types(self)
+        src, ishape, ushape = shape_of(x), shape_of(idx), shape_of(upd)
+        dims = _dims(self, "dims")
+        if not is_int(idx.element_type) or is_bool(idx.element_type):
+            raise VerifyException(f"indices must be integers, got {idx.element_type}")
+        if not ishape or ishape[-1] != len(dims):
+            raise VerifyException(
+                f"the last dim of the indices ({fmt_shape(ishape[-1:])}) must be the number of scattered dims "
+                f"({len(dims)})")
+        _check_dims(dims, len(src), "scatter dimension")
+        if upd.element_type != x.element_type:
+            raise VerifyException(f"updates element type {upd.element_type} differs from the operand's "
+                                  f"{x.element_type}")
+        if self.kind.data in ("add", "mul") and is_bool(x.element_type):
+            raise VerifyException(f"scatter {self.kind.data} does not accept i1 tensors")
+        window = [s for d, s in enumerate(src) if d not in dims]
+        expected = [*ishape[:-1], *window]
+        if not shapes_compatible(expected, ushape):
+            raise VerifyException(f"updates shape {fmt_shape(ushape)} does not match indices and operand: "
+                                  f"expected {fmt_shape(expected)}")
+        return tensor(x.element_type, self.reify_dims(static_dims, STATIC))
+
+    def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
+        return list(dims_of(self.input))
+
+    # The operand element a result element starts from is at its own index; which
+    # updates reach it is data, so there is no `operand_indices` (as for a gather).
+
+    def point(self, idx: Sequence) -> list:
+        """The coordinates of the result's `idx` along the scattered dims."""
+        return [idx[d] for d in _dims(self, "dims")]
+
+    def window_index(self, idx: Sequence) -> list:
+        """The window coordinates of the result's `idx` (its coordinates in the other dims)."""
+        dims = _dims(self, "dims")
+        return [i for d, i in enumerate(idx) if d not in dims]
+
+    def reference(self, x, indices, updates):
+        dims = _dims(self, "dims")
+        k = len(dims)
+        nb = math.prod(indices.shape[:-1])
+        window = [s for d, s in enumerate(x.shape) if d not in dims]
+        if tuple(updates.shape) != (*indices.shape[:-1], *window):
+            raise VerifyException(f"updates shape {fmt_shape(updates.shape)} does not match indices and operand "
+                                  f"at run time: expected {fmt_shape([*indices.shape[:-1], *window])}")
+        points = indices.reshape(nb, k).astype(np.int64)
+        inside = np.all((points >= 0) & (points < np.array([x.shape[d] for d in dims], dtype=np.int64)), axis=1)
+        # every (update, window position) as coordinates of the result, in application order
+        grid = np.indices(window, dtype=np.int64).reshape(len(window), -1) if window else np.zeros((0, 1), np.int64)
+        nw = grid.shape[1]
+        coords: list[np.ndarray] = []
+        wi = iter(range(len(window)))
+        for d in range(x.ndim):
+            if d in dims:
+                coords.append(np.repeat(points[:, dims.index(d)], nw))
+            else:
+                coords.append(np.tile(grid[next(wi)], nb))
+        keep = np.repeat(inside, nw)
+        targets = np.ravel_multi_index([c[keep] for c in coords], x.shape) if x.ndim else np.zeros(
+            int(keep.sum()), np.int64)
+        values = updates.reshape(-1)[keep]
+        out = x.copy().reshape(-1)
+        if self.kind.data == "none":
+            # the last update of each element wins
+            _, last_rev = np.unique(targets[::-1], return_index=True)
+            last = len(targets) - 1 - last_rev
+            out[targets[last]] = values[last]
+        else:
+            elem = self.result_type.element_type
+            ufunc = _SCATTER_UFUNC[self.kind.data]
+            if compute_dtype(elem) == out.dtype:
+                ufunc.at(out, targets, values)  # unbuffered, in order
+            else:  # f16/bf16 combine in f32 and round after every update
+                acc = out.astype(compute_dtype(elem))
+                for t, v in zip(targets.tolist(), values.astype(acc.dtype).tolist()):
+                    acc[t] = np.asarray(ufunc(acc[t], v)).astype(out.dtype)
+                out = acc.astype(out.dtype)
+        return out.reshape(x.shape)
+
+
+SORT_DIRECTIONS = ("ascending", "descending")
+MAX_SORT_SIZE = 64
+
+
+@irdl_op_definition
+class SortOp(GraphOp):
+    """Stable sort along `dim`: the result is `values` permuted so that `keys` (same
+    shape) are in order along `dim`; sorting a tensor itself is `graph.sort %k, %k`, and
+    a multi-operand sort is one graph.sort per operand with the same keys. NaN keys
+    order after every number (first when descending); equal keys keep their order.
+
+        %s = graph.sort ascending %keys, %values dim 1 : (tensor<4x8xf32>, tensor<4x8xi32>) -> tensor<4x8xi32>
+
+    Code generation ranks elements (the element at position p is the one with p keys
+    before it): O(n²) work per element, so the sorted dim must be static and at most
+    MAX_SORT_SIZE (64) long.
+    """
+
+    name = "graph.sort"
+    KEYWORD_PROP: ClassVar = "direction"
+    KEYWORD_CHOICES: ClassVar = SORT_DIRECTIONS
+    INT_PROPS: ClassVar = (("dim", "dim", False),)
+    SHORT_TYPE: ClassVar = True
+    direction = prop_def(StringAttr)
+    dim = prop_def(IntegerAttr[I64])
+    keys = operand_def(TensorType)
+    values = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), Gather())
+
+    def infer_type(self) -> TensorType:
+        if self.direction.data not in SORT_DIRECTIONS:
+            raise VerifyException(f"unknown sort direction '{self.direction.data}'")
+        keys, values = _operand_types(self)
+        ks, vs = shape_of(keys), shape_of(values)
+        d = self.dim.value.data
+        _check_dims([d], len(ks), "sort dimension")
+        if not shapes_compatible(ks, vs):
+            raise VerifyException(f"keys and values shapes differ: {fmt_shape(ks)} and {fmt_shape(vs)}")
+        if is_bool(keys.element_type):
+            raise VerifyException("sort keys cannot be i1 (convert them first)")
+        n = ks[d] if ks[d] != DYN else vs[d]
+        if n == DYN or n > MAX_SORT_SIZE:
+            raise VerifyException(f"sorts only static dims of at most {MAX_SORT_SIZE} elements, dim {d} has "
+                                  f"{fmt_shape([n])}")
+        return tensor(values.element_type, self.reify_dims(static_dims, STATIC))
+
+    reify_dims = _same_shape_dims
+
+    def order(self, keys: np.ndarray) -> np.ndarray:
+        """The positions along `dim` in sorted order (numpy's stable argsort puts NaN last;
+        descending is the ascending order of the reversed keys, reversed)."""
+        d = self.dim.value.data
+        if self.direction.data == "ascending":
+            return np.argsort(keys, axis=d, kind="stable")
+        n = keys.shape[d]
+        return n - 1 - np.flip(np.argsort(np.flip(keys, d), axis=d, kind="stable"), d)
+
+    def reference(self, keys, values):
+        _same_runtime_shapes(keys, values)
+        return np.take_along_axis(values, self.order(keys.astype(compute_dtype(tensor_type(self.keys).element_type))),
+                                  axis=self.dim.value.data)
+
+
 Graph = Dialect(
     "graph",
     [
@@ -2288,6 +2473,8 @@ Graph = Dialect(
         ConvOp,
         ReduceWindowOp,
         PadOp,
+        ScatterOp,
+        SortOp,
     ],
     [ReduceKindAttr, PadModeAttr],
 )

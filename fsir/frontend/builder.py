@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import (
     Float64Type,
     FunctionType,
     IntAttr,
+    IntegerAttr,
     IntegerType,
     ModuleOp,
     StringAttr,
@@ -37,6 +38,7 @@ from xdsl.utils.exceptions import VerifyException
 from fsir.dialects import graph
 from fsir.dialects.graph import ELEMENTWISE_OPS, GraphOp, shape_of, tensor
 from fsir.errors import Location, UserError
+from fsir.ir import MAX_DENSE_ELEMENTS
 
 _RAW_DTYPES = {Float32Type: np.dtype("<f4"), Float64Type: np.dtype("<f8"), Float16Type: np.dtype("<f2")}
 
@@ -136,8 +138,9 @@ class GraphBuilder:
         if tuple(shape) == src and list(dims) == list(range(len(src))):
             return v
         splat = self._splat(v)
-        if splat is not None and graph.DYN not in shape:  # broadcast of a scalar constant: a
-            return self.constant(np.full(shape, splat), self.elem(v))  # splat constant, which kernels inline
+        if splat is not None and graph.DYN not in shape and math.prod(shape) <= MAX_DENSE_ELEMENTS:
+            # a broadcast of a scalar constant: a splat constant, which kernels inline
+            return self.constant(np.full(shape, splat), self.elem(v))
         order = sorted(range(len(dims)), key=lambda i: dims[i])
         if order != list(range(len(dims))):
             v = self.transpose(v, order)
@@ -219,6 +222,12 @@ class GraphBuilder:
         reshaped to [batch, lhs free, rhs free]."""
         lb, lc, rb, rc = list(lb), list(lc), list(rb), list(rc)
         sa, sc = shape_of(a.type), shape_of(c.type)
+        for dims, rank in ((lb + lc, len(sa)), (rb + rc, len(sc))):
+            if len(set(dims)) != len(dims) or any(not 0 <= d < rank for d in dims):
+                raise self.error(f"dot: batch and contracting dims {dims} must be distinct dims of a rank-{rank} "
+                                 "operand")
+        if len(lb) != len(rb) or len(lc) != len(rc):
+            raise self.error("dot: the operands need as many batch dims and as many contracting dims each")
         lf = [d for d in range(len(sa)) if d not in lb + lc]
         rf = [d for d in range(len(sc)) if d not in rb + rc]
         batch = [sa[d] for d in lb]
@@ -248,6 +257,13 @@ class GraphBuilder:
         # g has the ids dims, then x's other dims in order; x's dims before `axis` go first
         perm = list(range(k, k + axis)) + list(range(k)) + list(range(k + axis, k + rank - 1))
         return self.transpose(g, perm)
+
+    def scatter(self, kind: str, x: SSAValue, ids: SSAValue, updates: SSAValue, dims: Sequence[int]) -> SSAValue:
+        return self.emit(graph.ScatterOp, [x, ids, updates], kind=StringAttr(kind), dims=dense_i64(dims))
+
+    def sort(self, direction: str, keys: SSAValue, values: SSAValue, dim: int) -> SSAValue:
+        return self.emit(graph.SortOp, [keys, values], direction=StringAttr(direction),
+                         dim=IntegerAttr(dim, i64))
 
     @staticmethod
     def elem(v: SSAValue) -> Attribute:

@@ -49,6 +49,21 @@ _ELEMENTWISE = {
     "ceil": "ceil", "not": "not",
 }
 
+_MANY = 1 << 30
+# (fewest, most) operands of each opcode the importer reads, checked before its handler runs
+_ELEMENTWISE_ARITY = {op: (graph.ELEMENTWISE[name].arity,) * 2 for op, name in _ELEMENTWISE.items()}
+_ARITY = {
+    "constant": (0, 0), "iota": (0, 0), "copy": (1, 1), "convert": (1, 1), "reshape": (1, 1), "bitcast": (1, 1),
+    "broadcast": (1, 1), "transpose": (1, 1), "slice": (1, 1), "dynamic-slice": (1, _MANY),
+    "dynamic-update-slice": (2, _MANY), "concatenate": (1, _MANY), "pad": (2, 2), "compare": (2, 2),
+    "select": (3, 3), "clamp": (3, 3), "exponential-minus-one": (1, 1), "log-plus-one": (1, 1), "sign": (1, 1),
+    "is-finite": (1, 1), "reverse": (1, 1), "get-tuple-element": (1, 1), "reduce": (2, _MANY),
+    "reduce-window": (2, _MANY), "dot": (2, 2), "gather": (2, 2), "convolution": (2, 2), "bitcast-convert": (1, 1),
+    "scatter": (3, _MANY), "sort": (1, _MANY), "while": (1, 1),
+}
+_TUPLE_OPERANDS = ("tuple", "get-tuple-element", "call", "fusion", "while")  # opcodes that take tuples
+MAX_WHILE_TRIPS = 64  # a while is unrolled: longer loops are refused
+
 # to_apply root opcode -> graph.reduce kind (its identity: graph.reduce_identity)
 _REDUCERS = {"add": "sum", "maximum": "max", "minimum": "min", "multiply": "prod"}
 
@@ -102,7 +117,7 @@ class HloImporter:
             self.b.loc = instr.loc
             if instr.opcode == "parameter":
                 n = self._param_number(instr)
-                if n >= len(args):
+                if not 0 <= n < len(args):
                     raise UserError(f"parameter({n}) but computation '{comp.name}' gets {len(args)} operands",
                                     instr.loc)
                 env[instr.name] = args[n]
@@ -144,11 +159,10 @@ class HloImporter:
 
     def ints(self, instr: Instr, name: str, default: Any = ...) -> list[int]:
         value = self.attr(instr, name, default)
-        if isinstance(value, int):
-            return [value]
-        if isinstance(value, list) and all(isinstance(v, int) for v in value):
-            return list(value)
-        raise UserError(f"attribute '{name}' of '{instr.name}' must be a list of integers like {{0,1}}",
+        values = [value] if isinstance(value, int) else value
+        if isinstance(values, list) and all(isinstance(v, int) and -(1 << 63) <= v < 1 << 63 for v in values):
+            return list(values)
+        raise UserError(f"attribute '{name}' of '{instr.name}' must be a list of 64-bit integers like {{0,1}}",
                         instr.attr_locs.get(name, instr.loc))
 
     def computation_attr(self, instr: Instr, name: str) -> Computation:
@@ -173,7 +187,12 @@ class HloImporter:
                 target = self.attr(instr, "custom_call_target", "?")
                 raise self.unsupported(instr, f"custom-call to '{target}'")
             raise self.unsupported(instr)
-        if any(isinstance(v, list) for v in ops) and op not in ("tuple", "get-tuple-element", "call", "fusion"):
+        arity = _ELEMENTWISE_ARITY.get(op) if op in _ELEMENTWISE else _ARITY.get(op)
+        if arity is not None and not arity[0] <= len(ops) <= arity[1]:
+            expected = str(arity[0]) if arity[0] == arity[1] else \
+                f"{arity[0]} to {arity[1]}" if arity[1] < _MANY else f"at least {arity[0]}"
+            raise UserError(f"{op} '{instr.name}' takes {expected} operands, got {len(ops)}", instr.loc)
+        if any(isinstance(v, list) for v in ops) and op not in _TUPLE_OPERANDS:
             raise UserError(f"'{instr.name}': {op} of a tuple operand is not supported", instr.loc)
         if op in _ELEMENTWISE:
             return b.ew(_ELEMENTWISE[op], *ops)
@@ -190,7 +209,11 @@ class HloImporter:
             raise UserError(f"constant '{instr.name}' has {len(flat)} values but shape {_fmt(instr.shape)}",
                             instr.loc)
         dtype = graph.numpy_dtype(t.element_type)
-        array = np.array(flat, dtype=np.float64 if dtype.kind == "f" or dtype.kind == "V" else dtype)
+        try:
+            array = np.array(flat, dtype=np.float64 if dtype.kind == "f" or dtype.kind == "V" else dtype)
+        except (OverflowError, ValueError) as err:
+            raise UserError(f"constant '{instr.name}' has a value out of range for {instr.shape.elem}: {err}",
+                            instr.loc) from None
         return self.b.constant(array.reshape(shape), t.element_type)
 
     def op_iota(self, instr, ops):
@@ -255,6 +278,9 @@ class HloImporter:
         x, *idx = ops
         sizes = self.ints(instr, "dynamic_slice_sizes")
         shape = shape_of(x.type)
+        if len(idx) != len(shape) or len(sizes) != len(shape) or any(not 0 <= n <= s for n, s in zip(sizes, shape)):
+            raise UserError(f"dynamic-slice '{instr.name}' needs a start index and a size within bounds per dim of "
+                            f"its rank-{len(shape)} operand", instr.loc)
         start = []
         for d, v in enumerate(idx):
             value = self.b.fold(v)
@@ -267,6 +293,9 @@ class HloImporter:
     def op_dynamic_update_slice(self, instr, ops):
         x, update, *idx = ops
         shape, ushape = shape_of(x.type), shape_of(update.type)
+        if len(idx) != len(shape) or len(ushape) != len(shape) or any(u > s for u, s in zip(ushape, shape)):
+            raise UserError(f"dynamic-update-slice '{instr.name}' needs an update no larger than its operand and "
+                            "a start index per dim", instr.loc)
         start = []
         for d, v in enumerate(idx):
             value = self.b.fold(v)
@@ -376,6 +405,9 @@ class HloImporter:
         n = len(ops) // 2
         inputs, inits = ops[:n], ops[n:]
         dims = self.ints(instr, "dimensions")
+        if any(not 0 <= d < len(shape_of(x.type)) for x in inputs for d in dims) or len(set(dims)) != len(dims):
+            raise UserError(f"reduce '{instr.name}': dimensions {dims} must be distinct dims of its operands",
+                            instr.attr_locs.get("dimensions", instr.loc))
         region = self.computation_attr(instr, "to_apply")
         if n == 2:
             return self._arg_reduce(instr, region, inputs, inits, dims)
@@ -624,12 +656,128 @@ class HloImporter:
         natural = batch + [ts[d] if d in rest else 1 for d in offset_src]
         out = b.reshape(out, natural)
         rank = len(natural)
+        if len(offset_dims) != len(offset_src) or sorted(set(offset_dims)) != sorted(offset_dims) \
+                or any(not 0 <= d < rank for d in offset_dims):
+            raise UserError(f"offset_dims={{{','.join(map(str, offset_dims))}}} of '{instr.name}' must be "
+                            f"{len(offset_src)} distinct dims of its rank-{rank} result",
+                            instr.attr_locs.get("offset_dims", instr.loc))
         perm = [0] * rank  # result dim offset_dims[k] is offset k; the others are batch dims
         for k, d in enumerate(offset_dims):
             perm[d] = len(batch) + k
         for k, d in enumerate(d for d in range(rank) if d not in offset_dims):
             perm[d] = k
         return b.transpose(out, perm)
+
+    # -- scatter, sort, while ---------------------------------------------------
+
+    def op_scatter(self, instr, ops):
+        """XLA scatter of point updates: each index vector names one element of the
+        scattered dims and the update covers the other dims whole (ONNX ScatterND, JAX's
+        `x.at[i].set/add/mul/max/min`). The update computation (`to_apply`) must return
+        its second parameter (assignment) or add/multiply/maximum/minimum its two."""
+        if len(ops) != 3:
+            raise self.unsupported(instr, f"variadic scatter of {(len(ops) - 1) // 2} operands")
+        x, ids, upd = ops
+        b = self.b
+        xs, ish, us = shape_of(x.type), list(shape_of(ids.type)), list(shape_of(upd.type))
+        window_dims = self.ints(instr, "update_window_dims", [])
+        inserted = self.ints(instr, "inserted_window_dims", [])
+        dims = self.ints(instr, "scatter_dims_to_operand_dims")
+        ivd = self.ints(instr, "index_vector_dim", [len(ish)])[0]
+        if self.ints(instr, "input_batching_dims", []) or self.ints(instr, "scatter_indices_batching_dims", []):
+            raise self.unsupported(instr, "scatter with batching dims")
+        kind = self._scatter_kind(instr)
+        if not 0 <= ivd <= len(ish):
+            raise UserError(f"index_vector_dim={ivd} of '{instr.name}' is out of range for rank-{len(ish)} "
+                            "indices", instr.attr_locs.get("index_vector_dim", instr.loc))
+        if ivd == len(ish):  # scalar indices: index vectors of one entry
+            ids = b.reshape(ids, ish + [1])
+        elif ivd != len(ish) - 1:
+            ids = b.transpose(ids, [d for d in range(len(ish)) if d != ivd] + [ivd])
+        batch = list(shape_of(ids.type)[:-1])
+        # the window: every operand dim not inserted, in order; the scattered ones that are
+        # not inserted must have window size 1 (a point) and the others must be whole
+        window_src = [d for d in range(len(xs)) if d not in inserted]
+        if (not set(inserted) <= set(dims) or len(window_dims) != len(window_src)
+                or sorted(set(window_dims)) != window_dims or any(not 0 <= d < len(us) for d in window_dims)
+                or len(us) != len(batch) + len(window_dims)):
+            raise UserError(f"'{instr.name}': update_window_dims, inserted_window_dims and "
+                            "scatter_dims_to_operand_dims do not fit the operand, indices and updates", instr.loc)
+        sizes = [us[w] for w in window_dims]
+        for d, n in zip(window_src, sizes):
+            if (d in dims and n != 1) or (d not in dims and n != xs[d]):
+                raise self.unsupported(instr, "scatter of partial windows (updates other than points along "
+                                              "the scattered dims and whole extents along the others)")
+        scatter_pos = [d for d in range(len(us)) if d not in window_dims]
+        upd = b.transpose(upd, scatter_pos + window_dims)
+        upd = b.reshape(upd, [us[d] for d in scatter_pos] + [n for d, n in zip(window_src, sizes) if d not in dims])
+        return b.scatter(kind, x, ids, upd, dims)
+
+    def _scatter_kind(self, instr) -> str:
+        region = self.computation_attr(instr, "to_apply")
+        root = region.root
+        params = {i.name: self._param_number(i) for i in region.instrs if i.opcode == "parameter"}
+        if root.opcode == "parameter" and params.get(root.name) == 1:
+            return "none"
+        args = sorted(params.get(o.name, -1) for o in root.operands if isinstance(o, Operand))
+        kinds = {"add": "add", "multiply": "mul", "maximum": "max", "minimum": "min"}
+        if root.opcode not in kinds or args != [0, 1]:
+            raise self.unsupported(instr, f"scatter whose to_apply computation '{region.name}' is not an "
+                                          "assignment or a single add/multiply/maximum/minimum of its parameters")
+        return kinds[root.opcode]
+
+    def op_sort(self, instr, ops):
+        """A stable sort along one dim by one key operand: the comparator must be a single
+        `compare(parameter(2k), parameter(2k+1))` with direction LT (ascending) or GT
+        (descending), as jax.lax.sort and jnp.sort/argsort emit; every operand is
+        permuted by operand k's order. Float keys: NaN sorts last ascending, and
+        -0.0 ties with 0.0 (XLA's TOTALORDER puts -0.0 first)."""
+        dims = self.ints(instr, "dimensions")
+        region = self.computation_attr(instr, "to_apply")
+        root = region.root
+        params = {i.name: self._param_number(i) for i in region.instrs if i.opcode == "parameter"}
+        args = [params.get(o.name, -1) for o in root.operands if isinstance(o, Operand)]
+        direction = str(root.attrs.get("direction", ""))
+        if (root.opcode != "compare" or direction not in ("LT", "GT") or len(args) != 2
+                or args[0] % 2 or args[1] != args[0] + 1 or not 0 <= args[0] // 2 < len(ops)):
+            raise self.unsupported(instr, f"sort whose comparator '{region.name}' is not a single LT or GT "
+                                          "compare of one operand's two parameters")
+        if len(dims) != 1:
+            raise UserError(f"sort '{instr.name}' needs one dimension, got {len(dims)}",
+                            instr.attr_locs.get("dimensions", instr.loc))
+        keys = ops[args[0] // 2]
+        rank = len(shape_of(keys.type))
+        if not 0 <= dims[0] < rank or any(shape_of(v.type) != shape_of(keys.type) for v in ops):
+            raise UserError(f"sort '{instr.name}' needs operands of one shape and a dimension within their rank",
+                            instr.loc)
+        order = "ascending" if direction == "LT" else "descending"
+        out = [self.b.sort(order, keys, v, dims[0]) for v in ops]
+        return out[0] if len(out) == 1 else out
+
+    def op_while(self, instr, ops):
+        """A loop whose trip count is known at import time (a counter in the loop tuple
+        compared against a constant, as jax's fori_loop and scan emit), unrolled: the
+        condition is evaluated on constants before every iteration; at most
+        MAX_WHILE_TRIPS iterations."""
+        cond = self.computation_attr(instr, "condition")
+        body = self.computation_attr(instr, "body")
+        state = ops[0]
+        for _ in range(MAX_WHILE_TRIPS + 1):
+            go = self._inline_computation(instr, cond, [state])
+            value = self.b.fold(go) if isinstance(go, SSAValue) else None
+            if value is None or value.size != 1:
+                raise self.unsupported(instr, "while whose condition is not computed from constants (its trip "
+                                              "count must be static)")
+            if not bool(value.reshape(-1)[0]):
+                return state
+            state = self._inline_computation(instr, body, [state])
+        raise self.unsupported(instr, f"while of more than {MAX_WHILE_TRIPS} iterations (it is unrolled)")
+
+    def _inline_computation(self, instr, comp, ops):
+        try:
+            return self.run_computation(comp, ops)
+        finally:
+            self.b.loc = instr.loc
 
 
 _REDUCE_EW = {"sum": "add", "max": "max", "min": "min", "prod": "mul"}

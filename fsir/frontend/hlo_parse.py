@@ -103,8 +103,10 @@ class _ToRecords(lark.Transformer):
             dims.append(int(d))
         layout = None
         if rest.startswith("{"):
-            body = rest[1:-1].split(":", 1)[0]
-            layout = tuple(int(x) for x in body.split(",") if x.strip())
+            body = [x.strip() for x in rest[1:-1].split(":", 1)[0].split(",") if x.strip()]
+            if not all(x.isdigit() for x in body):
+                raise UserError(f"malformed layout in {text}: expected dimension numbers", loc)
+            layout = tuple(int(x) for x in body)
         return ArrayShape(elem, tuple(dims), layout, loc)
 
     def tuple_shape(self, children):

@@ -12,7 +12,8 @@ to constants at import time through the graph ops' own references; they leave no
 
 ONNX has no source positions, so errors name the node and its op_type; their location
 is `model.onnx:N:1`, N being the node's 1-based index in the graph. Graph inputs are
-located at line 0: `model.onnx:0:K` is the K-th graph input.
+located at line 0: `model.onnx:0:K` is the K-th graph input; `model.onnx:0:0` is the
+model as a whole (a file that is not a valid ONNX protobuf).
 """
 
 from __future__ import annotations
@@ -90,9 +91,22 @@ class ConstantInputsNeeded(UserError):
 
 def elem_type(onnx_type: int, what: str) -> Attribute:
     if onnx_type not in _ELEM:
-        name = onnx.TensorProto.DataType.Name(onnx.TensorProto.DataType.ValueType(onnx_type))
+        valid = onnx_type in onnx.TensorProto.DataType.values()
+        name = onnx.TensorProto.DataType.Name(onnx.TensorProto.DataType.ValueType(onnx_type)) if valid else \
+            f"{onnx_type} (not an ONNX data type)"
         raise UserError(f"{what} has element type {name}, which fsir does not support")
     return _ELEM[onnx_type]
+
+
+def tensor_array(t: onnx.TensorProto, what: str) -> np.ndarray:
+    """The values of a TensorProto (an initializer, a constant), refused when its element
+    type is not one fsir supports or its data does not fill its dims."""
+    elem_type(t.data_type, what)
+    try:
+        return numpy_helper.to_array(t)
+    except (ValueError, TypeError) as err:
+        dims = "x".join(str(d) for d in t.dims) or "scalar"
+        raise UserError(f"{what}: its data does not match its dims {dims} and element type ({err})") from None
 
 
 class OnnxImporter:
@@ -108,6 +122,7 @@ class OnnxImporter:
         self.node: onnx.NodeProto | None = None
         self.sym = SymbolicShapes()  # sizes of `?` dims as far as import time knows them
         self.shape_placeholders: list[tuple[SSAValue, Location | None]] = []  # Shape of `?` dims
+        self._checker: Any = None  # onnx.checker's context, made on first use
 
     # -- values ------------------------------------------------------------------
 
@@ -116,8 +131,8 @@ class OnnxImporter:
             return self.env[name]
         if name in self.inits:  # weights become constants on first use
             t = self.inits.pop(name)
-            array = numpy_helper.to_array(t)
-            v = self.b.constant(array, elem_type(t.data_type, f"initializer '{name}'"))
+            what = f"initializer '{name}'"
+            v = self.b.constant(tensor_array(t, what), elem_type(t.data_type, what))
             self.env[name] = v
             return v
         raise self.error(f"input '{name}' is not produced by any earlier node, input or initializer")
@@ -240,6 +255,7 @@ class OnnxImporter:
             raise self.error(f"{self.describe()} of domain '{node.domain}' is not supported")
         attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
         if node.op_type in CONVERTERS:
+            self.check_schema(node)
             self._bind(node, CONVERTERS[node.op_type](self, node, attrs))
             return
         handler = getattr(self, "op_" + node.op_type, None)
@@ -253,7 +269,22 @@ class OnnxImporter:
             handler = self.reduction
         if handler is None:
             raise self.error(f"{self.describe()}: ONNX op_type '{node.op_type}' is not supported")
+        self.check_schema(node)
         self._bind(node, handler(node, attrs))
+
+    def check_schema(self, node: onnx.NodeProto) -> None:
+        """The node as its op's ONNX schema (at the model's opset) allows: input and output
+        counts, attribute types; converters may then rely on them."""
+        if self._checker is None:
+            self._checker = onnx.checker.C.CheckerContext()
+            self._checker.ir_version = self.model.ir_version or onnx.IR_VERSION
+            self._checker.opset_imports = {o.domain: o.version for o in self.model.opset_import} or {"": self.opset}
+        try:
+            onnx.checker.check_node(node, self._checker)
+        except onnx.checker.ValidationError as err:
+            if "is deprecated in domain_version" in str(err):  # old ops a converter may still read
+                return
+            raise self.error(f"{self.describe()} does not match its ONNX schema: {str(err).splitlines()[0]}") from None
 
     def _bind(self, node: onnx.NodeProto, outs: Sequence[SSAValue]) -> None:
         for name, v in zip(node.output, outs):
@@ -655,7 +686,11 @@ class OnnxImporter:
         src = shape_of(x.type)
         if graph.DYN in src or any(is_symbolic(d) for d in target):
             return [self.dynamic_reshape(x, target, attrs)]
-        out = [src[i] if d == 0 and not attrs.get("allowzero", 0) else d for i, d in enumerate(target)]
+        copies = [i for i, d in enumerate(target) if d == 0 and not attrs.get("allowzero", 0)]
+        if copies and copies[-1] >= len(src):
+            raise self.error(f"{self.describe()}: the target shape copies dim {copies[-1]} (a 0 there) of a "
+                             f"rank-{len(src)} input")
+        out = [src[i] if i in copies else d for i, d in enumerate(target)]
         if out.count(-1) == 1:
             known = math.prod(d for d in out if d != -1)
             out[out.index(-1)] = math.prod(src) // known if known else 0
@@ -704,7 +739,10 @@ class OnnxImporter:
         x = self.value(node.input[0])
         axes = self._axes(node, attrs, 13) or []
         out_rank = self.rank(x) + len(axes)
-        axes = {self.axis(a, out_rank) for a in axes}
+        normalized = {self.axis(a, out_rank) for a in axes}
+        if len(normalized) != len(axes):
+            raise self.error(f"{self.describe()}: its {len(axes)} axes repeat an axis")
+        axes = normalized
         src = iter(shape_of(x.type))
         return [self.b.reshape(x, [1 if i in axes else next(src) for i in range(out_rank)])]
 
@@ -797,7 +835,7 @@ class OnnxImporter:
         x, ids = self.inputs(node)
         s, ish = shape_of(x.type), shape_of(ids.type)
         bd = attrs.get("batch_dims", 0)
-        k = ish[-1]
+        k = ish[-1] if ish else 0
         if k == 0:
             raise self.error(f"{self.describe()}: empty index tuples (indices of shape {list(ish)}) are not supported")
         if bd < 0 or bd + k > len(s) or bd >= len(ish) or tuple(s[:bd]) != tuple(ish[:bd]):
@@ -850,7 +888,7 @@ class OnnxImporter:
     def op_Constant(self, node, attrs):
         if "value" in attrs:
             t = attrs["value"]
-            return [self.const(numpy_helper.to_array(t), elem_type(t.data_type, self.describe()))]
+            return [self.const(tensor_array(t, self.describe()), elem_type(t.data_type, self.describe()))]
         for key, dtype in (("value_float", np.float32), ("value_floats", np.float32),
                            ("value_int", np.int64), ("value_ints", np.int64)):
             if key in attrs:
@@ -861,7 +899,7 @@ class OnnxImporter:
     def op_ConstantOfShape(self, node, attrs):
         shape = self.ints(node.input[0], "the shape")
         t = attrs.get("value")
-        fill = numpy_helper.to_array(t).reshape(-1)[0] if t is not None else np.float32(0)
+        fill = tensor_array(t, self.describe()).reshape(-1)[0] if t is not None else np.float32(0)
         elem = elem_type(t.data_type, self.describe()) if t is not None else graph.f32
         return [self.const(np.full(shape, fill), elem)]
 
@@ -899,7 +937,7 @@ def import_onnx(source: bytes | str, filename: str = "<stdin>",
     except UserError:
         raise
     except Exception as err:  # protobuf's DecodeError, missing external files, ...
-        raise UserError(f"cannot read ONNX model '{filename}': {err}") from None
+        raise UserError(f"cannot read ONNX model '{filename}': {err}", Location(filename, 0, 0)) from None
     module = OnnxImporter(model, filename, bind).run()
     verify(module)
     return module

@@ -31,6 +31,7 @@ from fsir.lowering.scalar import (
     IndexBuilder,
     ScalarBuilder,
     compute_type,
+    is_float_type,
 )
 from fsir.lowering.shapes import ShapeCalc
 
@@ -184,6 +185,74 @@ class ElementEmitter:
         row = ib.min(ib.max(row, 0), ib.sub(rows, 1))  # ids are clamped, as XLA does
         return self.at(op.table, op.table_index(row, idx))
 
+    def _scatter(self, op: graph.ScatterOp, idx: list[Index]) -> SSAValue:
+        """The operand's element, then every update in order whose point is this
+        element's (a loop over all updates: O(updates) per element, exact and
+        deterministic, no atomics)."""
+        ib, sb = self.ib, self.sb
+        point = op.point(idx)
+        window = op.window_index(idx)
+        batch = list(self.shapes.dims(op.indices))[:-1]
+        elem = elem_type(op.result)
+        kind = op.kind.data
+
+        def body(b: SSAValue, carry: list[SSAValue]) -> list[SSAValue]:
+            bidx = ib.delinearize(b, batch)
+            hit: bool | SSAValue = True
+            for j, p in enumerate(point):
+                hit = self.and_(hit, ib.eq(sb.to_index(self.at(op.indices, [*bidx, j])), p))
+            update = self.at(op.updates, [*bidx, *window])
+            new = update if kind == "none" else sb.round_to(
+                sb.combine({"add": "sum", "mul": "prod"}.get(kind, kind), carry[0], update), elem)
+            return [new if isinstance(hit, bool) else sb.select(hit, new, carry[0])]
+
+        start = self.at(op.input, idx)
+        return self.for_loop(0, ib.prod(batch), 1, [start], body)[0]
+
+    def _sort(self, op: graph.SortOp, idx: list[Index]) -> SSAValue:
+        """The value whose key has exactly idx[dim] keys before it in the order (a
+        stable rank: key_i before key_j when it is smaller, NaN after numbers, or equal
+        with i < j): O(n) ranks of O(n) comparisons per element."""
+        ib, sb = self.ib, self.sb
+        d = op.dim.value.data
+        n = graph.shape_of(op.keys.type)[d]
+        if n == graph.DYN:  # the verifier takes static sort dims only
+            n = graph.shape_of(op.values.type)[d]
+        descending = op.direction.data == "descending"
+
+        def at_dim(v: SSAValue, i: Index) -> SSAValue:
+            return self.at(v, [*idx[:d], i, *idx[d + 1:]])
+
+        def before(a: SSAValue, b: SSAValue) -> SSAValue:
+            """a strictly precedes b in the key order."""
+            less = sb.compare("gt" if descending else "lt", a, b)
+            if not is_float_type(a.type):
+                return less
+            a_nan, b_nan = sb.compare("ne", a, a), sb.compare("ne", b, b)
+            # ascending: a number precedes NaN; descending: NaN precedes a number
+            first, second = (b_nan, a_nan) if not descending else (a_nan, b_nan)
+            return sb.arith("or", less, sb.arith("and", first, sb.not_(second)))
+
+        def rank_of(j: SSAValue) -> SSAValue:
+            kj = at_dim(op.keys, j)
+
+            def count(i: SSAValue, carry: list[SSAValue]) -> list[SSAValue]:
+                ki = at_dim(op.keys, i)
+                tie = sb.arith("and", sb.not_(before(ki, kj)), sb.not_(before(kj, ki)))
+                earlier = self.ib.lt(i, j)
+                assert not isinstance(earlier, bool)
+                first = sb.arith("or", before(ki, kj), sb.arith("and", tie, earlier))
+                return [ib.ssa(ib.select(first, ib.add(carry[0], 1), carry[0]))]
+
+            return self.for_loop(0, n, 1, [ib.const(0)], count)[0]
+
+        def pick(j: SSAValue, carry: list[SSAValue]) -> list[SSAValue]:
+            hit = ib.eq(rank_of(j), idx[d])
+            assert not isinstance(hit, bool)
+            return [sb.select(hit, at_dim(op.values, j), carry[0])]
+
+        return self.for_loop(0, n, 1, [self.at(op.values, idx)], pick)[0]
+
 
     def _pad(self, op: graph.PadOp, idx: list[Index]) -> SSAValue:
         """The operand's element at the pad's index rule; in constant mode the value
@@ -280,6 +349,9 @@ ELEMENT_RULES: dict[type[graph.GraphOp], ElementRule] = {
     # padding selects its value operand outside the operand; a window loops over its elements
     graph.PadOp: ElementEmitter._pad,
     graph.ReduceWindowOp: ElementEmitter._reduce_window,
+    # data-dependent loops: every update (scatter), every rank (sort)
+    graph.ScatterOp: ElementEmitter._scatter,
+    graph.SortOp: ElementEmitter._sort,
 }
 
 

@@ -9,6 +9,8 @@ and round per op.
 
 from __future__ import annotations
 
+import math
+import os
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
@@ -33,10 +35,33 @@ def find_function(module: ModuleOp, entry: str | None = None) -> func.FuncOp:
             if f.sym_name.data == entry:
                 return f
         names = ", ".join(f"@{f.sym_name.data}" for f in funcs) or "none"
-        raise UserError(f"no function @{entry} in the module (functions: {names})")
+        raise UserError(f"no function @{entry} in the module (functions: {names})", location_of(module))
     if not funcs:
-        raise UserError("the module has no function to run")
+        raise UserError("the module has no function to run", location_of(module))
     return funcs[0]
+
+
+def host_memory_bytes() -> int:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def check_memory(f: func.FuncOp) -> None:
+    """Refuse, before anything is allocated, a function with a tensor (argument or op
+    result, static shape) larger than this machine's memory: allocating it would fail or
+    drive the machine into swapping."""
+    limit = host_memory_bytes()
+    # an argument is located at its function, or (imported functions have no location) at its first use
+    values = [(a, location_of(f) or (location_of(next(iter(a.uses)).operation) if a.uses else None))
+              for a in f.body.block.args]
+    values += [(r, location_of(op)) for op in f.walk() for r in op.results]
+    for v, loc in values:
+        t = v.type
+        if not isinstance(t, TensorType) or DYN in t.get_shape():
+            continue
+        size = math.prod(t.get_shape()) * numpy_dtype(t.element_type).itemsize
+        if size > limit:
+            what = f"'{v.owner.name}' result" if isinstance(v.owner, Operation) else "argument"
+            raise UserError(f"{what} {t} needs {size} bytes, more than this machine's memory ({limit} bytes)", loc)
 
 
 def arg_names(f: func.FuncOp) -> list[str]:

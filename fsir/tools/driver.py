@@ -14,7 +14,7 @@ import traceback
 from collections.abc import Callable
 from typing import ClassVar
 
-from fsir.errors import UserError
+from fsir.errors import Location, UserError
 from fsir.ir import format_error
 
 EXIT_USER_ERROR = 1
@@ -47,12 +47,23 @@ def read_source(path: str | None, binary: bool = False) -> tuple[str, str | byte
             raise UserError(f"cannot open '{path}': no such file") from None
         except IsADirectoryError:
             raise UserError(f"cannot read '{path}': it is a directory") from None
-        except (OSError, UnicodeDecodeError) as err:
+        except UnicodeDecodeError as err:
+            raise _decode_error(path, err) from None
+        except OSError as err:
             raise UserError(f"cannot read '{path}': {err}") from None
         name = path
     if isinstance(text, str):
         Sources.remember(name, text)
     return name, text
+
+
+def _decode_error(path: str, err: UnicodeDecodeError) -> UserError:
+    """A text input that is not UTF-8, located at the first bad byte."""
+    before = err.object[: err.start]
+    line = before.count(b"\n") + 1
+    col = len(before) - (before.rfind(b"\n") + 1) + 1
+    return UserError(f"invalid UTF-8 (byte 0x{err.object[err.start]:02x}): {err.reason}",
+                     Location(path, line, col))
 
 
 def report(err: UserError, tool: str) -> None:

@@ -27,6 +27,7 @@ from fsir.pipeline import PipelineOptions, read_model
 from fsir.runtime.inputs import describe, load_inputs, random_inputs
 from fsir.runtime.reference import (
     check_inputs,
+    check_memory,
     find_function,
     run_function,
     run_function_float64,
@@ -84,6 +85,7 @@ def main_impl(argv=None) -> int:
     args = build_arg_parser().parse_args(argv)
     module = read_model(args.file, args.frontend)
     f = find_function(module, args.entry)
+    check_memory(f)
     if args.inputs:
         inputs = load_inputs(f, args.inputs)
     else:

@@ -593,3 +593,67 @@ func.func @f(%x: tensor<4xf32>, %y: tensor<4xf32>) {
   %r = "graph.compare"(%x, %y) <{direction = "gte"}> : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
   func.return
 }
+
+// -----
+
+func.func @f(%x: tensor<8x4xf32>, %i: tensor<3x2xi32>, %u: tensor<3x4xf32>) {
+  // expected-error @+1 {{the last dim of the indices (2) must be the number of scattered dims (1)}}
+  %r = graph.scatter add %x, %i, %u dims [0] : (tensor<8x4xf32>, tensor<3x2xi32>, tensor<3x4xf32>) -> tensor<8x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<8x4xf32>, %i: tensor<3x1xi32>, %u: tensor<3x5xf32>) {
+  // expected-error @+1 {{updates shape 3x5 does not match indices and operand: expected 3x4}}
+  %r = graph.scatter none %x, %i, %u dims [0] : (tensor<8x4xf32>, tensor<3x1xi32>, tensor<3x5xf32>) -> tensor<8x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<8x4xf32>, %i: tensor<3x1xf32>, %u: tensor<3x4xf32>) {
+  // expected-error @+1 {{indices must be integers, got f32}}
+  %r = graph.scatter max %x, %i, %u dims [0] : (tensor<8x4xf32>, tensor<3x1xf32>, tensor<3x4xf32>) -> tensor<8x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<8x4xf32>, %i: tensor<3x1xi32>, %u: tensor<3x8xf32>) {
+  // expected-error @+1 {{scatter dimension 2 is out of range for rank 2}}
+  %r = graph.scatter min %x, %i, %u dims [2] : (tensor<8x4xf32>, tensor<3x1xi32>, tensor<3x8xf32>) -> tensor<8x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%k: tensor<2x65xf32>) {
+  // expected-error @+1 {{sorts only static dims of at most 64 elements, dim 1 has 65}}
+  %r = graph.sort ascending %k, %k dim 1 : tensor<2x65xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%k: tensor<2x?xf32>) {
+  // expected-error @+1 {{sorts only static dims of at most 64 elements, dim 1 has ?}}
+  %r = graph.sort ascending %k, %k dim 1 : tensor<2x?xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%k: tensor<2x8xf32>, %v: tensor<2x7xf32>) {
+  // expected-error @+1 {{keys and values shapes differ: 2x8 and 2x7}}
+  %r = graph.sort ascending %k, %v dim 1 : (tensor<2x8xf32>, tensor<2x7xf32>) -> tensor<2x7xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%k: tensor<2x8xf32>) {
+  // expected-error @+1 {{Expected one of 'ascending', 'descending'}}
+  %r = graph.sort upward %k, %k dim 1 : tensor<2x8xf32>
+  func.return
+}

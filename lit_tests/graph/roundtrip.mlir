@@ -367,6 +367,31 @@ func.func @rank_zero(%s: tensor<f32>, %x: tensor<3xf32>) -> (tensor<f32>, tensor
   func.return %t, %m, %rs : tensor<f32>, tensor<3xf32>, tensor<1x1xf32>
 }
 
+// Scatter (point updates of whole windows, one kind per reduction) and sort (keys, values).
+// CHECK-LABEL: func.func @scatter_sort(
+// CHECK-SAME: %[[X:.*]]: tensor<8x4xf32>, %[[I:.*]]: tensor<3x1xi32>, %[[U:.*]]: tensor<3x4xf32>, %[[J:.*]]: tensor<?x2xi64>, %[[V:.*]]: tensor<?xf32>, %[[K:.*]]: tensor<4x16xf16>, %[[W:.*]]: tensor<4x16xi32>
+// CHECK-NEXT: %{{.*}} = graph.scatter add %[[X]], %[[I]], %[[U]] dims [0] : (tensor<8x4xf32>, tensor<3x1xi32>, tensor<3x4xf32>) -> tensor<8x4xf32>
+// CHECK-NEXT: %{{.*}} = graph.scatter none %[[X]], %[[J]], %[[V]] dims [1, 0] : (tensor<8x4xf32>, tensor<?x2xi64>, tensor<?xf32>) -> tensor<8x4xf32>
+// CHECK-NEXT: %{{.*}} = graph.scatter mul %[[X]], %[[I]], %[[U]] dims [0] : (tensor<8x4xf32>, tensor<3x1xi32>, tensor<3x4xf32>) -> tensor<8x4xf32>
+// CHECK-NEXT: %{{.*}} = graph.scatter max %[[X]], %[[I]], %[[U]] dims [0] : (tensor<8x4xf32>, tensor<3x1xi32>, tensor<3x4xf32>) -> tensor<8x4xf32>
+// CHECK-NEXT: %{{.*}} = graph.scatter min %[[X]], %[[I]], %[[U]] dims [0] : (tensor<8x4xf32>, tensor<3x1xi32>, tensor<3x4xf32>) -> tensor<8x4xf32>
+// CHECK-NEXT: %{{.*}} = graph.sort ascending %[[K]], %[[W]] dim 1 : (tensor<4x16xf16>, tensor<4x16xi32>) -> tensor<4x16xi32>
+// CHECK-NEXT: %{{.*}} = graph.sort descending %[[K]], %[[K]] dim 0 : tensor<4x16xf16>
+func.func @scatter_sort(%x: tensor<8x4xf32>, %i: tensor<3x1xi32>, %u: tensor<3x4xf32>, %j: tensor<?x2xi64>,
+                        %v: tensor<?xf32>, %k: tensor<4x16xf16>, %w: tensor<4x16xi32>)
+    -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<4x16xi32>,
+        tensor<4x16xf16>) {
+  %a = graph.scatter add %x, %i, %u dims [0] : (tensor<8x4xf32>, tensor<3x1xi32>, tensor<3x4xf32>) -> tensor<8x4xf32>
+  %n = graph.scatter none %x, %j, %v dims [1, 0] : (tensor<8x4xf32>, tensor<?x2xi64>, tensor<?xf32>) -> tensor<8x4xf32>
+  %m = graph.scatter mul %x, %i, %u dims [0] : (tensor<8x4xf32>, tensor<3x1xi32>, tensor<3x4xf32>) -> tensor<8x4xf32>
+  %hi = graph.scatter max %x, %i, %u dims [0] : (tensor<8x4xf32>, tensor<3x1xi32>, tensor<3x4xf32>) -> tensor<8x4xf32>
+  %lo = graph.scatter min %x, %i, %u dims [0] : (tensor<8x4xf32>, tensor<3x1xi32>, tensor<3x4xf32>) -> tensor<8x4xf32>
+  %s = graph.sort ascending %k, %w dim 1 : (tensor<4x16xf16>, tensor<4x16xi32>) -> tensor<4x16xi32>
+  %t = graph.sort descending %k, %k dim 0 : tensor<4x16xf16>
+  func.return %a, %n, %m, %hi, %lo, %s, %t : tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>,
+                                             tensor<8x4xf32>, tensor<4x16xi32>, tensor<4x16xf16>
+}
+
 // Discardable attributes print between the properties and the types.
 // CHECK-LABEL: func.func @attributes
 func.func @attributes(%x: tensor<4x8xf32>) -> tensor<4xf32> {
