@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{case.name.removeprefix('test_'):<16}...", end="\r", file=sys.stderr, flush=True)
         r = run_model(case, args.fusion)
 
-        def cell(key, fmt, width):
+        def cell(key, fmt, width, r=r):
             v = r.get(key)
             return f"{'-':>{width}}" if v is None else f"{v:>{width}{fmt}}"
 
