@@ -26,7 +26,7 @@ import os
 import re
 import time
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -58,8 +58,8 @@ class Case:
     rtol: float
     atol: float
     _model: onnx.ModelProto | None = None
-    _data: list[tuple[list[np.ndarray], list[np.ndarray]]] | None = None
-    _loader: object = None
+    _data: list[tuple[list, list]] | None = None
+    _loader: Callable[[], tuple[onnx.ModelProto, list[tuple[list, list]]]] | None = None
 
     @property
     def op_type(self) -> str:
@@ -70,9 +70,11 @@ class Case:
             return self.kind
         return _op_of_name(self.name) or (self.op_types[0] if self.op_types else "?")
 
-    def load(self) -> tuple[onnx.ModelProto, list[tuple[list[np.ndarray], list[np.ndarray]]]]:
+    def load(self) -> tuple[onnx.ModelProto, list[tuple[list, list]]]:
+        """The model and its (inputs, expected outputs) sets; arrays, or lists for
+        sequence values."""
         if self._model is None or self._data is None:
-            assert callable(self._loader)
+            assert self._loader is not None
             self._model, self._data = self._loader()
         return self._model, self._data
 
@@ -117,11 +119,11 @@ def node_cases() -> list[Case]:
         assert model is not None and tc.data_sets is not None
         data = [([_array(a) for a in ins], [_array(a) for a in outs]) for ins, outs in tc.data_sets]
         ops = tuple(dict.fromkeys(n.op_type for n in model.graph.node))
-        cases.append(Case(tc.name, "node", ops, tc.rtol, tc.atol, model, data))  # type: ignore[arg-type]
+        cases.append(Case(tc.name, "node", ops, tc.rtol, tc.atol, model, data))
     return sorted(cases, key=lambda c: c.name)
 
 
-def _array(value) -> np.ndarray:
+def _array(value) -> np.ndarray | list:
     """A test value as numpy (some cases hold TensorProtos, e.g. for bfloat16)."""
     if isinstance(value, onnx.TensorProto):
         return numpy_helper.to_array(value)
