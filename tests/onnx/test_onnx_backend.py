@@ -11,14 +11,13 @@ Two views of the same suite:
 
 from __future__ import annotations
 
-import re
 import warnings
 
-import onnx.backend.test
 import pytest
 
 from fsir.onnx import backend as fsir_backend
 from fsir.onnx.conformance import Outcome, node_cases, run_case, sample
+from fsir.testing.onnx_backend import backend_test_cases
 
 RUNS = ("relu", "add", "sub", "mul", "div", "exp", "log", "sqrt", "tanh", "sigmoid", "softmax_axis_0",
         "layer_normalization_2d_axis0", "matmul_2d", "gemm_default_no_bias", "transpose_default", "concat_1d_axis_0",
@@ -28,14 +27,7 @@ RUNS += ("maxpool_2d_pads", "maxpool_2d_ceil", "maxpool_with_argmax_2d_precomput
          "averagepool_2d_precomputed_same_upper", "globalaveragepool", "globalmaxpool", "lppool_2d_strides", "lrn",
          "depthtospace_crd_mode_example", "spacetodepth_example")
 
-backend_test = onnx.backend.test.BackendTest(fsir_backend, __name__)
-backend_test.include("^test_(" + "|".join(RUNS) + ")_cpu$")
-_classes = backend_test.test_cases  # (a property: each read builds new classes)
-for _cls in _classes.values():  # only the included cases, not thousands of skipped ones
-    for _name in [n for n in vars(_cls) if n.startswith("test_")]:
-        if not re.match("^test_(" + "|".join(RUNS) + ")_cpu$", _name):
-            delattr(_cls, _name)
-globals().update(_classes)
+globals().update(backend_test_cases(__name__, "^test_(" + "|".join(RUNS) + ")_cpu$"))
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # ONNX's case generators warn about their own overflows

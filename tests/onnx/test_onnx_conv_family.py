@@ -5,14 +5,10 @@ they must pass exactly as ONNX checks them. (Every case of the family is in
 
 from __future__ import annotations
 
-import onnx.backend.test
-
-from fsir.onnx import backend as fsir_backend
+from fsir.testing.onnx_backend import backend_test_cases
 
 RUNS = ("basic_conv_with_padding", "conv_with_strides_and_asymmetric_padding", "conv_with_autopad_same",
         "convtranspose_group_2", "convtranspose_output_shape", "convtranspose_1d", "convtranspose_dilations",
         "batchnorm_example")
 
-backend_test = onnx.backend.test.BackendTest(fsir_backend, __name__)
-backend_test.include("^test_(" + "|".join(RUNS) + ")_cpu$")
-globals().update(backend_test.test_cases)
+globals().update(backend_test_cases(__name__, "^test_(" + "|".join(RUNS) + ")_cpu$"))

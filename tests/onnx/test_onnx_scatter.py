@@ -4,11 +4,7 @@ passes, duplicates and reductions included."""
 
 from __future__ import annotations
 
-import onnx.backend.test
+from fsir.testing.onnx_backend import backend_test_cases
 
-from fsir.onnx import backend as fsir_backend
-
-backend_test = onnx.backend.test.BackendTest(fsir_backend, __name__)
-backend_test.include(r"^test_(scatternd|scatter_elements|scatter_with_axis|scatter_without_axis)\w*_cpu$")
-globals().update(backend_test.test_cases)
+globals().update(backend_test_cases(__name__, r"^test_(scatternd|scatter_elements|scatter_with_axis|scatter_without_axis)\w*_cpu$"))
 
