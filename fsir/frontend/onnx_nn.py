@@ -184,7 +184,7 @@ def batch_normalization(imp: OnnxImporter, node, attrs):
     elem = b.elem(x)
     folded = [b.fold(v) for v in (scale, shift, mean, var)]
     if all(f is not None for f in folded):
-        s, c, m, v = (np.asarray(f, np.float64) for f in folded)  # type: ignore[arg-type]
+        s, c, m, v = (np.asarray(f, np.float64) for f in folded if f is not None)
         factor = s / np.sqrt(v + eps)
         mul, add = b.constant(factor, elem), b.constant(c - m * factor, elem)
     else:

@@ -158,7 +158,7 @@ def test_depth_to_space_and_back():
 
 
 @pytest.mark.parametrize("m,message", [
-    (model("MaxPool", (1, 1, 4, 4)), "kernel_shape must give 2 sizes"),
+    (model("MaxPool", (1, 1, 4, 4)), "Required attribute 'kernel_shape' is missing"),
     (model("AveragePool", (1, 1, 4, 4), kernel_shape=[5, 5]), "the window (5 positions) is larger than the padded"),
     (model("Pad", (1, 1, 4, 4), inits={"pads": np.zeros(8, np.int64)}, extra_inputs=["pads"], mode="mirror"),
      "unknown mode 'mirror'"),

@@ -419,7 +419,10 @@ def test_nvcc_tensor_core_ptx_assembles():
 
     if not find_ptxas():
         pytest.skip("ptxas not available")
-    r = assemble(ptx("tensor_core"), "sm_80")
+    # nvcc 13 stamps PTX ISA 9.0, which the CUDA 12 ptxas of the test wheel cannot read;
+    # the kernels use nothing newer than ISA 7.8 (mma, ldmatrix, cp.async are sm_80 / 7.0+)
+    text = ptx("tensor_core").replace(".version 9.0", ".version 7.8", 1)
+    r = assemble(text, "sm_80")
     assert r.ok, r.errors
 
 
