@@ -582,12 +582,9 @@ def _resize_inputs(imp: OnnxImporter, node: onnx.NodeProto, attrs: dict, upsampl
     """(scales, sizes, roi) of a Resize or Upsample node, from its inputs (constants)
     or, before opset 9, its attributes."""
     def floats(i: int, what: str) -> list[float] | None:
-        v = imp.optional_input(node, i)
-        if v is None:
+        if imp.optional_input(node, i) is None:
             return None
-        value = imp.b.fold(v)
-        if value is None:
-            raise imp.error(f"{imp.describe()}: {what} must be a constant (computed from constants only)")
+        value = imp.constant_value(node.input[i], what)  # from graph inputs: the backend binds them
         flat = [float(f) for f in np.asarray(value).reshape(-1)]
         return flat or None
 
