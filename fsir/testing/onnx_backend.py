@@ -15,9 +15,9 @@ import onnx.backend.test
 
 
 def backend_test_cases(module: str, pattern: str) -> dict[str, type]:
-    from fsir.onnx import backend as fsir_backend
+    from fsir.onnx.backend import FsirBackend
 
-    backend_test = onnx.backend.test.BackendTest(fsir_backend, module)
+    backend_test = onnx.backend.test.BackendTest(FsirBackend, module)
     backend_test.include(pattern)
     classes = backend_test.test_cases  # a property: each read builds new classes
     for cls in classes.values():
