@@ -16,7 +16,8 @@ NVIDIA GPU through cuda-python and returns `CudaTiming` (event-measured kernel t
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -40,6 +41,22 @@ class DeviceBuffer:
 
     def __repr__(self) -> str:
         return f"DeviceBuffer({self.device.name}, shape={self.shape}, dtype={self.dtype})"
+
+
+@dataclass(frozen=True)
+class LaunchRequest:
+    """One kernel launch of a pipeline (`Device.launch_pipeline`): the launch's arguments as
+    `Device.launch` takes them, plus the stream it is issued on and that stream's priority
+    (lower number = higher priority, as CUDA's `cuStreamCreateWithPriority`)."""
+
+    module: object
+    kernel: str
+    grid: tuple
+    block: tuple
+    args: list = field(hash=False)
+    shared_bytes: int = 0
+    stream: int = 0
+    priority: int = 0
 
 
 class Device(ABC):
@@ -70,6 +87,13 @@ class Device(ABC):
     @abstractmethod
     def launch(self, module, kernel: str, grid, block, args, shared_bytes: int = 0) -> LaunchStats | CudaTiming:
         """Launch `kernel` of a loaded module; returns the launch's stats or timing."""
+
+    def launch_pipeline(self, requests: Sequence[LaunchRequest]) -> list:
+        """Launch kernels that may run concurrently and synchronise with each other through
+        global memory (a tile-synchronised pipeline); returns each launch's stats or timing.
+        This default runs them one after another in order, which is correct whenever a
+        kernel waits only on kernels launched before it."""
+        return [self.launch(r.module, r.kernel, r.grid, r.block, r.args, r.shared_bytes) for r in requests]
 
     def synchronize(self) -> None:
         """Wait for all launched work (a no-op on the simulator, whose launches are synchronous)."""
