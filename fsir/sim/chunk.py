@@ -94,7 +94,9 @@ class _Template:
 class Chunk:
     """One chunk of whole blocks: registers and per-lane state as arrays over its lanes."""
 
-    def __init__(self, L: LaunchState, b0: int, nblk: int):
+    def __init__(self, L: LaunchState, b0: int, nblk: int, tpl: _Template | None = None):
+        """`tpl`: the lane layout and buffers to use (by default the launch's template for `nblk`
+        blocks, whose buffers successive chunks reuse; chunks alive at the same time need their own)."""
         K = L.K
         self.L = L
         self.K = K
@@ -108,9 +110,10 @@ class Chunk:
         self.gm = L.gm
         self.stats = L.stats
         self.sconst = L.sconst
-        tpl = L.templates.get(nblk)
         if tpl is None:
-            tpl = L.templates[nblk] = _Template(L, nblk)
+            tpl = L.templates.get(nblk)
+            if tpl is None:
+                tpl = L.templates[nblk] = _Template(L, nblk)
         self.tpl = tpl
         bx, by, _ = L.block
         gx, gy, _ = L.grid
@@ -168,6 +171,12 @@ class Chunk:
             self.shadow_dirty = False
             self.read_log: list = []
         self.cp_async = None  # asynccopy.AsyncCopies once a cp.async executes
+        # inter-block synchronisation (concurrent.py): the block's recorder, the global write
+        # sequence number at the current spin iteration's first read, the warp-instructions
+        # executed before the current wait (set by the engine)
+        self.sync = None
+        self.read_seq: int | None = None
+        self.progress = 0
         self.local_size = K.local_size
         self.local = tpl.buffer("local", n * K.local_size, np.uint8, 0)
         self._local_views: dict = {}
@@ -235,6 +244,31 @@ class Chunk:
         t = orig % T
         bx, by, _ = self.L.block
         return f"thread ({t % bx},{(t // bx) % by},{t // (bx * by)})"
+
+    # --- synchronisation through global memory (concurrent.py) -------------------------
+    def note_sync_read(self, a, idx, head: bool) -> None:
+        """A spin loop read global addresses `a` (generic or global: both are fake device
+        addresses); `head`: the loop's first read, one wait per executing thread."""
+        if head:
+            self.stats.waits += a.size
+        if self.read_seq is None:
+            self.read_seq = self.gm.wseq
+        if self.sync is not None:
+            self.sync.read(self, np.asarray(a, np.int64) - GLOBAL_BASE, head)
+
+    def note_post(self, a, idx) -> None:
+        """A release atomic, reduction or store wrote global addresses `a`."""
+        self.stats.posts += a.size
+        if self.sync is not None:
+            self.sync.post(np.asarray(a, np.int64) - GLOBAL_BASE)
+
+    def may_park(self) -> bool:
+        """At a spin loop's back edge: may the lanes taking it park until another block writes
+        what they read? Only inside a concurrent launch, and only when no global write happened
+        since the iteration's first read (else the write could have been missed)."""
+        ok = self.sync is not None and self.read_seq == self.gm.wseq
+        self.read_seq = None
+        return ok
 
     # --- memory ---------------------------------------------------------------------
     def _lanes(self, idx):
@@ -407,6 +441,7 @@ class Chunk:
             off, bi = self._global_off(a, width, idx, "store")
             self._global_stats(off, idx, width, "store")
             self.gm.mark_written(bi, off)
+            self.gm.wrote(off, width)
             self._scatter(self.gm.view(dt), off, esz, nv, v)
         elif space == "shared":
             lin = self._shared_lin(a, idx, width, "store")
@@ -440,6 +475,7 @@ class Chunk:
             off, bi = self._global_off(a, esz, idx, "atomic")
             self._global_stats(off, idx, esz, "atomic")
             self.gm.mark_written(bi, off)
+            self.gm.wrote(off, esz)
             return atomic_rmw(self.gm.view(dt), off >> _LOG2[esz], op, b, c, is_float)
         lin = self._shared_lin(a, idx, esz, "atomic")
         if self.cp_async is not None:

@@ -143,6 +143,11 @@ class Decoder:
 
     def __init__(self, K):
         self.K = K
+        # The role of the instruction being decoded in inter-block synchronisation, set by the
+        # kernel layout's spin-loop analysis (loader.py): "wait" (a load or atomic read inside a
+        # spin loop), "head" (the first of those in its loop: one execution = one wait), "post"
+        # (a release/acq_rel atomic, reduction or store outside spin loops), or None.
+        self.sync_role: str | None = None
 
     # --- operand readers ----------------------------------------------------------
     def rd(self, op, t: str):
@@ -1433,6 +1438,20 @@ def op_ld(D, ins, parts, ops):
     addr = _Addr(D, m, space)
     line = ins.line
     D.K.note_access(space, esz)
+    role = D.sync_role
+    if role in ("wait", "head") and space in ("global", "generic"):
+        head = role == "head"
+
+        def fn(ch, idx):
+            a = addr(ch, idx)
+            vals = ch.mem_load(space, a, idx, dt, nv, line)
+            ch.note_sync_read(a, idx, head)
+            if nv == 1:
+                ws[0](ch, idx, vals)
+            else:
+                for i, w in enumerate(ws):
+                    w(ch, idx, np.ascontiguousarray(vals[:, i]))
+        return fn
 
     def fn(ch, idx):
         a = addr(ch, idx)
@@ -1469,6 +1488,7 @@ def op_st(D, ins, parts, ops):
     addr = _Addr(D, m, space)
     line = ins.line
     D.K.note_access(space, dt.itemsize)
+    post = D.sync_role == "post" and space in ("global", "generic")
 
     def fn(ch, idx):
         a = addr(ch, idx)
@@ -1481,6 +1501,8 @@ def op_st(D, ins, parts, ops):
             for i, r in enumerate(rs):
                 v[:, i] = r(ch, idx)
         ch.mem_store(space, a, idx, dt, nv, v, line)
+        if post:
+            ch.note_post(a, idx)
     return fn
 
 
@@ -1517,6 +1539,10 @@ def op_atom(D, ins, parts, ops, is_red=False):
     if is_float and op not in ("add", "min", "max", "exch"):
         raise DecodeError(f"unsupported instruction '{ins.opcode}'")
     D.K.note_access(space, dt.itemsize)
+    role = D.sync_role if space != "shared" else None
+    post = role == "post"
+    wait = role in ("wait", "head")
+    head = role == "head"
 
     def fn(ch, idx):
         a = addr(ch, idx)
@@ -1525,6 +1551,10 @@ def op_atom(D, ins, parts, ops, is_red=False):
         old = ch.mem_atomic(space, a, idx, dt, op, b, c, is_float, line)
         if w is not None:
             w(ch, idx, old)
+        if post:
+            ch.note_post(a, idx)
+        elif wait:
+            ch.note_sync_read(a, idx, head)
     return fn
 
 

@@ -54,9 +54,9 @@ def run_ptx(ptx: str, kernel: str, grid: tuple, block: tuple, args: list, shared
     return launch(mod, kernel, grid, block, args, shared_bytes, check_races=check_races)
 
 
-def launch(mod: SimModule, kernel: str, grid, block, args, shared_bytes: int = 0, *, check_races: bool = True,
-           global_store: dict | None = None) -> LaunchStats:
-    """Run a launch of an already loaded module (see run_ptx)."""
+def check_launch(mod: SimModule, kernel: str, grid, block, args, shared_bytes: int = 0):
+    """Check a launch's configuration and arguments; returns (kernel layout, grid, block,
+    shared bytes, args) normalised. SimulatorError names what a GPU would refuse."""
     K = mod.kernel(kernel)
     grid = launch_dims(grid, "grid")
     block = launch_dims(block, "block")
@@ -86,29 +86,79 @@ def launch(mod: SimModule, kernel: str, grid, block, args, shared_bytes: int = 0
         raise SimulatorError(
             f"kernel '{K.name}' needs {total_smem} bytes of shared memory per block; the limit is {MAX_SHARED_BYTES}"
         )
-    # global memory: module variables first (fixed addresses), then the array arguments
-    entries = []
-    gstore = global_store if global_store is not None else mod.global_data
-    for v, _ in mod.global_vars:
-        entries.append((v.nbytes, f"global variable '{v.name}'", None))
-    arr_args = {}  # argument index -> array; the same array object passed twice is one buffer
-    buf_of: dict[object, int] = {}  # (data pointer, nbytes) of contiguous arrays, else id()
-    arg_buf: dict[int, int] = {}
-    for i, a in enumerate(args):
-        if isinstance(a, np.ndarray) and a.ndim > 0:
-            # arrays over the same memory (the same array, or reshaped views of it) are one buffer
-            key = (a.__array_interface__["data"][0], a.nbytes) if a.flags.c_contiguous else id(a)
-            if key in buf_of:
-                arg_buf[i] = buf_of[key]
+    return K, grid, block, shared_bytes, args
+
+
+class GlobalLayout:
+    """The global memory of one or more launches that share it: the modules' `.global`
+    variables first (fixed addresses), then the array arguments, one buffer per distinct
+    array (the same array, or reshaped views of it, passed twice or to two launches is one
+    buffer). `build` copies everything in; `write_back` copies what kernels stored back."""
+
+    def __init__(self):
+        self.entries: list = []
+        self.modules: list = []  # (module, its variable store, index of its first variable)
+        self.arrays: dict[int, tuple[np.ndarray, str, int]] = {}  # buffer -> (array, kernel, arg index)
+        self._buf_of: dict[object, int] = {}  # (data pointer, nbytes) of contiguous arrays, else id()
+
+    def add_module(self, mod: SimModule, gstore: dict) -> None:
+        if any(m is mod for m, _, _ in self.modules):
+            return
+        self.modules.append((mod, gstore, len(self.entries)))
+        for v, _ in mod.global_vars:
+            self.entries.append((v.nbytes, f"global variable '{v.name}'", None))
+
+    def add_args(self, K, args: list) -> dict[int, int]:
+        """Buffers of a launch's array arguments: {argument index: buffer index}."""
+        arg_buf: dict[int, int] = {}
+        for i, a in enumerate(args):
+            if isinstance(a, np.ndarray) and a.ndim > 0:
+                key = (a.__array_interface__["data"][0], a.nbytes) if a.flags.c_contiguous else id(a)
+                if key in self._buf_of:
+                    arg_buf[i] = self._buf_of[key]
+                    continue
+                self._buf_of[key] = arg_buf[i] = len(self.entries)
+                self.arrays[arg_buf[i]] = (a, K.name, i)
+                self.entries.append((a.nbytes, f"argument {i} ({K.params[i].name}, {a.dtype}{list(a.shape)})", a))
+        return arg_buf
+
+    def build(self) -> GlobalMemory:
+        gm = GlobalMemory(self.entries)
+        for mod, gstore, base in self.modules:
+            for j, (v, _) in enumerate(mod.global_vars):
+                gm.bytes_of(base + j)[:] = gstore[v.name]
+        for bi, (a, _, _) in self.arrays.items():
+            gm.bytes_of(bi)[:] = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
+        return gm
+
+    def write_back(self, gm: GlobalMemory) -> None:
+        for mod, gstore, base in self.modules:
+            for j, (v, _) in enumerate(mod.global_vars):
+                gstore[v.name] = gm.bytes_of(base + j).copy()
+        for bi, (a, kname, i) in self.arrays.items():
+            if not gm.buffers[bi].written:
                 continue
-            buf_of[key] = arg_buf[i] = len(entries)
-            arr_args[i] = a
-            entries.append((a.nbytes, f"argument {i} ({K.params[i].name}, {a.dtype}{list(a.shape)})", a))
-    gm = GlobalMemory(entries)
-    for j, (v, _) in enumerate(mod.global_vars):
-        gm.bytes_of(j)[:] = gstore[v.name]
-    for i, a in arr_args.items():
-        gm.bytes_of(arg_buf[i])[:] = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
+            data = gm.bytes_of(bi).view(a.dtype).reshape(a.shape)
+            if not a.flags.writeable:
+                raise SimulatorError(f"kernel '{kname}' wrote to argument {i}, a read-only numpy array")
+            a[...] = data
+
+
+def launch(mod: SimModule, kernel: str, grid, block, args, shared_bytes: int = 0, *, check_races: bool = True,
+           global_store: dict | None = None) -> LaunchStats:
+    """Run a launch of an already loaded module (see run_ptx). A kernel with spin loops
+    (loader.sync_roles) runs its blocks concurrently (concurrent.py), so a block may wait for
+    another block of the same launch."""
+    K, grid, block, shared_bytes, args = check_launch(mod, kernel, grid, block, args, shared_bytes)
+    if K.spin_loops:
+        from fsir.sim.concurrent import Launch, run_concurrent
+
+        return run_concurrent([Launch(mod, kernel, grid, block, args, shared_bytes)],
+                              check_races=check_races).stats[0]
+    layout = GlobalLayout()
+    layout.add_module(mod, global_store if global_store is not None else mod.global_data)
+    arg_buf = layout.add_args(K, args)
+    gm = layout.build()
     addrs = {i: gm.address(bi) for i, bi in arg_buf.items()}
     params = pack_params(K.name, K.params, K.param_offsets, K.param_size, args, addrs)
     L = LaunchState(K, grid, block, shared_bytes, gm, params, check_races)
@@ -122,16 +172,6 @@ def launch(mod: SimModule, kernel: str, grid, block, args, shared_bytes: int = 0
         for b0 in range(0, L.nblocks, per):
             ch = Chunk(L, b0, min(per, L.nblocks - b0))
             run_chunk(ch)
-    # write back
-    for j, (v, _) in enumerate(mod.global_vars):
-        gstore[v.name] = gm.bytes_of(j).copy()
-    for i, a in arr_args.items():  # one array per buffer (the first argument that used it)
-        b = gm.buffers[arg_buf[i]]
-        if not b.written:
-            continue
-        data = gm.bytes_of(arg_buf[i]).view(a.dtype).reshape(a.shape)
-        if not a.flags.writeable:
-            raise SimulatorError(f"kernel '{K.name}' wrote to argument {i}, a read-only numpy array")
-        a[...] = data
+    layout.write_back(gm)
     L.stats.global_unique_bytes = gm.unique_bytes()
     return L.stats

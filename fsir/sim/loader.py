@@ -143,13 +143,21 @@ class KernelLayout:
         # falling off the end of the body (or branching to a label there) returns
         instrs.append(Instr("ret", [], None, instrs[-1].line if instrs else line, 1))
         self.labels = labels
+        roles, spin_edges = sync_roles(instrs, labels)
+        self.spin_loops = len(spin_edges)  # spin loops park their warps (concurrent.py)
         D = Decoder(self)
         code = []
-        for ins in instrs:
+        for i, ins in enumerate(instrs):
+            D.sync_role = roles.get(i)
             try:
-                code.append(self._decode_one(D, ins, labels))
+                kind, fn, tgt, ln = self._decode_one(D, ins, labels)
             except DecodeError as e:
                 raise SimulatorError(f"kernel '{self.name}', PTX line {ins.line}:{ins.col}: {e}") from None
+            if i in spin_edges:
+                kind = 4  # the back edge of a spin loop (engine.py parks the lanes that take it)
+            elif roles.get(i) == "head":
+                kind = 5  # a wait's first read: the engine notes the block's progress first
+            code.append((kind, fn, tgt, ln))
         self.code = code
         self.instrs = instrs
         g = self.min_shared_access
@@ -183,6 +191,68 @@ class KernelLayout:
             raise DecodeError("unexpected call")
         fn = D.decode(ins)
         return (0, _guarded(fn, guard), 0, ins.line)
+
+
+_SYNC_LOAD = {"acquire", "relaxed", "volatile"}
+_LOOP_WRITES = {"st", "red", "bar", "barrier", "cp", "stmatrix", "call", "wmma"}
+
+
+def _space_of(parts) -> str:
+    return next((p for p in ("global", "shared", "local", "param", "const") if p in parts), "generic")
+
+
+def _reads_only_atom(ins: Instr) -> bool:
+    """An atomic that leaves memory as it is when it fails or adds nothing: `cas` (a lock
+    acquired when it succeeds, which leaves the loop) or add/or/xor of 0 (an atomic load)."""
+    parts = ins.opcode.split(".")
+    if "cas" in parts:
+        return True
+    last = ins.operands[-1] if ins.operands else None
+    return any(p in parts for p in ("add", "or", "xor")) and isinstance(last, Imm) and last.value == 0
+
+
+def sync_roles(instrs: list[Instr], labels: dict[str, int]) -> tuple[dict[int, str], set[int]]:
+    """Find the spin loops of a kernel: a backward branch whose body reads global memory with
+    an acquire, relaxed or volatile load (or an atomic that only reads) and writes no memory
+    and passes no barrier, so an iteration depends on nothing but memory other blocks write.
+    Returns the synchronisation role of instructions by index ("head": a loop's first such
+    read, "wait": its other reads, "post": a release/acq_rel atomic, reduction or store
+    outside spin loops) and the indices of the spin loops' back edges."""
+    roles: dict[int, str] = {}
+    edges: set[int] = set()
+    for i, ins in enumerate(instrs):
+        if not ins.opcode.startswith("bra") or not ins.operands or not isinstance(ins.operands[0], Reg):
+            continue
+        t = labels.get(ins.operands[0].name)
+        if t is None or t > i:
+            continue
+        reads = []
+        pure = True
+        for j in range(t, i):
+            parts = instrs[j].opcode.split(".")
+            base = parts[0]
+            if base == "atom":
+                if _space_of(parts) == "shared" or not _reads_only_atom(instrs[j]):
+                    pure = False
+                    break
+                reads.append(j)
+            elif base == "ld" and _SYNC_LOAD & set(parts) and _space_of(parts) in ("global", "generic"):
+                reads.append(j)
+            elif base in _LOOP_WRITES:
+                pure = False
+                break
+        if pure and reads:
+            edges.add(i)
+            for j in reads:
+                roles.setdefault(j, "wait")
+            if roles[reads[0]] == "wait":
+                roles[reads[0]] = "head"
+    for i, ins in enumerate(instrs):
+        parts = ins.opcode.split(".")
+        if (i not in roles and parts[0] in ("atom", "red", "st") and ("release" in parts or "acq_rel" in parts)
+                and _space_of(parts) in ("global", "generic")):
+            roles[i] = "post"
+    return roles, edges
 
 
 def _guarded(fn, guard):

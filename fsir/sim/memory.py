@@ -54,6 +54,14 @@ class GlobalMemory:
         self._starts_np = np.array(self.starts, np.int64)
         self._ends_np = np.array(self.ends, np.int64)
         self._views: dict = {}
+        self.wseq = 0  # global writes so far (a spin loop parks only if none since its read)
+        self.on_write = None  # fn(offsets, width) while warps are parked on global words
+
+    def wrote(self, off: np.ndarray, width: int) -> None:
+        """Global bytes at arena offsets `off` were written (a store or an atomic)."""
+        self.wseq += 1
+        if self.on_write is not None:
+            self.on_write(off, width)
 
     def address(self, i: int) -> int:
         return GLOBAL_BASE + self.buffers[i].start

@@ -43,6 +43,13 @@ class LaunchStats:
     tensor_instructions: int = 0
     fma_instructions: int = 0  # the floating-point fma/mad among them (two FLOPs each)
     tf32_tensor_flops: int = 0  # the part of tensor_flops with tf32 inputs (the rest is f16/bf16)
+    # Inter-block synchronisation through global memory (fsir/sim/concurrent.py): thread
+    # executions of the first acquire/volatile/relaxed load of a spin loop that are not
+    # re-iterations (waits), spin-loop back edges taken (spins), and release/acq_rel
+    # reductions, atomics and stores outside spin loops (posts).
+    waits: int = 0
+    spins: int = 0
+    posts: int = 0
 
     def __add__(self, other: LaunchStats) -> LaunchStats:
         if not isinstance(other, LaunchStats):
