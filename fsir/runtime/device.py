@@ -117,13 +117,30 @@ def _check_copy(buf: DeviceBuffer, host: np.ndarray) -> np.ndarray:
 
 
 class SimDevice(Device):
-    """fsir's PTX simulator as a device. `stats` accumulates LaunchStats over all launches."""
+    """fsir's PTX simulator as a device. `stats` accumulates LaunchStats over all launches.
+
+    `launch_pipeline` runs its launches concurrently (fsir/sim/concurrent.py) on the SM slots of
+    `gpu` in the block dispatch order `dispatch` (fifo, reverse, consumer-first, random:SEED)
+    and models their timeline (fsir/sim/timeline.py, appended to `timelines`). With
+    `model_launches`, single launches also run block by block and are modeled (slower: what
+    `fs-run --timeline` needs); otherwise they run as before, chunk by chunk. `launch_log` has
+    one (kernel, LaunchStats, modeled µs or None) per launch."""
 
     name = "sim"
 
-    def __init__(self, check_races: bool = True):
+    def __init__(self, check_races: bool = True, dispatch: str = "fifo", gpu: str = "A100",
+                 model_launches: bool = False):
+        from fsir.gpuspec import gpu_spec
+        from fsir.sim.concurrent import parse_dispatch
+
+        parse_dispatch(dispatch)  # a bad name is an error now, not at the first pipeline
         self.check_races = check_races
+        self.dispatch = dispatch
+        self.spec = gpu_spec(gpu)
+        self.model_launches = model_launches
         self.stats = LaunchStats()
+        self.timelines: list = []
+        self.launch_log: list = []
 
     def load(self, ptx: str) -> SimModule:
         return load_module(ptx)
@@ -147,12 +164,39 @@ class SimDevice(Device):
         buf.handle = None
 
     def launch(self, module, kernel: str, grid, block, args, shared_bytes: int = 0) -> LaunchStats:
+        if self.model_launches:
+            return self.launch_pipeline([LaunchRequest(module, kernel, grid, block, list(args), shared_bytes)])[0]
         if isinstance(module, str):
             module = self.load(module)
         args = [_unwrap_sim(a) for a in args]
         st = _sim_launch(module, kernel, grid, block, args, shared_bytes, check_races=self.check_races)
         self.stats = self.stats + st
+        self.launch_log.append((kernel, st, None))
         return st
+
+    def launch_pipeline(self, requests: Sequence[LaunchRequest]) -> list:
+        """Run the launches together (fsir/sim/concurrent.py): a block may wait for blocks of
+        other launches; a deadlock is a DeadlockError naming the waiting blocks."""
+        from fsir.sim.concurrent import Launch, run_concurrent
+        from fsir.sim.timeline import model_timeline
+
+        launches = [Launch(_sim_module(self, r.module), r.kernel, r.grid, r.block,
+                           [_unwrap_sim(a) for a in r.args], r.shared_bytes, r.stream, r.priority) for r in requests]
+        run = run_concurrent(launches, spec=self.spec, dispatch=self.dispatch, check_races=self.check_races)
+        tl = model_timeline(run)
+        self.timelines.append(tl)
+        for ln, st, us in zip(launches, run.stats, tl.launch_us):
+            self.stats = self.stats + st
+            self.launch_log.append((ln.kernel, st, us))
+        return run.stats
+
+
+def _sim_module(dev: SimDevice, module) -> SimModule:
+    if isinstance(module, str):
+        return dev.load(module)
+    if not isinstance(module, SimModule):
+        raise UserError(f"launch of a module of another device ({type(module).__name__}) on the simulator")
+    return module
 
 
 def _unwrap_sim(a):

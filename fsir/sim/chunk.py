@@ -12,6 +12,7 @@ of the threads of the synced warps).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -174,7 +175,7 @@ class Chunk:
         # inter-block synchronisation (concurrent.py): the block's recorder, the global write
         # sequence number at the current spin iteration's first read, the warp-instructions
         # executed before the current wait (set by the engine)
-        self.sync = None
+        self.sync: Any = None  # concurrent._BlockSync
         self.read_seq: int | None = None
         self.progress = 0
         self.local_size = K.local_size

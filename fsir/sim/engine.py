@@ -14,8 +14,8 @@
     a thread count and named barriers behave like a full-block `bar.sync`.
 
 Decoded code is a list of (kind, fn, target, PTX line): kind 0 runs `fn(chunk, lanes)`, 1 is a
-branch (fn: its guard or None), 2 `ret`/`exit` (fn: its guard or None), 3 a barrier, 4 a spin loop's back edge (a branch), 5 a wait's first read (kind 0 that notes the
-block's progress first).
+branch (fn: its guard or None), 2 `ret`/`exit` (fn: its guard or None), 3 a barrier, 4 a spin
+loop's back edge (a branch), 5 a wait's first read (kind 0 that notes the block's progress first).
 """
 
 from __future__ import annotations
@@ -150,6 +150,8 @@ class ChunkRunner:
                                     self.park_seq = ch.gm.wseq
                                 if k == nl:
                                     taken, fall = idx, None
+                                elif p is None:  # pragma: no cover - an unguarded branch is taken by all
+                                    raise AssertionError
                                 elif idx is None:
                                     taken, fall = np.flatnonzero(p), np.flatnonzero(~p)
                                 else:

@@ -14,6 +14,7 @@ Address map (64-bit generic address space, all fake):
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,7 +56,7 @@ class GlobalMemory:
         self._ends_np = np.array(self.ends, np.int64)
         self._views: dict = {}
         self.wseq = 0  # global writes so far (a spin loop parks only if none since its read)
-        self.on_write = None  # fn(offsets, width) while warps are parked on global words
+        self.on_write: Callable[[np.ndarray, int], None] | None = None  # while warps are parked on global words
 
     def wrote(self, off: np.ndarray, width: int) -> None:
         """Global bytes at arena offsets `off` were written (a store or an atomic)."""

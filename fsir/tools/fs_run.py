@@ -78,6 +78,14 @@ def build_arg_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--stats-json", help="write launch statistics (summed over launches) to this JSON file")
     p.add_argument("--dump-ptx", help="write the PTX module to this file")
+    # the concurrent simulator and its timeline model (fsir/sim/concurrent.py, timeline.py)
+    p.add_argument("--sim-dispatch", default="fifo",
+                   help="block dispatch order of concurrent launches on the simulator: fifo (by stream priority, "
+                        "then launch order: the default, as on a GPU), reverse, consumer-first, random:SEED")
+    p.add_argument("--sim-gpu", default="A100", help="GPU whose SM slots the simulator and its timeline model use "
+                                                     "(default A100)")
+    p.add_argument("--timeline", help="draw the timeline model of every launch (SM slots x modeled time) into this "
+                                      "PNG; also adds modeled_us to --stats-json (a model, not a measurement)")
     return p
 
 
@@ -96,8 +104,8 @@ def main_impl(argv=None) -> int:
     stats: dict | None = None
     t0 = time.perf_counter()
     if device_name == "reference":
-        if args.dump_ptx or args.stats_json:
-            raise UserError("--dump-ptx and --stats-json need a compiled run (--device sim or cuda)")
+        if args.dump_ptx or args.stats_json or args.timeline:
+            raise UserError("--dump-ptx, --stats-json and --timeline need a compiled run (--device sim or cuda)")
         outputs = run_function(f, inputs)
     else:
         outputs, stats, device_name = run_compiled(module, f.sym_name.data, inputs, args)
@@ -126,6 +134,7 @@ def run_compiled(module, entry: str, inputs, args):
     from fsir.runtime.executor import execute
 
     device = select_device(args.device)
+    configure_sim(device, args)
     options = PipelineOptions(fusion=args.fusion, subroots=args.subroots, arch=args.arch, precision=args.precision)
     lowered = lower(module, options)
     ptx = emit_ptx(lowered, options)
@@ -134,7 +143,50 @@ def run_compiled(module, entry: str, inputs, args):
             fh.write(ptx)
     outputs, stats = execute(lowered, inputs, device, entry=entry, ptx=ptx)
     record = {"device": device.name, **stats_dict(stats), "kernels": count_kernels(lowered)}
+    record.update(sim_record(device, args))
     return outputs, record, device.name
+
+
+def configure_sim(device, args) -> None:
+    """Apply --sim-dispatch, --sim-gpu and --timeline to the simulator device."""
+    from fsir.gpuspec import gpu_spec
+    from fsir.runtime.device import SimDevice
+    from fsir.sim.concurrent import parse_dispatch
+
+    if not isinstance(device, SimDevice):
+        if args.timeline or args.sim_dispatch != "fifo":
+            raise UserError("--timeline and --sim-dispatch need the simulator (--device sim)")
+        return
+    parse_dispatch(args.sim_dispatch)
+    device.dispatch = args.sim_dispatch
+    device.spec = gpu_spec(args.sim_gpu)
+    device.model_launches = bool(args.timeline)
+
+
+def sim_record(device, args) -> dict:
+    """--stats-json keys of the simulator: each launch's counters and, for launches the
+    timeline model saw, the modeled µs (summed over pipelines run one after another)."""
+    from fsir.runtime.device import SimDevice
+
+    if not isinstance(device, SimDevice):
+        return {}
+    per_launch = []
+    for kernel, st, us in device.launch_log:
+        item = {"kernel": kernel, "waits": int(st.waits), "posts": int(st.posts), "spins": int(st.spins),
+                "instructions": int(st.instructions)}
+        if us is not None:
+            item["modeled_us"] = round(us, 4)
+        per_launch.append(item)
+    out: dict = {"per_launch": per_launch}
+    if device.timelines:
+        out["modeled_us"] = round(sum(tl.modeled_us for tl in device.timelines), 4)
+        out["model"] = f"timeline model on {device.spec.name} (fsir/sim/timeline.py; a model, not a measurement)"
+        out["waves"] = [w for tl in device.timelines for w in tl.waves]
+    if args.timeline:
+        from fsir.sim.timeline import draw_timeline
+
+        draw_timeline(device.timelines, args.timeline)
+    return out
 
 
 def count_kernels(lowered) -> int:
@@ -145,7 +197,7 @@ def count_kernels(lowered) -> int:
 
 def stats_dict(stats) -> dict:
     keys = ("kernels", "launches", "global_load_bytes", "global_store_bytes", "global_unique_bytes",
-            "global_sectors", "instructions")
+            "global_sectors", "instructions", "waits", "posts", "spins")
     return {k: int(getattr(stats, k, 0) if not isinstance(stats, dict) else stats.get(k, 0)) for k in keys}
 
 
