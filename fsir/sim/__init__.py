@@ -18,6 +18,8 @@ The pieces, in the order a launch uses them:
   chunk.py              lane state of a chunk of blocks: registers, memory accesses, race checks
   engine.py             lane groups, divergence, reconvergence, barriers
   launcher.py           launch checks, chunking, copy-in/copy-out: run_ptx, launch
+  concurrent.py         launches run together: SM slots, dispatch orders, parked spin loops, deadlocks
+  timeline.py           the timeline model: blocks on SM slots over modeled time (a model), its PNG
   stats.py              LaunchStats, the profiler-style counters
 
 Counters (LaunchStats) are what a profiler reports: dynamic thread instructions, warp instructions,
@@ -40,6 +42,9 @@ Semantics worth knowing
   * `mma.sync`, `ldmatrix` and `stmatrix` run per warp with the PTX ISA's fragment layouts; a warp that does not
     execute them with all 32 lanes is an error. mma forms exact products and rounds c + sum(a*b)
     once (hardware truncates while accumulating: see docs/simulator.md for the tolerance).
+  * Blocks are sequentially consistent: fences and acquire/release qualifiers order nothing
+    further; a spin loop on global memory parks its warps until another block writes what
+    they read (docs/simulator.md, "Concurrent launches").
   * `cp.async` copies complete at the `cp.async.wait_group`/`wait_all` that covers their group; a
     shared access to a destination still in flight is reported as a race.
 
