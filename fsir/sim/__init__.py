@@ -55,6 +55,7 @@ carry chains (`add.cc`, `addc`), `brx.idx`, `.b128`, packed-pair (f16x2/bf16x2) 
 conversions, `match`, `elect`, clusters/TMA (`cp.async.bulk`, `mbarrier`), `f16`/`bf16` atomics.
 """
 
+from fsir.sim.concurrent import DeadlockError, Launch, run_concurrent
 from fsir.sim.launcher import CHUNK_LANES, launch, launch_dims, run_ptx
 from fsir.sim.loader import SimModule, load_module
 from fsir.sim.params import pack_params, param_layout
@@ -63,6 +64,8 @@ from fsir.sim.stats import LaunchStats
 
 __all__ = [
     "CHUNK_LANES",
+    "DeadlockError",
+    "Launch",
     "LaunchStats",
     "SimModule",
     "launch",
@@ -71,5 +74,6 @@ __all__ = [
     "pack_params",
     "param_layout",
     "parse_ptx",
+    "run_concurrent",
     "run_ptx",
 ]

@@ -50,6 +50,12 @@ def block_seconds(st: LaunchStats, spec: GpuSpec, share: int) -> float:
     return share * max(times) + spec.cpi["global"] / clk
 
 
+def sharing(spec: GpuSpec, occupancy: int, blocks: int) -> int:
+    """Blocks of a launch that share an SM: its occupancy, or fewer when its grid does not
+    fill every SM that many times (the blocks spread over the SMs)."""
+    return max(1, min(occupancy, math.ceil(blocks / spec.sms)))
+
+
 @dataclass
 class BlockSpan:
     """A block in model time: its SM slot, start, end and the intervals it waited."""
@@ -94,7 +100,8 @@ def model_timeline(run: ConcurrentRun) -> Timeline:
     n = len(launches)
     recs = {(r.launch, r.block): r for r in run.blocks}
     nblocks = [sum(1 for r in run.blocks if r.launch == li) for li in range(n)]
-    work = {k: block_seconds(r.stats, spec, run.blocks_per_sm[r.launch]) for k, r in recs.items()}
+    share = [sharing(spec, run.blocks_per_sm[li], nblocks[li]) for li in range(n)]
+    work = {k: block_seconds(r.stats, spec, share[r.launch]) for k, r in recs.items()}
     lat = spec.cpi["global"] / spec.clock_hz  # a satisfied wait's acquire load
     kind, seed = parse_dispatch(run.dispatch)
     order = dispatch_order(kind, seed, launches, nblocks)

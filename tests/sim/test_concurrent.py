@@ -19,7 +19,7 @@ from fsir.sim import load_module, run_ptx
 from fsir.sim.concurrent import DeadlockError, Launch, blocks_per_sm, dispatch_order, parse_dispatch, run_concurrent
 from fsir.sim.loader import sync_roles
 from fsir.sim.parser import parse_ptx
-from fsir.sim.timeline import block_seconds, draw_timeline, model_timeline
+from fsir.sim.timeline import block_seconds, draw_timeline, model_timeline, sharing
 
 PTX = (Path(__file__).parent / "ptx" / "tile_pipeline.ptx").read_text()
 ORDERS = ("fifo", "reverse", "consumer-first", "random:0", "random:1", "random:2", "random:3", "random:4")
@@ -260,6 +260,9 @@ def test_model_waves_and_partial_last_wave():
         assert tl.total == pytest.approx(spec.launch_cost + waves * t_block)
         assert tl.launch_us[0] == pytest.approx(tl.modeled_us)
         assert {(s.sm, s.slot) for s in tl.spans} <= {(0, 0), (0, 1), (1, 0), (1, 1)}
+    # a grid smaller than a wave spreads over the SMs: fewer blocks share each SM
+    a100 = gpu_spec("A100")
+    assert [sharing(a100, 8, b) for b in (1, 108, 109, 500, 5000)] == [1, 1, 2, 5, 8]
 
 
 def test_model_delays_waiting_blocks_until_their_posters_end():
