@@ -217,7 +217,8 @@ def sync_roles(instrs: list[Instr], labels: dict[str, int]) -> tuple[dict[int, s
     and passes no barrier, so an iteration depends on nothing but memory other blocks write.
     Returns the synchronisation role of instructions by index ("head": a loop's first such
     read, "wait": its other reads, "post": a release/acq_rel atomic, reduction or store
-    outside spin loops) and the indices of the spin loops' back edges."""
+    outside spin loops, or a relaxed one right after a fence) and the indices of the spin
+    loops' back edges."""
     roles: dict[int, str] = {}
     edges: set[int] = set()
     for i, ins in enumerate(instrs):
@@ -247,12 +248,28 @@ def sync_roles(instrs: list[Instr], labels: dict[str, int]) -> tuple[dict[int, s
                 roles.setdefault(j, "wait")
             if roles[reads[0]] == "wait":
                 roles[reads[0]] = "head"
+    starts = set(labels.values())
     for i, ins in enumerate(instrs):
         parts = ins.opcode.split(".")
-        if (i not in roles and parts[0] in ("atom", "red", "st") and ("release" in parts or "acq_rel" in parts)
-                and _space_of(parts) in ("global", "generic")):
+        if (i not in roles and parts[0] in ("atom", "red", "st") and _space_of(parts) in ("global", "generic")
+                and ("release" in parts or "acq_rel" in parts or _after_fence(instrs, starts, i))):
             roles[i] = "post"
     return roles, edges
+
+
+def _after_fence(instrs: list[Instr], starts: set[int], i: int) -> bool:
+    """Is instruction i preceded, in its straight-line code and with no memory access between,
+    by a fence or membar? (CUDA's `__threadfence(); atomicAdd(sem, 1)` is `membar.gl` and a
+    relaxed `red`: a release by other means.)"""
+    j = i - 1
+    while j >= 0:
+        base = instrs[j].opcode.split(".")[0]
+        if base in ("fence", "membar"):
+            return True
+        if base in ("ld", "st", "atom", "red", "bra", "ret", "exit", "bar", "barrier", "cp") or j in starts:
+            return False
+        j -= 1
+    return False
 
 
 def _guarded(fn, guard):

@@ -46,7 +46,8 @@ class LaunchStats:
     # Inter-block synchronisation through global memory (fsir/sim/concurrent.py): thread
     # executions of the first acquire/volatile/relaxed load of a spin loop that are not
     # re-iterations (waits), spin-loop back edges taken (spins), and release/acq_rel
-    # reductions, atomics and stores outside spin loops (posts).
+    # reductions, atomics and stores outside spin loops, or relaxed ones right after a fence
+    # (posts): thread executions, as loader.sync_roles classes them.
     waits: int = 0
     spins: int = 0
     posts: int = 0

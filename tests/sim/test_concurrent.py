@@ -214,6 +214,11 @@ def test_spin_loop_analysis():
     assert roles("L:\n  atom.global.add.u32 %r1, [%rd1], 1;\n  setp.eq.u32 %p1, %r1, 0;\n  @%p1 bra L;")[1] == 0
     assert roles("  red.release.gpu.global.add.u32 [%rd1], 1;") == ({"red.release.gpu.global.add.u32": "post"}, 0)
     assert roles("  st.release.gpu.global.u32 [%rd1], 1;") == ({"st.release.gpu.global.u32": "post"}, 0)
+    # CUDA's __threadfence(); atomicAdd(sem, 1): a fence, then a relaxed reduction
+    assert roles("  membar.gl;\n  add.s64 %rd1, %rd1, 4;\n  red.global.add.u32 [%rd1], 1;") == (
+        {"red.global.add.u32": "post"}, 0)
+    assert roles("  membar.gl;\n  ld.global.u32 %r1, [%rd1];\n  red.global.add.u32 [%rd1], 1;") == ({}, 0)
+    assert roles("  red.global.add.u32 [%rd1], 1;") == ({}, 0)
 
 
 def test_dispatch_orders():
