@@ -10,7 +10,8 @@ Resources. A block occupies an SM slot while it runs: an SM holds blocks (of any
 while their threads (rounded to whole warps), shared memory and block count fit the GPU's
 per-SM limits (gpuspec). Registers are not counted: the PTX names virtual registers, and how
 many physical ones ptxas allocates is not known here. A new block goes to the SM with the fewest
-resident blocks (the lowest index among equals), as a GPU's block scheduler spreads a grid.
+resident blocks (the lowest index among equals), as a GPU's block scheduler spreads a grid;
+its `%smid` is that SM and `%nsmid` the GPU's SM count.
 
 Dispatch order (`dispatch`), over all blocks of all launches:
   fifo            by stream priority (lower number first), then launch order, each grid's blocks in
@@ -331,6 +332,7 @@ def run_concurrent(launches: list[Launch], *, spec: GpuSpec | None = None, dispa
             L = states[li]
             tpl = pools[li].pop() if pools[li] else _Template(L, 1)
             ch = Chunk(L, b, 1, tpl)
+            ch.sconst = {**L.sconst, "%smid": place[0], "%nsmid": spec.sms}
             rec = BlockRecord(li, b, LaunchStats(), dispatched=seq)
             seq += 1
             ch.stats = rec.stats

@@ -352,3 +352,31 @@ def test_fs_run_timeline_and_stats(tmp_path):
         main_impl([str(src), "--device", "sim", "--sim-dispatch", "sideways"])
     with pytest.raises(UserError, match="need a compiled run"):
         main_impl([str(src), "--device", "reference", "--timeline", str(png)])
+
+
+SMID = """
+.version 7.8
+.target sm_80
+.address_size 64
+.visible .entry smid(.param .u64 pout)
+{
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [pout];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %smid;
+  mov.u32 %r3, %nsmid;
+  mul.wide.u32 %rd2, %r1, 8;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.v2.u32 [%rd3], {%r2, %r3};
+  ret;
+}
+"""
+
+
+def test_blocks_see_the_sm_they_were_placed_on():
+    out = np.zeros((6, 2), np.uint32)
+    run_concurrent([Launch(load_module(SMID), "smid", 6, 64, [out])], spec=small_gpu(3, 4))
+    assert out[:, 1].tolist() == [3] * 6
+    assert sorted(out[:, 0].tolist()) == [0, 0, 1, 1, 2, 2]  # spread over the least loaded SMs
