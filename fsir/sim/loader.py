@@ -26,10 +26,13 @@ from fsir.sim.parser import (
     Imm,
     Instr,
     Label,
+    Mem,
     NotReg,
+    Pair,
     PTXModule,
     Reg,
     VarDecl,
+    Vec,
     parse_ptx,
     type_size,
 )
@@ -214,7 +217,8 @@ def _reads_only_atom(ins: Instr) -> bool:
 def sync_roles(instrs: list[Instr], labels: dict[str, int]) -> tuple[dict[int, str], set[int]]:
     """Find the spin loops of a kernel: a backward branch whose body reads global memory with
     an acquire, relaxed or volatile load (or an atomic that only reads) and writes no memory
-    and passes no barrier, so an iteration depends on nothing but memory other blocks write.
+    and passes no barrier, and whose registers carry nothing from one iteration to the next, so
+    an iteration depends on nothing but memory other blocks write.
     Returns the synchronisation role of instructions by index ("head": a loop's first such
     read, "wait": its other reads, "post": a release/acq_rel atomic, reduction or store
     outside spin loops, or a relaxed one right after a fence) and the indices of the spin
@@ -242,7 +246,7 @@ def sync_roles(instrs: list[Instr], labels: dict[str, int]) -> tuple[dict[int, s
             elif base in _LOOP_WRITES:
                 pure = False
                 break
-        if pure and reads:
+        if pure and reads and not _loop_carried(instrs, t, i + 1):
             edges.add(i)
             for j in reads:
                 roles.setdefault(j, "wait")
@@ -255,6 +259,43 @@ def sync_roles(instrs: list[Instr], labels: dict[str, int]) -> tuple[dict[int, s
                 and ("release" in parts or "acq_rel" in parts or _after_fence(instrs, starts, i))):
             roles[i] = "post"
     return roles, edges
+
+
+_NO_DEST = {"st", "red", "bra", "bar", "barrier", "ret", "exit", "membar", "fence", "prefetch", "prefetchu", "trap",
+            "cp", "stmatrix", "nanosleep"}
+
+
+def _names(op) -> list[str]:
+    if isinstance(op, (Reg, NotReg)):
+        return [op.name]
+    if isinstance(op, Mem):
+        return [op.base] if op.base else []
+    if isinstance(op, Vec):
+        return [n for x in op.items for n in _names(x)]
+    if isinstance(op, Pair):
+        return [op.first, op.second]
+    return []
+
+
+def _loop_carried(instrs: list[Instr], t: int, end: int) -> bool:
+    """Does the loop body instrs[t:end] read a register it writes before writing it (in program
+    order)? Then an iteration depends on the previous one (a counter, a CAS loop's expected
+    value), not only on memory, and the loop is no wait."""
+    dests: list[list[str]] = []
+    srcs: list[list[str]] = []
+    for ins in instrs[t:end]:
+        ops = ins.operands
+        has_dest = ins.opcode.split(".")[0] not in _NO_DEST and bool(ops)
+        dests.append(_names(ops[0]) if has_dest else [])
+        srcs.append([n for op in (ops[1:] if has_dest else ops) for n in _names(op)]
+                    + ([ins.guard[0]] if ins.guard else []))
+    written = {n for d in dests for n in d}
+    defined: set[str] = set()
+    for d, r in zip(dests, srcs):
+        if any(n in written and n not in defined for n in r):
+            return True
+        defined.update(d)
+    return False
 
 
 def _after_fence(instrs: list[Instr], starts: set[int], i: int) -> bool:

@@ -210,6 +210,13 @@ def test_spin_loop_analysis():
     # a loop that stores is not a spin loop; a plain (weak) load loop is not one either
     assert roles(spin.replace("setp", "st.global.u32 [%rd1+4], %r1;\n  setp"))[1] == 0
     assert roles(spin.replace("ld.acquire.gpu", "ld"))[1] == 0
+    # a loop carrying a register from one iteration to the next (a counter, a CAS loop's
+    # expected value) is no wait: its next iteration may differ without any write
+    assert roles(spin.replace("setp", "add.u32 %r2, %r2, 1;\n  setp"))[1] == 0
+    cas = ("L:\n  mov.u32 %r2, %r1;\n  atom.global.cas.b32 %r1, [%rd1], %r2, 5;\n  setp.ne.u32 %p1, %r1, %r2;\n"
+           "  @%p1 bra L;")
+    assert roles(cas)[1] == 0
+    assert roles("L:\n  atom.global.cas.b32 %r1, [%rd1], 0, 1;\n  setp.ne.u32 %p1, %r1, 0;\n  @%p1 bra L;")[1] == 1
     # an atomic that adds 1 in a loop is a ticket, not a wait
     assert roles("L:\n  atom.global.add.u32 %r1, [%rd1], 1;\n  setp.eq.u32 %p1, %r1, 0;\n  @%p1 bra L;")[1] == 0
     assert roles("  red.release.gpu.global.add.u32 [%rd1], 1;") == ({"red.release.gpu.global.add.u32": "post"}, 0)
