@@ -33,6 +33,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from fsir.dialects import graph
 from fsir.dialects.graph import shape_of, tensor
 from fsir.errors import Location, UserError
+from fsir.frontend import onnx_storage
 from fsir.frontend.builder import GraphBuilder
 from fsir.frontend.onnx_dynamic import Sym, SymbolicShapes, is_symbolic
 from fsir.ir import verify
@@ -123,6 +124,7 @@ class OnnxImporter:
         self.sym = SymbolicShapes()  # sizes of `?` dims as far as import time knows them
         self.shape_placeholders: list[tuple[SSAValue, Location | None]] = []  # Shape of `?` dims
         self._checker: Any = None  # onnx.checker's context, made on first use
+        self.storage: dict[str, int] = {}  # values of ONNX narrow types (onnx_storage): their type
 
     # -- values ------------------------------------------------------------------
 
@@ -132,6 +134,12 @@ class OnnxImporter:
         if name in self.inits:  # weights become constants on first use
             t = self.inits.pop(name)
             what = f"initializer '{name}'"
+            storage = onnx_storage.storage_type(t.data_type)
+            if storage is not None:  # a narrow type's bytes (onnx_storage)
+                self.storage[name] = t.data_type
+                v = self.b.constant(onnx_storage.to_storage(numpy_helper.to_array(t), t.data_type), storage)
+                self.env[name] = v
+                return v
             v = self.b.constant(tensor_array(t, what), elem_type(t.data_type, what))
             self.env[name] = v
             return v
@@ -231,8 +239,12 @@ class OnnxImporter:
             sizes = [d.dim_value if d.HasField("dim_value") else Sym(("param", d.dim_param or f"{inp.name}[{k}]"))
                      for k, d in enumerate(t.shape.dim)]
             dims = [graph.DYN if isinstance(d, Sym) else d for d in sizes]
-            self.env[inp.name] = self.b.add_arg(tensor(elem_type(t.elem_type, f"input '{inp.name}'"), dims),
-                                                _value_name(inp.name))
+            elem = onnx_storage.storage_type(t.elem_type)
+            if elem is not None:  # a narrow type, held in its storage type (onnx_storage)
+                self.storage[inp.name] = t.elem_type
+            else:
+                elem = elem_type(t.elem_type, f"input '{inp.name}'")
+            self.env[inp.name] = self.b.add_arg(tensor(elem, dims), _value_name(inp.name))
             self.sym.bind(self.env[inp.name], sizes)
             self.input_args[self.env[inp.name]] = inp.name
         for index, node in enumerate(g.node):
@@ -254,6 +266,11 @@ class OnnxImporter:
         if node.domain not in ("", "ai.onnx"):
             raise self.error(f"{self.describe()} of domain '{node.domain}' is not supported")
         attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        narrow = next((n for n in node.input if n in self.storage), None)
+        if narrow is not None and node.op_type not in onnx_storage.STORAGE_OPS:
+            raise self.error(f"{self.describe()} reads '{narrow}' of element type "
+                             f"{onnx_storage.type_name(self.storage[narrow])}, which fsir holds as storage only: "
+                             f"only {' and '.join(sorted(onnx_storage.STORAGE_OPS))} take it")
         if node.op_type in CONVERTERS:
             self.check_schema(node)
             self._bind(node, CONVERTERS[node.op_type](self, node, attrs))
