@@ -75,7 +75,9 @@ def _cast(imp, node, x: SSAValue, target: int | Attribute, attrs) -> SSAValue:
             raise imp.error(f"{imp.describe()}: round_mode must be up, down or nearest, got '{mode}'")
         return ops.encode_e8m0(imp.b.convert(x, graph.f32), saturate, mode)
     bits, signed = st.NARROW_INTS[target]
-    return ops.wrap_int(x, bits, signed, st.storage_type(target))
+    storage = st.storage_type(target)
+    assert storage is not None  # (a narrow type)
+    return ops.wrap_int(x, bits, signed, storage)
 
 
 class _Ops:

@@ -85,7 +85,7 @@ def to_storage(array: np.ndarray, onnx_type: int) -> np.ndarray:
     """An array of the ONNX type (ml_dtypes, or already storage) as fsir's storage array."""
     array = np.asarray(array)
     if onnx_type in NARROW_INTS:
-        return array.astype(graph.numpy_dtype(storage_type(onnx_type)))  # (the values)
+        return array.astype(np.int8 if NARROW_INTS[onnx_type][1] else np.uint8)  # (the values)
     if array.dtype == np.uint8:
         return array
     return np.ascontiguousarray(array.astype(_ml_dtype(onnx_type))).view(np.uint8)
