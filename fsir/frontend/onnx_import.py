@@ -99,10 +99,12 @@ def elem_type(onnx_type: int, what: str) -> Attribute:
     return _ELEM[onnx_type]
 
 
-def tensor_array(t: onnx.TensorProto, what: str) -> np.ndarray:
+def tensor_array(t: onnx.TensorProto, what: str, narrow: bool = False) -> np.ndarray:
     """The values of a TensorProto (an initializer, a constant), refused when its element
-    type is not one fsir supports or its data does not fill its dims."""
-    elem_type(t.data_type, what)
+    type is not one fsir supports (with `narrow`, ONNX's narrow types are, as the ml_dtypes
+    arrays onnx gives) or its data does not fill its dims."""
+    if not (narrow and onnx_storage.is_narrow(t.data_type)):
+        elem_type(t.data_type, what)
     try:
         return numpy_helper.to_array(t)
     except (ValueError, TypeError) as err:
@@ -137,7 +139,7 @@ class OnnxImporter:
             storage = onnx_storage.storage_type(t.data_type)
             if storage is not None:  # a narrow type's bytes (onnx_storage)
                 self.storage[name] = t.data_type
-                v = self.b.constant(onnx_storage.to_storage(numpy_helper.to_array(t), t.data_type), storage)
+                v = self.b.constant(onnx_storage.to_storage(tensor_array(t, what, narrow=True), t.data_type), storage)
                 self.env[name] = v
                 return v
             v = self.b.constant(tensor_array(t, what), elem_type(t.data_type, what))

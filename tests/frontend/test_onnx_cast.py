@@ -258,3 +258,14 @@ def test_bit_shift_direction_and_types_are_checked():
     model = _model(helper.make_node("BitwiseAnd", ["a", "b"], ["y"]), floats, TensorProto.FLOAT)
     with pytest.raises(UserError, match=r"\(BitwiseAnd\): needs integer tensors, got element type f32"):
         import_onnx(model.SerializeToString(), "m.onnx")
+
+
+@pytest.mark.parametrize("t", [TensorProto.INT4, TensorProto.FLOAT8E5M2])
+def test_narrow_initializer_that_does_not_fill_its_dims_is_refused(t):
+    w = helper.make_tensor("w", t, [1], b"\x01", raw=True)
+    w.dims[0] = 9
+    graph = helper.make_graph([helper.make_node("Cast", ["w"], ["y"], to=TensorProto.FLOAT)], "g", [],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=[w])
+    with pytest.raises(UserError, match="initializer 'w': its data does not match its dims 9") as err:
+        import_onnx(helper.make_model(graph).SerializeToString(), "m.onnx")
+    assert str(err.value.loc) == "m.onnx:1:1"
