@@ -55,6 +55,8 @@ def cast_like(imp, node, attrs):
 def _cast(imp, node, x: SSAValue, target: int | Attribute, attrs) -> SSAValue:
     """x cast to `target`: an fsir element type, or an ONNX narrow type (an int)."""
     source = imp.storage.get(node.input[0])
+    if isinstance(target, int):
+        imp.storage[node.output[0]] = target
     if source is not None and source == target:
         return x
     ops = _Ops(imp.b)
@@ -64,7 +66,6 @@ def _cast(imp, node, x: SSAValue, target: int | Attribute, attrs) -> SSAValue:
         x = ops.decode_e8m0(x)
     if not isinstance(target, int):
         return imp.b.convert(x, target)
-    imp.storage[node.output[0]] = target
     saturate = bool(attrs.get("saturate", 1))
     if target in st.MINIFLOATS:
         return ops.encode_minifloat(ops.to_float(x), st.MINIFLOATS[target], saturate)

@@ -126,7 +126,9 @@ class OnnxImporter:
         self.sym = SymbolicShapes()  # sizes of `?` dims as far as import time knows them
         self.shape_placeholders: list[tuple[SSAValue, Location | None]] = []  # Shape of `?` dims
         self._checker: Any = None  # onnx.checker's context, made on first use
-        self.storage: dict[str, int] = {}  # values of ONNX narrow types (onnx_storage): their type
+        # values of ONNX narrow types (onnx_storage), by name: their ONNX type
+        self.storage: dict[str, int] = {t.name: t.data_type for t in model.graph.initializer
+                                        if onnx_storage.is_narrow(t.data_type)}
 
     # -- values ------------------------------------------------------------------
 
@@ -138,7 +140,6 @@ class OnnxImporter:
             what = f"initializer '{name}'"
             storage = onnx_storage.storage_type(t.data_type)
             if storage is not None:  # a narrow type's bytes (onnx_storage)
-                self.storage[name] = t.data_type
                 v = self.b.constant(onnx_storage.to_storage(tensor_array(t, what, narrow=True), t.data_type), storage)
                 self.env[name] = v
                 return v
@@ -255,6 +256,7 @@ class OnnxImporter:
             self.import_node(node)
         self.node = None
         results = [self.value(o.name) for o in g.output]
+        self.check_narrow_outputs()
         # the function's name prefixes its kernels' names, which PTX restricts to [A-Za-z0-9_$]
         name = re.sub(r"[^\w$]", "_", _value_name(g.name)) if g.name else ""
         module = self.b.finish(name or "main", results)
@@ -263,6 +265,22 @@ class OnnxImporter:
                 raise UserError("the run-time size of a `?` dim is used as data (not only as a Reshape or Expand "
                                 "target), which fsir does not support", loc)
         return module
+
+    def check_narrow_outputs(self) -> None:
+        """A graph output declared with a narrow type (onnx_storage) must be computed in
+        it, and one computed in a narrow type must not be declared another type: callers
+        (fsir.onnx.backend) read its bytes by the declared type."""
+        producers = {o: i for i, n in enumerate(self.model.graph.node) for o in n.output}
+        for out in self.model.graph.output:
+            declared = out.type.tensor_type.elem_type if out.type.HasField("tensor_type") else 0
+            actual = self.storage.get(out.name)
+            if declared == 0 or declared == actual or (actual is None and not onnx_storage.is_narrow(declared)):
+                continue
+            where = Location(self.filename, producers[out.name] + 1, 1) if out.name in producers else \
+                Location(self.filename, 0, 0)
+            computed = onnx_storage.type_name(actual) if actual is not None else str(self.b.elem(self.env[out.name]))
+            raise UserError(f"graph output '{out.name}' is declared {onnx_storage.type_name(declared)} but computed "
+                            f"as {computed}", where)
 
     def import_node(self, node: onnx.NodeProto) -> None:
         if node.domain not in ("", "ai.onnx"):

@@ -74,6 +74,8 @@ def storage_type(onnx_type: int) -> Attribute | None:
 
 
 def type_name(onnx_type: int) -> str:
+    if onnx_type not in TP.DataType.values():
+        return f"{onnx_type} (not an ONNX data type)"
     return TP.DataType.Name(TP.DataType.ValueType(onnx_type))
 
 

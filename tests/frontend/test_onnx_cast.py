@@ -269,3 +269,25 @@ def test_narrow_initializer_that_does_not_fill_its_dims_is_refused(t):
     with pytest.raises(UserError, match="initializer 'w': its data does not match its dims 9") as err:
         import_onnx(helper.make_model(graph).SerializeToString(), "m.onnx")
     assert str(err.value.loc) == "m.onnx:1:1"
+
+
+@pytest.mark.parametrize("declared,cast_to,message", [
+    (TensorProto.FLOAT8E4M3FN, TensorProto.FLOAT, "declared FLOAT8E4M3FN but computed as f32"),
+    (TensorProto.FLOAT, TensorProto.INT4, "declared FLOAT but computed as INT4"),
+    (99, TensorProto.FLOAT8E5M2, r"declared 99 \(not an ONNX data type\) but computed as FLOAT8E5M2"),
+])
+def test_narrow_output_types_must_match_their_declaration(declared, cast_to, message):
+    """The backend reads a narrow output's bytes by its declared type: they must agree."""
+    model = _model(helper.make_node("Cast", ["x"], ["y"], to=cast_to), [("x", TensorProto.FLOAT)], declared)
+    with pytest.raises(UserError, match=f"graph output 'y' is {message}") as err:
+        import_onnx(model.SerializeToString(), "m.onnx")
+    assert str(err.value.loc) == "m.onnx:1:1"
+
+
+def test_narrow_initializer_read_by_another_op_is_refused():
+    w = helper.make_tensor("w", TensorProto.FLOAT8E4M3FN, [2], b"\x01\x02", raw=True)
+    graph = helper.make_graph([helper.make_node("Relu", ["w"], ["y"])], "g", [],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT8E4M3FN, None)], initializer=[w])
+    with pytest.raises(UserError, match=r"\(Relu\) reads 'w' of element type FLOAT8E4M3FN") as err:
+        import_onnx(helper.make_model(graph).SerializeToString(), "m.onnx")
+    assert str(err.value.loc) == "m.onnx:1:1"
