@@ -33,6 +33,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from fsir.dialects import graph
 from fsir.dialects.graph import shape_of, tensor
 from fsir.errors import Location, UserError
+from fsir.frontend import onnx_storage
 from fsir.frontend.builder import GraphBuilder
 from fsir.frontend.onnx_dynamic import Sym, SymbolicShapes, is_symbolic
 from fsir.ir import verify
@@ -98,10 +99,12 @@ def elem_type(onnx_type: int, what: str) -> Attribute:
     return _ELEM[onnx_type]
 
 
-def tensor_array(t: onnx.TensorProto, what: str) -> np.ndarray:
+def tensor_array(t: onnx.TensorProto, what: str, narrow: bool = False) -> np.ndarray:
     """The values of a TensorProto (an initializer, a constant), refused when its element
-    type is not one fsir supports or its data does not fill its dims."""
-    elem_type(t.data_type, what)
+    type is not one fsir supports (with `narrow`, ONNX's narrow types are, as the ml_dtypes
+    arrays onnx gives) or its data does not fill its dims."""
+    if not (narrow and onnx_storage.is_narrow(t.data_type)):
+        elem_type(t.data_type, what)
     try:
         return numpy_helper.to_array(t)
     except (ValueError, TypeError) as err:
@@ -123,6 +126,9 @@ class OnnxImporter:
         self.sym = SymbolicShapes()  # sizes of `?` dims as far as import time knows them
         self.shape_placeholders: list[tuple[SSAValue, Location | None]] = []  # Shape of `?` dims
         self._checker: Any = None  # onnx.checker's context, made on first use
+        # values of ONNX narrow types (onnx_storage), by name: their ONNX type
+        self.storage: dict[str, int] = {t.name: t.data_type for t in model.graph.initializer
+                                        if onnx_storage.is_narrow(t.data_type)}
 
     # -- values ------------------------------------------------------------------
 
@@ -132,6 +138,11 @@ class OnnxImporter:
         if name in self.inits:  # weights become constants on first use
             t = self.inits.pop(name)
             what = f"initializer '{name}'"
+            storage = onnx_storage.storage_type(t.data_type)
+            if storage is not None:  # a narrow type's bytes (onnx_storage)
+                v = self.b.constant(onnx_storage.to_storage(tensor_array(t, what, narrow=True), t.data_type), storage)
+                self.env[name] = v
+                return v
             v = self.b.constant(tensor_array(t, what), elem_type(t.data_type, what))
             self.env[name] = v
             return v
@@ -231,8 +242,12 @@ class OnnxImporter:
             sizes = [d.dim_value if d.HasField("dim_value") else Sym(("param", d.dim_param or f"{inp.name}[{k}]"))
                      for k, d in enumerate(t.shape.dim)]
             dims = [graph.DYN if isinstance(d, Sym) else d for d in sizes]
-            self.env[inp.name] = self.b.add_arg(tensor(elem_type(t.elem_type, f"input '{inp.name}'"), dims),
-                                                _value_name(inp.name))
+            elem = onnx_storage.storage_type(t.elem_type)
+            if elem is not None:  # a narrow type, held in its storage type (onnx_storage)
+                self.storage[inp.name] = t.elem_type
+            else:
+                elem = elem_type(t.elem_type, f"input '{inp.name}'")
+            self.env[inp.name] = self.b.add_arg(tensor(elem, dims), _value_name(inp.name))
             self.sym.bind(self.env[inp.name], sizes)
             self.input_args[self.env[inp.name]] = inp.name
         for index, node in enumerate(g.node):
@@ -241,6 +256,7 @@ class OnnxImporter:
             self.import_node(node)
         self.node = None
         results = [self.value(o.name) for o in g.output]
+        self.check_narrow_outputs()
         # the function's name prefixes its kernels' names, which PTX restricts to [A-Za-z0-9_$]
         name = re.sub(r"[^\w$]", "_", _value_name(g.name)) if g.name else ""
         module = self.b.finish(name or "main", results)
@@ -250,10 +266,31 @@ class OnnxImporter:
                                 "target), which fsir does not support", loc)
         return module
 
+    def check_narrow_outputs(self) -> None:
+        """A graph output declared with a narrow type (onnx_storage) must be computed in
+        it, and one computed in a narrow type must not be declared another type: callers
+        (fsir.onnx.backend) read its bytes by the declared type."""
+        producers = {o: i for i, n in enumerate(self.model.graph.node) for o in n.output}
+        for out in self.model.graph.output:
+            declared = out.type.tensor_type.elem_type if out.type.HasField("tensor_type") else 0
+            actual = self.storage.get(out.name)
+            if declared == 0 or declared == actual or (actual is None and not onnx_storage.is_narrow(declared)):
+                continue
+            where = Location(self.filename, producers[out.name] + 1, 1) if out.name in producers else \
+                Location(self.filename, 0, 0)
+            computed = onnx_storage.type_name(actual) if actual is not None else str(self.b.elem(self.env[out.name]))
+            raise UserError(f"graph output '{out.name}' is declared {onnx_storage.type_name(declared)} but computed "
+                            f"as {computed}", where)
+
     def import_node(self, node: onnx.NodeProto) -> None:
         if node.domain not in ("", "ai.onnx"):
             raise self.error(f"{self.describe()} of domain '{node.domain}' is not supported")
         attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        narrow = next((n for n in node.input if n in self.storage), None)
+        if narrow is not None and node.op_type not in onnx_storage.STORAGE_OPS:
+            raise self.error(f"{self.describe()} reads '{narrow}' of element type "
+                             f"{onnx_storage.type_name(self.storage[narrow])}, which fsir holds as storage only: "
+                             f"only {' and '.join(sorted(onnx_storage.STORAGE_OPS))} take it")
         if node.op_type in CONVERTERS:
             self.check_schema(node)
             self._bind(node, CONVERTERS[node.op_type](self, node, attrs))

@@ -434,8 +434,9 @@ def attention(imp: OnnxImporter, node: onnx.NodeProto, attrs: dict) -> list[SSAV
         raise imp.error(f"{imp.describe()}: {hq} query heads do not share {hkv} kv heads evenly")
     precision = attrs.get("softmax_precision")
     soft_t = t if precision is None else elem_type(precision, f"softmax_precision of {imp.describe()}")
-    if soft_t not in (t, graph.f32):
-        raise imp.error(f"{imp.describe()}: softmax_precision {soft_t} is not supported (f32 or the input type)")
+    if soft_t not in (t, graph.f32, graph.Float64Type()):
+        raise imp.error(f"{imp.describe()}: softmax_precision {soft_t} is not supported (f32, f64 or the input "
+                        "type)")
 
     # scores
     scale = attrs.get("scale", 1 / math.sqrt(d))

@@ -17,6 +17,10 @@ to the values given (they become constants; the importer raises
 `ConstantInputsNeeded` naming them). Executables are cached by the bound values, so
 runs with the same shape inputs compile once and new values compile again (as the TVM
 and onnx-mlir backends treat shape inputs). See docs/onnx.md.
+
+ONNX's narrow types (float8, float4, e8m0, int4/uint4, int2/uint2) are held by fsir as
+storage only (fsir/frontend/onnx_storage.py): the rep takes and returns them as the
+ml_dtypes arrays `onnx.numpy_helper.to_array` gives, converting to and from storage.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupl
 
 from fsir.api import Executable
 from fsir.api import compile as fsir_compile
+from fsir.frontend import onnx_storage
 from fsir.frontend.onnx_import import ConstantInputsNeeded, import_onnx
 
 __all__ = ["FsirBackend", "FsirRep", "prepare", "run_model", "run_node", "supports_device"]
@@ -48,7 +53,8 @@ class FsirRep(BackendRep):
     `run`, once per distinct value of those inputs."""
 
     def __init__(self, model: bytes, inputs: list[str], outputs: list[str], device: str,
-                 options: dict[str, Any], exe: Executable | None = None, bound: Sequence[str] = ()):
+                 options: dict[str, Any], exe: Executable | None = None, bound: Sequence[str] = (),
+                 narrow: Mapping[str, int] | None = None):
         self.model = model
         self.input_names = inputs
         self.output_names = outputs
@@ -57,6 +63,7 @@ class FsirRep(BackendRep):
         self.executable = exe
         self.bound = tuple(bound)
         self.cache: dict[tuple, tuple[Executable, tuple[str, ...]]] = {}
+        self.narrow = dict(narrow or {})  # inputs and outputs of narrow ONNX types: the type
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple[Any, ...]:
         if isinstance(inputs, Mapping):
@@ -65,12 +72,16 @@ class FsirRep(BackendRep):
             arrays = [inputs]
         else:
             arrays = list(inputs) if isinstance(inputs, Sequence) else [inputs]
+        arrays = [onnx_storage.to_storage(a, self.narrow[n]) if n in self.narrow else a
+                  for n, a in zip(self.input_names, arrays)]
         if self.executable is not None:
             outputs = self.executable.run(arrays, device=self.device)
         else:
             by_name = dict(zip(self.input_names, (np.asarray(a) for a in arrays)))
             exe, bound = self.specialise(by_name)
             outputs = exe.run([by_name[n] for n in self.input_names if n not in bound], device=self.device)
+        outputs = [onnx_storage.from_storage(a, self.narrow[n]) if n in self.narrow else a
+                   for n, a in zip(self.output_names, outputs)]
         return namedtupledict("Outputs", self.output_names)(*outputs)
 
     def specialise(self, values: dict[str, np.ndarray]) -> tuple[Executable, tuple[str, ...]]:
@@ -107,11 +118,14 @@ class FsirBackend(Backend):
         inputs = [i.name for i in model.graph.input if i.name not in inits]
         outputs = [o.name for o in model.graph.output]
         data = model.SerializeToString()
+        narrow = {v.name: v.type.tensor_type.elem_type for v in [*model.graph.input, *model.graph.output]
+                  if v.type.HasField("tensor_type") and onnx_storage.is_narrow(v.type.tensor_type.elem_type)}
         try:
             module = import_onnx(data)
         except ConstantInputsNeeded as err:  # compiled on run, with these inputs bound
-            return FsirRep(data, inputs, outputs, _device_kind(device), kwargs, bound=err.inputs)
-        return FsirRep(data, inputs, outputs, _device_kind(device), kwargs, fsir_compile(module, **kwargs))
+            return FsirRep(data, inputs, outputs, _device_kind(device), kwargs, bound=err.inputs, narrow=narrow)
+        return FsirRep(data, inputs, outputs, _device_kind(device), kwargs, fsir_compile(module, **kwargs),
+                       narrow=narrow)
 
     @classmethod
     def run_model(cls, model: onnx.ModelProto, inputs: Any, device: str = "CPU", **kwargs: Any) -> tuple[Any, ...]:

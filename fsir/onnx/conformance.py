@@ -186,11 +186,16 @@ def model_cases(kinds: Sequence[str] = MODEL_KINDS) -> list[Case]:
     return cases
 
 
+_ML_FLOATS = {np.dtype(t) for t in (ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e4m3fnuz,
+                                     ml_dtypes.float8_e5m2, ml_dtypes.float8_e5m2fnuz, ml_dtypes.float4_e2m1fn,
+                                     ml_dtypes.float8_e8m0fnu)}
+
+
 def _similar(expected: np.ndarray, actual: np.ndarray, rtol: float, atol: float) -> str | None:
     """None if `actual` matches `expected` as ONNX's runner checks it, else why not."""
     expected, actual = np.asarray(expected), np.asarray(actual)
-    if expected.dtype == ml_dtypes.bfloat16 and actual.dtype == expected.dtype:
-        # (numpy sees bfloat16 as an opaque kind 'V': compare as floats, NaN equal to NaN)
+    if expected.dtype in _ML_FLOATS and actual.dtype == expected.dtype:
+        # (numpy sees bfloat16, float8, float4 as an opaque kind 'V': compare as floats, NaN equal to NaN)
         expected, actual = expected.astype(np.float32), actual.astype(np.float32)
     if expected.dtype != actual.dtype and not (expected.dtype.kind == actual.dtype.kind == "f"):
         return f"dtype {actual.dtype}, expected {expected.dtype}"

@@ -1,8 +1,9 @@
 """math → PTX, with the accuracy of every sequence.
 
 Transcendentals are computed in f32: f16/bf16 inputs are widened exactly and the f32
-result is rounded once to the narrow type. f64 supports sqrt, rsqrt, fma, absf,
-copysign, floor, ceil, trunc, roundeven and round only.
+result is rounded once to the narrow type. f64 has exp, exp2, log, log2, log10 and log1p
+in real f64 arithmetic (below), and sqrt, rsqrt, fma, absf, copysign, floor, ceil,
+trunc, roundeven and round; its other transcendentals are refused (F32_ONLY).
 
 "HW" is the error of the GPU's approximate unit as documented by the PTX ISA:
 `ex2.approx.ftz.f32` ≤ 2 ulp relative, `lg2.approx.ftz.f32` ≤ 2^-22.6 absolute,
@@ -50,11 +51,24 @@ sin, cos k = rint(x/2π); r = x − k·2π (2 fmas); sin/cos.approx(r).
 fma      fma.rn.                                     0.5 ulp
 exact    absf, absi, copysign, floor, ceil, trunc, roundeven, round (half away from
          zero), ctpop, ctlz.
+
+f64 (no approximate unit; "sim" = GPU, measured against numpy by
+tests/ptx/test_ptx_accuracy_f64.py, which asserts ≤ 2 ulp):
+exp      n = rint(x·log2e); r = x − n·ln2 (fdlibm's ln2 split, 2 fmas); degree-13 Taylor
+exp2     polynomial of e^r (|r| ≤ 0.35, truncation 2^-60); times 2^n in two halves
+         (denormal results rounded once); inf / 0 selected beyond the range.
+         exp2: r = (x − n)·ln2 with the product's fma error.    1.0 ulp
+log      x = 2^k·m, m in [√½, √2] (denormals pre-scaled by 2^54); f = m − 1 exact;
+log2     log(1+f) = f − (f²/2 − s·(f²/2 + R(s²))), s = f/(2+f), R the atanh series to
+log10    z^10 (fdlibm's __ieee754_log form); + k·ln2 (exact hi part). log2/log10
+log1p    multiply f (exact) and the small rest separately by a two-part log_b(e);
+         log1p: log(1 + x) + c/(1 + x), c the rounding error of 1 + x.   1.0 ulp
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from math import factorial
 
 from xdsl.dialects import math
 from xdsl.dialects.builtin import Float64Type
@@ -109,11 +123,14 @@ AS_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
 class F32:
     """Tiny builder for f32 instruction sequences."""
 
+    REG = T.F32
+    FT = "f32"
+
     def __init__(self, e: KernelEmitter):
         self.e = e
 
     def __call__(self, opcode: str, *args: str | float) -> str:
-        d = self.e.new(T.F32)
+        d = self.e.new(self.REG)
         self.e.ins(f"{opcode} {d}, {', '.join(self._arg(a) for a in args)}")
         return d
 
@@ -123,16 +140,16 @@ class F32:
 
     def pred(self, cmp: str, a: str | float, b: str | float) -> str:
         p = self.e.new(T.PRED)
-        self.e.ins(f"setp.{cmp}.f32 {p}, {self._arg(a)}, {self._arg(b)}")
+        self.e.ins(f"setp.{cmp}.{self.FT} {p}, {self._arg(a)}, {self._arg(b)}")
         return p
 
     def sel(self, a: str | float, b: str | float, p: str) -> str:
-        return self("selp.f32", a, b, p)
+        return self(f"selp.{self.FT}", a, b, p)
 
     def horner(self, coeffs: Sequence[float], x: str) -> str:
-        acc = self("mov.f32", coeffs[-1])
+        acc = self(f"mov.{self.FT}", coeffs[-1])
         for c in coeffs[-2::-1]:
-            acc = self("fma.rn.f32", acc, x, c)
+            acc = self(f"fma.rn.{self.FT}", acc, x, c)
         return acc
 
     def scale_pow2(self, v: str, n: str) -> str:
@@ -304,22 +321,140 @@ def sincos_f32(e: KernelEmitter, x: str, which: str) -> str:
     return f(f"{which}.approx.f32", r)
 
 
-def _transcendental(seq: Callable[..., str]) -> Lowering:
+# -- f64 -------------------------------------------------------------------------
+# No approximate f64 unit exists: exp and log are range reduction + polynomial in f64
+# arithmetic (as CUDA's libdevice __nv_exp/__nv_log and fdlibm compute them).
+
+# fdlibm's split of ln 2: LN2_HI_64 has 21 trailing zero bits, so k·LN2_HI_64 is exact
+LN2_HI_64 = 6.93147180369123816490e-01
+LN2_LO_64 = 1.90821492927058770002e-10
+EXP_TAYLOR = tuple(1.0 / factorial(k) for k in range(14))  # e^r, |r| ≤ ln2/2: 2^-60
+# log(1+f) = f − (f²/2 − s·(f²/2 + R(s²))), s = f/(2+f), R(z) = Σ 2z^k/(2k+1), |f| ≤ √2−1
+LOG_R = tuple(2.0 / (2 * k + 1) for k in range(1, 11))  # truncation 2^-60 relative
+SQRT2 = 1.4142135623730951
+LOG2E_LO = 2.0355273740931033e-17  # log2(e) − LOG2E
+LOG10E_LO = 1.098319650216765e-17  # log10(e) − LOG10E
+
+
+class F64(F32):
+    """The same builder for f64 sequences."""
+
+    REG = T.F64
+    FT = "f64"
+
+    @staticmethod
+    def _arg(a: str | float) -> str:
+        return a if isinstance(a, str) else f64_imm(a)
+
+    def bits(self, x: str) -> str:
+        b = self.e.new(T.B64)
+        self.e.ins(f"mov.b64 {b}, {x}")
+        return b
+
+    def from_bits(self, b: str) -> str:
+        f = self.e.new(T.F64)
+        self.e.ins(f"mov.b64 {f}, {b}")
+        return f
+
+    def int_op(self, opcode: str, *args: str | int) -> str:
+        d = self.e.new(T.B64)
+        self.e.ins(f"{opcode} {d}, {', '.join(str(a) for a in args)}")
+        return d
+
+    def scale_pow2(self, v: str, n: str) -> str:
+        """v * 2^n for an integral f64 n in [-1100, 1100], as two scalings by 2^(n/2)
+        (each a normal f64): only the second can round, once, into the denormals."""
+        ni = self.e.new(T.B64)
+        self.e.ins(f"cvt.rzi.s64.f64 {ni}, {n}")
+        n1 = self.int_op("shr.s64", ni, 1)
+        n2 = self.int_op("sub.s64", ni, n1)
+        out = v
+        for k in (n1, n2):
+            out = self("mul.rn.f64", out, self.from_bits(self.int_op("shl.b64", self.int_op("add.s64", k, 1023), 52)))
+        return out
+
+
+def exp_f64(e: KernelEmitter, x: str, base2: bool = False) -> str:
+    """e^x (2^x with `base2`): n = rint(x·log2e), r = x − n·ln2 (two fmas, Cody–Waite),
+    e^r by its degree-13 Taylor polynomial (|r| ≤ 0.35: truncation 2^-60), times 2^n.
+    NaN propagates through r; results beyond the f64 range are selected as inf and 0."""
+    f = F64(e)
+    t = x if base2 else f("mul.rn.f64", x, LOG2E)
+    n = f("cvt.rni.f64.f64", f("max.f64", f("min.f64", t, 1100.0), -1100.0))
+    if base2:
+        r = f("mul.rn.f64", f("sub.rn.f64", x, n), LN2)  # x − n exact (Sterbenz)
+        r_lo = f("fma.rn.f64", f("sub.rn.f64", x, n), LN2, f("neg.f64", r))
+        r = f("add.rn.f64", r, r_lo)
+    else:
+        r = f("fma.rn.f64", n, -LN2_HI_64, x)
+        r = f("fma.rn.f64", n, -LN2_LO_64, r)
+    y = f.scale_pow2(f.horner(EXP_TAYLOR, r), n)
+    big, small = (1024.0, -1080.0) if base2 else (709.8, -745.2)
+    y = f.sel(float("inf"), y, f.pred("gt", x, big))
+    return f.sel(0.0, y, f.pred("lt", x, small))
+
+
+def log_f64(e: KernelEmitter, x: str, base: str = "e", one_plus: bool = False) -> str:
+    """log(x) (log2, log10 with `base`; log1p(x) with `one_plus`): x = 2^k·m with m in
+    [√½, √2], f = m − 1 exact, log(1+f) as fdlibm's __ieee754_log (s = f/(2+f) and an
+    odd series in s, truncated at 2^-60), plus k·ln2 (k·LN2_HI_64 exact). Denormal x
+    is scaled by 2^54 first; x < 0 and NaN give NaN, 0 gives −inf, inf gives inf."""
+    f = F64(e)
+    arg = x
+    if one_plus:
+        x = f("add.rn.f64", arg, 1.0)
+    tiny = f.pred("lt", x, 2.2250738585072014e-308)
+    xs = f.sel(f("mul.rn.f64", x, 2.0**54), x, tiny)
+    hx = f.bits(xs)
+    m = f.from_bits(f.int_op("or.b64", f.int_op("and.b64", hx, 0xFFFFFFFFFFFFF), 0x3FF0000000000000))
+    k = e.new(T.F64)
+    e.ins(f"cvt.rn.f64.s64 {k}, {f.int_op('add.s64', f.int_op('shr.u64', hx, 52), -1023)}")
+    k = f("sub.rn.f64", k, f.sel(54.0, 0.0, tiny))
+    hi = f.pred("gt", m, SQRT2)
+    m = f.sel(f("mul.rn.f64", m, 0.5), m, hi)
+    k = f.sel(f("add.rn.f64", k, 1.0), k, hi)
+    fr = f("sub.rn.f64", m, 1.0)
+    s = f("div.rn.f64", fr, f("add.rn.f64", fr, 2.0))
+    z = f("mul.rn.f64", s, s)
+    r = f("mul.rn.f64", z, f.horner(LOG_R, z))
+    hfsq = f("mul.rn.f64", f("mul.rn.f64", fr, fr), 0.5)
+    corr = f("mul.rn.f64", s, f("add.rn.f64", hfsq, r))
+    if one_plus:  # the rounding error of 1 + x, to first order: log(u + c) = log(u) + c/u
+        c = f("sub.rn.f64", arg, f("sub.rn.f64", x, 1.0))
+        corr = f("add.rn.f64", corr, f("div.rn.f64", c, x))
+    t = f("sub.rn.f64", hfsq, corr)  # log(m) = fr − t, fr exact
+    if base == "e":
+        y = f("fma.rn.f64", k, LN2_HI_64, f("fma.rn.f64", k, LN2_LO_64, f("sub.rn.f64", fr, t)))
+    else:  # (fr − t)·log_b(e): fr·log_b(e) inside fmas, log_b(e) split in two
+        hi, lo = (LOG2E, LOG2E_LO) if base == "2" else (LOG10E, LOG10E_LO)
+        small = f("fma.rn.f64", fr, lo, f("neg.f64", f("mul.rn.f64", t, hi)))
+        y = f("fma.rn.f64", fr, hi, small)
+        y = f("add.rn.f64", y, k) if base == "2" else f("fma.rn.f64", k, LOG10_2, y)
+    y = f.sel(float("-inf"), y, f.pred("eq", x, 0.0))
+    y = f.sel(float("inf"), y, f.pred("eq", x, float("inf")))
+    return f.sel(float("nan"), y, f.pred("ltu", x, 0.0))  # negative or NaN
+
+
+def _transcendental(seq: Callable[..., str], seq64: Callable[..., str] | None = None) -> Lowering:
     """Lower an f32 sequence `seq(e, *f32 registers) -> f32 register` (f16/bf16 widened
-    exactly, the result rounded once)."""
+    exactly, the result rounded once); f64 operands take `seq64`, when there is one."""
 
     def lower(e: KernelEmitter, op: Operation) -> None:
         res = op.results[0]
         t = res.type
         if isinstance(t, Float64Type):
-            raise unsupported(op, "f64 is not supported (f32, f16, bf16 are)")
+            if seq64 is None:
+                raise unsupported(op, "f64 is not supported (f32, f16, bf16 are)")
+            e.define(res, seq64(e, *(e.reg(v) for v in op.operands)))
+            return
         r = seq(e, *(to_f32(e, v) for v in op.operands))
         if is_half(t):
             narrow_f32(e, e.define(res), r, t)
         else:
             e.define(res, r)
 
-    lower.f32_only = True  # type: ignore[attr-defined]  # read by F32_ONLY
+    if seq64 is None:
+        lower.f32_only = True  # type: ignore[attr-defined]  # read by F32_ONLY
     return lower
 
 
@@ -387,8 +522,9 @@ def _bitcount(opcode: str) -> Lowering:
     return lower
 
 
-def _log(far: float, near: float, one_plus: bool = False) -> Lowering:
-    return _transcendental(lambda e, x: log_f32(e, x, far, near, one_plus))
+def _log(far: float, near: float, base: str, one_plus: bool = False) -> Lowering:
+    return _transcendental(lambda e, x: log_f32(e, x, far, near, one_plus),
+                           lambda e, x: log_f64(e, x, base, one_plus))
 
 
 def _round_to_integer(mode: str) -> Lowering:
@@ -400,12 +536,12 @@ def _round_to_integer(mode: str) -> Lowering:
 
 
 MATH_LOWERINGS: dict[type[Operation], Lowering] = dict([
-    rule(math.ExpOp, _transcendental(exp_f32)),
-    rule(math.Exp2Op, _transcendental(exp2_f32)),
-    rule(math.LogOp, _log(LN2, 1.0)),
-    rule(math.Log2Op, _log(1.0, LOG2E)),
-    rule(math.Log10Op, _log(LOG10_2, LOG10E)),
-    rule(math.Log1pOp, _log(LN2, 1.0, one_plus=True)),
+    rule(math.ExpOp, _transcendental(exp_f32, exp_f64)),
+    rule(math.Exp2Op, _transcendental(exp2_f32, lambda e, x: exp_f64(e, x, base2=True))),
+    rule(math.LogOp, _log(LN2, 1.0, "e")),
+    rule(math.Log2Op, _log(1.0, LOG2E, "2")),
+    rule(math.Log10Op, _log(LOG10_2, LOG10E, "10")),
+    rule(math.Log1pOp, _log(LN2, 1.0, "e", one_plus=True)),
     rule(math.TanhOp, _transcendental(tanh_f32)),
     rule(math.ErfOp, _transcendental(erf_f32)),
     rule(math.PowFOp, _transcendental(pow_f32)),
