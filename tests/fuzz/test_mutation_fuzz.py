@@ -26,7 +26,7 @@ LOCATED = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+): error:
 SECONDS_PER_MUTANT = 30
 
 
-class _Timeout(Exception):
+class _Timeout(BaseException):  # not an Exception, so fs-run's internal-error handler lets it through
     pass
 
 
