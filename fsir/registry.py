@@ -92,6 +92,12 @@ def _gpu_vectorize_memory() -> type[ModulePass]:
     return VectorizeMemoryPass
 
 
+def _prove_gather_bounds() -> type[ModulePass]:
+    from fsir.transforms.intervals import ProveGatherBoundsPass
+
+    return ProveGatherBoundsPass
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-canonicalize": _canonicalize,
     "graph-shape-inference": _shape_inference,
@@ -99,6 +105,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "stitch-codegen": _stitch_codegen,
     "schedule-to-gpu": _schedule_to_gpu,
     "gpu-vectorize-memory": _gpu_vectorize_memory,
+    "prove-gather-bounds": _prove_gather_bounds,
 }
 
 

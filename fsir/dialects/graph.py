@@ -44,6 +44,7 @@ from xdsl.dialects.builtin import (
     Signedness,
     StringAttr,
     StructPackableType,
+    UnitAttr,
     TensorType,
     i64,
 )
@@ -54,6 +55,7 @@ from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_attr_def,
     opt_operand_def,
     prop_def,
     result_def,
@@ -1612,12 +1614,19 @@ class GatherOp(GraphOp):
     [0, rows-1], as XLA clamps gather indices).
 
         %e = graph.gather %table, %ids : (tensor<1000x64xf32>, tensor<32xi32>) -> tensor<32x64xf32>
+
+    `in_bounds` states that every id lies in [0, rows-1], so the clamp is the identity
+    and code generation leaves it out; the `prove-gather-bounds` pass sets it where an
+    interval analysis proves it (fsir/transforms/intervals.py):
+
+        %e = graph.gather %table, %ids {in_bounds} : (tensor<1000x64xf32>, tensor<32xi32>) -> tensor<32x64xf32>
     """
 
     name = "graph.gather"
     table = operand_def(TensorType)
     ids = operand_def(TensorType)
     result = result_def(TensorType)
+    in_bounds = opt_attr_def(UnitAttr)
     traits = traits_def(Pure(), Gather())
 
     def infer_type(self) -> TensorType:

@@ -182,7 +182,8 @@ class ElementEmitter:
         ib = self.ib
         row = self.sb.to_index(self.at(op.ids, op.ids_index(idx)))
         rows = self.shapes.dims(op.table)[0]
-        row = ib.min(ib.max(row, 0), ib.sub(rows, 1))  # ids are clamped, as XLA does
+        if op.in_bounds is None:  # ids are clamped, as XLA does, unless proven in range
+            row = ib.min(ib.max(row, 0), ib.sub(rows, 1))
         return self.at(op.table, op.table_index(row, idx))
 
     def _scatter(self, op: graph.ScatterOp, idx: list[Index]) -> SSAValue:
