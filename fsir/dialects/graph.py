@@ -2461,6 +2461,84 @@ class SortOp(GraphOp):
                                   axis=self.dim.value.data)
 
 
+# ---------------------------------------------------------------------------
+# Ragged bags: segment reductions over offsets (RECom § embedding columns)
+# ---------------------------------------------------------------------------
+
+SEGMENT_KINDS = ("sum", "mean", "max", "min")
+
+
+@irdl_op_definition
+class SegmentReduceOp(GraphOp):
+    """Reduce consecutive runs of rows of `data` (dim 0) given by their start
+    `offsets`, as PyTorch's EmbeddingBag with offsets (include_last_offset=False) and
+    TensorFlow's SparseSegmentSum/Mean over sorted segment ids: segment s holds rows
+    [offsets[s], offsets[s+1]), the last one [offsets[S-1], N). Offsets are clamped into
+    [0, N]; a segment whose end does not exceed its start is empty and gives 0 for every
+    kind (as EmbeddingBag's empty bags). `mean` divides the sum by the row count (float
+    data only); floats accumulate in f32, max/min propagate NaN.
+
+        %bags = graph.segment_reduce sum %rows, %offsets : (tensor<?x16xf32>, tensor<?xi32>) -> tensor<?x16xf32>
+
+    Code generation computes each result element on its own: a loop over its segment's
+    rows, so the threads of one segment read a row's elements side by side.
+    """
+
+    name = "graph.segment_reduce"
+    KEYWORD_PROP: ClassVar = "kind"
+    KEYWORD_CHOICES: ClassVar = SEGMENT_KINDS
+    kind = prop_def(StringAttr)
+    data = operand_def(TensorType)
+    offsets = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), Gather())
+
+    def infer_type(self) -> TensorType:
+        kind = self.kind.data
+        if kind not in SEGMENT_KINDS:
+            raise VerifyException(f"unknown segment reduction '{kind}'")
+        data, offsets = _operand_types(self)
+        if not is_int(offsets.element_type) or is_bool(offsets.element_type):
+            raise VerifyException(f"offsets must be i32 or i64, got {offsets.element_type}")
+        if len(shape_of(offsets)) != 1:
+            raise VerifyException(f"offsets must have rank 1, got {fmt_shape(shape_of(offsets))}")
+        if len(shape_of(data)) < 1:
+            raise VerifyException("the data must have rank >= 1")
+        if is_bool(data.element_type):
+            raise VerifyException("cannot reduce i1 tensors (convert them first)")
+        if kind == "mean" and not is_float(data.element_type):
+            raise VerifyException(f"segment mean needs float data, got {data.element_type}")
+        return tensor(data.element_type, self.reify_dims(static_dims, STATIC))
+
+    def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
+        return [dims_of(self.offsets)[0], *dims_of(self.data)[1:]]
+
+    # Which rows a segment reads is data (its offsets), so there is no `operand_indices`.
+
+    def combine_kind(self) -> str:
+        """The reduction combining a segment's rows (a mean sums, then divides)."""
+        return "sum" if self.kind.data == "mean" else self.kind.data
+
+    def bounds(self, offsets: np.ndarray, rows: int) -> tuple[np.ndarray, np.ndarray]:
+        """Each segment's [start, end) rows, clamped into [0, rows]."""
+        starts = np.clip(offsets.astype(np.int64), 0, rows)
+        ends = np.clip(np.append(offsets.astype(np.int64)[1:], rows), 0, rows)
+        return starts, ends
+
+    def reference(self, data, offsets):
+        elem = self.result_type.element_type
+        acc = data.astype(compute_dtype(elem), copy=False)
+        starts, ends = self.bounds(offsets, data.shape[0])
+        out = np.zeros((len(starts), *data.shape[1:]), dtype=acc.dtype)
+        combine = _REDUCE_REF[self.combine_kind()]
+        for s, (lo, hi) in enumerate(zip(starts.tolist(), ends.tolist())):
+            if hi > lo:
+                out[s] = combine(acc[lo:hi], axis=0)
+                if self.kind.data == "mean":
+                    out[s] = out[s] / acc.dtype.type(hi - lo)
+        return out.astype(numpy_dtype(elem))
+
+
 Graph = Dialect(
     "graph",
     [
@@ -2484,6 +2562,7 @@ Graph = Dialect(
         PadOp,
         ScatterOp,
         SortOp,
+        SegmentReduceOp,
     ],
     [ReduceKindAttr, PadModeAttr],
 )

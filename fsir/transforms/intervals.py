@@ -205,6 +205,14 @@ def _reduce(op: Operation, ins: list[Interval | None], out: SSAValue) -> Interva
     return _fit(out, x.lo * n, x.hi * n)
 
 
+def _segment_reduce(op: Operation, ins: list[Interval | None], out: SSAValue) -> Interval | None:
+    assert isinstance(op, graph.SegmentReduceOp)
+    x = ins[0]
+    if x is None or op.kind.data not in ("max", "min"):
+        return None  # a sum over a segment of unknown length
+    return x.hull(Interval(0, 0))  # an empty segment gives 0
+
+
 _COMPARE = Interval(0, 1)
 
 
@@ -223,6 +231,7 @@ RULES: dict[type[Operation], Rule] = {
     graph.GatherOp: _gather,
     graph.SortOp: _sort,
     graph.ReduceOp: _reduce,
+    graph.SegmentReduceOp: _segment_reduce,
     graph.ELEMENTWISE_OPS["abs"]: _abs,
     graph.ELEMENTWISE_OPS["neg"]: _neg,
     **{graph.ELEMENTWISE_OPS[k]: _binary for k in ("add", "sub", "mul", "max", "min", "rem", "div", "and", "shr")},
