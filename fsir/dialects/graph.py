@@ -44,8 +44,8 @@ from xdsl.dialects.builtin import (
     Signedness,
     StringAttr,
     StructPackableType,
-    UnitAttr,
     TensorType,
+    UnitAttr,
     i64,
 )
 from xdsl.dialects.utils import EnumAttribute
