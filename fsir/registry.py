@@ -98,6 +98,12 @@ def _prove_gather_bounds() -> type[ModulePass]:
     return ProveGatherBoundsPass
 
 
+def _symbolic_dims() -> type[ModulePass]:
+    from fsir.transforms.symbolic_dims import SymbolicDimsPass
+
+    return SymbolicDimsPass
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-canonicalize": _canonicalize,
     "graph-shape-inference": _shape_inference,
@@ -106,6 +112,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "schedule-to-gpu": _schedule_to_gpu,
     "gpu-vectorize-memory": _gpu_vectorize_memory,
     "prove-gather-bounds": _prove_gather_bounds,
+    "symbolic-dims": _symbolic_dims,
 }
 
 

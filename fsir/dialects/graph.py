@@ -20,6 +20,7 @@ rows of the `ELEMENTWISE` table: adding one is a one-line change there.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -32,6 +33,7 @@ from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     I64,
     AnyDenseElement,
+    ArrayAttr,
     BFloat16Type,
     BytesAttr,
     DenseArrayBase,
@@ -39,6 +41,7 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     Float64Type,
+    IntAttr,
     IntegerAttr,
     IntegerType,
     Signedness,
@@ -49,7 +52,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.dialects.utils import EnumAttribute
-from xdsl.ir import Attribute, Dialect, Operation, SpacedOpaqueSyntaxAttribute, SSAValue
+from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_attr_definition,
@@ -62,7 +65,7 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
-from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.parser import AttrParser, Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.traits import HasCanonicalizationPatternsTrait, OpTrait, Pure
 from xdsl.utils.exceptions import VerifyException
@@ -559,6 +562,11 @@ class GraphOp(IRDLOperation):
                 f"result shape {fmt_shape(shape_of(result))} does not match the expected "
                 f"{fmt_shape(shape_of(expected))}"
             )
+        dims = self.attributes.get(DIMS_ATTR)
+        if dims is not None:  # symbolic dims (the symbolic-dims pass) describe the result
+            if not isinstance(dims, DimsAttr):
+                raise VerifyException(f"{DIMS_ATTR} must be a #graph.dims, got {dims}")
+            dims.check_type(result, "the result")
 
     @property
     def result_type(self) -> TensorType:
@@ -2539,6 +2547,84 @@ class SegmentReduceOp(GraphOp):
         return out.astype(numpy_dtype(elem))
 
 
+# ---------------------------------------------------------------------------
+# Symbolic dims: names for run-time sizes shared across tensors (docs/dynamic-shapes.md)
+# ---------------------------------------------------------------------------
+
+_SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PRODUCT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*|[0-9]+)(\*([A-Za-z_][A-Za-z0-9_]*|[0-9]+))*")
+
+
+@irdl_attr_definition
+class DimsAttr(ParametrizedAttribute):
+    """The sizes of a tensor's dims as symbols: an int for a static dim, a symbol name
+    (`B`) or a product of symbols and ints (`"B*4"`) for a `?` dim. Dims with the same
+    symbol have the same size at run time. On function arguments it names their `?`
+    dims (the ONNX importer's `dim_param`s); the `symbolic-dims` pass puts it on every
+    argument and graph op result with `?` dims.
+
+        func.func @f(%ids: tensor<?x4xi32> {graph.dims = #graph.dims<[B, 4]>}) -> ...
+        %r = graph.reshape %ids {graph.dims = #graph.dims<["B*4"]>} : (tensor<?x4xi32>) -> tensor<?xi32>
+    """
+
+    name = "graph.dims"
+    dims: ArrayAttr[IntAttr | StringAttr]
+
+    def __init__(self, dims: Sequence[int | str]):
+        super().__init__(ArrayAttr([IntAttr(d) if isinstance(d, int) else StringAttr(d) for d in dims]))
+
+    @property
+    def sizes(self) -> list[int | str]:
+        return [d.data for d in self.dims.data]
+
+    def verify(self) -> None:
+        for d in self.sizes:
+            if isinstance(d, int) and d < 0:
+                raise VerifyException(f"a static dim must be >= 0, got {d}")
+            if isinstance(d, str) and not _PRODUCT.fullmatch(d):
+                raise VerifyException(f"'{d}' is not a symbol or a product of symbols and ints (e.g. B*4)")
+
+    def check_type(self, t: Attribute, what: str) -> None:
+        """That the dims describe tensor type `t`: its rank, its static sizes, symbols
+        on `?` dims only."""
+        shape = shape_of(t)
+        sizes = self.sizes
+        if len(sizes) != len(shape):
+            raise VerifyException(f"{what}: #graph.dims has {len(sizes)} entries for a tensor of rank {len(shape)}")
+        for i, (d, s) in enumerate(zip(sizes, shape)):
+            if isinstance(d, int) and s not in (d, DYN):
+                raise VerifyException(f"{what}: dim {i} is {s}, #graph.dims says {d}")
+            if isinstance(d, str) and s != DYN:
+                raise VerifyException(f"{what}: dim {i} is static ({s}), a symbol names only a '?' dim")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        def entry() -> Attribute:
+            value = parser.parse_optional_integer(allow_boolean=False, allow_negative=False)
+            if value is not None:
+                return IntAttr(value)
+            word = parser.parse_optional_identifier()
+            if word is not None:
+                return StringAttr(word)
+            pos = parser.pos
+            text = parser.parse_optional_str_literal()
+            if text is None or not _PRODUCT.fullmatch(text):
+                parser.raise_error("expected a dim: an int, a symbol or a quoted product (\"B*4\")", pos, parser.pos)
+            return StringAttr(text)
+
+        parser.parse_punctuation("<")
+        dims = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, entry)
+        parser.parse_punctuation(">")
+        return (ArrayAttr(dims),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        parts = [str(d) if isinstance(d, int) or _SYMBOL.fullmatch(d) else f'"{d}"' for d in self.sizes]
+        printer.print_string("<[" + ", ".join(parts) + "]>")
+
+
+DIMS_ATTR = "graph.dims"  # the attribute's name on function arguments, results and ops
+
+
 Graph = Dialect(
     "graph",
     [
@@ -2564,5 +2650,5 @@ Graph = Dialect(
         SortOp,
         SegmentReduceOp,
     ],
-    [ReduceKindAttr, PadModeAttr],
+    [ReduceKindAttr, PadModeAttr, DimsAttr],
 )
