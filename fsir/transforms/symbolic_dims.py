@@ -348,3 +348,12 @@ class SymbolicDimsPass(ModulePass):
             for inner in f.body.walk():
                 if isinstance(inner, graph.GraphOp) and DYN in shape_of(inner.results[0].type):
                     inner.attributes[DIMS_ATTR] = shapes.attr(inner.results[0])
+
+
+def set_argument_dims(module: builtin.ModuleOp, dims: Sequence[DimsAttr | None]) -> None:
+    """Name the `?` dims of the first function's arguments (an importer's symbols)."""
+    f = next(op for op in module.ops if isinstance(op, func.FuncOp))
+    if all(d is None for d in dims):
+        return
+    assert len(dims) == len(f.args)
+    f.arg_attrs = builtin.ArrayAttr([DictionaryAttr({DIMS_ATTR: d} if d is not None else {}) for d in dims])
