@@ -26,7 +26,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from fsir.dialects import graph
-from fsir.dialects.graph import DYN, is_bool, is_int, numpy_dtype, shape_of
+from fsir.dialects.graph import DYN, is_bool, is_int, numpy_dtype, shape_of, tensor_type
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ def _binary(op: Operation, ins: list[Interval | None], out: SSAValue) -> Interva
         bounds = [r.hi for r in (x, y) if r.lo >= 0]
         return Interval(0, min(bounds)) if bounds else None
     if kind == "shr" and x.lo >= 0 and y.lo >= 0:
-        width = np.iinfo(numpy_dtype(out.type.element_type)).bits  # type: ignore[attr-defined]
+        width = np.iinfo(numpy_dtype(tensor_type(out).element_type)).bits
         if y.hi < width:
             return Interval(x.lo >> y.hi, x.hi >> y.lo)
     return None
@@ -157,7 +157,7 @@ def _convert(op: Operation, ins: list[Interval | None], out: SSAValue) -> Interv
     (x,) = ins
     if x is None or type_range(op.operands[0]) is None:
         return None  # from a float: anything (saturated)
-    if is_bool(op.results[0].type.element_type):  # type: ignore[attr-defined]
+    if is_bool(tensor_type(op.results[0]).element_type):
         return Interval(0 if x.lo <= 0 <= x.hi else 1, 0 if x.lo == x.hi == 0 else 1)
     return _fit(out, x.lo, x.hi)
 
