@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
 from xdsl.dialects.builtin import DictionaryAttr
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from fsir.dialects import graph
@@ -357,3 +357,42 @@ def set_argument_dims(module: builtin.ModuleOp, dims: Sequence[DimsAttr | None])
         return
     assert len(dims) == len(f.args)
     f.arg_attrs = builtin.ArrayAttr([DictionaryAttr({DIMS_ATTR: d} if d is not None else {}) for d in dims])
+
+
+def kernel_dim_classes(k: Operation) -> dict[tuple[int, int], tuple[int, int]]:
+    """For a `schedule.kernel`: each `?` dim of its operands, (operand, dim), mapped to
+    the first (operand, dim) of its symbol class, where the classes merge the sizes the
+    kernel's own ops require to agree. The host checks exactly those agreements before
+    the launch (fsir/lowering/shapes.py), so one `index` argument per class carries the
+    size into the kernel: a thousand columns of batch B take B once."""
+    from fsir.dialects.schedule import KernelOp
+    from fsir.lowering.shapes import ShapeCalc
+
+    assert isinstance(k, KernelOp)
+    table = SymbolTable()
+    mono = MonoDims(table)
+    leaves: dict[str, tuple[int, int]] = {}
+    known: dict[SSAValue, list] = {}
+    for i, a in enumerate(k.block.args):
+        dims: list = []
+        for d, s in enumerate(shape_of(a.type)):
+            if s == DYN:
+                name = f"k{i}_{d}"
+                leaves[name] = (i, d)
+                dims.append(table.symbol(name))
+            else:
+                dims.append(Mono(s))
+        known[a] = dims
+    calc = ShapeCalc(mono, known)  # pyright: ignore[reportArgumentType]  # any DimBuilder serves
+    for g in k.groups():
+        for op in g.block.ops:
+            if not isinstance(op, graph.GraphOp):
+                continue
+            for a in op.agreeing_dims(calc.dims, mono):
+                if a.kind == DimAgreement.EQUAL:
+                    table.merge(mono.lift(a.first), mono.lift(a.second))
+    out: dict[tuple[int, int], tuple[int, int]] = {}
+    for name, where in leaves.items():
+        rep = table.canon(Mono(1, (name,)))
+        out[where] = leaves.get(rep.syms[0], where) if rep.coef == 1 and len(rep.syms) == 1 else where
+    return out
