@@ -2548,7 +2548,7 @@ class SegmentReduceOp(GraphOp):
 
 
 # ---------------------------------------------------------------------------
-# Symbolic dims: names for run-time sizes shared across tensors (docs/dynamic-shapes.md)
+# Symbolic dims: names for run-time sizes shared across tensors (docs/symbolic-shapes.md)
 # ---------------------------------------------------------------------------
 
 _SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
