@@ -84,27 +84,26 @@ class SymbolTable:
     opaque size (a sum, a quotient that does not divide, ...) named by its expression."""
 
     uf: UnionFind = field(default_factory=UnionFind)
-    order: dict[str, int] = field(default_factory=dict)  # first appearance: the class's name
+    order: dict[str, int] = field(default_factory=dict)  # first appearance
     user: set[str] = field(default_factory=set)  # names the source gave
+    names: dict[object, str] = field(default_factory=dict)  # a class's root -> its name
     value: dict[object, Mono] = field(default_factory=dict)  # a class's product or int, if any
 
     def symbol(self, name: str, user: bool = False) -> Mono:
-        self.order.setdefault(name, len(self.order))
+        if name not in self.order:
+            self.order[name] = len(self.order)
+            self.names[name] = name
         if user:
             self.user.add(name)
         return self.canon(Mono(1, (name,)))
 
     def rep(self, name: str) -> Mono:
-        """The size a symbol stands for: its class's product or int, else the class's name."""
+        """The size a symbol stands for: its class's product or int, else the class's
+        name (the first name the source gave in it, else its first symbol)."""
         root = self.uf.find(name)
         if root in self.value:
             return self.value[root]
-        return Mono(1, (self.name_of(root),))
-
-    def name_of(self, root: object) -> str:
-        members = [m for m in self.order if self.uf.find(m) == root]
-        named = [m for m in members if m in self.user]
-        return min(named or members, key=self.order.__getitem__)
+        return Mono(1, (self.names[root],))
 
     def canon(self, m: Mono) -> Mono:
         """`m` over class names and products; a class's product may name symbols merged
@@ -132,10 +131,11 @@ class SymbolTable:
         # the side that is one symbol joins the other's class (a product or an int
         # becomes the class's value); two products: their opaque keys are one class
         single = [m for m in (a, b) if m.coef == 1 and len(m.syms) == 1]
-        if len(single) == 2:
+        if len(single) == 2:  # two class names: the merged class keeps the preferred one
             sa, sb = a.syms[0], b.syms[0]
-            keep, gone = (sa, sb) if self._rank(sa) <= self._rank(sb) else (sb, sa)
-            self.uf.union(keep, gone)
+            keep = sa if self._rank(sa) <= self._rank(sb) else sb
+            self.uf.union(sa, sb)
+            self.names[self.uf.find(sa)] = keep
             return True, None
         if single:
             s = single[0].syms[0]  # canonical: its class has no product yet
@@ -146,7 +146,9 @@ class SymbolTable:
         return self.merge(key, other)
 
     def _rank(self, name: str) -> tuple[int, int]:
-        return (0 if self.uf.find(name) in {self.uf.find(u) for u in self.user} else 1, self.order[name])
+        """A class name's preference: given by the source first, then by appearance (a
+        class holding a source name is named by one, so its name tells)."""
+        return (0 if name in self.user else 1, self.order[name])
 
 
 class MonoDims(DimBuilder[Mono]):
