@@ -72,8 +72,10 @@ def passes(options: PipelineOptions = DEFAULT) -> list[ModulePass]:
     from fsir.codegen.stitch_codegen import StitchCodegenPass
     from fsir.fusion.explore import FusionExplorePass
     from fsir.lowering.schedule_to_gpu import ScheduleToGpuPass
+    from fsir.transforms.intervals import ProveGatherBoundsPass
 
     return [
+        ProveGatherBoundsPass(),
         FusionExplorePass(mode=options.fusion, gpu=options.gpu),
         StitchCodegenPass(rows=options.rows, gpu=options.gpu, registers=options.registers,
                           subroots=options.subroots, vector=options.vector, gemm=options.gemm,

@@ -92,6 +92,18 @@ def _gpu_vectorize_memory() -> type[ModulePass]:
     return VectorizeMemoryPass
 
 
+def _prove_gather_bounds() -> type[ModulePass]:
+    from fsir.transforms.intervals import ProveGatherBoundsPass
+
+    return ProveGatherBoundsPass
+
+
+def _symbolic_dims() -> type[ModulePass]:
+    from fsir.transforms.symbolic_dims import SymbolicDimsPass
+
+    return SymbolicDimsPass
+
+
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-canonicalize": _canonicalize,
     "graph-shape-inference": _shape_inference,
@@ -99,6 +111,8 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "stitch-codegen": _stitch_codegen,
     "schedule-to-gpu": _schedule_to_gpu,
     "gpu-vectorize-memory": _gpu_vectorize_memory,
+    "prove-gather-bounds": _prove_gather_bounds,
+    "symbolic-dims": _symbolic_dims,
 }
 
 

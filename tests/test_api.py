@@ -245,7 +245,7 @@ def test_pipeline_text_reproduces_the_api_with_fs_opt(kwargs, tmp_path):
     options = PipelineOptions(**kwargs)
     assert exe.pipeline == pipeline_text(options) and exe.target == target_text(options)
     if not kwargs:  # the passes' defaults are the pipeline's: no options to spell out
-        assert exe.pipeline == "fusion-explore,stitch-codegen,schedule-to-gpu"
+        assert exe.pipeline == "prove-gather-bounds,fusion-explore,stitch-codegen,schedule-to-gpu"
     assert fs_opt_ptx(path, exe.pipeline, exe.target, tmp_path / "out.ptx") == exe.ptx
 
 

@@ -20,6 +20,7 @@ rows of the `ELEMENTWISE` table: adding one is a one-line change there.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -32,6 +33,7 @@ from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     I64,
     AnyDenseElement,
+    ArrayAttr,
     BFloat16Type,
     BytesAttr,
     DenseArrayBase,
@@ -39,28 +41,31 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     Float64Type,
+    IntAttr,
     IntegerAttr,
     IntegerType,
     Signedness,
     StringAttr,
     StructPackableType,
     TensorType,
+    UnitAttr,
     i64,
 )
 from xdsl.dialects.utils import EnumAttribute
-from xdsl.ir import Attribute, Dialect, Operation, SpacedOpaqueSyntaxAttribute, SSAValue
+from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_attr_def,
     opt_operand_def,
     prop_def,
     result_def,
     traits_def,
     var_operand_def,
 )
-from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.parser import AttrParser, Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.traits import HasCanonicalizationPatternsTrait, OpTrait, Pure
 from xdsl.utils.exceptions import VerifyException
@@ -557,6 +562,11 @@ class GraphOp(IRDLOperation):
                 f"result shape {fmt_shape(shape_of(result))} does not match the expected "
                 f"{fmt_shape(shape_of(expected))}"
             )
+        dims = self.attributes.get(DIMS_ATTR)
+        if dims is not None:  # symbolic dims (the symbolic-dims pass) describe the result
+            if not isinstance(dims, DimsAttr):
+                raise VerifyException(f"{DIMS_ATTR} must be a #graph.dims, got {dims}")
+            dims.check_type(result, "the result")
 
     @property
     def result_type(self) -> TensorType:
@@ -1612,12 +1622,19 @@ class GatherOp(GraphOp):
     [0, rows-1], as XLA clamps gather indices).
 
         %e = graph.gather %table, %ids : (tensor<1000x64xf32>, tensor<32xi32>) -> tensor<32x64xf32>
+
+    `in_bounds` states that every id lies in [0, rows-1], so the clamp is the identity
+    and code generation leaves it out; the `prove-gather-bounds` pass sets it where an
+    interval analysis proves it (fsir/transforms/intervals.py):
+
+        %e = graph.gather %table, %ids {in_bounds} : (tensor<1000x64xf32>, tensor<32xi32>) -> tensor<32x64xf32>
     """
 
     name = "graph.gather"
     table = operand_def(TensorType)
     ids = operand_def(TensorType)
     result = result_def(TensorType)
+    in_bounds = opt_attr_def(UnitAttr)
     traits = traits_def(Pure(), Gather())
 
     def infer_type(self) -> TensorType:
@@ -2452,6 +2469,162 @@ class SortOp(GraphOp):
                                   axis=self.dim.value.data)
 
 
+# ---------------------------------------------------------------------------
+# Ragged bags: segment reductions over offsets (RECom § embedding columns)
+# ---------------------------------------------------------------------------
+
+SEGMENT_KINDS = ("sum", "mean", "max", "min")
+
+
+@irdl_op_definition
+class SegmentReduceOp(GraphOp):
+    """Reduce consecutive runs of rows of `data` (dim 0) given by their start
+    `offsets`, as PyTorch's EmbeddingBag with offsets (include_last_offset=False) and
+    TensorFlow's SparseSegmentSum/Mean over sorted segment ids: segment s holds rows
+    [offsets[s], offsets[s+1]), the last one [offsets[S-1], N). Offsets are clamped into
+    [0, N]; a segment whose end does not exceed its start is empty and gives 0 for every
+    kind (as EmbeddingBag's empty bags). `mean` divides the sum by the row count (float
+    data only); floats accumulate in f32, max/min propagate NaN.
+
+        %bags = graph.segment_reduce sum %rows, %offsets : (tensor<?x16xf32>, tensor<?xi32>) -> tensor<?x16xf32>
+
+    Code generation computes each result element on its own: a loop over its segment's
+    rows, so the threads of one segment read a row's elements side by side.
+    """
+
+    name = "graph.segment_reduce"
+    KEYWORD_PROP: ClassVar = "kind"
+    KEYWORD_CHOICES: ClassVar = SEGMENT_KINDS
+    kind = prop_def(StringAttr)
+    data = operand_def(TensorType)
+    offsets = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), Gather())
+
+    def infer_type(self) -> TensorType:
+        kind = self.kind.data
+        if kind not in SEGMENT_KINDS:
+            raise VerifyException(f"unknown segment reduction '{kind}'")
+        data, offsets = _operand_types(self)
+        if not is_int(offsets.element_type) or is_bool(offsets.element_type):
+            raise VerifyException(f"offsets must be i32 or i64, got {offsets.element_type}")
+        if len(shape_of(offsets)) != 1:
+            raise VerifyException(f"offsets must have rank 1, got {fmt_shape(shape_of(offsets))}")
+        if len(shape_of(data)) < 1:
+            raise VerifyException("the data must have rank >= 1")
+        if is_bool(data.element_type):
+            raise VerifyException("cannot reduce i1 tensors (convert them first)")
+        if kind == "mean" and not is_float(data.element_type):
+            raise VerifyException(f"segment mean needs float data, got {data.element_type}")
+        return tensor(data.element_type, self.reify_dims(static_dims, STATIC))
+
+    def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
+        return [dims_of(self.offsets)[0], *dims_of(self.data)[1:]]
+
+    # Which rows a segment reads is data (its offsets), so there is no `operand_indices`.
+
+    def combine_kind(self) -> str:
+        """The reduction combining a segment's rows (a mean sums, then divides)."""
+        return "sum" if self.kind.data == "mean" else self.kind.data
+
+    def bounds(self, offsets: np.ndarray, rows: int) -> tuple[np.ndarray, np.ndarray]:
+        """Each segment's [start, end) rows, clamped into [0, rows]."""
+        starts = np.clip(offsets.astype(np.int64), 0, rows)
+        ends = np.clip(np.append(offsets.astype(np.int64)[1:], rows), 0, rows)
+        return starts, ends
+
+    def reference(self, data, offsets):
+        elem = self.result_type.element_type
+        acc = data.astype(compute_dtype(elem), copy=False)
+        starts, ends = self.bounds(offsets, data.shape[0])
+        out = np.zeros((len(starts), *data.shape[1:]), dtype=acc.dtype)
+        combine = _REDUCE_REF[self.combine_kind()]
+        for s, (lo, hi) in enumerate(zip(starts.tolist(), ends.tolist())):
+            if hi > lo:
+                out[s] = combine(acc[lo:hi], axis=0)
+                if self.kind.data == "mean":
+                    out[s] = out[s] / acc.dtype.type(hi - lo)
+        return out.astype(numpy_dtype(elem))
+
+
+# ---------------------------------------------------------------------------
+# Symbolic dims: names for run-time sizes shared across tensors (docs/symbolic-shapes.md)
+# ---------------------------------------------------------------------------
+
+_SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PRODUCT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*|[0-9]+)(\*([A-Za-z_][A-Za-z0-9_]*|[0-9]+))*")
+
+
+@irdl_attr_definition
+class DimsAttr(ParametrizedAttribute):
+    """The sizes of a tensor's dims as symbols: an int for a static dim, a symbol name
+    (`B`) or a product of symbols and ints (`"B*4"`) for a `?` dim. Dims with the same
+    symbol have the same size at run time. On function arguments it names their `?`
+    dims (the ONNX importer's `dim_param`s); the `symbolic-dims` pass puts it on every
+    argument and graph op result with `?` dims.
+
+        func.func @f(%ids: tensor<?x4xi32> {graph.dims = #graph.dims<[B, 4]>}) -> ...
+        %r = graph.reshape %ids {graph.dims = #graph.dims<["B*4"]>} : (tensor<?x4xi32>) -> tensor<?xi32>
+    """
+
+    name = "graph.dims"
+    dims: ArrayAttr[IntAttr | StringAttr]
+
+    def __init__(self, dims: Sequence[int | str]):
+        super().__init__(ArrayAttr([IntAttr(d) if isinstance(d, int) else StringAttr(d) for d in dims]))
+
+    @property
+    def sizes(self) -> list[int | str]:
+        return [d.data for d in self.dims.data]
+
+    def verify(self) -> None:
+        for d in self.sizes:
+            if isinstance(d, int) and d < 0:
+                raise VerifyException(f"a static dim must be >= 0, got {d}")
+            if isinstance(d, str) and not _PRODUCT.fullmatch(d):
+                raise VerifyException(f"'{d}' is not a symbol or a product of symbols and ints (e.g. B*4)")
+
+    def check_type(self, t: Attribute, what: str) -> None:
+        """That the dims describe tensor type `t`: its rank, its static sizes, symbols
+        on `?` dims only."""
+        shape = shape_of(t)
+        sizes = self.sizes
+        if len(sizes) != len(shape):
+            raise VerifyException(f"{what}: #graph.dims has {len(sizes)} entries for a tensor of rank {len(shape)}")
+        for i, (d, s) in enumerate(zip(sizes, shape)):
+            if isinstance(d, int) and s not in (d, DYN):
+                raise VerifyException(f"{what}: dim {i} is {s}, #graph.dims says {d}")
+            if isinstance(d, str) and s != DYN:
+                raise VerifyException(f"{what}: dim {i} is static ({s}), a symbol names only a '?' dim")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        def entry() -> Attribute:
+            value = parser.parse_optional_integer(allow_boolean=False, allow_negative=False)
+            if value is not None:
+                return IntAttr(value)
+            word = parser.parse_optional_identifier()
+            if word is not None:
+                return StringAttr(word)
+            pos = parser.pos
+            text = parser.parse_optional_str_literal()
+            if text is None or not _PRODUCT.fullmatch(text):
+                parser.raise_error("expected a dim: an int, a symbol or a quoted product (\"B*4\")", pos, parser.pos)
+            return StringAttr(text)
+
+        parser.parse_punctuation("<")
+        dims = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, entry)
+        parser.parse_punctuation(">")
+        return (ArrayAttr(dims),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        parts = [str(d) if isinstance(d, int) or _SYMBOL.fullmatch(d) else f'"{d}"' for d in self.sizes]
+        printer.print_string("<[" + ", ".join(parts) + "]>")
+
+
+DIMS_ATTR = "graph.dims"  # the attribute's name on function arguments, results and ops
+
+
 Graph = Dialect(
     "graph",
     [
@@ -2475,6 +2648,7 @@ Graph = Dialect(
         PadOp,
         ScatterOp,
         SortOp,
+        SegmentReduceOp,
     ],
-    [ReduceKindAttr, PadModeAttr],
+    [ReduceKindAttr, PadModeAttr, DimsAttr],
 )

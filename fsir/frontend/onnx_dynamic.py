@@ -15,6 +15,7 @@ the symbolic entries. A placeholder still used as data at the end is refused.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -163,3 +164,18 @@ class SymbolicShapes:
 
 def is_symbolic(x: Any) -> bool:
     return isinstance(x, Sym)
+
+
+def argument_dims(sizes: Sequence[Size]) -> graph.DimsAttr | None:
+    """The `#graph.dims` of a graph input whose sizes are ints and `param` symbols (its
+    `dim_param`s, made identifiers), or None when all are static."""
+    if all(isinstance(x, int) for x in sizes):
+        return None
+    names: list[int | str] = []
+    for x in sizes:
+        if isinstance(x, int):
+            names.append(x)
+            continue
+        name = re.sub(r"\W", "_", str(x.expr[1]))
+        names.append(name if re.match(r"[A-Za-z_]", name) else f"_{name}")
+    return graph.DimsAttr(names)

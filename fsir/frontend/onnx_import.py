@@ -35,8 +35,9 @@ from fsir.dialects.graph import shape_of, tensor
 from fsir.errors import Location, UserError
 from fsir.frontend import onnx_storage
 from fsir.frontend.builder import GraphBuilder
-from fsir.frontend.onnx_dynamic import Sym, SymbolicShapes, is_symbolic
+from fsir.frontend.onnx_dynamic import Sym, SymbolicShapes, argument_dims, is_symbolic
 from fsir.ir import verify
+from fsir.transforms.symbolic_dims import set_argument_dims
 
 _ELEM: dict[int, Attribute] = {
     onnx.TensorProto.FLOAT: graph.f32, onnx.TensorProto.FLOAT16: graph.f16,
@@ -117,6 +118,7 @@ class OnnxImporter:
         self.model = model
         self.bind = dict(bind or {})
         self.input_args: dict[SSAValue, str] = {}  # graph-input arguments by ONNX name
+        self.arg_dims: list[graph.DimsAttr | None] = []  # each argument's named `?` dims
         self.filename = filename
         self.b = GraphBuilder(filename)
         self.env: dict[str, SSAValue] = {}
@@ -250,6 +252,7 @@ class OnnxImporter:
             self.env[inp.name] = self.b.add_arg(tensor(elem, dims), _value_name(inp.name))
             self.sym.bind(self.env[inp.name], sizes)
             self.input_args[self.env[inp.name]] = inp.name
+            self.arg_dims.append(argument_dims(sizes))
         for index, node in enumerate(g.node):
             self.node = node
             self.b.loc = Location(self.filename, index + 1, 1)
@@ -260,6 +263,7 @@ class OnnxImporter:
         # the function's name prefixes its kernels' names, which PTX restricts to [A-Za-z0-9_$]
         name = re.sub(r"[^\w$]", "_", _value_name(g.name)) if g.name else ""
         module = self.b.finish(name or "main", results)
+        set_argument_dims(module, self.arg_dims)
         for placeholder, loc in self.shape_placeholders:  # (dead shape chains are gone now)
             if placeholder.uses:
                 raise UserError("the run-time size of a `?` dim is used as data (not only as a Reshape or Expand "
@@ -811,7 +815,8 @@ class OnnxImporter:
 
     def op_Concat(self, node, attrs):
         vs = [self.value(n) for n in node.input if n]
-        vs = [v for v in vs if math.prod(shape_of(v.type)) > 0] or vs[:1]  # ONNX allows empty parts
+        # ONNX allows empty parts; a `?` dim is not known to be empty
+        vs = [v for v in vs if 0 not in shape_of(v.type)] or vs[:1]
         return [self.b.concat(vs, self.axis(attrs["axis"], self.rank(vs[0])))]
 
     def op_Split(self, node, attrs):

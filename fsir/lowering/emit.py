@@ -182,7 +182,8 @@ class ElementEmitter:
         ib = self.ib
         row = self.sb.to_index(self.at(op.ids, op.ids_index(idx)))
         rows = self.shapes.dims(op.table)[0]
-        row = ib.min(ib.max(row, 0), ib.sub(rows, 1))  # ids are clamped, as XLA does
+        if op.in_bounds is None:  # ids are clamped, as XLA does, unless proven in range
+            row = ib.min(ib.max(row, 0), ib.sub(rows, 1))
         return self.at(op.table, op.table_index(row, idx))
 
     def _scatter(self, op: graph.ScatterOp, idx: list[Index]) -> SSAValue:
@@ -308,6 +309,37 @@ class ElementEmitter:
         out = loop(0, [0] * len(window), sb.reduce_init(kind, ct))
         return sb.round_to(out, elem)
 
+    def _segment_reduce(self, op: graph.SegmentReduceOp, idx: list[Index]) -> SSAValue:
+        """A loop over the element's segment: rows [start, end) of the data at the
+        element's other coordinates, the bounds loaded from the offsets and clamped into
+        the data (the next segment's start is read only where one exists)."""
+        ib, sb = self.ib, self.sb
+        elem = elem_type(op.result)
+        ct = compute_type(elem)
+        rows = self.shapes.dims(op.data)[0]
+        segments = self.shapes.dims(op.offsets)[0]
+
+        def offset(s: Index) -> SSAValue:
+            return ib.ssa(ib.min(ib.max(sb.to_index(self.at(op.offsets, [s])), 0), rows))
+
+        seg = idx[0]
+        start = offset(seg)
+        following = ib.add(seg, 1)
+        end = self.guarded(ib.lt(following, segments), lambda: offset(following), lambda: ib.ssa(rows))
+        kind = op.combine_kind()
+
+        def body(j: SSAValue, carry: list[SSAValue]) -> list[SSAValue]:
+            return [sb.combine(kind, carry[0], self.at(op.data, [j, *idx[1:]]))]
+
+        acc = self.for_loop(start, end, 1, [sb.reduce_init(kind, ct)], body)[0]
+        if op.kind.data == "mean":  # an empty segment's sum is 0: 0 / 1
+            acc = sb.arith("div", acc, sb.index_to(ib.max(ib.sub(end, start), 1), ct))
+        elif kind != "sum":  # an empty segment gives 0, not the identity
+            nonempty = ib.lt(start, end)
+            assert not isinstance(nonempty, bool)
+            acc = sb.select(nonempty, acc, sb.const(0, ct))
+        return sb.round_to(acc, elem)
+
 
 ElementRule = Callable[[ElementEmitter, Any, list[Index]], SSAValue]
 
@@ -352,6 +384,8 @@ ELEMENT_RULES: dict[type[graph.GraphOp], ElementRule] = {
     # data-dependent loops: every update (scatter), every rank (sort)
     graph.ScatterOp: ElementEmitter._scatter,
     graph.SortOp: ElementEmitter._sort,
+    # a data-dependent loop over the rows of its segment
+    graph.SegmentReduceOp: ElementEmitter._segment_reduce,
 }
 
 

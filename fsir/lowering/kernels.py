@@ -44,9 +44,17 @@ class KernelInterface:
 
 def extra_arguments(k: KernelOp) -> tuple[list[graph.ConstantOp], list[tuple[int, int]]]:
     """What a lowered `k` takes besides its operands and results: its non-splat
-    constants' buffers and each `?` dim of its operands (operand, dim), in order."""
-    dynamic = [(i, d) for i, a in enumerate(k.block.args) for d, s in enumerate(shape_of(a.type)) if s == DYN]
-    return non_splat_constants(k), dynamic
+    constants' buffers and the size of each symbol class of its operands' `?` dims
+    (the first (operand, dim) of each class, in order; `dim_classes`)."""
+    classes = dim_classes(k)
+    return non_splat_constants(k), [where for where, rep in classes.items() if where == rep]
+
+
+def dim_classes(k: KernelOp) -> dict[tuple[int, int], tuple[int, int]]:
+    """Each `?` operand dim (operand, dim) -> the one whose argument carries its size."""
+    from fsir.transforms.symbolic_dims import kernel_dim_classes
+
+    return kernel_dim_classes(k)
 
 
 def non_splat_constants(k: KernelOp) -> list[graph.ConstantOp]:
@@ -95,9 +103,11 @@ class KernelLowering:
         dyn_args = args[n_in + n_out + n_c:len(arg_types)]
         for a in operands:
             known[a] = list(shape_of(a.type))
-        for (i, d), a in zip(self.dynamic, dyn_args):
+        carried = dict(zip(self.dynamic, dyn_args))
+        for (i, d), a in carried.items():
             a.name_hint = f"{operands[i].name_hint or 'arg'}_d{d}"
-            known[operands[i]][d] = a
+        for (i, d), rep in dim_classes(k).items():  # one argument per symbol class
+            known[operands[i]][d] = carried[rep]
         self.shapes = ShapeCalc(self.ib, known)
         # Every size the kernel may need is computed here, in the entry block, so it
         # dominates all its uses (ShapeCalc caches sizes across nested blocks).

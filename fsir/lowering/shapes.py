@@ -18,6 +18,7 @@ from fsir.dialects.schedule import GroupOp, KernelOp
 from fsir.errors import UserError
 from fsir.ir import location_of
 from fsir.lowering.scalar import Index, IndexBuilder
+from fsir.transforms.symbolic_dims import UnionFind
 
 
 class ShapeCalc:
@@ -62,12 +63,15 @@ class DimChecks:
     """The host's run-time checks that sizes which must agree do agree
     (`GraphOp.agreeing_dims`): a `cf.assert` on their comparison, located at the op,
     before the launch that relies on them; the executor names both sizes when one
-    fails. Each distinct pair of sizes is checked once per host function; pairs
-    of static sizes were checked by the verifier."""
+    fails. Sizes checked equal form classes (a union-find over the sizes, as the
+    `symbolic-dims` pass's classes): an equality already implied by the checks before
+    it is not checked again, so a class of n sizes costs n - 1 checks however many ops
+    rely on it; pairs of static sizes were checked by the verifier."""
 
     def __init__(self, ib: IndexBuilder):
         self.ib = ib
         self.seen: set[tuple] = set()
+        self.equal = UnionFind()
 
     def emit(self, op: Operation, shapes: ShapeCalc) -> None:
         if not isinstance(op, graph.GraphOp):
@@ -78,8 +82,9 @@ class DimChecks:
                 continue
             key = (agreement.kind, _key(a), _key(b))
             if agreement.kind == graph.DimAgreement.EQUAL:
-                key = (agreement.kind, *sorted((_key(a), _key(b))))
-            if key in self.seen:
+                if not self.equal.union(_key(a), _key(b)):
+                    continue  # implied by the checks before
+            elif key in self.seen:
                 continue
             self.seen.add(key)
             if isinstance(a, int) and agreement.kind == graph.DimAgreement.EQUAL:

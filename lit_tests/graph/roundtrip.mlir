@@ -409,3 +409,14 @@ func.func @conv(%x: tensor<2x4x9x9xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<2x6x
   %y = graph.conv %x, %w strides [2, 2] pad_low [1, 0] pad_high [1, 1] dilation [1, 2] lhs_dilation [1, 1] groups 2 : (tensor<2x4x9x9xf32>, tensor<6x2x3x3xf32>) -> tensor<2x6x5x3xf32>
   func.return %y : tensor<2x6x5x3xf32>
 }
+
+// graph.segment_reduce (ragged bags by offsets; more in segment-reduce.mlir) and a
+// gather proven in bounds.
+// CHECK-LABEL: func.func @segments
+func.func @segments(%d: tensor<?x16xf32>, %o: tensor<?xi64>, %t: tensor<8x16xf32>, %i: tensor<4xi32>) -> (tensor<?x16xf32>, tensor<4x16xf32>) {
+  // CHECK-NEXT: graph.segment_reduce mean %{{.*}}, %{{.*}} : (tensor<?x16xf32>, tensor<?xi64>) -> tensor<?x16xf32>
+  // CHECK-NEXT: graph.gather %{{.*}}, %{{.*}} {in_bounds} : (tensor<8x16xf32>, tensor<4xi32>) -> tensor<4x16xf32>
+  %s = graph.segment_reduce mean %d, %o : (tensor<?x16xf32>, tensor<?xi64>) -> tensor<?x16xf32>
+  %g = graph.gather %t, %i {in_bounds} : (tensor<8x16xf32>, tensor<4xi32>) -> tensor<4x16xf32>
+  func.return %s, %g : tensor<?x16xf32>, tensor<4x16xf32>
+}

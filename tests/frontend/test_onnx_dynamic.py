@@ -91,7 +91,9 @@ def bert(tmp_path_factory):
 def test_dim_params_become_dynamic_dims(bert):
     _, exe = bert
     text = str(import_onnx(bert_like().SerializeToString(), "bert_like.onnx"))
-    assert "%x: tensor<?x?x64xf32>, %mask: tensor<?x?xf32>" in text
+    # the dim_params name the `?` dims: both inputs' batch and sequence are one size each
+    assert ("%x: tensor<?x?x64xf32> {graph.dims = #graph.dims<[batch, seq, 64]>}, "
+            "%mask: tensor<?x?xf32> {graph.dims = #graph.dims<[batch, seq]>}") in text
     assert "graph.reshape" in text and "tensor<?x?x4x16xf32>" in text  # heads split at run-time sizes
     assert "like %x" in text  # the expanded position bias takes x's sizes
 

@@ -41,7 +41,7 @@ def test_levels_agree(text, mode):
         got[stage] = run(ir, inputs)
 
     lower(module, PipelineOptions(fusion=mode), until="stitch-codegen", on_stage=run_stage)
-    assert list(got) == ["fusion-explore", "stitch-codegen"]
+    assert list(got) == ["prove-gather-bounds", "fusion-explore", "stitch-codegen"]
     for stage, outputs in got.items():
         for w, g in zip(want, outputs):
             np.testing.assert_array_equal(w, g, err_msg=stage)

@@ -34,7 +34,7 @@ def test_fs_bench_layernorm(tmp_path, capsys):
         assert r["modeled_memory_us"] > 0 and r["modeled_compute_us"] > 0
         assert r["flops"] == sum(k["flops"] for k in r["per_launch"]) > 0
     assert "memory" in table and "compute" in table
-    assert set(stitch["compile_s"]) == {"import", "fusion-explore", "stitch-codegen", "schedule-to-gpu", "ptx"}
+    assert set(stitch["compile_s"]) == {"import", "prove-gather-bounds", "fusion-explore", "stitch-codegen", "schedule-to-gpu", "ptx"}
     assert (tmp_path / "bench.png").read_bytes()[:4] == b"\x89PNG"
 
 
