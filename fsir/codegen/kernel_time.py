@@ -19,10 +19,11 @@ its blocks fit on an SM at once. fs-bench states them from the simulator's count
   of the SM's `issue_per_cycle` sub-partitions, each holding a quarter of its pipes,
   so fewer resident warps than sub-partitions leave pipes idle.
 - **memory** = max(bytes ÷ HBM bandwidth, requested bytes ÷ L2 bandwidth) ÷ share,
-  share = resident warps × bytes a warp keeps in flight ÷ (`saturating_bytes_in_flight`
-  × SMs), at most 1: too few bytes in flight cannot keep HBM busy (Little's law). The
-  requested bytes are what the threads load and store, the re-reads among them served
-  by the L2 (a GEMM re-reading its operands' tiles); `bytes` what reaches DRAM.
+  share = resident warps × bytes a warp keeps in flight (at least `lane_bytes_in_flight`
+  per lane) ÷ (`saturating_bytes_in_flight` × SMs), at most 1: too few bytes in flight
+  cannot keep HBM busy (Little's law). The requested bytes are what the threads load
+  and store, the re-reads among them served by the L2 (a GEMM re-reading its
+  operands' tiles); `bytes` what reaches DRAM.
 """
 
 from __future__ import annotations
@@ -44,8 +45,8 @@ class Launch:
     bytes: float  # global bytes to or from DRAM
     instructions: Mapping[str, float] = field(default_factory=dict)  # thread-instructions by lane class
     tensor_fmas: Mapping[str, float] = field(default_factory=dict)  # tensor-core multiply-adds by precision
-    requested_bytes: float = 0.0  # global bytes the threads load and store (L2 traffic; 0: `bytes`)
-    warp_bytes_in_flight: float = 0.0  # bytes a warp requests before it waits (0: the spec's default)
+    requested_bytes: float = 0.0  # global bytes the threads load and store (served by the L2; 0: not stated)
+    warp_bytes_in_flight: float = 0.0  # bytes a warp requests before it waits (at least the spec's default)
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,9 @@ def memory_time(launch: Launch, spec: GpuSpec) -> float:
     if launch.bytes <= 0 and launch.requested_bytes <= 0:
         return 0.0
     resident = min(launch.blocks, max(0, launch.blocks_per_sm) * spec.sms) * warps_per_block(launch, spec)
-    per_warp = launch.warp_bytes_in_flight or spec.lane_bytes_in_flight * spec.warp_size
+    # a warp is taken to keep at least the typical kernel's bytes in flight (the
+    # assumption behind `saturating_warps_per_sm`); more when it states them
+    per_warp = max(launch.warp_bytes_in_flight, spec.lane_bytes_in_flight * spec.warp_size)
     share = min(1.0, resident * per_warp / (spec.saturating_bytes_in_flight * spec.sms))
     if share <= 0:
         return math.inf
@@ -126,7 +129,8 @@ _STATS_FIELDS = {"fp32": "fp32_instructions", "fp16": "fp16_instructions", "fp64
                  "sfu": "sfu_instructions", "int": "int_instructions", "lsu": "lsu_instructions"}
 
 
-def launch_from_stats(stats, blocks: int, threads_per_block: int, blocks_per_sm: int) -> Launch:
+def launch_from_stats(stats, blocks: int, threads_per_block: int, blocks_per_sm: int,
+                      warp_bytes_in_flight: float = 0.0) -> Launch:
     """The `Launch` a simulated launch's `LaunchStats` describe: its distinct global
     bytes (what a perfect cache moves to and from DRAM), the bytes its threads request
     (through the L2), its thread-instructions by class and its tensor-core
@@ -135,4 +139,5 @@ def launch_from_stats(stats, blocks: int, threads_per_block: int, blocks_per_sm:
     tf32 = stats.tf32_tensor_flops // 2
     return Launch(blocks, threads_per_block, blocks_per_sm, stats.global_unique_bytes,
                   {cls: getattr(stats, name) for cls, name in _STATS_FIELDS.items()},
-                  {"f16": stats.tensor_flops // 2 - tf32, "tf32": tf32}, requested_bytes=stats.global_bytes)
+                  {"f16": stats.tensor_flops // 2 - tf32, "tf32": tf32}, requested_bytes=stats.global_bytes,
+                  warp_bytes_in_flight=warp_bytes_in_flight)

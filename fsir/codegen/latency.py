@@ -415,21 +415,6 @@ def bytes_in_flight(ops: Iterable[Operation]) -> int:
     return max(most, run)
 
 
-def argument_bytes(kernel: gpu.FuncOp) -> int | None:
-    """The bytes of the kernel's global buffers (None if one has a `?` size): what a
-    launch reading each of its inputs and writing each of its outputs whole moves to
-    and from DRAM, however often its threads re-read them."""
-    total = 0
-    for a in kernel.body.blocks[0].args:
-        t = a.type
-        if isinstance(t, MemRefType) and _space(t) != 3:
-            shape = t.get_shape()
-            if any(d < 0 for d in shape):
-                return None
-            total += math.prod(shape) * _elem_bytes(t.element_type)
-    return total
-
-
 def instruction_counts(ops: Iterable[Operation], weight: int = 1) -> Counter[str]:
     """Dynamic instructions per thread by class (scf.if: the costlier branch)."""
     counts: Counter[str] = Counter()
@@ -544,17 +529,20 @@ def waves_for(grid: Sequence[int], block: Sequence[int], occ: Occupancy, spec: G
 
 
 def estimate(kernel: gpu.FuncOp, grid: Sequence[int], block: Sequence[int], spec: GpuSpec,
-             dynamic_smem: int = 0, bandwidth: bool = False, ilp: bool = False) -> Estimate:
+             dynamic_smem: int = 0, bandwidth: bool = False, ilp: bool = False,
+             distinct_bytes: int | None = None) -> Estimate:
     """L = N_wave × L_warp for `kernel` launched with `grid` × `block` on `spec`.
 
     ilp: L_warp from dependences (`ilp_warp_cycles`) instead of one CPI per
-    instruction, with the SM's issue rate shared by the wave's warps as a floor."""
+    instruction, with the SM's issue rate shared by the wave's warps as a floor.
+    distinct_bytes: the launch's distinct global bytes, which the gpu IR's `?`-sized
+    buffers do not tell (`Summary.distinct_bytes`)."""
     ops = kernel.body.blocks[0].ops
     summary = Summary(instruction_counts(ops), estimate_registers(kernel), shared_bytes(kernel) + dynamic_smem,
                       global_bytes(ops), ilp_warp_cycles(ops, spec) if ilp else None, tensor_fma_counts(ops))
     if ilp:  # a GEMM's throughput floors (as its mapping's summary states them)
         summary.bytes_in_flight = bytes_in_flight(ops)
-        summary.distinct_bytes = argument_bytes(kernel)
+        summary.distinct_bytes = distinct_bytes
     return estimate_summary(summary, grid, block, spec, bandwidth=bandwidth)
 
 

@@ -199,22 +199,24 @@ class RecordingSimDevice(SimDevice):
 
 def model_launches(lowered, records, spec) -> list[LaunchFigures]:
     """Every recorded launch timed by the kernel-time model (fsir/codegen/kernel_time.py),
-    its occupancy from the gpu.func's estimated registers and shared memory."""
+    its occupancy from the gpu.func's estimated registers and shared memory, the bytes
+    a warp keeps in flight from its straight runs of loads."""
     from fsir.codegen.kernel_time import kernel_time, launch_from_stats
-    from fsir.codegen.latency import estimate_registers, occupancy, shared_bytes
+    from fsir.codegen.latency import bytes_in_flight, estimate_registers, occupancy, shared_bytes
     from fsir.dialects import gpu
 
     funcs = {op.sym_name.data: op for op in lowered.walk() if isinstance(op, gpu.FuncOp)}
-    resources: dict[str, tuple[int, int]] = {}
+    resources: dict[str, tuple[int, int, int]] = {}
     out = []
     for name, grid, block, dynamic_smem, st in records:
         if name not in resources:
             f = funcs[name]
-            resources[name] = (estimate_registers(f), shared_bytes(f))
-        regs, smem = resources[name]
+            resources[name] = (estimate_registers(f), shared_bytes(f), bytes_in_flight(f.body.blocks[0].ops))
+        regs, smem, in_flight = resources[name]
         threads = math.prod(block)
         occ = occupancy(threads, regs, smem + dynamic_smem, spec)
-        t = kernel_time(launch_from_stats(st, math.prod(grid), threads, occ.blocks_per_sm), spec)
+        t = kernel_time(launch_from_stats(st, math.prod(grid), threads, occ.blocks_per_sm,
+                                          in_flight * spec.warp_size), spec)
         out.append(LaunchFigures(name, grid, block, int(st.global_unique_bytes), int(st.global_bytes),
                                  int(st.flops), 1e6 * t.memory, 1e6 * t.compute, 1e6 * t.total))
     return out
