@@ -15,8 +15,10 @@ profiler would. One table per model:
              gather reading some rows of a table can beat it)
   ×bound     MB ÷ bound
   modeled    modeled time on the GPU from gpuspec (fsir/codegen/kernel_time.py): per launch
-             max(memory, compute) + launch cost, memory = distinct bytes ÷ HBM bandwidth,
-             compute = the launch's instructions by class (simulator counters) at the
+             max(memory, compute) + launch cost, memory = distinct bytes ÷ HBM bandwidth
+             (requested bytes ÷ L2 bandwidth where that is longer, both at the share of
+             bandwidth the bytes in flight reach), compute = the launch's instructions
+             by class and tensor-core multiply-adds (simulator counters) at the
              GPU's pipe and tensor-core rates on the SMs its grid keeps busy; summed over
              launches. A model, not a measurement (labelled as such everywhere)
   compile    seconds per pipeline stage: import, fusion-explore, stitch-codegen,
@@ -60,6 +62,7 @@ class LaunchFigures:
     block: tuple[int, ...]
     bytes: int  # distinct global bytes
     requested_bytes: int  # loads and stores as the threads request them
+    load_bytes: int  # the loads among them
     flops: int
     memory_us: float
     compute_us: float
@@ -218,6 +221,7 @@ def model_launches(lowered, records, spec) -> list[LaunchFigures]:
         t = kernel_time(launch_from_stats(st, math.prod(grid), threads, occ.blocks_per_sm,
                                           in_flight * spec.warp_size), spec)
         out.append(LaunchFigures(name, grid, block, int(st.global_unique_bytes), int(st.global_bytes),
+                                 int(st.global_load_bytes),
                                  int(st.flops), 1e6 * t.memory, 1e6 * t.compute, 1e6 * t.total))
     return out
 
