@@ -647,7 +647,8 @@ def ilp_warp_cycles(ops: Iterable[Operation], spec: GpuSpec) -> float:
             if c is None:
                 continue
             start = max((ready.get(o, 0.0) for o in op.operands), default=0.0)
-            done = start + c[1] * spec.cpi.get(c[0], spec.cpi["alu"])
+            # a cp.async is waited for by a later step's wait_group, not by its issuer
+            done = start + (1 if isinstance(op, gpu.CpAsyncOp) else c[1] * spec.cpi.get(c[0], spec.cpi["alu"]))
             for r in op.results:
                 ready[r] = done
             chain = max(chain, done)

@@ -23,16 +23,17 @@ shows to be several times higher.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
-from xdsl.dialects.builtin import StringAttr
+from xdsl.dialects.builtin import FloatAttr, StringAttr
 
 from fsir.codegen.kernel_time import kernel_time, launch_from_stats
 from fsir.codegen.latency import bytes_in_flight, estimate, estimate_summary, tensor_fma_counts
 from fsir.codegen.mappings import mapping_of
-from fsir.dialects import gpu
-from fsir.dialects.schedule import KernelOp
+from fsir.dialects import gpu, graph
+from fsir.dialects.schedule import KernelOp, Mapping
 from fsir.gpuspec import gpu_spec
 from fsir.ir import parse_module
 from fsir.pipeline import PipelineOptions, lower
@@ -143,3 +144,32 @@ def test_tensor_core_tiles_chosen_by_compute_and_reuse():
     assert launch_bytes(small_kernel, small) >= 1.9 * launch_bytes(kernel, chosen)
     assert launch_instructions(small_kernel, small) >= 1.5 * launch_instructions(kernel, chosen)
     assert chosen.distinct_bytes == small.distinct_bytes == 2 * (512 * 768 + 768 * 768 + 512 * 768)
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.mark.parametrize("precision, peak", [("fp32", "fp32"), ("tf32", "tensor_tf32")])
+def test_bert_layer_gemms_cost_their_flops(precision, peak):
+    """The BERT layer's GEMM kernels (stitch mode, A100): each estimate is at least its
+    multiply-adds at the pipes' peak (a compute-bound GEMM is not free) and within 5x
+    of it on the FMA pipes (the kernels' addressing and shared-memory traffic)."""
+    options = PipelineOptions(fusion="stitch", gpu="A100", precision=precision)
+    module = lower(parse_module((EXAMPLES / "bert_layer.mlir").read_text(), "bert_layer.mlir"), options,
+                   until="stitch-codegen")
+    seen = 0
+    for k in module.walk():
+        if not isinstance(k, KernelOp) or mapping_of(k).name != Mapping.GEMM:
+            continue
+        dot = next(op for op in k.walk() if isinstance(op, graph.DotOp))
+        p = dot.problem(graph.static_dims, graph.STATIC)
+        flops = 2 * p.m * p.n * p.k * math.prod(p.batch)
+        assert k.cost is not None
+        est = k.cost.data["estimate_us"]
+        assert isinstance(est, FloatAttr)
+        ideal = flops / A100.peak_flops(peak if not p.lhs_vector and p.m > 1 else "fp32")
+        assert est.value.data * 1e-6 >= ideal, (p, est.value.data)
+        if precision == "fp32":
+            assert est.value.data * 1e-6 <= 5 * ideal, (p, est.value.data)
+        seen += 1
+    assert seen >= 4
