@@ -84,7 +84,9 @@ def run_mode(path: Path, mode: str, spec, seed: int, precision: str = "fp32"):
     lowered = lower(module, options, on_stage=on_stage)
     device = RecordingSimDevice()
     outputs, _ = execute(lowered, inputs, device, ptx=emit_ptx(lowered, options))
-    ok = all(compare(g, w).ok for g, w in zip(outputs, expected))
+    # tf32 keeps f16's 10 mantissa bits: its results are held to f16's tolerance (100x f32's)
+    scale = 100.0 if precision == "tf32" else 1.0
+    ok = all(compare(g, w, scale=scale).ok for g, w in zip(outputs, expected))
     figures = model_launches(lowered, device.records, spec)
     # schedule-to-gpu turns the kernels into launches in order (equal kernels share a gpu.func)
     assert len(figures) == len(kernels), (len(figures), len(kernels))
