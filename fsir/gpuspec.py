@@ -57,6 +57,13 @@ class GpuSpec:
     saturating_warps_per_sm: int = 16
     # Warp instructions an SM issues per cycle (its four schedulers, since Volta).
     issue_per_cycle: int = 4
+    # Bytes a lane keeps in flight in the kernels `saturating_warps_per_sm` describes
+    # (one 16-byte load): a warp with more outstanding (a GEMM's staged tiles, a
+    # cp.async pipeline) needs fewer companions to keep HBM busy (Little's law again).
+    lane_bytes_in_flight: int = 16
+    # L2 read bandwidth in bytes per cycle (at `clock_hz`): what the requests that hit
+    # the L2 (a GEMM's tiles re-reading its operands) are served at. 0: not modelled.
+    l2_bytes_per_cycle: int = 0
     # Compute rates (docs/cost-models.md gives each figure's source): thread-instructions
     # an SM completes per cycle by instruction class (`LANE_CLASSES`), and the tensor
     # cores' dense multiply-adds per SM per cycle by input precision ("f16" also
@@ -79,6 +86,16 @@ class GpuSpec:
             return 2 * self.tensor_fma_per_cycle.get(cls.removeprefix("tensor_"), 0) * self.sms * clock
         return 2 * self.lanes_per_cycle.get(cls, 0) * self.sms * self.clock_hz
 
+    @property
+    def l2_bandwidth(self) -> float:
+        """L2 read bandwidth in bytes/s (0: not modelled)."""
+        return self.l2_bytes_per_cycle * self.clock_hz
+
+    @property
+    def saturating_bytes_in_flight(self) -> int:
+        """Bytes in flight per SM that keep HBM busy."""
+        return self.saturating_warps_per_sm * self.warp_size * self.lane_bytes_in_flight
+
 
 # Instruction classes of the compute rates, as the simulator counts them
 # (fsir/sim/classes.py) and the latency-evaluator maps its own classes onto them:
@@ -100,19 +117,20 @@ GPUS: Mapping[str, GpuSpec] = MappingProxyType({
     "V100": GpuSpec("V100", sms=80, hbm_bandwidth=900e9, smem_per_sm=96 * KB, smem_per_block=96 * KB,
                     regs_per_sm=65536, max_threads_per_sm=2048, max_blocks_per_sm=32, l2_bytes=6 * MB,
                     clock_hz=1.53e9, lanes_per_cycle=_rates(fp32=64, fp16=128, fp64=32),
-                    tensor_fma_per_cycle=MappingProxyType({"f16": 512})),
+                    tensor_fma_per_cycle=MappingProxyType({"f16": 512}), l2_bytes_per_cycle=2048),
     "T4": GpuSpec("T4", sms=40, hbm_bandwidth=320e9, smem_per_sm=64 * KB, smem_per_block=64 * KB,
                   regs_per_sm=65536, max_threads_per_sm=1024, max_blocks_per_sm=16, l2_bytes=4 * MB,
                   clock_hz=1.59e9, lanes_per_cycle=_rates(fp32=64, fp16=128, fp64=2),
-                  tensor_fma_per_cycle=MappingProxyType({"f16": 512})),
+                  tensor_fma_per_cycle=MappingProxyType({"f16": 512}), l2_bytes_per_cycle=2048),
     "A100": GpuSpec("A100", sms=108, hbm_bandwidth=2039e9, smem_per_sm=164 * KB, smem_per_block=163 * KB,
                     regs_per_sm=65536, max_threads_per_sm=2048, max_blocks_per_sm=32, l2_bytes=40 * MB,
                     clock_hz=1.41e9, lanes_per_cycle=_rates(fp32=64, fp16=256, fp64=32),
-                    tensor_fma_per_cycle=MappingProxyType({"f16": 1024, "tf32": 512})),
+                    tensor_fma_per_cycle=MappingProxyType({"f16": 1024, "tf32": 512}), l2_bytes_per_cycle=5120),
     "H100": GpuSpec("H100", sms=132, hbm_bandwidth=3350e9, smem_per_sm=228 * KB, smem_per_block=227 * KB,
                     regs_per_sm=65536, max_threads_per_sm=2048, max_blocks_per_sm=32, l2_bytes=50 * MB,
                     clock_hz=1.98e9, lanes_per_cycle=_rates(fp32=128, fp16=256, fp64=64),
-                    tensor_fma_per_cycle=MappingProxyType({"f16": 2048, "tf32": 1024}), tensor_clock_hz=1.83e9),
+                    tensor_fma_per_cycle=MappingProxyType({"f16": 2048, "tf32": 1024}), tensor_clock_hz=1.83e9,
+                    l2_bytes_per_cycle=5120),
 })
 
 _ALIASES = {"A100-80GB": "A100", "A100_80GB": "A100", "H100-SXM": "H100", "H100_SXM": "H100"}

@@ -18,9 +18,12 @@ its blocks fit on an SM at once. fs-bench states them from the simulator's count
   the last wave's ⌈remainder ÷ SMs⌉ is the same ⌈blocks ÷ SMs⌉). A warp runs on one
   of the SM's `issue_per_cycle` sub-partitions, each holding a quarter of its pipes,
   so fewer resident warps than sub-partitions leave pipes idle.
-- **memory** = bytes ÷ (HBM bandwidth × share), share = resident warps ÷
-  (`saturating_warps_per_sm` × SMs), at most 1: too few warps in flight cannot keep
-  HBM busy (Little's law).
+- **memory** = max(bytes ÷ HBM bandwidth, requested bytes ÷ L2 bandwidth) ÷ share,
+  share = resident warps × bytes a warp keeps in flight (at least `lane_bytes_in_flight`
+  per lane) ÷ (`saturating_bytes_in_flight` × SMs), at most 1: too few bytes in flight
+  cannot keep HBM busy (Little's law). The requested bytes are what the threads load
+  and store, the re-reads among them served by the L2 (a GEMM re-reading its
+  operands' tiles); `bytes` what reaches DRAM.
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ class Launch:
     bytes: float  # global bytes to or from DRAM
     instructions: Mapping[str, float] = field(default_factory=dict)  # thread-instructions by lane class
     tensor_fmas: Mapping[str, float] = field(default_factory=dict)  # tensor-core multiply-adds by precision
+    requested_bytes: float = 0.0  # global bytes the threads load and store (served by the L2; 0: not stated)
+    warp_bytes_in_flight: float = 0.0  # bytes a warp requests before it waits (at least the spec's default)
 
 
 @dataclass(frozen=True)
@@ -70,11 +75,19 @@ def busiest_sm_blocks(blocks: int, spec: GpuSpec) -> int:
 
 def memory_time(launch: Launch, spec: GpuSpec) -> float:
     """Seconds to move `launch.bytes` at the share of HBM bandwidth its warps reach."""
-    if launch.bytes <= 0:
+    if launch.bytes <= 0 and launch.requested_bytes <= 0:
         return 0.0
     resident = min(launch.blocks, max(0, launch.blocks_per_sm) * spec.sms) * warps_per_block(launch, spec)
-    share = min(1.0, resident / (spec.saturating_warps_per_sm * spec.sms))
-    return math.inf if share <= 0 else launch.bytes / (spec.hbm_bandwidth * share)
+    # a warp is taken to keep at least the typical kernel's bytes in flight (the
+    # assumption behind `saturating_warps_per_sm`); more when it states them
+    per_warp = max(launch.warp_bytes_in_flight, spec.lane_bytes_in_flight * spec.warp_size)
+    share = min(1.0, resident * per_warp / (spec.saturating_bytes_in_flight * spec.sms))
+    if share <= 0:
+        return math.inf
+    seconds = launch.bytes / spec.hbm_bandwidth
+    if spec.l2_bandwidth > 0:
+        seconds = max(seconds, launch.requested_bytes / spec.l2_bandwidth)
+    return seconds / share
 
 
 def compute_time(launch: Launch, spec: GpuSpec) -> float:
@@ -116,12 +129,15 @@ _STATS_FIELDS = {"fp32": "fp32_instructions", "fp16": "fp16_instructions", "fp64
                  "sfu": "sfu_instructions", "int": "int_instructions", "lsu": "lsu_instructions"}
 
 
-def launch_from_stats(stats, blocks: int, threads_per_block: int, blocks_per_sm: int) -> Launch:
+def launch_from_stats(stats, blocks: int, threads_per_block: int, blocks_per_sm: int,
+                      warp_bytes_in_flight: float = 0.0) -> Launch:
     """The `Launch` a simulated launch's `LaunchStats` describe: its distinct global
-    bytes (what a perfect cache moves to and from DRAM), its thread-instructions by
-    class and its tensor-core multiply-adds (mma instructions themselves are issue
-    slots of the tensor pipe, whose time the multiply-adds state)."""
+    bytes (what a perfect cache moves to and from DRAM), the bytes its threads request
+    (through the L2), its thread-instructions by class and its tensor-core
+    multiply-adds (mma instructions themselves are issue slots of the tensor pipe,
+    whose time the multiply-adds state)."""
     tf32 = stats.tf32_tensor_flops // 2
     return Launch(blocks, threads_per_block, blocks_per_sm, stats.global_unique_bytes,
                   {cls: getattr(stats, name) for cls, name in _STATS_FIELDS.items()},
-                  {"f16": stats.tensor_flops // 2 - tf32, "tf32": tf32})
+                  {"f16": stats.tensor_flops // 2 - tf32, "tf32": tf32}, requested_bytes=stats.global_bytes,
+                  warp_bytes_in_flight=warp_bytes_in_flight)

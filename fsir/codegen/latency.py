@@ -364,6 +364,57 @@ def _elements(op: Operation) -> int:
     return 1
 
 
+# The multiply-adds of one mma.sync (16 x 8 x k), a 32nd of them counted per lane.
+MMA_LANE_FMAS = {kind: 16 * 8 * k // 32 for kind, k in gpu.MMA_K.items()}
+
+
+def mma_precision(kind: gpu.MmaTypeEnum) -> str:
+    """The tensor-core rate (`GpuSpec.tensor_fma_per_cycle`) an mma runs at: bf16 at f16's."""
+    return "tf32" if kind == gpu.MmaTypeEnum.TF32 else "f16"
+
+
+def tensor_fma_counts(ops: Iterable[Operation], weight: int = 1) -> Counter[str]:
+    """Tensor-core multiply-adds per thread by precision (scf.if: the costlier branch),
+    weighted as `instruction_counts` weighs the mma instructions."""
+    counts: Counter[str] = Counter()
+    for op in ops:
+        if isinstance(op, scf.ForOp):
+            counts += tensor_fma_counts(op.body.block.ops, weight * _trip_count(op))
+        elif isinstance(op, scf.IfOp):
+            branches = [tensor_fma_counts(r.block.ops, weight) for r in op.regions if r.blocks]
+            if branches:
+                counts += max(branches, key=lambda c: sum(c.values()))
+        elif isinstance(op, scf.WhileOp):
+            for r in op.regions:
+                for b in r.blocks:
+                    counts += tensor_fma_counts(b.ops, weight * UNKNOWN_TRIP_COUNT)
+        elif isinstance(op, gpu.MmaSyncOp):
+            kind = op.operand_type.data
+            counts[mma_precision(kind)] += weight * MMA_LANE_FMAS[kind]
+    return counts
+
+
+def bytes_in_flight(ops: Iterable[Operation]) -> int:
+    """The most global bytes one thread loads in a straight run (between barriers,
+    loops and branches, which ptxas does not hoist loads across): what it has in flight
+    before it waits. A cp.async stage counts whole, as its group is waited for once."""
+    most = run = 0
+    for op in ops:
+        if op.regions or isinstance(op, gpu.BarrierOp):
+            most = max(most, run)
+            run = 0
+            for r in op.regions:
+                for b in r.blocks:
+                    most = max(most, bytes_in_flight(b.ops))
+        elif isinstance(op, gpu.CpAsyncOp):
+            run += op.bytes.value.data
+        elif isinstance(op, _LOADS) and _classify(op) == ("global", 1):
+            ref = op.memref.type
+            assert isinstance(ref, MemRefType)
+            run += _elem_bytes(ref.element_type) * _elements(op)
+    return max(most, run)
+
+
 def instruction_counts(ops: Iterable[Operation], weight: int = 1) -> Counter[str]:
     """Dynamic instructions per thread by class (scf.if: the costlier branch)."""
     counts: Counter[str] = Counter()
@@ -478,14 +529,20 @@ def waves_for(grid: Sequence[int], block: Sequence[int], occ: Occupancy, spec: G
 
 
 def estimate(kernel: gpu.FuncOp, grid: Sequence[int], block: Sequence[int], spec: GpuSpec,
-             dynamic_smem: int = 0, bandwidth: bool = False, ilp: bool = False) -> Estimate:
+             dynamic_smem: int = 0, bandwidth: bool = False, ilp: bool = False,
+             distinct_bytes: int | None = None) -> Estimate:
     """L = N_wave × L_warp for `kernel` launched with `grid` × `block` on `spec`.
 
     ilp: L_warp from dependences (`ilp_warp_cycles`) instead of one CPI per
-    instruction, with the SM's issue rate shared by the wave's warps as a floor."""
+    instruction, with the SM's issue rate shared by the wave's warps as a floor.
+    distinct_bytes: the launch's distinct global bytes, which the gpu IR's `?`-sized
+    buffers do not tell (`Summary.distinct_bytes`)."""
     ops = kernel.body.blocks[0].ops
     summary = Summary(instruction_counts(ops), estimate_registers(kernel), shared_bytes(kernel) + dynamic_smem,
-                      global_bytes(ops), ilp_warp_cycles(ops, spec) if ilp else None)
+                      global_bytes(ops), ilp_warp_cycles(ops, spec) if ilp else None, tensor_fma_counts(ops))
+    if ilp:  # a GEMM's throughput floors (as its mapping's summary states them)
+        summary.bytes_in_flight = bytes_in_flight(ops)
+        summary.distinct_bytes = distinct_bytes
     return estimate_summary(summary, grid, block, spec, bandwidth=bandwidth)
 
 
@@ -510,16 +567,30 @@ def estimate_summary(summary: Summary, grid: Sequence[int], block: Sequence[int]
     # Row and loop kernels keep the §4.3 latency: their summaries' instruction counts
     # are held to the gpu IR's only as far as that model's choices go
     # (tests/codegen/test_summary.py).
-    threads = math.prod(grid) * math.prod(block)
-    load = Launch(math.prod(grid), math.prod(block), occ.blocks_per_sm,
-                  summary.global_bytes * threads if bandwidth else 0,
-                  lane_instructions(counts, threads))
+    load = launch_of(summary, grid, block, occ, spec, bandwidth)
     compute, memory = compute_time(load, spec), memory_time(load, spec)
     seconds = max(est.seconds, compute if summary.ilp_cycles is not None else 0.0, memory)
     if seconds <= est.seconds:
         return replace(est, compute_seconds=compute, memory_seconds=memory)
     return Estimate(seconds * spec.clock_hz, seconds, est.waves, est.warp_cycles, regs, smem, occ, dict(counts),
                     compute, memory)
+
+
+def launch_of(summary: Summary, grid: Sequence[int], block: Sequence[int], occ: Occupancy, spec: GpuSpec,
+              bandwidth: bool = True) -> Launch:
+    """The whole launch's work (`kernel_time.Launch`) that `summary`'s thread does in
+    each of grid x block threads: instructions by lane class, tensor-core
+    multiply-adds, and with `bandwidth` its bytes (the requested ones reach DRAM unless
+    the summary states the distinct ones; a warp's bytes in flight)."""
+    threads = math.prod(grid) * math.prod(block)
+    requested = summary.global_bytes * threads if bandwidth else 0
+    distinct = summary.distinct_bytes
+    return Launch(math.prod(grid), math.prod(block), occ.blocks_per_sm,
+                  requested if distinct is None or not bandwidth else min(distinct, requested),
+                  lane_instructions(summary.counts, threads),
+                  {p: n * threads for p, n in summary.tensor_fmas.items()},
+                  requested_bytes=requested if distinct is not None else 0,
+                  warp_bytes_in_flight=summary.bytes_in_flight * spec.warp_size)
 
 
 # The latency-evaluator's instruction classes on the GPU's pipes (`gpuspec.LANE_CLASSES`).
@@ -533,6 +604,8 @@ def lane_instructions(counts: Counter[str] | dict[str, int], threads: int) -> di
     """A launch's thread-instructions by lane class, from per-thread counts by class."""
     out: dict[str, float] = {}
     for cls, n in counts.items():
+        if cls == "tensor":
+            continue  # the tensor pipe's time is that of its multiply-adds (`Launch.tensor_fmas`)
         lane = LANE_CLASS.get(cls, "int")
         out[lane] = out.get(lane, 0.0) + n * threads
     return out
@@ -574,7 +647,8 @@ def ilp_warp_cycles(ops: Iterable[Operation], spec: GpuSpec) -> float:
             if c is None:
                 continue
             start = max((ready.get(o, 0.0) for o in op.operands), default=0.0)
-            done = start + c[1] * spec.cpi.get(c[0], spec.cpi["alu"])
+            # a cp.async is waited for by a later step's wait_group, not by its issuer
+            done = start + (1 if isinstance(op, gpu.CpAsyncOp) else c[1] * spec.cpi.get(c[0], spec.cpi["alu"]))
             for r in op.results:
                 ready[r] = done
             chain = max(chain, done)

@@ -34,13 +34,22 @@ from fsir.lowering.emit import elem_type
 class Summary:
     """One thread's work in a kernel configuration (what `latency.estimate` derives
     from gpu IR). `ilp_cycles`: the warp's dependence-bound cycles, for estimates
-    with `ilp=True`."""
+    with `ilp=True`. Summaries of GEMM configurations also state what their
+    throughput floors need: the tensor cores' multiply-adds per thread by precision (a
+    warp's mma computes 16·8·k, a 32nd of them each lane's), the bytes a thread
+    requests before it waits (`bytes_in_flight`, 0: the spec's default) and the
+    launch's distinct global bytes (`distinct_bytes`: what reaches DRAM, the rest of
+    the requested bytes being re-reads served by the L2; None: every requested byte
+    reaches DRAM)."""
 
     counts: Counter[str] = field(default_factory=Counter)
     registers: int = 0
     shared_bytes: int = 0
     global_bytes: int = 0
     ilp_cycles: float | None = None
+    tensor_fmas: Counter[str] = field(default_factory=Counter)
+    bytes_in_flight: float = 0.0
+    distinct_bytes: int | None = None
 
     def add(self, counts: Counter[str] | dict[str, int], times: float = 1) -> None:
         for cls, n in counts.items():
@@ -135,6 +144,18 @@ def element_bytes_of(v: SSAValue) -> int:
 def numel(v: SSAValue) -> int | None:
     shape = shape_of(v.type)
     return None if DYN in shape else math.prod(shape)
+
+
+def distinct_bytes(values: Iterable[SSAValue]) -> int | None:
+    """The bytes of `values` (each counted once; None if one has a `?` size): what a
+    kernel reading or writing each of them whole moves to and from DRAM."""
+    total = 0
+    for v in dict.fromkeys(values):
+        n = numel(v)
+        if n is None:
+            return None
+        total += n * element_bytes_of(v)
+    return total
 
 
 def loaded_inputs(v: SSAValue, inputs: set[SSAValue]) -> list[SSAValue]:

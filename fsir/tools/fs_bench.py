@@ -15,8 +15,10 @@ profiler would. One table per model:
              gather reading some rows of a table can beat it)
   ×bound     MB ÷ bound
   modeled    modeled time on the GPU from gpuspec (fsir/codegen/kernel_time.py): per launch
-             max(memory, compute) + launch cost, memory = distinct bytes ÷ HBM bandwidth,
-             compute = the launch's instructions by class (simulator counters) at the
+             max(memory, compute) + launch cost, memory = distinct bytes ÷ HBM bandwidth
+             (requested bytes ÷ L2 bandwidth where that is longer, both at the share of
+             bandwidth the bytes in flight reach), compute = the launch's instructions
+             by class and tensor-core multiply-adds (simulator counters) at the
              GPU's pipe and tensor-core rates on the SMs its grid keeps busy; summed over
              launches. A model, not a measurement (labelled as such everywhere)
   compile    seconds per pipeline stage: import, fusion-explore, stitch-codegen,
@@ -60,6 +62,7 @@ class LaunchFigures:
     block: tuple[int, ...]
     bytes: int  # distinct global bytes
     requested_bytes: int  # loads and stores as the threads request them
+    load_bytes: int  # the loads among them
     flops: int
     memory_us: float
     compute_us: float
@@ -199,23 +202,26 @@ class RecordingSimDevice(SimDevice):
 
 def model_launches(lowered, records, spec) -> list[LaunchFigures]:
     """Every recorded launch timed by the kernel-time model (fsir/codegen/kernel_time.py),
-    its occupancy from the gpu.func's estimated registers and shared memory."""
+    its occupancy from the gpu.func's estimated registers and shared memory, the bytes
+    a warp keeps in flight from its straight runs of loads."""
     from fsir.codegen.kernel_time import kernel_time, launch_from_stats
-    from fsir.codegen.latency import estimate_registers, occupancy, shared_bytes
+    from fsir.codegen.latency import bytes_in_flight, estimate_registers, occupancy, shared_bytes
     from fsir.dialects import gpu
 
     funcs = {op.sym_name.data: op for op in lowered.walk() if isinstance(op, gpu.FuncOp)}
-    resources: dict[str, tuple[int, int]] = {}
+    resources: dict[str, tuple[int, int, int]] = {}
     out = []
     for name, grid, block, dynamic_smem, st in records:
         if name not in resources:
             f = funcs[name]
-            resources[name] = (estimate_registers(f), shared_bytes(f))
-        regs, smem = resources[name]
+            resources[name] = (estimate_registers(f), shared_bytes(f), bytes_in_flight(f.body.blocks[0].ops))
+        regs, smem, in_flight = resources[name]
         threads = math.prod(block)
         occ = occupancy(threads, regs, smem + dynamic_smem, spec)
-        t = kernel_time(launch_from_stats(st, math.prod(grid), threads, occ.blocks_per_sm), spec)
+        t = kernel_time(launch_from_stats(st, math.prod(grid), threads, occ.blocks_per_sm,
+                                          in_flight * spec.warp_size), spec)
         out.append(LaunchFigures(name, grid, block, int(st.global_unique_bytes), int(st.global_bytes),
+                                 int(st.global_load_bytes),
                                  int(st.flops), 1e6 * t.memory, 1e6 * t.compute, 1e6 * t.total))
     return out
 

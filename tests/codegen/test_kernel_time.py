@@ -110,3 +110,22 @@ def test_latency_evaluator_sees_compute():
     assert est.compute_seconds == pytest.approx(floor)
     assert est.seconds == pytest.approx(floor)
     assert floor > 2 * 1000.0 / A100.clock_hz  # the floor decides
+
+
+def test_l2_served_rereads_and_bytes_in_flight():
+    """Requested bytes beyond the distinct ones are served by the L2 (A100: 5120 B per
+    cycle, 7.2 TB/s); they bound the time once they take longer than the distinct bytes
+    at the HBM bandwidth. Few warps reach a share of the bandwidth in proportion to the
+    bytes they keep in flight (8 KB per SM saturate), never less than 16 per lane."""
+    assert A100.l2_bandwidth == pytest.approx(5120 * 1.41e9)
+    full = dict(blocks=108 * 4, threads_per_block=128, blocks_per_sm=4)  # 16 warps per SM
+    hbm = memory_time(Launch(**full, bytes=10e6, requested_bytes=20e6), A100)
+    assert hbm == pytest.approx(10e6 / 2039e9)
+    l2 = memory_time(Launch(**full, bytes=10e6, requested_bytes=100e6), A100)
+    assert l2 == pytest.approx(100e6 / A100.l2_bandwidth)
+    one_block = dict(blocks=108, threads_per_block=128, blocks_per_sm=1)  # 4 warps per SM
+    default = memory_time(Launch(**one_block, bytes=10e6), A100)
+    assert default == pytest.approx(4 * hbm)
+    staged = memory_time(Launch(**one_block, bytes=10e6, warp_bytes_in_flight=32 * 64), A100)
+    assert staged == pytest.approx(hbm)  # 4 warps x 2 KB in flight saturate
+    assert memory_time(Launch(**one_block, bytes=10e6, warp_bytes_in_flight=32 * 4), A100) == pytest.approx(default)

@@ -359,7 +359,9 @@ class Mapping:
         """The estimate of `kernel` lowered to gpu IR: what `summarize` stands in for
         (the tests hold the summaries' choices to it)."""
         grid, block = kernel.launch()
-        return estimate(self.lower(kernel).func, grid, block, spec, bandwidth=True, ilp=self.ilp)
+        distinct = self.summarize(kernel, spec).distinct_bytes if self.ilp else None
+        return estimate(self.lower(kernel).func, grid, block, spec, bandwidth=True, ilp=self.ilp,
+                        distinct_bytes=distinct)
 
     def choose(self, configs: Sequence[C], build: Callable[[C], KernelOp], spec: GpuSpec) -> KernelOp:
         """Build and score every configuration; return the fastest kernel with the

@@ -42,7 +42,14 @@ from fsir.codegen.mappings.base import (
     unique,
 )
 from fsir.codegen.mappings.gemm_tc import TC_CANDIDATES, TC_DYNAMIC_DEFAULT, gemm_math, mma_summary, tile_bytes
-from fsir.codegen.summary import Summary, chain_cycles, element_bytes_of, element_counts, loaded_inputs
+from fsir.codegen.summary import (
+    Summary,
+    chain_cycles,
+    distinct_bytes,
+    element_bytes_of,
+    element_counts,
+    loaded_inputs,
+)
 from fsir.dialects import graph, schedule
 from fsir.dialects.graph import DYN, shape_of
 from fsir.dialects.schedule import (
@@ -412,4 +419,9 @@ def tiled_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SS
     s.shared_bytes = k.shared_bytes()
     s.global_bytes = (steps * (bytes_a + bytes_b) + outs * element_bytes_of(out)
                       + outs * sum(element_bytes_of(v) for v in fused_inputs))
+    # an unguarded tile's loads are one straight run before the barrier; a guarded
+    # element is a branch of its own
+    s.bytes_in_flight = sum(nbytes if chain else nbytes / max(1, -(-rows * cols // threads))
+                            for nbytes, chain, rows, cols in ((bytes_a, chain_a, bm, bk), (bytes_b, chain_b, bk, bn)))
+    s.distinct_bytes = distinct_bytes([*loaded_inputs(a, inputs), *loaded_inputs(b, inputs), *fused_inputs, out])
     return s

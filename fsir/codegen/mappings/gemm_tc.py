@@ -16,10 +16,10 @@ from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type
 from xdsl.ir import Operation, SSAValue
 
 from fsir.codegen.latency import UNKNOWN_TRIP_COUNT
-from fsir.codegen.summary import Summary, element_bytes_of, element_counts, loaded_inputs
+from fsir.codegen.summary import Summary, distinct_bytes, element_bytes_of, element_counts, loaded_inputs
 from fsir.dialects import graph
 from fsir.dialects.graph import DYN
-from fsir.dialects.schedule import GemmMath, GemmParamsAttr, KernelOp
+from fsir.dialects.schedule import WARP, GemmMath, GemmParamsAttr, KernelOp
 from fsir.gpuspec import GpuSpec
 from fsir.lowering.emit import elem_type
 from fsir.lowering.mma import async_operand, chunk_elements
@@ -112,12 +112,33 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
         fused = element_counts([out], inputs, seen={product.owner} if isinstance(product.owner, Operation) else None)
         fused_inputs = [v for v in loaded_inputs(out, inputs) if v not in loaded_inputs(product, inputs)]
         s.add(fused, accs)
-    cpi = spec.cpi
-    step_cycles = sum(c * cpi.get(cls, cpi["alu"]) for cls, c in step.items() if cls != "global")
-    staging = cpi["global"] if not pipelined else 0.0  # cp.async overlaps the previous step
-    s.ilp_cycles = steps * (step_cycles + staging) + cpi["global"] + accs * cpi["alu"]
+    precision = "tf32" if p.math == GemmMath.TF32 else "f16"
+    mma_fmas = 16 * 8 * (8 if p.math == GemmMath.TF32 else 16)  # a warp's multiply-adds per mma
+    s.tensor_fmas[precision] = steps * step["tensor"] * mma_fmas // WARP
+    s.ilp_cycles = steps * mma_step_cycles(step, pieces, mma_fmas, precision, pipelined, spec) \
+        + spec.cpi["global"] + accs * spec.cpi["alu"]
     s.registers = 32 + accs + (wm // 16) * 4 + (wn // 8) * 2
     s.shared_bytes = k.shared_bytes()
     s.global_bytes = (steps * nbytes + accs * element_bytes_of(out)
                       + accs * sum(element_bytes_of(v) for v in fused_inputs))
+    # a stage's tiles are requested before the warp waits for the previous one
+    s.bytes_in_flight = nbytes
+    s.distinct_bytes = distinct_bytes([*loaded_inputs(a, inputs), *loaded_inputs(b, inputs), *fused_inputs, out])
     return s
+
+
+def mma_step_cycles(step: Counter[str], pieces: int, mma_fmas: int, precision: str, pipelined: bool,
+                    spec: GpuSpec) -> float:
+    """One warp's k-step on the tensor cores, its instructions overlapping as far as
+    their dependences let them: the longest of its issue slots (one per instruction),
+    its sub-partition's tensor pipe (an mma's multiply-adds at a quarter of the SM's
+    rate) and the chain of a fragment load followed by the pieces' dependent mmas on one
+    accumulator; then the step's barriers, and the operands' load latency unless
+    cp.async stages them a step ahead."""
+    cpi = spec.cpi
+    rate = spec.tensor_fma_per_cycle.get(precision, 0) / spec.issue_per_cycle
+    pipe = step["tensor"] * mma_fmas / rate if rate > 0 else float("inf")
+    chain = cpi["smem"] + pieces * cpi["tensor"]
+    issue = sum(n for cls, n in step.items() if cls != "barrier")
+    staging = 0.0 if pipelined else cpi["global"]
+    return max(issue, pipe, chain) + step["barrier"] * cpi["barrier"] + staging
