@@ -1149,9 +1149,6 @@ class StageOp(IRDLOperation):
         if k is None:
             raise VerifyException(f"schedule.stage names @{self.kernel_name}, which is no schedule.kernel "
                                   "of this function")
-        if not isinstance(k.params, (GemmParamsAttr, ConvParamsAttr, LoopParamsAttr)):
-            raise VerifyException(f"a stage must be a gemm, conv or loop kernel, @{self.kernel_name} is "
-                                  f"{k.params.MAPPING}")
         grid, _ = k.launch()
         if DYNAMIC in grid or grid[2] != 1:
             raise VerifyException(f"a stage needs a static 2-D grid, @{self.kernel_name} has {list(grid)}")

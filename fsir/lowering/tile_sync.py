@@ -1,0 +1,260 @@
+"""Lowering of tile-synchronised pipelines (`schedule.stage`, `schedule.tile_dep`).
+
+A stage's kernel is lowered by its mapping as usual; then its `gpu.func` gets, in
+front of the mapping's code,
+
+- its tile: `gpu.next_tile` on the stage's counter mapped to (x, y) by the tile order
+  (the mapping's `gpu.block_id x/y` are replaced by them), or the block ids;
+- when a consumer of it has a wait-kernel, the tile-0 block posts the pipeline's start
+  semaphore of its stream (cuSync's `stage.start()`);
+- for each dependency, a `gpu.sem_wait` per producer semaphore the tile reads (the
+  dependency's map over its ranges; under RowSync one wait per producer row);
+
+and, before it returns, a `gpu.sem_post` on its own tile's semaphore when it is a
+producer. Extra kernel arguments follow the mapping's: counter, start semaphores, the
+producers' semaphores (one buffer per dependency), its own semaphores. The host
+allocates a pipeline's semaphores and counters and zeroes them (`gpu.memset`) before
+the pipeline's first launch, launches a consumer's one-thread wait-kernel
+(`@<kernel>_wait`) on its stream before it, and tags every launch with its
+`#gpu.stage`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import DYNAMIC_INDEX, FunctionType, IndexType, IntegerAttr, MemRefType, i32
+from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr
+
+from fsir.dialects import gpu
+from fsir.dialects.schedule import KernelOp, StageOp, TileDepOp
+from fsir.lowering.scalar import Cursor, Index, IndexBuilder
+
+SEMAPHORES = MemRefType(i32, [DYNAMIC_INDEX])
+
+Role = tuple[str, str | int]
+"""What an extra kernel argument is: ("counter", kernel), ("starts", pipeline) or
+("sems", producer kernel)."""
+
+
+def affine_value(expr: AffineExpr, dims: list[Index], ib: IndexBuilder) -> Index:
+    """`expr` over non-negative `dims` as index arithmetic."""
+    if isinstance(expr, AffineDimExpr):
+        return dims[expr.position]
+    if isinstance(expr, AffineConstantExpr):
+        return expr.value
+    assert isinstance(expr, AffineBinaryOpExpr), f"unsupported affine expression {expr}"
+    a, b = affine_value(expr.lhs, dims, ib), affine_value(expr.rhs, dims, ib)
+    match expr.kind:
+        case AffineBinaryOpKind.Add:
+            return ib.add(a, b)
+        case AffineBinaryOpKind.Mul:
+            return ib.mul(a, b)
+        case AffineBinaryOpKind.FloorDiv:
+            return ib.div(a, b)
+        case AffineBinaryOpKind.CeilDiv:
+            return ib.ceildiv(a, b)
+        case AffineBinaryOpKind.Mod:
+            return ib.rem(a, b)
+
+
+def _i32(cursor: Cursor, v: int) -> SSAValue:
+    return cursor.value(arith.ConstantOp(IntegerAttr(v, i32)))
+
+
+def _when(cursor: Cursor, cond: bool | SSAValue, body: Callable[[], object]) -> None:
+    if isinstance(cond, bool):
+        if cond:
+            body()
+        return
+    block = Block()
+    with cursor.at(block):
+        body()
+        block.add_op(scf.YieldOp())
+    cursor.insert(scf.IfOp(cond, [], Region(block), Region()))
+
+
+def _range(cursor: Cursor, ib: IndexBuilder, n: int, body: Callable[[Index], object]) -> None:
+    if n == 1:
+        body(0)
+        return
+    block = Block(arg_types=[IndexType()])
+    with cursor.at(block):
+        body(block.args[0])
+        block.add_op(scf.YieldOp())
+    cursor.insert(scf.ForOp(ib.ssa(0), ib.ssa(n), ib.ssa(1), [], block))
+
+
+def _and(cursor: Cursor, a: bool | SSAValue, b: bool | SSAValue) -> bool | SSAValue:
+    if isinstance(a, bool):
+        return b if a else False
+    if isinstance(b, bool):
+        return a if b else False
+    return cursor.value(arith.AndIOp(a, b))
+
+
+class TileSyncPlan:
+    """The stages and dependencies of one schedule function, and what lowering them
+    has made so far (each stage kernel's extra arguments, the host's buffers)."""
+
+    def __init__(self, f: func.FuncOp):
+        ops = list(f.body.blocks[0].ops)
+        self.kernels = {k.sym_name.data: k for k in ops if isinstance(k, KernelOp)}
+        self.stages = {s.kernel_name: s for s in ops if isinstance(s, StageOp)}
+        self.deps: dict[str, list[TileDepOp]] = {}
+        for d in ops:
+            if isinstance(d, TileDepOp):
+                self.deps.setdefault(d.consumer_name, []).append(d)
+        self.producers = {d.producer_name for ds in self.deps.values() for d in ds}
+        self.started = {d.producer_name for c, ds in self.deps.items() if self.stages[c].wait_kernel is not None
+                        for d in ds}
+        self.roles: dict[str, list[Role]] = {}
+        self.buffers: dict[Role, SSAValue] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.stages)
+
+    def grid(self, name: str) -> tuple[int, int]:
+        grid, _ = self.kernels[name].launch()
+        return grid[0], grid[1]
+
+    def semaphores(self, name: str) -> int:
+        return self.stages[name].policy.data.semaphores(*self.grid(name))
+
+    # -- the kernel ---------------------------------------------------------------------
+
+    def rewrite(self, k: KernelOp, fn: gpu.FuncOp) -> None:
+        """Adds the stage's tile choice, waits and posts to its lowered kernel."""
+        name = k.sym_name.data
+        stage = self.stages[name]
+        gx, gy = self.grid(name)
+        entry = fn.body.blocks[0]
+        roles: list[Role] = []
+        self.roles[name] = roles
+
+        def argument(role: Role) -> SSAValue:
+            inputs = list(fn.function_type.inputs.data)
+            arg = entry.insert_arg(SEMAPHORES, len(inputs))
+            arg.name_hint = role[0] if role[0] != "sems" else f"sems_{role[1]}"
+            fn.function_type = FunctionType.from_lists([*inputs, SEMAPHORES], [])
+            roles.append(role)
+            return arg
+
+        old_ids = {d: [op for op in fn.walk() if isinstance(op, gpu.BlockIdOp) and op.dimension.data.value == d]
+                   for d in ("x", "y")}
+        prologue = Block()
+        cursor = Cursor(prologue)
+        ib = IndexBuilder(cursor)
+        if stage.order is not None:
+            linear: Index = cursor.value(gpu.NextTileOp(argument(("counter", name))))
+            x, y = stage.order.data.tile(linear, gx, gy, ib)
+        else:
+            x, y = cursor.value(gpu.BlockIdOp("x")), cursor.value(gpu.BlockIdOp("y"))
+            linear = ib.add(ib.mul(y, gx), x)
+        x, y = ib.ssa(x), ib.ssa(y)
+        if name in self.started:
+            starts = argument(("starts", stage.pipeline.data))
+            _when(cursor, ib.eq(linear, 0),
+                  lambda: cursor.insert(gpu.SemPostOp(starts, ib.ssa(stage.stream.data), _i32(cursor, 1))))
+        for dep in self.deps.get(name, []):
+            self.waits(dep, argument(("sems", dep.producer_name)), x, y, cursor, ib)
+        own = None
+        if name in self.producers:
+            own = argument(("sems", name))
+            policy = self.stages[name].policy.data
+            own_index = ib.ssa(policy.semaphore(x, y, gx, ib))
+            one = _i32(cursor, 1)
+        first = entry.first_op
+        for op in list(prologue.ops):
+            op.detach()
+            if first is None:
+                entry.add_op(op)
+            else:
+                entry.insert_op_before(op, first)
+        for d, value in (("x", x), ("y", y)):
+            for op in old_ids[d]:
+                op.result.replace_all_uses_with(value)
+                op.detach()
+                op.erase()
+        if own is not None:
+            for ret in [op for op in fn.walk() if isinstance(op, gpu.ReturnOp)]:
+                block = ret.parent_block()
+                assert block is not None
+                block.insert_op_before(gpu.SemPostOp(own, own_index, one), ret)
+
+    def waits(self, dep: TileDepOp, sems: SSAValue, x: SSAValue, y: SSAValue, cursor: Cursor,
+              ib: IndexBuilder) -> None:
+        """Waits on every semaphore of `dep`'s producer tiles that tile (x, y) reads."""
+        producer = dep.producer_name
+        policy = self.stages[producer].policy.data
+        gxp, gyp = self.grid(producer)
+        ready = _i32(cursor, policy.ready(gxp))
+        ni, nj = dep.ranges
+        if policy.per_row() and dep.row_invariant():
+            ni = 1  # the i range walks one producer row, which has one semaphore
+        px_expr, py_expr = dep.map.data.results
+
+        def wait(i: Index, j: Index) -> None:
+            px = affine_value(px_expr, [x, y, i, j], ib)
+            py = affine_value(py_expr, [x, y, i, j], ib)
+            inside = _and(cursor, ib.lt(px, gxp), ib.lt(py, gyp))
+            _when(cursor, inside, lambda: cursor.insert(
+                gpu.SemWaitOp(sems, ib.ssa(policy.semaphore(px, py, gxp, ib)), ready)))
+
+        _range(cursor, ib, nj, lambda j: _range(cursor, ib, ni, lambda i: wait(i, j)))
+
+    def wait_kernel(self, name: str) -> gpu.FuncOp:
+        """The one-thread kernel that holds back consumer `name`'s stream until each of
+        its producers has started (cuSync §III-B)."""
+        stage = self.stages[name]
+        fn = gpu.FuncOp(f"{name}_wait", ([SEMAPHORES], []), kernel=True, known_block_size=[1, 1, 1])
+        fn.location = self.kernels[name].location
+        starts = fn.body.blocks[0].args[0]
+        starts.name_hint = "starts"
+        cursor = Cursor(fn.body.blocks[0])
+        ib = IndexBuilder(cursor)
+        for d in self.deps[name]:
+            stream = self.stages[d.producer_name].stream.data
+            cursor.insert(gpu.SemWaitOp(starts, ib.ssa(stream), _i32(cursor, 1)))
+        cursor.insert(gpu.ReturnOp())
+        self.roles[fn.sym_name.data] = [("starts", stage.pipeline.data)]
+        return fn
+
+    # -- the host -------------------------------------------------------------------------
+
+    def host_arguments(self, name: str, cursor: Cursor, ib: IndexBuilder,
+                       flat: Callable[[SSAValue, list[Index]], SSAValue]) -> list[SSAValue]:
+        """The buffers for kernel `name`'s extra arguments; the first launch of a
+        pipeline allocates and zeroes all of its buffers."""
+        out = []
+        for role in self.roles[name]:
+            if role not in self.buffers:
+                self.allocate(self.stages[name if role[0] != "sems" else str(role[1])].pipeline.data
+                              if role[0] != "starts" else int(role[1]), cursor, ib, flat)
+            out.append(self.buffers[role])
+        return out
+
+    def allocate(self, pipeline: int, cursor: Cursor, ib: IndexBuilder,
+                 flat: Callable[[SSAValue, list[Index]], SSAValue]) -> None:
+        stages = [s for s in self.stages.values() if s.pipeline.data == pipeline]
+        sizes: dict[Role, int] = {}
+        for s in stages:
+            if s.order is not None:
+                sizes[("counter", s.kernel_name)] = 1
+            if s.kernel_name in self.producers:
+                sizes[("sems", s.kernel_name)] = self.semaphores(s.kernel_name)
+        if self.started & {s.kernel_name for s in stages}:
+            sizes[("starts", pipeline)] = len(stages)
+        zero = cursor.value(arith.ConstantOp(IntegerAttr(0, i32)))
+        for role, n in sizes.items():
+            buf = cursor.value(memref.AllocOp([], [], MemRefType(i32, [n])))
+            buf.name_hint = f"{role[0]}_{role[1]}"
+            view = flat(buf, [n])
+            cursor.insert(gpu.MemsetOp(view, zero))
+            self.buffers[role] = view
+
+    def stage_attr(self, name: str) -> gpu.StageAttr:
+        s = self.stages[name]
+        return gpu.StageAttr(s.pipeline.data, s.stream.data, s.priority.data)

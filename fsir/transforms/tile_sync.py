@@ -1,0 +1,230 @@
+"""`tile-sync`: dependent kernels as a cuSync pipeline (Jangda et al., CGO'24).
+
+After `stitch-codegen`, a GEMM kernel that reads another kernel's result no longer
+waits for the whole producer: both run concurrently on their own streams and each
+consumer tile waits only for the producer tiles it reads. For every such pair the pass
+adds, beside the kernels,
+
+    schedule.stage @k0 pipeline 0 stream 0 priority 0 policy row order row_major
+    schedule.stage @k2 pipeline 0 stream 1 priority 1 policy row order row_major wait_kernel
+    schedule.tile_dep @k2 on @k0 operand 0 map affine_map<(x, y, i, j) -> (i, y + j)> extents [2, 1]
+
+A pipeline is a connected set of such pairs; its kernels get streams in program order
+(a producer always precedes its consumers, so an earlier stream has the higher
+priority). The dependency (cuSyncGen's `Dep`) is exact when the consumer GEMM reads
+the producer's result directly as its A (the consumer's row of tiles reads producer
+rows) or B matrix (a column of tiles reads producer columns); any other use waits on
+every producer tile, which is always correct. Producers of any mapping with a static
+2-D grid take part: a GEMM's tiles are its blocks' output tiles, a loop kernel's are
+its blocks' ranges of elements.
+
+`policy`: tile (TileSync) or row (RowSync), `auto` the wave model's choice; `strided`
+and `conv` are refused (not implemented). `wait-kernel` and `tile-order`: cuSync's
+W and T optimisations (§IV-C): with `auto`, a pipeline whose kernels all fit in fewer
+than two waves (`waves` below) has neither the wait-kernel nor the custom tile order,
+since every block is resident at once and no dispatch order can starve a producer.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.ir import SSAValue
+from xdsl.ir.affine import AffineMap
+from xdsl.passes import ModulePass
+
+from fsir.dialects import graph
+from fsir.dialects.schedule import (
+    DYNAMIC,
+    GemmParamsAttr,
+    KernelOp,
+    LoopParamsAttr,
+    StageOp,
+    SyncPolicy,
+    TileDepOp,
+    TiledParamsAttr,
+    TileOrder,
+)
+from fsir.errors import UserError
+from fsir.gpuspec import GpuSpec, gpu_spec
+
+POLICIES = ("auto", "tile", "row", "strided", "conv")
+SWITCHES = ("auto", "true", "false")
+ORDERS = {"auto": None, "row-major": TileOrder.ROW_MAJOR, "column-major": TileOrder.COLUMN_MAJOR, "none": None}
+
+
+def waves(k: KernelOp, spec: GpuSpec) -> int:
+    """The kernel's waves: its blocks over the SMs' resident block slots (SMs x blocks
+    per SM, the occupancy of its threads, registers and shared memory)."""
+    from fsir.codegen.latency import occupancy
+
+    grid, block = k.launch()
+    cost = k.cost.data if k.cost is not None else {}
+    reg_attr = cost.get("registers")
+    registers = reg_attr.value.data if isinstance(reg_attr, IntegerAttr) else 32
+    occ = occupancy(math.prod(block), registers, k.shared_bytes(), spec)
+    slots = max(1, spec.sms * occ.blocks_per_sm)
+    return -(-math.prod(grid) // slots)
+
+
+def tile_grid(k: KernelOp) -> tuple[int, int] | None:
+    """(grid x, grid y) of a kernel that can be a stage: a static grid with z = 1."""
+    grid, _ = k.launch()
+    if DYNAMIC in grid or grid[2] != 1:
+        return None
+    return grid[0], grid[1]
+
+
+def _dot_of(k: KernelOp) -> graph.DotOp | None:
+    if not isinstance(k.params, GemmParamsAttr):
+        return None
+    groups = k.groups()
+    if len(groups) != 1:
+        return None
+    return next((op for op in groups[0].block.ops if isinstance(op, graph.DotOp)), None)
+
+
+def _span(count: int, consumer_tile: int, producer_tile: int) -> int:
+    """The most producer tiles (of `producer_tile` elements) that one of `count`
+    consumer tiles (of `consumer_tile` elements) overlaps."""
+    return max(((c + 1) * consumer_tile - 1) // producer_tile - (c * consumer_tile) // producer_tile + 1
+               for c in range(count))
+
+
+def dependency(consumer: KernelOp, operand: int, producer: KernelOp) -> tuple[AffineMap, tuple[int, int]]:
+    """The producer tiles each consumer tile reads: (map, extents) of a schedule.tile_dep."""
+    gxp, gyp = tile_grid(producer) or (1, 1)
+    gxc, gyc = tile_grid(consumer) or (1, 1)
+    everything = AffineMap.from_callable(lambda x, y, i, j: (i, j)), (gxp, gyp)
+    dot = _dot_of(consumer)
+    arg = consumer.block.args[operand]
+    p, c = producer.params, consumer.params
+    assert isinstance(c, TiledParamsAttr)
+    shape = graph.shape_of(arg.type)
+    if dot is None or len(shape) != 2 or len(producer.results) != 1:
+        return everything
+    as_lhs, as_rhs = dot.lhs is arg, dot.rhs is arg
+    if as_lhs == as_rhs:  # read otherwise (through other ops), or as both operands
+        return everything
+    rows, cols = shape
+    if isinstance(p, TiledParamsAttr) and isinstance(p, GemmParamsAttr):
+        if as_lhs:  # consumer row y of tiles reads producer rows [y*TMc, (y+1)*TMc), all columns
+            tm, ptm = c.tile_m, p.tile_m
+            return (AffineMap.from_callable(lambda x, y, i, j: (i, (y * tm) // ptm + j)),
+                    (gxp, _span(gyc, tm, ptm)))
+        tn, ptn = c.tile_n, p.tile_n  # consumer column x reads producer columns, all rows
+        return (AffineMap.from_callable(lambda x, y, i, j: ((x * tn) // ptn + j, i)),
+                (_span(gxc, tn, ptn), gyp))
+    if isinstance(p, LoopParamsAttr) and as_lhs:
+        _, block = producer.launch()
+        per_block = block[0] * p.vector_width  # block b computes elements [b*E, (b+1)*E)
+        per_tile = c.tile_m * cols
+        return (AffineMap.from_callable(lambda x, y, i, j: ((y * per_tile) // per_block + j, i)),
+                (_span(gyc, per_tile, per_block), 1))
+    del rows
+    return everything
+
+
+def _switch(value: str | bool) -> str:
+    return str(value).lower()
+
+
+@dataclass(frozen=True)
+class TileSyncPass(ModulePass):
+    """Dependent kernels as tile-synchronised pipelines (cuSync); see the module doc.
+
+    policy=auto|tile|row|strided|conv: how producer tiles map to semaphores (auto:
+    row when the pipeline needs two waves or more, else tile — the paper's finding
+    that RowSync wins at large batch, TileSync at small). wait-kernel=auto|true|false
+    and tile-order=auto|row-major|column-major|none: cuSync's wait-kernel and the
+    order blocks take tiles in from a global counter (auto: on when some kernel of
+    the pipeline needs two waves or more). gpu=H100|A100|V100|T4: the wave model's GPU.
+    """
+
+    name = "tile-sync"
+
+    policy: str = "auto"
+    wait_kernel: str | bool = "auto"
+    tile_order: str = "auto"
+    gpu: str = "H100"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.policy not in POLICIES:
+            raise UserError(f"tile-sync: policy={self.policy} (expected {', '.join(POLICIES)})")
+        if self.policy in ("strided", "conv"):
+            raise UserError(f"tile-sync: policy={self.policy} is not supported (StridedSync and Conv2DTileSync "
+                            "are not implemented; use tile or row)")
+        if _switch(self.wait_kernel) not in SWITCHES:
+            raise UserError(f"tile-sync: wait-kernel={self.wait_kernel} (expected {', '.join(SWITCHES)})")
+        if self.tile_order not in ORDERS:
+            raise UserError(f"tile-sync: tile-order={self.tile_order} (expected {', '.join(ORDERS)})")
+        spec = gpu_spec(self.gpu)
+        pipeline = 0
+        for f in [f for f in op.walk() if isinstance(f, func.FuncOp)]:
+            pipeline = self.pipelines(f, spec, pipeline)
+
+    def pipelines(self, f: func.FuncOp, spec: GpuSpec, first: int) -> int:
+        """Adds the stages and dependencies of `f`'s pipelines, numbered from `first`;
+        returns the next free number."""
+        kernels = [k for k in f.body.walk() if isinstance(k, KernelOp)]
+        if any(isinstance(o, (StageOp, TileDepOp)) for o in f.body.walk()):
+            return first  # already synchronised
+        made_by: dict[SSAValue, KernelOp] = {r: k for k in kernels for r in k.results}
+        edges: list[tuple[KernelOp, int, KernelOp]] = []
+        for k in kernels:
+            if _dot_of(k) is None or tile_grid(k) is None:
+                continue
+            for n, v in enumerate(k.operands):
+                p = made_by.get(v)
+                if p is not None and tile_grid(p) is not None:
+                    edges.append((k, n, p))
+        # connected components, kernels in program order
+        parent = {k: k for k in kernels}
+
+        def root(k: KernelOp) -> KernelOp:
+            while parent[k] is not k:
+                parent[k] = parent[parent[k]]
+                k = parent[k]
+            return k
+
+        for c, _, p in edges:
+            parent[root(c)] = root(p)
+        members: dict[KernelOp, list[KernelOp]] = {}
+        involved = {k for c, _, p in edges for k in (c, p)}
+        for k in kernels:
+            if k in involved:
+                members.setdefault(root(k), []).append(k)
+        number = first
+        for stages in members.values():
+            self.pipeline(number, stages, [e for e in edges if root(e[0]) is root(stages[0])], spec)
+            number += 1
+        return number
+
+    def pipeline(self, number: int, stages: list[KernelOp], edges: list[tuple[KernelOp, int, KernelOp]],
+                 spec: GpuSpec) -> None:
+        many_waves = max(waves(k, spec) for k in stages) >= 2
+        policy = SyncPolicy(self.policy) if self.policy != "auto" else \
+            (SyncPolicy.ROW if many_waves else SyncPolicy.TILE)
+        switch = _switch(self.wait_kernel)
+        wait = many_waves if switch == "auto" else switch == "true"
+        order = ORDERS[self.tile_order] if self.tile_order != "auto" else \
+            (TileOrder.ROW_MAJOR if many_waves else None)
+        consumers = {c for c, _, _ in edges}
+        for stream, k in enumerate(stages):
+            stage = StageOp(k.sym_name.data, number, stream, stream, policy, order, wait and k in consumers)
+            stage.location = k.location
+            block = k.parent_block()
+            assert block is not None
+            block.insert_op_after(stage, k)
+            last = stage
+            for c, n, p in edges:
+                if c is k:
+                    m, extents = dependency(c, n, p)
+                    dep = TileDepOp(c.sym_name.data, p.sym_name.data, n, m, extents)
+                    dep.location = k.location
+                    block.insert_op_after(dep, last)
+                    last = dep
