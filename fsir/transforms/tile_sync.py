@@ -43,6 +43,7 @@ from fsir.dialects.schedule import (
     GemmParamsAttr,
     KernelOp,
     LoopParamsAttr,
+    RowParamsAttr,
     StageOp,
     SyncPolicy,
     TileDepOp,
@@ -88,6 +89,30 @@ def _dot_of(k: KernelOp) -> graph.DotOp | None:
     return next((op for op in groups[0].block.ops if isinstance(op, graph.DotOp)), None)
 
 
+def _first(tile: int, producer_tile: int):
+    """The first producer tile of consumer tile `c` (of `tile` elements) as an affine
+    function, `c * tile floordiv producer_tile` without a division when it is exact."""
+    if tile % producer_tile == 0:
+        return lambda c: c * (tile // producer_tile)
+    return lambda c: (c * tile) // producer_tile
+
+
+def _linear_tile(producer: KernelOp, cols: int) -> int | None:
+    """Elements of a row-major result each block of a loop or row kernel computes (a
+    contiguous range per block), or None when its blocks do not split it so."""
+    p = producer.params
+    grid, block = producer.launch()
+    if isinstance(p, LoopParamsAttr):
+        return block[0] * p.vector_width  # block b computes elements [b*E, (b+1)*E)
+    if isinstance(p, RowParamsAttr):
+        (out,) = producer.results
+        shape = graph.shape_of(out.type)
+        rows = p.rows_per_block * p.row_steps
+        if len(shape) == 2 and shape[1] == cols and grid[0] * rows == shape[0]:
+            return rows * cols  # block b computes rows [b*R, (b+1)*R), no grid-stride loop
+    return None
+
+
 def _span(count: int, consumer_tile: int, producer_tile: int) -> int:
     """The most producer tiles (of `producer_tile` elements) that one of `count`
     consumer tiles (of `consumer_tile` elements) overlaps."""
@@ -113,18 +138,15 @@ def dependency(consumer: KernelOp, operand: int, producer: KernelOp) -> tuple[Af
     rows, cols = shape
     if isinstance(p, TiledParamsAttr) and isinstance(p, GemmParamsAttr):
         if as_lhs:  # consumer row y of tiles reads producer rows [y*TMc, (y+1)*TMc), all columns
-            tm, ptm = c.tile_m, p.tile_m
-            return (AffineMap.from_callable(lambda x, y, i, j: (i, (y * tm) // ptm + j)),
-                    (gxp, _span(gyc, tm, ptm)))
-        tn, ptn = c.tile_n, p.tile_n  # consumer column x reads producer columns, all rows
-        return (AffineMap.from_callable(lambda x, y, i, j: ((x * tn) // ptn + j, i)),
-                (_span(gxc, tn, ptn), gyp))
-    if isinstance(p, LoopParamsAttr) and as_lhs:
-        _, block = producer.launch()
-        per_block = block[0] * p.vector_width  # block b computes elements [b*E, (b+1)*E)
-        per_tile = c.tile_m * cols
-        return (AffineMap.from_callable(lambda x, y, i, j: ((y * per_tile) // per_block + j, i)),
-                (_span(gyc, per_tile, per_block), 1))
+            row = _first(c.tile_m, p.tile_m)
+            return AffineMap.from_callable(lambda x, y, i, j: (i, row(y) + j)), (gxp, _span(gyc, c.tile_m, p.tile_m))
+        col = _first(c.tile_n, p.tile_n)  # consumer column x reads producer columns, all rows
+        return AffineMap.from_callable(lambda x, y, i, j: (col(x) + j, i)), (_span(gxc, c.tile_n, p.tile_n), gyp)
+    per_block = _linear_tile(producer, cols)
+    if per_block is not None and as_lhs:  # consumer row y of tiles: elements [y*TMc*K, (y+1)*TMc*K)
+        first = _first(c.tile_m * cols, per_block)
+        return (AffineMap.from_callable(lambda x, y, i, j: (first(y) + j, i)),
+                (1, _span(gyc, c.tile_m * cols, per_block)))
     del rows
     return everything
 
