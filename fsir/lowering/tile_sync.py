@@ -195,15 +195,28 @@ class TileSyncPlan:
         if policy.per_row() and dep.row_invariant():
             ni = 1  # the i range walks one producer row, which has one semaphore
         px_expr, py_expr = dep.map.data.results
+        inside_always = self.inside(dep, ni, nj)
 
         def wait(i: Index, j: Index) -> None:
             px = affine_value(px_expr, [x, y, i, j], ib)
             py = affine_value(py_expr, [x, y, i, j], ib)
-            inside = _and(cursor, ib.lt(px, gxp), ib.lt(py, gyp))
+            inside = True if inside_always else _and(cursor, ib.lt(px, gxp), ib.lt(py, gyp))
             _when(cursor, inside, lambda: cursor.insert(
                 gpu.SemWaitOp(sems, ib.ssa(policy.semaphore(px, py, gxp, ib)), ready)))
 
         _range(cursor, ib, nj, lambda j: _range(cursor, ib, ni, lambda i: wait(i, j)))
+
+    def inside(self, dep: TileDepOp, ni: int, nj: int, limit: int = 1 << 14) -> bool:
+        """Whether every producer tile `dep` names lies in the producer's grid (then the
+        waits need no bounds check); False when too many to enumerate."""
+        gx, gy = self.grid(dep.consumer_name)
+        gxp, gyp = self.grid(dep.producer_name)
+        if gx * gy * ni * nj > limit:
+            return False
+        m = dep.map.data
+        return all(0 <= px < gxp and 0 <= py < gyp
+                   for x in range(gx) for y in range(gy) for i in range(ni) for j in range(nj)
+                   for px, py in [m.eval([x, y, i, j], [])])
 
     def wait_kernel(self, name: str) -> gpu.FuncOp:
         """The one-thread kernel that holds back consumer `name`'s stream until each of
