@@ -29,7 +29,7 @@ from xdsl.ir import Block, Region, SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr
 
 from fsir.dialects import gpu
-from fsir.dialects.schedule import KernelOp, StageOp, TileDepOp
+from fsir.dialects.schedule import PY_INDEX, KernelOp, StageOp, SyncPolicy, TileDepOp
 from fsir.lowering.scalar import Cursor, Index, IndexBuilder
 
 SEMAPHORES = MemRefType(i32, [DYNAMIC_INDEX])
@@ -93,6 +93,42 @@ def _and(cursor: Cursor, a: bool | SSAValue, b: bool | SSAValue) -> bool | SSAVa
     if isinstance(b, bool):
         return a if b else False
     return cursor.value(arith.AndIOp(a, b))
+
+
+def wait_ranges(dep: TileDepOp, policy: SyncPolicy) -> tuple[int, int]:
+    """The (i, j) ranges a consumer tile's waits on `dep` walk: the dependency's, but
+    under a per-row policy one i when i walks the tiles of one producer row (which
+    share a semaphore)."""
+    ni, nj = dep.ranges
+    return (1 if policy.per_row() and dep.row_invariant() else ni), nj
+
+
+def wait_semaphores(dep: TileDepOp, policy: SyncPolicy, x: int, y: int, producer_grid: tuple[int, int]) -> list[int]:
+    """The semaphores consumer tile (x, y) waits on for `dep`, in order (what the
+    kernel's loops execute)."""
+    gxp, gyp = producer_grid
+    ni, nj = wait_ranges(dep, policy)
+    out = []
+    for j in range(nj):
+        for i in range(ni):
+            px, py = dep.map.data.eval([x, y, i, j], [])
+            if 0 <= px < gxp and 0 <= py < gyp:
+                out.append(policy.semaphore(px, py, gxp, PY_INDEX))
+    return out
+
+
+def wait_count(f: func.FuncOp) -> dict[str, int]:
+    """The waits each consumer kernel of a scheduled function executes, over all its tiles."""
+    plan = TileSyncPlan(f)
+    counts: dict[str, int] = {}
+    for name, deps in plan.deps.items():
+        gx, gy = plan.grid(name)
+        for dep in deps:
+            policy = plan.stages[dep.producer_name].policy.data
+            pg = plan.grid(dep.producer_name)
+            counts[name] = counts.get(name, 0) + sum(len(wait_semaphores(dep, policy, x, y, pg))
+                                                     for x in range(gx) for y in range(gy))
+    return counts
 
 
 class TileSyncPlan:
@@ -191,9 +227,7 @@ class TileSyncPlan:
         policy = self.stages[producer].policy.data
         gxp, gyp = self.grid(producer)
         ready = _i32(cursor, policy.ready(gxp))
-        ni, nj = dep.ranges
-        if policy.per_row() and dep.row_invariant():
-            ni = 1  # the i range walks one producer row, which has one semaphore
+        ni, nj = wait_ranges(dep, policy)
         px_expr, py_expr = dep.map.data.results
         inside_always = self.inside(dep, ni, nj)
 
