@@ -1119,17 +1119,18 @@ class StageOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> StageOp:
         kernel = parser.parse_symbol_name().data
-        values = []
-        for word in ("pipeline", "stream", "priority"):
+        def number(word: str) -> int:
             parser.parse_keyword(word)
-            values.append(parser.parse_integer(allow_boolean=False, allow_negative=False))
+            return parser.parse_integer(allow_boolean=False, allow_negative=False)
+
+        pipeline, stream, priority = number("pipeline"), number("stream"), number("priority")
         parser.parse_keyword("policy")
         policy = SyncPolicy(_parse_word(parser, SyncPolicy, "sync policy"))
         order = None
         if parser.parse_optional_keyword("order") is not None:
             order = TileOrder(_parse_word(parser, TileOrder, "tile order"))
         wait = parser.parse_optional_keyword("wait_kernel") is not None
-        op = cls(kernel, *values, policy, order, wait)
+        op = cls(kernel, pipeline, stream, priority, policy, order, wait)
         op.attributes |= parser.parse_optional_attr_dict()
         return op
 

@@ -196,12 +196,11 @@ class TileSyncPlan:
                   lambda: cursor.insert(gpu.SemPostOp(starts, ib.ssa(stage.stream.data), _i32(cursor, 1))))
         for dep in self.deps.get(name, []):
             self.waits(dep, argument(("sems", dep.producer_name)), x, y, cursor, ib)
-        own = None
+        post: gpu.SemPostOp | None = None  # (a template, cloned before each return)
         if name in self.producers:
-            own = argument(("sems", name))
             policy = self.stages[name].policy.data
-            own_index = ib.ssa(policy.semaphore(x, y, gx, ib))
-            one = _i32(cursor, 1)
+            own = argument(("sems", name))
+            post = gpu.SemPostOp(own, ib.ssa(policy.semaphore(x, y, gx, ib)), _i32(cursor, 1))
         first = entry.first_op
         for op in list(prologue.ops):
             op.detach()
@@ -214,11 +213,12 @@ class TileSyncPlan:
                 op.result.replace_all_uses_with(value)
                 op.detach()
                 op.erase()
-        if own is not None:
+        if post is not None:
             for ret in [op for op in fn.walk() if isinstance(op, gpu.ReturnOp)]:
                 block = ret.parent_block()
                 assert block is not None
-                block.insert_op_before(gpu.SemPostOp(own, own_index, one), ret)
+                block.insert_op_before(gpu.SemPostOp(*post.operands), ret)
+            post.erase()
 
     def waits(self, dep: TileDepOp, sems: SSAValue, x: SSAValue, y: SSAValue, cursor: Cursor,
               ib: IndexBuilder) -> None:
