@@ -1205,10 +1205,10 @@ class TileDepOp(IRDLOperation):
                     out.append((px, py))
         return out
 
-    def row_invariant(self) -> bool:
-        """Whether the producer row py does not depend on i (then the i range walks the
-        tiles of one row, and a row semaphore needs one wait per j)."""
-        return not self.map.data.results[1].used_dims() & {2}
+    def row_varies(self, dim: int) -> bool:
+        """Whether the producer row py depends on map dimension `dim` (2: i, 3: j); when
+        not, that range walks tiles of one row, which share a row semaphore."""
+        return dim in self.map.data.results[1].used_dims()
 
     @classmethod
     def parse(cls, parser: Parser) -> TileDepOp:

@@ -97,10 +97,12 @@ def _and(cursor: Cursor, a: bool | SSAValue, b: bool | SSAValue) -> bool | SSAVa
 
 def wait_ranges(dep: TileDepOp, policy: SyncPolicy) -> tuple[int, int]:
     """The (i, j) ranges a consumer tile's waits on `dep` walk: the dependency's, but
-    under a per-row policy one i when i walks the tiles of one producer row (which
-    share a semaphore)."""
+    under a per-row policy only over the positions that change the producer row (the
+    tiles of one row share a semaphore)."""
     ni, nj = dep.ranges
-    return (1 if policy.per_row() and dep.row_invariant() else ni), nj
+    if not policy.per_row():
+        return ni, nj
+    return (ni if dep.row_varies(2) else 1), (nj if dep.row_varies(3) else 1)
 
 
 def wait_semaphores(dep: TileDepOp, policy: SyncPolicy, x: int, y: int, producer_grid: tuple[int, int]) -> list[int]:
