@@ -236,7 +236,8 @@ class TileSyncPlan:
         def wait(i: Index, j: Index) -> None:
             px = affine_value(px_expr, [x, y, i, j], ib)
             py = affine_value(py_expr, [x, y, i, j], ib)
-            inside = True if inside_always else _and(cursor, ib.lt(px, gxp), ib.lt(py, gyp))
+            inside = True if inside_always else \
+                _and(cursor, _and(cursor, ib.lt(-1, px), ib.lt(px, gxp)), _and(cursor, ib.lt(-1, py), ib.lt(py, gyp)))
             _when(cursor, inside, lambda: cursor.insert(
                 gpu.SemWaitOp(sems, ib.ssa(policy.semaphore(px, py, gxp, ib)), ready)))
 

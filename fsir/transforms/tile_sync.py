@@ -1,8 +1,8 @@
 """`tile-sync`: dependent kernels as a cuSync pipeline (Jangda et al., CGO'24).
 
-After `stitch-codegen`, a GEMM kernel that reads another kernel's result no longer
-waits for the whole producer: both run concurrently on their own streams and each
-consumer tile waits only for the producer tiles it reads. For every such pair the pass
+After `stitch-codegen`, a GEMM (or implicit-GEMM convolution) kernel that reads another
+kernel's result no longer waits for the whole producer: both run concurrently on their
+own streams and each consumer tile waits only for the producer tiles it reads. For every such pair the pass
 adds, beside the kernels,
 
     schedule.stage @k0 pipeline 0 stream 0 priority 0 policy row order row_major
@@ -18,11 +18,16 @@ every producer tile, which is always correct. Producers of any mapping with a st
 2-D grid take part: a GEMM's tiles are its blocks' output tiles, a loop kernel's are
 its blocks' ranges of elements.
 
-`policy`: tile (TileSync) or row (RowSync), `auto` the wave model's choice; `strided`
-and `conv` are refused (not implemented). `wait-kernel` and `tile-order`: cuSync's
-W and T optimisations (§IV-C): with `auto`, a pipeline whose kernels all fit in fewer
-than two waves (`waves` below) has neither the wait-kernel nor the custom tile order,
-since every block is resident at once and no dispatch order can starve a producer.
+A convolution consumer (Conv2DTileSync) of a same-size, stride-1 convolution waits for
+the producer tiles holding the input rows its windows read (`_conv_dependency`).
+
+`policy`: tile (TileSync), row (RowSync) or conv (Conv2DTileSync: a semaphore per
+tile, as tile), `auto` the wave model's choice; `strided` is refused (not implemented).
+`wait-kernel` and `tile-order`: cuSync's W and T optimisations (§IV-C): with `auto`, a
+pipeline whose kernels all fit in fewer than two waves (`waves` below) has neither the
+wait-kernel nor the custom tile order, since every block is resident at once and no
+dispatch order can starve a producer. cuSync's R optimisation (issuing the B-tile load
+before waiting on A) is not implemented: a consumer waits before its first k-step.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from xdsl.passes import ModulePass
 from fsir.dialects import graph
 from fsir.dialects.schedule import (
     DYNAMIC,
+    ConvParamsAttr,
     GemmParamsAttr,
     KernelOp,
     LoopParamsAttr,
@@ -80,13 +86,49 @@ def tile_grid(k: KernelOp) -> tuple[int, int] | None:
     return grid[0], grid[1]
 
 
-def _dot_of(k: KernelOp) -> graph.DotOp | None:
-    if not isinstance(k.params, GemmParamsAttr):
-        return None
+def _product_of(k: KernelOp) -> graph.DotOp | graph.ConvOp | None:
+    """The dot of a gemm kernel or the conv of a conv kernel: a tile-sync consumer."""
+    kind = graph.DotOp if isinstance(k.params, GemmParamsAttr) else \
+        graph.ConvOp if isinstance(k.params, ConvParamsAttr) else None
     groups = k.groups()
-    if len(groups) != 1:
+    if kind is None or len(groups) != 1:
         return None
-    return next((op for op in groups[0].block.ops if isinstance(op, graph.DotOp)), None)
+    return next((op for op in groups[0].block.ops if isinstance(op, kind)), None)
+
+
+def _same_size_conv(conv: graph.ConvOp) -> tuple[int, int, int, int] | None:
+    """(pad_top, pad_left, kernel_h, kernel_w) of a 2-D, stride-1, undilated, ungrouped
+    convolution whose output has its input's spatial size, else None."""
+    strides, pad_low, _, dilation, lhs_dilation = conv.window()
+    x, y = graph.shape_of(conv.input.type), graph.shape_of(conv.result.type)
+    kernel = graph.shape_of(conv.weight.type)[2:]
+    if len(kernel) != 2 or conv.group_count != 1 or set((*strides, *dilation, *lhs_dilation)) != {1} \
+            or tuple(x[2:]) != tuple(y[2:]):
+        return None
+    return pad_low[0], pad_low[1], kernel[0], kernel[1]
+
+
+def _conv_dependency(consumer: KernelOp, conv: graph.ConvOp, producer: KernelOp):
+    """Conv2DTileSync's dependency: consumer tile row y computes output positions
+    [y*TMc, (y+1)*TMc) (batch x rows x columns, row-major); their 3x3 (KHxKW) windows
+    read the input positions from `lo` before the first to `hi` after the last, all
+    channels: the producer convolution's tiles of those positions, every channel tile."""
+    c, p = consumer.params, producer.params
+    window = _same_size_conv(conv)
+    made = _product_of(producer)
+    if window is None or not isinstance(made, graph.ConvOp) or _same_size_conv(made) is None \
+            or not isinstance(c, TiledParamsAttr) or not isinstance(p, TiledParamsAttr):
+        return None
+    top, left, kh, kw = window
+    n, _, h, w = graph.shape_of(conv.input.type)
+    lo, hi = top * w + left, (kh - 1 - top) * w + (kw - 1 - left)
+    tm, ptm = c.tile_m, p.tile_m
+    shift = -(-lo // ptm) * ptm  # keeps the floor division's operand non-negative
+    (_, gyc), (gxp, _) = tile_grid(consumer) or (1, 1), tile_grid(producer) or (1, 1)
+    span = max(((y + 1) * tm - 1 + hi) // ptm - (y * tm - lo) // ptm + 1 for y in range(gyc))
+    del n, h
+    return (AffineMap.from_callable(lambda x, y, i, j: (i, (y * tm + shift - lo) // ptm + j - shift // ptm)),
+            (gxp, span))
 
 
 def _first(tile: int, producer_tile: int):
@@ -125,8 +167,10 @@ def dependency(consumer: KernelOp, operand: int, producer: KernelOp) -> tuple[Af
     gxp, gyp = tile_grid(producer) or (1, 1)
     gxc, gyc = tile_grid(consumer) or (1, 1)
     everything = AffineMap.from_callable(lambda x, y, i, j: (i, j)), (gxp, gyp)
-    dot = _dot_of(consumer)
+    dot = _product_of(consumer)
     arg = consumer.block.args[operand]
+    if isinstance(dot, graph.ConvOp):
+        return (_conv_dependency(consumer, dot, producer) if dot.input is arg else None) or everything
     p, c = producer.params, consumer.params
     assert isinstance(c, TiledParamsAttr)
     shape = graph.shape_of(arg.type)
@@ -159,7 +203,7 @@ def _switch(value: str | bool) -> str:
 class TileSyncPass(ModulePass):
     """Dependent kernels as tile-synchronised pipelines (cuSync); see the module doc.
 
-    policy=auto|tile|row|strided|conv: how producer tiles map to semaphores (auto:
+    policy=auto|tile|row|conv|strided: how producer tiles map to semaphores (auto:
     row when the pipeline needs two waves or more, else tile — the paper's finding
     that RowSync wins at large batch, TileSync at small). wait-kernel=auto|true|false
     and tile-order=auto|row-major|column-major|none: cuSync's wait-kernel and the
@@ -177,9 +221,9 @@ class TileSyncPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.policy not in POLICIES:
             raise UserError(f"tile-sync: policy={self.policy} (expected {', '.join(POLICIES)})")
-        if self.policy in ("strided", "conv"):
-            raise UserError(f"tile-sync: policy={self.policy} is not supported (StridedSync and Conv2DTileSync "
-                            "are not implemented; use tile or row)")
+        if self.policy == "strided":
+            raise UserError("tile-sync: policy=strided is not supported (StridedSync is not implemented; use tile, "
+                            "row or conv)")
         if _switch(self.wait_kernel) not in SWITCHES:
             raise UserError(f"tile-sync: wait-kernel={self.wait_kernel} (expected {', '.join(SWITCHES)})")
         if self.tile_order not in ORDERS:
@@ -198,7 +242,7 @@ class TileSyncPass(ModulePass):
         made_by: dict[SSAValue, KernelOp] = {r: k for k in kernels for r in k.results}
         edges: list[tuple[KernelOp, int, KernelOp]] = []
         for k in kernels:
-            if _dot_of(k) is None or tile_grid(k) is None:
+            if _product_of(k) is None or tile_grid(k) is None:
                 continue
             for n, v in enumerate(k.operands):
                 p = made_by.get(v)

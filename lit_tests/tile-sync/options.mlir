@@ -6,7 +6,7 @@
 // A function without dependent GEMMs is left as it is.
 // RUN: fs-opt %s -p 'fusion-explore,stitch-codegen,tile-sync{policy=row}' | filecheck %s
 
-// STRIDED: error: tile-sync: policy=strided is not supported (StridedSync and Conv2DTileSync are not implemented; use tile or row)
+// STRIDED: error: tile-sync: policy=strided is not supported (StridedSync is not implemented; use tile, row or conv)
 // POLICY: error: tile-sync: policy=diagonal (expected auto, tile, row, strided, conv)
 // WAIT: error: tile-sync: wait-kernel=sometimes (expected auto, true, false)
 // ORDER: error: tile-sync: tile-order=diagonal (expected auto, row-major, column-major, none)

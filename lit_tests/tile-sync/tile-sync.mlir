@@ -41,3 +41,16 @@ func.func @after_loop(%x: tensor<64x96xf32>, %w1: tensor<96x48xf32>, %w2: tensor
   %y = graph.dot %g, %w2 : (tensor<64x48xf32>, tensor<48x96xf32>) -> tensor<64x96xf32>
   func.return %y : tensor<64x96xf32>
 }
+
+// Conv2DTileSync: the second convolution's tile of 16 output positions (of 8x8 images)
+// reads input positions 9 before its first to 9 after its last (3x3 windows, padding 1):
+// producer position tiles (16y - 9) floordiv 16 + j, j < 3, clipped to the grid.
+// CHECK-LABEL: func.func @convs
+// CHECK: schedule.stage @convs_k0 pipeline 2 stream 0 priority 0 policy tile
+// CHECK: schedule.stage @convs_k1 pipeline 2 stream 1 priority 1 policy tile
+// CHECK-NEXT: schedule.tile_dep @convs_k1 on @convs_k0 operand 0 map affine_map<(d0, d1, d2, d3) -> (d2, (((((d1 * 16) + 7) floordiv 16) + d3) + -1))> extents [1, 3]
+func.func @convs(%x: tensor<1x8x8x8xf32>, %w1: tensor<8x8x3x3xf32>, %w2: tensor<8x8x3x3xf32>) -> tensor<1x8x8x8xf32> {
+  %h = graph.conv %x, %w1 strides [1, 1] pad_low [1, 1] pad_high [1, 1] dilation [1, 1] lhs_dilation [1, 1] groups 1 : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x8x8xf32>
+  %y = graph.conv %h, %w2 strides [1, 1] pad_low [1, 1] pad_high [1, 1] dilation [1, 1] lhs_dilation [1, 1] groups 1 : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x8x8xf32>
+  func.return %y : tensor<1x8x8x8xf32>
+}
