@@ -19,7 +19,9 @@ SM from gpuspec and each kernel's threads, registers and shared memory, as `tile
 estimate, launch cost removed, over its waves). Blocks are dispatched FIFO, stage by
 stage, to the first SM with room (the hardware's order; with cuSync's wait-kernel and
 the tile counter the producer's blocks come first and tiles are taken in row-major
-order). Stream-serial: a kernel's blocks start after the previous kernel's last block
+order). "slot waves": the kernels' blocks over the SMs' slots, stream-serial (each
+kernel's waves, summed) and cuSync (both grids together, as if no tile waited).
+Stream-serial: a kernel's blocks start after the previous kernel's last block
 and a launch cost. cuSync: a consumer block dispatched before its producer tiles are
 stored holds its slot and waits; every wait costs `WAIT_US`, every post `POST_US`
 (a global-memory round trip each: assumed, not measured). TileSync waits once per
@@ -167,13 +169,13 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     print("GPT-3 MLP (H=12288, 8-way model parallel), modeled by fsir's wave model (not measured); µs")
     print(f"{'gpu':5} {'B·S':>5} {'grids':>12} | {'as compiled: serial':>19} {'tile':>7} {'row':>7} | "
-          f"{'paper pipeline: waves':>21} {'serial':>7} {'tile':>7} {'row':>7} {'gain':>6}")
+          f"{'paper pipeline: slot waves':>26} {'serial':>7} {'tile':>7} {'row':>7} {'gain':>6}")
     for gpu in args.gpus:
         for tokens in args.tokens:
             r = model(tokens, gpu)
             best = min(r["paper_tile"], r["paper_row"])
             print(f"{gpu:5} {tokens:5d} {r['grids']:>12} | {r['compiled_serial']:19.1f} {r['compiled_tile']:7.1f} "
-                  f"{r['compiled_row']:7.1f} | {r['paper_waves_serial']:>10d} -> {r['paper_waves_cusync']:<8d} "
+                  f"{r['compiled_row']:7.1f} | {r['paper_waves_serial']:>15d} -> {r['paper_waves_cusync']:<8d} "
                   f"{r['paper_serial']:7.1f} {r['paper_tile']:7.1f} {r['paper_row']:7.1f} "
                   f"{100 * (1 - best / r['paper_serial']):5.1f}%", flush=True)
     return 0
