@@ -148,7 +148,8 @@ class TileSyncPlan:
         self.producers = {d.producer_name for ds in self.deps.values() for d in ds}
         self.started = {d.producer_name for c, ds in self.deps.items() if self.stages[c].wait_kernel is not None
                         for d in ds}
-        self.roles: dict[str, list[Role]] = {}
+        self.roles: dict[str, list[Role]] = {}  # a lowered kernel's extra arguments
+        self.pipeline_of: dict[str, int] = {}  # the pipeline of a lowered kernel
         self.buffers: dict[Role, SSAValue] = {}
 
     def __bool__(self) -> bool:
@@ -171,6 +172,7 @@ class TileSyncPlan:
         entry = fn.body.blocks[0]
         roles: list[Role] = []
         self.roles[name] = roles
+        self.pipeline_of[name] = stage.pipeline.data
 
         def argument(role: Role) -> SSAValue:
             inputs = list(fn.function_type.inputs.data)
@@ -270,6 +272,7 @@ class TileSyncPlan:
             cursor.insert(gpu.SemWaitOp(starts, ib.ssa(stream), _i32(cursor, 1)))
         cursor.insert(gpu.ReturnOp())
         self.roles[fn.sym_name.data] = [("starts", stage.pipeline.data)]
+        self.pipeline_of[fn.sym_name.data] = stage.pipeline.data
         return fn
 
     # -- the host -------------------------------------------------------------------------
@@ -278,13 +281,9 @@ class TileSyncPlan:
                        flat: Callable[[SSAValue, list[Index]], SSAValue]) -> list[SSAValue]:
         """The buffers for kernel `name`'s extra arguments; the first launch of a
         pipeline allocates and zeroes all of its buffers."""
-        out = []
-        for role in self.roles[name]:
-            if role not in self.buffers:
-                self.allocate(self.stages[name if role[0] != "sems" else str(role[1])].pipeline.data
-                              if role[0] != "starts" else int(role[1]), cursor, ib, flat)
-            out.append(self.buffers[role])
-        return out
+        if any(role not in self.buffers for role in self.roles[name]):
+            self.allocate(self.pipeline_of[name], cursor, ib, flat)
+        return [self.buffers[role] for role in self.roles[name]]
 
     def allocate(self, pipeline: int, cursor: Cursor, ib: IndexBuilder,
                  flat: Callable[[SSAValue, list[Index]], SSAValue]) -> None:
