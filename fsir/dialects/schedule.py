@@ -1038,6 +1038,14 @@ class _PyIndex:
     def mul(a: int, b: int) -> int:
         return a * b
 
+    @staticmethod
+    def div(a: int, b: int) -> int:
+        return a // b
+
+    @staticmethod
+    def rem(a: int, b: int) -> int:
+        return a % b
+
 
 PY_INDEX = _PyIndex()
 

@@ -18,7 +18,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
 from fsir.dialects import gpu
-from fsir.dialects.schedule import KernelOp, StageOp, TileDepOp, TileOrder
+from fsir.dialects.schedule import PY_INDEX, KernelOp, StageOp, TileDepOp, TileOrder
 from fsir.ir import verify
 from fsir.pipeline import PipelineOptions, passes
 from fsir.runtime.device import DeviceBuffer, LaunchRequest, SimDevice
@@ -118,7 +118,7 @@ def _check(dep: TileDepOp, kernels: dict[str, KernelOp], stages: dict[str, Stage
     sentinel = 7777.0
     res = len(ck.operands)
     for c in range(cgx * cgy):
-        x, y = TileOrder.ROW_MAJOR.tile(c, cgx, cgy, _PY)
+        x, y = TileOrder.ROW_MAJOR.tile(c, cgx, cgy, PY_INDEX)
         needed = dep.producer_tiles(x, y, pgx, pgy)
         partial = np.copy(empty)
         for px, py in needed:
@@ -134,16 +134,3 @@ def _check(dep: TileDepOp, kernels: dict[str, KernelOp], stages: dict[str, Stage
         if not np.array_equal(got[mine], reference[mine]):
             problems.append(f"@{dep.consumer_name} tile ({x}, {y}) reads producer tiles beyond {needed}")
     return problems
-
-
-class _PyIndexFull:
-    @staticmethod
-    def rem(a: int, b: int) -> int:
-        return a % b
-
-    @staticmethod
-    def div(a: int, b: int) -> int:
-        return a // b
-
-
-_PY = _PyIndexFull()
