@@ -1091,12 +1091,13 @@ class StageOp(IRDLOperation):
     belongs to, its stream and the stream's priority (lower runs first, as CUDA's), the
     policy of the semaphores it posts after storing each tile (when another stage
     depends on it), the order in which its blocks take tiles from a global atomic
-    counter (absent: the hardware's block order), and `wait_kernel`: a one-thread
-    kernel on its stream spins until the first producer block has started, so none of
-    its blocks occupies an SM before the producer's (cuSync §III-B).
+    counter (absent: the hardware's block order), `wait_kernel`: a one-thread kernel
+    on its stream spins until the first producer block has started, so none of its
+    blocks occupies an SM before the producer's (cuSync §III-B), and `reorder`: a GEMM
+    consumer issues its first B tile (to L2) before it waits on A (cuSync's R, §IV-C).
 
         schedule.stage @mlp_k0 pipeline 0 stream 0 priority 0 policy row order row_major
-        schedule.stage @mlp_k2 pipeline 0 stream 1 priority 1 policy row order row_major wait_kernel
+        schedule.stage @mlp_k2 pipeline 0 stream 1 priority 1 policy row order row_major wait_kernel reorder
     """
 
     name = "schedule.stage"
@@ -1107,9 +1108,10 @@ class StageOp(IRDLOperation):
     policy = prop_def(SyncPolicyAttr)
     order = opt_prop_def(TileOrderAttr)
     wait_kernel = opt_prop_def(UnitAttr)
+    reorder = opt_prop_def(UnitAttr)
 
     def __init__(self, kernel: str, pipeline: int, stream: int, priority: int, policy: SyncPolicy,
-                 order: TileOrder | None = None, wait_kernel: bool = False):
+                 order: TileOrder | None = None, wait_kernel: bool = False, reorder: bool = False):
         props: dict[str, Attribute] = {
             "kernel": SymbolRefAttr(kernel), "pipeline": IntAttr(pipeline), "stream": IntAttr(stream),
             "priority": IntAttr(priority), "policy": SyncPolicyAttr(policy),
@@ -1118,6 +1120,8 @@ class StageOp(IRDLOperation):
             props["order"] = TileOrderAttr(order)
         if wait_kernel:
             props["wait_kernel"] = UnitAttr()
+        if reorder:
+            props["reorder"] = UnitAttr()
         super().__init__(properties=props)
 
     @property
@@ -1138,7 +1142,8 @@ class StageOp(IRDLOperation):
         if parser.parse_optional_keyword("order") is not None:
             order = TileOrder(_parse_word(parser, TileOrder, "tile order"))
         wait = parser.parse_optional_keyword("wait_kernel") is not None
-        op = cls(kernel, pipeline, stream, priority, policy, order, wait)
+        reorder = parser.parse_optional_keyword("reorder") is not None
+        op = cls(kernel, pipeline, stream, priority, policy, order, wait, reorder)
         op.attributes |= parser.parse_optional_attr_dict()
         return op
 
@@ -1151,6 +1156,8 @@ class StageOp(IRDLOperation):
             printer.print_string(f" order {self.order.data}")
         if self.wait_kernel is not None:
             printer.print_string(" wait_kernel")
+        if self.reorder is not None:
+            printer.print_string(" reorder")
         printer.print_op_attributes(self.attributes)
 
     def verify_(self) -> None:

@@ -24,12 +24,20 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import DYNAMIC_INDEX, FunctionType, IndexType, IntegerAttr, MemRefType, i32
+from xdsl.dialects.builtin import DYNAMIC_INDEX, FunctionType, IndexType, IntegerAttr, MemRefType, TensorType, i32
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr
 
-from fsir.dialects import gpu
-from fsir.dialects.schedule import PY_INDEX, KernelOp, StageOp, SyncPolicy, TileDepOp
+from fsir.dialects import gpu, graph
+from fsir.dialects.schedule import (
+    PY_INDEX,
+    KernelOp,
+    StageOp,
+    SyncPolicy,
+    TileDepOp,
+    TiledParamsAttr,
+    element_bytes,
+)
 from fsir.lowering.scalar import Cursor, Index, IndexBuilder
 
 SEMAPHORES = MemRefType(i32, [DYNAMIC_INDEX])
@@ -198,6 +206,8 @@ class TileSyncPlan:
             starts = argument(("starts", stage.pipeline.data))
             _when(cursor, ib.eq(linear, 0),
                   lambda: cursor.insert(gpu.SemPostOp(starts, ib.ssa(stage.stream.data), _i32(cursor, 1))))
+        if stage.reorder is not None:
+            self.prefetch_b(k, entry, x, cursor, ib)
         for dep in self.deps.get(name, []):
             self.waits(dep, argument(("sems", dep.producer_name)), x, y, cursor, ib)
         post: gpu.SemPostOp | None = None  # (a template, cloned before each return)
@@ -223,6 +233,24 @@ class TileSyncPlan:
                 assert block is not None
                 block.insert_op_before(gpu.SemPostOp(*post.operands), ret)
             post.erase()
+
+    def prefetch_b(self, k: KernelOp, entry: Block, x: SSAValue, cursor: Cursor, ib: IndexBuilder) -> None:
+        """cuSync's R: the consumer's first B tile (tile_k rows of tile_n columns from
+        column x * tile_n) prefetched to L2, a 128-byte line per thread, before it waits."""
+        dot = next(op for op in k.groups()[0].block.ops if isinstance(op, graph.DotOp))
+        p = k.params
+        assert isinstance(p, TiledParamsAttr)
+        t = dot.rhs.type
+        assert isinstance(t, TensorType)
+        rows, cols = graph.shape_of(t)
+        b = entry.args[next(n for n, a in enumerate(k.block.args) if a is dot.rhs)]
+        per_line = max(1, 128 // element_bytes(t.element_type))
+        lines = -(-p.tile_n // per_line)
+        tid = cursor.value(gpu.ThreadIdOp("x"))
+        row, line = ib.div(tid, lines), ib.rem(tid, lines)
+        col = ib.add(ib.mul(x, p.tile_n), ib.mul(line, per_line))
+        inside = _and(cursor, ib.lt(row, min(p.tile_k, rows)), ib.lt(col, cols))
+        _when(cursor, inside, lambda: cursor.insert(gpu.PrefetchOp(b, ib.ssa(ib.add(ib.mul(row, cols), col)))))
 
     def waits(self, dep: TileDepOp, sems: SSAValue, x: SSAValue, y: SSAValue, cursor: Cursor,
               ib: IndexBuilder) -> None:

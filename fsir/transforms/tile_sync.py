@@ -26,8 +26,9 @@ tile, as tile), `auto` the wave model's choice; `strided` is refused (not implem
 `wait-kernel` and `tile-order`: cuSync's W and T optimisations (§IV-C): with `auto`, a
 pipeline whose kernels all fit in fewer than two waves (`waves` below) has neither the
 wait-kernel nor the custom tile order, since every block is resident at once and no
-dispatch order can starve a producer. cuSync's R optimisation (issuing the B-tile load
-before waiting on A) is not implemented: a consumer waits before its first k-step.
+dispatch order can starve a producer. `reorder` (cuSync's R): a GEMM consumer issues its
+first B tile before waiting on A, as an L2 prefetch (`gpu.prefetch`) from the kernel's
+prologue, since its waits precede the mapping's k-loop.
 """
 
 from __future__ import annotations
@@ -155,6 +156,14 @@ def _linear_tile(producer: KernelOp, cols: int) -> int | None:
     return None
 
 
+def reorderable(k: KernelOp) -> bool:
+    """Whether a consumer can issue its B tile before waiting (R): a GEMM whose B is a
+    2-D kernel operand read directly."""
+    dot = _product_of(k)
+    return isinstance(dot, graph.DotOp) and dot.rhs in k.block.args and dot.rhs is not dot.lhs \
+        and len(graph.shape_of(dot.rhs.type)) == 2 and len(graph.shape_of(dot.lhs.type)) == 2
+
+
 def _span(count: int, consumer_tile: int, producer_tile: int) -> int:
     """The most producer tiles (of `producer_tile` elements) that one of `count`
     consumer tiles (of `consumer_tile` elements) overlaps."""
@@ -208,7 +217,9 @@ class TileSyncPass(ModulePass):
     that RowSync wins at large batch, TileSync at small). wait-kernel=auto|true|false
     and tile-order=auto|row-major|column-major|none: cuSync's wait-kernel and the
     order blocks take tiles in from a global counter (auto: on when some kernel of
-    the pipeline needs two waves or more). gpu=H100|A100|V100|T4: the wave model's GPU.
+    the pipeline needs two waves or more). reorder=auto|true|false: cuSync's R, a GEMM
+    consumer prefetching its first B tile to L2 before it waits (auto: wherever B is a
+    kernel operand). gpu=H100|A100|V100|T4: the wave model's GPU.
     """
 
     name = "tile-sync"
@@ -216,6 +227,7 @@ class TileSyncPass(ModulePass):
     policy: str = "auto"
     wait_kernel: str | bool = "auto"
     tile_order: str = "auto"
+    reorder: str | bool = "auto"
     gpu: str = "H100"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -226,6 +238,8 @@ class TileSyncPass(ModulePass):
                             "row or conv)")
         if _switch(self.wait_kernel) not in SWITCHES:
             raise UserError(f"tile-sync: wait-kernel={self.wait_kernel} (expected {', '.join(SWITCHES)})")
+        if _switch(self.reorder) not in SWITCHES:
+            raise UserError(f"tile-sync: reorder={self.reorder} (expected {', '.join(SWITCHES)})")
         if self.tile_order not in ORDERS:
             raise UserError(f"tile-sync: tile-order={self.tile_order} (expected {', '.join(ORDERS)})")
         spec = gpu_spec(self.gpu)
@@ -280,8 +294,10 @@ class TileSyncPass(ModulePass):
         order = ORDERS[self.tile_order] if self.tile_order != "auto" else \
             (TileOrder.ROW_MAJOR if many_waves else None)
         consumers = {c for c, _, _ in edges}
+        reorder = _switch(self.reorder) != "false"  # (auto: always, as the paper's WRT configurations)
         for stream, k in enumerate(stages):
-            stage = StageOp(k.sym_name.data, number, stream, stream, policy, order, wait and k in consumers)
+            stage = StageOp(k.sym_name.data, number, stream, stream, policy, order, wait and k in consumers,
+                            reorder and k in consumers and reorderable(k))
             stage.location = k.location
             block = k.parent_block()
             assert block is not None

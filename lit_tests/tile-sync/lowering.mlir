@@ -37,11 +37,20 @@
 // CHECK-NEXT: gpu.return
 
 // CHECK-LABEL: gpu.func @fig4a_k1(
-// CHECK-SAME: %[[CNT1:[^:]*]]: memref<?xi32>, %[[PS:[^:]*]]: memref<?xi32>)
+// CHECK-SAME: %[[DD:[^:]*]]: memref<?xf32>, %{{[^:]*}}: memref<?xf32>, %[[CNT1:[^:]*]]: memref<?xi32>, %[[PS:[^:]*]]: memref<?xi32>)
 // CHECK-NEXT: %[[T1:.*]] = gpu.next_tile %[[CNT1]] : memref<?xi32>
 // CHECK-NEXT: %[[THREE:.*]] = arith.constant 3 : index
 // CHECK-NEXT: %{{.*}} = arith.remui %[[T1]], %[[THREE]] : index
 // CHECK-NEXT: %[[Y1:.*]] = arith.divui %[[T1]], %[[THREE]] : index
+// R: thread t prefetches the line of row t of the tile's B columns [16x, 16x + 16)
+// CHECK-NEXT: %[[TID:.*]] = gpu.thread_id x
+// CHECK-NEXT: %[[C16:.*]] = arith.constant 16 : index
+// CHECK-NEXT: %[[COL:.*]] = arith.muli %{{.*}}, %[[C16]] : index
+// CHECK: scf.if
+// CHECK-NEXT: %[[BROW:.*]] = arith.muli %[[TID]], %{{.*}} : index
+// CHECK-NEXT: %[[AT:.*]] = arith.addi %[[BROW]], %[[COL]] : index
+// CHECK-NEXT: gpu.prefetch %[[D:.*]][%[[AT]]] : memref<?xf32>
+// CHECK-NEXT: }
 // CHECK-NEXT: %[[READY:.*]] = arith.constant 1 : i32
 // CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK-NEXT: %[[TWO1:.*]] = arith.constant 2 : index
@@ -65,6 +74,8 @@
 // ROW-NEXT: gpu.return
 // ROW-LABEL: gpu.func @fig4a_k1(
 // ROW: %[[Y1:.*]] = arith.divui
+// ROW: gpu.prefetch
+// ROW-NEXT: }
 // ROW-NEXT: %[[READY:.*]] = arith.constant 2 : i32
 // ROW-NOT: scf.for
 // ROW-NEXT: gpu.sem_wait %{{.*}}[%[[Y1]]], %[[READY]] : memref<?xi32>
@@ -91,7 +102,7 @@ func.func @fig4a(%a: tensor<32x32xf32>, %b: tensor<32x32xf32>, %d: tensor<32x48x
     }
     schedule.yield %e_1 : tensor<32x48xf32>
   }
-  schedule.stage @fig4a_k1 pipeline 0 stream 1 priority 1 policy tile order row_major wait_kernel
+  schedule.stage @fig4a_k1 pipeline 0 stream 1 priority 1 policy tile order row_major wait_kernel reorder
   schedule.tile_dep @fig4a_k1 on @fig4a_k0 operand 0 map affine_map<(x, y, i, j) -> (i, y + j)> extents [2, 1]
   func.return %e : tensor<32x48xf32>
 }

@@ -1,7 +1,9 @@
 // tile-sync on the paper's Fig. 4a: the producer c = a @ b is a 2x2 grid of 16x16 tiles,
 // the consumer e = c @ d a 2x3 grid whose tile (x, y) reads producer row y, all columns.
-// Each kernel becomes a stage on its own stream; the dependency is an affine map.
+// Each kernel becomes a stage on its own stream; the dependency is an affine map. The
+// consumer prefetches its B tile before it waits (reorder: cuSync's R); not with reorder=false.
 // RUN: fs-opt %s -p 'fusion-explore,stitch-codegen{gemm="16x16x16"},tile-sync{policy=tile}' | filecheck %s
+// RUN: fs-opt %s -p 'fusion-explore,stitch-codegen{gemm="16x16x16"},tile-sync{policy=tile reorder=false}' | filecheck %s --check-prefix=NOR
 // RUN: fs-opt %s -p 'fusion-explore,stitch-codegen{gemm="16x16x16"},tile-sync{policy=row wait-kernel=true tile-order=column-major}' | filecheck %s --check-prefix=ROW
 // Two fitting in one wave, auto leaves out the wait-kernel and the tile order (W, T):
 // RUN: fs-opt %s -p 'fusion-explore,stitch-codegen{gemm="16x16x16"},tile-sync' | filecheck %s --check-prefix=AUTO
@@ -11,15 +13,17 @@
 // CHECK: schedule.stage @[[P]] pipeline 0 stream 0 priority 0 policy tile{{$}}
 // CHECK: schedule.kernel @[[C:fig4a_k1]] gemm<tile = 16x16x16> grid [3, 2, 1]
 // CHECK-NEXT: ^bb0(%[[CIN:.*]]: tensor<32x32xf32>, %{{.*}}: tensor<32x48xf32>):
-// CHECK: schedule.stage @[[C]] pipeline 0 stream 1 priority 1 policy tile{{$}}
+// CHECK: schedule.stage @[[C]] pipeline 0 stream 1 priority 1 policy tile reorder{{$}}
 // CHECK-NEXT: schedule.tile_dep @[[C]] on @[[P]] operand 0 map affine_map<(d0, d1, d2, d3) -> (d2, (d1 + d3))> extents [2, 1]
 
 // ROW: schedule.stage @fig4a_k0 pipeline 0 stream 0 priority 0 policy row order column_major{{$}}
-// ROW: schedule.stage @fig4a_k1 pipeline 0 stream 1 priority 1 policy row order column_major wait_kernel
+// ROW: schedule.stage @fig4a_k1 pipeline 0 stream 1 priority 1 policy row order column_major wait_kernel reorder{{$}}
 // ROW-NEXT: schedule.tile_dep @fig4a_k1 on @fig4a_k0 operand 0
 
+// NOR: schedule.stage @fig4a_k1 pipeline 0 stream 1 priority 1 policy tile{{$}}
+
 // AUTO: schedule.stage @fig4a_k0 pipeline 0 stream 0 priority 0 policy tile{{$}}
-// AUTO: schedule.stage @fig4a_k1 pipeline 0 stream 1 priority 1 policy tile{{$}}
+// AUTO: schedule.stage @fig4a_k1 pipeline 0 stream 1 priority 1 policy tile reorder{{$}}
 
 func.func @fig4a(%a: tensor<32x32xf32>, %b: tensor<32x32xf32>, %d: tensor<32x48xf32>) -> tensor<32x48xf32> {
   %c = graph.dot %a, %b : (tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<32x32xf32>

@@ -114,6 +114,8 @@ def test_stages_dependencies_and_waves():
     assert [(s.stream.data, s.priority.data) for s in stages] == [(0, 0), (1, 1)]
     # one wave on an H100: auto picks TileSync without the wait-kernel and the tile order
     assert all(s.policy.data == SyncPolicy.TILE and s.order is None and s.wait_kernel is None for s in stages)
+    # R: the consumer GEMM, whose B (w2) is a kernel operand, prefetches it before waiting
+    assert [s.reorder is not None for s in stages] == [False, True]
     # consumer row y of 16x16 tiles reads 16 rows x 48 = 768 elements: blocks 3y .. 3y+2
     assert dep.producer_tiles(5, 2, 12, 1) == [(6, 0), (7, 0), (8, 0)]
 
