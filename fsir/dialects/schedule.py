@@ -1058,7 +1058,7 @@ class TileOrder(StrEnum):
     COLUMN_MAJOR = "column_major"
 
     def tile(self, linear, grid_x: int, grid_y: int, ib):
-        """(x, y) of the tile taken `linear`-th (z: grid z is 1 in a pipeline)."""
+        """(x, y) of the tile taken `linear`-th (y: the tile row, grid z folded in)."""
         if self is TileOrder.ROW_MAJOR:
             return ib.rem(linear, grid_x), ib.div(linear, grid_x)
         return ib.div(linear, grid_y), ib.rem(linear, grid_y)
@@ -1166,8 +1166,8 @@ class StageOp(IRDLOperation):
             raise VerifyException(f"schedule.stage names @{self.kernel_name}, which is no schedule.kernel "
                                   "of this function")
         grid, _ = k.launch()
-        if DYNAMIC in grid or grid[2] != 1:
-            raise VerifyException(f"a stage needs a static 2-D grid, @{self.kernel_name} has {list(grid)}")
+        if DYNAMIC in grid:
+            raise VerifyException(f"a stage needs a static grid, @{self.kernel_name} has {list(grid)}")
 
 
 @irdl_op_definition

@@ -164,8 +164,9 @@ class TileSyncPlan:
         return bool(self.stages)
 
     def grid(self, name: str) -> tuple[int, int]:
+        """A stage's tiles as (columns, rows): grid z folds into the rows."""
         grid, _ = self.kernels[name].launch()
-        return grid[0], grid[1]
+        return grid[0], grid[1] * grid[2]
 
     def semaphores(self, name: str) -> int:
         return self.stages[name].policy.data.semaphores(*self.grid(name))
@@ -191,7 +192,8 @@ class TileSyncPlan:
             return arg
 
         old_ids = {d: [op for op in fn.walk() if isinstance(op, gpu.BlockIdOp) and op.dimension.data.value == d]
-                   for d in ("x", "y")}
+                   for d in ("x", "y", "z")}
+        (_, rows, batches), _ = k.launch()  # tile row Y: row Y mod rows of batch Y div rows
         prologue = Block()
         cursor = Cursor(prologue)
         ib = IndexBuilder(cursor)
@@ -200,8 +202,11 @@ class TileSyncPlan:
             x, y = stage.order.data.tile(linear, gx, gy, ib)
         else:
             x, y = cursor.value(gpu.BlockIdOp("x")), cursor.value(gpu.BlockIdOp("y"))
+            if batches > 1:
+                y = ib.add(ib.mul(cursor.value(gpu.BlockIdOp("z")), rows), y)
             linear = ib.add(ib.mul(y, gx), x)
         x, y = ib.ssa(x), ib.ssa(y)
+        ids = {"x": x, "y": y} if batches == 1 else {"x": x, "y": ib.ssa(ib.rem(y, rows)), "z": ib.ssa(ib.div(y, rows))}
         if name in self.started:
             starts = argument(("starts", stage.pipeline.data))
             _when(cursor, ib.eq(linear, 0),
@@ -222,7 +227,7 @@ class TileSyncPlan:
                 entry.add_op(op)
             else:
                 entry.insert_op_before(op, first)
-        for d, value in (("x", x), ("y", y)):
+        for d, value in ids.items():
             for op in old_ids[d]:
                 op.result.replace_all_uses_with(value)
                 op.detach()

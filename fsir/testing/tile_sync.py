@@ -25,7 +25,7 @@ from fsir.runtime.device import DeviceBuffer, LaunchRequest, SimDevice
 from fsir.runtime.executor import execute
 from fsir.runtime.inputs import random_inputs
 from fsir.runtime.reference import find_function
-from fsir.transforms.tile_sync import TileSyncPass
+from fsir.transforms.tile_sync import TileSyncPass, tile_grid
 
 READY = 1 << 30  # a semaphore value every wait accepts
 
@@ -101,8 +101,8 @@ def _check(dep: TileDepOp, kernels: dict[str, KernelOp], stages: dict[str, Stage
            launches: dict[str, _Launch], device: SimDevice) -> list[str]:
     prod, cons = launches[dep.producer_name], launches[dep.consumer_name]
     pk, ck = kernels[dep.producer_name], kernels[dep.consumer_name]
-    (pgx, pgy, _), _ = pk.launch()
-    (cgx, cgy, _), _ = ck.launch()
+    pgx, pgy = tile_grid(pk) or (1, 1)
+    cgx, cgy = tile_grid(ck) or (1, 1)
     assert stages[dep.producer_name].order is not None and stages[dep.consumer_name].order is not None
     out = len(pk.operands)  # the producer's (one) result follows its operands
     empty = np.full_like(prod.args[out], np.nan)

@@ -80,11 +80,12 @@ def waves(k: KernelOp, spec: GpuSpec) -> int:
 
 
 def tile_grid(k: KernelOp) -> tuple[int, int] | None:
-    """(grid x, grid y) of a kernel that can be a stage: a static grid with z = 1."""
+    """The tiles of a kernel that can be a stage (a static grid) as (columns, rows): grid
+    z (a batched GEMM's batch) folds into the rows, tile row Y = z * grid y + y."""
     grid, _ = k.launch()
-    if DYNAMIC in grid or grid[2] != 1:
+    if DYNAMIC in grid:
         return None
-    return grid[0], grid[1]
+    return grid[0], grid[1] * grid[2]
 
 
 def _product_of(k: KernelOp) -> graph.DotOp | graph.ConvOp | None:
@@ -151,7 +152,7 @@ def _linear_tile(producer: KernelOp, cols: int) -> int | None:
         (out,) = producer.results
         shape = graph.shape_of(out.type)
         rows = p.rows_per_block * p.row_steps
-        if len(shape) == 2 and shape[1] == cols and grid[0] * rows == shape[0]:
+        if len(shape) >= 2 and shape[-1] == cols and grid[0] * rows == math.prod(shape[:-1]) and grid[1:] == (1, 1):
             return rows * cols  # block b computes rows [b*R, (b+1)*R), no grid-stride loop
     return None
 
@@ -183,12 +184,16 @@ def dependency(consumer: KernelOp, operand: int, producer: KernelOp) -> tuple[Af
     p, c = producer.params, consumer.params
     assert isinstance(c, TiledParamsAttr)
     shape = graph.shape_of(arg.type)
-    if dot is None or len(shape) != 2 or len(producer.results) != 1:
+    if dot is None or len(producer.results) != 1:
         return everything
+    if len(shape) != 2:
+        return _batched(consumer, dot, arg, producer) or everything
     as_lhs, as_rhs = dot.lhs is arg, dot.rhs is arg
     if as_lhs == as_rhs:  # read otherwise (through other ops), or as both operands
         return everything
     rows, cols = shape
+    if consumer.launch()[0][2] != 1 or producer.launch()[0][2] != 1:
+        return _batched(consumer, dot, arg, producer) or everything
     if isinstance(p, TiledParamsAttr) and isinstance(p, GemmParamsAttr):
         if as_lhs:  # consumer row y of tiles reads producer rows [y*TMc, (y+1)*TMc), all columns
             row = _first(c.tile_m, p.tile_m)
@@ -202,6 +207,38 @@ def dependency(consumer: KernelOp, operand: int, producer: KernelOp) -> tuple[Af
                 (1, _span(gyc, c.tile_m * cols, per_block)))
     del rows
     return everything
+
+
+def _batched(consumer: KernelOp, dot: graph.DotOp, arg: SSAValue, producer: KernelOp):
+    """The dependency of a batched GEMM (batch on grid z) reading the producer's result
+    as its A, [batch..., M, K] with the result's batch: consumer tile row Y is row
+    y = Y mod gy of batch z = Y floordiv gy, reading rows [y*TMc, (y+1)*TMc) of batch z
+    (a batched GEMM producer's tile rows of that batch, or a loop/row kernel's blocks of
+    those elements)."""
+    shape, result = graph.shape_of(arg.type), graph.shape_of(dot.result.type)
+    c, p = consumer.params, producer.params
+    (_, gy, gz), _ = consumer.launch()
+    if dot.lhs is not arg or dot.rhs is arg or len(shape) < 3 or tuple(shape[:-2]) != tuple(result[:-2]) \
+            or gz != math.prod(shape[:-2]) or not isinstance(c, TiledParamsAttr):
+        return None
+    m, k = shape[-2:]
+    tm = c.tile_m
+    (_, pgy, pgz), _ = producer.launch()
+    if isinstance(p, GemmParamsAttr) and pgz == gz and tuple(graph.shape_of(producer.results[0].type)[:-1]) == \
+            tuple(shape[:-1]):
+        gxp = (tile_grid(producer) or (1, 1))[0]
+        starts = [(t // gy) * pgy + (t % gy) * tm // p.tile_m for t in range(gy * gz)]
+        ends = [(t // gy) * pgy + (min((t % gy + 1) * tm, m) - 1) // p.tile_m for t in range(gy * gz)]
+        return (AffineMap.from_callable(lambda x, y, i, j: (i, (y // gy) * pgy + ((y % gy) * tm) // p.tile_m + j)),
+                (gxp, max(e - s + 1 for s, e in zip(starts, ends))))
+    per_block = _linear_tile(producer, k) if pgz == 1 else None
+    if per_block is None:
+        return None
+    # tile row Y reads elements [(z*M + y*TMc)*K, (z*M + min((y+1)*TMc, M))*K)
+    starts = [((t // gy) * m + (t % gy) * tm) * k // per_block for t in range(gy * gz)]
+    ends = [(((t // gy) * m + min((t % gy + 1) * tm, m)) * k - 1) // per_block for t in range(gy * gz)]
+    return (AffineMap.from_callable(lambda x, y, i, j: ((((y // gy) * m + (y % gy) * tm) * k) // per_block + j, i)),
+            (1, max(e - s + 1 for s, e in zip(starts, ends))))
 
 
 def _switch(value: str | bool) -> str:

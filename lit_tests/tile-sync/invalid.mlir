@@ -67,7 +67,7 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
     }
     schedule.yield %g : tensor<4xf32>
   }
-  // expected-error @+1 {{a stage needs a static 2-D grid, @k has [-1, 1, 1]}}
+  // expected-error @+1 {{a stage needs a static grid, @k has [-1, 1, 1]}}
   schedule.stage @k pipeline 0 stream 0 priority 0 policy row
   func.return %y : tensor<4xf32>
 }

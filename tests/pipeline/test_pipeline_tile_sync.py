@@ -175,3 +175,30 @@ def test_conv2d_tile_sync_dependency():
     (dep,) = [op for op in _scheduled("conv2", TileSyncPass(policy="conv")).walk() if isinstance(op, TileDepOp)]
     assert [dep.producer_tiles(0, y, 1, 4) for y in range(4)] == [
         [(0, 0), (0, 1)], [(0, 0), (0, 1), (0, 2)], [(0, 1), (0, 2), (0, 3)], [(0, 2), (0, 3)]]
+
+
+BATCHED = """
+func.func @bmlp(%x: tensor<2x32x48xf32>, %w1: tensor<48x32xf32>, %w2: tensor<32x48xf32>) -> tensor<2x32x32xf32> {
+  %h = graph.dot %x, %w1 : (tensor<2x32x48xf32>, tensor<48x32xf32>) -> tensor<2x32x32xf32>
+  %y = graph.dot %h, %w2 : (tensor<2x32x32xf32>, tensor<32x48xf32>) -> tensor<2x32x48xf32>
+  %g = graph.tanh %y : tensor<2x32x48xf32>
+  %z = graph.dot %g, %w1 : (tensor<2x32x48xf32>, tensor<48x32xf32>) -> tensor<2x32x32xf32>
+  func.return %z : tensor<2x32x32xf32>
+}
+"""
+
+
+def test_batched_gemms_fold_the_batch_into_tile_rows():
+    """[B, S, H] GEMMs keep the batch on grid z: tile row Y = z * grid y + y, and a
+    consumer row reads the producer rows of its batch (a GEMM's, or a loop kernel's)."""
+    module = fsir.pipeline.load(BATCHED)
+    sync = TileSyncPass(policy="row", wait_kernel="true", tile_order="row-major")
+    scheduled = lower_synced(module, sync, until="tile-sync")
+    deps = [op for op in scheduled.walk() if isinstance(op, TileDepOp)]
+    assert [(d.consumer_name, d.producer_name) for d in deps] == [("bmlp_k1", "bmlp_k0"), ("bmlp_k3", "bmlp_k2")]
+    assert check_dependencies(module) == []
+    f = find_function(module)
+    inputs = random_inputs(f, 0)
+    (got,), _ = execute(lower_synced(module, sync), inputs)
+    c = compare(got, run_function(f, inputs)[0], exact=run_function_float64(f, inputs)[0])
+    assert c.ok, str(c)
