@@ -15,8 +15,9 @@ priority). The dependency (cuSyncGen's `Dep`) is exact when the consumer GEMM re
 the producer's result directly as its A (the consumer's row of tiles reads producer
 rows) or B matrix (a column of tiles reads producer columns); any other use waits on
 every producer tile, which is always correct. Producers of any mapping with a static
-2-D grid take part: a GEMM's tiles are its blocks' output tiles, a loop kernel's are
-its blocks' ranges of elements.
+grid take part: a GEMM's tiles are its blocks' output tiles, a loop kernel's are its
+blocks' ranges of elements; a batched GEMM's grid z (its batch) folds into its tile
+rows (`tile_grid`), a batched consumer reading its own batch's producer rows.
 
 A convolution consumer (Conv2DTileSync) of a same-size, stride-1 convolution waits for
 the producer tiles holding the input rows its windows read (`_conv_dependency`).
@@ -176,7 +177,7 @@ def dependency(consumer: KernelOp, operand: int, producer: KernelOp) -> tuple[Af
     """The producer tiles each consumer tile reads: (map, extents) of a schedule.tile_dep."""
     gxp, gyp = tile_grid(producer) or (1, 1)
     gxc, gyc = tile_grid(consumer) or (1, 1)
-    everything = AffineMap.from_callable(lambda x, y, i, j: (i, j)), (gxp, gyp)
+    everything = _everything(producer)
     dot = _product_of(consumer)
     arg = consumer.block.args[operand]
     if isinstance(dot, graph.ConvOp):
@@ -241,6 +242,11 @@ def _batched(consumer: KernelOp, dot: graph.DotOp, arg: SSAValue, producer: Kern
             (1, max(e - s + 1 for s, e in zip(starts, ends))))
 
 
+def _everything(producer: KernelOp) -> tuple[AffineMap, tuple[int, int]]:
+    """Every producer tile (the dependency of a read fsir cannot map tile by tile)."""
+    return AffineMap.from_callable(lambda x, y, i, j: (i, j)), tile_grid(producer) or (1, 1)
+
+
 def _switch(value: str | bool) -> str:
     return str(value).lower()
 
@@ -291,6 +297,12 @@ class TileSyncPass(ModulePass):
         if any(isinstance(o, (StageOp, TileDepOp)) for o in f.body.walk()):
             return first  # already synchronised
         made_by: dict[SSAValue, KernelOp] = {r: k for k in kernels for r in k.results}
+        viewed_from: dict[SSAValue, KernelOp] = {}  # a kernel's result seen through free reshapes
+        for op in f.body.walk():
+            if isinstance(op, graph.ReshapeOp):
+                src = made_by.get(op.input) or viewed_from.get(op.input)
+                if src is not None:
+                    viewed_from[op.result] = src
         edges: list[tuple[KernelOp, int, KernelOp]] = []
         for k in kernels:
             if _product_of(k) is None or tile_grid(k) is None:
@@ -315,14 +327,24 @@ class TileSyncPass(ModulePass):
         for k in kernels:
             if k in involved:
                 members.setdefault(root(k), []).append(k)
+        # A member reading another member's result otherwise (a non-GEMM kernel, a read
+        # through a reshape) runs concurrently with it too: it waits on all of its tiles.
+        linked = {(c, n) for c, n, _ in edges}
+        whole: list[tuple[KernelOp, int, KernelOp]] = []
+        for k in involved:
+            for n, v in enumerate(k.operands):
+                p = made_by.get(v) or viewed_from.get(v)
+                if p is not None and p in involved and root(p) is root(k) and (k, n) not in linked:
+                    whole.append((k, n, p))
         number = first
         for stages in members.values():
-            self.pipeline(number, stages, [e for e in edges if root(e[0]) is root(stages[0])], spec)
+            self.pipeline(number, stages, [e for e in edges if root(e[0]) is root(stages[0])],
+                          [e for e in whole if root(e[0]) is root(stages[0])], spec)
             number += 1
         return number
 
     def pipeline(self, number: int, stages: list[KernelOp], edges: list[tuple[KernelOp, int, KernelOp]],
-                 spec: GpuSpec) -> None:
+                 whole: list[tuple[KernelOp, int, KernelOp]], spec: GpuSpec) -> None:
         many_waves = max(waves(k, spec) for k in stages) >= 2
         policy = SyncPolicy(self.policy) if self.policy != "auto" else \
             (SyncPolicy.ROW if many_waves else SyncPolicy.TILE)
@@ -340,9 +362,9 @@ class TileSyncPass(ModulePass):
             assert block is not None
             block.insert_op_after(stage, k)
             last = stage
-            for c, n, p in edges:
+            for c, n, p in [*edges, *whole]:
                 if c is k:
-                    m, extents = dependency(c, n, p)
+                    m, extents = dependency(c, n, p) if (c, n, p) not in whole else _everything(p)
                     dep = TileDepOp(c.sym_name.data, p.sym_name.data, n, m, extents)
                     dep.location = k.location
                     block.insert_op_after(dep, last)

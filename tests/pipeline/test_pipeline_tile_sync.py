@@ -202,3 +202,29 @@ def test_batched_gemms_fold_the_batch_into_tile_rows():
     (got,), _ = execute(lower_synced(module, sync), inputs)
     c = compare(got, run_function(f, inputs)[0], exact=run_function_float64(f, inputs)[0])
     assert c.ok, str(c)
+
+
+SHARED = """
+func.func @shared(%x: tensor<32x32xf32>, %w: tensor<32x32xf32>) -> tensor<32x32xf32> {
+  %h = graph.dot %x, %w : (tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<32x32xf32>
+  %g = graph.tanh %h : tensor<32x32xf32>
+  %y = graph.dot %g, %h : (tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<32x32xf32>
+  func.return %y : tensor<32x32xf32>
+}
+"""
+
+
+def test_a_member_reading_a_member_waits_on_all_of_it():
+    """The tanh kernel runs in the pipeline of the GEMMs (it produces the second GEMM's
+    A, the first GEMM its B) and reads the first GEMM's result: it waits on every tile."""
+    module = fsir.pipeline.load(SHARED)
+    sync = TileSyncPass(policy="tile", wait_kernel="true", tile_order="row-major")
+    scheduled = lower_synced(module, sync, until="tile-sync", options=PipelineOptions(gemm="16x16x16"))
+    deps = {(d.consumer_name, d.producer_name): d for d in scheduled.walk() if isinstance(d, TileDepOp)}
+    assert set(deps) == {("shared_k2", "shared_k1"), ("shared_k2", "shared_k0"), ("shared_k1", "shared_k0")}
+    assert deps["shared_k1", "shared_k0"].ranges == (2, 2)  # all 2x2 tiles of the first GEMM
+    f = find_function(module)
+    inputs = random_inputs(f, 0)
+    (got,), _ = execute(lower_synced(module, sync, PipelineOptions(gemm="16x16x16")), inputs)
+    c = compare(got, run_function(f, inputs)[0], exact=run_function_float64(f, inputs)[0])
+    assert c.ok, str(c)
