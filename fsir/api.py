@@ -175,7 +175,8 @@ def compile(source: str | bytes | os.PathLike[str] | ModuleOp, *, fusion: str = 
     graph dialect (left untouched). fusion: stitch (FusionStitching), xla (XLA-style
     rules) or none (one kernel per op). arch: the PTX target (sm_80, sm_90).
     options: the other fields of `fsir.pipeline.PipelineOptions` (gpu, rows,
-    registers, subroots, vector, gemm, precision: fp32 or tf32 for f32 GEMMs)."""
+    registers, subroots, vector, gemm, precision: fp32 or tf32 for f32 GEMMs,
+    tile_sync: off or a `tile-sync` policy, auto, tile, row)."""
     known = {f.name for f in fields(PipelineOptions)} - {"fusion", "arch"}
     unknown = sorted(set(options) - known)
     if unknown:

@@ -51,6 +51,8 @@ class PipelineOptions:
     precision: what f32 GEMMs compute in: fp32 (exact FMAs) or tf32 (tensor cores,
         operands rounded to tf32); f16/bf16 GEMMs always use the tensor cores.
     arch: the PTX target architecture (sm_80, sm_90).
+    tile_sync: off, or the `tile-sync` pass's policy (auto, tile, row): dependent
+        GEMMs as cuSync pipelines synchronised tile by tile (default off).
     """
 
     fusion: str = "stitch"
@@ -62,6 +64,7 @@ class PipelineOptions:
     gemm: str = "auto"
     precision: str = "fp32"
     arch: str = "sm_80"
+    tile_sync: str = "off"
 
 
 DEFAULT = PipelineOptions()
@@ -73,13 +76,16 @@ def passes(options: PipelineOptions = DEFAULT) -> list[ModulePass]:
     from fsir.fusion.explore import FusionExplorePass
     from fsir.lowering.schedule_to_gpu import ScheduleToGpuPass
     from fsir.transforms.intervals import ProveGatherBoundsPass
+    from fsir.transforms.tile_sync import TileSyncPass
 
+    sync = [] if options.tile_sync == "off" else [TileSyncPass(policy=options.tile_sync, gpu=options.gpu)]
     return [
         ProveGatherBoundsPass(),
         FusionExplorePass(mode=options.fusion, gpu=options.gpu),
         StitchCodegenPass(rows=options.rows, gpu=options.gpu, registers=options.registers,
                           subroots=options.subroots, vector=options.vector, gemm=options.gemm,
                           precision=options.precision),
+        *sync,
         ScheduleToGpuPass(),
     ]
 

@@ -86,6 +86,12 @@ def _schedule_to_gpu() -> type[ModulePass]:
     return ScheduleToGpuPass
 
 
+def _tile_sync() -> type[ModulePass]:
+    from fsir.transforms.tile_sync import TileSyncPass
+
+    return TileSyncPass
+
+
 def _gpu_vectorize_memory() -> type[ModulePass]:
     from fsir.lowering.vectorize import VectorizeMemoryPass
 
@@ -109,6 +115,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "graph-shape-inference": _shape_inference,
     "fusion-explore": _fusion_explore,
     "stitch-codegen": _stitch_codegen,
+    "tile-sync": _tile_sync,
     "schedule-to-gpu": _schedule_to_gpu,
     "gpu-vectorize-memory": _gpu_vectorize_memory,
     "prove-gather-bounds": _prove_gather_bounds,

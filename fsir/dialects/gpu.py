@@ -49,6 +49,7 @@ from xdsl.dialects.builtin import (
     DictionaryAttr,
     FunctionType,
     IndexType,
+    IntAttr,
     IntegerAttr,
     MemRefType,
     NoneAttr,
@@ -69,6 +70,7 @@ from xdsl.ir import (
     Block,
     Dialect,
     Operation,
+    ParametrizedAttribute,
     Region,
     SpacedOpaqueSyntaxAttribute,
     SSAValue,
@@ -1507,6 +1509,186 @@ class RoundTf32Op(IRDLOperation):
         super().__init__(operands=[value], result_types=[i32])
 
 
+# ----------------------------------------------------------------- tile synchronisation
+# The lowered form of cuSync's stages (fsir/dialects/schedule.py, `schedule.stage`):
+# blocks take tiles from a global counter, wait on and post to semaphores in global
+# memory; the host zeroes the semaphores and tags each launch with its stream.
+
+
+_SEMAPHORES = MemRefType(i32, [DYNAMIC_INDEX])
+
+
+@irdl_op_definition
+class NextTileOp(IRDLOperation):
+    """The tile this block computes: thread 0 takes the next value of a global atomic
+    counter (`atom.global.add.u32`) and passes it to the block through shared memory, so
+    tiles are computed in the order blocks start, whatever order the hardware
+    dispatches them in (cuSync §III-C).
+
+    ```mlir
+    %t = gpu.next_tile %counter : memref<?xi32>
+    ```
+    """
+
+    name = "gpu.next_tile"
+    counter = operand_def(MemRefType)
+    result = result_def(IndexType)
+    assembly_format = "$counter attr-dict `:` type($counter)"
+
+    def __init__(self, counter: SSAValue):
+        super().__init__(operands=[counter], result_types=[IndexType()])
+
+    def verify_(self) -> None:
+        _check_semaphores(self.counter.type, "gpu.next_tile")
+
+
+def _check_semaphores(t: Attribute, what: str) -> None:
+    if not (isinstance(t, MemRefType) and t.element_type == i32 and len(t.get_shape()) == 1):
+        raise VerifyException(f"{what} needs a 1-D memref of i32 semaphores, got {t}")
+
+
+@irdl_op_definition
+class SemWaitOp(IRDLOperation):
+    """Every thread of the block waits until semaphore `sems[index]` holds at least
+    `value`: thread 0 spins on an acquire load (`ld.acquire.gpu.global.u32`), the others
+    wait at a barrier (cuSync's `wait`).
+
+    ```mlir
+    gpu.sem_wait %sems[%i], %c2 : memref<?xi32>
+    ```
+    """
+
+    name = "gpu.sem_wait"
+    sems = operand_def(MemRefType)
+    index = operand_def(IndexType)
+    value = operand_def(i32)
+    assembly_format = "$sems `[` $index `]` `,` $value attr-dict `:` type($sems)"
+
+    def __init__(self, sems: SSAValue, index: SSAValue, value: SSAValue):
+        super().__init__(operands=[sems, index, value])
+
+    def verify_(self) -> None:
+        _check_semaphores(self.sems.type, "gpu.sem_wait")
+
+
+@irdl_op_definition
+class SemPostOp(IRDLOperation):
+    """The block's stores are done: a barrier, a release fence at GPU scope
+    (`fence.acq_rel.gpu`), then thread 0 adds `value` to `sems[index]` with a release
+    reduction (`red.release.gpu.global.add.u32`) (cuSync's `post`).
+
+    ```mlir
+    gpu.sem_post %sems[%i], %c1 : memref<?xi32>
+    ```
+    """
+
+    name = "gpu.sem_post"
+    sems = operand_def(MemRefType)
+    index = operand_def(IndexType)
+    value = operand_def(i32)
+    assembly_format = "$sems `[` $index `]` `,` $value attr-dict `:` type($sems)"
+
+    def __init__(self, sems: SSAValue, index: SSAValue, value: SSAValue):
+        super().__init__(operands=[sems, index, value])
+
+    def verify_(self) -> None:
+        _check_semaphores(self.sems.type, "gpu.sem_post")
+
+
+@irdl_op_definition
+class PrefetchOp(IRDLOperation):
+    """Brings the cache line holding `memref[index]` into L2 without waiting for it
+    (`prefetch.global.L2`): a consumer issues its first B tile before it waits on A
+    (cuSync's R optimisation).
+
+    ```mlir
+    gpu.prefetch %b[%i] : memref<?xf32>
+    ```
+    """
+
+    name = "gpu.prefetch"
+    memref = operand_def(MemRefType)
+    index = operand_def(IndexType)
+    assembly_format = "$memref `[` $index `]` attr-dict `:` type($memref)"
+
+    def __init__(self, memref: SSAValue, index: SSAValue):
+        super().__init__(operands=[memref, index])
+
+
+@irdl_op_definition
+class MemsetOp(IRDLOperation):
+    """Host side: sets every element of a device buffer to `value` (as MLIR's
+    `gpu.memset`); zeroes a pipeline's semaphores and tile counters before its launches.
+
+    ```mlir
+    gpu.memset %sems, %c0 : memref<?xi32>, i32
+    ```
+    """
+
+    name = "gpu.memset"
+    dst = operand_def(MemRefType)
+    value = operand_def(AnyAttr())
+    assembly_format = "$dst `,` $value attr-dict `:` type($dst) `,` type($value)"
+
+    def __init__(self, dst: SSAValue, value: SSAValue):
+        super().__init__(operands=[dst, value])
+
+    def verify_(self) -> None:
+        t = self.dst.type
+        assert isinstance(t, MemRefType)
+        if t.element_type != self.value.type:
+            raise VerifyException(f"gpu.memset of a {t} needs a {t.element_type} value, got {self.value.type}")
+
+
+@irdl_attr_definition
+class StageAttr(ParametrizedAttribute):
+    """The stage a `gpu.launch_func` belongs to (attribute `gpu.stage`): its pipeline,
+    stream and the stream's priority. The executor issues a pipeline's launches together
+    (`Device.launch_pipeline`), each on its stream.
+
+    ```mlir
+    gpu.launch_func @kernels::@k ... {gpu.stage = #gpu.stage<pipeline 0, stream 1, priority 1>}
+    ```
+    """
+
+    name = "gpu.stage"
+    _pipeline: IntAttr
+    _stream: IntAttr
+    _priority: IntAttr
+
+    def __init__(self, pipeline: int, stream: int, priority: int):
+        super().__init__(IntAttr(pipeline), IntAttr(stream), IntAttr(priority))
+
+    @property
+    def pipeline(self) -> int:
+        return self._pipeline.data
+
+    @property
+    def stream(self) -> int:
+        return self._stream.data
+
+    @property
+    def priority(self) -> int:
+        return self._priority.data
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        values = []
+        with parser.in_angle_brackets():
+            for n, word in enumerate(("pipeline", "stream", "priority")):
+                if n:
+                    parser.parse_punctuation(",")
+                parser.parse_keyword(word)
+                values.append(IntAttr(parser.parse_integer(allow_boolean=False, allow_negative=False)))
+        return values
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<pipeline {self.pipeline}, stream {self.stream}, priority {self.priority}>")
+
+
+STAGE_ATTR = "gpu.stage"
+
+
 GPU = Dialect(
     "gpu",
     [
@@ -1537,6 +1719,12 @@ GPU = Dialect(
         LdMatrixOp,
         MmaSyncOp,
         RoundTf32Op,
+        # tile synchronisation
+        MemsetOp,
+        NextTileOp,
+        PrefetchOp,
+        SemPostOp,
+        SemWaitOp,
         # xDSL's, unchanged (generic syntax)
         _xgpu.AllocOp,
         _xgpu.DeallocOp,
@@ -1558,5 +1746,6 @@ GPU = Dialect(
         LoopDimMapAttr,
         ShuffleModeAttr,
         MmaTypeAttr,
+        StageAttr,  # tile synchronisation
     ],
 )

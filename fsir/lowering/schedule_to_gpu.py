@@ -48,12 +48,13 @@ from xdsl.transforms.dead_code_elimination import region_dce
 from fsir.codegen.mappings import lower_kernel, mapping_of
 from fsir.dialects import gpu, graph
 from fsir.dialects.graph import DYN, shape_of
-from fsir.dialects.schedule import DYNAMIC, KernelOp
+from fsir.dialects.schedule import DYNAMIC, KernelOp, StageOp, TileDepOp
 from fsir.errors import UserError
 from fsir.ir import location_of
 from fsir.lowering.kernels import erase_unused_arith, extra_arguments
 from fsir.lowering.scalar import Cursor, Index, IndexBuilder
 from fsir.lowering.shapes import DimChecks, ShapeCalc
+from fsir.lowering.tile_sync import TileSyncPlan
 
 GPU_MODULE = "kernels"
 
@@ -83,6 +84,7 @@ class HostLowering:
         self.dims: dict[SSAValue, list[Index]] = {}  # graph value -> host sizes
         self.flats: dict[SSAValue, SSAValue] = {}
         self.checks = DimChecks(self.ib)
+        self.sync = TileSyncPlan(f)  # tile-synchronised pipelines (fsir/lowering/tile_sync.py)
         for old, new in zip(f.body.blocks[0].args, self.block.args):
             new.name_hint = old.name_hint
             self.buffers[old] = new
@@ -97,6 +99,8 @@ class HostLowering:
                 self.launch(op)
             elif isinstance(op, graph.ReshapeOp):
                 self.reshape(op)
+            elif isinstance(op, (StageOp, TileDepOp)):
+                continue  # applied to the kernels they name
             elif isinstance(op, func.ReturnOp):
                 self.cursor.insert(func.ReturnOp(*[self.buffers[v] for v in op.operands]))
             else:
@@ -117,10 +121,14 @@ class HostLowering:
         return view
 
     def launch(self, k: KernelOp) -> None:
-        key = kernel_signature(k)
+        staged = k.sym_name.data in self.sync.stages
+        key = kernel_signature(k) if not staged else ("tile-sync", k.sym_name.data)
         name = self.lowered.get(key)
         if name is None:
-            self.gpu_module.body.blocks[0].add_op(lower_kernel(k).func)
+            fn = lower_kernel(k).func
+            if staged:
+                self.sync.rewrite(k, fn)
+            self.gpu_module.body.blocks[0].add_op(fn)
             name = self.lowered[key] = k.sym_name.data
         constants, dynamic_dims = extra_arguments(k)
         shapes = ShapeCalc(self.ib, {a: self.dims[v] for a, v in zip(k.block.args, k.operands)})
@@ -148,8 +156,25 @@ class HostLowering:
         grid_values = [self.ib.ssa(g if g != DYNAMIC else self.grid_dim(k, axis, shapes))
                        for axis, g in enumerate(grid)]
         block_values = [self.ib.ssa(b) for b in block]
+        if staged:
+            args += self.sync.host_arguments(name, self.cursor, self.ib, self.flat)
+            if self.sync.stages[name].wait_kernel is not None:
+                self.wait_kernel(k)
         launch = gpu.LaunchFuncOp(SymbolRefAttr(GPU_MODULE, [name]), grid_values, block_values, args)
         launch.location = k.location
+        if staged:
+            launch.attributes[gpu.STAGE_ATTR] = self.sync.stage_attr(name)
+        self.cursor.insert(launch)
+
+    def wait_kernel(self, k: KernelOp) -> None:
+        """The one-thread kernel launched on a consumer's stream before it."""
+        fn = self.sync.wait_kernel(k.sym_name.data)
+        self.gpu_module.body.blocks[0].add_op(fn)
+        one = self.ib.ssa(1)
+        args = self.sync.host_arguments(fn.sym_name.data, self.cursor, self.ib, self.flat)
+        launch = gpu.LaunchFuncOp(SymbolRefAttr(GPU_MODULE, [fn.sym_name.data]), [one] * 3, [one] * 3, args)
+        launch.location = k.location
+        launch.attributes[gpu.STAGE_ATTR] = self.sync.stage_attr(k.sym_name.data)
         self.cursor.insert(launch)
 
     def grid_dim(self, k: KernelOp, axis: int, shapes: ShapeCalc) -> Index:

@@ -180,10 +180,9 @@ class CudaDevice(Device):
             module.functions[kernel] = f
         return f
 
-    def launch(self, module, kernel: str, grid, block, args, shared_bytes: int = 0) -> CudaTiming:
-        if isinstance(module, str):
-            module = self.load(module)
-        self._current()
+    def _prepare(self, module, kernel: str, grid, block, args, shared_bytes: int, temps: list) -> tuple:
+        """The function, dims and packed parameters of a launch; numpy-array arguments are
+        copied to device buffers appended to `temps` as (buffer, array)."""
         grid = launch_dims(grid, "grid")
         block = launch_dims(block, "block")
         f = self._function(module, kernel)
@@ -192,52 +191,119 @@ class CudaDevice(Device):
         if len(args) != len(params):
             sig = ", ".join(f".{p.type} {p.name}" for p in params)
             raise UserError(f"kernel '{kernel}' takes {len(params)} arguments ({sig}), got {len(args)}")
-        # device memory for numpy-array arguments (copied in now, back after the launch)
-        temps: list[tuple[DeviceBuffer, np.ndarray]] = []
         addrs: dict[int, int] = {}
-        call_args = []
+        seen: dict[int, DeviceBuffer] = {}
+        for i, a in enumerate(args):
+            if isinstance(a, DeviceBuffer):
+                if a.device is not self or a.handle is None:
+                    raise UserError(f"argument {i} is not a live buffer of this device")
+                addrs[i] = int(a.handle)
+            elif isinstance(a, np.ndarray) and a.ndim > 0:
+                buf = seen.get(id(a))
+                if buf is None:
+                    buf = seen[id(a)] = self.to_device(a)
+                    temps.append((buf, a))
+                addrs[i] = int(buf.handle)
+        offsets, size = param_layout(params)
+        packed = pack_params(kernel, params, offsets, size, args, addrs)
+        base = packed.ctypes.data
+        ptrs = np.array([base + offsets[p.name] for p in params], dtype=np.uint64)
+        d = self._d
+        if shared_bytes > 48 * 1024:  # opt in to large dynamic shared memory
+            attr = d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            self._check(d.cuFuncSetAttribute(f, attr, int(shared_bytes)), "cuFuncSetAttribute")
+        # (packed stays referenced by the caller until the launch is issued)
+        return f, grid, block, packed, ptrs if len(params) else None
+
+    def _finish(self, temps: list, copy_back: bool) -> None:
+        """Copy numpy-array arguments back (after a completed launch) and free their buffers."""
         try:
-            seen: dict[int, DeviceBuffer] = {}
-            for i, a in enumerate(args):
-                if isinstance(a, DeviceBuffer):
-                    if a.device is not self or a.handle is None:
-                        raise UserError(f"argument {i} is not a live buffer of this device")
-                    addrs[i] = int(a.handle)
-                    call_args.append(None)
-                elif isinstance(a, np.ndarray) and a.ndim > 0:
-                    buf = seen.get(id(a))
-                    if buf is None:
-                        buf = seen[id(a)] = self.to_device(a)
-                        temps.append((buf, a))
-                    addrs[i] = int(buf.handle)
-                    call_args.append(None)
-                else:
-                    call_args.append(a)
-            offsets, size = param_layout(params)
-            packed = pack_params(kernel, params, offsets, size, args, addrs)
-            base = packed.ctypes.data
-            ptrs = np.array([base + offsets[p.name] for p in params], dtype=np.uint64)
-            d = self._d
-            if shared_bytes > 48 * 1024:  # opt in to large dynamic shared memory
-                attr = d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-                self._check(d.cuFuncSetAttribute(f, attr, int(shared_bytes)), "cuFuncSetAttribute")
-            self._check(d.cuEventRecord(self._start, self._stream), "cuEventRecord")
-            self._check(d.cuLaunchKernel(f, *grid, *block, int(shared_bytes), self._stream,
-                                         ptrs.ctypes.data if len(params) else 0, 0), "cuLaunchKernel")
-            self._check(d.cuEventRecord(self._end, self._stream), "cuEventRecord")
-            self._check(d.cuEventSynchronize(self._end), f"kernel '{kernel}'")
-            ms = self._check(d.cuEventElapsedTime(self._start, self._end), "cuEventElapsedTime")
-            for buf, a in temps:
-                if a.flags.writeable:
-                    host = np.empty(a.shape, a.dtype)
-                    self.copy_from(buf, host)
-                    a[...] = host
+            if copy_back:
+                for buf, a in temps:
+                    if a.flags.writeable:
+                        host = np.empty(a.shape, a.dtype)
+                        self.copy_from(buf, host)
+                        a[...] = host
         finally:
             for buf, _ in temps:
                 try:
                     self.free(buf)
                 except UserError:  # pragma: no cover - a failed launch may poison the context
                     pass
+
+    def launch(self, module, kernel: str, grid, block, args, shared_bytes: int = 0) -> CudaTiming:
+        if isinstance(module, str):
+            module = self.load(module)
+        self._current()
+        temps: list[tuple[DeviceBuffer, np.ndarray]] = []
+        done = False
+        try:
+            f, grid, block, _packed, ptrs = self._prepare(module, kernel, grid, block, args, shared_bytes, temps)
+            d = self._d
+            self._check(d.cuEventRecord(self._start, self._stream), "cuEventRecord")
+            self._check(d.cuLaunchKernel(f, *grid, *block, int(shared_bytes), self._stream,
+                                         ptrs.ctypes.data if ptrs is not None else 0, 0), "cuLaunchKernel")
+            self._check(d.cuEventRecord(self._end, self._stream), "cuEventRecord")
+            self._check(d.cuEventSynchronize(self._end), f"kernel '{kernel}'")
+            ms = self._check(d.cuEventElapsedTime(self._start, self._end), "cuEventElapsedTime")
+            done = True
+        finally:
+            self._finish(temps, done)
         t = CudaTiming(1, float(ms))
         self.timing = self.timing + t
         return t
+
+    def launch_pipeline(self, requests) -> list[CudaTiming]:
+        """Launches that synchronise with each other through global memory (a cuSync
+        pipeline), each on a stream of its own created with its priority
+        (`cuStreamCreateWithPriority`; fsir's priority 0 is the device's greatest), with
+        no synchronisation between them: a consumer's blocks wait on the semaphores
+        its producers post. Earlier launches have completed (`launch` waits for each);
+        this returns once every launch of the pipeline has."""
+        requests = list(requests)
+        if not requests:
+            return []
+        self._current()
+        d = self._d
+        least, greatest = self._check(d.cuCtxGetStreamPriorityRange(), "cuCtxGetStreamPriorityRange")
+        flags = d.CUstream_flags.CU_STREAM_NON_BLOCKING
+        streams: dict[int, Any] = {}
+        events: list[tuple[Any, Any]] = []
+        temps: list[tuple[DeviceBuffer, np.ndarray]] = []
+        keep: list = []  # packed parameters, alive until their launch has been issued
+        done = False
+        try:
+            for r in requests:
+                module = self.load(r.module) if isinstance(r.module, str) else r.module
+                f, grid, block, packed, ptrs = self._prepare(module, r.kernel, r.grid, r.block, r.args,
+                                                             r.shared_bytes, temps)
+                keep.append((packed, ptrs))
+                stream = streams.get(r.stream)
+                if stream is None:
+                    # CUDA priorities: a lower number runs first, from `greatest` (e.g. -5) to `least` (0)
+                    priority = max(greatest, min(least, greatest + r.priority))
+                    stream = streams[r.stream] = self._check(d.cuStreamCreateWithPriority(flags, priority),
+                                                             "cuStreamCreateWithPriority")
+                start = self._check(d.cuEventCreate(0), "cuEventCreate")
+                end = self._check(d.cuEventCreate(0), "cuEventCreate")
+                events.append((start, end))
+                self._check(d.cuEventRecord(start, stream), "cuEventRecord")
+                self._check(d.cuLaunchKernel(f, *grid, *block, int(r.shared_bytes), stream,
+                                             ptrs.ctypes.data if ptrs is not None else 0, 0),
+                            f"cuLaunchKernel ('{r.kernel}')")
+                self._check(d.cuEventRecord(end, stream), "cuEventRecord")
+            for r, (_, end) in zip(requests, events):
+                self._check(d.cuEventSynchronize(end), f"kernel '{r.kernel}'")
+            out = [CudaTiming(1, float(self._check(d.cuEventElapsedTime(s, e), "cuEventElapsedTime")))
+                   for s, e in events]
+            done = True
+        finally:
+            for s, e in events:
+                d.cuEventDestroy(s)
+                d.cuEventDestroy(e)
+            for stream in streams.values():
+                d.cuStreamDestroy(stream)
+            self._finish(temps, done)
+        for t in out:
+            self.timing = self.timing + t
+        return out

@@ -9,6 +9,9 @@ the user's error, naming the compared sizes), `memref.alloc` as device buffers,
 `memref.reinterpret_cast` (flattening and free reshapes) as views sharing the viewed
 buffer's device memory, `memref.get_global` as the constant copied to the device, and
 each `gpu.launch_func` as one launch, with the module's PTX printed and loaded once.
+The launches of one tile-synchronised pipeline (tagged `#gpu.stage<pipeline P, ...>`,
+fsir/lowering/tile_sync.py) are issued together through `Device.launch_pipeline`, each
+on its stream, and `gpu.memset` fills a buffer (zeroes the pipeline's semaphores).
 The device is any fsir.runtime.device.Device (the simulator by default, or a GPU);
 outputs are copied back as numpy arrays and every buffer the run allocated is freed.
 """
@@ -27,7 +30,7 @@ from fsir.dialects import gpu
 from fsir.dialects.graph import DYN, constant_array, fmt_shape, numpy_dtype
 from fsir.errors import UserError
 from fsir.ir import location_of
-from fsir.runtime.device import DeviceBuffer
+from fsir.runtime.device import DeviceBuffer, LaunchRequest
 
 _PTX_CACHE: dict[tuple[int, str], tuple[ModuleOp, str]] = {}
 
@@ -100,9 +103,21 @@ def execute(lowered: ModuleOp, inputs: Sequence[np.ndarray] | Mapping[str, np.nd
         owned.append(env[a])
     handle = None
     stats = None
+    pipeline: list[LaunchRequest] = []  # launches of the current pipeline, not yet issued
+    pipeline_id: int | None = None
+
+    def issue() -> None:
+        nonlocal stats, pipeline_id
+        if pipeline:
+            for s in device.launch_pipeline(list(pipeline)):
+                stats = s if stats is None else stats + s
+        pipeline.clear()
+        pipeline_id = None
+
     try:
         for op in f.body.blocks[0].ops:
             if isinstance(op, func.ReturnOp):
+                issue()
                 return [_to_host(device, env[v]) for v in op.operands], stats
             if isinstance(op, gpu.LaunchFuncOp):
                 if handle is None:
@@ -111,8 +126,23 @@ def execute(lowered: ModuleOp, inputs: Sequence[np.ndarray] | Mapping[str, np.nd
                 block = tuple(int(env[v]) for v in (op.blockSizeX, op.blockSizeY, op.blockSizeZ))
                 smem = 0 if op.dynamicSharedMemorySize is None else int(env[op.dynamicSharedMemorySize])
                 kargs = [env[v] for v in op.kernelOperands]
-                s = device.launch(handle, op.kernel.nested_references.data[-1].data, grid, block, kargs, smem)
+                kernel = op.kernel.nested_references.data[-1].data
+                stage = op.attributes.get(gpu.STAGE_ATTR)
+                if isinstance(stage, gpu.StageAttr):
+                    if pipeline_id != stage.pipeline:
+                        issue()
+                    pipeline_id = stage.pipeline
+                    pipeline.append(LaunchRequest(handle, kernel, grid, block, kargs, smem, stage.stream,
+                                                  stage.priority))
+                    continue
+                issue()
+                s = device.launch(handle, kernel, grid, block, kargs, smem)
                 stats = s if stats is None else stats + s
+                continue
+            if isinstance(op, gpu.MemsetOp):
+                issue()  # (a pipeline in flight may use the buffer)
+                buf = env[op.dst]
+                device.copy_to(buf, np.full(buf.shape, env[op.value], buf.dtype))
                 continue
             if isinstance(op, cf.AssertOp):
                 _check(op, env)

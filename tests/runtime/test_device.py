@@ -246,3 +246,64 @@ def test_cuda_device_marshalling_with_fake_driver(fake_gpu):
     dev.launch(dev.load(softmax), "softmax_rows", (3,), (128,), [x, y, 70], 512)
     np.testing.assert_allclose(y.sum(1), 1, rtol=1e-5)
     assert fake_gpu.launches[-1] == ("softmax_rows", (3, 1, 1), (128, 1, 1), 512)
+
+
+class PipelineFakeDriver(FakeDriver):
+    """FakeDriver with prioritised streams; launches run at once (in issue order)."""
+
+    class CUstream_flags:
+        CU_STREAM_NON_BLOCKING = 1
+
+    def __init__(self):
+        super().__init__()
+        self.streams: dict[str, int] = {}
+        self.destroyed = 0
+
+    def cuCtxGetStreamPriorityRange(self):
+        return (self.OK, 0, -5)  # (least, greatest), as CUDA reports them
+
+    def cuStreamCreateWithPriority(self, flags, priority):
+        name = f"s{len(self.streams)}"
+        assert flags == self.CUstream_flags.CU_STREAM_NON_BLOCKING
+        self.streams[name] = priority
+        return (self.OK, name)
+
+    def cuLaunchKernel(self, f, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
+        out = super().cuLaunchKernel(f, gx, gy, gz, bx, by, bz, smem, stream, params, extra)
+        self.launches[-1] = (*self.launches[-1], stream)
+        return out
+
+    def cuEventDestroy(self, e):
+        return (self.OK,)
+
+    def cuStreamDestroy(self, s):
+        self.destroyed += 1
+        return (self.OK,)
+
+
+def test_cuda_device_launches_a_pipeline_on_prioritised_streams(monkeypatch):
+    """A tile-synchronised pipeline through CudaDevice.launch_pipeline: a stream per
+    stage, created with the stage's priority mapped onto the device's range."""
+    import fsir.runtime.cuda_device as cd
+    from fsir.pipeline import PipelineOptions, read_model
+    from fsir.runtime.executor import execute
+    from fsir.runtime.inputs import random_inputs
+    from fsir.runtime.reference import find_function, run_function
+    from fsir.testing.paths import EXAMPLES
+    from fsir.testing.tile_sync import lower_synced
+    from fsir.transforms.tile_sync import TileSyncPass
+
+    drv = PipelineFakeDriver()
+    monkeypatch.setattr(cd, "_driver", lambda: drv)
+    monkeypatch.setattr(cd, "_PROBE", None)
+    module = read_model(EXAMPLES / "cusync" / "fig4a.mlir")
+    f = find_function(module)
+    inputs = random_inputs(f, 0)
+    lowered = lower_synced(module, TileSyncPass(policy="row", wait_kernel="true", tile_order="row-major"),
+                           PipelineOptions())
+    dev = cd.CudaDevice()
+    (got,), timing = execute(lowered, inputs, dev)
+    np.testing.assert_allclose(got, run_function(f, inputs)[0], rtol=1e-4, atol=1e-4)
+    assert [(name, drv.streams[s]) for name, *_, s in drv.launches] == [
+        ("fig4a_k0", -5), ("fig4a_k1_wait", -4), ("fig4a_k1", -4)]
+    assert drv.destroyed == 2 and timing == CudaTiming(3, 0.75) and not drv.mem

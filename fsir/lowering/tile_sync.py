@@ -1,0 +1,342 @@
+"""Lowering of tile-synchronised pipelines (`schedule.stage`, `schedule.tile_dep`).
+
+A stage's kernel is lowered by its mapping as usual; then its `gpu.func` gets, in
+front of the mapping's code,
+
+- its tile: `gpu.next_tile` on the stage's counter mapped to (x, y) by the tile order
+  (the mapping's `gpu.block_id x/y` are replaced by them), or the block ids;
+- when a consumer of it has a wait-kernel, the tile-0 block posts the pipeline's start
+  semaphore of its stream (cuSync's `stage.start()`);
+- for each dependency, a `gpu.sem_wait` per producer semaphore the tile reads (the
+  dependency's map over its ranges; under RowSync one wait per producer row);
+
+and, before it returns, a `gpu.sem_post` on its own tile's semaphore when it is a
+producer. Extra kernel arguments follow the mapping's: counter, start semaphores, the
+producers' semaphores (one buffer per dependency), its own semaphores. The host
+allocates a pipeline's semaphores and counters and zeroes them (`gpu.memset`) before
+the pipeline's first launch, launches a consumer's one-thread wait-kernel
+(`@<kernel>_wait`) on its stream before it, and tags every launch with its
+`#gpu.stage`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import DYNAMIC_INDEX, FunctionType, IndexType, IntegerAttr, MemRefType, TensorType, i32
+from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr
+
+from fsir.dialects import gpu, graph
+from fsir.dialects.schedule import (
+    PY_INDEX,
+    KernelOp,
+    StageOp,
+    SyncPolicy,
+    TileDepOp,
+    TiledParamsAttr,
+    element_bytes,
+)
+from fsir.lowering.scalar import Cursor, Index, IndexBuilder
+
+SEMAPHORES = MemRefType(i32, [DYNAMIC_INDEX])
+
+Role = tuple[str, str | int]
+"""What an extra kernel argument is: ("counter", kernel), ("starts", pipeline) or
+("sems", producer kernel)."""
+
+
+def affine_value(expr: AffineExpr, dims: list[Index], ib: IndexBuilder) -> Index:
+    """`expr` over non-negative `dims` as index arithmetic."""
+    if isinstance(expr, AffineDimExpr):
+        return dims[expr.position]
+    if isinstance(expr, AffineConstantExpr):
+        return expr.value
+    assert isinstance(expr, AffineBinaryOpExpr), f"unsupported affine expression {expr}"
+    a, b = affine_value(expr.lhs, dims, ib), affine_value(expr.rhs, dims, ib)
+    match expr.kind:
+        case AffineBinaryOpKind.Add:
+            return ib.add(a, b)
+        case AffineBinaryOpKind.Mul:
+            return ib.mul(a, b)
+        case AffineBinaryOpKind.FloorDiv:
+            return ib.div(a, b)
+        case AffineBinaryOpKind.CeilDiv:
+            return ib.ceildiv(a, b)
+        case AffineBinaryOpKind.Mod:
+            return ib.rem(a, b)
+
+
+def _i32(cursor: Cursor, v: int) -> SSAValue:
+    return cursor.value(arith.ConstantOp(IntegerAttr(v, i32)))
+
+
+def _when(cursor: Cursor, cond: bool | SSAValue, body: Callable[[], object]) -> None:
+    if isinstance(cond, bool):
+        if cond:
+            body()
+        return
+    block = Block()
+    with cursor.at(block):
+        body()
+        block.add_op(scf.YieldOp())
+    cursor.insert(scf.IfOp(cond, [], Region(block), Region()))
+
+
+def _range(cursor: Cursor, ib: IndexBuilder, n: int, body: Callable[[Index], object]) -> None:
+    if n == 1:
+        body(0)
+        return
+    block = Block(arg_types=[IndexType()])
+    with cursor.at(block):
+        body(block.args[0])
+        block.add_op(scf.YieldOp())
+    cursor.insert(scf.ForOp(ib.ssa(0), ib.ssa(n), ib.ssa(1), [], block))
+
+
+def _and(cursor: Cursor, a: bool | SSAValue, b: bool | SSAValue) -> bool | SSAValue:
+    if isinstance(a, bool):
+        return b if a else False
+    if isinstance(b, bool):
+        return a if b else False
+    return cursor.value(arith.AndIOp(a, b))
+
+
+def wait_ranges(dep: TileDepOp, policy: SyncPolicy) -> tuple[int, int]:
+    """The (i, j) ranges a consumer tile's waits on `dep` walk: the dependency's, but
+    under a per-row policy only over the positions that change the producer row (the
+    tiles of one row share a semaphore)."""
+    ni, nj = dep.ranges
+    if not policy.per_row():
+        return ni, nj
+    return (ni if dep.row_varies(2) else 1), (nj if dep.row_varies(3) else 1)
+
+
+def wait_semaphores(dep: TileDepOp, policy: SyncPolicy, x: int, y: int, producer_grid: tuple[int, int]) -> list[int]:
+    """The semaphores consumer tile (x, y) waits on for `dep`, in order (what the
+    kernel's loops execute)."""
+    gxp, gyp = producer_grid
+    ni, nj = wait_ranges(dep, policy)
+    out = []
+    for j in range(nj):
+        for i in range(ni):
+            px, py = dep.map.data.eval([x, y, i, j], [])
+            if 0 <= px < gxp and 0 <= py < gyp:
+                out.append(policy.semaphore(px, py, gxp, PY_INDEX))
+    return out
+
+
+def wait_count(f: func.FuncOp) -> dict[str, int]:
+    """The waits each consumer kernel of a scheduled function executes, over all its tiles."""
+    plan = TileSyncPlan(f)
+    counts: dict[str, int] = {}
+    for name, deps in plan.deps.items():
+        gx, gy = plan.grid(name)
+        for dep in deps:
+            policy = plan.stages[dep.producer_name].policy.data
+            pg = plan.grid(dep.producer_name)
+            counts[name] = counts.get(name, 0) + sum(len(wait_semaphores(dep, policy, x, y, pg))
+                                                     for x in range(gx) for y in range(gy))
+    return counts
+
+
+class TileSyncPlan:
+    """The stages and dependencies of one schedule function, and what lowering them
+    has made so far (each stage kernel's extra arguments, the host's buffers)."""
+
+    def __init__(self, f: func.FuncOp):
+        ops = list(f.body.blocks[0].ops)
+        self.kernels = {k.sym_name.data: k for k in ops if isinstance(k, KernelOp)}
+        self.stages = {s.kernel_name: s for s in ops if isinstance(s, StageOp)}
+        self.deps: dict[str, list[TileDepOp]] = {}
+        for d in ops:
+            if isinstance(d, TileDepOp):
+                self.deps.setdefault(d.consumer_name, []).append(d)
+        self.producers = {d.producer_name for ds in self.deps.values() for d in ds}
+        self.started = {d.producer_name for c, ds in self.deps.items() if self.stages[c].wait_kernel is not None
+                        for d in ds}
+        self.roles: dict[str, list[Role]] = {}  # a lowered kernel's extra arguments
+        self.pipeline_of: dict[str, int] = {}  # the pipeline of a lowered kernel
+        self.buffers: dict[Role, SSAValue] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.stages)
+
+    def grid(self, name: str) -> tuple[int, int]:
+        """A stage's tiles as (columns, rows): grid z folds into the rows."""
+        grid, _ = self.kernels[name].launch()
+        return grid[0], grid[1] * grid[2]
+
+    def semaphores(self, name: str) -> int:
+        return self.stages[name].policy.data.semaphores(*self.grid(name))
+
+    # -- the kernel ---------------------------------------------------------------------
+
+    def rewrite(self, k: KernelOp, fn: gpu.FuncOp) -> None:
+        """Adds the stage's tile choice, waits and posts to its lowered kernel."""
+        name = k.sym_name.data
+        stage = self.stages[name]
+        gx, gy = self.grid(name)
+        entry = fn.body.blocks[0]
+        roles: list[Role] = []
+        self.roles[name] = roles
+        self.pipeline_of[name] = stage.pipeline.data
+
+        def argument(role: Role) -> SSAValue:
+            inputs = list(fn.function_type.inputs.data)
+            arg = entry.insert_arg(SEMAPHORES, len(inputs))
+            arg.name_hint = role[0] if role[0] != "sems" else f"sems_{role[1]}"
+            fn.function_type = FunctionType.from_lists([*inputs, SEMAPHORES], [])
+            roles.append(role)
+            return arg
+
+        old_ids = {d: [op for op in fn.walk() if isinstance(op, gpu.BlockIdOp) and op.dimension.data.value == d]
+                   for d in ("x", "y", "z")}
+        (_, rows, batches), _ = k.launch()  # tile row Y: row Y mod rows of batch Y div rows
+        prologue = Block()
+        cursor = Cursor(prologue)
+        ib = IndexBuilder(cursor)
+        if stage.order is not None:
+            linear: Index = cursor.value(gpu.NextTileOp(argument(("counter", name))))
+            x, y = stage.order.data.tile(linear, gx, gy, ib)
+        else:
+            x, y = cursor.value(gpu.BlockIdOp("x")), cursor.value(gpu.BlockIdOp("y"))
+            if batches > 1:
+                y = ib.add(ib.mul(cursor.value(gpu.BlockIdOp("z")), rows), y)
+            linear = ib.add(ib.mul(y, gx), x)
+        x, y = ib.ssa(x), ib.ssa(y)
+        ids = {"x": x, "y": y} if batches == 1 else {"x": x, "y": ib.ssa(ib.rem(y, rows)), "z": ib.ssa(ib.div(y, rows))}
+        if name in self.started:
+            starts = argument(("starts", stage.pipeline.data))
+            _when(cursor, ib.eq(linear, 0),
+                  lambda: cursor.insert(gpu.SemPostOp(starts, ib.ssa(stage.stream.data), _i32(cursor, 1))))
+        if stage.reorder is not None:
+            self.prefetch_b(k, entry, x, cursor, ib)
+        for dep in self.deps.get(name, []):
+            self.waits(dep, argument(("sems", dep.producer_name)), x, y, cursor, ib)
+        post: gpu.SemPostOp | None = None  # (a template, cloned before each return)
+        if name in self.producers:
+            policy = self.stages[name].policy.data
+            own = argument(("sems", name))
+            post = gpu.SemPostOp(own, ib.ssa(policy.semaphore(x, y, gx, ib)), _i32(cursor, 1))
+        first = entry.first_op
+        for op in list(prologue.ops):
+            op.detach()
+            if first is None:
+                entry.add_op(op)
+            else:
+                entry.insert_op_before(op, first)
+        for d, value in ids.items():
+            for op in old_ids[d]:
+                op.result.replace_all_uses_with(value)
+                op.detach()
+                op.erase()
+        if post is not None:
+            for ret in [op for op in fn.walk() if isinstance(op, gpu.ReturnOp)]:
+                block = ret.parent_block()
+                assert block is not None
+                block.insert_op_before(gpu.SemPostOp(*post.operands), ret)
+            post.erase()
+
+    def prefetch_b(self, k: KernelOp, entry: Block, x: SSAValue, cursor: Cursor, ib: IndexBuilder) -> None:
+        """cuSync's R: the consumer's first B tile (tile_k rows of tile_n columns from
+        column x * tile_n) prefetched to L2, a 128-byte line per thread, before it waits."""
+        dot = next(op for op in k.groups()[0].block.ops if isinstance(op, graph.DotOp))
+        p = k.params
+        assert isinstance(p, TiledParamsAttr)
+        t = dot.rhs.type
+        assert isinstance(t, TensorType)
+        rows, cols = graph.shape_of(t)
+        b = entry.args[next(n for n, a in enumerate(k.block.args) if a is dot.rhs)]
+        per_line = max(1, 128 // element_bytes(t.element_type))
+        lines = -(-p.tile_n // per_line)
+        tid = cursor.value(gpu.ThreadIdOp("x"))
+        row, line = ib.div(tid, lines), ib.rem(tid, lines)
+        col = ib.add(ib.mul(x, p.tile_n), ib.mul(line, per_line))
+        inside = _and(cursor, ib.lt(row, min(p.tile_k, rows)), ib.lt(col, cols))
+        _when(cursor, inside, lambda: cursor.insert(gpu.PrefetchOp(b, ib.ssa(ib.add(ib.mul(row, cols), col)))))
+
+    def waits(self, dep: TileDepOp, sems: SSAValue, x: SSAValue, y: SSAValue, cursor: Cursor,
+              ib: IndexBuilder) -> None:
+        """Waits on every semaphore of `dep`'s producer tiles that tile (x, y) reads."""
+        producer = dep.producer_name
+        policy = self.stages[producer].policy.data
+        gxp, gyp = self.grid(producer)
+        ready = _i32(cursor, policy.ready(gxp))
+        ni, nj = wait_ranges(dep, policy)
+        px_expr, py_expr = dep.map.data.results
+        inside_always = self.inside(dep, ni, nj)
+
+        def wait(i: Index, j: Index) -> None:
+            px = affine_value(px_expr, [x, y, i, j], ib)
+            py = affine_value(py_expr, [x, y, i, j], ib)
+            inside = True if inside_always else \
+                _and(cursor, _and(cursor, ib.lt(-1, px), ib.lt(px, gxp)), _and(cursor, ib.lt(-1, py), ib.lt(py, gyp)))
+            _when(cursor, inside, lambda: cursor.insert(
+                gpu.SemWaitOp(sems, ib.ssa(policy.semaphore(px, py, gxp, ib)), ready)))
+
+        _range(cursor, ib, nj, lambda j: _range(cursor, ib, ni, lambda i: wait(i, j)))
+
+    def inside(self, dep: TileDepOp, ni: int, nj: int, limit: int = 1 << 14) -> bool:
+        """Whether every producer tile `dep` names lies in the producer's grid (then the
+        waits need no bounds check); False when too many to enumerate."""
+        gx, gy = self.grid(dep.consumer_name)
+        gxp, gyp = self.grid(dep.producer_name)
+        if gx * gy * ni * nj > limit:
+            return False
+        m = dep.map.data
+        return all(0 <= px < gxp and 0 <= py < gyp
+                   for x in range(gx) for y in range(gy) for i in range(ni) for j in range(nj)
+                   for px, py in [m.eval([x, y, i, j], [])])
+
+    def wait_kernel(self, name: str) -> gpu.FuncOp:
+        """The one-thread kernel that holds back consumer `name`'s stream until each of
+        its producers has started (cuSync §III-B)."""
+        stage = self.stages[name]
+        fn = gpu.FuncOp(f"{name}_wait", ([SEMAPHORES], []), kernel=True, known_block_size=[1, 1, 1])
+        fn.location = self.kernels[name].location
+        starts = fn.body.blocks[0].args[0]
+        starts.name_hint = "starts"
+        cursor = Cursor(fn.body.blocks[0])
+        ib = IndexBuilder(cursor)
+        for d in self.deps[name]:
+            stream = self.stages[d.producer_name].stream.data
+            cursor.insert(gpu.SemWaitOp(starts, ib.ssa(stream), _i32(cursor, 1)))
+        cursor.insert(gpu.ReturnOp())
+        self.roles[fn.sym_name.data] = [("starts", stage.pipeline.data)]
+        self.pipeline_of[fn.sym_name.data] = stage.pipeline.data
+        return fn
+
+    # -- the host -------------------------------------------------------------------------
+
+    def host_arguments(self, name: str, cursor: Cursor, ib: IndexBuilder,
+                       flat: Callable[[SSAValue, list[Index]], SSAValue]) -> list[SSAValue]:
+        """The buffers for kernel `name`'s extra arguments; the first launch of a
+        pipeline allocates and zeroes all of its buffers."""
+        if any(role not in self.buffers for role in self.roles[name]):
+            self.allocate(self.pipeline_of[name], cursor, ib, flat)
+        return [self.buffers[role] for role in self.roles[name]]
+
+    def allocate(self, pipeline: int, cursor: Cursor, ib: IndexBuilder,
+                 flat: Callable[[SSAValue, list[Index]], SSAValue]) -> None:
+        stages = [s for s in self.stages.values() if s.pipeline.data == pipeline]
+        sizes: dict[Role, int] = {}
+        for s in stages:
+            if s.order is not None:
+                sizes[("counter", s.kernel_name)] = 1
+            if s.kernel_name in self.producers:
+                sizes[("sems", s.kernel_name)] = self.semaphores(s.kernel_name)
+        if self.started & {s.kernel_name for s in stages}:
+            sizes[("starts", pipeline)] = len(stages)
+        zero = cursor.value(arith.ConstantOp(IntegerAttr(0, i32)))
+        for role, n in sizes.items():
+            buf = cursor.value(memref.AllocOp([], [], MemRefType(i32, [n])))
+            buf.name_hint = f"{role[0]}_{role[1]}"
+            view = flat(buf, [n])
+            cursor.insert(gpu.MemsetOp(view, zero))
+            self.buffers[role] = view
+
+    def stage_attr(self, name: str) -> gpu.StageAttr:
+        s = self.stages[name]
+        return gpu.StageAttr(s.pipeline.data, s.stream.data, s.priority.data)

@@ -1,0 +1,230 @@
+"""Tile-synchronised pipelines (cuSync; fsir/transforms/tile_sync.py) on the simulator:
+the paper's example pipelines (examples/cusync/) match the reference under TileSync and
+RowSync, with and without the wait-kernel and the tile counter; their dependency maps
+are sound against the PTX tile by tile (fsir/testing/tile_sync.py); Fig. 4a's grids
+wait 12 times under TileSync and 6 under RowSync; the executor issues a pipeline's
+launches through Device.launch_pipeline with their streams and priorities.
+
+The simulator runs a pipeline's launches one after another (the default
+launch_pipeline), so these runs check the code and the semaphore protocol, not
+concurrency; the dependency check is what shows each consumer tile reads only the
+producer tiles it waits for."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from xdsl.dialects import func
+
+import fsir
+from fsir.dialects.schedule import StageOp, SyncPolicy, TileDepOp, TileOrder
+from fsir.lowering.tile_sync import wait_count
+from fsir.pipeline import PipelineOptions, lower, read_model
+from fsir.runtime.compare import compare
+from fsir.runtime.device import SimDevice
+from fsir.runtime.executor import execute
+from fsir.runtime.inputs import random_inputs
+from fsir.runtime.reference import find_function, run_function, run_function_float64
+from fsir.testing.paths import EXAMPLES
+from fsir.testing.pipeline import assemble_all
+from fsir.testing.tile_sync import check_dependencies, lower_synced
+from fsir.transforms.tile_sync import TileSyncPass
+
+CUSYNC = EXAMPLES / "cusync"
+PIPELINED = ["fig4a", "gpt3_mlp", "llama_mlp", "attention", "conv2"]
+CONFIGS = {  # (policy, wait-kernel, tile order)
+    "tile": TileSyncPass(policy="tile", wait_kernel="false", tile_order="none"),
+    "tile-WT": TileSyncPass(policy="tile", wait_kernel="true", tile_order="row-major"),
+    "row-WT": TileSyncPass(policy="row", wait_kernel="true", tile_order="column-major"),
+    "conv": TileSyncPass(policy="conv", wait_kernel="false", tile_order="row-major"),
+}
+
+
+def _model(name: str):
+    return read_model(CUSYNC / f"{name}.mlir")
+
+
+def _scheduled(name: str, sync: TileSyncPass) -> func.FuncOp:
+    s = lower_synced(_model(name), sync, until="tile-sync")
+    return next(op for op in s.walk() if isinstance(op, func.FuncOp))
+
+
+CASES = [(n, c) for n in PIPELINED for c in sorted(CONFIGS) if (c == "conv") == (n == "conv2") or c == "row-WT"]
+
+
+@pytest.mark.parametrize("name, config", CASES)
+def test_pipeline_matches_reference(name, config):
+    module = _model(name)
+    f = find_function(module)
+    inputs = random_inputs(f, 0)
+    lowered = lower_synced(module, CONFIGS[config])
+    assert any(isinstance(op, StageOp) for op in lower_synced(module, CONFIGS[config], until="tile-sync").walk())
+    got, stats = execute(lowered, inputs)
+    plain = execute(lower(module), inputs)[1]
+    waits = CONFIGS[config].wait_kernel == "true"
+    assert stats.launches == plain.launches + waits  # one wait-kernel per pipeline's consumer
+    for g, w, e in zip(got, run_function(f, inputs), run_function_float64(f, inputs)):
+        c = compare(g, w, exact=e)
+        assert c.ok, str(c)
+
+
+@pytest.mark.parametrize("name", PIPELINED)
+def test_dependencies_are_sound(name):
+    assert check_dependencies(_model(name)) == []
+
+
+def test_dependency_check_finds_a_missing_producer_tile(monkeypatch):
+    import fsir.transforms.tile_sync as ts
+
+    exact = ts.dependency
+
+    def one_tile_short(c, n, p):
+        m, (i, j) = exact(c, n, p)
+        return m, (i - 1, j)
+
+    monkeypatch.setattr(ts, "dependency", one_tile_short)
+    problems = check_dependencies(_model("fig4a"))
+    assert len(problems) == 6 and "tile (0, 0) reads producer tiles beyond [(0, 0)]" in problems[0]
+
+
+@pytest.mark.parametrize("policy, waits", [("tile", 12), ("row", 6)])
+def test_fig4a_wait_counts(policy, waits):
+    """The paper's Fig. 4a: 2x2 producer tiles, 2x3 consumer tiles."""
+    f = _scheduled("fig4a", TileSyncPass(policy=policy))
+    assert wait_count(f) == {"fig4a_k1": waits}
+    # the simulator agrees: every wait is one acquire load of thread 0 (semaphores are
+    # ready, launches run in order), every post one 4-byte release reduction
+    module = _model("fig4a")
+    inputs = random_inputs(find_function(module), 0)
+    plain = execute(lower(module), inputs)[1]
+    synced = execute(lower(module, PipelineOptions(tile_sync=policy)), inputs)[1]
+    assert synced.global_load_requests - plain.global_load_requests == waits
+    assert synced.global_atomic_bytes - plain.global_atomic_bytes == 4 * 4  # one post per producer tile
+
+
+def test_stages_dependencies_and_waves():
+    f = _scheduled("gpt3_mlp", TileSyncPass())
+    stages = [op for op in f.walk() if isinstance(op, StageOp)]
+    (dep,) = [op for op in f.walk() if isinstance(op, TileDepOp)]
+    # GeLU (a loop kernel of 256-element blocks) feeds the second GEMM; the first GEMM
+    # feeds no GEMM directly
+    assert [s.kernel_name for s in stages] == ["gpt3_mlp_k1", "gpt3_mlp_k2"]
+    assert [(s.stream.data, s.priority.data) for s in stages] == [(0, 0), (1, 1)]
+    # one wave on an H100: auto picks TileSync without the wait-kernel and the tile order
+    assert all(s.policy.data == SyncPolicy.TILE and s.order is None and s.wait_kernel is None for s in stages)
+    # R: the consumer GEMM, whose B (w2) is a kernel operand, prefetches it before waiting
+    assert [s.reorder is not None for s in stages] == [False, True]
+    # consumer row y of 16x16 tiles reads 16 rows x 48 = 768 elements: blocks 3y .. 3y+2
+    assert dep.producer_tiles(5, 2, 12, 1) == [(6, 0), (7, 0), (8, 0)]
+
+
+def test_auto_turns_on_row_sync_and_wt_from_two_waves(monkeypatch):
+    import fsir.transforms.tile_sync as ts
+    from fsir.gpuspec import gpu_spec
+
+    monkeypatch.setattr(ts, "gpu_spec", lambda name: dataclasses.replace(gpu_spec(name), sms=1, max_threads_per_sm=256))
+    stages = [op for op in _scheduled("fig4a", TileSyncPass()).walk() if isinstance(op, StageOp)]
+    assert all(s.policy.data == SyncPolicy.ROW and s.order is not None and s.order.data == TileOrder.ROW_MAJOR
+               for s in stages)
+    assert [s.wait_kernel is not None for s in stages] == [False, True]
+
+
+def test_pipeline_ptx_assembles():
+    assemble_all(lower_synced(_model("gpt3_mlp"), CONFIGS["row-WT"]))
+
+
+class _Recording(SimDevice):
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def launch_pipeline(self, requests):
+        self.calls.append([(r.kernel, r.grid, r.stream, r.priority) for r in requests])
+        return super().launch_pipeline(requests)
+
+
+def test_executor_issues_a_pipeline_through_launch_pipeline():
+    module = _model("fig4a")
+    dev = _Recording()
+    got, stats = execute(lower_synced(module, CONFIGS["tile-WT"]), random_inputs(find_function(module), 0), dev)
+    assert dev.calls == [[("fig4a_k0", (2, 2, 1), 0, 0), ("fig4a_k1_wait", (1, 1, 1), 1, 1),
+                          ("fig4a_k1", (3, 2, 1), 1, 1)]]
+    assert stats.launches == 3
+
+
+def test_compile_and_fs_run_take_a_policy(capsys):
+    from fsir.tools.fs_run import main_impl
+
+    path = CUSYNC / "fig4a.mlir"
+    exe = fsir.compile(str(path), tile_sync="row")
+    assert "tile-sync{policy=\"row\"}" in fsir.pipeline.pipeline_text(exe.options)
+    x = {n: np.ones(s, np.float32) for n, s in (("a", (32, 32)), ("b", (32, 32)), ("d", (32, 48)))}
+    (y,) = exe.run(x, device="sim")
+    np.testing.assert_allclose(y, np.full((32, 48), 32.0 * 32.0))
+    assert main_impl([str(path), "--device", "sim", "--check", "--tile-sync", "tile"]) == 0
+    assert "ok" in capsys.readouterr().out
+    with pytest.raises(fsir.UserError, match="policy=strided is not supported"):
+        fsir.compile(str(path), tile_sync="strided")
+
+
+def test_conv2d_tile_sync_dependency():
+    """Conv2DTileSync: a 3x3 window with padding 1 on 8x8 images reads the input rows
+    of its output positions, 9 before to 9 after (16-position tiles: up to 3 tiles)."""
+    (dep,) = [op for op in _scheduled("conv2", TileSyncPass(policy="conv")).walk() if isinstance(op, TileDepOp)]
+    assert [dep.producer_tiles(0, y, 1, 4) for y in range(4)] == [
+        [(0, 0), (0, 1)], [(0, 0), (0, 1), (0, 2)], [(0, 1), (0, 2), (0, 3)], [(0, 2), (0, 3)]]
+
+
+BATCHED = """
+func.func @bmlp(%x: tensor<2x32x48xf32>, %w1: tensor<48x32xf32>, %w2: tensor<32x48xf32>) -> tensor<2x32x32xf32> {
+  %h = graph.dot %x, %w1 : (tensor<2x32x48xf32>, tensor<48x32xf32>) -> tensor<2x32x32xf32>
+  %y = graph.dot %h, %w2 : (tensor<2x32x32xf32>, tensor<32x48xf32>) -> tensor<2x32x48xf32>
+  %g = graph.tanh %y : tensor<2x32x48xf32>
+  %z = graph.dot %g, %w1 : (tensor<2x32x48xf32>, tensor<48x32xf32>) -> tensor<2x32x32xf32>
+  func.return %z : tensor<2x32x32xf32>
+}
+"""
+
+
+def test_batched_gemms_fold_the_batch_into_tile_rows():
+    """[B, S, H] GEMMs keep the batch on grid z: tile row Y = z * grid y + y, and a
+    consumer row reads the producer rows of its batch (a GEMM's, or a loop kernel's)."""
+    module = fsir.pipeline.load(BATCHED)
+    sync = TileSyncPass(policy="row", wait_kernel="true", tile_order="row-major")
+    scheduled = lower_synced(module, sync, until="tile-sync")
+    deps = [op for op in scheduled.walk() if isinstance(op, TileDepOp)]
+    assert [(d.consumer_name, d.producer_name) for d in deps] == [("bmlp_k1", "bmlp_k0"), ("bmlp_k3", "bmlp_k2")]
+    assert check_dependencies(module) == []
+    f = find_function(module)
+    inputs = random_inputs(f, 0)
+    (got,), _ = execute(lower_synced(module, sync), inputs)
+    c = compare(got, run_function(f, inputs)[0], exact=run_function_float64(f, inputs)[0])
+    assert c.ok, str(c)
+
+
+SHARED = """
+func.func @shared(%x: tensor<32x32xf32>, %w: tensor<32x32xf32>) -> tensor<32x32xf32> {
+  %h = graph.dot %x, %w : (tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<32x32xf32>
+  %g = graph.tanh %h : tensor<32x32xf32>
+  %y = graph.dot %g, %h : (tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<32x32xf32>
+  func.return %y : tensor<32x32xf32>
+}
+"""
+
+
+def test_a_member_reading_a_member_waits_on_all_of_it():
+    """The tanh kernel runs in the pipeline of the GEMMs (it produces the second GEMM's
+    A, the first GEMM its B) and reads the first GEMM's result: it waits on every tile."""
+    module = fsir.pipeline.load(SHARED)
+    sync = TileSyncPass(policy="tile", wait_kernel="true", tile_order="row-major")
+    scheduled = lower_synced(module, sync, until="tile-sync", options=PipelineOptions(gemm="16x16x16"))
+    deps = {(d.consumer_name, d.producer_name): d for d in scheduled.walk() if isinstance(d, TileDepOp)}
+    assert set(deps) == {("shared_k2", "shared_k1"), ("shared_k2", "shared_k0"), ("shared_k1", "shared_k0")}
+    assert deps["shared_k1", "shared_k0"].ranges == (2, 2)  # all 2x2 tiles of the first GEMM
+    f = find_function(module)
+    inputs = random_inputs(f, 0)
+    (got,), _ = execute(lower_synced(module, sync, PipelineOptions(gemm="16x16x16")), inputs)
+    c = compare(got, run_function(f, inputs)[0], exact=run_function_float64(f, inputs)[0])
+    assert c.ok, str(c)
