@@ -1,0 +1,133 @@
+"""GEMM kernels with a stitched epilogue (`fsir/codegen/mappings/epilogue.py`): the
+elementwise consumers of a dot's result (bias add of a broadcast vector, GELU in its
+tanh and erf forms, residual add, scale) are computed on the accumulators of the dot's
+kernel, on the FMA path (f32) and on the tensor cores (f16, bf16). Each case runs on the
+simulator against the numpy reference and its PTX assembles with ptxas."""
+
+from __future__ import annotations
+
+import pytest
+
+from fsir.codegen.mappings.gemm import CANDIDATES
+from fsir.dialects.schedule import KernelOp
+from fsir.ir import parse_module
+from fsir.pipeline import PipelineOptions, lower
+from fsir.testing.pipeline import check
+
+
+def _t(shape: tuple[int, ...], t: str) -> str:
+    return f"tensor<{'x'.join(map(str, shape))}x{t}>"
+
+
+def layer(epilogue: str, t: str = "f32", m: int = 20, k: int = 40, n: int = 33) -> str:
+    """x·w + b through `epilogue` (ops on %h, the biased product, ending in %y; %r is a
+    residual of the result's shape)."""
+    x, w, b, y = _t((2, m, k), t), _t((k, n), t), _t((n,), t), _t((2, m, n), t)
+    body = "\n".join(f"  {line.strip()}" for line in epilogue.strip().splitlines()).replace("T", y)
+    return f"""
+func.func @f(%x: {x}, %w: {w}, %b: {b}, %r: {y}) -> {y} {{
+  %d = graph.dot %x, %w : ({x}, {w}) -> {y}
+  %bb = graph.broadcast %b dims [2] : ({b}) -> {y}
+  %h = graph.add %d, %bb : {y}
+{body}
+  func.return %y : {y}
+}}
+"""
+
+
+GELU_TANH = """
+%c3 = graph.constant dense<0.044715> : T
+%c1 = graph.constant dense<1.0> : T
+%ch = graph.constant dense<0.5> : T
+%cs = graph.constant dense<0.7978845608> : T
+%h2 = graph.mul %h, %h : T
+%h3 = graph.mul %h2, %h : T
+%a = graph.mul %h3, %c3 : T
+%i = graph.add %h, %a : T
+%s = graph.mul %i, %cs : T
+%th = graph.tanh %s : T
+%o = graph.add %th, %c1 : T
+%g = graph.mul %h, %o : T
+%y = graph.mul %g, %ch : T
+"""
+
+GELU_ERF = """
+%c1 = graph.constant dense<1.0> : T
+%ch = graph.constant dense<0.5> : T
+%cr = graph.constant dense<0.7071067811865476> : T
+%s = graph.mul %h, %cr : T
+%e = graph.erf %s : T
+%o = graph.add %e, %c1 : T
+%g = graph.mul %h, %o : T
+%y = graph.mul %g, %ch : T
+"""
+
+RESIDUAL_SCALE = """
+%c = graph.constant dense<0.125> : T
+%s = graph.mul %h, %c : T
+%y = graph.add %s, %r : T
+"""
+
+BIAS_ONLY = """
+%y = graph.add %h, %r : T
+"""
+
+EPILOGUES = {"gelu_tanh": GELU_TANH, "gelu_erf": GELU_ERF, "residual_scale": RESIDUAL_SCALE}
+
+
+def kernels(lowered) -> list:
+    return [op for op in lowered.walk() if op.name == "gpu.launch_func"]
+
+
+def planned(text: str, fusion: str = "stitch", **options) -> list[KernelOp]:
+    module = lower(parse_module(text, "<test>"), PipelineOptions(fusion=fusion, **options), until="stitch-codegen")
+    return [op for op in module.walk() if isinstance(op, KernelOp)]
+
+
+@pytest.mark.parametrize("name", sorted(EPILOGUES))
+def test_fma_epilogue_is_one_kernel_and_matches(name):
+    text = layer(EPILOGUES[name])
+    (k,) = planned(text)
+    assert k.params.MAPPING == "gemm"
+    assert any(op.name == "graph.dot" for op in k.walk())
+    lowered = check(text, fusion="stitch")
+    assert len(kernels(lowered)) == 1
+
+
+@pytest.mark.parametrize("config", CANDIDATES[:3], ids=lambda c: c.text())
+def test_fma_epilogue_every_configuration(config):
+    """Ragged M and N (20 x 33): the epilogue runs only for the stored outputs."""
+    lowered = check(layer(GELU_ERF), fusion="stitch", gemm=config.text().replace("/", "_"))
+    assert len(kernels(lowered)) == 1
+
+
+@pytest.mark.parametrize("t", ["f16", "bf16"])
+@pytest.mark.parametrize("name", ["gelu_erf", "residual_scale"])
+def test_tensor_core_epilogue(t, name):
+    """The f32 accumulators of mma.sync go through the epilogue (the product rounded to
+    the element type first, as the reference rounds the dot's result)."""
+    text = layer(EPILOGUES[name], t, m=40, k=32, n=24)
+    (k,) = planned(text)
+    assert k.params.MAPPING == "gemm" and k.params.tensor_cores
+    lowered = check(text, fusion="stitch")
+    assert len(kernels(lowered)) == 1
+    assert any(op.name == "gpu.mma_sync" for op in lowered.walk())
+
+
+def test_xla_mode_keeps_the_dot_alone():
+    """XLA's rules: a GEMM is a library call, its epilogue a second kernel."""
+    text = layer(GELU_TANH)
+    assert len(planned(text, fusion="xla")) == 2
+    lowered = check(text, fusion="xla")
+    assert len(kernels(lowered)) == 2
+
+
+def test_a_dot_result_read_twice_stays_an_output():
+    """The biased product also leaves the function: a GEMM kernel has one output, so
+    the epilogue cannot absorb it."""
+    y = _t((2, 20, 33), "f32")
+    text = layer(BIAS_ONLY).replace(f"func.return %y : {y}", f"func.return %y, %h : {y}, {y}").replace(
+        f"-> {y} {{", f"-> ({y}, {y}) {{")
+    ks = planned(text)
+    assert len(ks) == 2
+    check(text, fusion="stitch")
