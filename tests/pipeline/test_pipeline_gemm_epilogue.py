@@ -131,3 +131,38 @@ def test_a_dot_result_read_twice_stays_an_output():
     ks = planned(text)
     assert len(ks) == 2
     check(text, fusion="stitch")
+
+
+RESHAPED = """
+func.func @f(%x: tensor<40x24xf32>, %w: tensor<24x36xf32>, %b: tensor<36xf32>) -> tensor<2x20x36xf32> {
+  %d = graph.dot %x, %w : (tensor<40x24xf32>, tensor<24x36xf32>) -> tensor<40x36xf32>
+  %r = graph.reshape %d : (tensor<40x36xf32>) -> tensor<2x20x36xf32>
+  %bb = graph.broadcast %b dims [2] : (tensor<36xf32>) -> tensor<2x20x36xf32>
+  %h = graph.add %r, %bb : tensor<2x20x36xf32>
+  %t = graph.tanh %h : tensor<2x20x36xf32>
+  %y = graph.mul %h, %t : tensor<2x20x36xf32>
+  func.return %y : tensor<2x20x36xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("t", ["f32", "f16"])
+def test_reshape_in_the_epilogue(t):
+    """An [M, N] product reshaped to [B, S, N] before its bias (as HLO and ONNX exports
+    write it): each output element is stored at its own row-major position."""
+    text = RESHAPED.replace("f32", t)
+    (k,) = planned(text)
+    assert k.params.MAPPING == "gemm"
+    lowered = check(text, fusion="stitch")
+    assert len(kernels(lowered)) == 1
+
+
+def test_reshape_to_another_order_is_refused():
+    """A transpose between the product and the epilogue reads another element: the
+    explorer keeps the dot's kernel apart."""
+    text = RESHAPED.replace(
+        "%r = graph.reshape %d : (tensor<40x36xf32>) -> tensor<2x20x36xf32>",
+        "%q = graph.transpose %d perm [1, 0] : (tensor<40x36xf32>) -> tensor<36x40xf32>\n"
+        "  %r = graph.reshape %q : (tensor<36x40xf32>) -> tensor<2x20x36xf32>")
+    assert len(planned(text)) == 2
+    check(text, fusion="stitch")

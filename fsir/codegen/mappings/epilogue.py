@@ -5,7 +5,11 @@ An epilogue op reads every operand at the product's own index (elementwise ops,
 compares, selects, converts on the product's shape): a bias add of a broadcast
 vector, GELU in its tanh or erf form, a residual add, a scale, ReLU/clip. Each
 accumulator is then the only product element a thread needs, in registers
-(`TiledGemmLowering.epilogue`). The epilogue's other operands (the broadcast bias,
+(`TiledGemmLowering.epilogue`). A reshape of a static product may sit in between (the
+HLO and ONNX exports multiply [B·S, H] matrices and reshape the result to [B, S, H]
+before the bias): it keeps every element's row-major position, so the accumulator of
+product element i is element i of the reshaped value, and the epilogue's later ops
+work on that shape. The epilogue's other operands (the broadcast bias,
 the residual) and the product's inlined producers are light ops, computed by index
 propagation where they are read, so every op of the kernel that is not the product
 or in its epilogue must be light.
@@ -19,6 +23,7 @@ mapping's `fuses_epilogue` (`fsir.codegen.capability.takes_epilogue`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 
 from xdsl.ir import Operation, SSAValue
@@ -45,6 +50,14 @@ def epilogue_of(product: Operation, ops: Iterable[Operation]) -> set[Operation]:
     return epilogue
 
 
+def _keeps_order(op: Operation, shape: tuple[int, ...]) -> bool:
+    """A reshape between static shapes of the product's element count."""
+    if not isinstance(op, graph.ReshapeOp):
+        return False
+    to = shape_of(op.results[0].type)
+    return graph.DYN not in shape and graph.DYN not in to and math.prod(to) == math.prod(shape)
+
+
 def epilogue_problem(product: graph.GraphOp, ops: Sequence[Operation], outputs: Sequence[SSAValue],
                      noun: str, light_only: bool = True) -> str | None:
     """Why `ops` (holding the compute-intensive `product`, their `outputs` used outside)
@@ -60,8 +73,9 @@ def epilogue_problem(product: graph.GraphOp, ops: Sequence[Operation], outputs: 
     if epilogue and out.owner not in epilogue:
         return f"a {noun}'s result can only feed fused elementwise ops that end in the kernel's output"
     shape = shape_of(product.results[0].type)
+    shapes = {shape} | {shape_of(op.results[0].type) for op in epilogue if _keeps_order(op, shape)}
     for op in epilogue:
-        if not isinstance(op, EPILOGUE_OPS) or shape_of(op.results[0].type) != shape:
+        if not (isinstance(op, EPILOGUE_OPS) or _keeps_order(op, shape)) or shape_of(op.results[0].type) not in shapes:
             return (f"only elementwise ops on the {noun}'s result shape can be fused after a {noun}, not "
                     f"'{op.name}' on {graph.fmt_shape(shape_of(op.results[0].type))}")
     for op in ops:
