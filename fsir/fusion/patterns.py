@@ -313,20 +313,31 @@ class CandidateGenerator:
         heapq.heapify(heap)
         tie = len(heap)
         kept: list[Pattern] = []
-        while heap and len(kept) < self.options.top_k:
-            p = heapq.heappop(heap)[3]
-            if len(p) == 1:
-                kept.append(p)
-                continue
-            verdict = self._valid(v, p)
-            if verdict is True:
-                kept.append(p)
-            elif verdict is _CYCLE:
-                c = self._convex(v, p)
-                if c is not None and c.members not in unique:
-                    unique[c.members] = c
-                    heapq.heappush(heap, (-c.score, len(c), tie, c))
-                    tie += 1
+
+        def take(want_gemm: bool) -> None:
+            """Pop the heap into `kept` up to top-k (or, without `want_gemm`, until one
+            pattern holding no compute-intensive op is kept)."""
+            nonlocal tie
+            while heap and (len(kept) < self.options.top_k if want_gemm else not kept or kept[-1].gemm):
+                p = heapq.heappop(heap)[3]
+                if not want_gemm and p.gemm:
+                    continue
+                if len(p) == 1:
+                    kept.append(p)
+                    continue
+                verdict = self._valid(v, p)
+                if verdict is True:
+                    kept.append(p)
+                elif verdict is _CYCLE:
+                    c = self._convex(v, p)
+                    if c is not None and c.members not in unique:
+                        unique[c.members] = c
+                        heapq.heappush(heap, (-c.score, len(c), tie, c))
+                        tie += 1
+
+        take(True)
+        if kept and all(p.gemm for p in kept) and self.g.kind[v] != "compute":
+            take(False)
         return kept
 
     def _valid(self, v: int, p: Pattern):
