@@ -166,3 +166,57 @@ def test_reshape_to_another_order_is_refused():
         "  %r = graph.reshape %q : (tensor<36x40xf32>) -> tensor<2x20x36xf32>")
     assert len(planned(text)) == 2
     check(text, fusion="stitch")
+
+
+def prologue_layer(t: str, m: int = 40, k: int = 48, n: int = 24) -> str:
+    """LayerNorm → dot as a statistics kernel (mean, rstd per row) and a GEMM that
+    normalises its A tiles while loading them, with a bias + ReLU epilogue."""
+    x, w, v, r, o = _t((m, k), t), _t((k, n), t), _t((k,), t), _t((m,), t), _t((m, n), t)
+    bn = _t((n,), t)
+    return f"""
+func.func @f(%x: {x}, %gamma: {v}, %beta: {v}, %w: {w}, %b: {bn}) -> {o} {{
+  %mean, %rstd = stitch.fusion (%x) : ({x}) -> ({r}, {r}) {{
+  ^bb0(%xa: {x}):
+    %n = graph.constant dense<{k}.0> : {r}
+    %eps = graph.constant dense<1.0e-05> : {r}
+    %sum = graph.reduce sum %xa dims [1] : ({x}) -> {r}
+    %mu = graph.div %sum, %n : {r}
+    %mu_b = graph.broadcast %mu dims [0] : ({r}) -> {x}
+    %xc = graph.sub %xa, %mu_b : {x}
+    %sq = graph.mul %xc, %xc : {x}
+    %sqsum = graph.reduce sum %sq dims [1] : ({x}) -> {r}
+    %var = graph.div %sqsum, %n : {r}
+    %ve = graph.add %var, %eps : {r}
+    %rs = graph.rsqrt %ve : {r}
+    stitch.yield %mu, %rs : {r}, {r}
+  }}
+  %y = stitch.fusion (%x, %mean, %rstd, %gamma, %beta, %w, %b) : ({x}, {r}, {r}, {v}, {v}, {w}, {bn}) -> {o} {{
+  ^bb0(%xa: {x}, %mu: {r}, %rs: {r}, %ga: {v}, %be: {v}, %wa: {w}, %ba: {bn}):
+    %mu_b = graph.broadcast %mu dims [0] : ({r}) -> {x}
+    %xc = graph.sub %xa, %mu_b : {x}
+    %rs_b = graph.broadcast %rs dims [0] : ({r}) -> {x}
+    %xn = graph.mul %xc, %rs_b : {x}
+    %ga_b = graph.broadcast %ga dims [1] : ({v}) -> {x}
+    %g = graph.mul %xn, %ga_b : {x}
+    %be_b = graph.broadcast %be dims [1] : ({v}) -> {x}
+    %a = graph.add %g, %be_b : {x}
+    %d = graph.dot %a, %wa : ({x}, {w}) -> {o}
+    %bb = graph.broadcast %ba dims [1] : ({bn}) -> {o}
+    %h = graph.add %d, %bb : {o}
+    %z = graph.constant dense<0.0> : {o}
+    %relu = graph.max %h, %z : {o}
+    stitch.yield %relu : {o}
+  }}
+  func.return %y : {o}
+}}
+"""
+
+
+@pytest.mark.parametrize("t", ["f32", "f16"])
+def test_layernorm_prologue(t):
+    """The GEMM kernel applies (x - mean[row]) * rstd[row] * gamma + beta to each
+    element of its A tiles (f32: the FMA kernel; f16: staged synchronously for the
+    tensor cores) and its bias + ReLU epilogue to the accumulators."""
+    lowered = check(prologue_layer(t))
+    assert len(kernels(lowered)) == 2
+    assert (t == "f16") == any(op.name == "gpu.mma_sync" for op in lowered.walk())
