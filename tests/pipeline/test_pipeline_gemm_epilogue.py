@@ -220,3 +220,22 @@ def test_layernorm_prologue(t):
     lowered = check(prologue_layer(t))
     assert len(kernels(lowered)) == 2
     assert (t == "f16") == any(op.name == "gpu.mma_sync" for op in lowered.walk())
+
+
+def test_tf32_epilogue():
+    """precision=tf32 puts the f32 dot on the tensor cores (m16n8k8); its epilogue reads
+    the f32 accumulators. Operands rounded to tf32: relative error ~2^-11 per product."""
+    import numpy as np
+
+    from fsir.runtime.executor import execute
+    from fsir.runtime.reference import run
+
+    text = layer(RESIDUAL_SCALE, m=32, k=32, n=24)
+    module = parse_module(text, "<test>")
+    lowered = lower(parse_module(text, "<test>"), PipelineOptions(fusion="stitch", precision="tf32"))
+    assert len(kernels(lowered)) == 1 and any(op.name == "gpu.mma_sync" for op in lowered.walk())
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal(s).astype(np.float32) for s in ((2, 32, 32), (32, 24), (24,), (2, 32, 24))]
+    (got,), _ = execute(lowered, inputs)
+    (want,) = run(module, inputs)
+    np.testing.assert_allclose(got, want, rtol=0, atol=32 * 2.0**-10 * 0.125 * 4)
