@@ -73,7 +73,7 @@ class TiledGemmLowering(KernelLowering):
         another shape (`fsir/codegen/mappings/epilogue.py`)."""
         _, out = self.outputs[0]
         product = self.root.results[0]
-        if out.type != product.type:
+        if graph.shape_of(out.type) != graph.shape_of(product.type):
             ib, shapes = self.ib, self.shapes
             idx = ib.delinearize(ib.linearize(idx, shapes.dims(product)), shapes.dims(out))
         self.store_output(0, self.epilogue(acc, idx), idx)
