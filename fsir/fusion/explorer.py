@@ -14,10 +14,15 @@ independent kernels of each plan (`remote`); a latency-evaluator picks the best 
 which is tried once more with the ops it leaves alone fused by a second round of
 candidates over them (`fill`).
 
-Dots stay GEMM kernels: a pattern may end in one (light producers inlined into its
-tile loads, stitch-codegen's `gemm` mapping) but never continue past it. A conv's
-pattern may also continue into the elementwise consumers its kernel computes on the
-accumulators (a stitched epilogue: the capability's `epilogue`, the `conv` mapping).
+A dot or conv is the one compute-intensive op of its kernel: a pattern may hold its
+light producers (inlined into the tile loads) and continue into the elementwise
+consumers its kernel computes on the accumulators (a stitched epilogue: the
+capability's `epilogue`, the `gemm` and `conv` mappings' `fuses_epilogue`). A light op
+between two dots goes to the first one's epilogue or the second's tile loads; each
+vertex's candidates keep a pattern without a dot for the former (`patterns._top_k`).
+In stitch mode a dot operand that is a normalised activation (LayerNorm, RMSNorm) gets
+its own copy of the normalisation first (`prologue`), so LayerNorm → dot may become a
+statistics kernel and a GEMM normalising its tiles as it loads them.
 
 `mode=stitch` asks the code generator which patterns it can make
 (`fsir.codegen.capability`); `mode=xla` adds XLA's rules (`xla_rules`): same search,
@@ -56,6 +61,7 @@ from fsir.fusion.dataflow import DataflowGraph, build_dataflow
 from fsir.fusion.delta_evaluator import DeltaEvaluator, Pattern
 from fsir.fusion.patterns import CandidateGenerator, CandidateOptions, Capability
 from fsir.fusion.plan import Plan, beam_search, build_plan, greedy_by_score
+from fsir.fusion.prologue import copy_normalised_operands
 from fsir.fusion.remote import remote_fusion
 from fsir.fusion.xla_rules import with_xla_rules
 from fsir.gpuspec import gpu_spec
@@ -133,6 +139,7 @@ class Exploration:
     candidates: int
     rejected: Counter = field(default_factory=Counter)
     latency: LatencyEvaluator | None = None
+    prologues: int = 0  # dot operands given a copy of their normalisation (`prologue`)
 
 
 def explore(block: Block, options: ExplorerOptions = ExplorerOptions(),
@@ -154,6 +161,8 @@ def explore(block: Block, options: ExplorerOptions = ExplorerOptions(),
 
 def _explore(block: Block, options: ExplorerOptions, capability: Capability | None,
              latency: LatencyEvaluator | None) -> Exploration:
+    # GEMM prologues (`prologue.py`)
+    prologues = copy_normalised_operands(block) if options.mode == "stitch" else []
     g = build_dataflow(block)
     ev = DeltaEvaluator(g, gpu_spec(options.gpu))
     if latency is None and options.evaluator == "codegen":
@@ -196,10 +205,17 @@ def _explore(block: Block, options: ExplorerOptions, capability: Capability | No
     extra = fill(g, ev, cap, copts, chosen_of[best], gen._verdicts)
     if extra:
         add(chosen_of[best] + extra)
+    # GEMM prologues: the best plan with a statistics kernel and a GEMM normalising its
+    # tiles in place of the patterns they overlap (the rest filled as above)
+    for pair in gen.prologue_patterns(prologues):
+        taken = frozenset().union(*(p.members for p in pair))
+        alt = [p for p in chosen_of[best] + extra if p.members.isdisjoint(taken)] + list(pair)
+        add(alt + fill(g, ev, cap, copts, alt, gen._verdicts))
     if len(plans) > len(comparisons[0].plans):
-        comparisons.append(compare(g, ev, plans, [best, len(plans) - 1], latency, options.evaluator_budget))
+        comparisons.append(compare(g, ev, plans, [best, *range(len(comparisons[0].plans), len(plans))], latency,
+                                   options.evaluator_budget))
     return Exploration(g, ev, options, plans[comparisons[-1].best], plans, comparisons,
-                       sum(len(c) for c in candidates), gen.rejected, latency)
+                       sum(len(c) for c in candidates), gen.rejected, latency, len(prologues))
 
 
 def fill(g: DataflowGraph, ev: DeltaEvaluator, cap: Capability, copts: CandidateOptions,
@@ -350,8 +366,14 @@ def _evaluator_lines(ex: Exploration) -> list[str]:
     lines = []
     for n, c in enumerate(ex.comparisons):
         times = ", ".join(f"{t * 1e6:.1f}" for t in c.times)
-        which = (f"plan {c.best} of {len(c.plans)}" if n == 0 else
-                 f"plan {c.best} of {c.plans[0]} and {c.plans[1]} (plan {c.plans[0]} with the ops it left alone fused)")
+        if n == 0:
+            which = f"plan {c.best} of {len(c.plans)}"
+        elif len(c.plans) == 2 and not ex.prologues:
+            which = (f"plan {c.best} of {c.plans[0]} and {c.plans[1]} (plan {c.plans[0]} with the ops it left alone "
+                     "fused)")
+        else:
+            which = (f"plan {c.best} of {', '.join(map(str, c.plans))} (plan {c.plans[0]} with the ops it left alone "
+                     f"fused, or with GEMM prologues)")
         if len(c.plans) == 1:
             line = f"  evaluator: {c.evaluator}: one plan, nothing to compare"
         elif c.evaluator == "simple":

@@ -218,6 +218,76 @@ class CandidateGenerator:
             return False
         return True
 
+    # -- GEMM prologues ---------------------------------------------------------------
+
+    def prologue_patterns(self, prologues: Sequence[tuple[Operation, Sequence[Operation]]]
+                          ) -> list[tuple[Pattern, Pattern]]:
+        """For each dot with a copied operand (`fsir.fusion.prologue`: a normalisation
+        read from row statistics), the best valid pair (statistics kernel, GEMM
+        kernel): the GEMM is one of the dot's candidates (the dot and its epilogues)
+        grown by the operand's ops, the statistics kernel the fusible ops computing the
+        statistics that no other kernel reads (`_statistics`). The operand's ops read
+        several statistics' broadcasts, each a top of the pattern, so PatternReduction
+        (one top producer per pattern) and the meeting points' top-k (crowded by the
+        statistics' own row kernels) miss them; the explorer offers the pair to the
+        latency-evaluator as a plan of its own."""
+        g = self.g
+        out: list[tuple[Pattern, Pattern]] = []
+        for dot, ops in prologues:
+            if dot not in g.index or not all(op in g.index for op in ops):
+                continue
+            d = g.index[dot]
+            cone = frozenset(g.index[op] for op in ops)
+            best: tuple[Pattern, Pattern] | None = None
+            for base in self.cands[d]:
+                gemm = self._multi_root(cone | base.members)
+                if gemm is None:
+                    continue
+                stats = self._statistics(gemm)
+                if stats is not None and (best is None or gemm.score + stats.score > best[0].score + best[1].score):
+                    best = (stats, gemm)
+            if best is not None:
+                out.append(best)
+        return out
+
+    def _multi_root(self, members: frozenset[int]) -> Pattern | None:
+        """The pattern of `members` with every member without a producer inside as a
+        top, if valid."""
+        g = self.g
+        p = self._of(members, min(members))
+        if p is None:
+            return None
+        p.roots = tuple(v for v in members if not any(u in members for u in g.preds[v]))
+        verdict = self._verdicts.get(members)
+        if verdict is None:
+            verdict = self._valid_meet(p)
+            self._verdicts[members] = verdict
+        return p if verdict is True else None
+
+    def _statistics(self, gemm: Pattern) -> Pattern | None:
+        """The fusible ops upward of `gemm`'s producers whose every consumer is in
+        `gemm` or among them, not compute-intensive (a row kernel of the statistics
+        writing only what the GEMM reads), if a valid pattern."""
+        g = self.g
+        members: set[int] = set()
+        # consumers (later in topological order) are decided before their producers
+        todo = [-w for w in gemm.ext if w >= 0]  # (negative ids are function inputs)
+        heapq.heapify(todo)
+        queued = {w for w in gemm.ext if w >= 0}
+        while todo and len(members) < self.options.max_ops:
+            w = -heapq.heappop(todo)
+            if w in gemm.members or not self.allowed[w] or g.kind[w] in ("compute", "other") or g.is_output[w]:
+                continue
+            if all(c in members or c in gemm.members for c in g.succs[w]):
+                members.add(w)
+                for u in g.preds[w]:
+                    if u not in queued:
+                        queued.add(u)
+                        heapq.heappush(todo, -u)
+        if len(members) < 2:
+            return None
+        return self._multi_root(frozenset(members))
+
     # -- PatternReduction ----------------------------------------------------------
 
     def _reduce(self, v: int, consumers: list[int]) -> list[Pattern]:
@@ -299,7 +369,8 @@ class CandidateGenerator:
     # -- keeping the top-k valid patterns ----------------------------------------
 
     def _top_k(self, v: int, pool: list[Pattern]) -> list[Pattern]:
-        """The k best valid patterns of `pool`, in score order. A pattern that only
+        """The k best valid patterns of `pool`, in score order (and up to k more
+        without a GEMM when those hold one, see below). A pattern that only
         fails because a path leaves and re-enters it (fig. 6) is replaced by its convex
         closure (`_convex`), which competes in the same ranking: combining the
         consumers' top-k patterns often misses the few ops that close a diamond (a
@@ -313,20 +384,37 @@ class CandidateGenerator:
         heapq.heapify(heap)
         tie = len(heap)
         kept: list[Pattern] = []
-        while heap and len(kept) < self.options.top_k:
-            p = heapq.heappop(heap)[3]
-            if len(p) == 1:
-                kept.append(p)
-                continue
-            verdict = self._valid(v, p)
-            if verdict is True:
-                kept.append(p)
-            elif verdict is _CYCLE:
-                c = self._convex(v, p)
-                if c is not None and c.members not in unique:
-                    unique[c.members] = c
-                    heapq.heappush(heap, (-c.score, len(c), tie, c))
-                    tie += 1
+
+        k = self.options.top_k
+
+        def take(any_kind: bool) -> None:
+            """Pop the heap into `kept`: the k best patterns, or (not `any_kind`) the
+            best ones without a compute-intensive op until k of those are kept."""
+            nonlocal tie
+            while heap and (len(kept) < k if any_kind else sum(not p.gemm for p in kept) < k):
+                p = heapq.heappop(heap)[3]
+                if not any_kind and p.gemm:
+                    continue
+                if len(p) == 1:
+                    kept.append(p)
+                    continue
+                verdict = self._valid(v, p)
+                if verdict is True:
+                    kept.append(p)
+                elif verdict is _CYCLE:
+                    c = self._convex(v, p)
+                    if c is not None and c.members not in unique:
+                        unique[c.members] = c
+                        heapq.heappush(heap, (-c.score, len(c), tie, c))
+                        tie += 1
+
+        take(True)
+        # GEMM patterns (a dot with producers inlined) and the others are ranked apart:
+        # a light op between two dots may go to the first one's epilogue or the second
+        # one's tile loads, and the latter's patterns, saving more, would crowd out
+        # every pattern that the first dot's epilogue can grow from.
+        if self.g.kind[v] != "compute" and any(p.gemm for p in kept):
+            take(False)
         return kept
 
     def _valid(self, v: int, p: Pattern):

@@ -53,10 +53,10 @@ class TiledGemmLowering(KernelLowering):
         raise NotImplementedError
 
     def epilogue(self, acc: SSAValue, idx: list[Index]) -> SSAValue:
-        """The kernel's output element at `idx`, given the product's accumulator there:
-        the product itself, or the fused elementwise ops reading it (the product is
-        read at `idx` only, which the mapping's capability check guarantees), computed
-        from the accumulator in registers."""
+        """The kernel's output element at `idx` (an index of the output), given the
+        product's accumulator there: the product itself, or the fused elementwise ops
+        reading it (the product is read at that element only, which the mapping's
+        capability check guarantees), computed from the accumulator in registers."""
         _, out = self.outputs[0]
         if out is self.root.results[0]:
             return acc
@@ -66,6 +66,17 @@ class TiledGemmLowering(KernelLowering):
             return e.at(out, idx)
         finally:
             del e.row_values[self.root.results[0]]
+
+    def store_result(self, acc: SSAValue, idx: list[Index]) -> None:
+        """Store the output element of product element `idx` (its accumulator `acc`).
+        An epilogue with a reshape has the product's elements in row-major order in
+        another shape (`fsir/codegen/mappings/epilogue.py`)."""
+        _, out = self.outputs[0]
+        product = self.root.results[0]
+        if graph.shape_of(out.type) != graph.shape_of(product.type):
+            ib, shapes = self.ib, self.shapes
+            idx = ib.delinearize(ib.linearize(idx, shapes.dims(product)), shapes.dims(out))
+        self.store_output(0, self.epilogue(acc, idx), idx)
 
     def body(self) -> None:
         """Register-blocked tiled GEMM. Thread (ty, tx) of a block owns the outputs
@@ -155,8 +166,7 @@ class TiledGemmLowering(KernelLowering):
                 m, n = ib.add(m0, r), ib.add(n0, c)
 
                 def store(acc=accs[i * tn + j], m=m, n=n) -> None:
-                    idx = self.result_index(m, n)
-                    self.store_output(0, self.epilogue(acc, idx), idx)
+                    self.store_result(acc, self.result_index(m, n))
 
                 e.when(e.and_(below(m, m_size, bm), below(n, n_size, bn)), store)
 

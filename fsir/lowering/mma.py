@@ -24,7 +24,7 @@ producers, rows not 16-byte aligned) each thread loads its elements (zero outsid
 stores them to the swizzled tile, and a barrier publishes them.
 
 The epilogue passes each accumulator through the kernel's fused elementwise consumers
-(`TiledGemmLowering.epilogue`) to global memory, guarded at ragged M / N edges.
+(`TiledGemmLowering.store_result`) to global memory, guarded at ragged M / N edges.
 """
 
 from __future__ import annotations
@@ -150,8 +150,7 @@ class MmaGemmLowering(GemmLowering):
                     acc = accs[(i * (wn // 8) + j) * 4 + el]
 
                     def store(acc=acc, r=r, c=c) -> None:
-                        idx = self.result_index(r, c)
-                        self.store_output(0, self.epilogue(acc, idx), idx)
+                        self.store_result(acc, self.result_index(r, c))
 
                     e.when(e.and_(self.below(r, m_size, bm), self.below(c, n_size, bn)), store)
 

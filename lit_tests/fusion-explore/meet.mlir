@@ -2,7 +2,9 @@
 // a common consumer (FusionStitching §5.2): the biased Q and the biased, transposed K
 // both inline into the Q·Kᵀ GEMM's loads. Without h (remote=false) every pattern has
 // one top producer, so only one of the two chains reaches the GEMM (which one is the
-// latency-evaluator's choice; the simplified one's is checked).
+// latency-evaluator's choice; the simplified one's is checked). The projections are
+// also returned, so their kernels cannot take the bias adds as an epilogue (a GEMM
+// kernel has one output).
 // RUN: fs-opt %s -p 'fusion-explore{mode=stitch}' | filecheck %s --check-prefix=ON
 // RUN: fs-opt %s -p 'fusion-explore{mode=stitch remote=false evaluator=simple}' | filecheck %s --check-prefix=OFF
 // RUN: fs-opt %s -p 'fusion-explore{mode=xla evaluator=simple}' | filecheck %s --check-prefix=XLA
@@ -21,7 +23,7 @@
 // ON-NEXT: %[[SA:.*]] = graph.dot %[[QB]], %[[KT]]
 // ON-NEXT: stitch.yield %[[SA]] : tensor<256x256xf32>
 // ON-NEXT: }
-// ON-NEXT: func.return %[[S]]
+// ON-NEXT: func.return %[[S]], %[[Q]], %[[K]]
 
 // OFF-LABEL: func.func @qk
 // OFF: %[[KT:.*]] = stitch.fusion (%{{.*}}, %{{.*}}) {pattern = 0 : i64
@@ -39,7 +41,7 @@
 // XLA: stitch.yield
 // XLA: graph.dot
 // XLA-NEXT: func.return
-func.func @qk(%x: tensor<256x64xf32>, %wq: tensor<64x64xf32>, %wk: tensor<64x64xf32>, %bq: tensor<64xf32>, %bk: tensor<64xf32>) -> tensor<256x256xf32> {
+func.func @qk(%x: tensor<256x64xf32>, %wq: tensor<64x64xf32>, %wk: tensor<64x64xf32>, %bq: tensor<64xf32>, %bk: tensor<64xf32>) -> (tensor<256x256xf32>, tensor<256x64xf32>, tensor<256x64xf32>) {
   %q = graph.dot %x, %wq : (tensor<256x64xf32>, tensor<64x64xf32>) -> tensor<256x64xf32>
   %k = graph.dot %x, %wk : (tensor<256x64xf32>, tensor<64x64xf32>) -> tensor<256x64xf32>
   %bqb = graph.broadcast %bq dims [1] : (tensor<64xf32>) -> tensor<256x64xf32>
@@ -48,5 +50,5 @@ func.func @qk(%x: tensor<256x64xf32>, %wq: tensor<64x64xf32>, %wk: tensor<64x64x
   %ka = graph.add %k, %bkb : tensor<256x64xf32>
   %kt = graph.transpose %ka perm [1, 0] : (tensor<256x64xf32>) -> tensor<64x256xf32>
   %s = graph.dot %qa, %kt : (tensor<256x64xf32>, tensor<64x256xf32>) -> tensor<256x256xf32>
-  func.return %s : tensor<256x256xf32>
+  func.return %s, %q, %k : tensor<256x256xf32>, tensor<256x64xf32>, tensor<256x64xf32>
 }

@@ -1,15 +1,46 @@
 // Fusions stitch-codegen cannot generate are user errors at the op responsible.
 // RUN: fs-opt %s -p stitch-codegen --split-input-file --verify-diagnostics
 
+// A dot kernel's epilogue holds elementwise ops on the dot's result shape: a
+// transpose of the product reads it at another index.
 func.func @f(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
   %y = stitch.fusion (%a) : (tensor<4x4xf32>) -> tensor<4x4xf32> {
   ^bb0(%x: tensor<4x4xf32>):
-    // expected-error @+1 {{'graph.dot' op must be the only root of its fusion: fusing a GEMM with other ops is not implemented yet}}
+    // expected-error @+1 {{'graph.dot' op cannot be generated with the ops fused with it: only elementwise ops on the dot's result shape can be fused after a dot, not 'graph.transpose' on 4x4}}
     %d = graph.dot %x, %x : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
     %e = graph.exp %d : tensor<4x4xf32>
-    stitch.yield %e : tensor<4x4xf32>
+    %t = graph.transpose %e perm [1, 0] : (tensor<4x4xf32>) -> tensor<4x4xf32>
+    stitch.yield %t : tensor<4x4xf32>
   }
   func.return %y : tensor<4x4xf32>
+}
+
+// -----
+
+// The product and its epilogue's result both leave the kernel: it has one output.
+func.func @two_outputs(%a: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %y:2 = stitch.fusion (%a) : (tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  ^bb0(%x: tensor<4x4xf32>):
+    // expected-error @+1 {{'graph.dot' op cannot be generated with the ops fused with it: a dot kernel has one output (the dot's result or its fused epilogue's)}}
+    %d = graph.dot %x, %x : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+    %e = graph.exp %d : tensor<4x4xf32>
+    stitch.yield %d, %e : tensor<4x4xf32>, tensor<4x4xf32>
+  }
+  func.return %y#0, %y#1 : tensor<4x4xf32>, tensor<4x4xf32>
+}
+
+// -----
+
+// A reduction of the product needs every column of a row: not a GEMM epilogue.
+func.func @reduced(%a: tensor<4x4xf32>) -> tensor<4xf32> {
+  %y = stitch.fusion (%a) : (tensor<4x4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4x4xf32>):
+    // expected-error @+1 {{'graph.dot' op cannot be generated with the ops fused with it: a dot must be the only root of its fusion (no other dot or reduction)}}
+    %d = graph.dot %x, %x : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+    %r = graph.reduce sum %d dims [1] : (tensor<4x4xf32>) -> tensor<4xf32>
+    stitch.yield %r : tensor<4xf32>
+  }
+  func.return %y : tensor<4xf32>
 }
 
 // -----

@@ -53,16 +53,17 @@ func.func @long_rows(%x: tensor<4x8192xf32>) -> tensor<4x8192xf32> {
 // GEMM and loop kernels carry the evaluator's estimate too; the GEMM's candidates are
 // the register-blocked configurations whose block tile fits the 64x64 product (16x16 to
 // 64x64; the smallest gives the most blocks), the loop kernel's its vector widths (1, 2,
-// 4: 64-wide rows allow all three).
+// 4: 64-wide rows allow all three). The product is also returned, so the exp is not the
+// GEMM's epilogue (a GEMM kernel has one output).
 // CHECK-LABEL: func.func @gemm_and_loop
 // CHECK:       schedule.kernel @gemm_and_loop_k0 gemm
 // CHECK-SAME:  estimate_us = {{[0-9.e+-]+}} : f64, registers = {{[0-9]+}} : i64, occupancy = {{[0-9]+}} : i64, waves = {{[0-9]+}} : i64, candidates = 4 : i64, config = "gemm/16x16x16/1x1"
 // CHECK:       schedule.kernel @gemm_and_loop_k1 loop
 // CHECK-SAME:  waves = {{[0-9]+}} : i64, candidates = 3 : i64, config = "loop/256"
-func.func @gemm_and_loop(%a: tensor<64x32xf32>, %b: tensor<32x64xf32>) -> tensor<64x64xf32> {
+func.func @gemm_and_loop(%a: tensor<64x32xf32>, %b: tensor<32x64xf32>) -> (tensor<64x64xf32>, tensor<64x64xf32>) {
   %d = graph.dot %a, %b : (tensor<64x32xf32>, tensor<32x64xf32>) -> tensor<64x64xf32>
   %y = graph.exp %d : tensor<64x64xf32>
-  func.return %y : tensor<64x64xf32>
+  func.return %y, %d : tensor<64x64xf32>, tensor<64x64xf32>
 }
 
 // A `?` grid cannot be counted in waves: the kernel is built without an estimate.

@@ -70,12 +70,13 @@ def test_imported_examples_keep_their_results_and_codegen_accepts_every_fusion(p
         FusionCodegen(fusion, f"k{i}").build()
 
 
-@pytest.mark.parametrize("mode", ["stitch", "xla"])
-def test_exact_gelu_is_one_kernel(mode: str):
-    """gelu_mlp: dot, bias add + exact GELU (one fusion), dot, bias add."""
+@pytest.mark.parametrize("mode,kernels", [("stitch", 2), ("xla", 4)])
+def test_exact_gelu_is_one_kernel(mode: str, kernels: int):
+    """gelu_mlp: dot, bias add + exact GELU (one fusion), dot, bias add; in stitch mode
+    each dot's kernel computes what follows it as a stitched epilogue."""
     _, _, ex = _explore(EXAMPLES / "hlo" / "gelu_mlp.hlo", mode=mode)
     g = ex.graph
-    assert len([k for k in ex.plan.kernels if k.kernels]) == 4
+    assert len([k for k in ex.plan.kernels if k.kernels]) == kernels
     kernel_of = {m: i for i, k in enumerate(ex.plan.kernels) for m in k.members}
     gelu = {kernel_of[v] for v in range(len(g)) if g.kind[v] in ("expensive", "light") and g.elems[v] == 16 * 256}
     assert len(gelu) == 1
@@ -112,10 +113,11 @@ def test_producers_of_a_pattern_at_max_ops_still_share_a_kernel():
     """With max-ops 64 the GELU of gelu_mlp (69 ops) cannot be one pattern: the best
     pattern of its consumers has 64 ops and every candidate of the producers above it
     overlaps it. The plan's leftover ops get candidates of their own (`fill`), so the
-    bias add and the x/2 branch share a kernel instead of running one op each."""
+    bias add and the x/2 branch share a kernel instead of running one op each (and the
+    second dot's kernel takes the GELU's last ops and its bias add)."""
     path = EXAMPLES / "hlo" / "gelu_mlp.hlo"
     kernels = {}
     for mode in ("xla", "stitch"):
         _, _, ex = _explore(path, mode=mode, max_ops=64)
         kernels[mode] = len([k for k in ex.plan.kernels if k.kernels])
-    assert kernels["stitch"] <= 5 and kernels["stitch"] <= kernels["xla"], kernels
+    assert kernels["stitch"] <= 4 and kernels["stitch"] <= kernels["xla"], kernels

@@ -120,16 +120,18 @@ func.func @f(%x: tensor<4x9xf32>) -> tensor<4x9xf32> {
 
 
 def test_dot_with_consumer_error():
+    """An elementwise consumer of a dot is its kernel's epilogue; a reduction is not."""
     with pytest.raises(UserError, match="graph.dot.*only root"):
         _compile("""
-func.func @f(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
-  %y = stitch.fusion (%a) : (tensor<4x4xf32>) -> tensor<4x4xf32> {
+func.func @f(%a: tensor<4x4xf32>) -> tensor<4xf32> {
+  %y = stitch.fusion (%a) : (tensor<4x4xf32>) -> tensor<4xf32> {
   ^bb0(%x: tensor<4x4xf32>):
     %d = graph.dot %x, %x : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
     %e = graph.exp %d : tensor<4x4xf32>
-    stitch.yield %e : tensor<4x4xf32>
+    %r = graph.reduce sum %e dims [1] : (tensor<4x4xf32>) -> tensor<4xf32>
+    stitch.yield %r : tensor<4xf32>
   }
-  func.return %y : tensor<4x4xf32>
+  func.return %y : tensor<4xf32>
 }
 """)
 

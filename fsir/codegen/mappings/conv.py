@@ -5,12 +5,11 @@ M = batch x output positions, N = output channels of the group, K = input channe
 the group x kernel positions; the A tile is gathered from the input on the fly
 (`fsir/lowering/conv.py`), never materialised as im2col.
 
-A conv kernel also takes a stitched epilogue: elementwise consumers of the conv's
-result that read it at the output's own index (a per-channel bias add, ReLU/clip as
-max/min with constants, a residual add of another tensor of the result's shape),
-computed on the accumulators in registers before the one store. Their other operands
-(a broadcast bias, the residual) and the conv's light producers are computed by index
-propagation where they are read.
+A conv kernel also takes a stitched epilogue (`epilogue.py`, shared with the `gemm`
+mapping): elementwise consumers of the conv's result that read it at the output's own
+index (a per-channel bias add, ReLU/clip as max/min with constants, a residual add of
+another tensor of the result's shape), computed on the accumulators in registers
+before the one store.
 """
 
 from __future__ import annotations
@@ -21,10 +20,11 @@ from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, MemRefType, Strin
 from xdsl.ir import Operation, SSAValue
 
 from fsir.codegen.mappings.base import FusionContext, GroupSpec, Mapping, accumulator_type, op_error, unique
+from fsir.codegen.mappings.epilogue import epilogue_problem
 from fsir.codegen.mappings.gemm import DYNAMIC_DEFAULT, GemmConfig, gemm_candidates, shared_bytes, tiled_summary
 from fsir.codegen.summary import Summary
 from fsir.dialects import graph, schedule
-from fsir.dialects.graph import DYN, shape_of
+from fsir.dialects.graph import DYN
 from fsir.dialects.schedule import (
     DYNAMIC,
     Composition,
@@ -39,41 +39,6 @@ from fsir.lowering.conv import ConvLowering
 from fsir.lowering.gemm import product_root
 from fsir.lowering.scalar import Index
 from fsir.lowering.shapes import ShapeCalc
-
-# Ops an epilogue may hold: they read every operand at the result's own index.
-EPILOGUE_OPS = (graph.ElementwiseOp, graph.CompareOp, graph.SelectOp, graph.ConvertOp)
-
-
-def epilogue_problem(conv: graph.ConvOp, ops: Sequence[Operation], outputs: Sequence[SSAValue]) -> str | None:
-    """Why `ops` (holding `conv`, their `outputs` used outside) are not one conv kernel
-    with its light producers inlined and a stitched epilogue; None: they are."""
-    inside = set(ops)
-    # the epilogue: the ops reading the conv's result, directly or through each other
-    epilogue: set[Operation] = set()
-    stack: list[Operation] = [conv]
-    while stack:
-        for use in stack.pop().results[0].uses:
-            user = use.operation
-            if user in inside and user not in epilogue:
-                epilogue.add(user)
-                stack.append(user)
-    if len(outputs) != 1:
-        return "a conv kernel has one output (the conv's result or its fused epilogue's)"
-    (out,) = outputs
-    if epilogue and out.owner not in epilogue:
-        return "a conv's result can only feed fused elementwise ops that end in the kernel's output"
-    shape = shape_of(conv.result.type)
-    for op in epilogue:
-        if not isinstance(op, EPILOGUE_OPS) or shape_of(op.results[0].type) != shape:
-            return (f"only elementwise ops on the conv's result shape can be fused after a conv, not "
-                    f"'{op.name}' on {graph.fmt_shape(shape_of(op.results[0].type))}")
-    for op in inside - epilogue - {conv}:
-        if isinstance(op, graph.ConvOp):
-            return "a conv must be the only compute-intensive op of its kernel"
-        if graph.op_class(op) != graph.OpClass.LIGHT:
-            return (f"only light ops can be inlined into a conv's tile loads or its epilogue's operands, "
-                    f"not '{op.name}'")
-    return None
 
 
 class ConvMapping(Mapping):
@@ -91,13 +56,13 @@ class ConvMapping(Mapping):
         if len(convs) != 1 or any(graph.op_class(op) == graph.OpClass.COMPUTE and op is not convs[0] for op in ops):
             return "a conv must be the only compute-intensive op of its kernel"
         outputs = [r for op in ops for r in op.results if any(u.operation not in inside for u in r.uses)]
-        return epilogue_problem(convs[0], ops, outputs)
+        return epilogue_problem(convs[0], ops, outputs, "conv")
 
     def build(self, ctx: FusionContext) -> KernelOp:
         conv = next(op for op in ctx.ops if isinstance(op, graph.ConvOp))
         why = self.accepts(ctx.ops) if len(ctx.ops) > 1 else None
         outputs = unique(ctx.yields)
-        why = why or epilogue_problem(conv, ctx.ops, outputs)
+        why = why or epilogue_problem(conv, ctx.ops, outputs, "conv")
         if why is not None:
             raise op_error(conv, f"cannot be generated with the ops fused with it: {why}")
         problem = conv.problem(graph.static_dims, graph.STATIC)

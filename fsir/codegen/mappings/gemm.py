@@ -1,5 +1,7 @@
 """The `gemm` mapping: a `graph.dot` (its light producers inlined into the tile loads) as
 a tiled shared-memory GEMM, each thread computing a micro-tile of outputs in registers.
+Elementwise consumers of the dot's result (bias, GELU, residual add, scale) are a
+stitched epilogue on the accumulators (`epilogue.py`, shared with the `conv` mapping).
 
 A configuration (`GemmConfig`) is a block tile of `bm` x `bn` outputs, a k-step of `bk`
 (the operand tiles staged in shared memory per step are `bm` x `bk` and `bk` x `bn`) and
@@ -41,6 +43,7 @@ from fsir.codegen.mappings.base import (
     op_error,
     unique,
 )
+from fsir.codegen.mappings.epilogue import epilogue_problem
 from fsir.codegen.mappings.gemm_tc import TC_CANDIDATES, TC_DYNAMIC_DEFAULT, gemm_math, mma_summary, tile_bytes
 from fsir.codegen.summary import (
     Summary,
@@ -63,12 +66,11 @@ from fsir.dialects.schedule import (
     Storage,
     TiledParamsAttr,
     element_bytes,
-    inner_value,
 )
 from fsir.errors import UserError
 from fsir.gpuspec import GpuSpec
 from fsir.lowering.emit import elem_type
-from fsir.lowering.gemm import GemmLowering
+from fsir.lowering.gemm import GemmLowering, product_root
 from fsir.lowering.kernels import KernelInterface, lower
 from fsir.lowering.mma import STAGES, MmaGemmLowering, tile_element_type
 from fsir.lowering.scalar import Index
@@ -178,13 +180,21 @@ def shared_bytes(config: GemmConfig, acc_bytes: int) -> int:
     return (config.bm + config.bn) * config.bk * acc_bytes
 
 
-def root_problem(dots: Sequence[graph.DotOp], reduces: Sequence[Operation], outputs: Sequence[SSAValue]) -> str | None:
+def root_problem(dots: Sequence[graph.DotOp], reduces: Sequence[Operation]) -> str | None:
     """Why a fusion with `dots` is not one GEMM kernel: a dot must be its only root."""
     if len(dots) > 1 or reduces:
         return "a dot must be the only root of its fusion (no other dot or reduction)"
-    if list(outputs) != [dots[0].result]:
-        return "a dot must be the only root of its fusion (it cannot feed other fused ops)"
     return None
+
+
+def gemm_problem(ops: Sequence[Operation], outputs: Sequence[SSAValue], light_only: bool = True) -> str | None:
+    """Why `ops` (with a dot, their `outputs` used outside) are not one GEMM kernel: the
+    dot, its producers inlined into the tile loads (light ones only with `light_only`),
+    and a stitched epilogue of elementwise consumers ending in the one output
+    (`epilogue.py`); None: they are."""
+    dots = [op for op in ops if isinstance(op, graph.DotOp)]
+    why = root_problem(dots, [op for op in ops if isinstance(op, graph.ReduceOp)])
+    return why or epilogue_problem(dots[0], ops, outputs, "dot", light_only)
 
 
 # Registers of a GEMM thread besides its accumulators and operand fragments: addresses,
@@ -197,31 +207,26 @@ class GemmMapping(Mapping):
     name = schedule.Mapping.GEMM
     # a micro-tile's multiply-adds are independent: L_warp follows dependences
     ilp = True
+    fuses_epilogue = True
     lowering = GemmLowering
 
     def claims(self, ops: Sequence[Operation]) -> bool:
         return any(isinstance(op, graph.DotOp) for op in ops)
 
     def accepts(self, ops: Sequence[Operation]) -> str | None:
+        # Producers are recomputed in every tile load (N / bn and M / bm times per
+        # element): codegen makes any (`build`), the explorer proposes only light ones.
         inside = set(ops)
         outputs = [r for op in ops for r in op.results if any(u.operation not in inside for u in r.uses)]
-        why = root_problem([op for op in ops if isinstance(op, graph.DotOp)],
-                           [op for op in ops if isinstance(op, graph.ReduceOp)], outputs)
-        if why is not None:
-            return why
-        # Producers are recomputed in every tile load (N / bn and M / bm times per
-        # element): codegen accepts any, the explorer proposes only light ones.
-        if any(graph.op_class(op) not in (graph.OpClass.LIGHT, graph.OpClass.COMPUTE) for op in ops):
-            return "only light producers can be inlined into a dot's tile loads"
-        return None
+        return gemm_problem(ops, outputs)
 
     def build(self, ctx: FusionContext) -> KernelOp:
-        dots = [op for op in ctx.ops if isinstance(op, graph.DotOp)]
-        reduces = [op for op in ctx.ops if isinstance(op, graph.ReduceOp)]
-        dot = dots[0]
-        if root_problem(dots, reduces, unique(ctx.yields)) is not None:
-            raise op_error(dot, "must be the only root of its fusion: fusing a GEMM with other ops is not "
-                                "implemented yet")
+        dot = next(op for op in ctx.ops if isinstance(op, graph.DotOp))
+        outputs = unique(ctx.yields)
+        why = gemm_problem(ctx.ops, outputs, light_only=False) if len(ctx.ops) > 1 else None
+        if why is not None:
+            raise op_error(dot, f"cannot be generated with the ops fused with it: {why}")
+        out = outputs[0]
         problem = dot.problem(graph.static_dims, graph.STATIC)
         m, n = problem.m, problem.n
         sizes = (m, n, numel(shape_of(dot.result.type)))
@@ -246,21 +251,22 @@ class GemmMapping(Mapping):
             # `?` sizes: the evaluator cannot count waves
             default = DYNAMIC_DEFAULT if math == GemmMath.FMA else GemmConfig(*TC_DYNAMIC_DEFAULT, math=math)
             config = forced or default
-            kernel = self.kernel(ctx, dot, config)
+            kernel = self.kernel(ctx, dot, out, config)
             assert kernel.cost is not None  # `FusionContext.kernel` gives every kernel its static cost
             kernel.cost = DictionaryAttr({**kernel.cost.data, "config": StringAttr(config.describe())})
             return kernel
-        return self.choose(configs, lambda c: self.kernel(ctx, dot, c), spec)
+        return self.choose(configs, lambda c: self.kernel(ctx, dot, out, c), spec)
 
     def summarize(self, k: KernelOp, spec: GpuSpec) -> Summary:
         (g,) = k.groups()
-        dot = g.yielded()[0].owner
+        dot = product_root(g)
         assert isinstance(dot, graph.DotOp)
+        out = g.yielded()[0]
         problem = dot.problem(graph.static_dims, graph.STATIC)
         sizes = (problem.m, problem.n, problem.k)
         if isinstance(k.params, GemmParamsAttr) and k.params.tensor_cores:
-            return mma_summary(k, spec, sizes, dot.lhs, dot.rhs, dot.result, dot.result)
-        return tiled_summary(k, spec, sizes, dot.lhs, dot.rhs, dot.result, dot.result)
+            return mma_summary(k, spec, sizes, dot.lhs, dot.rhs, dot.result, out)
+        return tiled_summary(k, spec, sizes, dot.lhs, dot.rhs, dot.result, out)
 
     def lower(self, k: KernelOp) -> KernelInterface:
         """The tensor-core kernels have their own lowering (`fsir/lowering/mma.py`)."""
@@ -269,9 +275,10 @@ class GemmMapping(Mapping):
             return lower(k, MmaGemmLowering)
         return super().lower(k)
 
-    def kernel(self, ctx: FusionContext, dot: graph.DotOp, config: GemmConfig) -> KernelOp:
+    def kernel(self, ctx: FusionContext, dot: graph.DotOp, out: SSAValue, config: GemmConfig) -> KernelOp:
         """The schedule.kernel under one configuration: a block per bm x bn output tile
-        (batch dims on grid z), (bm / tm) x (bn / tn) threads."""
+        (batch dims on grid z), (bm / tm) x (bn / tn) threads; `out` is the dot's result
+        or its fused epilogue's."""
         problem = dot.problem(graph.static_dims, graph.STATIC)
         m, n = problem.m, problem.n
         nb = numel(problem.batch)
@@ -284,13 +291,13 @@ class GemmMapping(Mapping):
         space = IntegerAttr(3, i64)
         shared = [SharedOp("a_tile", MemRefType(acc, [stages * config.bm * config.bk], memory_space=space)),
                   SharedOp("b_tile", MemRefType(acc, [stages * config.bk * config.bn], memory_space=space))]
-        groups = [GroupSpec([dot.result], Composition.BLOCK, Storage.GLOBAL)]
+        groups = [GroupSpec([out], Composition.BLOCK, Storage.GLOBAL)]
         return ctx.kernel(config.params(), grid, (config.threads, 1, 1), groups, shared)
 
     def grid(self, k: KernelOp, axis: int, shapes: ShapeCalc) -> Index:
         ib = shapes.ib
         (g,) = k.groups()
-        dot = inner_value(g.results[0]).owner
+        dot = product_root(g)
         p = k.params
         assert isinstance(dot, graph.DotOp) and isinstance(p, GemmParamsAttr)
         problem = dot.problem(shapes.dims, ib)
@@ -302,9 +309,9 @@ class GemmMapping(Mapping):
 
     def check_kernel(self, k: KernelOp) -> None:
         groups = k.groups()
-        dots = [inner_value(g.results[0]).owner for g in groups]
-        if len(groups) != 1 or not isinstance(dots[0], graph.DotOp):
-            raise self.cannot_lower(k, "a gemm kernel has one group yielding a graph.dot")
+        dots = [op for g in groups for op in g.block.ops if isinstance(op, graph.DotOp)]
+        if len(groups) != 1 or len(dots) != 1:
+            raise self.cannot_lower(k, "a gemm kernel has one group computing a graph.dot")
         p = k.params
         assert isinstance(p, GemmParamsAttr)
         bm, bn, bk = p.tile_m, p.tile_n, p.tile_k
