@@ -31,19 +31,20 @@ func.func @fig4a(%a: tensor<32x32xf32>, %b: tensor<32x32xf32>, %d: tensor<32x48x
   func.return %e : tensor<32x48xf32>
 }
 
-// A GEMM reading an elementwise kernel's result (the GPT-3 MLP's GeLU) depends on the
-// loop kernel's blocks holding its rows: 16 rows x 48 = 768 elements = 3 blocks of 256.
+// A GEMM reading an elementwise kernel's result depends on the loop kernel's blocks
+// holding its rows: 16 rows x 48 = 768 elements = 3 blocks of 256. (The first product is
+// also returned, so the tanh is not the first GEMM's epilogue but a loop kernel.)
 // CHECK-LABEL: func.func @after_loop
 // The first GEMM feeds no GEMM directly: no stage.
 // CHECK-NOT: schedule.stage @after_loop_k0
 // CHECK: schedule.stage @after_loop_k1 pipeline 1 stream 0 priority 0 policy tile
 // CHECK: schedule.stage @after_loop_k2 pipeline 1 stream 1 priority 1 policy tile
 // CHECK-NEXT: schedule.tile_dep @after_loop_k2 on @after_loop_k1 operand 0 map affine_map<(d0, d1, d2, d3) -> (((d1 * 3) + d3), d2)> extents [1, 3]
-func.func @after_loop(%x: tensor<64x96xf32>, %w1: tensor<96x48xf32>, %w2: tensor<48x96xf32>) -> tensor<64x96xf32> {
+func.func @after_loop(%x: tensor<64x96xf32>, %w1: tensor<96x48xf32>, %w2: tensor<48x96xf32>) -> (tensor<64x96xf32>, tensor<64x48xf32>) {
   %h = graph.dot %x, %w1 : (tensor<64x96xf32>, tensor<96x48xf32>) -> tensor<64x48xf32>
   %g = graph.tanh %h : tensor<64x48xf32>
   %y = graph.dot %g, %w2 : (tensor<64x48xf32>, tensor<48x96xf32>) -> tensor<64x96xf32>
-  func.return %y : tensor<64x96xf32>
+  func.return %y, %h : tensor<64x96xf32>, tensor<64x48xf32>
 }
 
 // Conv2DTileSync: the second convolution's tile of 16 output positions (of 8x8 images)
