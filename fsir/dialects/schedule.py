@@ -122,6 +122,7 @@ class Mapping(StrEnum):
     ROW = "row"
     GEMM = "gemm"
     CONV = "conv"
+    COLUMNS = "columns"
 
 
 class Composition(StrEnum):
@@ -607,9 +608,57 @@ class ConvParamsAttr(TiledParamsAttr):
         super().__init__(tile_m, tile_n, tile_k, thread_m, thread_n)
 
 
+# -- columns (embedding columns, RECom) ---------------------------------------------------
+
+
+@irdl_attr_definition
+class ColumnsParamsAttr(MappingParamsAttr):
+    """`columns`: embedding columns feeding one concat, each computed by its own range
+    of warps. Grid y walks the batch in tiles of `rows_per_tile` rows; within a tile,
+    column c owns warps [start, start + count) of grid x (its group's `warps`
+    attribute, a prefix sum over the columns in proportion to their work), and `lanes`
+    consecutive threads of a warp share one (row, embedding element), splitting the bag
+    and combining by shuffles.
+
+        #schedule.columns<rows_per_tile = 8>
+    """
+
+    name = "schedule.columns"
+    MAPPING: ClassVar[Mapping] = Mapping.COLUMNS
+    KEYS: ClassVar[dict[str, int]] = {"rows_per_tile": 1}
+
+    _rows_per_tile: IntAttr
+
+    def __init__(self, rows_per_tile: int):
+        super().__init__(IntAttr(rows_per_tile))
+
+    @property
+    def rows_per_tile(self) -> int:
+        return self._rows_per_tile.data
+
+    @property
+    def vector_width(self) -> int:
+        return 1
+
+    @property
+    def elements_per_thread(self) -> int:
+        return 1
+
+    def verify(self) -> None:
+        if self.rows_per_tile < 1:
+            raise VerifyException(f"rows_per_tile must be positive, got {self.rows_per_tile}")
+
+    @classmethod
+    def from_entries(cls, entries: MappingOf[str, _Value]) -> ColumnsParamsAttr:
+        return cls.new([_int(entries["rows_per_tile"])])
+
+    def entries(self) -> list[tuple[str, _Value]]:
+        return [("rows_per_tile", self.rows_per_tile)]
+
+
 PARAMS_OF: dict[Mapping, type[MappingParamsAttr]] = {
     Mapping.LOOP: LoopParamsAttr, Mapping.ROW: RowParamsAttr, Mapping.GEMM: GemmParamsAttr,
-    Mapping.CONV: ConvParamsAttr,
+    Mapping.CONV: ConvParamsAttr, Mapping.COLUMNS: ColumnsParamsAttr,
 }
 
 
@@ -988,5 +1037,5 @@ Schedule = Dialect(
     "schedule",
     [KernelOp, GroupOp, SharedOp, YieldOp],
     [MappingAttr, CompositionAttr, StorageAttr, LoopParamsAttr, RowParamsAttr, GemmParamsAttr,
-     ConvParamsAttr, GemmMathAttr],
+     ConvParamsAttr, GemmMathAttr, ColumnsParamsAttr],
 )

@@ -1,0 +1,280 @@
+"""The `columns` mapping: many embedding columns and their concat in one kernel (RECom's
+inter-subgraph parallelism, `fsir/fusion/columns.py` finds them).
+
+Every operand of the concat gets its own range of warps, in proportion to its work:
+grid y walks the batch in tiles of `rows_per_tile` rows, and within a tile operand i
+owns warps [warps[i], warps[i + 1]) of grid x — a prefix sum over the operands, the
+root group's `warps` attribute, which the lowering compiles into a balanced tree of
+comparisons (log2 N of them per warp, immediates: no parameter space and no table
+load). A column's threads each own one (row, embedding element) of the tile and walk
+the bag; `lanes` consecutive threads share one and combine their partials with
+shuffles (thread composition for lanes = 1, warp composition above). An operand that
+is not a column (dense features) is copied, a thread per element.
+
+Each column's lanes are chosen by the latency-evaluator, once per cluster of columns of
+one structure: every lane count up to the bag's length (at most a warp) is summarised
+as a kernel of that column alone (`column_summary`) and estimated (`estimate_summary`);
+the fastest wins (with few rows and long bags, more lanes shorten the serial loop; with
+many rows the kernel is bandwidth-bound and fewer lanes issue fewer instructions).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import DenseArrayBase, TensorType, i64
+from xdsl.ir import Operation, SSAValue
+
+from fsir.codegen.latency import estimate_summary
+from fsir.codegen.mappings.base import FusionContext, GroupSpec, Mapping, check_supported
+from fsir.codegen.summary import Summary, op_mix
+from fsir.dialects import graph, schedule
+from fsir.dialects.graph import DYN, shape_of
+from fsir.dialects.schedule import (
+    DYNAMIC,
+    WARP,
+    ColumnsParamsAttr,
+    Composition,
+    GroupOp,
+    KernelOp,
+    Storage,
+    element_bytes,
+    int_values,
+)
+from fsir.fusion.columns import Column, ColumnSet, exact_column_set
+from fsir.gpuspec import GpuSpec
+from fsir.lowering.columns import ColumnsLowering, column_groups, root_group
+from fsir.lowering.scalar import Index
+from fsir.lowering.shapes import ShapeCalc
+
+THREADS = 256  # a block: 8 warps, each of them any column's
+ROWS_PER_TILE = 32  # batch rows per grid-y tile
+LANES = (1, 2, 4, 8, 16, 32)
+COLUMN_REGISTERS = 24
+
+
+@dataclass(frozen=True)
+class ColumnsConfig:
+    rows_per_tile: int
+
+    def describe(self) -> str:
+        return f"columns/{self.rows_per_tile}"
+
+
+def _elem(v: SSAValue):
+    t = v.type
+    assert isinstance(t, TensorType)
+    return t.element_type
+
+
+def column_counts(column: Column) -> tuple[Counter[str], Counter[str], int]:
+    """One bag element of `column` (instructions, bytes loaded) and what follows the
+    bag's reduction once (instructions)."""
+    per_elem: Counter[str] = Counter()
+    after: Counter[str] = Counter()
+    nbytes = 0
+    r = column.reduce
+    ops = set(column.ops)
+    downstream = False
+    for op in column.ops:
+        if op is r:
+            downstream = True
+            per_elem["alu"] += 1  # the combine
+            continue
+        target = after if downstream else per_elem
+        target.update(op_mix(op))
+        for o in op.operands:
+            if isinstance(o.owner, Operation) and o.owner in ops:
+                continue
+            if isinstance(o.owner, graph.ConstantOp) and graph.is_splat(o.owner.value):
+                continue
+            target["global"] += 1
+            target["alu"] += 1
+            if not downstream:
+                nbytes += element_bytes(_elem(o))
+    return per_elem, after, nbytes
+
+
+def bag_length(column: Column) -> int:
+    dims = shape_of(column.reduce.input.type)
+    return math.prod(dims[d] for d in int_values(column.reduce.dims))
+
+
+def column_summary(column: Column, lanes: int) -> Summary:
+    """A thread of `column` with `lanes` lanes per (row, embedding element): its share
+    of the bag, the shuffles combining the lanes, the tail ops and the store."""
+    per_elem, after, nbytes = column_counts(column)
+    steps = -(-bag_length(column) // lanes)
+    s = Summary()
+    s.add(per_elem, steps)
+    s.counts["alu"] += 2 * steps + 12  # loop control; warp/column/row index arithmetic
+    rounds = int(math.log2(lanes))
+    s.counts["shuffle"] += rounds
+    s.counts["alu"] += rounds
+    s.add(after)
+    s.counts["global"] += 1
+    s.registers = COLUMN_REGISTERS
+    s.global_bytes = steps * nbytes + element_bytes(_elem(column.output))
+    return s
+
+
+def choose_lanes(column: Column, rows: int, spec: GpuSpec) -> int:
+    """The lanes of `column` the latency-evaluator finds fastest for `rows` rows."""
+    dim = shape_of(column.output.type)[1]
+    bag = bag_length(column)
+    best, best_t = 1, math.inf
+    for lanes in LANES:
+        if lanes > 1 and lanes // 2 >= bag:
+            break
+        threads = rows * dim * lanes
+        grid = (max(1, -(-threads // THREADS)), 1, 1)
+        t = estimate_summary(column_summary(column, lanes), grid, (THREADS, 1, 1), spec, bandwidth=True).seconds
+        if t < best_t * 0.999:
+            best, best_t = lanes, t
+    return best
+
+
+class ColumnsMapping(Mapping):
+    name = schedule.Mapping.COLUMNS
+    lowering = ColumnsLowering
+
+    def claims(self, ops: Sequence[Operation]) -> bool:
+        return any(isinstance(op, graph.ConcatOp) for op in ops) and exact_column_set(ops) is not None
+
+    def accepts(self, ops: Sequence[Operation]) -> str | None:
+        s = exact_column_set(ops)
+        if s is None:
+            return "not a set of embedding columns feeding one concat"
+        for i, v in enumerate(s.concat.operands):
+            if shape_of(v.type)[1] == DYN:
+                return f"concat operand {i} has a '?' embedding dim"
+        return None
+
+    def build(self, ctx: FusionContext) -> KernelOp:
+        s = exact_column_set(ctx.ops)
+        assert s is not None, "claims: the fusion is a column set"
+        problem = self.accepts(ctx.ops)
+        if problem is not None:
+            raise self.cannot_generate(s, problem)
+        batch = shape_of(s.concat.result.type)[0]
+        rows = ROWS_PER_TILE if batch == DYN else max(1, min(batch, ROWS_PER_TILE))
+        config = ColumnsConfig(rows)
+        return self.choose([config], lambda c: self.kernel(ctx, s, c), ctx.spec)
+
+    @staticmethod
+    def cannot_generate(s: ColumnSet, message: str):
+        from fsir.codegen.mappings.base import op_error
+
+        return op_error(s.concat, f"cannot be generated by the columns mapping: {message}")
+
+    def kernel(self, ctx: FusionContext, s: ColumnSet, config: ColumnsConfig) -> KernelOp:
+        rows = config.rows_per_tile
+        # one schedule per cluster of columns of one structure
+        lanes_of_key = {key: choose_lanes(s.columns[members[0]], rows, ctx.spec)  # type: ignore[arg-type]
+                        for key, members in s.clusters.items()}
+        lanes: list[int] = []
+        warps = [0]
+        groups: list[GroupSpec] = []
+        for v, c in zip(s.concat.operands, s.columns):
+            n = 1 if c is None else lanes_of_key[c.key]
+            lanes.append(n)
+            warps.append(warps[-1] + -(-rows * shape_of(v.type)[1] * n // WARP))
+            if c is not None:
+                groups.append(GroupSpec([c.reduce.result], Composition.WARP if n > 1 else Composition.THREAD,
+                                        Storage.REG))
+        groups.append(GroupSpec(list(ctx.yields), Composition.THREAD, Storage.GLOBAL))
+        batch = shape_of(s.concat.result.type)[0]
+        grid = (max(1, -(-warps[-1] * WARP // THREADS)), DYNAMIC if batch == DYN else -(-batch // rows), 1)
+        k = ctx.kernel(ColumnsParamsAttr(rows), grid, (THREADS, 1, 1), groups, [])
+        root = k.groups()[-1]
+        root.attributes["warps"] = DenseArrayBase.from_list(i64, warps)
+        root.attributes["lanes"] = DenseArrayBase.from_list(i64, lanes)
+        return k
+
+    def summarize(self, k: KernelOp, spec: GpuSpec) -> Summary:
+        """The average thread: each operand's thread (`column_summary`; a copy loads and
+        stores one element) weighted by the warps it owns."""
+        root = root_group(k)
+        concat = root.yielded()[0].owner
+        assert isinstance(concat, graph.ConcatOp)
+        warps = int_values(root.attributes["warps"])
+        lanes = int_values(root.attributes["lanes"])
+        by_operand = column_groups(k)
+        total = max(1, warps[-1])
+        s = Summary()
+        gbytes = 0.0
+        for i, v in enumerate(concat.operands):
+            share = (warps[i + 1] - warps[i]) / total
+            g = by_operand.get(i)
+            if g is None:
+                part = Summary(Counter({"global": 2, "alu": 14}))
+                part.global_bytes = 2 * element_bytes(_elem(v))
+            else:
+                part = column_summary(_column_of_group(g, v), lanes[i])
+            for cls, n in part.counts.items():
+                s.counts[cls] += n * share
+            gbytes += part.global_bytes * share
+        s.counts = Counter({cls: max(1, round(n)) for cls, n in s.counts.items()})
+        s.registers = COLUMN_REGISTERS
+        s.global_bytes = round(gbytes)
+        return s
+
+    def grid(self, k: KernelOp, axis: int, shapes: ShapeCalc) -> Index:
+        ib = shapes.ib
+        assert axis == 1, "only the batch tiles (grid y) depend on run-time sizes"
+        params = k.params
+        assert isinstance(params, ColumnsParamsAttr)
+        root = root_group(k)
+        batch = shapes.dims(root.yielded()[0])[0]
+        return ib.max(ib.ceildiv(batch, params.rows_per_tile), 1)
+
+    def check_kernel(self, k: KernelOp) -> None:
+        groups = k.groups()
+        if not groups or groups[-1].storage.data != Storage.GLOBAL:
+            raise self.cannot_lower(k, "a columns kernel ends with its concat's root group")
+        root = groups[-1]
+        concat = root.yielded()[0].owner if len(root.yielded()) == 1 else None
+        if not isinstance(concat, graph.ConcatOp) or len(shape_of(concat.result.type)) != 2 \
+                or concat.dim.value.data != 1:
+            raise self.cannot_lower(k, "the root group must yield one rank-2 concat along dim 1")
+        for key in ("warps", "lanes"):
+            if key not in root.attributes:
+                raise self.cannot_lower(k, f"the root group needs its '{key}' attribute")
+        warps, lanes = int_values(root.attributes["warps"]), int_values(root.attributes["lanes"])
+        n = len(concat.operands)
+        if len(warps) != n + 1 or len(lanes) != n or any(b < a for a, b in zip(warps, warps[1:])):
+            raise self.cannot_lower(k, f"'warps' must be {n + 1} non-decreasing prefix sums and 'lanes' {n} counts")
+        if any(x not in LANES for x in lanes):
+            raise self.cannot_lower(k, f"lanes must be among {list(LANES)}")
+        params = k.params
+        assert isinstance(params, ColumnsParamsAttr)
+        _, block = k.launch()
+        for i, v in enumerate(concat.operands):
+            dim = shape_of(v.type)[1]
+            if dim == DYN or (warps[i + 1] - warps[i]) * WARP < params.rows_per_tile * dim * lanes[i]:
+                raise self.cannot_lower(k, f"concat operand {i} needs {params.rows_per_tile} rows x its dim x "
+                                           f"{lanes[i]} lanes threads, more than its warps hold")
+        if block[0] % WARP or block[1:] != (1, 1):
+            raise self.cannot_lower(k, "a columns kernel's block is whole warps along x")
+        grid, _ = k.launch()
+        if grid[0] != DYNAMIC and grid[0] * block[0] < warps[-1] * WARP:
+            raise self.cannot_lower(k, f"grid x covers {grid[0] * block[0] // WARP} warps, the columns need {warps[-1]}")
+        for g in groups[:-1]:
+            r = g.yielded()[0].owner if len(g.yielded()) == 1 else None
+            if not isinstance(r, graph.ReduceOp) or g.storage.data != Storage.REG:
+                raise self.cannot_lower(k, "every group but the root is one column's reduction, kept in registers")
+        for g in groups:
+            for op in g.block.ops:
+                if isinstance(op, graph.GraphOp):
+                    check_supported(op)
+
+
+def _column_of_group(g: GroupOp, output: SSAValue) -> Column:
+    """A `Column` view of a column group (for its summary): the group's ops."""
+    r = g.yielded()[0].owner
+    assert isinstance(r, graph.ReduceOp)
+    ops = tuple(op for op in g.block.ops if isinstance(op, graph.GraphOp))
+    return Column(ops, r.result, r, ())
