@@ -107,10 +107,10 @@ def to_mlir(cols: list[ColumnSpec], batch: int | str = 8, name: str = "recom", f
     x_t = f"tensor<{b}x{width}xf32>"
     lines.append(f"  %x = graph.concat {', '.join(outs)} dim 1 : ({', '.join(out_types)}) -> {x_t}")
     args += [f"%w1: tensor<{width}x{HIDDEN}xf32>", f"%b1: tensor<{HIDDEN}xf32>",
-             f"%w2: tensor<{HIDDEN}x1xf32>", f"%b2: tensor<1xf32>"]
+             f"%w2: tensor<{HIDDEN}x1xf32>", "%b2: tensor<1xf32>"]
     h_t, y_t = f"tensor<{b}x{HIDDEN}xf32>", f"tensor<{b}x1xf32>"
     lines.append(f"  %d1 = graph.dot %x, %w1 : ({x_t}, tensor<{width}x{HIDDEN}xf32>) -> {h_t}")
-    like = f" like %d1" if dyn else ""
+    like = " like %d1" if dyn else ""
     lines.append(f"  %bb1 = graph.broadcast %b1 dims [1]{like} : "
                  + (f"(tensor<{HIDDEN}xf32>, {h_t}) -> {h_t}" if dyn else f"(tensor<{HIDDEN}xf32>) -> {h_t}"))
     lines.append(f"  %z1 = graph.add %d1, %bb1 : {h_t}")
@@ -122,7 +122,7 @@ def to_mlir(cols: list[ColumnSpec], batch: int | str = 8, name: str = "recom", f
         lines.append(f"  %zero = graph.constant dense<0.0> : {h_t}")
         lines.append(f"  %h1 = graph.max %z1, %zero : {h_t}")
     lines.append(f"  %d2 = graph.dot %h1, %w2 : ({h_t}, tensor<{HIDDEN}x1xf32>) -> {y_t}")
-    like = f" like %d2" if dyn else ""
+    like = " like %d2" if dyn else ""
     lines.append(f"  %bb2 = graph.broadcast %b2 dims [1]{like} : "
                  + (f"(tensor<1xf32>, {y_t}) -> {y_t}" if dyn else f"(tensor<1xf32>) -> {y_t}"))
     lines.append(f"  %z2 = graph.add %d2, %bb2 : {y_t}")

@@ -90,16 +90,21 @@ def column_of(value: SSAValue, concat: Operation) -> Column | None:
     out = value.owner
     if not isinstance(out, graph.GraphOp) or len(shape_of(value.type)) != 2:
         return None
+    # the backward slice in post-order (producers first), so its order is the
+    # column's structure, not where its ops happen to sit in the block
     members: list[Operation] = []
-    seen: set[Operation] = set()
-    stack: list[Operation] = [out]
+    expanded: set[Operation] = set()
+    stack: list[tuple[Operation, bool]] = [(out, False)]
     while stack:
-        op = stack.pop()
-        if op in seen:
+        op, done = stack.pop()
+        if done:
+            members.append(op)
             continue
-        seen.add(op)
-        if isinstance(op, graph.ConstantOp):
+        if op in expanded:
             continue
+        expanded.add(op)
+        if len(expanded) > MAX_COLUMN_OPS:
+            return None
         if not isinstance(op, graph.GraphOp) or len(op.results) != 1:
             return None
         kind = graph.op_class(op)
@@ -107,12 +112,11 @@ def column_of(value: SSAValue, concat: Operation) -> Column | None:
             return None
         if not isinstance(op, graph.GatherOp) and kind == "gather":
             return None  # scatter, sort, window reductions: not a column's ops
-        members.append(op)
-        if len(members) > MAX_COLUMN_OPS:
-            return None
-        for o in op.operands:
-            if isinstance(o.owner, Operation):
-                stack.append(o.owner)
+        stack.append((op, True))
+        for o in reversed(op.operands):
+            p = o.owner
+            if isinstance(p, Operation) and p not in expanded and not isinstance(p, graph.ConstantOp):
+                stack.append((p, False))
     member_set = set(members)
     if not all(_uses_within(op, member_set, concat) for op in members):
         return None
@@ -130,10 +134,7 @@ def column_of(value: SSAValue, concat: Operation) -> Column | None:
     before = member_set - after - {r}
     if not any(isinstance(op, graph.GatherOp) for op in before):
         return None
-    block = out.parent_block()
-    assert block is not None
-    ordered = tuple(sorted(members, key=block.get_operation_index))
-    return Column(ordered, value, r, structure_key(ordered, value))
+    return Column(tuple(members), value, r, structure_key(members, value))
 
 
 def _downstream(r: Operation, members: set[Operation]) -> set[Operation]:

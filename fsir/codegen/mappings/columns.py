@@ -26,10 +26,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import DenseArrayBase, TensorType, i64
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 
 from fsir.codegen.latency import estimate_summary
-from fsir.codegen.mappings.base import FusionContext, GroupSpec, Mapping, check_supported
+from fsir.codegen.mappings.base import FusionContext, Mapping, check_supported
 from fsir.codegen.summary import Summary, op_mix
 from fsir.dialects import graph, schedule
 from fsir.dialects.graph import DYN, shape_of
@@ -41,6 +41,7 @@ from fsir.dialects.schedule import (
     GroupOp,
     KernelOp,
     Storage,
+    YieldOp,
     element_bytes,
     int_values,
 )
@@ -177,21 +178,65 @@ class ColumnsMapping(Mapping):
                         for key, members in s.clusters.items()}
         lanes: list[int] = []
         warps = [0]
-        groups: list[GroupSpec] = []
         for v, c in zip(s.concat.operands, s.columns):
             n = 1 if c is None else lanes_of_key[c.key]
             lanes.append(n)
             warps.append(warps[-1] + -(-rows * shape_of(v.type)[1] * n // WARP))
-            if c is not None:
-                groups.append(GroupSpec([c.reduce.result], Composition.WARP if n > 1 else Composition.THREAD,
-                                        Storage.REG))
-        groups.append(GroupSpec(list(ctx.yields), Composition.THREAD, Storage.GLOBAL))
         batch = shape_of(s.concat.result.type)[0]
         grid = (max(1, -(-warps[-1] * WARP // THREADS)), DYNAMIC if batch == DYN else -(-batch // rows), 1)
-        k = ctx.kernel(ColumnsParamsAttr(rows), grid, (THREADS, 1, 1), groups, [])
-        root = k.groups()[-1]
+        return self._kernel(ctx, s, ColumnsParamsAttr(rows), grid, warps, lanes)
+
+    @staticmethod
+    def _kernel(ctx: FusionContext, s: ColumnSet, params: ColumnsParamsAttr, grid, warps: list[int],
+                lanes: list[int]) -> KernelOp:
+        """The kernel: a group per column (its ops, cloned once: linear in the columns,
+        where `FusionContext.kernel` walks the whole fusion per group), then the root
+        group (the concat and the columns' tail ops)."""
+        body = Block(arg_types=[a.type for a in ctx.block.args])
+        env: dict[SSAValue, SSAValue] = dict(zip(ctx.block.args, body.args))
+        for old, new in env.items():
+            new.name_hint = old.name_hint
+
+        def clone_into(block: Block, ops: Sequence[Operation], local: dict[SSAValue, SSAValue]) -> None:
+            for op in ops:
+                for o in op.operands:
+                    if o not in local and isinstance(o.owner, graph.ConstantOp):
+                        copy = o.owner.clone()
+                        block.add_op(copy)
+                        local[o] = copy.result
+                copy = op.clone(value_mapper=local)
+                block.add_op(copy)
+                local.update(zip(op.results, copy.results))
+
+        for c, n in zip(s.columns, lanes):
+            if c is None:
+                continue
+            upto = c.ops[:c.ops.index(c.reduce) + 1]  # the tail ops after the reduction go to the root
+            gblock = Block()
+            local = dict(env)
+            clone_into(gblock, upto, local)
+            gblock.add_op(YieldOp([local[c.reduce.result]]))
+            g = GroupOp(Composition.WARP if n > 1 else Composition.THREAD, Storage.REG, [c.reduce.result.type],
+                        Region(gblock))
+            body.add_op(g)
+            env[c.reduce.result] = g.results[0]
+            g.results[0].name_hint = c.reduce.result.name_hint
+        rblock = Block()
+        local = dict(env)
+        tails = [op for c in s.columns if c is not None for op in c.ops[c.ops.index(c.reduce) + 1:]]
+        clone_into(rblock, [*tails, s.concat], local)
+        rblock.add_op(YieldOp([local[s.concat.result]]))
+        root = GroupOp(Composition.THREAD, Storage.GLOBAL, [s.concat.result.type], Region(rblock))
         root.attributes["warps"] = DenseArrayBase.from_list(i64, warps)
         root.attributes["lanes"] = DenseArrayBase.from_list(i64, lanes)
+        body.add_op(root)
+        root.results[0].name_hint = s.concat.result.name_hint
+        assert list(ctx.yields) == [s.concat.result], "a column set's fusion yields its concat"
+        body.add_op(YieldOp([root.results[0]]))
+        block = (THREADS, 1, 1)
+        k = KernelOp(ctx.name, params, grid, block, list(ctx.fusion.operands),
+                     [r.type for r in ctx.fusion.results], Region(body), cost=ctx.cost(grid, block, []))
+        k.location = ctx.fusion.location
         return k
 
     def summarize(self, k: KernelOp, spec: GpuSpec) -> Summary:
