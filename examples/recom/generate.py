@@ -106,12 +106,12 @@ def to_mlir(cols: list[ColumnSpec], batch: int | str = 8, name: str = "recom", f
     width = DENSE + sum(c.dim for c in cols)
     x_t = f"tensor<{b}x{width}xf32>"
     lines.append(f"  %x = graph.concat {', '.join(outs)} dim 1 : ({', '.join(out_types)}) -> {x_t}")
-    args += [f"%w1: tensor<{width}x{HIDDEN}xf32>", f"%b1: tensor<{HIDDEN}xf32>",
-             f"%w2: tensor<{HIDDEN}x1xf32>", "%b2: tensor<1xf32>"]
+    args += [f"%mlp_w1: tensor<{width}x{HIDDEN}xf32>", f"%mlp_b1: tensor<{HIDDEN}xf32>",
+             f"%mlp_w2: tensor<{HIDDEN}x1xf32>", "%mlp_b2: tensor<1xf32>"]
     h_t, y_t = f"tensor<{b}x{HIDDEN}xf32>", f"tensor<{b}x1xf32>"
-    lines.append(f"  %d1 = graph.dot %x, %w1 : ({x_t}, tensor<{width}x{HIDDEN}xf32>) -> {h_t}")
+    lines.append(f"  %d1 = graph.dot %x, %mlp_w1 : ({x_t}, tensor<{width}x{HIDDEN}xf32>) -> {h_t}")
     like = " like %d1" if dyn else ""
-    lines.append(f"  %bb1 = graph.broadcast %b1 dims [1]{like} : "
+    lines.append(f"  %bb1 = graph.broadcast %mlp_b1 dims [1]{like} : "
                  + (f"(tensor<{HIDDEN}xf32>, {h_t}) -> {h_t}" if dyn else f"(tensor<{HIDDEN}xf32>) -> {h_t}"))
     lines.append(f"  %z1 = graph.add %d1, %bb1 : {h_t}")
     if dyn:
@@ -121,9 +121,9 @@ def to_mlir(cols: list[ColumnSpec], batch: int | str = 8, name: str = "recom", f
     else:
         lines.append(f"  %zero = graph.constant dense<0.0> : {h_t}")
         lines.append(f"  %h1 = graph.max %z1, %zero : {h_t}")
-    lines.append(f"  %d2 = graph.dot %h1, %w2 : ({h_t}, tensor<{HIDDEN}x1xf32>) -> {y_t}")
+    lines.append(f"  %d2 = graph.dot %h1, %mlp_w2 : ({h_t}, tensor<{HIDDEN}x1xf32>) -> {y_t}")
     like = " like %d2" if dyn else ""
-    lines.append(f"  %bb2 = graph.broadcast %b2 dims [1]{like} : "
+    lines.append(f"  %bb2 = graph.broadcast %mlp_b2 dims [1]{like} : "
                  + (f"(tensor<1xf32>, {y_t}) -> {y_t}" if dyn else f"(tensor<1xf32>) -> {y_t}"))
     lines.append(f"  %z2 = graph.add %d2, %bb2 : {y_t}")
     lines.append(f"  %y = graph.sigmoid %z2 : {y_t}")
@@ -131,10 +131,11 @@ def to_mlir(cols: list[ColumnSpec], batch: int | str = 8, name: str = "recom", f
     head = (f"// A RECom-like model: {len(cols)} embedding columns + {DENSE} dense features -> "
             f"concat [{b} x {width}] -> MLP {width}-{HIDDEN}-1 (examples/recom/generate.py)\n")
     del ref
-    return head + f"func.func @{name}(" + ", ".join(args) + (f") -> ({y_t}, {x_t}) {{\n" if features else f") -> {y_t} {{\n") + "\n".join(lines) + "\n}\n"
+    result = f"({y_t}, {x_t})" if features else y_t
+    return head + f"func.func @{name}(" + ", ".join(args) + f") -> {result} {{\n" + "\n".join(lines) + "\n}\n"
 
 
-def to_onnx(cols: list[ColumnSpec], batch: int | str = 8, name: str = "recom"):
+def to_onnx(cols: list[ColumnSpec], batch: int | str = 8, name: str = "recom", features: bool = False):
     """The model as an ONNX ModelProto (opset 17): Mod, Gather, Mul, ReduceSum/Mean/Max
     over axis 1, Concat, MatMul, Add, Relu, Sigmoid; a '?' batch is the dim_param 'B'.
     Tables are initializers of zeros-free random values (seeded)."""
@@ -165,24 +166,27 @@ def to_onnx(cols: list[ColumnSpec], batch: int | str = 8, name: str = "recom"):
             nodes.append(helper.make_node("Mul", [e, f"wu{i}"], [f"we{i}"]))
             e = f"we{i}"
         op = {"sum": "ReduceSum", "mean": "ReduceMean", "max": "ReduceMax"}[c.kind]
-        if op == "ReduceMax":  # axes became an input of ReduceMax only in opset 18
-            nodes.append(helper.make_node(op, [e], [f"r{i}"], axes=[1], keepdims=0))
-        else:
+        if op == "ReduceSum":  # an input since opset 13; the others' axes are attributes until opset 18
             nodes.append(helper.make_node(op, [e, "axes1"], [f"r{i}"], keepdims=0))
+        else:
+            nodes.append(helper.make_node(op, [e], [f"r{i}"], axes=[1], keepdims=0))
         outs.append(f"r{i}")
     if any(c.weighted for c in cols):
         inits.append(numpy_helper.from_array(np.array([2], np.int64), "axes2"))
     width = DENSE + sum(c.dim for c in cols)
     nodes.append(helper.make_node("Concat", outs, ["x"], axis=1))
-    inits += [numpy_helper.from_array((rng.standard_normal((width, HIDDEN)) / math.sqrt(width)).astype(np.float32), "w1"),
-              numpy_helper.from_array(np.zeros(HIDDEN, np.float32), "b1"),
-              numpy_helper.from_array((rng.standard_normal((HIDDEN, 1)) / 8).astype(np.float32), "w2"),
-              numpy_helper.from_array(np.zeros(1, np.float32), "b2")]
-    nodes += [helper.make_node("MatMul", ["x", "w1"], ["d1"]), helper.make_node("Add", ["d1", "b1"], ["z1"]),
-              helper.make_node("Relu", ["z1"], ["h1"]), helper.make_node("MatMul", ["h1", "w2"], ["d2"]),
-              helper.make_node("Add", ["d2", "b2"], ["z2"]), helper.make_node("Sigmoid", ["z2"], ["y"])]
-    out = helper.make_tensor_value_info("y", TensorProto.FLOAT, [b, 1])
-    model = helper.make_model(helper.make_graph(nodes, name, inputs, [out], inits),
+    w1 = (rng.standard_normal((width, HIDDEN)) / math.sqrt(width)).astype(np.float32)
+    inits += [numpy_helper.from_array(w1, "mlp_w1"),
+              numpy_helper.from_array(np.zeros(HIDDEN, np.float32), "mlp_b1"),
+              numpy_helper.from_array((rng.standard_normal((HIDDEN, 1)) / 8).astype(np.float32), "mlp_w2"),
+              numpy_helper.from_array(np.zeros(1, np.float32), "mlp_b2")]
+    nodes += [helper.make_node("MatMul", ["x", "mlp_w1"], ["d1"]), helper.make_node("Add", ["d1", "mlp_b1"], ["z1"]),
+              helper.make_node("Relu", ["z1"], ["h1"]), helper.make_node("MatMul", ["h1", "mlp_w2"], ["d2"]),
+              helper.make_node("Add", ["d2", "mlp_b2"], ["z2"]), helper.make_node("Sigmoid", ["z2"], ["y"])]
+    outs_info = [helper.make_tensor_value_info("y", TensorProto.FLOAT, [b, 1])]
+    if features:
+        outs_info.append(helper.make_tensor_value_info("x", TensorProto.FLOAT, [b, width]))
+    model = helper.make_model(helper.make_graph(nodes, name, inputs, outs_info, inits),
                               opset_imports=[helper.make_opsetid("", 17)])
     onnx.checker.check_model(model)
     return model
@@ -209,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.onnx:
         import onnx
 
-        onnx.save(to_onnx(cols, batch), a.onnx)
+        onnx.save(to_onnx(cols, batch, features=a.features), a.onnx)
     return 0
 
 
