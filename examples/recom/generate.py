@@ -117,11 +117,11 @@ def to_mlir(cols: list[ColumnSpec], batch: int | str = 8, name: str = "recom", f
     if dyn:
         lines.append("  %zero = graph.constant dense<0.0> : tensor<f32>")
         lines.append(f"  %zb = graph.broadcast %zero dims [] like %z1 : (tensor<f32>, {h_t}) -> {h_t}")
-        lines.append(f"  %h1 = graph.max %z1, %zb : {h_t}")
+        lines.append(f"  %relu = graph.max %z1, %zb : {h_t}")
     else:
         lines.append(f"  %zero = graph.constant dense<0.0> : {h_t}")
-        lines.append(f"  %h1 = graph.max %z1, %zero : {h_t}")
-    lines.append(f"  %d2 = graph.dot %h1, %mlp_w2 : ({h_t}, tensor<{HIDDEN}x1xf32>) -> {y_t}")
+        lines.append(f"  %relu = graph.max %z1, %zero : {h_t}")
+    lines.append(f"  %d2 = graph.dot %relu, %mlp_w2 : ({h_t}, tensor<{HIDDEN}x1xf32>) -> {y_t}")
     like = " like %d2" if dyn else ""
     lines.append(f"  %bb2 = graph.broadcast %mlp_b2 dims [1]{like} : "
                  + (f"(tensor<1xf32>, {y_t}) -> {y_t}" if dyn else f"(tensor<1xf32>) -> {y_t}"))

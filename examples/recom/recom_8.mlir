@@ -37,8 +37,8 @@ func.func @recom(%dense: tensor<8x13xf32>, %ids0: tensor<8x6xi32>, %t0: tensor<1
   %bb1 = graph.broadcast %mlp_b1 dims [1] : (tensor<64xf32>) -> tensor<8x64xf32>
   %z1 = graph.add %d1, %bb1 : tensor<8x64xf32>
   %zero = graph.constant dense<0.0> : tensor<8x64xf32>
-  %h1 = graph.max %z1, %zero : tensor<8x64xf32>
-  %d2 = graph.dot %h1, %mlp_w2 : (tensor<8x64xf32>, tensor<64x1xf32>) -> tensor<8x1xf32>
+  %relu = graph.max %z1, %zero : tensor<8x64xf32>
+  %d2 = graph.dot %relu, %mlp_w2 : (tensor<8x64xf32>, tensor<64x1xf32>) -> tensor<8x1xf32>
   %bb2 = graph.broadcast %mlp_b2 dims [1] : (tensor<1xf32>) -> tensor<8x1xf32>
   %z2 = graph.add %d2, %bb2 : tensor<8x1xf32>
   %y = graph.sigmoid %z2 : tensor<8x1xf32>
