@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 
@@ -174,7 +175,9 @@ def structure_key(ops: Sequence[Operation], output: SSAValue) -> tuple:
 
 
 def _elem(v: SSAValue):
-    return v.type.element_type  # type: ignore[attr-defined]  (graph values are tensors)
+    t = v.type
+    assert isinstance(t, TensorType)  # graph values are tensors
+    return t.element_type
 
 
 def column_set(concat: graph.ConcatOp) -> ColumnSet | None:

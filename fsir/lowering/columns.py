@@ -31,7 +31,7 @@ def column_groups(k: KernelOp) -> dict[int, GroupOp]:
     root = root_group(k)
     concat = root.yielded()[0].owner
     assert isinstance(concat, graph.ConcatOp)
-    of_result = {r: g for g in k.groups()[:-1] for r in g.results}
+    of_result: dict[SSAValue, GroupOp] = {r: g for g in k.groups()[:-1] for r in g.results}
     out: dict[int, GroupOp] = {}
     for i, v in enumerate(concat.operands):
         stack, seen = [v], set()

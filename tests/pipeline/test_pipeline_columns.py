@@ -109,4 +109,5 @@ def test_columns_cluster_by_structure():
     keys = [c.key for c in s.columns if c is not None]
     assert keys[0] == keys[1]
     assert len(set(keys)) == 6 and len(s.clusters) == 6
-    assert structure_key(s.columns[1].ops, s.columns[1].output) == keys[0]  # type: ignore[union-attr]
+    second = s.columns[2]
+    assert second is not None and structure_key(second.ops, second.output) == keys[0]

@@ -174,8 +174,8 @@ class ColumnsMapping(Mapping):
     def kernel(self, ctx: FusionContext, s: ColumnSet, config: ColumnsConfig) -> KernelOp:
         rows = config.rows_per_tile
         # one schedule per cluster of columns of one structure
-        lanes_of_key = {key: choose_lanes(s.columns[members[0]], rows, ctx.spec)  # type: ignore[arg-type]
-                        for key, members in s.clusters.items()}
+        lanes_of_key = {c.key: choose_lanes(c, rows, ctx.spec)
+                        for c in (s.columns[members[0]] for members in s.clusters.values()) if c is not None}
         lanes: list[int] = []
         warps = [0]
         for v, c in zip(s.concat.operands, s.columns):
@@ -250,6 +250,7 @@ class ColumnsMapping(Mapping):
         by_operand = column_groups(k)
         total = max(1, warps[-1])
         s = Summary()
+        counts: dict[str, float] = {}
         gbytes = 0.0
         for i, v in enumerate(concat.operands):
             share = (warps[i + 1] - warps[i]) / total
@@ -260,9 +261,9 @@ class ColumnsMapping(Mapping):
             else:
                 part = column_summary(_column_of_group(g, v), lanes[i])
             for cls, n in part.counts.items():
-                s.counts[cls] += n * share
+                counts[cls] = counts.get(cls, 0.0) + n * share
             gbytes += part.global_bytes * share
-        s.counts = Counter({cls: max(1, round(n)) for cls, n in s.counts.items()})
+        s.counts = Counter({cls: max(1, round(n)) for cls, n in counts.items()})
         s.registers = COLUMN_REGISTERS
         s.global_bytes = round(gbytes)
         return s
@@ -306,7 +307,8 @@ class ColumnsMapping(Mapping):
             raise self.cannot_lower(k, "a columns kernel's block is whole warps along x")
         grid, _ = k.launch()
         if grid[0] != DYNAMIC and grid[0] * block[0] < warps[-1] * WARP:
-            raise self.cannot_lower(k, f"grid x covers {grid[0] * block[0] // WARP} warps, the columns need {warps[-1]}")
+            raise self.cannot_lower(k, f"grid x covers {grid[0] * block[0] // WARP} warps, "
+                                       f"the columns need {warps[-1]}")
         for g in groups[:-1]:
             r = g.yielded()[0].owner if len(g.yielded()) == 1 else None
             if not isinstance(r, graph.ReduceOp) or g.storage.data != Storage.REG:
