@@ -19,7 +19,9 @@ from xdsl.ir import Block, Region, SSAValue
 
 from fsir.dialects import graph
 from fsir.dialects.schedule import WARP, ColumnsParamsAttr, GroupOp, KernelOp, int_values
+from fsir.lowering.emit import elem_type
 from fsir.lowering.rows import RowLowering
+from fsir.lowering.scalar import compute_type
 
 
 def root_group(k: KernelOp) -> GroupOp:
@@ -58,7 +60,9 @@ class ColumnsLowering(RowLowering):
         assert isinstance(concat, graph.ConcatOp)
         warps = int_values(root.attributes["warps"])
         lanes = int_values(root.attributes["lanes"])
+        vectors = int_values(root.attributes["vectors"])
         groups = column_groups(self.k)
+        e = self.emit
         tid = self.thread_id()
         warp = ib.add(ib.mul(self.block_id("x"), self.block_size // WARP), ib.div(tid, WARP))
         lane32 = ib.rem(tid, WARP)
@@ -72,21 +76,29 @@ class ColumnsLowering(RowLowering):
 
         def operand(i: int) -> None:
             v = concat.operands[i]
-            n = lanes[i]
+            n, vec = lanes[i], vectors[i]
             dim = self.shapes.dims(v)[1]
             t = ib.add(ib.mul(ib.sub(warp, warps[i]), WARP), lane32)
             elem, lane = ib.div(t, n), ib.rem(t, n)
-            d, local = ib.rem(elem, dim), ib.div(elem, dim)
+            per_row = dim // vec if isinstance(dim, int) else ib.div(dim, vec)
+            d0, local = ib.mul(ib.rem(elem, per_row), vec), ib.div(elem, per_row)
             b = ib.add(first_row, local)
-            valid = self.emit.and_(ib.lt(local, rows), ib.lt(b, batch))
+            valid = e.and_(ib.lt(local, rows), ib.lt(b, batch))
             g = groups.get(i)
+            values: list[SSAValue] = []
             if g is not None:
                 r = g.yielded()[0].owner
                 assert isinstance(r, graph.ReduceOp)
-                value = self.reduce_row(g, r, [b, d], valid, lane, n, tid)
-                self.row_values[g.results[0]] = value
-            self.emit.when(self.emit.and_(valid, ib.eq(lane, 0)), lambda: self.store_output(
-                out_j, self.emit.at(v, [b, d]), [b, ib.add(offsets[i], d)]))
+                values = self.reduce_vector(g, r, b, d0, vec, valid, lane, n, tid)
+
+            def store() -> None:
+                for x in range(vec):
+                    d = ib.add(d0, x)
+                    if g is not None:  # the tail ops read the reduction at this element
+                        self.row_values[g.results[0]] = values[x]
+                    self.store_output(out_j, e.at(v, [b, d]), [b, ib.add(offsets[i], d)])
+
+            e.when(e.and_(valid, ib.eq(lane, 0)), store)
 
         def tree(lo: int, hi: int) -> None:
             if hi - lo == 1:
@@ -105,6 +117,39 @@ class ColumnsLowering(RowLowering):
 
         if owners:
             tree(0, len(owners))
+
+
+    def reduce_vector(self, g: GroupOp, r: graph.ReduceOp, b, d0, vec: int, valid, lane, lanes: int,
+                      tid) -> list[SSAValue]:
+        """The bag reductions of row `b`'s elements d0 .. d0 + vec - 1 (the reduction's
+        kept dims are [row, element]): one loop over the thread's share of the bag with
+        an accumulator per element (what they share, the id and its weight, is loaded
+        once; the table row's elements are consecutive, a vector load), then each
+        accumulator combined across the lanes."""
+        ib, e, sb = self.ib, self.emit, self.sb
+        kind = r.kind.data
+        elem_t = elem_type(r.result)
+        init = sb.reduce_init(kind, compute_type(elem_t))
+        in_dims = self.shapes.dims(r.input)
+        reduced = sorted(int_values(r.dims))
+        kept = [d for d in range(len(in_dims)) if d not in reduced]
+        red_dims = [in_dims[d] for d in reduced]
+        ub = ib.select(valid, ib.prod(red_dims), 0)
+
+        def body(j, iters):
+            ridx = ib.delinearize(j, red_dims)
+            out = []
+            for x in range(vec):
+                idx: list = [0] * len(in_dims)
+                for d, y in zip(kept, [b, ib.add(d0, x)]):
+                    idx[d] = y
+                for d, y in zip(reduced, ridx):
+                    idx[d] = y
+                out.append(sb.combine(kind, iters[x], e.at(r.input, idx)))
+            return out
+
+        accs = e.for_loop(lane, ub, lanes, [init] * vec, body)
+        return [self.combine_row(g, kind, acc, init, lane, lanes, tid, elem_t) for acc in accs]
 
 
 def _ssa(v) -> SSAValue:

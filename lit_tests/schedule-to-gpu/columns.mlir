@@ -4,6 +4,8 @@
 // operand's lanes as its stride, a butterfly of log2(lanes) shuffles, lane 0 storing
 // the element at its offset in the concat (the dense operand: a copy).
 // RUN: fs-opt %s -p 'fusion-explore,stitch-codegen,schedule-to-gpu' | filecheck %s
+// With 4 elements per thread, a table row's 4 elements are one vector load:
+// RUN: fs-opt %s -p 'fusion-explore,stitch-codegen{vector=4},schedule-to-gpu' | filecheck %s --check-prefix=VEC
 
 // CHECK-LABEL: gpu.func @cols_k0(
 // CHECK:       %[[TID:.*]] = gpu.thread_id x
@@ -40,6 +42,16 @@
 // CHECK:           arith.mulf
 // CHECK:           memref.store %{{.*}}, %x
 // CHECK:       gpu.return
+
+// VEC-LABEL: gpu.func @cols_k0(
+// VEC:       scf.for
+// VEC:         memref.load %ids0
+// VEC:         gpu.load_vector %t0[%{{.*}}] : memref<?xf32> -> f32, f32, f32, f32
+// VEC:       scf.for
+// VEC:         memref.load %ids1
+// VEC:         gpu.load_vector %t1[%{{.*}}] : memref<?xf32> -> f32, f32, f32, f32
+// VEC:       scf.for
+// VEC:         gpu.load_vector %t2
 func.func @cols(%dense: tensor<8x3xf32>, %ids0: tensor<8x5xi32>, %t0: tensor<100x16xf32>, %ids1: tensor<8x2xi32>, %t1: tensor<30x8xf32>, %w1: tensor<8x2xf32>, %ids2: tensor<8x40xi32>, %t2: tensor<50x4xf32>, %w: tensor<31x2xf32>) -> tensor<8x2xf32> {
   %m0 = graph.constant dense<100> : tensor<8x5xi32>
   %h0 = graph.rem %ids0, %m0 : tensor<8x5xi32>

@@ -70,6 +70,15 @@ def test_mixed_columns_on_simulator_static(batch):
     check(text, inputs=inputs, fusion="stitch")
 
 
+@pytest.mark.parametrize("vector", [2, 4])
+def test_mixed_columns_on_simulator_vectorised(vector):
+    """Threads taking 2 or 4 embedding elements (vector loads of the table rows)."""
+    text = to_mlir(MIXED, 5, features=True)
+    _, inputs = _inputs(text, 5, seed=vector)
+    lowered = check(text, inputs=inputs, fusion="stitch", vector=vector)
+    assert any(op.name == "gpu.load_vector" for op in lowered.walk())
+
+
 @pytest.mark.parametrize("batch", [1, 37])
 def test_mixed_columns_on_simulator_dynamic_batch(batch):
     """One `?` batch for every column; 37 rows are two tiles of grid y."""

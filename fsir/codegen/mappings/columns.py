@@ -71,12 +71,13 @@ def _elem(v: SSAValue):
     return t.element_type
 
 
-def column_counts(column: Column) -> tuple[Counter[str], Counter[str], int]:
-    """One bag element of `column` (instructions, bytes loaded) and what follows the
-    bag's reduction once (instructions)."""
+def column_counts(column: Column) -> tuple[Counter[str], Counter[str], int, int]:
+    """One bag element of `column` (instructions; bytes loaded per bag element, those
+    of its gathered table rows apart, which scale with the embedding elements a thread
+    takes) and what follows the bag's reduction once (instructions)."""
     per_elem: Counter[str] = Counter()
     after: Counter[str] = Counter()
-    nbytes = 0
+    nbytes = table_bytes = 0
     r = column.reduce
     ops = set(column.ops)
     downstream = False
@@ -94,9 +95,13 @@ def column_counts(column: Column) -> tuple[Counter[str], Counter[str], int]:
                 continue
             target["global"] += 1
             target["alu"] += 1
-            if not downstream:
+            if downstream:
+                continue
+            if isinstance(op, graph.GatherOp) and o is op.table:
+                table_bytes += element_bytes(_elem(o))
+            else:
                 nbytes += element_bytes(_elem(o))
-    return per_elem, after, nbytes
+    return per_elem, after, nbytes, table_bytes
 
 
 def bag_length(column: Column) -> int:
@@ -104,37 +109,59 @@ def bag_length(column: Column) -> int:
     return math.prod(dims[d] for d in int_values(column.reduce.dims))
 
 
-def column_summary(column: Column, lanes: int) -> Summary:
-    """A thread of `column` with `lanes` lanes per (row, embedding element): its share
-    of the bag, the shuffles combining the lanes, the tail ops and the store."""
-    per_elem, after, nbytes = column_counts(column)
+def column_summary(column: Column, lanes: int, vector: int = 1) -> Summary:
+    """A thread of `column` with `lanes` lanes per (row, `vector` embedding elements):
+    its share of the bag (the ids and weights loaded once for the vector, the table
+    row's elements by one vector load), the shuffles combining the lanes, the tail ops
+    and the stores."""
+    per_elem, after, nbytes, table_bytes = column_counts(column)
     steps = -(-bag_length(column) // lanes)
     s = Summary()
-    s.add(per_elem, steps)
+    loads = per_elem["global"]
+    s.add(per_elem, steps * vector)
+    s.counts["global"] -= steps * (vector - 1) * loads  # one load per tensor for the vector
     s.counts["alu"] += 2 * steps + 12  # loop control; warp/column/row index arithmetic
     rounds = int(math.log2(lanes))
-    s.counts["shuffle"] += rounds
-    s.counts["alu"] += rounds
-    s.add(after)
+    s.counts["shuffle"] += rounds * vector
+    s.counts["alu"] += rounds * vector
+    s.add(after, vector)
     s.counts["global"] += 1
-    s.registers = COLUMN_REGISTERS
-    s.global_bytes = steps * nbytes + element_bytes(_elem(column.output))
+    s.registers = COLUMN_REGISTERS + 2 * vector
+    s.global_bytes = steps * (nbytes + vector * table_bytes) + vector * element_bytes(_elem(column.output))
     return s
 
 
-def choose_lanes(column: Column, rows: int, spec: GpuSpec) -> int:
-    """The lanes of `column` the latency-evaluator finds fastest for `rows` rows."""
+def vector_widths(column: Column) -> list[int]:
+    """The embedding elements a thread of `column` may take: 1, or 2 and 4 where they
+    divide the dim and the tables' elements are at most 4 bytes (a vector load of a
+    row stays aligned)."""
+    dim = shape_of(column.output.type)[1]
+    tables = [g.table for g in column.gathers]
+    return [1] + [v for v in (2, 4) if dim % v == 0 and all(element_bytes(_elem(t)) <= 4 for t in tables)
+                  and all(shape_of(t.type)[-1] % v == 0 for t in tables)]
+
+
+def choose_schedule(column: Column, rows: int, spec: GpuSpec, columns: int = 1,
+                    forced: int | None = None) -> tuple[int, int]:
+    """The (lanes, vector) of `column` the latency-evaluator finds fastest for `rows`
+    rows (ties: fewer threads). Each is scored as a kernel of `columns` columns like
+    this one: the kernel's other columns share the GPU with it, so few rows of many
+    columns fill it as many rows of one would."""
     dim = shape_of(column.output.type)[1]
     bag = bag_length(column)
-    best, best_t = 1, math.inf
+    best, best_key = (1, 1), (math.inf, math.inf)
     for lanes in LANES:
         if lanes > 1 and lanes // 2 >= bag:
             break
-        threads = rows * dim * lanes
-        grid = (max(1, -(-threads // THREADS)), 1, 1)
-        t = estimate_summary(column_summary(column, lanes), grid, (THREADS, 1, 1), spec, bandwidth=True).seconds
-        if t < best_t * 0.999:
-            best, best_t = lanes, t
+        widths = vector_widths(column)
+        for vector in widths if forced is None else [forced if forced in widths else 1]:
+            threads = rows * dim // vector * lanes
+            grid = (max(1, -(-threads * columns // THREADS)), 1, 1)
+            est = estimate_summary(column_summary(column, lanes, vector), grid, (THREADS, 1, 1), spec,
+                                   bandwidth=True)
+            key = (round(est.seconds, 10), threads)
+            if key < best_key:
+                best, best_key = (lanes, vector), key
     return best
 
 
@@ -173,22 +200,28 @@ class ColumnsMapping(Mapping):
 
     def kernel(self, ctx: FusionContext, s: ColumnSet, config: ColumnsConfig) -> KernelOp:
         rows = config.rows_per_tile
+        batch = shape_of(s.concat.result.type)[0]
         # one schedule per cluster of columns of one structure
-        lanes_of_key = {c.key: choose_lanes(c, rows, ctx.spec)
-                        for c in (s.columns[members[0]] for members in s.clusters.values()) if c is not None}
+        from fsir.fusion.dataflow import DYNAMIC_DIM  # (fusion imports the mappings)
+
+        # the rows a column computes in all: the batch (`?`: the explorer's guess)
+        total_rows = DYNAMIC_DIM if batch == DYN else batch
+        schedule_of_key = {c.key: choose_schedule(c, total_rows, ctx.spec, s.count, ctx.vector)
+                           for c in (s.columns[members[0]] for members in s.clusters.values()) if c is not None}
         lanes: list[int] = []
+        vectors: list[int] = []
         warps = [0]
         for v, c in zip(s.concat.operands, s.columns):
-            n = 1 if c is None else lanes_of_key[c.key]
+            n, vec = (1, 1) if c is None else schedule_of_key[c.key]
             lanes.append(n)
-            warps.append(warps[-1] + -(-rows * shape_of(v.type)[1] * n // WARP))
-        batch = shape_of(s.concat.result.type)[0]
+            vectors.append(vec)
+            warps.append(warps[-1] + -(-rows * shape_of(v.type)[1] // vec * n // WARP))
         grid = (max(1, -(-warps[-1] * WARP // THREADS)), DYNAMIC if batch == DYN else -(-batch // rows), 1)
-        return self._kernel(ctx, s, ColumnsParamsAttr(rows), grid, warps, lanes)
+        return self._kernel(ctx, s, ColumnsParamsAttr(rows, max(vectors)), grid, warps, lanes, vectors)
 
     @staticmethod
     def _kernel(ctx: FusionContext, s: ColumnSet, params: ColumnsParamsAttr, grid, warps: list[int],
-                lanes: list[int]) -> KernelOp:
+                lanes: list[int], vectors: list[int]) -> KernelOp:
         """The kernel: a group per column (its ops, cloned once: linear in the columns,
         where `FusionContext.kernel` walks the whole fusion per group), then the root
         group (the concat and the columns' tail ops)."""
@@ -229,6 +262,7 @@ class ColumnsMapping(Mapping):
         root = GroupOp(Composition.THREAD, Storage.GLOBAL, [s.concat.result.type], Region(rblock))
         root.attributes["warps"] = DenseArrayBase.from_list(i64, warps)
         root.attributes["lanes"] = DenseArrayBase.from_list(i64, lanes)
+        root.attributes["vectors"] = DenseArrayBase.from_list(i64, vectors)
         body.add_op(root)
         root.results[0].name_hint = s.concat.result.name_hint
         assert list(ctx.yields) == [s.concat.result], "a column set's fusion yields its concat"
@@ -247,6 +281,7 @@ class ColumnsMapping(Mapping):
         assert isinstance(concat, graph.ConcatOp)
         warps = int_values(root.attributes["warps"])
         lanes = int_values(root.attributes["lanes"])
+        vectors = int_values(root.attributes["vectors"])
         by_operand = column_groups(k)
         total = max(1, warps[-1])
         s = Summary()
@@ -259,7 +294,7 @@ class ColumnsMapping(Mapping):
                 part = Summary(Counter({"global": 2, "alu": 14}))
                 part.global_bytes = 2 * element_bytes(_elem(v))
             else:
-                part = column_summary(_column_of_group(g, v), lanes[i])
+                part = column_summary(_column_of_group(g, v), lanes[i], vectors[i])
             for cls, n in part.counts.items():
                 counts[cls] = counts.get(cls, 0.0) + n * share
             gbytes += part.global_bytes * share
@@ -286,23 +321,32 @@ class ColumnsMapping(Mapping):
         if not isinstance(concat, graph.ConcatOp) or len(shape_of(concat.result.type)) != 2 \
                 or concat.dim.value.data != 1:
             raise self.cannot_lower(k, "the root group must yield one rank-2 concat along dim 1")
-        for key in ("warps", "lanes"):
+        for key in ("warps", "lanes", "vectors"):
             if key not in root.attributes:
                 raise self.cannot_lower(k, f"the root group needs its '{key}' attribute")
         warps, lanes = int_values(root.attributes["warps"]), int_values(root.attributes["lanes"])
+        vectors = int_values(root.attributes["vectors"])
         n = len(concat.operands)
-        if len(warps) != n + 1 or len(lanes) != n or any(b < a for a, b in zip(warps, warps[1:])):
-            raise self.cannot_lower(k, f"'warps' must be {n + 1} non-decreasing prefix sums and 'lanes' {n} counts")
+        if len(warps) != n + 1 or len(lanes) != n or len(vectors) != n \
+                or any(b < a for a, b in zip(warps, warps[1:])):
+            raise self.cannot_lower(k, f"'warps' must be {n + 1} non-decreasing prefix sums, 'lanes' and "
+                                       f"'vectors' {n} counts each")
         if any(x not in LANES for x in lanes):
             raise self.cannot_lower(k, f"lanes must be among {list(LANES)}")
         params = k.params
         assert isinstance(params, ColumnsParamsAttr)
+        if any(x not in (1, 2, 4) or x > params.vector_width for x in vectors):
+            raise self.cannot_lower(k, f"vectors must be 1, 2 or 4, at most vector_width {params.vector_width}")
         _, block = k.launch()
+        groups_of = column_groups(k)
         for i, v in enumerate(concat.operands):
             dim = shape_of(v.type)[1]
-            if dim == DYN or (warps[i + 1] - warps[i]) * WARP < params.rows_per_tile * dim * lanes[i]:
-                raise self.cannot_lower(k, f"concat operand {i} needs {params.rows_per_tile} rows x its dim x "
-                                           f"{lanes[i]} lanes threads, more than its warps hold")
+            if dim == DYN or dim % vectors[i] or (vectors[i] > 1 and i not in groups_of):
+                raise self.cannot_lower(k, f"concat operand {i}: {vectors[i]} elements per thread need a column "
+                                           "whose static dim they divide")
+            if (warps[i + 1] - warps[i]) * WARP < params.rows_per_tile * dim // vectors[i] * lanes[i]:
+                raise self.cannot_lower(k, f"concat operand {i} needs {params.rows_per_tile} rows x its dim / "
+                                           f"{vectors[i]} x {lanes[i]} lanes threads, more than its warps hold")
         if block[0] % WARP or block[1:] != (1, 1):
             raise self.cannot_lower(k, "a columns kernel's block is whole warps along x")
         grid, _ = k.launch()
@@ -317,6 +361,19 @@ class ColumnsMapping(Mapping):
             for op in g.block.ops:
                 if isinstance(op, graph.GraphOp):
                     check_supported(op)
+
+
+    def lower(self, k: KernelOp):
+        """The kernel lowered (vector accesses of the widest columns' width merged by
+        `lower`), then the 2-wide accesses of columns that take 2 elements."""
+        from fsir.lowering.kernels import erase_unused_arith
+        from fsir.lowering.vectorize import vectorize_memory
+
+        iface = super().lower(k)
+        vectors = set(int_values(root_group(k).attributes["vectors"]))
+        if 2 in vectors and max(vectors) > 2 and vectorize_memory(iface.func, 2):
+            erase_unused_arith(iface.func)
+        return iface
 
 
 def _column_of_group(g: GroupOp, output: SSAValue) -> Column:
