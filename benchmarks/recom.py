@@ -16,6 +16,9 @@ Per (N, mode), one line (progress goes to stderr as each stage ends):
             not a measurement
   active    Σ estimates ÷ model µs: the fraction of the modeled time the GPU computes
             rather than waits for launches
+  emb µs    model µs of the kernels that are not GEMMs: the embedding layer (and the
+            MLP's bias/activation kernels); the MLP's first GEMM, M = batch rows against
+            K = the concat's width, dominates model µs at small batches
   compile   seconds (process CPU time, the fair figure on a shared machine; wall time
             beside it): parse, fusion-explore, stitch-codegen, schedule-to-gpu + PTX
 
@@ -106,6 +109,8 @@ def measure(n: int, mode: str, batch: int, max_rows: int, ptx: bool, seed: int) 
             busy = sum(max(0.0, e) for e in estimates)
             row["model_us"] = busy + len(kernels) * spec.launch_cost * 1e6
             row["active"] = busy / row["model_us"] if row["model_us"] else 0.0
+            row["emb_us"] = sum(max(0.0, k.cost.data["estimate_us"].value.data) + spec.launch_cost * 1e6
+                                for k in kernels if k.cost is not None and k.params.MAPPING.value != "gemm")
             if not ptx:
                 break
 
@@ -133,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     _progress(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     rows = []
     header = (f"{'N':>6} {'mode':<7} {'kernels':>8} {'MB':>9} {'model µs':>10} {'active':>7} "
-              f"{'compile s (CPU)':>16} {'(wall)':>8}  stages (CPU s)")
+              f"{'emb µs':>9} {'compile s (CPU)':>16} {'(wall)':>8}  stages (CPU s)")
     print(header, flush=True)
     for n in a.sizes:
         for mode in a.modes:
@@ -141,10 +146,11 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(r)
             stages = " ".join(f"{k}={v:.1f}" for k, v in r["cpu"].items())
             print(f"{n:>6} {mode:<7} {r['kernels']:>8} {r['mb']:>9.2f} {r['model_us']:>10.1f} {r['active']:>7.0%} "
-                  f"{r['compile_cpu']:>16.1f} {r['compile_wall']:>8.1f}  {stages}", flush=True)
+                  f"{r['emb_us']:>9.1f} {r['compile_cpu']:>16.1f} {r['compile_wall']:>8.1f}  {stages}", flush=True)
         by = {r["mode"]: r for r in rows if r["N"] == n}
         if "none" in by and "stitch" in by:
-            print(f"{n:>6} none/stitch modeled time: {by['none']['model_us'] / by['stitch']['model_us']:.2f}x "
+            print(f"{n:>6} none/stitch modeled time: {by['none']['model_us'] / by['stitch']['model_us']:.2f}x, "
+                  f"embedding layer {by['none']['emb_us'] / by['stitch']['emb_us']:.2f}x "
                   f"(a stand-in for the paper's TensorFlow baseline, see the docstring)", flush=True)
     stitch = [(r["N"], r["compile_cpu"]) for r in rows if r["mode"] == "stitch"]
     if len(stitch) > 1:

@@ -68,10 +68,13 @@ class ColumnSet:
     concat: graph.ConcatOp
     columns: list[Column | None]
     clusters: dict[tuple, list[int]] = field(default_factory=dict)
+    # the elementwise ops computing a copied operand from other kernels' results (a
+    # dense branch's activation), producers first: inlined into its copy
+    copied: list[Operation] = field(default_factory=list)
 
     @property
     def ops(self) -> list[Operation]:
-        return [op for c in self.columns if c is not None for op in c.ops] + [self.concat]
+        return [op for c in self.columns if c is not None for op in c.ops] + self.copied + [self.concat]
 
     @property
     def count(self) -> int:
@@ -136,6 +139,37 @@ def column_of(value: SSAValue, concat: Operation) -> Column | None:
     if not any(isinstance(op, graph.GatherOp) for op in before):
         return None
     return Column(tuple(members), value, r, structure_key(members, value))
+
+
+def elementwise_producers(value: SSAValue, concat: Operation) -> list[Operation]:
+    """The elementwise ops computing `value` (an operand of `concat` that is not a
+    column) used by nothing else, producers first; empty when it is something else."""
+    members: list[Operation] = []
+    expanded: set[Operation] = set()
+    stack: list[tuple[Operation, bool]] = []
+    if isinstance(value.owner, Operation):
+        stack.append((value.owner, False))
+    while stack:
+        op, done = stack.pop()
+        if done:
+            members.append(op)
+            continue
+        if op in expanded:
+            continue
+        if isinstance(op, graph.ConstantOp) or not isinstance(op, graph.GraphOp) or len(op.results) != 1 \
+                or graph.op_class(op) not in ("light", "expensive") or isinstance(op, graph.ConcatOp):
+            if op is value.owner:
+                return []
+            continue  # another kernel's result (or a constant, cloned): an input
+        expanded.add(op)
+        if len(expanded) > MAX_COLUMN_OPS:
+            return []
+        stack.append((op, True))
+        stack.extend((o.owner, False) for o in reversed(op.operands) if isinstance(o.owner, Operation))
+    member_set = set(members)
+    if not all(_uses_within(op, member_set, concat) for op in members):
+        return []
+    return members
 
 
 def _downstream(r: Operation, members: set[Operation]) -> set[Operation]:
@@ -208,6 +242,12 @@ def column_set(concat: graph.ConcatOp) -> ColumnSet | None:
     if batch != DYN and any(shape_of(v.type)[0] != batch for v in concat.operands):
         return None
     s = ColumnSet(concat, columns)
+    for v, c in zip(concat.operands, columns):
+        if c is None:
+            chain = elementwise_producers(v, concat)
+            if owned.isdisjoint(chain):
+                owned.update(chain)
+                s.copied.extend(chain)
     for i, c in enumerate(columns):
         if c is not None:
             s.clusters.setdefault(c.key, []).append(i)

@@ -120,3 +120,24 @@ def test_columns_cluster_by_structure():
     assert len(set(keys)) == 6 and len(s.clusters) == 6
     second = s.columns[2]
     assert second is not None and structure_key(second.ops, second.output) == keys[0]
+
+
+def test_dense_operand_producers_are_inlined_into_the_copy():
+    """A concat operand that is not a column but an elementwise function of another
+    kernel's result (a dense branch's ReLU after its dot) is computed in the copy."""
+    text = """
+func.func @f(%x: tensor<5x6xf32>, %w: tensor<6x3xf32>, %ids0: tensor<5x4xi32>, %t0: tensor<20x8xf32>,
+             %ids1: tensor<5x9xi32>, %t1: tensor<7x4xf32>) -> tensor<5x15xf32> {
+  %d = graph.dot %x, %w : (tensor<5x6xf32>, tensor<6x3xf32>) -> tensor<5x3xf32>
+  %z = graph.constant dense<0.0> : tensor<5x3xf32>
+  %r = graph.max %d, %z : tensor<5x3xf32>
+  %e0 = graph.gather %t0, %ids0 : (tensor<20x8xf32>, tensor<5x4xi32>) -> tensor<5x4x8xf32>
+  %s0 = graph.reduce sum %e0 dims [1] : (tensor<5x4x8xf32>) -> tensor<5x8xf32>
+  %e1 = graph.gather %t1, %ids1 : (tensor<7x4xf32>, tensor<5x9xi32>) -> tensor<5x9x4xf32>
+  %s1 = graph.reduce max %e1 dims [1] : (tensor<5x9x4xf32>) -> tensor<5x4xf32>
+  %c = graph.concat %r, %s0, %s1 dim 1 : (tensor<5x3xf32>, tensor<5x8xf32>, tensor<5x4xf32>) -> tensor<5x15xf32>
+  func.return %c : tensor<5x15xf32>
+}
+"""
+    assert _mappings(text) == ["gemm", "columns"]
+    check(text, kinds=["normal", "normal", "ids", "normal", "ids", "normal"], fusion="stitch")

@@ -257,7 +257,7 @@ class ColumnsMapping(Mapping):
         rblock = Block()
         local = dict(env)
         tails = [op for c in s.columns if c is not None for op in c.ops[c.ops.index(c.reduce) + 1:]]
-        clone_into(rblock, [*tails, s.concat], local)
+        clone_into(rblock, [*tails, *s.copied, s.concat], local)
         rblock.add_op(YieldOp([local[s.concat.result]]))
         root = GroupOp(Composition.THREAD, Storage.GLOBAL, [s.concat.result.type], Region(rblock))
         root.attributes["warps"] = DenseArrayBase.from_list(i64, warps)
