@@ -42,6 +42,8 @@ MIN_COLUMNS = 2
 MAX_COLUMN_OPS = 64
 # What a column may hold besides its one reduction and its gathers.
 _COLUMN_KINDS = frozenset({"light", "expensive", "gather", "reduction"})
+# ops whose result element reads its operands' elements at the same index
+_SAME_INDEX = (graph.ElementwiseOp, graph.CompareOp, graph.SelectOp, graph.ConvertOp, graph.BitcastOp)
 
 
 @dataclass(frozen=True)
@@ -131,10 +133,19 @@ def column_of(value: SSAValue, concat: Operation) -> Column | None:
     if len(shape_of(r.result.type)) != 2:
         return None
     # after the reduction: only elementwise ops of its [batch, dim] shape (a mean's scale)
+    # after the reduction: ops mapping element (row, dim) to the reduction's same
+    # element (the kernel keeps one reduced value per thread), or a broadcast of data
+    # that does not come from the reduction (a mean's scale)
     after = _downstream(r, member_set)
-    if any(graph.op_class(op) not in ("light", "expensive") or isinstance(op, (graph.GatherOp, graph.ConcatOp))
-           or shape_of(op.results[0].type) != shape_of(r.result.type) for op in after):
-        return None
+    from_r = after | {r}
+    for op in after:
+        if shape_of(op.results[0].type) != shape_of(r.result.type):
+            return None
+        if isinstance(op, graph.BroadcastOp):  # (its `like` operand gives sizes only)
+            if isinstance(op.input.owner, Operation) and op.input.owner in from_r:
+                return None
+        elif not isinstance(op, _SAME_INDEX):
+            return None
     before = member_set - after - {r}
     if not any(isinstance(op, graph.GatherOp) for op in before):
         return None

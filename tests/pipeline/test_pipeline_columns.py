@@ -141,3 +141,23 @@ func.func @f(%x: tensor<5x6xf32>, %w: tensor<6x3xf32>, %ids0: tensor<5x4xi32>, %
 """
     assert _mappings(text) == ["gemm", "columns"]
     check(text, kinds=["normal", "normal", "ids", "normal", "ids", "normal"], fusion="stitch")
+
+
+def test_a_permuted_reduction_is_not_a_column():
+    """A column keeps one reduced value per (row, element) thread: a transpose after the
+    reduction reads another thread's, so that slice is no column (and the concat of
+    one column is left to the explorer's search)."""
+    text = """
+func.func @t(%ids0: tensor<4x3xi32>, %t0: tensor<10x4xf32>, %ids1: tensor<4x2xi32>,
+         %t1: tensor<10x4xf32>) -> tensor<4x8xf32> {
+  %e0 = graph.gather %t0, %ids0 : (tensor<10x4xf32>, tensor<4x3xi32>) -> tensor<4x3x4xf32>
+  %r0 = graph.reduce sum %e0 dims [1] : (tensor<4x3x4xf32>) -> tensor<4x4xf32>
+  %p0 = graph.transpose %r0 perm [1, 0] : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %e1 = graph.gather %t1, %ids1 : (tensor<10x4xf32>, tensor<4x2xi32>) -> tensor<4x2x4xf32>
+  %r1 = graph.reduce sum %e1 dims [1] : (tensor<4x2x4xf32>) -> tensor<4x4xf32>
+  %c = graph.concat %p0, %r1 dim 1 : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x8xf32>
+  func.return %c : tensor<4x8xf32>
+}
+"""
+    assert "columns" not in _mappings(text)
+    check(text, kinds=["ids", "normal", "ids", "normal"], fusion="stitch")
