@@ -124,6 +124,7 @@ class Mapping(StrEnum):
     ROW = "row"
     GEMM = "gemm"
     CONV = "conv"
+    COLUMNS = "columns"
 
 
 class Composition(StrEnum):
@@ -609,9 +610,62 @@ class ConvParamsAttr(TiledParamsAttr):
         super().__init__(tile_m, tile_n, tile_k, thread_m, thread_n)
 
 
+# -- columns (embedding columns, RECom) ---------------------------------------------------
+
+
+@irdl_attr_definition
+class ColumnsParamsAttr(MappingParamsAttr):
+    """`columns`: embedding columns feeding one concat, each computed by its own range
+    of warps. Grid y walks the batch in tiles of `rows_per_tile` rows; within a tile,
+    concat operand i owns warps [warps[i], warps[i + 1]) of grid x (the root group's
+    `warps` attribute: prefix sums over the operands, in proportion to their work);
+    `lanes[i]` consecutive threads share one row and `vectors[i]` consecutive elements
+    of it, splitting the bag and combining by shuffles. `vector_width`: the widest of
+    the `vectors`.
+
+        #schedule.columns<rows_per_tile = 8>
+        #schedule.columns<rows_per_tile = 32, vector_width = 4>
+    """
+
+    name = "schedule.columns"
+    MAPPING: ClassVar[Mapping] = Mapping.COLUMNS
+    KEYS: ClassVar[dict[str, int]] = {"rows_per_tile": 1, "vector_width": 1}
+
+    _rows_per_tile: IntAttr
+    _vector_width: IntAttr
+
+    def __init__(self, rows_per_tile: int, vector_width: int = 1):
+        super().__init__(IntAttr(rows_per_tile), IntAttr(vector_width))
+
+    @property
+    def rows_per_tile(self) -> int:
+        return self._rows_per_tile.data
+
+    @property
+    def vector_width(self) -> int:
+        return self._vector_width.data
+
+    @property
+    def elements_per_thread(self) -> int:
+        return self.vector_width
+
+    def verify(self) -> None:
+        if self.rows_per_tile < 1:
+            raise VerifyException(f"rows_per_tile must be positive, got {self.rows_per_tile}")
+        _check_vector_width(self.vector_width)
+
+    @classmethod
+    def from_entries(cls, entries: MappingOf[str, _Value]) -> ColumnsParamsAttr:
+        return cls.new([_int(entries["rows_per_tile"]), _int(entries.get("vector_width", 1))])
+
+    def entries(self) -> list[tuple[str, _Value]]:
+        out: list[tuple[str, _Value]] = [("rows_per_tile", self.rows_per_tile)]
+        return out + ([("vector_width", self.vector_width)] if self.vector_width != 1 else [])
+
+
 PARAMS_OF: dict[Mapping, type[MappingParamsAttr]] = {
     Mapping.LOOP: LoopParamsAttr, Mapping.ROW: RowParamsAttr, Mapping.GEMM: GemmParamsAttr,
-    Mapping.CONV: ConvParamsAttr,
+    Mapping.CONV: ConvParamsAttr, Mapping.COLUMNS: ColumnsParamsAttr,
 }
 
 
@@ -1275,6 +1329,6 @@ Schedule = Dialect(
     [KernelOp, GroupOp, SharedOp, YieldOp,
      StageOp, TileDepOp],  # tile synchronisation
     [MappingAttr, CompositionAttr, StorageAttr, LoopParamsAttr, RowParamsAttr, GemmParamsAttr,
-     ConvParamsAttr, GemmMathAttr,
+     ConvParamsAttr, GemmMathAttr, ColumnsParamsAttr,
      SyncPolicyAttr, TileOrderAttr],  # tile synchronisation
 )

@@ -214,14 +214,17 @@ def make_fusion(ops: list[Operation], attributes: dict | None = None) -> FusionO
     inside = set(ops)
     inputs: list[SSAValue] = []
     clones: list[Operation] = []
+    seen: set = set()  # inputs and clones so far (the lists keep their order)
     for op in ops:
         for v in op.operands:
             owner = v.owner
-            if owner in inside or v in inputs:
+            if owner in inside or v in seen or owner in seen:
                 continue
-            if isinstance(owner, graph.ConstantOp) and owner not in clones:
+            if isinstance(owner, graph.ConstantOp):
+                seen.add(owner)
                 clones.append(owner)
-            elif not isinstance(owner, graph.ConstantOp):
+            else:
+                seen.add(v)
                 inputs.append(v)
     outputs = [r for op in ops for r in op.results if any(u.operation not in inside for u in r.uses)]
     block = Block(arg_types=[v.type for v in inputs])

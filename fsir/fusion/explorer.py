@@ -57,6 +57,7 @@ from fsir.codegen.plan_latency import CodegenLatency
 from fsir.dialects import graph
 from fsir.dialects.stitch import make_fusion
 from fsir.errors import UserError
+from fsir.fusion.columns import fixed_column_patterns
 from fsir.fusion.dataflow import DataflowGraph, build_dataflow
 from fsir.fusion.delta_evaluator import DeltaEvaluator, Pattern
 from fsir.fusion.patterns import CandidateGenerator, CandidateOptions, Capability
@@ -165,6 +166,11 @@ def _explore(block: Block, options: ExplorerOptions, capability: Capability | No
     prologues = copy_normalised_operands(block) if options.mode == "stitch" else []
     g = build_dataflow(block)
     ev = DeltaEvaluator(g, gpu_spec(options.gpu))
+    # -- embedding columns (RECom): every concat of many column subgraphs is one
+    # fusion for the `columns` mapping, decided here by structure and kept out of the
+    # search below, which then only sees the rest of the graph (fsir/fusion/columns.py).
+    fixed = fixed_column_patterns(g, ev) if options.mode == "stitch" else []
+    # --
     if latency is None and options.evaluator == "codegen":
         latency = CodegenLatency(options.gpu, lambda ops: _simple_kernel_time(g, ev, ops))
     cap = capability or CodegenCapability()
@@ -186,7 +192,7 @@ def _explore(block: Block, options: ExplorerOptions, capability: Capability | No
     chosen_of: list[list[Pattern]] = []
 
     def add(chosen: list[Pattern]) -> None:
-        plan = build_plan(g, ev, chosen)
+        plan = build_plan(g, ev, fixed + chosen)
         if options.remote:
             plan = remote_fusion(g, ev, plan, cap, copts, packings)
         key = frozenset(k.members for k in plan.fused)

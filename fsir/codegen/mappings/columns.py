@@ -1,0 +1,384 @@
+"""The `columns` mapping: many embedding columns and their concat in one kernel (RECom's
+inter-subgraph parallelism, `fsir/fusion/columns.py` finds them).
+
+Every operand of the concat gets its own range of warps, in proportion to its work:
+grid y walks the batch in tiles of `rows_per_tile` rows, and within a tile operand i
+owns warps [warps[i], warps[i + 1]) of grid x — a prefix sum over the operands, the
+root group's `warps` attribute, which the lowering compiles into a balanced tree of
+comparisons (log2 N of them per warp, immediates: no parameter space and no table
+load). A column's threads each own one (row, embedding element) of the tile and walk
+the bag; `lanes` consecutive threads share one and combine their partials with
+shuffles (thread composition for lanes = 1, warp composition above). An operand that
+is not a column (dense features) is copied, a thread per element.
+
+Each column's lanes are chosen by the latency-evaluator, once per cluster of columns of
+one structure: every lane count up to the bag's length (at most a warp) is summarised
+as a kernel of that column alone (`column_summary`) and estimated (`estimate_summary`);
+the fastest wins (with few rows and long bags, more lanes shorten the serial loop; with
+many rows the kernel is bandwidth-bound and fewer lanes issue fewer instructions).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import DenseArrayBase, TensorType, i64
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from fsir.codegen.latency import estimate_summary
+from fsir.codegen.mappings.base import FusionContext, Mapping, check_supported
+from fsir.codegen.summary import Summary, op_mix
+from fsir.dialects import graph, schedule
+from fsir.dialects.graph import DYN, shape_of
+from fsir.dialects.schedule import (
+    DYNAMIC,
+    WARP,
+    ColumnsParamsAttr,
+    Composition,
+    GroupOp,
+    KernelOp,
+    Storage,
+    YieldOp,
+    element_bytes,
+    int_values,
+)
+from fsir.fusion.columns import Column, ColumnSet, exact_column_set
+from fsir.gpuspec import GpuSpec
+from fsir.lowering.columns import ColumnsLowering, column_groups, root_group
+from fsir.lowering.scalar import Index
+from fsir.lowering.shapes import ShapeCalc
+
+THREADS = 256  # a block: 8 warps, each of them any column's
+ROWS_PER_TILE = 32  # batch rows per grid-y tile
+LANES = (1, 2, 4, 8, 16, 32)
+COLUMN_REGISTERS = 24
+
+
+@dataclass(frozen=True)
+class ColumnsConfig:
+    rows_per_tile: int
+
+    def describe(self) -> str:
+        return f"columns/{self.rows_per_tile}"
+
+
+def _elem(v: SSAValue):
+    t = v.type
+    assert isinstance(t, TensorType)
+    return t.element_type
+
+
+def column_counts(column: Column) -> tuple[Counter[str], Counter[str], int, int]:
+    """One bag element of `column` (instructions; bytes loaded per bag element, those
+    of its gathered table rows apart, which scale with the embedding elements a thread
+    takes) and what follows the bag's reduction once (instructions)."""
+    per_elem: Counter[str] = Counter()
+    after: Counter[str] = Counter()
+    nbytes = table_bytes = 0
+    r = column.reduce
+    ops = set(column.ops)
+    downstream = False
+    for op in column.ops:
+        if op is r:
+            downstream = True
+            per_elem["alu"] += 1  # the combine
+            continue
+        target = after if downstream else per_elem
+        target.update(op_mix(op))
+        for o in op.operands:
+            if isinstance(o.owner, Operation) and o.owner in ops:
+                continue
+            if isinstance(o.owner, graph.ConstantOp) and graph.is_splat(o.owner.value):
+                continue
+            target["global"] += 1
+            target["alu"] += 1
+            if downstream:
+                continue
+            if isinstance(op, graph.GatherOp) and o is op.table:
+                table_bytes += element_bytes(_elem(o))
+            else:
+                nbytes += element_bytes(_elem(o))
+    return per_elem, after, nbytes, table_bytes
+
+
+def bag_length(column: Column) -> int:
+    dims = shape_of(column.reduce.input.type)
+    return math.prod(dims[d] for d in int_values(column.reduce.dims))
+
+
+def column_summary(column: Column, lanes: int, vector: int = 1) -> Summary:
+    """A thread of `column` with `lanes` lanes per (row, `vector` embedding elements):
+    its share of the bag (the ids and weights loaded once for the vector, the table
+    row's elements by one vector load), the shuffles combining the lanes, the tail ops
+    and the stores."""
+    per_elem, after, nbytes, table_bytes = column_counts(column)
+    steps = -(-bag_length(column) // lanes)
+    s = Summary()
+    loads = per_elem["global"]
+    s.add(per_elem, steps * vector)
+    s.counts["global"] -= steps * (vector - 1) * loads  # one load per tensor for the vector
+    s.counts["alu"] += 2 * steps + 12  # loop control; warp/column/row index arithmetic
+    rounds = int(math.log2(lanes))
+    s.counts["shuffle"] += rounds * vector
+    s.counts["alu"] += rounds * vector
+    s.add(after, vector)
+    s.counts["global"] += 1
+    s.registers = COLUMN_REGISTERS + 2 * vector
+    s.global_bytes = steps * (nbytes + vector * table_bytes) + vector * element_bytes(_elem(column.output))
+    return s
+
+
+def vector_widths(column: Column) -> list[int]:
+    """The embedding elements a thread of `column` may take: 1, or 2 and 4 where they
+    divide the dim and the tables' elements are at most 4 bytes (a vector load of a
+    row stays aligned)."""
+    dim = shape_of(column.output.type)[1]
+    tables = [g.table for g in column.gathers]
+    return [1] + [v for v in (2, 4) if dim % v == 0 and all(element_bytes(_elem(t)) <= 4 for t in tables)
+                  and all(shape_of(t.type)[-1] % v == 0 for t in tables)]
+
+
+def choose_schedule(column: Column, rows: int, spec: GpuSpec, columns: int = 1,
+                    forced: int | None = None) -> tuple[int, int]:
+    """The (lanes, vector) of `column` the latency-evaluator finds fastest for `rows`
+    rows (ties: fewer threads). Each is scored as a kernel of `columns` columns like
+    this one: the kernel's other columns share the GPU with it, so few rows of many
+    columns fill it as many rows of one would."""
+    dim = shape_of(column.output.type)[1]
+    bag = bag_length(column)
+    best, best_key = (1, 1), (math.inf, math.inf)
+    for lanes in LANES:
+        if lanes > 1 and lanes // 2 >= bag:
+            break
+        widths = vector_widths(column)
+        for vector in widths if forced is None else [forced if forced in widths else 1]:
+            threads = rows * dim // vector * lanes
+            grid = (max(1, -(-threads * columns // THREADS)), 1, 1)
+            est = estimate_summary(column_summary(column, lanes, vector), grid, (THREADS, 1, 1), spec,
+                                   bandwidth=True)
+            key = (round(est.seconds, 10), threads)
+            if key < best_key:
+                best, best_key = (lanes, vector), key
+    return best
+
+
+class ColumnsMapping(Mapping):
+    name = schedule.Mapping.COLUMNS
+    lowering = ColumnsLowering
+
+    def claims(self, ops: Sequence[Operation]) -> bool:
+        return any(isinstance(op, graph.ConcatOp) for op in ops) and exact_column_set(ops) is not None
+
+    def accepts(self, ops: Sequence[Operation]) -> str | None:
+        s = exact_column_set(ops)
+        if s is None:
+            return "not a set of embedding columns feeding one concat"
+        for i, v in enumerate(s.concat.operands):
+            if shape_of(v.type)[1] == DYN:
+                return f"concat operand {i} has a '?' embedding dim"
+        return None
+
+    def build(self, ctx: FusionContext) -> KernelOp:
+        s = exact_column_set(ctx.ops)
+        assert s is not None, "claims: the fusion is a column set"
+        problem = self.accepts(ctx.ops)
+        if problem is not None:
+            raise self.cannot_generate(s, problem)
+        batch = shape_of(s.concat.result.type)[0]
+        rows = ROWS_PER_TILE if batch == DYN else max(1, min(batch, ROWS_PER_TILE))
+        config = ColumnsConfig(rows)
+        return self.choose([config], lambda c: self.kernel(ctx, s, c), ctx.spec)
+
+    @staticmethod
+    def cannot_generate(s: ColumnSet, message: str):
+        from fsir.codegen.mappings.base import op_error
+
+        return op_error(s.concat, f"cannot be generated by the columns mapping: {message}")
+
+    def kernel(self, ctx: FusionContext, s: ColumnSet, config: ColumnsConfig) -> KernelOp:
+        rows = config.rows_per_tile
+        batch = shape_of(s.concat.result.type)[0]
+        # one schedule per cluster of columns of one structure
+        from fsir.fusion.dataflow import DYNAMIC_DIM  # (fusion imports the mappings)
+
+        # the rows a column computes in all: the batch (`?`: the explorer's guess)
+        total_rows = DYNAMIC_DIM if batch == DYN else batch
+        schedule_of_key = {c.key: choose_schedule(c, total_rows, ctx.spec, s.count, ctx.vector)
+                           for c in (s.columns[members[0]] for members in s.clusters.values()) if c is not None}
+        lanes: list[int] = []
+        vectors: list[int] = []
+        warps = [0]
+        for v, c in zip(s.concat.operands, s.columns):
+            n, vec = (1, 1) if c is None else schedule_of_key[c.key]
+            lanes.append(n)
+            vectors.append(vec)
+            warps.append(warps[-1] + -(-rows * shape_of(v.type)[1] // vec * n // WARP))
+        grid = (max(1, -(-warps[-1] * WARP // THREADS)), DYNAMIC if batch == DYN else -(-batch // rows), 1)
+        return self._kernel(ctx, s, ColumnsParamsAttr(rows, max(vectors)), grid, warps, lanes, vectors)
+
+    @staticmethod
+    def _kernel(ctx: FusionContext, s: ColumnSet, params: ColumnsParamsAttr, grid, warps: list[int],
+                lanes: list[int], vectors: list[int]) -> KernelOp:
+        """The kernel: a group per column (its ops, cloned once: linear in the columns,
+        where `FusionContext.kernel` walks the whole fusion per group), then the root
+        group (the concat and the columns' tail ops)."""
+        body = Block(arg_types=[a.type for a in ctx.block.args])
+        env: dict[SSAValue, SSAValue] = dict(zip(ctx.block.args, body.args))
+        for old, new in env.items():
+            new.name_hint = old.name_hint
+
+        def clone_into(block: Block, ops: Sequence[Operation], local: dict[SSAValue, SSAValue]) -> None:
+            for op in ops:
+                for o in op.operands:
+                    if o not in local and isinstance(o.owner, graph.ConstantOp):
+                        copy = o.owner.clone()
+                        block.add_op(copy)
+                        local[o] = copy.result
+                copy = op.clone(value_mapper=local)
+                block.add_op(copy)
+                local.update(zip(op.results, copy.results))
+
+        for c, n in zip(s.columns, lanes):
+            if c is None:
+                continue
+            upto = c.ops[:c.ops.index(c.reduce) + 1]  # the tail ops after the reduction go to the root
+            gblock = Block()
+            local = dict(env)
+            clone_into(gblock, upto, local)
+            gblock.add_op(YieldOp([local[c.reduce.result]]))
+            g = GroupOp(Composition.WARP if n > 1 else Composition.THREAD, Storage.REG, [c.reduce.result.type],
+                        Region(gblock))
+            body.add_op(g)
+            env[c.reduce.result] = g.results[0]
+            g.results[0].name_hint = c.reduce.result.name_hint
+        rblock = Block()
+        local = dict(env)
+        tails = [op for c in s.columns if c is not None for op in c.ops[c.ops.index(c.reduce) + 1:]]
+        clone_into(rblock, [*tails, *s.copied, s.concat], local)
+        rblock.add_op(YieldOp([local[s.concat.result]]))
+        root = GroupOp(Composition.THREAD, Storage.GLOBAL, [s.concat.result.type], Region(rblock))
+        root.attributes["warps"] = DenseArrayBase.from_list(i64, warps)
+        root.attributes["lanes"] = DenseArrayBase.from_list(i64, lanes)
+        root.attributes["vectors"] = DenseArrayBase.from_list(i64, vectors)
+        body.add_op(root)
+        root.results[0].name_hint = s.concat.result.name_hint
+        assert list(ctx.yields) == [s.concat.result], "a column set's fusion yields its concat"
+        body.add_op(YieldOp([root.results[0]]))
+        block = (THREADS, 1, 1)
+        k = KernelOp(ctx.name, params, grid, block, list(ctx.fusion.operands),
+                     [r.type for r in ctx.fusion.results], Region(body), cost=ctx.cost(grid, block, []))
+        k.location = ctx.fusion.location
+        return k
+
+    def summarize(self, k: KernelOp, spec: GpuSpec) -> Summary:
+        """The average thread: each operand's thread (`column_summary`; a copy loads and
+        stores one element) weighted by the warps it owns."""
+        root = root_group(k)
+        concat = root.yielded()[0].owner
+        assert isinstance(concat, graph.ConcatOp)
+        warps = int_values(root.attributes["warps"])
+        lanes = int_values(root.attributes["lanes"])
+        vectors = int_values(root.attributes["vectors"])
+        by_operand = column_groups(k)
+        total = max(1, warps[-1])
+        s = Summary()
+        counts: dict[str, float] = {}
+        gbytes = 0.0
+        for i, v in enumerate(concat.operands):
+            share = (warps[i + 1] - warps[i]) / total
+            g = by_operand.get(i)
+            if g is None:
+                part = Summary(Counter({"global": 2, "alu": 14}))
+                part.global_bytes = 2 * element_bytes(_elem(v))
+            else:
+                part = column_summary(_column_of_group(g, v), lanes[i], vectors[i])
+            for cls, n in part.counts.items():
+                counts[cls] = counts.get(cls, 0.0) + n * share
+            gbytes += part.global_bytes * share
+        s.counts = Counter({cls: max(1, round(n)) for cls, n in counts.items()})
+        s.registers = COLUMN_REGISTERS
+        s.global_bytes = round(gbytes)
+        return s
+
+    def grid(self, k: KernelOp, axis: int, shapes: ShapeCalc) -> Index:
+        ib = shapes.ib
+        assert axis == 1, "only the batch tiles (grid y) depend on run-time sizes"
+        params = k.params
+        assert isinstance(params, ColumnsParamsAttr)
+        root = root_group(k)
+        batch = shapes.dims(root.yielded()[0])[0]
+        return ib.max(ib.ceildiv(batch, params.rows_per_tile), 1)
+
+    def check_kernel(self, k: KernelOp) -> None:
+        groups = k.groups()
+        if not groups or groups[-1].storage.data != Storage.GLOBAL:
+            raise self.cannot_lower(k, "a columns kernel ends with its concat's root group")
+        root = groups[-1]
+        concat = root.yielded()[0].owner if len(root.yielded()) == 1 else None
+        if not isinstance(concat, graph.ConcatOp) or len(shape_of(concat.result.type)) != 2 \
+                or concat.dim.value.data != 1:
+            raise self.cannot_lower(k, "the root group must yield one rank-2 concat along dim 1")
+        for key in ("warps", "lanes", "vectors"):
+            if key not in root.attributes:
+                raise self.cannot_lower(k, f"the root group needs its '{key}' attribute")
+        warps, lanes = int_values(root.attributes["warps"]), int_values(root.attributes["lanes"])
+        vectors = int_values(root.attributes["vectors"])
+        n = len(concat.operands)
+        if len(warps) != n + 1 or len(lanes) != n or len(vectors) != n \
+                or any(b < a for a, b in zip(warps, warps[1:])):
+            raise self.cannot_lower(k, f"'warps' must be {n + 1} non-decreasing prefix sums, 'lanes' and "
+                                       f"'vectors' {n} counts each")
+        if any(x not in LANES for x in lanes):
+            raise self.cannot_lower(k, f"lanes must be among {list(LANES)}")
+        params = k.params
+        assert isinstance(params, ColumnsParamsAttr)
+        if any(x not in (1, 2, 4) or x > params.vector_width for x in vectors):
+            raise self.cannot_lower(k, f"vectors must be 1, 2 or 4, at most vector_width {params.vector_width}")
+        _, block = k.launch()
+        groups_of = column_groups(k)
+        for i, v in enumerate(concat.operands):
+            dim = shape_of(v.type)[1]
+            if dim == DYN or dim % vectors[i] or (vectors[i] > 1 and i not in groups_of):
+                raise self.cannot_lower(k, f"concat operand {i}: {vectors[i]} elements per thread need a column "
+                                           "whose static dim they divide")
+            if (warps[i + 1] - warps[i]) * WARP < params.rows_per_tile * dim // vectors[i] * lanes[i]:
+                raise self.cannot_lower(k, f"concat operand {i} needs {params.rows_per_tile} rows x its dim / "
+                                           f"{vectors[i]} x {lanes[i]} lanes threads, more than its warps hold")
+        if block[0] % WARP or block[1:] != (1, 1):
+            raise self.cannot_lower(k, "a columns kernel's block is whole warps along x")
+        grid, _ = k.launch()
+        if grid[0] != DYNAMIC and grid[0] * block[0] < warps[-1] * WARP:
+            raise self.cannot_lower(k, f"grid x covers {grid[0] * block[0] // WARP} warps, "
+                                       f"the columns need {warps[-1]}")
+        for g in groups[:-1]:
+            r = g.yielded()[0].owner if len(g.yielded()) == 1 else None
+            if not isinstance(r, graph.ReduceOp) or g.storage.data != Storage.REG:
+                raise self.cannot_lower(k, "every group but the root is one column's reduction, kept in registers")
+        for g in groups:
+            for op in g.block.ops:
+                if isinstance(op, graph.GraphOp):
+                    check_supported(op)
+
+
+    def lower(self, k: KernelOp):
+        """The kernel lowered (vector accesses of the widest columns' width merged by
+        `lower`), then the 2-wide accesses of columns that take 2 elements."""
+        from fsir.lowering.kernels import erase_unused_arith
+        from fsir.lowering.vectorize import vectorize_memory
+
+        iface = super().lower(k)
+        vectors = set(int_values(root_group(k).attributes["vectors"]))
+        if 2 in vectors and max(vectors) > 2 and vectorize_memory(iface.func, 2):
+            erase_unused_arith(iface.func)
+        return iface
+
+
+def _column_of_group(g: GroupOp, output: SSAValue) -> Column:
+    """A `Column` view of a column group (for its summary): the group's ops."""
+    r = g.yielded()[0].owner
+    assert isinstance(r, graph.ReduceOp)
+    ops = tuple(op for op in g.block.ops if isinstance(op, graph.GraphOp))
+    return Column(ops, r.result, r, ())
