@@ -1,0 +1,444 @@
+"""The `attention` mapping: softmax(Q·Kᵀ·scale + mask)·V as one FlashAttention-style
+kernel that never writes the score matrix to global memory.
+
+The graph spells attention as two dots around a softmax over the last dim (what the
+HLO and ONNX importers produce and `examples/bert_layer.mlir` writes by hand):
+
+    s = graph.dot q, kt                          [*B, Sq, Dk] x [*B, Dk, Sk] -> [*B, Sq, Sk]
+    x = per-element ops of s                     scale, additive or causal mask (iota /
+                                                 compare / select), converts
+    m = graph.reduce max x dims [last]           (optionally max(m, -inf))
+    e = graph.exp (x - broadcast m)
+    p = e / broadcast (graph.reduce sum e dims [last])
+                                                 (optionally select(p != p, 0, p))
+    o = graph.dot p, v                           [*B, Sq, Sk] x [*B, Sk, Dv] -> [*B, Sq, Dv]
+
+`match_attention` recognises it from the second dot; `attention_ops` adds the light
+producers of Q, K, V and of the mask that only the attention reads (head reshapes and
+transposes, bias adds, the mask's broadcast, iota and compares), which the kernel
+computes per element by index propagation. The explorer makes that set one fusion
+(`fsir.fusion.patterns.attention_patterns`); anything else (a softmax over another dim,
+a score or probability read by another op, `?` dims) is not matched and fuses as
+before.
+
+A kernel (`fsir/lowering/attention.py`) gives a block `block_q` query rows of one batch
+entry (batch dims on grid y), a thread per row. Each thread keeps its Q row, the running
+max m, the running sum l and its output row in f32 registers; for each tile of
+`block_k` keys the block stages K and V tiles in shared memory, each thread computes its
+row's block_k scores (f32 FMAs, rounded to the score type as the graph's dot result
+is), applies the per-element ops, and updates online (Milakov and Gimelshein's online
+softmax, FlashAttention's tiling): m' = max(m, max_j x_j), α = exp(m - m'),
+l' = α·l + Σ_j exp(x_j - m'), acc' = α·acc + Σ_j exp(x_j - m')·V_j; the result is
+acc / l. f16 and bf16 inputs are widened and accumulated in f32 on the FMA pipes (no
+tensor cores yet).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IntegerAttr, MemRefType, i64
+from xdsl.ir import Operation, SSAValue
+
+from fsir.codegen.mappings.base import FusionContext, GroupSpec, Mapping
+from fsir.codegen.mappings.gemm import GemmMapping
+from fsir.codegen.summary import Summary, element_bytes_of, element_counts
+from fsir.dialects import graph, schedule
+from fsir.dialects.graph import DYN, shape_of
+from fsir.dialects.schedule import (
+    AttentionParamsAttr,
+    Composition,
+    KernelOp,
+    SharedOp,
+    Storage,
+    inner_value,
+)
+from fsir.gpuspec import GpuSpec
+from fsir.lowering.attention import AttentionLowering
+from fsir.lowering.emit import elem_type, splat_value
+from fsir.lowering.scalar import Index
+from fsir.lowering.shapes import ShapeCalc
+
+# Q and output rows live in registers: head dims above this would spill.
+MAX_HEAD_DIM = 128
+MAX_GRID_Y = 65535
+# (block_q, block_k) scored for every attention; those with more query rows than the
+# power of two covering Sq (at least 32) are dropped.
+CANDIDATES = ((32, 16), (64, 16), (128, 16), (32, 32), (64, 32))
+ATTENTION_BASE_REGISTERS = 24
+_FLOATS = (Float32Type, Float16Type, BFloat16Type)
+
+
+@dataclass(frozen=True)
+class AttentionMatch:
+    """One attention in the graph: its two dots, the softmax input (`scores`, computed
+    per element from the first dot's result), the ops from the first dot to the second
+    (`core`) and whether NaN probabilities are replaced by 0 (`nan_to_zero`, PyTorch's
+    export of a fully masked row)."""
+
+    qk: graph.DotOp
+    pv: graph.DotOp
+    scores: SSAValue
+    core: tuple[Operation, ...]
+    nan_to_zero: bool
+
+    @property
+    def batch(self) -> tuple[int, ...]:
+        return tuple(shape_of(self.pv.result.type)[:-2])
+
+    @property
+    def sizes(self) -> tuple[int, int, int, int]:
+        """(Sq, Sk, Dk, Dv)."""
+        sq, sk = shape_of(self.qk.result.type)[-2:]
+        return sq, sk, shape_of(self.qk.lhs.type)[-1], shape_of(self.pv.result.type)[-1]
+
+
+def _owner(v: SSAValue, name: str) -> Operation | None:
+    op = v.owner
+    return op if isinstance(op, Operation) and op.name == name else None
+
+
+def _is_splat(v: SSAValue, pred) -> bool:
+    op = v.owner
+    if not isinstance(op, graph.ConstantOp):
+        return False
+    value = splat_value(op)
+    return value is not None and pred(value)
+
+
+def _row_stat(v: SSAValue, kind: str, of: SSAValue | None, rank: int) -> SSAValue | None:
+    """The operand of `broadcast(reduce kind (x) dims [rank-1]) dims [0..rank-2]` = v
+    (x must be `of` when given)."""
+    b = v.owner
+    if not isinstance(b, graph.BroadcastOp) or list(b.dims.get_values()) != list(range(rank - 1)):
+        return None
+    stat = b.operands[0]
+    if kind == "max":  # max(m, -inf) is m (JAX's softmax writes it)
+        mx = _owner(stat, "graph.max")
+        if mx is not None and _is_splat(mx.operands[1], lambda x: x == -math.inf):
+            stat = mx.operands[0]
+    r = stat.owner
+    if not isinstance(r, graph.ReduceOp) or r.kind.data != kind or list(r.dims.get_values()) != [rank - 1]:
+        return None
+    x = r.operands[0]
+    return x if of is None or x == of else None
+
+
+def _matrices(dot: graph.DotOp) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None:
+    shapes = (shape_of(dot.lhs.type), shape_of(dot.rhs.type), shape_of(dot.result.type))
+    if any(len(s) != len(shapes[2]) or len(s) < 2 or DYN in s for s in shapes):
+        return None
+    if not all(s[:-2] == shapes[2][:-2] for s in shapes):
+        return None  # batch dims broadcast: not a per-head attention
+    return shapes
+
+
+def match_attention(pv: Operation) -> AttentionMatch | None:
+    """The attention whose second dot is `pv`, else None (see the module docstring)."""
+    if not isinstance(pv, graph.DotOp) or _matrices(pv) is None:
+        return None
+    rank = len(shape_of(pv.result.type))
+    core: list[Operation] = [pv]
+    p = pv.lhs
+    nan_to_zero = False
+    sel = p.owner
+    if isinstance(sel, graph.SelectOp):
+        cond = sel.operands[0].owner
+        if not (isinstance(cond, graph.CompareOp) and cond.direction.data == "ne"
+                and cond.operands[0] == cond.operands[1] == sel.operands[2]
+                and _is_splat(sel.operands[1], lambda x: x == 0)):
+            return None
+        core += [sel, cond]
+        p = sel.operands[2]
+        nan_to_zero = True
+    div = _owner(p, "graph.div")
+    if div is None:
+        return None
+    e = div.operands[0]
+    if _row_stat(div.operands[1], "sum", e, rank) is None:
+        return None
+    sum_b = div.operands[1].owner
+    assert isinstance(sum_b, Operation)
+    exp = _owner(e, "graph.exp")
+    sub = _owner(exp.operands[0], "graph.sub") if exp is not None else None
+    if exp is None or sub is None:
+        return None
+    x = sub.operands[0]
+    if _row_stat(sub.operands[1], "max", x, rank) is None:
+        return None
+    max_b = sub.operands[1].owner
+    assert isinstance(max_b, Operation)
+    core += [div, sum_b, *_producers_until(sum_b, e), exp, sub, max_b, *_producers_until(max_b, x)]
+    found = _score_chain(x)
+    if found is None:
+        return None
+    qk, chain = found
+    if _matrices(qk) is None or shape_of(qk.result.type) != shape_of(pv.lhs.type):
+        return None
+    core += [*chain, qk]
+    inside = set(core)
+    for op in core:
+        if op is pv:
+            continue
+        if any(u.operation not in inside for r in op.results for u in r.uses):
+            return None  # a score or probability is read elsewhere: it must be written
+    return AttentionMatch(qk, pv, x, tuple(core), nan_to_zero)
+
+
+def _producers_until(op: Operation, stop: SSAValue) -> list[Operation]:
+    """The ops between `stop` and `op` (the broadcast of a row statistic): its reduce,
+    and the `max(m, -inf)` between them."""
+    out: list[Operation] = []
+    v = op.operands[0]
+    while v != stop:
+        owner = v.owner
+        assert isinstance(owner, Operation)
+        out.append(owner)
+        v = owner.operands[0]
+    return out
+
+
+_PER_ELEMENT = (graph.ElementwiseOp, graph.SelectOp, graph.ConvertOp, graph.CompareOp)
+MAX_CHAIN = 32
+
+
+def _score_chain(x: SSAValue) -> tuple[graph.DotOp, list[Operation]] | None:
+    """The dot the softmax input `x` is computed from per element, and the ops between
+    them (any DAG of per-element ops of the score shape: a scale, a mask add or select).
+    None unless exactly one dot of that shape feeds `x` through such ops."""
+    shape = shape_of(x.type)
+    ops: list[Operation] = []
+    dots: set[graph.DotOp] = set()
+    stack, seen = [x], set()
+    while stack:
+        v = stack.pop()
+        op = v.owner
+        if not isinstance(op, Operation) or op in seen or shape_of(v.type) != shape:
+            continue
+        seen.add(op)
+        if isinstance(op, graph.DotOp):
+            dots.add(op)
+        elif isinstance(op, _PER_ELEMENT):
+            if len(ops) == MAX_CHAIN:
+                return None
+            ops.append(op)
+            stack.extend(op.operands)
+    if len(dots) != 1:
+        return None
+    (qk,) = dots
+    # the chain: those of the ops computed from the dot
+    on_path: set[SSAValue] = {qk.result}
+    chain: list[Operation] = []
+    changed = True  # (at most MAX_CHAIN ops: a fixpoint is cheap)
+    while changed:
+        changed = False
+        for op in ops:
+            if op not in chain and any(o in on_path for o in op.operands):
+                chain.append(op)
+                on_path.update(op.results)
+                changed = True
+    return (qk, chain) if x in on_path else None
+
+
+def _light(op: Operation) -> bool:
+    return isinstance(op, graph.GraphOp) and graph.op_class(op) == graph.OpClass.LIGHT
+
+
+def attention_ops(pv: Operation) -> list[Operation] | None:
+    """The ops of the attention ending in `pv` that one kernel computes: its `core`
+    and the light producers (constants aside) whose results only the attention reads.
+    None: `pv` ends no attention the mapping can make."""
+    m = match_attention(pv)
+    if m is None or _problem(m) is not None:
+        return None
+    ops = set(m.core)
+    frontier = list(m.core)
+    while frontier:
+        grown = []
+        for op in frontier:
+            for o in op.operands:
+                w = o.owner
+                if (isinstance(w, Operation) and w not in ops and _light(w) and not isinstance(w, graph.ConstantOp)
+                        and all(u.operation in ops for r in w.results for u in r.uses)):
+                    ops.add(w)
+                    grown.append(w)
+        frontier = grown
+    return list(ops)
+
+
+def _problem(m: AttentionMatch) -> str | None:
+    """Why the kernel cannot compute a matched attention (None: it can)."""
+    sq, sk, dk, dv = m.sizes
+    if max(dk, dv) > MAX_HEAD_DIM:
+        return f"head dims {dk} and {dv} (at most {MAX_HEAD_DIM}: a row is kept in registers)"
+    if math.prod(m.batch) > MAX_GRID_Y:
+        return f"{math.prod(m.batch)} batch entries (at most {MAX_GRID_Y} on grid y)"
+    if min(sq, sk, dk, dv) < 1:
+        return "an empty dim"
+    for v in (m.qk.lhs, m.qk.rhs, m.pv.rhs, m.pv.result, m.scores):
+        if not isinstance(elem_type(v), _FLOATS):
+            return f"element type {elem_type(v)} (f32, f16 or bf16)"
+    return None
+
+
+def find_attention(ops: Sequence[Operation]) -> AttentionMatch | None:
+    """The attention among `ops` whose core they all hold."""
+    inside = set(ops)
+    for op in ops:
+        if isinstance(op, graph.DotOp):
+            m = match_attention(op)
+            if m is not None and inside.issuperset(m.core):
+                return m
+    return None
+
+
+@dataclass(frozen=True)
+class AttentionConfig:
+    block_q: int
+    block_k: int
+
+    def describe(self) -> str:
+        return f"attention/{self.block_q}x{self.block_k}"
+
+
+class AttentionMapping(Mapping):
+    name = schedule.Mapping.ATTENTION
+    lowering = AttentionLowering
+    # the unrolled dot products of a key tile are independent: L_warp follows dependences
+    ilp = True
+
+    # -- the explorer's capability query ---------------------------------------------
+
+    def claims(self, ops: Sequence[Operation]) -> bool:
+        return sum(isinstance(op, graph.DotOp) for op in ops) >= 2
+
+    def accepts(self, ops: Sequence[Operation]) -> str | None:
+        m = find_attention(ops)
+        if m is None:
+            return GemmMapping().accepts(ops)  # two dots that are no attention: the gemm rules say why
+        why = _problem(m)
+        if why is not None:
+            return f"an attention kernel cannot take {why}"
+        inside = set(ops)
+        core = set(m.core)
+        for op in ops:
+            escapes = any(u.operation not in inside for r in op.results for u in r.uses)
+            if op is m.pv:
+                continue
+            if op not in core and not _light(op):
+                return f"an attention kernel computes only light producers of Q, K, V and the mask, not '{op.name}'"
+            if escapes:
+                return f"an attention kernel writes only its output ('{op.name}' is read by another kernel)"
+        return None
+
+    # -- stitch -> schedule ------------------------------------------------------------
+
+    def build(self, ctx: FusionContext) -> KernelOp:
+        m = find_attention(ctx.ops)
+        if m is None or len(ctx.yields) != 1 or ctx.yields[0] != m.pv.result or _problem(m) is not None:
+            return GemmMapping().build(ctx)  # the gemm mapping's diagnostics for other dot sets
+        sq, sk, _, _ = m.sizes
+        covering_q = max(32, 1 << max(0, sq - 1).bit_length())
+        covering_k = max(16, 1 << max(0, sk - 1).bit_length())
+        configs = [AttentionConfig(q, k) for q, k in CANDIDATES if q <= covering_q and k <= covering_k]
+        return self.choose(configs, lambda c: self.kernel(ctx, m, c), ctx.spec)
+
+    def kernel(self, ctx: FusionContext, m: AttentionMatch, config: AttentionConfig) -> KernelOp:
+        sq, _, dk, dv = m.sizes
+        grid = (-(-sq // config.block_q), max(1, math.prod(m.batch)), 1)
+        space = IntegerAttr(3, i64)
+        f32 = Float32Type()
+        shared = [SharedOp("k_tile", MemRefType(f32, [config.block_k * dk], memory_space=space)),
+                  SharedOp("v_tile", MemRefType(f32, [config.block_k * dv], memory_space=space))]
+        groups = [GroupSpec([m.pv.result], Composition.BLOCK, Storage.GLOBAL)]
+        return ctx.kernel(AttentionParamsAttr(config.block_q, config.block_k), grid, (config.block_q, 1, 1),
+                          groups, shared)
+
+    def summarize(self, k: KernelOp, spec: GpuSpec) -> Summary:
+        """A thread's work (`fsir/lowering/attention.py`): its Q row's loads; per key
+        tile its share of staging K and V, block_k scores of Dk FMAs each (with the
+        per-element ops of the score chain), block_k + 1 exponentials and the Dv x
+        block_k FMAs of the output row; at the end Dv divisions and stores."""
+        m = self.match(k)
+        p = k.params
+        assert isinstance(p, AttentionParamsAttr)
+        bq, bk = p.block_q, p.block_k
+        sq, sk, dk, dv = m.sizes
+        tiles = -(-sk // bk)
+        inputs: set[SSAValue] = set(k.block.args)
+        staged = -(-bk * dk // bq) + -(-bk * dv // bq)
+        stage = element_counts([m.qk.rhs], inputs) + element_counts([m.pv.rhs], inputs)
+        chain = element_counts([m.scores], inputs, seen={m.qk})
+        tile: Counter[str] = Counter()
+        for cls, n in stage.items():
+            tile[cls] += n * staged // 2
+        tile["smem"] += staged + bk * (dk + dv)
+        tile["alu"] += staged * 3 + bk * (dk + dv) + 6 * bk + 2 * dv + 8
+        tile["sfu"] += bk + 1
+        tile["barrier"] += 2
+        for cls, n in chain.items():
+            tile[cls] += n * bk
+        s = Summary()
+        s.add(tile, tiles)
+        s.add(element_counts([m.qk.lhs], inputs), dk)
+        s.counts["global"] += dv
+        s.counts["alu"] += 3 * dv + 16
+        s.counts["div"] += dv
+        s.registers = min(255, ATTENTION_BASE_REGISTERS + dk + dv)
+        s.shared_bytes = k.shared_bytes()
+        elem_q, elem_k, elem_v = (element_bytes_of(v) for v in (m.qk.lhs, m.qk.rhs, m.pv.rhs))
+        s.global_bytes = (dk * elem_q + dv * element_bytes_of(m.pv.result)
+                          + tiles * (-(-bk * dk // bq) * elem_k + -(-bk * dv // bq) * elem_v))
+        # per tile: staging, then the scores (Dk dependent FMAs, independent across
+        # keys), the running max and exponentials (dependent), the output FMAs
+        # (block_k dependent per column, independent across columns)
+        cpi = spec.cpi
+        per_tile = (staged * (cpi["global"] + cpi["smem"]) / 2 + 2 * cpi["barrier"]
+                    + max(dk * cpi["alu"], bk * (dk + 1)) + bk * cpi["alu"] + 2 * cpi["sfu"]
+                    + max(bk * cpi["alu"], bk * dv) + sum(chain.values()) * bk)
+        s.ilp_cycles = tiles * per_tile + dk * cpi["alu"] + cpi["global"] + dv * 2
+        del sq
+        return s
+
+    @staticmethod
+    def match(k: KernelOp) -> AttentionMatch:
+        (g,) = k.groups()
+        pv = inner_value(g.results[0]).owner
+        assert isinstance(pv, Operation)
+        m = match_attention(pv)
+        assert m is not None  # `check_kernel`
+        return m
+
+    # -- schedule -> gpu -----------------------------------------------------------------
+
+    def grid(self, k: KernelOp, axis: int, shapes: ShapeCalc) -> Index:
+        m = self.match(k)
+        p = k.params
+        assert isinstance(p, AttentionParamsAttr)
+        if axis == 0:
+            return -(-m.sizes[0] // p.block_q)
+        return max(1, math.prod(m.batch)) if axis == 1 else 1
+
+    def check_kernel(self, k: KernelOp) -> None:
+        groups = k.groups()
+        pv = inner_value(groups[0].results[0]).owner if len(groups) == 1 and len(groups[0].results) == 1 else None
+        m = match_attention(pv) if isinstance(pv, Operation) else None
+        if m is None:
+            raise self.cannot_lower(k, "an attention kernel has one group yielding softmax(q·kᵀ ...)·v "
+                                       "(two graph.dot around a softmax over the last dim)")
+        why = _problem(m)
+        if why is not None:
+            raise self.cannot_lower(k, f"an attention kernel cannot take {why}")
+        p = k.params
+        assert isinstance(p, AttentionParamsAttr)
+        _, _, dk, dv = m.sizes
+        for name, size in (("k_tile", p.block_k * dk), ("v_tile", p.block_k * dv)):
+            buf = k.shared_buffers().get(name)
+            if buf is None:
+                raise self.cannot_lower(k, f"an attention kernel needs the shared buffer @{name}")
+            if buf.buffer_type.element_count() < size or not isinstance(buf.buffer_type.element_type,
+                                                                         Float32Type):
+                raise self.cannot_lower(k, f"@{name} must hold {size} f32 elements (block_k x the head dim)")

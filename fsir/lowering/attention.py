@@ -1,0 +1,121 @@
+"""The `attention` kernel (`fsir/codegen/mappings/attention.py`): softmax(Q·Kᵀ·scale +
+mask)·V with an online softmax over key tiles staged in shared memory; no score leaves
+the registers of the thread that computes it.
+
+Thread t of block (x, y) owns query row i = x * block_q + t of batch entry y. Rows past
+Sq (the last block of a ragged Sq) compute on row Sq - 1 and store nothing; keys past
+Sk (the last tile of a ragged Sk) are staged as zeros and get score -inf, so they add
+nothing to the sum or the output.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import Float32Type
+from xdsl.ir import SSAValue
+
+from fsir.dialects import gpu, graph
+from fsir.dialects.schedule import AttentionParamsAttr, inner_value
+from fsir.lowering.emit import elem_type
+from fsir.lowering.kernels import KernelLowering
+from fsir.lowering.scalar import Index
+
+
+class AttentionLowering(KernelLowering):
+    def body(self) -> None:
+        from fsir.codegen.mappings.attention import match_attention  # (codegen imports the lowerings)
+
+        ib, e, sb = self.ib, self.emit, self.sb
+        (g,) = self.k.groups()
+        pv = inner_value(g.results[0]).owner
+        m = match_attention(pv)  # type: ignore[arg-type]
+        assert m is not None  # the mapping's `check_kernel`
+        p = self.k.params
+        assert isinstance(p, AttentionParamsAttr)
+        bq, bk = p.block_q, p.block_k
+        sq, sk, dk, dv = m.sizes
+        f32 = Float32Type()
+        zero = sb.const(0.0, f32)
+        neg_inf = sb.const(float("-inf"), f32)
+        exp = graph.ELEMENTWISE["exp"].lower
+
+        tid = self.thread_id()
+        bidx = ib.delinearize(self.block_id("y"), list(m.batch))
+        row = ib.add(ib.mul(self.block_id("x"), bq), tid)
+        ragged_q, ragged_k = sq % bq != 0, sk % bk != 0
+        valid_row = ib.lt(row, sq) if ragged_q else True
+        i = ib.min(row, sq - 1) if ragged_q else row
+        q = [e.at(m.qk.lhs, [*bidx, i, d]) for d in range(dk)]
+        k_tile, v_tile = self.smem["k_tile"], self.smem["v_tile"]
+
+        def stage(k0: SSAValue, buf: SSAValue, cols: int, load) -> None:
+            """The thread's elements of a block_k x cols tile (key-major), zero past Sk."""
+            total = bk * cols
+            for s in range(-(-total // bq)):
+                lin = ib.add(tid, s * bq)
+                key, col = ib.div(lin, cols), ib.rem(lin, cols)
+                exists = True if (s + 1) * bq <= total else ib.lt(lin, total)
+                j = ib.add(k0, key)
+                inside = ib.lt(j, sk) if ragged_k else True
+
+                def put(j=j, col=col, inside=inside, lin=lin) -> None:
+                    value = e.guarded(inside, lambda: load(j, col), lambda: zero)
+                    e.store(value, buf, lin, f32)
+
+                e.when(exists, put)
+
+        def score(k0: SSAValue, jj: int) -> SSAValue:
+            """The softmax input at (row, k0 + jj): the dot product from the tiles, then
+            the per-element ops of the score chain (scale, mask) by index propagation,
+            with the dot's element injected; -inf past Sk."""
+            s = zero
+            for d in range(dk):
+                s = sb.multiply_add(q[d], e.load(k_tile, jj * dk + d), s)
+            j: Index = ib.add(k0, jj)
+            jc = ib.min(j, sk - 1) if ragged_k else j
+            self.row_values[m.qk.result] = sb.round_to(s, elem_type(m.qk.result))
+            try:
+                x = e.at(m.scores, [*bidx, i, jc])
+            finally:
+                del self.row_values[m.qk.result]
+            if ragged_k:
+                below = ib.lt(j, sk)
+                assert not isinstance(below, bool)
+                x = sb.select(below, x, neg_inf)
+            return x
+
+        def tile(k0: SSAValue, carry: list[SSAValue]) -> list[SSAValue]:
+            m_run, l_run, acc = carry[0], carry[1], carry[2:]
+            stage(k0, k_tile, dk, lambda j, c: e.at(m.qk.rhs, [*bidx, c, j]))
+            stage(k0, v_tile, dv, lambda j, c: e.at(m.pv.rhs, [*bidx, j, c]))
+            self.cursor.insert(gpu.BarrierOp())
+            xs = [score(k0, jj) for jj in range(bk)]
+            m_new = m_run
+            for x in xs:
+                m_new = sb.max(m_new, x)
+            # while every score so far is -inf, shift by 0 (exp(-inf - -inf) would be NaN)
+            shift = sb.select(sb.compare("eq", m_new, neg_inf), zero, m_new)
+            alpha = exp(sb, sb.arith("sub", m_run, shift))
+            ps = [exp(sb, sb.arith("sub", x, shift)) for x in xs]
+            l_new = sb.arith("mul", l_run, alpha)
+            for pj in ps:
+                l_new = sb.arith("add", l_new, pj)
+            out = []
+            for d in range(dv):
+                a = sb.arith("mul", acc[d], alpha)
+                for jj, pj in enumerate(ps):
+                    a = sb.multiply_add(pj, e.load(v_tile, jj * dv + d), a)
+                out.append(a)
+            self.cursor.insert(gpu.BarrierOp())
+            return [m_new, l_new, *out]
+
+        final = e.for_loop(0, sk, bk, [neg_inf, zero, *[zero] * dv], tile)
+        l_sum, acc = final[1], final[2:]
+
+        def store() -> None:
+            for d in range(dv):
+                o = sb.arith("div", acc[d], l_sum)
+                if m.nan_to_zero:  # select(p != p, 0, p): a row of NaN probabilities gives 0
+                    o = sb.select(sb.compare("ne", o, o), zero, o)
+                self.store_output(0, sb.round_to(o, elem_type(m.pv.result)), [*bidx, row, d])
+
+        e.when(valid_row, store)
