@@ -89,16 +89,12 @@ class AttentionLowering(KernelLowering):
             stage(k0, v_tile, dv, lambda j, c: e.at(m.pv.rhs, [*bidx, j, c]))
             self.cursor.insert(gpu.BarrierOp())
             xs = [score(k0, jj) for jj in range(bk)]
-            m_new = m_run
-            for x in xs:
-                m_new = sb.max(m_new, x)
+            m_new = sb.max(m_run, _tree(xs, sb.max))
             # while every score so far is -inf, shift by 0 (exp(-inf - -inf) would be NaN)
             shift = sb.select(sb.compare("eq", m_new, neg_inf), zero, m_new)
             alpha = exp(sb, sb.arith("sub", m_run, shift))
             ps = [exp(sb, sb.arith("sub", x, shift)) for x in xs]
-            l_new = sb.arith("mul", l_run, alpha)
-            for pj in ps:
-                l_new = sb.arith("add", l_new, pj)
+            l_new = sb.multiply_add(l_run, alpha, _tree(ps, lambda a, b: sb.arith("add", a, b)))
             out = []
             for d in range(dv):
                 a = sb.arith("mul", acc[d], alpha)
@@ -119,3 +115,10 @@ class AttentionLowering(KernelLowering):
                 self.store_output(0, sb.round_to(o, elem_type(m.pv.result)), [*bidx, row, d])
 
         e.when(valid_row, store)
+
+
+def _tree(xs: list[SSAValue], combine) -> SSAValue:
+    """`xs` combined pairwise (a tree of depth log2 n, not a chain of n)."""
+    while len(xs) > 1:
+        xs = [combine(xs[i], xs[i + 1]) if i + 1 < len(xs) else xs[i] for i in range(0, len(xs), 2)]
+    return xs[0]

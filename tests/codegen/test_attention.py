@@ -21,8 +21,11 @@ from fsir.testing.pipeline import check, schedule_kernels
 
 
 def attention(b: int, h: int, sq: int, sk: int, d: int, t: str = "f32", mask: str = "none",
-              dv: int | None = None, probs_out: bool = False) -> str:
-    """softmax(q·kᵀ/√d + mask)·v over heads, written as the importers spell it."""
+              dv: int | None = None, probs_out: bool = False, reciprocal: bool = False,
+              nan_to_zero: bool = False) -> str:
+    """softmax(q·kᵀ/√d + mask)·v over heads, written as the importers spell it: e / sum
+    (or e * (1 / sum), XLA's optimised form), then `select(p != p, 0, p)` with
+    `nan_to_zero` (PyTorch's ONNX export)."""
     dv = d if dv is None else dv
     s4 = f"tensor<{b}x{h}x{sq}x{sk}x{t}>"
     s3 = f"tensor<{b}x{h}x{sq}x{t}>"
@@ -49,7 +52,8 @@ def attention(b: int, h: int, sq: int, sk: int, d: int, t: str = "f32", mask: st
                   f"  %col = graph.iota dim 1 : {m2}",
                   f"  %keep = graph.compare ge %row, %col : ({m2}, {m2}) -> {b2}",
                   f"  %keep4 = graph.broadcast %keep dims [2, 3] : ({b2}) -> tensor<{b}x{h}x{sq}x{sk}xi1>",
-                  f"  %ninf = graph.constant dense<0xFF800000> : tensor<{b}x{h}x{sq}x{sk}xf32>",
+                  # -1e30 is -inf in f16 (it overflows), finite in f32 and bf16
+                  f"  %ninf = graph.constant dense<-1.0e30> : tensor<{b}x{h}x{sq}x{sk}xf32>",
                   f"  %ninf_t = graph.convert %ninf : (tensor<{b}x{h}x{sq}x{sk}xf32>) -> {s4}",
                   f"  %x = graph.select %keep4, %x0, %ninf_t : (tensor<{b}x{h}x{sq}x{sk}xi1>, {s4}, {s4}) -> {s4}"]
         x = "%x"
@@ -57,10 +61,23 @@ def attention(b: int, h: int, sq: int, sk: int, d: int, t: str = "f32", mask: st
               f"  %mxb = graph.broadcast %mx dims [0, 1, 2] : ({s3}) -> {s4}",
               f"  %sh = graph.sub {x}, %mxb : {s4}",
               f"  %e = graph.exp %sh : {s4}",
-              f"  %sum = graph.reduce sum %e dims [3] : ({s4}) -> {s3}",
-              f"  %sumb = graph.broadcast %sum dims [0, 1, 2] : ({s3}) -> {s4}",
-              f"  %p = graph.div %e, %sumb : {s4}",
-              f"  %o = graph.dot %p, %v : ({s4}, tensor<{b}x{h}x{sk}x{dv}x{t}>) -> {out_t}",
+              f"  %sum = graph.reduce sum %e dims [3] : ({s4}) -> {s3}"]
+    if reciprocal:
+        lines += [f"  %one = graph.constant dense<1.0> : {s3}",
+                  f"  %inv = graph.div %one, %sum : {s3}",
+                  f"  %invb = graph.broadcast %inv dims [0, 1, 2] : ({s3}) -> {s4}",
+                  f"  %p0 = graph.mul %e, %invb : {s4}"]
+    else:
+        lines += [f"  %sumb = graph.broadcast %sum dims [0, 1, 2] : ({s3}) -> {s4}",
+                  f"  %p0 = graph.div %e, %sumb : {s4}"]
+    if nan_to_zero:
+        b4 = f"tensor<{b}x{h}x{sq}x{sk}xi1>"
+        lines += [f"  %nan = graph.compare ne %p0, %p0 : ({s4}, {s4}) -> {b4}",
+                  f"  %zero = graph.constant dense<0.0> : {s4}",
+                  f"  %p = graph.select %nan, %zero, %p0 : ({b4}, {s4}, {s4}) -> {s4}"]
+    else:
+        lines[-1] = lines[-1].replace("%p0 =", "%p =")
+    lines += [f"  %o = graph.dot %p, %v : ({s4}, tensor<{b}x{h}x{sk}x{dv}x{t}>) -> {out_t}",
               f"  func.return {'%o, %p' if probs_out else '%o'} : {results.strip('()')}",
               "}"]
     return "\n".join(lines) + "\n"
@@ -77,9 +94,12 @@ def attention_kernels(text: str) -> list[KernelOp]:
     ("f16", "additive", (1, 2, 37, 37, 16)),
     ("f16", "causal", (2, 1, 32, 32, 16)),
     ("bf16", "additive", (1, 2, 24, 24, 8)),
+    ("f32", "recip", (2, 2, 17, 17, 8)),
+    ("f16", "nan_to_zero", (1, 2, 16, 20, 8)),
 ])
 def test_attention_is_one_kernel_matching_the_reference(t, mask, sizes):
-    text = attention(*sizes, t=t, mask=mask)
+    forms = {"recip": dict(mask="additive", reciprocal=True), "nan_to_zero": dict(mask="causal", nan_to_zero=True)}
+    text = attention(*sizes, t=t, **forms.get(mask, dict(mask=mask)))
     (k,) = attention_kernels(text)
     assert len(schedule_kernels(text)) == 1  # the transpose of k included
     lowered = check(text, fusion="stitch", scale=4.0)
@@ -125,3 +145,22 @@ def test_the_matcher_finds_the_examples_attention():
     ops = [op for op in module.walk() if isinstance(op, graph.GraphOp)]
     m = find_attention(ops)
     assert m is not None and m.sizes == (128, 128, 64, 64) and m.batch == (2, 12)
+
+
+def test_a_fully_masked_row_gives_zero_with_the_nan_select():
+    """Every key of batch entry 0 masked with -inf: the reference's probabilities are
+    NaN (-inf - -inf), which `select(p != p, 0, p)` turns into 0; so does the kernel."""
+    import numpy as np
+
+    from fsir.testing.pipeline import make_input
+
+    text = attention(2, 2, 8, 24, 8, t="f16", mask="additive", nan_to_zero=True)
+    rng = np.random.default_rng(1)
+    q, k, v = (make_input(graph.f16, s, rng) for s in ((2, 2, 8, 8), (2, 2, 24, 8), (2, 2, 24, 8)))
+    mask = np.zeros((2, 1, 1, 24), np.float16)
+    mask[0] = -np.inf
+    lowered = check(text, fusion="stitch", inputs=[q, k, v, mask])
+    from fsir.runtime.executor import execute
+
+    (out,), _ = execute(lowered, [q, k, v, mask])
+    assert np.all(out[0] == 0) and np.all(np.isfinite(out[1])) and np.any(out[1] != 0)

@@ -109,22 +109,70 @@ def _is_splat(v: SSAValue, pred) -> bool:
     return value is not None and pred(value)
 
 
-def _row_stat(v: SSAValue, kind: str, of: SSAValue | None, rank: int) -> SSAValue | None:
-    """The operand of `broadcast(reduce kind (x) dims [rank-1]) dims [0..rank-2]` = v
-    (x must be `of` when given)."""
+def _row_stat(v: SSAValue, kind: str, of: SSAValue, rank: int, reciprocal: bool = False) -> list[Operation] | None:
+    """The ops of `v = broadcast(reduce kind (of) dims [rank-1]) dims [0..rank-2]`
+    (with `max(m, -inf)`, which JAX's softmax writes, or the reciprocal `1 / s` XLA's
+    optimised softmax multiplies by, between the reduce and the broadcast), else None."""
     b = v.owner
     if not isinstance(b, graph.BroadcastOp) or list(b.dims.get_values()) != list(range(rank - 1)):
         return None
+    ops: list[Operation] = [b]
     stat = b.operands[0]
-    if kind == "max":  # max(m, -inf) is m (JAX's softmax writes it)
+    if kind == "max":  # max(m, -inf) is m
         mx = _owner(stat, "graph.max")
         if mx is not None and _is_splat(mx.operands[1], lambda x: x == -math.inf):
+            ops.append(mx)
             stat = mx.operands[0]
+    if reciprocal:
+        recip = _owner(stat, "graph.div")
+        if recip is None or not _is_splat(recip.operands[0], lambda x: x == 1):
+            return None
+        ops.append(recip)
+        stat = recip.operands[1]
     r = stat.owner
     if not isinstance(r, graph.ReduceOp) or r.kind.data != kind or list(r.dims.get_values()) != [rank - 1]:
         return None
-    x = r.operands[0]
-    return x if of is None or x == of else None
+    copies = _copy_ops(r.operands[0], of)
+    return [*ops, r, *copies] if copies is not None else None
+
+
+def _copy_ops(a: SSAValue, b: SSAValue, depth: int = 8) -> list[Operation] | None:
+    """The ops computing `a` that are copies of those computing `b` (an importer's
+    duplicated score expression: the reduce and the subtraction may each read their
+    own), [] when a is b, None unless a equals b up to such copies."""
+    if a == b:
+        return []
+    x, y = a.owner, b.owner
+    if (depth == 0 or not isinstance(x, Operation) or not isinstance(y, Operation) or x.name != y.name
+            or len(x.operands) != len(y.operands) or x.properties != y.properties
+            or x.attributes != y.attributes or [r.type for r in x.results] != [r.type for r in y.results]
+            or x.results.index(a) != y.results.index(b)):
+        return None
+    if isinstance(x, graph.ConstantOp):
+        return []  # constants are no kernel's ops: each fusion clones those it reads
+    out = [x]
+    for u, v in zip(x.operands, y.operands):
+        inner = _copy_ops(u, v, depth - 1)
+        if inner is None:
+            return None
+        out += inner
+    return out
+
+
+def _normalised(p: SSAValue, rank: int) -> tuple[SSAValue, list[Operation]] | None:
+    """(e, the ops) when `p` is `e / broadcast(sum e)` or `e * broadcast(1 / sum e)`."""
+    div = _owner(p, "graph.div")
+    if div is not None:
+        stat = _row_stat(div.operands[1], "sum", div.operands[0], rank)
+        return (div.operands[0], [div, *stat]) if stat is not None else None
+    mul = _owner(p, "graph.mul")
+    if mul is None:
+        return None
+    for e, other in ((mul.operands[0], mul.operands[1]), (mul.operands[1], mul.operands[0])):
+        stat = _row_stat(other, "sum", e, rank, reciprocal=True)
+        if stat is not None:
+            return e, [mul, *stat]
+    return None
 
 
 def _matrices(dot: graph.DotOp) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None:
@@ -154,24 +202,19 @@ def match_attention(pv: Operation) -> AttentionMatch | None:
         core += [sel, cond]
         p = sel.operands[2]
         nan_to_zero = True
-    div = _owner(p, "graph.div")
-    if div is None:
+    normalised = _normalised(p, rank)
+    if normalised is None:
         return None
-    e = div.operands[0]
-    if _row_stat(div.operands[1], "sum", e, rank) is None:
-        return None
-    sum_b = div.operands[1].owner
-    assert isinstance(sum_b, Operation)
+    e, norm_ops = normalised
     exp = _owner(e, "graph.exp")
     sub = _owner(exp.operands[0], "graph.sub") if exp is not None else None
     if exp is None or sub is None:
         return None
     x = sub.operands[0]
-    if _row_stat(sub.operands[1], "max", x, rank) is None:
+    max_ops = _row_stat(sub.operands[1], "max", x, rank)
+    if max_ops is None:
         return None
-    max_b = sub.operands[1].owner
-    assert isinstance(max_b, Operation)
-    core += [div, sum_b, *_producers_until(sum_b, e), exp, sub, max_b, *_producers_until(max_b, x)]
+    core += [*norm_ops, exp, sub, *max_ops]
     found = _score_chain(x)
     if found is None:
         return None
@@ -186,19 +229,6 @@ def match_attention(pv: Operation) -> AttentionMatch | None:
         if any(u.operation not in inside for r in op.results for u in r.uses):
             return None  # a score or probability is read elsewhere: it must be written
     return AttentionMatch(qk, pv, x, tuple(core), nan_to_zero)
-
-
-def _producers_until(op: Operation, stop: SSAValue) -> list[Operation]:
-    """The ops between `stop` and `op` (the broadcast of a row statistic): its reduce,
-    and the `max(m, -inf)` between them."""
-    out: list[Operation] = []
-    v = op.operands[0]
-    while v != stop:
-        owner = v.owner
-        assert isinstance(owner, Operation)
-        out.append(owner)
-        v = owner.operands[0]
-    return out
 
 
 _PER_ELEMENT = (graph.ElementwiseOp, graph.SelectOp, graph.ConvertOp, graph.CompareOp)
