@@ -164,3 +164,26 @@ def test_a_fully_masked_row_gives_zero_with_the_nan_select():
 
     (out,), _ = execute(lowered, [q, k, v, mask])
     assert np.all(out[0] == 0) and np.all(np.isfinite(out[1])) and np.any(out[1] != 0)
+
+
+def test_the_causal_attention_example_keeps_its_scores_on_chip():
+    """examples/hlo/causal_attention.hlo in stitch mode: no tensor passed between
+    kernels or to the host has a 16 x 16 score shape but the attention kernel's output
+    (the p·v product, [2, 4, 16, 16] since its head dim is 16 as well); the scores, the
+    causal mask and the probabilities stay inside that kernel."""
+    from fsir.codegen.mappings.attention import AttentionMapping
+    from fsir.dialects.schedule import inner_value
+    from fsir.pipeline import read_model
+
+    module = lower(read_model(EXAMPLES / "hlo" / "causal_attention.hlo"), PipelineOptions(fusion="stitch"),
+                   until="stitch-codegen")
+    kernels = [k for k in module.walk() if isinstance(k, KernelOp)]
+    (att,) = [k for k in kernels if k.params.MAPPING == Mapping.ATTENTION]
+    m = AttentionMapping.match(att)
+    sq, sk, _, _ = m.sizes
+    assert (sq, sk) == (16, 16)
+    assert inner_value(att.yielded()[0]).owner is m.pv
+    tensors = {v for k in kernels for v in (*k.operands, *k.results)}
+    square = [v for v in tensors if graph.shape_of(v.type)[-2:] == (sq, sk)]
+    assert square == list(att.results)
+    assert all(graph.shape_of(v.type)[-2:] != (sq, sk) for v in att.operands)
