@@ -44,8 +44,8 @@ class AttentionLowering(KernelLowering):
         ragged_q, ragged_k = sq % bq != 0, sk % bk != 0
         valid_row = ib.lt(row, sq) if ragged_q else True
         i = ib.min(row, sq - 1) if ragged_q else row
-        q = [e.at(m.qk.lhs, [*bidx, i, d]) for d in range(dk)]
-        k_tile, v_tile = self.smem["k_tile"], self.smem["v_tile"]
+        q_tile, k_tile, v_tile, p_tile = (self.smem[n] for n in ("q_tile", "k_tile", "v_tile", "p_tile"))
+        q_row, p_row = ib.mul(tid, dk + 1), ib.mul(tid, bk + 1)  # padded rows: no bank conflicts
 
         def stage(k0: SSAValue, buf: SSAValue, cols: int, load) -> None:
             """The thread's elements of a block_k x cols tile (key-major), zero past Sk."""
@@ -63,13 +63,21 @@ class AttentionLowering(KernelLowering):
 
                 e.when(exists, put)
 
-        def score(k0: SSAValue, jj: int) -> SSAValue:
-            """The softmax input at (row, k0 + jj): the dot product from the tiles, then
-            the per-element ops of the score chain (scale, mask) by index propagation,
-            with the dot's element injected; -inf past Sk."""
-            s = zero
-            for d in range(dk):
-                s = sb.multiply_add(q[d], e.load(k_tile, jj * dk + d), s)
+        # The block's Q rows, once (rows past Sq repeat row Sq - 1); the first key
+        # tile's barrier publishes them.
+        q0 = ib.mul(self.block_id("x"), bq)
+        for s in range(-(-bq * dk // bq)):
+            lin = ib.add(tid, s * bq)
+            r, c = ib.div(lin, dk), ib.rem(lin, dk)
+            qi = ib.add(q0, r)
+            qi = ib.min(qi, sq - 1) if ragged_q else qi
+            e.store(e.at(m.qk.lhs, [*bidx, qi, c]), q_tile, ib.add(ib.mul(r, dk + 1), c), f32)
+
+        def score(k0: SSAValue, dots: list[SSAValue], jj: int) -> SSAValue:
+            """The softmax input at (row, k0 + jj): the dot product, then the
+            per-element ops of the score chain (scale, mask) by index propagation, with
+            the dot's element injected; -inf past Sk."""
+            s = dots[jj]
             j: Index = ib.add(k0, jj)
             jc = ib.min(j, sk - 1) if ragged_k else j
             self.row_values[m.qk.result] = sb.round_to(s, elem_type(m.qk.result))
@@ -88,19 +96,30 @@ class AttentionLowering(KernelLowering):
             stage(k0, k_tile, dk, lambda j, c: e.at(m.qk.rhs, [*bidx, c, j]))
             stage(k0, v_tile, dv, lambda j, c: e.at(m.pv.rhs, [*bidx, j, c]))
             self.cursor.insert(gpu.BarrierOp())
-            xs = [score(k0, jj) for jj in range(bk)]
+            # the tile's block_k dot products, a loop over the head dim
+            def d_step(d: SSAValue, carry: list[SSAValue]) -> list[SSAValue]:
+                qd = e.load(q_tile, ib.add(q_row, d))
+                return [sb.multiply_add(qd, e.load(k_tile, ib.add(d, jj * dk)), carry[jj]) for jj in range(bk)]
+
+            dots = e.for_loop(0, dk, 1, [zero] * bk, d_step)
+            xs = [score(k0, dots, jj) for jj in range(bk)]
             m_new = sb.max(m_run, _tree(xs, sb.max))
             # while every score so far is -inf, shift by 0 (exp(-inf - -inf) would be NaN)
             shift = sb.select(sb.compare("eq", m_new, neg_inf), zero, m_new)
             alpha = exp(sb, sb.arith("sub", m_run, shift))
             ps = [exp(sb, sb.arith("sub", x, shift)) for x in xs]
             l_new = sb.multiply_add(l_run, alpha, _tree(ps, lambda a, b: sb.arith("add", a, b)))
-            out = []
-            for d in range(dv):
-                a = sb.arith("mul", acc[d], alpha)
-                for jj, pj in enumerate(ps):
-                    a = sb.multiply_add(pj, e.load(v_tile, jj * dv + d), a)
-                out.append(a)
+            # the output row: rescaled, then p·V over the tile's keys in a loop (the
+            # thread's p row goes through shared memory, which a loop can index)
+            for jj, pj in enumerate(ps):
+                e.store(pj, p_tile, ib.add(p_row, jj), f32)
+
+            def j_step(jj: SSAValue, carry: list[SSAValue]) -> list[SSAValue]:
+                pj = e.load(p_tile, ib.add(p_row, jj))
+                base = ib.mul(jj, dv)
+                return [sb.multiply_add(pj, e.load(v_tile, ib.add(base, d)), carry[d]) for d in range(dv)]
+
+            out = e.for_loop(0, bk, 1, [sb.arith("mul", a, alpha) for a in acc], j_step)
             self.cursor.insert(gpu.BarrierOp())
             return [m_new, l_new, *out]
 

@@ -18,11 +18,13 @@ func.func @f(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
 // -----
 
 func.func @g(%q: tensor<4x8xf32>, %kt: tensor<8x4xf32>, %v: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{'schedule.kernel' op @k cannot be lowered: @v_tile must hold 128 f32 elements (block_k x the head dim)}}
+  // expected-error @+1 {{'schedule.kernel' op @k cannot be lowered: @v_tile must hold 128 f32 elements}}
   %y = schedule.kernel @k attention<block_q = 32, block_k = 16> grid [1, 1, 1] block [32, 1, 1] (%q, %kt, %v) : (tensor<4x8xf32>, tensor<8x4xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> {
   ^bb0(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>, %c: tensor<4x8xf32>):
+    schedule.shared @q_tile : memref<288xf32, 3 : i64>
     schedule.shared @k_tile : memref<128xf32, 3 : i64>
     schedule.shared @v_tile : memref<64xf32, 3 : i64>
+    schedule.shared @p_tile : memref<544xf32, 3 : i64>
     %g = schedule.group block -> global : tensor<4x8xf32> {
       %s = graph.dot %a, %b : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
       %m = graph.reduce max %s dims [1] : (tensor<4x4xf32>) -> tensor<4xf32>

@@ -1,14 +1,17 @@
 // stitch-codegen gives an attention fusion the attention mapping: a block of block_q
-// query rows (one thread each) per head, heads on grid y, the key/value tiles of
-// block_k keys in shared memory (f32, block_k x the head dim), the configuration chosen
-// by the latency-evaluator among the candidates.
+// query rows (one thread each) per head, heads on grid y; in shared memory (f32) the
+// block's Q rows and each thread's probabilities (rows padded by one), the key and
+// value tiles of block_k keys; the configuration chosen by the latency-evaluator among
+// the candidates.
 // RUN: fs-opt %s -p stitch-codegen | filecheck %s
 
 // CHECK-LABEL: func.func @additive
 // CHECK: %[[O:.*]] = schedule.kernel @additive_k0 attention<block_q = 32, block_k = 16> grid [1, 2, 1] block [32, 1, 1] cost {{{.*}}config = "attention/32x16"} (%k, %q, %mask, %v)
 // CHECK-NEXT: ^bb0(
+// CHECK-NEXT: schedule.shared @q_tile : memref<288xf32, 3 : i64>
 // CHECK-NEXT: schedule.shared @k_tile : memref<128xf32, 3 : i64>
 // CHECK-NEXT: schedule.shared @v_tile : memref<128xf32, 3 : i64>
+// CHECK-NEXT: schedule.shared @p_tile : memref<544xf32, 3 : i64>
 // CHECK-NEXT: %[[G:.*]] = schedule.group block -> global : tensor<1x2x16x8xf32> {
 // CHECK: graph.dot
 // CHECK: graph.dot

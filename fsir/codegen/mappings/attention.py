@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IntegerAttr, MemRefType, i64
 from xdsl.ir import Operation, SSAValue
 
-from fsir.codegen.mappings.base import FusionContext, GroupSpec, Mapping
+from fsir.codegen.mappings.base import FusionContext, GroupSpec, Mapping, op_error
 from fsir.codegen.mappings.gemm import GemmMapping
 from fsir.codegen.summary import Summary, element_bytes_of, element_counts
 from fsir.dialects import graph, schedule
@@ -69,6 +69,7 @@ MAX_GRID_Y = 65535
 # power of two covering Sq (at least 32) are dropped.
 CANDIDATES = ((32, 16), (64, 16), (128, 16), (32, 32), (64, 32))
 ATTENTION_BASE_REGISTERS = 24
+STATIC_SMEM = 48 * 1024  # the kernel's tiles are static shared arrays: at most 48 KB a block
 _FLOATS = (Float32Type, Float16Type, BFloat16Type)
 
 
@@ -325,6 +326,13 @@ def find_attention(ops: Sequence[Operation]) -> AttentionMatch | None:
     return None
 
 
+def tile_sizes(bq: int, bk: int, dk: int, dv: int) -> dict[str, int]:
+    """The kernel's shared f32 buffers: the block's Q rows and each thread's row of
+    probabilities (padded by one, so a warp's rows fall into different banks), the key
+    and value tiles."""
+    return {"q_tile": bq * (dk + 1), "k_tile": bk * dk, "v_tile": bk * dv, "p_tile": bq * (bk + 1)}
+
+
 @dataclass(frozen=True)
 class AttentionConfig:
     block_q: int
@@ -373,7 +381,12 @@ class AttentionMapping(Mapping):
         sq, sk, _, _ = m.sizes
         covering_q = max(32, 1 << max(0, sq - 1).bit_length())
         covering_k = max(16, 1 << max(0, sk - 1).bit_length())
-        configs = [AttentionConfig(q, k) for q, k in CANDIDATES if q <= covering_q and k <= covering_k]
+        _, _, dk, dv = m.sizes
+        configs = [AttentionConfig(q, k) for q, k in CANDIDATES if q <= covering_q and k <= covering_k
+                   and 4 * sum(tile_sizes(q, k, dk, dv).values()) <= min(ctx.spec.smem_per_block, STATIC_SMEM)]
+        if not configs:
+            raise op_error(m.pv, f"cannot run as an attention kernel: the smallest tiles need more shared "
+                                 f"memory than a block has on {ctx.spec.name}")
         return self.choose(configs, lambda c: self.kernel(ctx, m, c), ctx.spec)
 
     def kernel(self, ctx: FusionContext, m: AttentionMatch, config: AttentionConfig) -> KernelOp:
@@ -381,56 +394,58 @@ class AttentionMapping(Mapping):
         grid = (-(-sq // config.block_q), max(1, math.prod(m.batch)), 1)
         space = IntegerAttr(3, i64)
         f32 = Float32Type()
-        shared = [SharedOp("k_tile", MemRefType(f32, [config.block_k * dk], memory_space=space)),
-                  SharedOp("v_tile", MemRefType(f32, [config.block_k * dv], memory_space=space))]
+        shared = [SharedOp(name, MemRefType(f32, [size], memory_space=space))
+                  for name, size in tile_sizes(config.block_q, config.block_k, dk, dv).items()]
         groups = [GroupSpec([m.pv.result], Composition.BLOCK, Storage.GLOBAL)]
         return ctx.kernel(AttentionParamsAttr(config.block_q, config.block_k), grid, (config.block_q, 1, 1),
                           groups, shared)
 
     def summarize(self, k: KernelOp, spec: GpuSpec) -> Summary:
-        """A thread's work (`fsir/lowering/attention.py`): its Q row's loads; per key
-        tile its share of staging K and V, block_k scores of Dk FMAs each (with the
-        per-element ops of the score chain), block_k + 1 exponentials and the Dv x
-        block_k FMAs of the output row; at the end Dv divisions and stores."""
+        """A thread's work (`fsir/lowering/attention.py`): its share of staging the Q
+        rows; per key tile its share of staging K and V, the block_k dot products (a
+        loop over Dk: a Q load, block_k K loads and FMAs), the score chain per key,
+        block_k + 1 exponentials, its probabilities to shared memory and the output row
+        (a loop over block_k: a p load, Dv V loads and FMAs); at the end Dv divisions
+        and stores."""
         m = self.match(k)
         p = k.params
         assert isinstance(p, AttentionParamsAttr)
         bq, bk = p.block_q, p.block_k
-        sq, sk, dk, dv = m.sizes
+        _, sk, dk, dv = m.sizes
         tiles = -(-sk // bk)
         inputs: set[SSAValue] = set(k.block.args)
-        staged = -(-bk * dk // bq) + -(-bk * dv // bq)
-        stage = element_counts([m.qk.rhs], inputs) + element_counts([m.pv.rhs], inputs)
+        per_k, per_v = -(-bk * dk // bq), -(-bk * dv // bq)
         chain = element_counts([m.scores], inputs, seen={m.qk})
         tile: Counter[str] = Counter()
-        for cls, n in stage.items():
-            tile[cls] += n * staged // 2
-        tile["smem"] += staged + bk * (dk + dv)
-        tile["alu"] += staged * 3 + bk * (dk + dv) + 6 * bk + 2 * dv + 8
+        tile.update({cls: n * per_k for cls, n in element_counts([m.qk.rhs], inputs).items()})
+        tile.update({cls: n * per_v for cls, n in element_counts([m.pv.rhs], inputs).items()})
+        tile["smem"] += per_k + per_v + dk * (1 + bk) + 2 * bk + bk * (1 + dv)
+        tile["alu"] += 4 * (per_k + per_v) + dk * (bk + 3) + bk * (dv + 3) + 8 * bk + dv + 8
         tile["sfu"] += bk + 1
         tile["barrier"] += 2
-        for cls, n in chain.items():
-            tile[cls] += n * bk
+        tile.update({cls: n * bk for cls, n in chain.items()})
         s = Summary()
         s.add(tile, tiles)
         s.add(element_counts([m.qk.lhs], inputs), dk)
+        s.counts["smem"] += dk
+        s.counts["alu"] += 4 * dk + 3 * dv + 16
         s.counts["global"] += dv
-        s.counts["alu"] += 3 * dv + 16
         s.counts["div"] += dv
-        s.registers = min(255, ATTENTION_BASE_REGISTERS + dk + dv)
+        # fitted to ptxas -v (sm_80): it keeps a step's K and V loads and its
+        # scores in flight, up to the 255 a thread may have
+        s.registers = min(255, ATTENTION_BASE_REGISTERS + 2 * (dk + dv) + 3 * bk)
         s.shared_bytes = k.shared_bytes()
         elem_q, elem_k, elem_v = (element_bytes_of(v) for v in (m.qk.lhs, m.qk.rhs, m.pv.rhs))
         s.global_bytes = (dk * elem_q + dv * element_bytes_of(m.pv.result)
-                          + tiles * (-(-bk * dk // bq) * elem_k + -(-bk * dv // bq) * elem_v))
-        # per tile: staging, then the scores (Dk dependent FMAs, independent across
-        # keys), the running max and exponentials (dependent), the output FMAs
-        # (block_k dependent per column, independent across columns)
+                          + tiles * (per_k * elem_k + per_v * elem_v))
+        # per tile: staging, then the dot products (Dk steps of a Q load and block_k
+        # independent FMAs), the running max and exponentials (dependent), then block_k
+        # steps of Dv independent FMAs
         cpi = spec.cpi
-        per_tile = (staged * (cpi["global"] + cpi["smem"]) / 2 + 2 * cpi["barrier"]
-                    + max(dk * cpi["alu"], bk * (dk + 1)) + bk * cpi["alu"] + 2 * cpi["sfu"]
-                    + max(bk * cpi["alu"], bk * dv) + sum(chain.values()) * bk)
-        s.ilp_cycles = tiles * per_tile + dk * cpi["alu"] + cpi["global"] + dv * 2
-        del sq
+        per_tile = ((per_k + per_v) * (cpi["global"] + cpi["smem"]) / 2 + 2 * cpi["barrier"]
+                    + dk * max(cpi["smem"] + cpi["alu"], 2 * bk) + 2 * bk * cpi["alu"] + 2 * cpi["sfu"]
+                    + sum(chain.values()) * bk + bk * max(cpi["smem"] + cpi["alu"], 2 * dv))
+        s.ilp_cycles = tiles * per_tile + cpi["global"] + dk * 4 + dv * 4
         return s
 
     @staticmethod
@@ -465,10 +480,10 @@ class AttentionMapping(Mapping):
         p = k.params
         assert isinstance(p, AttentionParamsAttr)
         _, _, dk, dv = m.sizes
-        for name, size in (("k_tile", p.block_k * dk), ("v_tile", p.block_k * dv)):
+        for name, size in tile_sizes(p.block_q, p.block_k, dk, dv).items():
             buf = k.shared_buffers().get(name)
             if buf is None:
                 raise self.cannot_lower(k, f"an attention kernel needs the shared buffer @{name}")
             if buf.buffer_type.element_count() < size or not isinstance(buf.buffer_type.element_type,
                                                                          Float32Type):
-                raise self.cannot_lower(k, f"@{name} must hold {size} f32 elements (block_k x the head dim)")
+                raise self.cannot_lower(k, f"@{name} must hold {size} f32 elements")
