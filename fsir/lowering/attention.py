@@ -124,7 +124,10 @@ class AttentionLowering(KernelLowering):
             return [m_new, l_new, *out]
 
         final = e.for_loop(0, sk, bk, [neg_inf, zero, *[zero] * dv], tile)
-        l_sum, acc = final[1], final[2:]
+        l_sum, acc = final[1], list(final[2:])
+
+        if m.safe_sum:  # a row whose every score is -inf has l = 0 and acc = 0: it is 0
+            l_sum = sb.select(sb.compare("eq", l_sum, zero), sb.const(1.0, f32), l_sum)
 
         def store() -> None:
             for d in range(dv):

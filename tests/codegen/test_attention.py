@@ -187,3 +187,25 @@ def test_the_causal_attention_example_keeps_its_scores_on_chip():
     square = [v for v in tensors if graph.shape_of(v.type)[-2:] == (sq, sk)]
     assert square == list(att.results)
     assert all(graph.shape_of(v.type)[-2:] != (sq, sk) for v in att.operands)
+
+
+def test_onnx_attention_nodes_are_one_kernel_matching_onnx():
+    """ONNX's Attention node (its importer writes a safe softmax: a row max of -inf
+    shifts by 0, a row sum of 0 divides by 1) runs as an attention kernel and matches
+    ONNX's expected outputs (the backend test cases)."""
+    import warnings
+
+    from fsir.frontend.onnx_import import import_onnx
+    from fsir.onnx.conformance import Outcome, node_cases, run_case
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cases = {c.name: c for c in node_cases() if c.name.startswith("test_attention_4d")}
+    for name in ("test_attention_4d", "test_attention_4d_gqa", "test_attention_4d_softcap", "test_attention_4d_fp16"):
+        case = cases[name]
+        model, _ = case.load()
+        module = lower(import_onnx(model.SerializeToString(), name), PipelineOptions(fusion="stitch"),
+                       until="stitch-codegen")
+        assert [k for k in module.walk() if isinstance(k, KernelOp) and k.params.MAPPING == Mapping.ATTENTION], name
+        result = run_case(case)
+        assert result.outcome is Outcome.PASSED, (name, result.message)

@@ -77,14 +77,16 @@ _FLOATS = (Float32Type, Float16Type, BFloat16Type)
 class AttentionMatch:
     """One attention in the graph: its two dots, the softmax input (`scores`, computed
     per element from the first dot's result), the ops from the first dot to the second
-    (`core`) and whether NaN probabilities are replaced by 0 (`nan_to_zero`, PyTorch's
-    export of a fully masked row)."""
+    (`core`) and how a fully masked row comes out: NaN probabilities replaced by 0
+    (`nan_to_zero`, PyTorch's export) or a zero sum divided as 1 (`safe_sum`, ONNX
+    Attention); the running max's guard against -inf is the kernel's own."""
 
     qk: graph.DotOp
     pv: graph.DotOp
     scores: SSAValue
     core: tuple[Operation, ...]
     nan_to_zero: bool
+    safe_sum: bool = False  # a row sum of 0 (every score -inf) divides by 1: the row is 0
 
     @property
     def batch(self) -> tuple[int, ...]:
@@ -112,8 +114,10 @@ def _is_splat(v: SSAValue, pred) -> bool:
 
 def _row_stat(v: SSAValue, kind: str, of: SSAValue, rank: int, reciprocal: bool = False) -> list[Operation] | None:
     """The ops of `v = broadcast(reduce kind (of) dims [rank-1]) dims [0..rank-2]`
-    (with `max(m, -inf)`, which JAX's softmax writes, or the reciprocal `1 / s` XLA's
-    optimised softmax multiplies by, between the reduce and the broadcast), else None."""
+    (with `max(m, -inf)`, which JAX's softmax writes, the guards of ONNX Attention's
+    safe softmax, `m == -inf ? 0 : m` and `s == 0 ? 1 : s`, or the reciprocal `1 / s`
+    XLA's optimised softmax multiplies by, between the reduce and the broadcast), else
+    None."""
     b = v.owner
     if not isinstance(b, graph.BroadcastOp) or list(b.dims.get_values()) != list(range(rank - 1)):
         return None
@@ -124,6 +128,17 @@ def _row_stat(v: SSAValue, kind: str, of: SSAValue, rank: int, reciprocal: bool 
         if mx is not None and _is_splat(mx.operands[1], lambda x: x == -math.inf):
             ops.append(mx)
             stat = mx.operands[0]
+    # ONNX Attention's safe softmax: a row max of -inf shifts by 0, a row sum of 0 divides by 1
+    guard = (-math.inf, 0) if kind == "max" else (0, 1)
+    sel = stat.owner
+    if isinstance(sel, graph.SelectOp):
+        cond = sel.operands[0].owner
+        if not (isinstance(cond, graph.CompareOp) and cond.direction.data == "eq"
+                and cond.operands[0] == sel.operands[2] and _is_splat(cond.operands[1], lambda x: x == guard[0])
+                and _is_splat(sel.operands[1], lambda x: x == guard[1])):
+            return None
+        ops += [sel, cond]
+        stat = sel.operands[2]
     if reciprocal:
         recip = _owner(stat, "graph.div")
         if recip is None or not _is_splat(recip.operands[0], lambda x: x == 1):
@@ -229,7 +244,8 @@ def match_attention(pv: Operation) -> AttentionMatch | None:
             continue
         if any(u.operation not in inside for r in op.results for u in r.uses):
             return None  # a score or probability is read elsewhere: it must be written
-    return AttentionMatch(qk, pv, x, tuple(core), nan_to_zero)
+    safe_sum = any(isinstance(op, graph.SelectOp) for op in norm_ops)
+    return AttentionMatch(qk, pv, x, tuple(core), nan_to_zero, safe_sum)
 
 
 _PER_ELEMENT = (graph.ElementwiseOp, graph.SelectOp, graph.ConvertOp, graph.CompareOp)
