@@ -125,6 +125,7 @@ class Mapping(StrEnum):
     GEMM = "gemm"
     CONV = "conv"
     COLUMNS = "columns"
+    ATTENTION = "attention"
 
 
 class Composition(StrEnum):
@@ -663,9 +664,64 @@ class ColumnsParamsAttr(MappingParamsAttr):
         return out + ([("vector_width", self.vector_width)] if self.vector_width != 1 else [])
 
 
+# ----------------------------------------------------------------------------- attention parameters
+
+
+@irdl_attr_definition
+class AttentionParamsAttr(MappingParamsAttr):
+    """`attention`: softmax(Q·Kᵀ·scale + mask)·V as one FlashAttention-style kernel
+    (`fsir/codegen/mappings/attention.py`): a block takes `block_q` query rows of one
+    batch entry, a thread per row; key and value tiles of `block_k` keys are staged in
+    shared memory, and each thread keeps its row's running max, running sum and output
+    accumulator in registers (online softmax), so the score matrix never reaches global
+    memory.
+
+        #schedule.attention<block_q = 64, block_k = 16>
+    """
+
+    name = "schedule.attention"
+    MAPPING: ClassVar[Mapping] = Mapping.ATTENTION
+    KEYS: ClassVar[dict[str, int]] = {"block_q": 1, "block_k": 1}
+    MAX_BLOCK_K: ClassVar[int] = 64  # a key tile is unrolled in the kernel
+
+    _block_q: IntAttr
+    _block_k: IntAttr
+
+    def __init__(self, block_q: int, block_k: int):
+        super().__init__(IntAttr(block_q), IntAttr(block_k))
+
+    @property
+    def block_q(self) -> int:
+        return self._block_q.data
+
+    @property
+    def block_k(self) -> int:
+        return self._block_k.data
+
+    @property
+    def threads(self) -> int:
+        return self.block_q
+
+    def verify(self) -> None:
+        if not 1 <= self.block_q <= MAX_BLOCK_THREADS:
+            raise VerifyException(f"block_q must be 1 to {MAX_BLOCK_THREADS} (a thread per query row), "
+                                  f"got {self.block_q}")
+        if not 1 <= self.block_k <= self.MAX_BLOCK_K:
+            raise VerifyException(f"block_k must be 1 to {self.MAX_BLOCK_K} (a key tile is unrolled), "
+                                  f"got {self.block_k}")
+
+    @classmethod
+    def from_entries(cls, entries: MappingOf[str, _Value]) -> AttentionParamsAttr:
+        return cls.new([_int(entries["block_q"]), _int(entries["block_k"])])
+
+    def entries(self) -> list[tuple[str, _Value]]:
+        return [("block_q", self.block_q), ("block_k", self.block_k)]
+
+
 PARAMS_OF: dict[Mapping, type[MappingParamsAttr]] = {
     Mapping.LOOP: LoopParamsAttr, Mapping.ROW: RowParamsAttr, Mapping.GEMM: GemmParamsAttr,
     Mapping.CONV: ConvParamsAttr, Mapping.COLUMNS: ColumnsParamsAttr,
+    Mapping.ATTENTION: AttentionParamsAttr,
 }
 
 
@@ -1329,6 +1385,6 @@ Schedule = Dialect(
     [KernelOp, GroupOp, SharedOp, YieldOp,
      StageOp, TileDepOp],  # tile synchronisation
     [MappingAttr, CompositionAttr, StorageAttr, LoopParamsAttr, RowParamsAttr, GemmParamsAttr,
-     ConvParamsAttr, GemmMathAttr, ColumnsParamsAttr,
+     ConvParamsAttr, GemmMathAttr, ColumnsParamsAttr, AttentionParamsAttr,
      SyncPolicyAttr, TileOrderAttr],  # tile synchronisation
 )

@@ -60,7 +60,7 @@ from fsir.errors import UserError
 from fsir.fusion.columns import fixed_column_patterns
 from fsir.fusion.dataflow import DataflowGraph, build_dataflow
 from fsir.fusion.delta_evaluator import DeltaEvaluator, Pattern
-from fsir.fusion.patterns import CandidateGenerator, CandidateOptions, Capability
+from fsir.fusion.patterns import CandidateGenerator, CandidateOptions, Capability, attention_patterns
 from fsir.fusion.plan import Plan, beam_search, build_plan, greedy_by_score
 from fsir.fusion.prologue import copy_normalised_operands
 from fsir.fusion.remote import remote_fusion
@@ -177,7 +177,11 @@ def _explore(block: Block, options: ExplorerOptions, capability: Capability | No
     if options.mode == "xla":
         cap = with_xla_rules(cap)
     copts = CandidateOptions(options.top_k, options.group_size, options.max_ops)
-    gen = CandidateGenerator(g, ev, cap, copts)
+    # Attention is one kernel in every plan (`attention_patterns`); the search covers the rest.
+    attention = attention_patterns(g, ev, cap) if options.mode == "stitch" else []
+    in_attention = {m for p in attention for m in p.members}
+    allowed = [f and v not in in_attention for v, f in enumerate(g.fusible)] if attention else None
+    gen = CandidateGenerator(g, ev, cap, copts, allowed)
     candidates = gen.run()
     if options.remote:
         candidates = candidates + [gen.meeting_patterns()]
@@ -189,6 +193,8 @@ def _explore(block: Block, options: ExplorerOptions, capability: Capability | No
     beams = beam_search(candidates, options.beam)
     if options.beam > 1:
         beams.append(greedy_by_score(candidates))
+    if attention:
+        beams = [sorted([*attention, *chosen], key=lambda p: p.lo) for chosen in beams]
     chosen_of: list[list[Pattern]] = []
 
     def add(chosen: list[Pattern]) -> None:

@@ -480,3 +480,34 @@ class CandidateGenerator:
             self.rejected[f"codegen: {reason}"] += 1
             return False
         return True
+
+
+# -- attention: softmax(Q·Kᵀ·scale + mask)·V as one pattern ---------------------------
+
+
+def attention_patterns(g: DataflowGraph, ev: DeltaEvaluator, capability: Capability) -> list[Pattern]:
+    """One pattern per attention in the graph (`fsir.codegen.mappings.attention`: the
+    two dots, the per-element score ops, the softmax, and the light producers of Q, K,
+    V and the mask only it reads), which the explorer puts in every plan: its kernel
+    keeps the S x S scores on chip, which no pattern PatternReduction builds can (dots
+    end patterns). Attentions whose op set the code generator refuses, or that would
+    overlap one taken already, are left to the search."""
+    from fsir.codegen.mappings.attention import attention_ops
+    from fsir.dialects import graph
+
+    out: list[Pattern] = []
+    taken: set[int] = set()
+    for op in g.ops:
+        if not isinstance(op, graph.DotOp):
+            continue
+        ops = attention_ops(op)
+        if ops is None or any(o not in g.index for o in ops):
+            continue
+        members = frozenset(g.index[o] for o in ops)
+        if not members.isdisjoint(taken) or not all(g.fusible[m] for m in members):
+            continue
+        if capability([g.ops[i] for i in sorted(members)]) is not None:
+            continue
+        out.append(ev.of(members, min(members)))
+        taken |= members
+    return out

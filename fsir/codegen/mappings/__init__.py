@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from xdsl.ir import Operation
 
+from fsir.codegen.mappings.attention import AttentionMapping
 from fsir.codegen.mappings.base import Mapping
 from fsir.codegen.mappings.columns import ColumnsMapping
 from fsir.codegen.mappings.conv import ConvMapping
@@ -31,7 +32,7 @@ from fsir.lowering.kernels import KernelInterface
 # cannot import codegen; tests/test_mapping_registry.py holds the two together): a new
 # mapping adds its enum member and its parameters attribute (`PARAMS_OF`) there.
 MAPPINGS: dict[schedule.Mapping, Mapping] = {m.name: m for m in (
-    GemmMapping(), ConvMapping(), ColumnsMapping(), RowMapping(), LoopMapping())}
+    AttentionMapping(), GemmMapping(), ConvMapping(), ColumnsMapping(), RowMapping(), LoopMapping())}
 
 
 def mapping_for(ops: Sequence[Operation]) -> Mapping:

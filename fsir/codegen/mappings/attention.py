@@ -1,0 +1,505 @@
+"""The `attention` mapping: softmax(Q·Kᵀ·scale + mask)·V as one FlashAttention-style
+kernel that never writes the score matrix to global memory.
+
+The graph spells attention as two dots around a softmax over the last dim (what the
+HLO and ONNX importers produce and `examples/bert_layer.mlir` writes by hand):
+
+    s = graph.dot q, kt                          [*B, Sq, Dk] x [*B, Dk, Sk] -> [*B, Sq, Sk]
+    x = per-element ops of s                     scale, additive or causal mask (iota /
+                                                 compare / select), converts
+    m = graph.reduce max x dims [last]           (optionally max(m, -inf))
+    e = graph.exp (x - broadcast m)
+    p = e / broadcast (graph.reduce sum e dims [last])
+                                                 (optionally select(p != p, 0, p))
+    o = graph.dot p, v                           [*B, Sq, Sk] x [*B, Sk, Dv] -> [*B, Sq, Dv]
+
+`match_attention` recognises it from the second dot; `attention_ops` adds the light
+producers of Q, K, V and of the mask that only the attention reads (head reshapes and
+transposes, bias adds, the mask's broadcast, iota and compares), which the kernel
+computes per element by index propagation. The explorer makes that set one fusion
+(`fsir.fusion.patterns.attention_patterns`); anything else (a softmax over another dim,
+a score or probability read by another op, `?` dims) is not matched and fuses as
+before.
+
+A kernel (`fsir/lowering/attention.py`) gives a block `block_q` query rows of one batch
+entry (batch dims on grid y), a thread per row. Each thread keeps its Q row, the running
+max m, the running sum l and its output row in f32 registers; for each tile of
+`block_k` keys the block stages K and V tiles in shared memory, each thread computes its
+row's block_k scores (f32 FMAs, rounded to the score type as the graph's dot result
+is), applies the per-element ops, and updates online (Milakov and Gimelshein's online
+softmax, FlashAttention's tiling): m' = max(m, max_j x_j), α = exp(m - m'),
+l' = α·l + Σ_j exp(x_j - m'), acc' = α·acc + Σ_j exp(x_j - m')·V_j; the result is
+acc / l. f16 and bf16 inputs are widened and accumulated in f32 on the FMA pipes (no
+tensor cores yet).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IntegerAttr, MemRefType, i64
+from xdsl.ir import Operation, SSAValue
+
+from fsir.codegen.mappings.base import FusionContext, GroupSpec, Mapping, op_error
+from fsir.codegen.mappings.gemm import GemmMapping
+from fsir.codegen.summary import Summary, element_bytes_of, element_counts
+from fsir.dialects import graph, schedule
+from fsir.dialects.graph import DYN, shape_of
+from fsir.dialects.schedule import (
+    AttentionParamsAttr,
+    Composition,
+    KernelOp,
+    SharedOp,
+    Storage,
+    inner_value,
+)
+from fsir.gpuspec import GpuSpec
+from fsir.lowering.attention import AttentionLowering
+from fsir.lowering.emit import elem_type, splat_value
+from fsir.lowering.scalar import Index
+from fsir.lowering.shapes import ShapeCalc
+
+# Q and output rows live in registers: head dims above this would spill.
+MAX_HEAD_DIM = 128
+MAX_GRID_Y = 65535
+# (block_q, block_k) scored for every attention; those with more query rows than the
+# power of two covering Sq (at least 32) are dropped.
+CANDIDATES = ((32, 16), (64, 16), (128, 16), (32, 32), (64, 32))
+ATTENTION_BASE_REGISTERS = 24
+STATIC_SMEM = 48 * 1024  # the kernel's tiles are static shared arrays: at most 48 KB a block
+_FLOATS = (Float32Type, Float16Type, BFloat16Type)
+
+
+@dataclass(frozen=True)
+class AttentionMatch:
+    """One attention in the graph: its two dots, the softmax input (`scores`, computed
+    per element from the first dot's result), the ops from the first dot to the second
+    (`core`) and how a fully masked row comes out: NaN probabilities replaced by 0
+    (`nan_to_zero`, PyTorch's export) or a zero sum divided as 1 (`safe_sum`, ONNX
+    Attention); the running max's guard against -inf is the kernel's own."""
+
+    qk: graph.DotOp
+    pv: graph.DotOp
+    scores: SSAValue
+    core: tuple[Operation, ...]
+    nan_to_zero: bool
+    safe_sum: bool = False  # a row sum of 0 (every score -inf) divides by 1: the row is 0
+
+    @property
+    def batch(self) -> tuple[int, ...]:
+        return tuple(shape_of(self.pv.result.type)[:-2])
+
+    @property
+    def sizes(self) -> tuple[int, int, int, int]:
+        """(Sq, Sk, Dk, Dv)."""
+        sq, sk = shape_of(self.qk.result.type)[-2:]
+        return sq, sk, shape_of(self.qk.lhs.type)[-1], shape_of(self.pv.result.type)[-1]
+
+
+def _owner(v: SSAValue, name: str) -> Operation | None:
+    op = v.owner
+    return op if isinstance(op, Operation) and op.name == name else None
+
+
+def _is_splat(v: SSAValue, pred) -> bool:
+    op = v.owner
+    if not isinstance(op, graph.ConstantOp):
+        return False
+    value = splat_value(op)
+    return value is not None and pred(value)
+
+
+def _row_stat(v: SSAValue, kind: str, of: SSAValue, rank: int, reciprocal: bool = False) -> list[Operation] | None:
+    """The ops of `v = broadcast(reduce kind (of) dims [rank-1]) dims [0..rank-2]`
+    (with `max(m, -inf)`, which JAX's softmax writes, the guards of ONNX Attention's
+    safe softmax, `m == -inf ? 0 : m` and `s == 0 ? 1 : s`, or the reciprocal `1 / s`
+    XLA's optimised softmax multiplies by, between the reduce and the broadcast), else
+    None."""
+    b = v.owner
+    if not isinstance(b, graph.BroadcastOp) or list(b.dims.get_values()) != list(range(rank - 1)):
+        return None
+    ops: list[Operation] = [b]
+    stat = b.operands[0]
+    if kind == "max":  # max(m, -inf) is m
+        mx = _owner(stat, "graph.max")
+        if mx is not None and _is_splat(mx.operands[1], lambda x: x == -math.inf):
+            ops.append(mx)
+            stat = mx.operands[0]
+    # ONNX Attention's safe softmax: a row max of -inf shifts by 0, a row sum of 0 divides by 1
+    guard = (-math.inf, 0) if kind == "max" else (0, 1)
+    sel = stat.owner
+    if isinstance(sel, graph.SelectOp):
+        cond = sel.operands[0].owner
+        if not (isinstance(cond, graph.CompareOp) and cond.direction.data == "eq"
+                and cond.operands[0] == sel.operands[2] and _is_splat(cond.operands[1], lambda x: x == guard[0])
+                and _is_splat(sel.operands[1], lambda x: x == guard[1])):
+            return None
+        ops += [sel, cond]
+        stat = sel.operands[2]
+    if reciprocal:
+        recip = _owner(stat, "graph.div")
+        if recip is None or not _is_splat(recip.operands[0], lambda x: x == 1):
+            return None
+        ops.append(recip)
+        stat = recip.operands[1]
+    r = stat.owner
+    if not isinstance(r, graph.ReduceOp) or r.kind.data != kind or list(r.dims.get_values()) != [rank - 1]:
+        return None
+    copies = _copy_ops(r.operands[0], of)
+    return [*ops, r, *copies] if copies is not None else None
+
+
+def _copy_ops(a: SSAValue, b: SSAValue, depth: int = 8) -> list[Operation] | None:
+    """The ops computing `a` that are copies of those computing `b` (an importer's
+    duplicated score expression: the reduce and the subtraction may each read their
+    own), [] when a is b, None unless a equals b up to such copies."""
+    if a == b:
+        return []
+    x, y = a.owner, b.owner
+    if (depth == 0 or not isinstance(x, Operation) or not isinstance(y, Operation) or x.name != y.name
+            or len(x.operands) != len(y.operands) or x.properties != y.properties
+            or x.attributes != y.attributes or [r.type for r in x.results] != [r.type for r in y.results]
+            or x.results.index(a) != y.results.index(b)):
+        return None
+    if isinstance(x, graph.ConstantOp):
+        return []  # constants are no kernel's ops: each fusion clones those it reads
+    out = [x]
+    for u, v in zip(x.operands, y.operands):
+        inner = _copy_ops(u, v, depth - 1)
+        if inner is None:
+            return None
+        out += inner
+    return out
+
+
+def _normalised(p: SSAValue, rank: int) -> tuple[SSAValue, list[Operation]] | None:
+    """(e, the ops) when `p` is `e / broadcast(sum e)` or `e * broadcast(1 / sum e)`."""
+    div = _owner(p, "graph.div")
+    if div is not None:
+        stat = _row_stat(div.operands[1], "sum", div.operands[0], rank)
+        return (div.operands[0], [div, *stat]) if stat is not None else None
+    mul = _owner(p, "graph.mul")
+    if mul is None:
+        return None
+    for e, other in ((mul.operands[0], mul.operands[1]), (mul.operands[1], mul.operands[0])):
+        stat = _row_stat(other, "sum", e, rank, reciprocal=True)
+        if stat is not None:
+            return e, [mul, *stat]
+    return None
+
+
+def _matrices(dot: graph.DotOp) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None:
+    shapes = (shape_of(dot.lhs.type), shape_of(dot.rhs.type), shape_of(dot.result.type))
+    if any(len(s) != len(shapes[2]) or len(s) < 2 or DYN in s for s in shapes):
+        return None
+    if not all(s[:-2] == shapes[2][:-2] for s in shapes):
+        return None  # batch dims broadcast: not a per-head attention
+    return shapes
+
+
+def match_attention(pv: Operation) -> AttentionMatch | None:
+    """The attention whose second dot is `pv`, else None (see the module docstring)."""
+    if not isinstance(pv, graph.DotOp) or _matrices(pv) is None:
+        return None
+    rank = len(shape_of(pv.result.type))
+    core: list[Operation] = [pv]
+    p = pv.lhs
+    nan_to_zero = False
+    sel = p.owner
+    if isinstance(sel, graph.SelectOp):
+        cond = sel.operands[0].owner
+        if not (isinstance(cond, graph.CompareOp) and cond.direction.data == "ne"
+                and cond.operands[0] == cond.operands[1] == sel.operands[2]
+                and _is_splat(sel.operands[1], lambda x: x == 0)):
+            return None
+        core += [sel, cond]
+        p = sel.operands[2]
+        nan_to_zero = True
+    normalised = _normalised(p, rank)
+    if normalised is None:
+        return None
+    e, norm_ops = normalised
+    exp = _owner(e, "graph.exp")
+    sub = _owner(exp.operands[0], "graph.sub") if exp is not None else None
+    if exp is None or sub is None:
+        return None
+    x = sub.operands[0]
+    max_ops = _row_stat(sub.operands[1], "max", x, rank)
+    if max_ops is None:
+        return None
+    core += [*norm_ops, exp, sub, *max_ops]
+    found = _score_chain(x)
+    if found is None:
+        return None
+    qk, chain = found
+    if _matrices(qk) is None or shape_of(qk.result.type) != shape_of(pv.lhs.type):
+        return None
+    core += [*chain, qk]
+    inside = set(core)
+    for op in core:
+        if op is pv:
+            continue
+        if any(u.operation not in inside for r in op.results for u in r.uses):
+            return None  # a score or probability is read elsewhere: it must be written
+    safe_sum = any(isinstance(op, graph.SelectOp) for op in norm_ops)
+    return AttentionMatch(qk, pv, x, tuple(core), nan_to_zero, safe_sum)
+
+
+_PER_ELEMENT = (graph.ElementwiseOp, graph.SelectOp, graph.ConvertOp, graph.CompareOp)
+MAX_CHAIN = 32
+
+
+def _score_chain(x: SSAValue) -> tuple[graph.DotOp, list[Operation]] | None:
+    """The dot the softmax input `x` is computed from per element, and the ops between
+    them (any DAG of per-element ops of the score shape: a scale, a mask add or select).
+    None unless exactly one dot of that shape feeds `x` through such ops."""
+    shape = shape_of(x.type)
+    ops: list[Operation] = []
+    dots: set[graph.DotOp] = set()
+    stack, seen = [x], set()
+    while stack:
+        v = stack.pop()
+        op = v.owner
+        if not isinstance(op, Operation) or op in seen or shape_of(v.type) != shape:
+            continue
+        seen.add(op)
+        if isinstance(op, graph.DotOp):
+            dots.add(op)
+        elif isinstance(op, _PER_ELEMENT):
+            if len(ops) == MAX_CHAIN:
+                return None
+            ops.append(op)
+            stack.extend(op.operands)
+    if len(dots) != 1:
+        return None
+    (qk,) = dots
+    # the chain: those of the ops computed from the dot
+    on_path: set[SSAValue] = {qk.result}
+    chain: list[Operation] = []
+    changed = True  # (at most MAX_CHAIN ops: a fixpoint is cheap)
+    while changed:
+        changed = False
+        for op in ops:
+            if op not in chain and any(o in on_path for o in op.operands):
+                chain.append(op)
+                on_path.update(op.results)
+                changed = True
+    return (qk, chain) if x in on_path else None
+
+
+def _light(op: Operation) -> bool:
+    return isinstance(op, graph.GraphOp) and graph.op_class(op) == graph.OpClass.LIGHT
+
+
+def attention_ops(pv: Operation) -> list[Operation] | None:
+    """The ops of the attention ending in `pv` that one kernel computes: its `core`
+    and the light producers (constants aside) whose results only the attention reads.
+    None: `pv` ends no attention the mapping can make."""
+    m = match_attention(pv)
+    if m is None or _problem(m) is not None:
+        return None
+    ops = set(m.core)
+    frontier = list(m.core)
+    while frontier:
+        grown = []
+        for op in frontier:
+            for o in op.operands:
+                w = o.owner
+                if (isinstance(w, Operation) and w not in ops and _light(w) and not isinstance(w, graph.ConstantOp)
+                        and all(u.operation in ops for r in w.results for u in r.uses)):
+                    ops.add(w)
+                    grown.append(w)
+        frontier = grown
+    return list(ops)
+
+
+def _problem(m: AttentionMatch) -> str | None:
+    """Why the kernel cannot compute a matched attention (None: it can)."""
+    sq, sk, dk, dv = m.sizes
+    if max(dk, dv) > MAX_HEAD_DIM:
+        return f"head dims {dk} and {dv} (at most {MAX_HEAD_DIM}: a row is kept in registers)"
+    if math.prod(m.batch) > MAX_GRID_Y:
+        return f"{math.prod(m.batch)} batch entries (at most {MAX_GRID_Y} on grid y)"
+    if min(sq, sk, dk, dv) < 1:
+        return "an empty dim"
+    for v in (m.qk.lhs, m.qk.rhs, m.pv.rhs, m.pv.result, m.scores):
+        if not isinstance(elem_type(v), _FLOATS):
+            return f"element type {elem_type(v)} (f32, f16 or bf16)"
+    return None
+
+
+def find_attention(ops: Sequence[Operation]) -> AttentionMatch | None:
+    """The attention among `ops` whose core they all hold."""
+    inside = set(ops)
+    for op in ops:
+        if isinstance(op, graph.DotOp):
+            m = match_attention(op)
+            if m is not None and inside.issuperset(m.core):
+                return m
+    return None
+
+
+def tile_sizes(bq: int, bk: int, dk: int, dv: int) -> dict[str, int]:
+    """The kernel's shared f32 buffers: the block's Q rows and each thread's row of
+    probabilities (padded by one, so a warp's rows fall into different banks), the key
+    and value tiles."""
+    return {"q_tile": bq * (dk + 1), "k_tile": bk * dk, "v_tile": bk * dv, "p_tile": bq * (bk + 1)}
+
+
+@dataclass(frozen=True)
+class AttentionConfig:
+    block_q: int
+    block_k: int
+
+    def describe(self) -> str:
+        return f"attention/{self.block_q}x{self.block_k}"
+
+
+class AttentionMapping(Mapping):
+    name = schedule.Mapping.ATTENTION
+    lowering = AttentionLowering
+    # the unrolled dot products of a key tile are independent: L_warp follows dependences
+    ilp = True
+
+    # -- the explorer's capability query ---------------------------------------------
+
+    def claims(self, ops: Sequence[Operation]) -> bool:
+        return sum(isinstance(op, graph.DotOp) for op in ops) >= 2
+
+    def accepts(self, ops: Sequence[Operation]) -> str | None:
+        m = find_attention(ops)
+        if m is None:
+            return GemmMapping().accepts(ops)  # two dots that are no attention: the gemm rules say why
+        why = _problem(m)
+        if why is not None:
+            return f"an attention kernel cannot take {why}"
+        inside = set(ops)
+        core = set(m.core)
+        for op in ops:
+            escapes = any(u.operation not in inside for r in op.results for u in r.uses)
+            if op is m.pv:
+                continue
+            if op not in core and not _light(op):
+                return f"an attention kernel computes only light producers of Q, K, V and the mask, not '{op.name}'"
+            if escapes:
+                return f"an attention kernel writes only its output ('{op.name}' is read by another kernel)"
+        return None
+
+    # -- stitch -> schedule ------------------------------------------------------------
+
+    def build(self, ctx: FusionContext) -> KernelOp:
+        m = find_attention(ctx.ops)
+        if m is None or len(ctx.yields) != 1 or ctx.yields[0] != m.pv.result or _problem(m) is not None:
+            return GemmMapping().build(ctx)  # the gemm mapping's diagnostics for other dot sets
+        sq, sk, _, _ = m.sizes
+        covering_q = max(32, 1 << max(0, sq - 1).bit_length())
+        covering_k = max(16, 1 << max(0, sk - 1).bit_length())
+        _, _, dk, dv = m.sizes
+        configs = [AttentionConfig(q, k) for q, k in CANDIDATES if q <= covering_q and k <= covering_k
+                   and 4 * sum(tile_sizes(q, k, dk, dv).values()) <= min(ctx.spec.smem_per_block, STATIC_SMEM)]
+        if not configs:
+            raise op_error(m.pv, f"cannot run as an attention kernel: the smallest tiles need more shared "
+                                 f"memory than a block has on {ctx.spec.name}")
+        return self.choose(configs, lambda c: self.kernel(ctx, m, c), ctx.spec)
+
+    def kernel(self, ctx: FusionContext, m: AttentionMatch, config: AttentionConfig) -> KernelOp:
+        sq, _, dk, dv = m.sizes
+        grid = (-(-sq // config.block_q), max(1, math.prod(m.batch)), 1)
+        space = IntegerAttr(3, i64)
+        f32 = Float32Type()
+        shared = [SharedOp(name, MemRefType(f32, [size], memory_space=space))
+                  for name, size in tile_sizes(config.block_q, config.block_k, dk, dv).items()]
+        groups = [GroupSpec([m.pv.result], Composition.BLOCK, Storage.GLOBAL)]
+        return ctx.kernel(AttentionParamsAttr(config.block_q, config.block_k), grid, (config.block_q, 1, 1),
+                          groups, shared)
+
+    def summarize(self, k: KernelOp, spec: GpuSpec) -> Summary:
+        """A thread's work (`fsir/lowering/attention.py`): its share of staging the Q
+        rows; per key tile its share of staging K and V, the block_k dot products (a
+        loop over Dk: a Q load, block_k K loads and FMAs), the score chain per key,
+        block_k + 1 exponentials, its probabilities to shared memory and the output row
+        (a loop over block_k: a p load, Dv V loads and FMAs); at the end Dv divisions
+        and stores."""
+        m = self.match(k)
+        p = k.params
+        assert isinstance(p, AttentionParamsAttr)
+        bq, bk = p.block_q, p.block_k
+        _, sk, dk, dv = m.sizes
+        tiles = -(-sk // bk)
+        inputs: set[SSAValue] = set(k.block.args)
+        per_k, per_v = -(-bk * dk // bq), -(-bk * dv // bq)
+        chain = element_counts([m.scores], inputs, seen={m.qk})
+        tile: Counter[str] = Counter()
+        tile.update({cls: n * per_k for cls, n in element_counts([m.qk.rhs], inputs).items()})
+        tile.update({cls: n * per_v for cls, n in element_counts([m.pv.rhs], inputs).items()})
+        tile["smem"] += per_k + per_v + dk * (1 + bk) + 2 * bk + bk * (1 + dv)
+        tile["alu"] += 4 * (per_k + per_v) + dk * (bk + 3) + bk * (dv + 3) + 8 * bk + dv + 8
+        tile["sfu"] += bk + 1
+        tile["barrier"] += 2
+        tile.update({cls: n * bk for cls, n in chain.items()})
+        s = Summary()
+        s.add(tile, tiles)
+        s.add(element_counts([m.qk.lhs], inputs), dk)
+        s.counts["smem"] += dk
+        s.counts["alu"] += 4 * dk + 3 * dv + 16
+        s.counts["global"] += dv
+        s.counts["div"] += dv
+        # fitted to ptxas -v (sm_80): it keeps a step's K and V loads and its
+        # scores in flight, up to the 255 a thread may have
+        s.registers = min(255, ATTENTION_BASE_REGISTERS + 2 * (dk + dv) + 3 * bk)
+        s.shared_bytes = k.shared_bytes()
+        elem_q, elem_k, elem_v = (element_bytes_of(v) for v in (m.qk.lhs, m.qk.rhs, m.pv.rhs))
+        s.global_bytes = (dk * elem_q + dv * element_bytes_of(m.pv.result)
+                          + tiles * (per_k * elem_k + per_v * elem_v))
+        # per tile: staging, then the dot products (Dk steps of a Q load and block_k
+        # independent FMAs), the running max and exponentials (dependent), then block_k
+        # steps of Dv independent FMAs
+        cpi = spec.cpi
+        per_tile = ((per_k + per_v) * (cpi["global"] + cpi["smem"]) / 2 + 2 * cpi["barrier"]
+                    + dk * max(cpi["smem"] + cpi["alu"], 2 * bk) + 2 * bk * cpi["alu"] + 2 * cpi["sfu"]
+                    + sum(chain.values()) * bk + bk * max(cpi["smem"] + cpi["alu"], 2 * dv))
+        s.ilp_cycles = tiles * per_tile + cpi["global"] + dk * 4 + dv * 4
+        return s
+
+    @staticmethod
+    def match(k: KernelOp) -> AttentionMatch:
+        (g,) = k.groups()
+        pv = inner_value(g.results[0]).owner
+        assert isinstance(pv, Operation)
+        m = match_attention(pv)
+        assert m is not None  # `check_kernel`
+        return m
+
+    # -- schedule -> gpu -----------------------------------------------------------------
+
+    def grid(self, k: KernelOp, axis: int, shapes: ShapeCalc) -> Index:
+        m = self.match(k)
+        p = k.params
+        assert isinstance(p, AttentionParamsAttr)
+        if axis == 0:
+            return -(-m.sizes[0] // p.block_q)
+        return max(1, math.prod(m.batch)) if axis == 1 else 1
+
+    def check_kernel(self, k: KernelOp) -> None:
+        groups = k.groups()
+        pv = inner_value(groups[0].results[0]).owner if len(groups) == 1 and len(groups[0].results) == 1 else None
+        m = match_attention(pv) if isinstance(pv, Operation) else None
+        if m is None:
+            raise self.cannot_lower(k, "an attention kernel has one group yielding softmax(q·kᵀ ...)·v "
+                                       "(two graph.dot around a softmax over the last dim)")
+        why = _problem(m)
+        if why is not None:
+            raise self.cannot_lower(k, f"an attention kernel cannot take {why}")
+        p = k.params
+        assert isinstance(p, AttentionParamsAttr)
+        _, _, dk, dv = m.sizes
+        for name, size in tile_sizes(p.block_q, p.block_k, dk, dv).items():
+            buf = k.shared_buffers().get(name)
+            if buf is None:
+                raise self.cannot_lower(k, f"an attention kernel needs the shared buffer @{name}")
+            if buf.buffer_type.element_count() < size or not isinstance(buf.buffer_type.element_type,
+                                                                         Float32Type):
+                raise self.cannot_lower(k, f"@{name} must hold {size} f32 elements")
