@@ -88,6 +88,7 @@ class SymbolTable:
     user: set[str] = field(default_factory=set)  # names the source gave
     names: dict[object, str] = field(default_factory=dict)  # a class's root -> its name
     value: dict[object, Mono] = field(default_factory=dict)  # a class's product or int, if any
+    opaque: dict[str, str] = field(default_factory=dict)  # an expression -> its symbol's name
 
     def symbol(self, name: str, user: bool = False) -> Mono:
         if name not in self.order:
@@ -162,7 +163,10 @@ class MonoDims(DimBuilder[Mono]):
         return Mono(x) if isinstance(x, int) else x
 
     def opaque(self, kind: str, *xs: Mono | int) -> Mono:
-        return self.t.symbol(f"{kind}({', '.join(str(self.lift(x)) for x in xs)})")
+        # one symbol per distinct expression, named as a symbol must be (`#graph.dims`
+        # holds names and products, not expressions)
+        text = f"{kind}({', '.join(str(self.lift(x)) for x in xs)})"
+        return self.t.symbol(self.t.opaque.setdefault(text, f"_{kind}{len(self.t.opaque)}"))
 
     def add(self, a, b):
         a, b = self.lift(a), self.lift(b)
