@@ -4,7 +4,9 @@ Conv becomes one `graph.conv`; ConvTranspose is the convolution of the input dil
 by the strides (`lhs_dilation`) with the spatially flipped kernel, whose channel roles
 are swapped per group; BatchNormalization becomes a per-channel multiply-add, with its
 factors folded to constants when the statistics are constants (a canonicalization then
-folds them into a preceding conv's weights).
+folds them into a preceding conv's weights). In training mode the statistics are the
+batch's (mean and population variance over every dim but the channel's), and the
+optional outputs are the running statistics updated by `momentum`.
 """
 
 from __future__ import annotations
@@ -165,9 +167,6 @@ def conv_transpose(imp: OnnxImporter, node, attrs):
 
 @converter("BatchNormalization")
 def batch_normalization(imp: OnnxImporter, node, attrs):
-    if attrs.get("training_mode", 0):
-        raise imp.error(f"{imp.describe()}: training_mode=1 (batch statistics) is not supported; fsir "
-                        "compiles inference graphs")
     if attrs.get("spatial", 1) != 1:
         raise imp.error(f"{imp.describe()}: spatial=0 (per-element statistics) is not supported")
     if len(node.input) != 5:
@@ -181,6 +180,9 @@ def batch_normalization(imp: OnnxImporter, node, attrs):
             raise imp.error(f"{imp.describe()}: {name} has shape {list(shape_of(v.type))}, expected [{xs[1]}]")
     eps = float(attrs.get("epsilon", 1e-5))
     b = imp.b
+    if attrs.get("training_mode", 0):
+        return _batch_statistics_normalization(imp, x, scale, shift, mean, var, eps,
+                                               float(attrs.get("momentum", 0.9)))
     elem = b.elem(x)
     folded = [b.fold(v) for v in (scale, shift, mean, var)]
     if all(f is not None for f in folded):
@@ -192,3 +194,24 @@ def batch_normalization(imp: OnnxImporter, node, attrs):
         mul, add = factor, b.ew("sub", shift, b.ew("mul", mean, factor))
     y = b.ew("mul", x, b.broadcast(mul, xs, [1]))
     return [b.ew("add", y, b.broadcast(add, xs, [1]))]
+
+
+def _batch_statistics_normalization(imp: OnnxImporter, x, scale, shift, running_mean, running_var, eps: float,
+                                    momentum: float) -> list[SSAValue]:
+    """Training-mode BatchNormalization: Y normalised by the batch's statistics, and the
+    running mean and variance moved towards them (ONNX's `_batchnorm_training_mode`)."""
+    b = imp.b
+    xs = shape_of(x.type)
+    axes = [d for d in range(len(xs)) if d != 1]
+    count = float(np.prod([xs[d] for d in axes]))
+    mean = b.ew("div", b.reduce("sum", x, axes), b.scalar_like(count, running_mean))
+    centred = b.ew("sub", x, b.broadcast(mean, xs, [1]))
+    var = b.ew("div", b.reduce("sum", b.ew("mul", centred, centred), axes), b.scalar_like(count, running_var))
+    factor = b.ew("mul", scale, b.ew("rsqrt", b.ew("add", var, b.scalar_like(eps, var))))
+    y = b.ew("add", b.ew("mul", centred, b.broadcast(factor, xs, [1])), b.broadcast(shift, xs, [1]))
+
+    def moved(running, batch):
+        return b.ew("add", b.ew("mul", running, b.scalar_like(momentum, running)),
+                    b.ew("mul", batch, b.scalar_like(1.0 - momentum, batch)))
+
+    return [y, moved(running_mean, mean), moved(running_var, var)]

@@ -103,9 +103,9 @@ def _inputs(x_shape, w_shape):
     (_single("Conv", [1, 3, 8, 8], [4, 3, 3], kernel_shape=[3, 3]), "must have one rank >= 3"),
     (_single("Conv", [1, 4, 8, 8], [4, 3, 3, 3]), "the input has 4 channels but the weight expects 3"),
     (_model([helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], training_mode=1)],
-            [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 2, 3] if n == "x" else [2])
+            [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 2, 3] if n == "x" else [3])
              for n in "xsbmv"], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)]),
-     "training_mode=1 (batch statistics) is not supported"),
+     "scale has shape [3], expected [2]"),
 ])
 def test_refusals_are_located(model, message):
     with pytest.raises(UserError, match=message.replace("[", r"\[").replace("]", r"\]").replace("(", r"\(")
