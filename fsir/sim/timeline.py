@@ -163,7 +163,7 @@ def model_timeline(run: ConcurrentRun) -> Timeline:
         return True
 
     def dispatch(t: float) -> None:
-        queue.arrive([li for li in range(n) if ready_at[li] is not None and ready_at[li] <= t], t)
+        queue.arrive([li for li, ra in enumerate(ready_at) if ra is not None and ra <= t], t)
         for li, b in queue.queued():
             place = sms.place(run.threads[li], run.smem[li])
             if place is None:
