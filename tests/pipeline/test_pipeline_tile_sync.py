@@ -323,3 +323,9 @@ def test_fig4a_waits_counted_by_the_concurrent_simulator(policy, waits, order):
     _check(got, want, exact)
     log = {k: st for k, st, _ in dev.launch_log}
     assert log["fig4a_k1"].waits == waits and log["fig4a_k0"].posts == 4
+
+
+@pytest.mark.parametrize("bad", ["2", "0x2", "ax1"])
+def test_sim_slots_is_checked(bad):
+    with pytest.raises(fsir.UserError, match=f"--sim-slots '{bad}': expected SMSxBLOCKS"):
+        fs_run_impl([str(CUSYNC / "fig4a.mlir"), "--device", "sim", "--sim-slots", bad])
