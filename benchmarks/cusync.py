@@ -1,17 +1,20 @@
-"""The GPT-3 MLP as a cuSync pipeline, by fsir's wave model (a model, not a measurement).
+"""The GPT-3 MLP as a cuSync pipeline, by fsir's wave model and, for the small examples, by
+the simulator's timeline model (both models, not measurements).
 
     python benchmarks/cusync.py                     # V100 and A100, B·S from 1 to 2048
     python benchmarks/cusync.py --gpus A100 --tokens 256 2048
+    python benchmarks/cusync.py --small             # + the timeline model of examples/cusync
 
 For each GPU and B·S, examples/cusync/generate.py's GPT-3 MLP (H = 12288, split 8 ways)
-is compiled for that GPU up to `tile-sync`, and two pipelines are modeled:
+is compiled for that GPU up to `stitch-codegen`, and two pipelines are modeled:
 
-- *as compiled*: fsir's kernels today, GEMM1 -> GeLU (a loop kernel) -> GEMM2; the
-  `tile-sync` pass pipelines GeLU -> GEMM2 (a GEMM consumes it), GEMM1 -> GeLU stays
-  stream-serial (a loop kernel is no tile-sync consumer);
-- *paper*: GEMM1 with the GeLU in its epilogue -> GEMM2, the paper's pipeline (what
-  fsir compiles once GEMM epilogues are fused): GEMM1's blocks take GEMM1's and
-  the GeLU kernel's time, GEMM2 depends on GEMM1's rows as the pass derives.
+- *as compiled*: fsir's kernels. Where the evaluator fuses the GeLU into GEMM1's
+  epilogue (2 kernels) this is the paper's pipeline, GEMM1 -> GEMM2; where it keeps the
+  GeLU a loop kernel (3 kernels: it judged the fused epilogue slower for that tile
+  shape) `tile-sync` pipelines GeLU -> GEMM2 and GEMM1 -> GeLU stays stream-serial (a
+  loop kernel is no tile-sync consumer);
+- *paper*: GEMM1 with the GeLU in its epilogue -> GEMM2 (for 3 kernels: the GeLU
+  kernel's time spread over GEMM1's blocks), GEMM2 waiting on GEMM1's rows.
 
 The wave model (`simulate`): every SM holds blocks up to its occupancy (SMs x blocks per
 SM from gpuspec and each kernel's threads, registers and shared memory, as `tile-sync`'s
@@ -26,6 +29,12 @@ and a launch cost. cuSync: a consumer block dispatched before its producer tiles
 stored holds its slot and waits; every wait costs `WAIT_US`, every post `POST_US`
 (a global-memory round trip each: assumed, not measured). TileSync waits once per
 producer tile a consumer tile reads, RowSync once per producer row.
+
+The timeline model (`--small`, fsir/sim/timeline.py, docs/simulator.md): the small
+examples run on the simulator, stream-serial and as concurrent pipelines, and the
+model places every simulated block on the GPU's SM slots from its counters. The
+full-size MLP is far beyond the numpy simulator, so the two models never meet on one
+size: the timeline rows show the small pipelines (one wave or less on these GPUs).
 """
 
 from __future__ import annotations
@@ -134,31 +143,60 @@ def model(tokens: int, gpu: str) -> dict:
     spec = gpu_spec(gpu)
     scheduled = lower(load(gpt3_mlp(tokens, HIDDEN)), PipelineOptions(gpu=gpu), until="stitch-codegen")
     k = [op for op in scheduled.walk() if isinstance(op, KernelOp)]
-    if len(k) != 3:
-        raise SystemExit(f"expected GEMM, GeLU, GEMM kernels, got {[x.sym_name.data for x in k]}")
-    gemm1, gelu, gemm2 = k
+    if len(k) not in (2, 3):
+        raise SystemExit(f"expected GEMM1 [GeLU] GEMM2 kernels, got {[x.sym_name.data for x in k]}")
     launch = spec.launch_cost * 1e6
-    out: dict = {"tokens": tokens, "gpu": gpu}
-    # as compiled: GEMM1 | GeLU -> GEMM2
-    s1, sg, s2 = stage_of(gemm1, spec), stage_of(gelu, spec), stage_of(gemm2, spec)
-    serial = simulate([s1, sg, s2], {}, spec.sms, launch, serial=True)
-    out["compiled_serial"] = serial
-    out["compiled_waves"] = s1.waves + sg.waves + s2.waves
-    first = simulate([s1], {}, spec.sms, launch, serial=True)
-    for policy in ("tile", "row"):
-        tiles, waits = pipeline_deps(gemm2, 0, gelu, policy)
-        out[f"compiled_{policy}"] = first + simulate([sg, s2], {1: tiles}, spec.sms, launch, serial=False,
-                                                     waits={1: waits})
-    # the paper's pipeline: GeLU in GEMM1's epilogue
-    gelu_per_wave = sg.block_us * sg.waves / s1.waves  # the GeLU kernel's time spread over GEMM1's waves
-    p1 = Stage(s1.name, s1.grid, s1.blocks_per_sm, s1.block_us + gelu_per_wave, s1.waves)
-    out["paper_serial"] = simulate([p1, s2], {}, spec.sms, launch, serial=True)
-    out["paper_waves_serial"] = p1.waves + s2.waves
-    out["paper_waves_cusync"] = math.ceil(sum(s.grid[0] * s.grid[1] / s.blocks_per_sm for s in (p1, s2)) / spec.sms)
+    gemm1, gemm2 = k[0], k[-1]
+    s1, s2 = stage_of(gemm1, spec), stage_of(gemm2, spec)
+    out: dict = {"tokens": tokens, "gpu": gpu, "kernels": len(k),
+                 "grids": f"{s1.grid[0]}x{s1.grid[1]}/{s2.grid[0]}x{s2.grid[1]}"}
+    if len(k) == 2:  # as compiled = the paper's pipeline: GEMM1 with the GeLU epilogue -> GEMM2
+        p1 = s1
+    else:
+        # the evaluator kept the GeLU a loop kernel: as compiled, GEMM1 | GeLU -> GEMM2 (a
+        # loop kernel is no tile-sync consumer); the paper's pipeline spreads the GeLU
+        # kernel's time over GEMM1's blocks
+        sg = stage_of(k[1], spec)
+        out["compiled_serial"] = simulate([s1, sg, s2], {}, spec.sms, launch, serial=True)
+        first = simulate([s1], {}, spec.sms, launch, serial=True)
+        for policy in ("tile", "row"):
+            tiles, waits = pipeline_deps(gemm2, 0, k[1], policy)
+            out[f"compiled_{policy}"] = first + simulate([sg, s2], {1: tiles}, spec.sms, launch, serial=False,
+                                                         waits={1: waits})
+        p1 = Stage(s1.name, s1.grid, s1.blocks_per_sm, s1.block_us + sg.block_us * sg.waves / s1.waves, s1.waves)
+    out["serial"] = simulate([p1, s2], {}, spec.sms, launch, serial=True)
+    out["waves_serial"] = p1.waves + s2.waves
+    out["waves_cusync"] = math.ceil(sum(s.grid[0] * s.grid[1] / s.blocks_per_sm for s in (p1, s2)) / spec.sms)
     for policy in ("tile", "row"):
         tiles, waits = pipeline_deps(gemm2, 0, gemm1, policy)
-        out[f"paper_{policy}"] = simulate([p1, s2], {1: tiles}, spec.sms, launch, serial=False, waits={1: waits})
-    out["grids"] = f"{s1.grid[0]}x{s1.grid[1]}/{s2.grid[0]}x{s2.grid[1]}"
+        out[policy] = simulate([p1, s2], {1: tiles}, spec.sms, launch, serial=False, waits={1: waits})
+        out.setdefault(f"compiled_{policy}", out[policy])
+    out.setdefault("compiled_serial", out["serial"])
+    return out
+
+
+SMALL = ("fig4a", "gpt3_mlp", "llama_mlp", "attention", "conv2")
+
+
+def timeline_model(name: str, gpu: str) -> dict:
+    """Modeled µs of a small example by the timeline model: stream-serial (tile-sync off,
+    each launch modeled alone, summed) and each policy's pipeline (its launches modeled
+    together, FIFO dispatch), with the pipeline's waits from the simulator."""
+    from fsir.pipeline import PipelineOptions, lower, read_model
+    from fsir.runtime.device import SimDevice
+    from fsir.runtime.executor import execute
+    from fsir.runtime.inputs import random_inputs
+    from fsir.runtime.reference import find_function
+
+    module = read_model(ROOT / "examples" / "cusync" / f"{name}.mlir")
+    inputs = random_inputs(find_function(module), 0)
+    out: dict = {"example": name, "gpu": gpu}
+    for policy in ("off", "tile", "row") if name != "conv2" else ("off", "conv", "row"):
+        dev = SimDevice(gpu=gpu, model_launches=True)
+        _, stats = execute(lower(module, PipelineOptions(tile_sync=policy, gpu=gpu)), inputs, dev)
+        out[policy] = sum(tl.modeled_us for tl in dev.timelines)
+        out[f"{policy}_waits"] = int(stats.waits)
+        out[f"{policy}_launches"] = len(dev.launch_log)
     return out
 
 
@@ -166,18 +204,31 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gpus", nargs="+", default=["V100", "A100"])
     ap.add_argument("--tokens", nargs="+", type=int, default=list(TOKENS))
+    ap.add_argument("--small", action="store_true",
+                    help="also model the small examples/cusync pipelines with the simulator's timeline model")
     args = ap.parse_args(argv)
     print("GPT-3 MLP (H=12288, 8-way model parallel), modeled by fsir's wave model (not measured); µs")
-    print(f"{'gpu':5} {'B·S':>5} {'grids':>12} | {'as compiled: serial':>19} {'tile':>7} {'row':>7} | "
-          f"{'paper pipeline: slot waves':>26} {'serial':>7} {'tile':>7} {'row':>7} {'gain':>6}")
+    print(f"{'gpu':5} {'B·S':>5} {'grids':>12} | {'as compiled: kernels':>20} {'serial':>9} {'tile':>9} {'row':>9} | "
+          f"{'paper pipeline: slot waves':>26} {'serial':>9} {'tile':>9} {'row':>9} {'gain':>6}")
     for gpu in args.gpus:
         for tokens in args.tokens:
             r = model(tokens, gpu)
-            best = min(r["paper_tile"], r["paper_row"])
-            print(f"{gpu:5} {tokens:5d} {r['grids']:>12} | {r['compiled_serial']:19.1f} {r['compiled_tile']:7.1f} "
-                  f"{r['compiled_row']:7.1f} | {r['paper_waves_serial']:>15d} -> {r['paper_waves_cusync']:<8d} "
-                  f"{r['paper_serial']:7.1f} {r['paper_tile']:7.1f} {r['paper_row']:7.1f} "
-                  f"{100 * (1 - best / r['paper_serial']):5.1f}%", flush=True)
+            best = min(r["tile"], r["row"])
+            print(f"{gpu:5} {tokens:5d} {r['grids']:>12} | {r['kernels']:20d} {r['compiled_serial']:9.1f} "
+                  f"{r['compiled_tile']:9.1f} {r['compiled_row']:9.1f} | {r['waves_serial']:>15d} -> "
+                  f"{r['waves_cusync']:<8d} {r['serial']:9.1f} {r['tile']:9.1f} {r['row']:9.1f} "
+                  f"{100 * (1 - best / r['serial']):5.1f}%", flush=True)
+    if args.small:
+        print()
+        print("examples/cusync (small), modeled by the simulator's timeline model (not measured); µs, "
+              "FIFO dispatch; waits counted by the simulator")
+        print(f"{'gpu':5} {'example':10} | {'serial':>7} | {'TileSync':>8} {'waits':>5} | {'RowSync':>8} {'waits':>5}")
+        for gpu in args.gpus:
+            for name in SMALL:
+                r = timeline_model(name, gpu)
+                tile = "conv" if name == "conv2" else "tile"
+                print(f"{gpu:5} {name:10} | {r['off']:7.2f} | {r[tile]:8.2f} {r[tile + '_waits']:5d} | "
+                      f"{r['row']:8.2f} {r['row_waits']:5d}", flush=True)
     return 0
 
 

@@ -5,7 +5,8 @@ full-size GPT-3 MLP from `gpt3_mlp`.
 
     gpt3_mlp(tokens, hidden, gpus)   X[B·S, H] x W1[H, 4H/g] -> GeLU -> x W2[4H/g, H]
     llama_mlp(tokens, hidden, gpus)  SwiGLU(X W1, X V) x W2, W1/V [H, H/3·8/g... as given]
-    attention(seq, head)             softmax(Q K^T) V: three kernels (GEMM, softmax, GEMM)
+    attention(seq, head, hidden)     X W_QKV -> softmax(Q K^T) V -> x W_O: three kernels (GEMM,
+                                     attention, GEMM)
     conv2(batch, channels, size)     two stacked 3x3 convolutions (same padding)
     fig4a()                          two GEMMs of 2x2 and 2x3 16x16 tiles (the paper's Fig. 4a)
 
@@ -80,16 +81,27 @@ def llama_mlp(tokens: int, hidden: int, inner: int) -> str:
     ]) + "\n"
 
 
-def attention(seq: int, head: int) -> str:
-    """One head's attention in three kernels: P = Q K^T, R = softmax(P), T = R V."""
-    tq, tp = _t(seq, head), _t(seq, seq)
-    return "\n".join([
-        f"// Attention of one head in three kernels (cuSync Fig. 2b, 5b): S = {seq}, head size {head}:",
+def attention(seq: int, head: int, hidden: int) -> str:
+    """One head's attention layer in three kernels, as the paper's (Fig. 2b): the QKV
+    projection XQKV = X W_QKV (a GEMM), the attention T = softmax(Q K^T) V of XQKV's
+    column blocks Q, K, V (fsir's attention kernel: the S x S scores stay on chip), and
+    the output projection O = T W_O (a GEMM)."""
+    tx, tw, tqkv = _t(seq, hidden), _t(hidden, 3 * head), _t(seq, 3 * head)
+    tq, tp, to = _t(seq, head), _t(seq, seq), _t(head, hidden)
+    lines = [
+        f"// Attention of one head in three kernels (cuSync Fig. 2b, 5b): S = {seq}, head size {head}, "
+        f"H = {hidden}:",
         "//",
-        "//   p = q @ k^T,   r = softmax(p) (max-subtracted),   t = r @ v",
+        "//   xqkv = x @ wqkv,   t = softmax(q @ k^T) @ v (q, k, v: xqkv's column blocks),   o = t @ wo",
         "//",
-        f"// q/k/v {seq}x{head}; written by examples/cusync/generate.py.",
-        f"func.func @attention(%q: {tq}, %k: {tq}, %v: {tq}) -> {tq} {{",
+        "// fsir compiles it as GEMM, attention, GEMM; written by examples/cusync/generate.py.",
+        f"func.func @attention(%x: {tx}, %wqkv: {tw}, %wo: {to}) -> {tx} {{",
+        f"  %xqkv = graph.dot %x, %wqkv : ({tx}, {tw}) -> {tqkv}",
+    ]
+    for i, name in enumerate("qkv"):
+        lines.append(f"  %{name} = graph.slice %xqkv start [0, {i * head}] limit [{seq}, {(i + 1) * head}] "
+                     f"strides [1, 1] : ({tqkv}) -> {tq}")
+    lines += [
         f"  %kt = graph.transpose %k perm [1, 0] : ({tq}) -> {_t(head, seq)}",
         f"  %p = graph.dot %q, %kt : ({tq}, {_t(head, seq)}) -> {tp}",
         f"  %m = graph.reduce max %p dims [1] : ({tp}) -> {_t(seq)}",
@@ -100,9 +112,11 @@ def attention(seq: int, head: int) -> str:
         f"  %sb = graph.broadcast %s dims [0] : ({_t(seq)}) -> {tp}",
         f"  %r = graph.div %e, %sb : {tp}",
         f"  %t = graph.dot %r, %v : ({tp}, {tq}) -> {tq}",
-        f"  func.return %t : {tq}",
+        f"  %o = graph.dot %t, %wo : ({tq}, {to}) -> {tx}",
+        f"  func.return %o : {tx}",
         "}",
-    ]) + "\n"
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def conv2(batch: int, channels: int, size: int) -> str:
@@ -146,7 +160,7 @@ def fig4a() -> str:
 SMALL = {
     "gpt3_mlp.mlir": lambda: gpt3_mlp(64, 96),
     "llama_mlp.mlir": lambda: llama_mlp(64, 64, 48),
-    "attention.mlir": lambda: attention(64, 32),
+    "attention.mlir": lambda: attention(64, 32, 32),
     "conv2.mlir": lambda: conv2(1, 8, 8),
     "fig4a.mlir": fig4a,
 }

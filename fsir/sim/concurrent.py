@@ -13,15 +13,19 @@ many physical ones ptxas allocates is not known here. A new block goes to the SM
 resident blocks (the lowest index among equals), as a GPU's block scheduler spreads a grid;
 its `%smid` is that SM and `%nsmid` the GPU's SM count.
 
-Dispatch order (`dispatch`), over all blocks of all launches:
-  fifo            by stream priority (lower number first), then launch order, each grid's blocks in
-                  index order (x fastest) -- what a GPU does
+Dispatch order (`dispatch`). A launch arrives at the block scheduler when every earlier launch on
+its stream has finished (kernels on one stream run one after another); its blocks then queue for
+SM slots behind the blocks of launches that arrived before it:
+  fifo            by stream priority (lower number first), then arrival, then launch order, each
+                  grid's blocks in index order (x fastest) -- what a GPU does
   reverse         the launches as in fifo, each grid's blocks from its last to its first
-  consumer-first  launches in reverse launch order (within a priority), blocks in index order
-  random:SEED     a random permutation of every block (numpy's default_rng(SEED))
-A block is dispatched when every earlier launch on its stream has finished (kernels on one stream
-run one after another) and it fits an SM; blocks are dispatched strictly in the order, so the
-first eligible block that does not fit stops dispatching until a slot frees.
+  consumer-first  by arrival, later launches first among launches arriving together, priorities
+                  ignored, blocks in index order: the adversarial order in which a consumer's launch
+                  reaches the scheduler before its producer's (cuSync's case for the wait-kernel: a
+                  consumer launched behind a wait-kernel arrives after the producer's blocks queued)
+  random:SEED     a random permutation of the blocks of every arrived launch (default_rng(SEED))
+Blocks are dispatched strictly in the order, so the first queued block that does not fit an SM
+stops dispatching until a slot frees.
 
 Execution. Each resident block is a chunk of one block (chunk.py) with a resumable engine
 (engine.ChunkRunner). The oldest runnable block runs until it exits or all its live lanes wait:
@@ -167,21 +171,70 @@ class SmPool:
         self.smem[sm] -= smem
 
 
-def dispatch_order(kind: str, seed: int, launches: list, nblocks: list[int]) -> list[tuple[int, int]]:
-    """Every (launch, block) in dispatch order (see the module docstring)."""
-    idx = list(range(len(launches)))
+def _launch_key(kind: str, launch: Launch, li: int, arrival) -> tuple:
     if kind == "consumer-first":
-        idx.sort(key=lambda i: (launches[i].priority, -i))
-    else:
-        idx.sort(key=lambda i: (launches[i].priority, i))
+        return (arrival, -li)
+    return (launch.priority, arrival, li)
+
+
+def dispatch_order(kind: str, seed: int, launches: list, nblocks: list[int],
+                   arrival: list | None = None) -> list[tuple[int, int]]:
+    """Every (launch, block) of the launches that arrived (`arrival[i]` not None: when launch i
+    arrived; all at once if `arrival` is None) in dispatch order (see the module docstring)."""
+    arrival = [0] * len(launches) if arrival is None else arrival
+    idx = sorted((i for i in range(len(launches)) if arrival[i] is not None),
+                 key=lambda i: _launch_key(kind, launches[i], i, arrival[i]))
     order = []
     for i in idx:
         blocks = range(nblocks[i] - 1, -1, -1) if kind == "reverse" else range(nblocks[i])
         order.extend((i, b) for b in blocks)
     if kind == "random":
-        perm = np.random.default_rng(seed).permutation(len(order))
-        order = [order[int(j)] for j in perm]
+        # one permutation of all blocks, restricted to the arrived launches: a launch arriving
+        # later does not reshuffle the blocks already queued
+        every = [(i, b) for i in range(len(launches)) for b in range(nblocks[i])]
+        perm = np.random.default_rng(seed).permutation(len(every))
+        queued = set(idx)
+        order = [every[int(j)] for j in perm if every[int(j)][0] in queued]
     return order
+
+
+class DispatchQueue:
+    """Blocks waiting for an SM slot, in dispatch order; `arrive` adds a launch's blocks,
+    `take` removes a dispatched block. The simulator and the timeline model share it."""
+
+    def __init__(self, kind: str, seed: int, launches: list, nblocks: list[int]):
+        self.kind, self.seed, self.launches, self.nblocks = kind, seed, launches, nblocks
+        self.arrival: list = [None] * len(launches)
+        self.order: list[tuple[int, int]] = []
+        self.taken: set[tuple[int, int]] = set()
+        self.first = 0  # order[:first] are taken
+
+    def arrive(self, lis, when) -> None:
+        lis = [li for li in lis if self.arrival[li] is None]
+        if not lis:
+            return
+        for li in lis:
+            self.arrival[li] = when
+        self.order = [k for k in dispatch_order(self.kind, self.seed, self.launches, self.nblocks, self.arrival)
+                      if k not in self.taken]
+        self.first = 0
+
+    def queued(self):
+        """The queued blocks in order (take() while iterating is allowed)."""
+        order, taken = self.order, self.taken
+        while self.first < len(order) and order[self.first] in taken:
+            self.first += 1
+        for k in range(self.first, len(order)):
+            if order[k] not in taken:
+                yield order[k]
+
+    def take(self, key: tuple[int, int]) -> None:
+        self.taken.add(key)
+
+    def waiting(self) -> list[tuple[int, int]]:
+        """Blocks not dispatched, arrived or not."""
+        return [(li, b) for li in range(len(self.launches)) for b in range(self.nblocks[li])
+                if (li, b) not in self.taken]
 
 
 class _Resident:
@@ -269,7 +322,7 @@ def run_concurrent(launches: list[Launch], *, spec: GpuSpec | None = None, dispa
                                  f"shared memory does not fit an SM of {spec.name}")
     touched = [TouchMap(gm.size) for _ in states]
     nblocks = [L.nblocks for L in states]
-    order = dispatch_order(kind, seed, launches, nblocks)
+    queue = DispatchQueue(kind, seed, launches, nblocks)
     remaining = list(nblocks)  # blocks of each launch not finished
     pools: list[list[_Template]] = [[] for _ in states]
     posters: dict[int, list] = {}
@@ -279,8 +332,6 @@ def run_concurrent(launches: list[Launch], *, spec: GpuSpec | None = None, dispa
     waiting: set[_Resident] = set()
     sms = SmPool(spec)
     done_records: list[BlockRecord] = []
-    pending = [True] * len(order)
-    first = 0
     seq = 0
 
     def eligible(li: int) -> bool:  # every earlier launch on its stream has finished
@@ -312,23 +363,13 @@ def run_concurrent(launches: list[Launch], *, spec: GpuSpec | None = None, dispa
     gm.on_write = on_write
 
     def dispatch_blocks() -> None:
-        nonlocal first, seq
-        while first < len(order) and not pending[first]:
-            first += 1
-        blocked_launches: set[int] = set()
-        for k in range(first, len(order)):
-            if not pending[k]:
-                continue
-            li, b = order[k]
-            if li in blocked_launches:
-                continue
-            if not eligible(li):
-                blocked_launches.add(li)
-                continue
+        nonlocal seq
+        queue.arrive([li for li in range(len(launches)) if queue.arrival[li] is None and eligible(li)], seq)
+        for li, b in queue.queued():
             place = sms.place(threads[li], smem[li])
             if place is None:
                 return
-            pending[k] = False
+            queue.take((li, b))
             L = states[li]
             tpl = pools[li].pop() if pools[li] else _Template(L, 1)
             ch = Chunk(L, b, 1, tpl)
@@ -346,7 +387,7 @@ def run_concurrent(launches: list[Launch], *, spec: GpuSpec | None = None, dispa
             if not ready:
                 if not waiting and all(r == 0 for r in remaining):
                     break
-                raise _deadlock(waiting, states, gm, order, pending)
+                raise _deadlock(waiting, states, gm, queue.waiting())
             res = ready.popleft()
             gm.touched = touched[res.li]
             if res.runner.run():
@@ -379,7 +420,7 @@ def run_concurrent(launches: list[Launch], *, spec: GpuSpec | None = None, dispa
     return ConcurrentRun(list(launches), stats, done_records, occ, threads, smem, spec, dispatch)
 
 
-def _deadlock(waiting: set, states: list, gm: GlobalMemory, order: list, pending: list) -> DeadlockError:
+def _deadlock(waiting: set, states: list, gm: GlobalMemory, undispatched_blocks: list) -> DeadlockError:
     by_kernel: dict[str, list[str]] = {}
     for res in sorted(waiting, key=lambda r: (r.li, r.b)):
         L = states[res.li]
@@ -388,10 +429,9 @@ def _deadlock(waiting: set, states: list, gm: GlobalMemory, order: list, pending
             f"block {_block_name(L.grid, res.b)} on {words}")
     parts = [f"{k}: " + "; ".join(v) for k, v in by_kernel.items()]
     undispatched: dict[str, int] = {}
-    for k, (li, _) in enumerate(order):
-        if pending[k]:
-            name = f"'{states[li].K.name}'"
-            undispatched[name] = undispatched.get(name, 0) + 1
+    for li, _ in undispatched_blocks:
+        name = f"'{states[li].K.name}'"
+        undispatched[name] = undispatched.get(name, 0) + 1
     tail = ""
     if undispatched:
         tail = "; not dispatched for want of a free SM slot: " + ", ".join(
@@ -406,4 +446,4 @@ def modeled_fraction(progress: int, total: int) -> float:
 
 
 __all__ = ["BlockRecord", "ConcurrentRun", "DeadlockError", "Launch", "SmPool", "WaitRecord", "blocks_per_sm",
-           "dispatch_order", "parse_dispatch", "run_concurrent"]
+           "DispatchQueue", "dispatch_order", "parse_dispatch", "run_concurrent"]

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from fsir.errors import SimulatorError
 from fsir.gpuspec import LANE_CLASSES, GpuSpec
-from fsir.sim.concurrent import ConcurrentRun, SmPool, dispatch_order, parse_dispatch
+from fsir.sim.concurrent import ConcurrentRun, DispatchQueue, SmPool, parse_dispatch
 from fsir.sim.stats import LaunchStats
 
 SHARED_BYTES_PER_CYCLE = 128  # an SM's shared memory: 32 banks of 4 bytes per cycle
@@ -104,7 +104,7 @@ def model_timeline(run: ConcurrentRun) -> Timeline:
     work = {k: block_seconds(r.stats, spec, share[r.launch]) for k, r in recs.items()}
     lat = spec.cpi["global"] / spec.clock_hz  # a satisfied wait's acquire load
     kind, seed = parse_dispatch(run.dispatch)
-    order = dispatch_order(kind, seed, launches, nblocks)
+    queue = DispatchQueue(kind, seed, launches, nblocks)
     ready_at: list[float | None] = [None] * n
     remaining = list(nblocks)
     end_of: dict = {}
@@ -134,8 +134,6 @@ def model_timeline(run: ConcurrentRun) -> Timeline:
     spans: dict = {}
     state: dict = {}  # key -> [next wait index, work done (s), sorted waits]
     suspended: dict = {}  # key -> poster keys not ended yet
-    pending = [True] * len(order)
-    first = 0
     now = 0.0
 
     def advance(key, t: float) -> None:
@@ -165,21 +163,13 @@ def model_timeline(run: ConcurrentRun) -> Timeline:
         return True
 
     def dispatch(t: float) -> None:
-        nonlocal first
-        while first < len(order) and not pending[first]:
-            first += 1
-        for k in range(first, len(order)):
-            if not pending[k]:
-                continue
-            li, b = order[k]
-            ra = ready_at[li]
-            if ra is None or ra > t:
-                continue
+        queue.arrive([li for li, ra in enumerate(ready_at) if ra is not None and ra <= t], t)
+        for li, b in queue.queued():
             place = sms.place(run.threads[li], run.smem[li])
             if place is None:
                 return
-            pending[k] = False
             key = (li, b)
+            queue.take(key)
             spans[key] = BlockSpan(li, b, place[0], place[1], start=t)
             r = recs[key]
             total_wi = max(r.stats.warp_instructions, 1)
@@ -212,9 +202,9 @@ def model_timeline(run: ConcurrentRun) -> Timeline:
                     del suspended[wk]
                     try_wait(wk, t0)
         dispatch(now)
-    if any(pending) or suspended:
-        names = sorted({launches[li].kernel for li, _ in suspended} | {launches[order[k][0]].kernel
-                                                                        for k in range(len(order)) if pending[k]})
+    if queue.waiting() or suspended:
+        names = sorted({launches[li].kernel for li, _ in suspended} | {launches[li].kernel
+                                                                        for li, _ in queue.waiting()})
         raise SimulatorError(f"the timeline model deadlocks (kernels {', '.join(names)}): blocks waiting in model "
                              "time hold every slot a block they wait for needs")
     total = max((sp.end for sp in spans.values()), default=0.0)

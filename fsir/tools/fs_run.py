@@ -14,6 +14,7 @@ Exit status: 0 ok, 1 user error, 2 `--check` found a mismatch, 3 internal error.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -87,6 +88,9 @@ def build_arg_parser() -> argparse.ArgumentParser:
                         "then launch order: the default, as on a GPU), reverse, consumer-first, random:SEED")
     p.add_argument("--sim-gpu", default="A100", help="GPU whose SM slots the simulator and its timeline model use "
                                                      "(default A100)")
+    p.add_argument("--sim-slots", metavar="SMSxBLOCKS",
+                   help="shrink the simulated GPU to SMS SMs of at most BLOCKS resident blocks each (e.g. 2x2), so "
+                        "that small grids fill it: how a dispatch order that deadlocks is shown on a small model")
     p.add_argument("--timeline", help="draw the timeline model of every launch (SM slots x modeled time) into this "
                                       "PNG; also adds modeled_us to --stats-json (a model, not a measurement)")
     return p
@@ -158,12 +162,18 @@ def configure_sim(device, args) -> None:
     from fsir.sim.concurrent import parse_dispatch
 
     if not isinstance(device, SimDevice):
-        if args.timeline or args.sim_dispatch != "fifo":
-            raise UserError("--timeline and --sim-dispatch need the simulator (--device sim)")
+        if args.timeline or args.sim_dispatch != "fifo" or args.sim_slots:
+            raise UserError("--timeline, --sim-dispatch and --sim-slots need the simulator (--device sim)")
         return
     parse_dispatch(args.sim_dispatch)
     device.dispatch = args.sim_dispatch
     device.spec = gpu_spec(args.sim_gpu)
+    if args.sim_slots:
+        sms, _, blocks = args.sim_slots.lower().partition("x")
+        if not (sms.isdigit() and blocks.isdigit() and int(sms) > 0 and int(blocks) > 0):
+            raise UserError(f"--sim-slots '{args.sim_slots}': expected SMSxBLOCKS, two positive integers (e.g. 2x2)")
+        device.spec = dataclasses.replace(device.spec, sms=int(sms),
+                                          max_blocks_per_sm=min(int(blocks), device.spec.max_blocks_per_sm))
     device.model_launches = bool(args.timeline)
 
 

@@ -5,10 +5,12 @@ are sound against the PTX tile by tile (fsir/testing/tile_sync.py); Fig. 4a's gr
 wait 12 times under TileSync and 6 under RowSync; the executor issues a pipeline's
 launches through Device.launch_pipeline with their streams and priorities.
 
-The simulator runs a pipeline's launches one after another (the default
-launch_pipeline), so these runs check the code and the semaphore protocol, not
-concurrency; the dependency check is what shows each consumer tile reads only the
-producer tiles it waits for."""
+The simulator runs a pipeline's launches concurrently (fsir/sim/concurrent.py): each
+example is checked under fifo, reverse and five random block dispatch orders, and on a
+GPU shrunk to four SM slots a consumer-first order deadlocks without the wait-kernel
+and completes with it. The dependency check is what shows each consumer tile reads
+only the producer tiles it waits for (a dispatch order may still happen to run the
+producer first)."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from xdsl.dialects import func
 
 import fsir
 from fsir.dialects.schedule import StageOp, SyncPolicy, TileDepOp, TileOrder
+from fsir.gpuspec import gpu_spec
 from fsir.lowering.tile_sync import wait_count
 from fsir.pipeline import PipelineOptions, lower, read_model
 from fsir.runtime.compare import compare
@@ -30,6 +33,8 @@ from fsir.runtime.reference import find_function, run_function, run_function_flo
 from fsir.testing.paths import EXAMPLES
 from fsir.testing.pipeline import assemble_all
 from fsir.testing.tile_sync import check_dependencies, lower_synced
+from fsir.tools.fs_run import main as fs_run
+from fsir.tools.fs_run import main_impl as fs_run_impl
 from fsir.transforms.tile_sync import TileSyncPass
 
 CUSYNC = EXAMPLES / "cusync"
@@ -231,3 +236,96 @@ def test_a_member_reading_a_member_waits_on_all_of_it():
     (got,), _ = execute(lower_synced(module, sync, PipelineOptions(gemm="16x16x16")), inputs)
     c = compare(got, run_function(f, inputs)[0], exact=run_function_float64(f, inputs)[0])
     assert c.ok, str(c)
+
+
+ORDERS = ["fifo", "reverse", *(f"random:{seed}" for seed in range(5))]
+
+
+def _expected(module):
+    f = find_function(module)
+    inputs = random_inputs(f, 0)
+    return inputs, run_function(f, inputs), run_function_float64(f, inputs)
+
+
+def _check(got, want, exact):
+    for g, w, e in zip(got, want, exact):
+        c = compare(g, w, exact=e)
+        assert c.ok, str(c)
+
+
+@pytest.mark.parametrize("config", ["tile", "row-WT"])
+@pytest.mark.parametrize("name", PIPELINED)
+def test_examples_run_concurrently_under_every_dispatch_order(name, config):
+    """Every block of a pipeline's launches is dispatched onto the A100's SM slots in the
+    order given; a consumer block that runs before its producer tiles are posted parks on
+    the semaphore. The result and the number of waits do not depend on the order."""
+    module = _model(name)
+    inputs, want, exact = _expected(module)
+    lowered = lower_synced(module, CONFIGS[config])
+    waits, spins = set(), 0
+    for order in ORDERS:
+        dev = SimDevice(dispatch=order)
+        got, stats = execute(lowered, inputs, dev)
+        _check(got, want, exact)
+        assert len(dev.timelines) == 1  # one concurrent launch set: the pipeline
+        waits.add(stats.waits)
+        spins += stats.spins
+    assert len(waits) == 1 and waits.pop() > 0
+    if config == "tile":  # no tile counter: random orders start consumer tiles early
+        assert spins > 0
+
+
+def _small_gpu_device(dispatch: str) -> SimDevice:
+    dev = SimDevice(dispatch=dispatch)
+    dev.spec = dataclasses.replace(gpu_spec("A100"), sms=2, max_blocks_per_sm=2)
+    return dev
+
+
+@pytest.mark.parametrize("policy", ["tile", "row"])
+def test_consumer_first_deadlocks_without_the_wait_kernel(policy, capsys):
+    """Four SM slots, the consumer's launch dispatched first: its blocks take every slot
+    and wait for producer tiles that can never start (the paper's case for the wait-kernel)."""
+    argv = [str(CUSYNC / "fig4a.mlir"), "--device", "sim", "--tile-sync", policy,
+            "--sim-dispatch", "consumer-first", "--sim-slots", "2x2"]
+    with pytest.raises(SystemExit) as e:
+        fs_run(argv)
+    assert e.value.code == 1
+    err = capsys.readouterr().err
+    assert "deadlock: every resident block waits" in err and "(4 waiting): kernel 'fig4a_k1'" in err
+    assert "not dispatched for want of a free SM slot: 4 blocks of 'fig4a_k0', 2 blocks of 'fig4a_k1'" in err
+    # the same slots suffice in FIFO order
+    assert fs_run_impl(argv[:5] + ["--sim-slots", "2x2", "--check"]) == 0
+
+
+@pytest.mark.parametrize("name", ["fig4a", "gpt3_mlp"])
+@pytest.mark.parametrize("policy", ["tile", "row"])
+def test_consumer_first_with_the_wait_kernel_is_correct(name, policy):
+    """The wait-kernel holds the consumer's stream until a producer block has started, so
+    the consumer's launch reaches the block scheduler behind the producer's blocks."""
+    module = _model(name)
+    inputs, want, exact = _expected(module)
+    sync = TileSyncPass(policy=policy, wait_kernel="true", tile_order="row-major")
+    dev = _small_gpu_device("consumer-first")
+    got, stats = execute(lower_synced(module, sync), inputs, dev)
+    _check(got, want, exact)
+    assert stats.waits > 0 and [k for k, _, _ in dev.launch_log][1].endswith("_wait")
+
+
+@pytest.mark.parametrize("policy, waits", [("tile", 12), ("row", 6)])
+@pytest.mark.parametrize("order", ["fifo", "consumer-first", "random:0"])
+def test_fig4a_waits_counted_by_the_concurrent_simulator(policy, waits, order):
+    """Fig. 4a's counts from the simulator's `waits` counter of a concurrent run (the
+    consumer's launch, the wait-kernel's one wait apart) and one post per producer tile."""
+    module = _model("fig4a")
+    inputs, want, exact = _expected(module)
+    dev = SimDevice(dispatch=order)
+    got, _ = execute(lower(module, PipelineOptions(tile_sync=policy)), inputs, dev)
+    _check(got, want, exact)
+    log = {k: st for k, st, _ in dev.launch_log}
+    assert log["fig4a_k1"].waits == waits and log["fig4a_k0"].posts == 4
+
+
+@pytest.mark.parametrize("bad", ["2", "0x2", "ax1"])
+def test_sim_slots_is_checked(bad):
+    with pytest.raises(fsir.UserError, match=f"--sim-slots '{bad}': expected SMSxBLOCKS"):
+        fs_run_impl([str(CUSYNC / "fig4a.mlir"), "--device", "sim", "--sim-slots", bad])

@@ -16,7 +16,15 @@ from fsir.errors import SimulatorError, UserError
 from fsir.gpuspec import gpu_spec
 from fsir.runtime.device import LaunchRequest, SimDevice
 from fsir.sim import load_module, run_ptx
-from fsir.sim.concurrent import DeadlockError, Launch, blocks_per_sm, dispatch_order, parse_dispatch, run_concurrent
+from fsir.sim.concurrent import (
+    DeadlockError,
+    DispatchQueue,
+    Launch,
+    blocks_per_sm,
+    dispatch_order,
+    parse_dispatch,
+    run_concurrent,
+)
 from fsir.sim.loader import sync_roles
 from fsir.sim.parser import parse_ptx
 from fsir.sim.timeline import block_seconds, draw_timeline, model_timeline, sharing
@@ -387,3 +395,32 @@ def test_blocks_see_the_sm_they_were_placed_on():
     run_concurrent([Launch(load_module(SMID), "smid", 6, 64, [out])], spec=small_gpu(3, 4))
     assert out[:, 1].tolist() == [3] * 6
     assert sorted(out[:, 0].tolist()) == [0, 0, 1, 1, 2, 2]  # spread over the least loaded SMs
+
+
+def test_consumer_first_ignores_priorities():
+    """The consumer's launch reaches the scheduler first, whatever its stream's priority."""
+    mod = load_module(PTX)
+    a = Launch(mod, "producer", 3, 32, [])
+    lo = Launch(mod, "consumer", 2, 32, [], stream=1, priority=1)
+    assert dispatch_order("consumer-first", 0, [a, lo], [3, 2])[:2] == [(1, 0), (1, 1)]
+
+
+def test_a_launch_queues_when_its_stream_lets_it_run():
+    """Producer on stream 0; wait-kernel and consumer on stream 1. In consumer-first order
+    the wait-kernel is queued before the producer, but the consumer arrives only when the
+    wait-kernel has finished, behind every producer block already queued."""
+    mod = load_module(PTX)
+    prod = Launch(mod, "producer", 3, 32, [])
+    wait = Launch(mod, "consumer", 1, 32, [], stream=1, priority=1)
+    cons = Launch(mod, "consumer", 2, 32, [], stream=1, priority=1)
+    q = DispatchQueue("consumer-first", 0, [prod, wait, cons], [3, 1, 2])
+    q.arrive([0, 1], 0)
+    assert list(q.queued()) == [(1, 0), (0, 0), (0, 1), (0, 2)]
+    q.take((1, 0))
+    q.take((0, 0))
+    q.arrive([2], 1)  # the wait-kernel finished
+    assert list(q.queued()) == [(0, 1), (0, 2), (2, 0), (2, 1)]
+    assert q.waiting() == [(0, 1), (0, 2), (2, 0), (2, 1)]
+    r = DispatchQueue("random", 3, [prod, wait, cons], [3, 1, 2])
+    r.arrive([0, 1], 0)
+    assert sorted(r.queued()) == [(0, 0), (0, 1), (0, 2), (1, 0)]
