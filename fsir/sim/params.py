@@ -55,6 +55,15 @@ def check_param_space(kname: str, size: int, version: str | None, target: list[s
             Location("<ptx>", line, 1))
 
 
+class AddressTable:
+    """A launch argument: a table of the device addresses of `arrays` (u64 each), built
+    in global memory for the launch; the kernel parameter is the table's address.
+    Kernels whose buffers would overflow the parameter space take them this way."""
+
+    def __init__(self, arrays: list[np.ndarray]):
+        self.arrays = arrays
+
+
 def pack_params(kname: str, params: list[Param], offsets: dict[str, int], size: int, args: list,
                 gm_addrs: dict[int, int]) -> np.ndarray:
     """The parameter buffer of a launch: `args[i]` converted to the type of `params[i]`; array
