@@ -70,6 +70,7 @@ def table_arguments(func: gpu.FuncOp, budget: int | None = None) -> bool:
             block, before = _placement(a, body, positions)
             block.insert_op_before(load, before)
             a.replace_all_uses_with(load.buffer)
+    for a in reversed(buffers):  # last first: an erasure renumbers the arguments after it
         body.erase_arg(a)
     func.function_type = FunctionType.from_lists(
         [table.type, *(a.type for a in args if not isinstance(a.type, MemRefType))],
