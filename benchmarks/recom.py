@@ -4,6 +4,7 @@ how many bytes, how long on the modeled GPU, and how long fsir takes to compile 
     python benchmarks/recom.py                                  # N = 100, 1000, 5000; none, xla, stitch
     python benchmarks/recom.py --sizes 100 1000 --modes stitch  # a part of it
     python benchmarks/recom.py --no-ptx                         # stop after stitch-codegen
+    python benchmarks/recom.py --sizes 5000 --modes stitch --ptxas  # and assemble the PTX
 
 Per (N, mode), one line (progress goes to stderr as each stage ends):
 
@@ -79,7 +80,7 @@ def distinct_bytes(kernel) -> int:
     return total
 
 
-def measure(n: int, mode: str, batch: int, max_rows: int, ptx: bool, seed: int) -> dict:
+def measure(n: int, mode: str, batch: int, max_rows: int, ptx: bool, seed: int, ptxas: bool = False) -> dict:
     from xdsl.context import Context
 
     from fsir.dialects.schedule import KernelOp
@@ -120,10 +121,27 @@ def measure(n: int, mode: str, batch: int, max_rows: int, ptx: bool, seed: int) 
 
         timed(p.name, run)
     else:
-        timed("ptx", lambda: emit_ptx(module))
+        text = timed("ptx", lambda: emit_ptx(module))
+        if ptxas:
+            row["ptxas"] = assemble_report(text)
     row["compile_cpu"] = sum(row["cpu"].values())
     row["compile_wall"] = sum(row["wall"].values())
     return row
+
+
+def assemble_report(text: str) -> str:
+    """Whether ptxas (sm_80) assembles the module, and the largest kernel parameter
+    buffer: a module of thousands of columns passes their buffers through an address
+    table (fsir/lowering/param_table.py) rather than overflow the parameter space."""
+    from fsir.ptx.ptxas import assemble
+    from fsir.sim import param_layout, parse_ptx
+
+    params = max((param_layout(fn.params)[1] for fn in parse_ptx(text).kernels.values()), default=0)
+    c = time.perf_counter()
+    result = assemble(text, "sm_80", timeout=1800.0)
+    took = time.perf_counter() - c
+    verdict = "ok" if result.ok else f"FAILED: {'; '.join(result.errors[:2])}"
+    return f"ptxas sm_80 {verdict} (largest parameter buffer {params} B; ptxas {took:.0f} s wall)"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -134,6 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-rows", type=int, default=10**6)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-ptx", action="store_true", help="stop after stitch-codegen")
+    p.add_argument("--ptxas", action="store_true", help="assemble each module's PTX with ptxas (slow)")
     a = p.parse_args(argv)
     _progress(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     rows = []
@@ -142,11 +161,13 @@ def main(argv: list[str] | None = None) -> int:
     print(header, flush=True)
     for n in a.sizes:
         for mode in a.modes:
-            r = measure(n, mode, a.batch, a.max_rows, not a.no_ptx, a.seed)
+            r = measure(n, mode, a.batch, a.max_rows, not a.no_ptx, a.seed, a.ptxas)
             rows.append(r)
             stages = " ".join(f"{k}={v:.1f}" for k, v in r["cpu"].items())
             print(f"{n:>6} {mode:<7} {r['kernels']:>8} {r['mb']:>9.2f} {r['model_us']:>10.1f} {r['active']:>7.0%} "
                   f"{r['emb_us']:>9.1f} {r['compile_cpu']:>16.1f} {r['compile_wall']:>8.1f}  {stages}", flush=True)
+            if "ptxas" in r:
+                print(f"{n:>6} {mode:<7} {r['ptxas']}", flush=True)
         by = {r["mode"]: r for r in rows if r["N"] == n}
         if "none" in by and "stitch" in by:
             print(f"{n:>6} none/stitch modeled time: {by['none']['model_us'] / by['stitch']['model_us']:.2f}x, "

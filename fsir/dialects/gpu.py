@@ -44,6 +44,7 @@ from xdsl.dialects import gpu as _xgpu
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     I32,
+    I64,
     ArrayAttr,
     DenseArrayBase,
     DictionaryAttr,
@@ -1640,6 +1641,93 @@ class MemsetOp(IRDLOperation):
             raise VerifyException(f"gpu.memset of a {t} needs a {t.element_type} value, got {self.value.type}")
 
 
+# ------------------------------------------------------------------ argument tables
+# A kernel whose buffer arguments would overflow the parameter space takes them through
+# one table in global memory (fsir/lowering/param_table.py): the host builds it at the
+# launch, the kernel loads each buffer's address where it first needs it.
+
+ADDRESS_TABLE_ATTR = "gpu.address_table"  # (unit) on a gpu.func that takes an address table
+
+
+@irdl_op_definition
+class AddressTableOp(IRDLOperation):
+    """Host side: a device buffer holding the device addresses of `buffers`, in order
+    (one u64 each), valid for the launches that take it.
+
+    ```mlir
+    %t = gpu.address_table %a, %b : memref<?xf32>, memref<?xi32> -> memref<2xi64>
+    ```
+    """
+
+    name = "gpu.address_table"
+    buffers = var_operand_def(MemRefType)
+    table = result_def(MemRefType)
+    assembly_format = "$buffers attr-dict `:` type($buffers) `->` type($table)"
+
+    def __init__(self, buffers: Sequence[SSAValue]):
+        super().__init__(operands=[list(buffers)], result_types=[MemRefType(i64, [len(buffers)])])
+
+    def verify_(self) -> None:
+        t = self.table.type
+        assert isinstance(t, MemRefType)
+        if t.element_type != i64 or t.get_shape() != (len(self.buffers),):
+            raise VerifyException(f"gpu.address_table of {len(self.buffers)} buffers returns "
+                                  f"memref<{len(self.buffers)}xi64>, got {t}")
+
+
+@irdl_op_definition
+class TableBufferOp(IRDLOperation):
+    """Device side: buffer `index` of an address table (a kernel argument): its address
+    loaded from global memory, viewed as a global buffer of the result's type.
+
+    ```mlir
+    %ids = gpu.table_buffer %t 3 : memref<?xi64> -> memref<?xi32>
+    ```
+    """
+
+    name = "gpu.table_buffer"
+    table = operand_def(MemRefType)
+    index = prop_def(IntegerAttr[I64])
+    buffer = result_def(MemRefType)
+
+    def __init__(self, table: SSAValue, index: int, buffer_type: MemRefType):
+        super().__init__(operands=[table], properties={"index": IntegerAttr(index, i64)},
+                         result_types=[buffer_type])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> TableBufferOp:
+        table = parser.parse_operand()
+        index = parser.parse_integer(allow_boolean=False)
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        parser.parse_type()
+        parser.parse_punctuation("->")
+        t = parser.parse_type()
+        if not isinstance(t, MemRefType):
+            parser.raise_error(f"gpu.table_buffer returns a memref, got {t}")
+        op = cls(table, index, t)
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.table)
+        printer.print_string(f" {self.index.value.data}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(f" : {self.table.type} -> {self.buffer.type}")
+
+    def verify_(self) -> None:
+        t = self.table.type
+        assert isinstance(t, MemRefType)
+        if t.element_type != i64 or len(t.get_shape()) != 1:
+            raise VerifyException(f"gpu.table_buffer reads a 1-D i64 address table, got {t}")
+        n = t.get_shape()[0]
+        if self.index.value.data < 0 or (n != DYNAMIC_INDEX and self.index.value.data >= n):
+            raise VerifyException(f"gpu.table_buffer index {self.index.value.data} is outside the table {t}")
+        if memory_space_of(self.buffer.type) not in (0, 1):  # type: ignore[arg-type]
+            raise VerifyException("gpu.table_buffer returns a global buffer")
+
+
 @irdl_attr_definition
 class StageAttr(ParametrizedAttribute):
     """The stage a `gpu.launch_func` belongs to (attribute `gpu.stage`): its pipeline,
@@ -1722,6 +1810,8 @@ GPU = Dialect(
         # tile synchronisation
         MemsetOp,
         NextTileOp,
+        AddressTableOp,
+        TableBufferOp,
         PrefetchOp,
         SemPostOp,
         SemWaitOp,

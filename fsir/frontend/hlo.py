@@ -14,6 +14,7 @@ decisions are fsir's own, not XLA's. Anything not understood is a UserError at t
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -21,12 +22,13 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
 from fsir.dialects import graph
-from fsir.dialects.graph import shape_of, tensor
+from fsir.dialects.graph import DYN, shape_of, tensor
 from fsir.errors import Location, UserError
 from fsir.frontend.builder import GraphBuilder, dense_i64
 from fsir.frontend.hlo_parse import ArrayShape, Computation, Instr, Item, Operand, TupleShape, parse_hlo
 from fsir.frontend.hlo_parse import clean_name as _clean
 from fsir.ir import verify
+from fsir.transforms.symbolic_dims import set_argument_dims
 
 # ---------------------------------------------------------------------------
 # Records → graph ops
@@ -96,7 +98,9 @@ class HloImporter:
             raise UserError("nested tuples as results are not supported", entry.root.loc)
         name = entry.name.rsplit(".", 1)[0] if entry.name.rsplit(".", 1)[-1].isdigit() else entry.name
         self.b.loc = entry.root.loc
-        return self.b.finish(name, results)
+        module = self.b.finish(name, results)
+        set_argument_dims(module, [_argument_dims(i) for i in params])
+        return module
 
     def _param_number(self, i: Instr) -> int:
         if len(i.operands) != 1 or not isinstance(i.operands[0], int):
@@ -845,6 +849,18 @@ def _fmt(s) -> str:
     if isinstance(s, ArrayShape):
         return f"{s.elem}[{','.join(map(str, s.dims))}]"
     return "(" + ", ".join(_fmt(x) for x in s.shapes) + ")"
+
+
+def _argument_dims(param: Instr) -> graph.DimsAttr | None:
+    """The `#graph.dims` of an entry parameter with dynamic dims: HLO does not name
+    them, so dim k of parameter `p` is the symbol `p_k` (the `symbolic-dims` pass merges
+    the symbols whose sizes the graph requires to agree)."""
+    shape = param.shape
+    if not isinstance(shape, ArrayShape) or DYN not in shape.dims:
+        return None
+    base = re.sub(r"\W", "_", _arg_name(param.name).lstrip("%") or "arg")
+    base = base if re.match(r"[A-Za-z_]", base) else f"_{base}"
+    return graph.DimsAttr([f"{base}_{k}" if d == DYN else d for k, d in enumerate(shape.dims)])
 
 
 def _arg_name(name: str) -> str:

@@ -14,15 +14,17 @@ from typing import Any
 
 import lark
 
+from fsir.dialects.graph import DYN
 from fsir.errors import Location, UserError
 
 
 @dataclass
 class ArrayShape:
     elem: str
-    dims: tuple[int, ...]
+    dims: tuple[int, ...]  # DYN (-1) for a dynamic dim, `?` or bounded `<=N`
     layout: tuple[int, ...] | None  # minor-to-major, None = default (row-major)
     loc: Location
+    bounds: tuple[int | None, ...] = ()  # per dim: N of a bounded `<=N` dim, else None
 
 
 @dataclass
@@ -96,18 +98,27 @@ class _ToRecords(lark.Transformer):
         elem, rest = text.split("[", 1)
         dims_text, rest = rest.split("]", 1)
         loc = self._loc(tok)
-        dims = []
+        dims: list[int] = []
+        bounds: list[int | None] = []
         for d in filter(None, (x.strip() for x in dims_text.split(","))):
-            if not d.isdigit():
-                raise UserError(f"dynamic dimension '{d}' in {text} is not supported (static shapes only)", loc)
-            dims.append(int(d))
+            if d.isdigit():
+                dims.append(int(d))
+                bounds.append(None)
+            elif d == "?" or (d.startswith("<=") and d[2:].strip().isdigit()):
+                # a dynamic dim: its size is known at run time only (a bounded one's is
+                # at most N); fsir's `?` dims take any size, so the bound is not needed
+                dims.append(DYN)
+                bounds.append(int(d[2:]) if d != "?" else None)
+            else:
+                raise UserError(f"dimension '{d}' in {text} is not supported (an int, '?' or a bound '<=N')",
+                                loc)
         layout = None
         if rest.startswith("{"):
             body = [x.strip() for x in rest[1:-1].split(":", 1)[0].split(",") if x.strip()]
             if not all(x.isdigit() for x in body):
                 raise UserError(f"malformed layout in {text}: expected dimension numbers", loc)
             layout = tuple(int(x) for x in body)
-        return ArrayShape(elem, tuple(dims), layout, loc)
+        return ArrayShape(elem, tuple(dims), layout, loc, tuple(bounds))
 
     def tuple_shape(self, children):
         return TupleShape([c for c in children if c is not None])

@@ -52,6 +52,7 @@ from fsir.dialects.schedule import DYNAMIC, KernelOp, StageOp, TileDepOp
 from fsir.errors import UserError
 from fsir.ir import location_of
 from fsir.lowering.kernels import erase_unused_arith, extra_arguments
+from fsir.lowering.param_table import host_arguments, is_tabled
 from fsir.lowering.scalar import Cursor, Index, IndexBuilder
 from fsir.lowering.shapes import DimChecks, ShapeCalc
 from fsir.lowering.tile_sync import TileSyncPlan
@@ -67,11 +68,13 @@ def memref_of(t: Attribute) -> MemRefType:
 
 class HostLowering:
     def __init__(self, module: ModuleOp, gpu_module: gpu.ModuleOp, f: func.FuncOp,
-                 lowered: dict[tuple, str] | None = None):
+                 lowered: dict[tuple, str] | None = None, tabled: dict[str, gpu.FuncOp] | None = None):
         self.module = module
         self.gpu_module = gpu_module
         # kernels of equal structure (a model's repeated layers) share one gpu.func
         self.lowered: dict[tuple, str] = {} if lowered is None else lowered
+        # the kernels among them that take an address table (param_table.py)
+        self.tabled: dict[str, gpu.FuncOp] = {} if tabled is None else tabled
         self.f = f
         inputs = [memref_of(t) for t in f.function_type.inputs.data]
         outputs = [memref_of(t) for t in f.function_type.outputs.data]
@@ -130,6 +133,8 @@ class HostLowering:
                 self.sync.rewrite(k, fn)
             self.gpu_module.body.blocks[0].add_op(fn)
             name = self.lowered[key] = k.sym_name.data
+            if is_tabled(fn):
+                self.tabled[name] = fn
         constants, dynamic_dims = extra_arguments(k)
         shapes = ShapeCalc(self.ib, {a: self.dims[v] for a, v in zip(k.block.args, k.operands)})
         for g in k.groups():
@@ -152,6 +157,8 @@ class HostLowering:
             args.append(self.constant_buffer(c))
         for i, d in dynamic_dims:
             args.append(self.ib.ssa(self.dims[k.operands[i]][d]))
+        if name in self.tabled:
+            args = host_arguments(self.cursor, self.tabled[name], args)
         grid, block = k.launch()
         grid_values = [self.ib.ssa(g if g != DYNAMIC else self.grid_dim(k, axis, shapes))
                        for axis, g in enumerate(grid)]
@@ -259,8 +266,9 @@ class ScheduleToGpuPass(ModulePass):
         gpu_module = gpu.ModuleOp(GPU_MODULE)
         op.body.blocks[0].add_op(gpu_module)
         lowered: dict[tuple, str] = {}
+        tabled: dict[str, gpu.FuncOp] = {}
         for f in funcs:
-            host = HostLowering(op, gpu_module, f, lowered).lower()
+            host = HostLowering(op, gpu_module, f, lowered, tabled).lower()
             region_dce(host.body)
             erase_unused_arith(host)
             op.body.blocks[0].insert_op_before(host, f)

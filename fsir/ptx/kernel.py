@@ -513,6 +513,18 @@ def _dynamic_smem(e: KernelEmitter, op: gpu.DynamicSharedMemoryOp) -> None:
     e.buffers[op.result_memref] = Buffer(base, "shared", i8, (1,))
 
 
+def _table_buffer(e: KernelEmitter, op: gpu.TableBufferOp) -> None:
+    """A buffer whose address the host put in an address table (gpu.address_table): the
+    table is read-only for the kernel's lifetime, so the load may use the non-coherent path."""
+    table = e.buffers[op.table]
+    raw, base = e.new(T.B64), e.new(T.B64)
+    e.ins(f"ld.global.nc.u64 {raw}, [{table.base}+{8 * op.index.value.data}]")
+    e.ins(f"cvta.to.global.u64 {base}, {raw}")
+    t = op.buffer.type
+    assert isinstance(t, MemRefType)
+    e.buffers[op.buffer] = e.buffer_from_type(base, "global", t, op, f"table buffer {op.index.value.data}")
+
+
 # ----------------------------------------------------------------- tensor cores and async copies
 
 
@@ -765,6 +777,7 @@ CORE_LOWERINGS: dict[type[Operation], Lowering] = dict([
     rule(gpu.SubgroupReduceOp, _subgroup_reduce),
     rule(gpu.ReturnOp, _return),
     rule(gpu.DynamicSharedMemoryOp, _dynamic_smem),
+    rule(gpu.TableBufferOp, _table_buffer),
     rule(gpu.MmaSyncOp, _mma_sync),
     rule(gpu.LdMatrixOp, _ldmatrix),
     rule(gpu.CpAsyncOp, _cp_async),

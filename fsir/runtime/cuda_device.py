@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from fsir.errors import UserError
-from fsir.runtime.device import CudaTiming, Device, DeviceBuffer
+from fsir.runtime.device import BufferTable, CudaTiming, Device, DeviceBuffer
 from fsir.sim import launch_dims, pack_params, param_layout, parse_ptx
 
 _PROBE: tuple[bool, str] | None = None
@@ -194,7 +194,17 @@ class CudaDevice(Device):
         addrs: dict[int, int] = {}
         seen: dict[int, DeviceBuffer] = {}
         for i, a in enumerate(args):
-            if isinstance(a, DeviceBuffer):
+            if isinstance(a, BufferTable):  # the buffers' addresses, in a buffer of this launch
+                for b in a.buffers:
+                    if b.device is not self or b.handle is None:
+                        raise UserError(f"argument {i}'s address table holds a buffer that is not a live "
+                                        "buffer of this device")
+                table = np.array([int(b.handle) for b in a.buffers], np.uint64)
+                buf = self.to_device(table)
+                temps.append((buf, table))
+                addrs[i] = int(buf.handle)
+                args[i] = table
+            elif isinstance(a, DeviceBuffer):
                 if a.device is not self or a.handle is None:
                     raise UserError(f"argument {i} is not a live buffer of this device")
                 addrs[i] = int(a.handle)

@@ -43,6 +43,14 @@ class DeviceBuffer:
         return f"DeviceBuffer({self.device.name}, shape={self.shape}, dtype={self.dtype})"
 
 
+class BufferTable:
+    """A launch argument (`gpu.address_table`): the device addresses of `buffers` in a
+    table in global memory, which each device builds for the launch."""
+
+    def __init__(self, buffers: Sequence[DeviceBuffer]):
+        self.buffers = list(buffers)
+
+
 @dataclass(frozen=True)
 class LaunchRequest:
     """One kernel launch of a pipeline (`Device.launch_pipeline`): the launch's arguments as
@@ -200,6 +208,10 @@ def _sim_module(dev: SimDevice, module) -> SimModule:
 
 
 def _unwrap_sim(a):
+    if isinstance(a, BufferTable):
+        from fsir.sim.params import AddressTable
+
+        return AddressTable([_unwrap_sim(b) for b in a.buffers])
     if isinstance(a, DeviceBuffer):
         if a.handle is None:
             raise UserError("kernel argument is a freed device buffer")

@@ -30,7 +30,7 @@ from fsir.dialects import gpu
 from fsir.dialects.graph import DYN, constant_array, fmt_shape, numpy_dtype
 from fsir.errors import UserError
 from fsir.ir import location_of
-from fsir.runtime.device import DeviceBuffer, LaunchRequest
+from fsir.runtime.device import BufferTable, DeviceBuffer, LaunchRequest
 
 _PTX_CACHE: dict[tuple[int, str], tuple[ModuleOp, str]] = {}
 
@@ -209,6 +209,8 @@ def _host_value(op: Operation, env: dict, module: ModuleOp, device, owned: list)
         dyn = iter(get(v) for v in op.sizes)
         sizes = [next(dyn) if s == DYN else s for s in op.static_sizes.get_values()]
         return _view(get(op.source), sizes)
+    if isinstance(op, gpu.AddressTableOp):
+        return BufferTable([get(b) for b in op.buffers])
     if isinstance(op, memref.GetGlobalOp):
         name = op.name_.root_reference.data
         for g in module.ops:

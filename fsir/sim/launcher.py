@@ -18,7 +18,7 @@ from fsir.sim.chunk import Chunk, LaunchState
 from fsir.sim.engine import run_chunk
 from fsir.sim.loader import SimModule, load_module
 from fsir.sim.memory import GlobalMemory
-from fsir.sim.params import pack_params
+from fsir.sim.params import AddressTable, pack_params
 from fsir.sim.stats import LaunchStats
 
 CHUNK_LANES = 64 * 1024  # lanes per chunk (whole blocks); smaller chunks stay in the CPU caches
@@ -100,6 +100,7 @@ class GlobalLayout:
         self.modules: list = []  # (module, its variable store, index of its first variable)
         self.arrays: dict[int, tuple[np.ndarray, str, int]] = {}  # buffer -> (array, kernel, arg index)
         self._buf_of: dict[object, int] = {}  # (data pointer, nbytes) of contiguous arrays, else id()
+        self.tables: list[tuple[int, list[int]]] = []  # address tables: (buffer, their buffers)
 
     def add_module(self, mod: SimModule, gstore: dict) -> None:
         if any(m is mod for m, _, _ in self.modules):
@@ -113,14 +114,24 @@ class GlobalLayout:
         arg_buf: dict[int, int] = {}
         for i, a in enumerate(args):
             if isinstance(a, np.ndarray) and a.ndim > 0:
-                key = (a.__array_interface__["data"][0], a.nbytes) if a.flags.c_contiguous else id(a)
-                if key in self._buf_of:
-                    arg_buf[i] = self._buf_of[key]
-                    continue
-                self._buf_of[key] = arg_buf[i] = len(self.entries)
-                self.arrays[arg_buf[i]] = (a, K.name, i)
-                self.entries.append((a.nbytes, f"argument {i} ({K.params[i].name}, {a.dtype}{list(a.shape)})", a))
+                arg_buf[i] = self._array(K, i, a, f"argument {i} ({K.params[i].name}, {a.dtype}{list(a.shape)})")
+            elif isinstance(a, AddressTable):
+                members = [self._array(K, i, x, f"buffer {j} of argument {i}'s address table "
+                                                f"({K.params[i].name}, {x.dtype}{list(x.shape)})")
+                           for j, x in enumerate(a.arrays)]
+                arg_buf[i] = len(self.entries)
+                self.tables.append((arg_buf[i], members))
+                self.entries.append((8 * len(members), f"argument {i} ({K.params[i].name}, address table)", None))
         return arg_buf
+
+    def _array(self, K, i: int, a: np.ndarray, name: str) -> int:
+        key = (a.__array_interface__["data"][0], a.nbytes) if a.flags.c_contiguous else id(a)
+        if key in self._buf_of:
+            return self._buf_of[key]
+        self._buf_of[key] = b = len(self.entries)
+        self.arrays[b] = (a, K.name, i)
+        self.entries.append((a.nbytes, name, a))
+        return b
 
     def build(self) -> GlobalMemory:
         gm = GlobalMemory(self.entries)
@@ -129,6 +140,8 @@ class GlobalLayout:
                 gm.bytes_of(base + j)[:] = gstore[v.name]
         for bi, (a, _, _) in self.arrays.items():
             gm.bytes_of(bi)[:] = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
+        for bi, members in self.tables:
+            gm.bytes_of(bi)[:] = np.array([gm.address(m) for m in members], np.uint64).view(np.uint8)
         return gm
 
     def write_back(self, gm: GlobalMemory) -> None:

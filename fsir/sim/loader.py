@@ -20,7 +20,7 @@ from fsir.sim.memory import (
     PARAM_WINDOW,
     SHARED_WINDOW,
 )
-from fsir.sim.params import param_layout
+from fsir.sim.params import check_param_space, param_layout
 from fsir.sim.parser import (
     Function,
     Imm,
@@ -51,6 +51,7 @@ class KernelLayout:
         self.local_syms: dict[str, int] = {}
         self.min_shared_access = 16
         self.param_offsets, self.param_size = param_layout(fn.params)
+        check_param_space(self.name, self.param_size, module.ptx.version, module.ptx.target, fn.line)
         if has_calls(fn):
             try:
                 body = inline_calls(module.ptx, fn)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsir.errors import SimulatorError
+from fsir.errors import Location, SimulatorError
 from fsir.sim.decoder import NP, UINT, to_bf16
 from fsir.sim.parser import Param, type_size
 
@@ -22,6 +22,46 @@ def param_layout(params: list[Param]) -> tuple[dict[str, int], int]:
         off += p.nbytes
     return offsets, off
 
+
+# The bytes of a kernel's parameter buffer: 4352 for every target (PTX ISA before 8.1 or
+# before sm_70; host code keeps to 4096 to leave room for the driver's own layout),
+# 32764 for PTX ISA 8.1+ on sm_70 and later (CUDA 12.1).
+PARAM_LIMIT = 4352
+PARAM_LIMIT_LARGE = 32764
+
+
+def param_limit(version: str | None, target: list[str]) -> int:
+    """The parameter-space limit of a module of PTX `version` for `target`."""
+    try:
+        major, minor = (int(x) for x in (version or "0.0").split(".")[:2])
+    except ValueError:
+        return PARAM_LIMIT
+    sm = next((t for t in target if t.startswith("sm_")), "")
+    digits = "".join(c for c in sm[3:] if c.isdigit())
+    if (major, minor) >= (8, 1) and digits and int(digits) >= 70:
+        return PARAM_LIMIT_LARGE
+    return PARAM_LIMIT
+
+
+def check_param_space(kname: str, size: int, version: str | None, target: list[str], line: int) -> None:
+    """Refuses a kernel whose parameters take more bytes than its target allows (ptxas
+    refuses it too), located at the kernel's `.entry`."""
+    limit = param_limit(version, target)
+    if size > limit:
+        where = "/".join([f"PTX ISA {version}", *target]) if version else "/".join(target) or "the target"
+        raise SimulatorError(
+            f"kernel '{kname}', PTX line {line}: its parameters take {size} bytes, more than the "
+            f"{limit} bytes of parameter space {where} allows",
+            Location("<ptx>", line, 1))
+
+
+class AddressTable:
+    """A launch argument: a table of the device addresses of `arrays` (u64 each), built
+    in global memory for the launch; the kernel parameter is the table's address.
+    Kernels whose buffers would overflow the parameter space take them this way."""
+
+    def __init__(self, arrays: list[np.ndarray]):
+        self.arrays = arrays
 
 
 def pack_params(kname: str, params: list[Param], offsets: dict[str, int], size: int, args: list,

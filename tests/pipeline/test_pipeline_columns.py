@@ -161,3 +161,33 @@ func.func @t(%ids0: tensor<4x3xi32>, %t0: tensor<10x4xf32>, %ids1: tensor<4x2xi3
 """
     assert "columns" not in _mappings(text)
     check(text, kinds=["ids", "normal", "ids", "normal"], fusion="stitch")
+
+
+@pytest.mark.parametrize("batch", [3, 37])
+def test_columns_through_an_address_table(monkeypatch, batch):
+    """A columns kernel whose buffers would overflow the parameter space takes them
+    through an address table in global memory (the budget lowered so 20 columns pass
+    it): one table parameter and the batch, each column's addresses loaded in its own
+    branch; it assembles and matches the reference on the simulator."""
+    from fsir.dialects import gpu
+    from fsir.lowering import param_table
+
+    monkeypatch.setattr(param_table, "PARAM_BUDGET", 64)
+    text = to_mlir(MIXED, "?", features=True)
+    _, inputs = _inputs(text, batch, seed=batch)
+    lowered = check(text, inputs=inputs, fusion="stitch", ptxas=batch == 3)
+    funcs = [op for op in lowered.walk() if isinstance(op, gpu.FuncOp)]
+    tabled = [f for f in funcs if param_table.is_tabled(f)]
+    assert len(tabled) == 1
+    (f,) = tabled
+    buffers = 2 * len(MIXED) + sum(c.weighted for c in MIXED) + 2  # tables, ids, weights; features; output
+    types = list(f.function_type.inputs.data)
+    assert types[0] == gpu.MemRefType(gpu.i64, [buffers]) and all(not isinstance(t, gpu.MemRefType)
+                                                                   for t in types[1:])
+    loads = [op for op in f.walk() if isinstance(op, gpu.TableBufferOp)]
+    assert sorted(op.index.value.data for op in loads) == list(range(buffers))
+    # a column's addresses are loaded inside the comparison tree, not by every thread
+    assert sum(op.parent_block() is f.body.blocks[0] for op in loads) < buffers // 2
+    launches = [op for op in lowered.walk() if isinstance(op, gpu.LaunchFuncOp)
+                and op.kernel.nested_references.data[-1].data == f.sym_name.data]
+    assert len(launches) == 1 and isinstance(launches[0].kernelOperands[0].owner, gpu.AddressTableOp)

@@ -365,14 +365,18 @@ class ColumnsMapping(Mapping):
 
     def lower(self, k: KernelOp):
         """The kernel lowered (vector accesses of the widest columns' width merged by
-        `lower`), then the 2-wide accesses of columns that take 2 elements."""
+        `lower`), then the 2-wide accesses of columns that take 2 elements; its buffers
+        go through an address table when they would overflow the parameter space."""
         from fsir.lowering.kernels import erase_unused_arith
+        from fsir.lowering.param_table import table_arguments
         from fsir.lowering.vectorize import vectorize_memory
 
         iface = super().lower(k)
         vectors = set(int_values(root_group(k).attributes["vectors"]))
         if 2 in vectors and max(vectors) > 2 and vectorize_memory(iface.func, 2):
             erase_unused_arith(iface.func)
+        # thousands of columns' tables, ids and weights overflow the parameter space
+        table_arguments(iface.func)
         return iface
 
 

@@ -1,0 +1,118 @@
+"""Kernel arguments through an address table in global memory.
+
+A kernel's `.param` space is small: 4 KB on every target (32 KB on sm_70+ with PTX ISA
+8.1+, `fsir/sim/params.py`). A kernel with thousands of buffers — the `columns` kernel
+of thousands of embedding columns takes each column's table, ids and weights — would
+overflow it, and ptxas refuses the PTX. `table_arguments` then passes all the kernel's
+buffer arguments through one table of their device addresses: the kernel takes the
+table (`memref<Nxi64>`) first and its scalar arguments after it, and loads each
+buffer's address (`gpu.table_buffer`) in the innermost block that holds all the
+buffer's uses, so a column's addresses are loaded only by the warps that run the
+column. The host builds the table at the launch (`gpu.address_table`,
+`host_arguments`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import FunctionType, MemRefType, UnitAttr, i64
+from xdsl.ir import Block, Operation, SSAValue
+
+from fsir.dialects import gpu
+from fsir.lowering.scalar import Cursor
+from fsir.ptx import types as T
+
+# The parameter bytes a kernel may take before its buffers go through a table: what
+# every target allows (the driver's 4 KB).
+PARAM_BUDGET = 4096
+
+
+def param_bytes(types: Sequence) -> int:
+    """The size of the parameter buffer of a kernel taking arguments of `types` (a
+    buffer is a 64-bit address; natural alignment, as the driver packs it)."""
+    off = 0
+    for t in types:
+        size = 8 if isinstance(t, MemRefType) else _scalar_bytes(t)
+        off = (off + size - 1) // size * size + size
+    return off
+
+
+def _scalar_bytes(t) -> int:
+    ptype = T.param_type(t)
+    return max(1, int("".join(c for c in ptype if c.isdigit())) // 8)
+
+
+def is_tabled(func: gpu.FuncOp) -> bool:
+    """Whether `func` takes its buffers through an address table (`table_arguments`)."""
+    return gpu.ADDRESS_TABLE_ATTR in func.attributes
+
+
+def table_arguments(func: gpu.FuncOp, budget: int | None = None) -> bool:
+    """Pass `func`'s buffer arguments through an address table when its parameters
+    would take more than `budget` bytes (default `PARAM_BUDGET`); True if it did."""
+    budget = PARAM_BUDGET if budget is None else budget
+    inputs = list(func.function_type.inputs.data)
+    if param_bytes(inputs) <= budget:
+        return False
+    body = func.body.blocks[0]
+    args = list(body.args[:len(inputs)])
+    buffers = [a for a in args if isinstance(a.type, MemRefType)]
+    table = body.insert_arg(MemRefType(i64, [len(buffers)]), 0)
+    table.name_hint = "table"
+    positions: dict[Block, dict[Operation, int]] = {}
+    for j, a in enumerate(buffers):
+        t = a.type
+        assert isinstance(t, MemRefType)
+        load = gpu.TableBufferOp(table, j, t)
+        load.buffer.name_hint = a.name_hint
+        if a.uses:
+            block, before = _placement(a, body, positions)
+            block.insert_op_before(load, before)
+            a.replace_all_uses_with(load.buffer)
+    for a in reversed(buffers):  # last first: an erasure renumbers the arguments after it
+        body.erase_arg(a)
+    func.function_type = FunctionType.from_lists(
+        [table.type, *(a.type for a in args if not isinstance(a.type, MemRefType))],
+        list(func.function_type.outputs.data))
+    func.arg_attrs = None
+    func.attributes[gpu.ADDRESS_TABLE_ATTR] = UnitAttr()
+    return True
+
+
+def _placement(v: SSAValue, entry: Block, positions: dict[Block, dict[Operation, int]]
+               ) -> tuple[Block, Operation]:
+    """The innermost block holding every use of `v` and its first op that is or holds one."""
+    chains: list[list[tuple[Block, Operation]]] = []
+    for use in v.uses:
+        chain: list[tuple[Block, Operation]] = []
+        op: Operation | None = use.operation
+        while op is not None and op.parent is not None:
+            chain.append((op.parent, op))
+            if op.parent is entry:
+                break
+            op = op.parent.parent_op()
+        chains.append(chain[::-1])  # outermost first
+    depth = 0
+    while all(len(c) > depth for c in chains) and len({c[depth][0] for c in chains}) == 1:
+        depth += 1
+    block = chains[0][depth - 1][0]
+    order = positions.get(block)
+    if order is None:
+        order = positions[block] = {o: i for i, o in enumerate(block.ops)}
+    first = min((c[depth - 1][1] for c in chains), key=lambda o: order[o])
+    return block, first
+
+
+def host_arguments(cursor: Cursor, func: gpu.FuncOp, args: list[SSAValue]) -> list[SSAValue]:
+    """The launch operands of `func` for the arguments `args` of its signature before
+    tabling: the buffers' address table, then the scalars (unchanged if not tabled)."""
+    if not is_tabled(func):
+        return args
+    buffers = [a for a in args if isinstance(a.type, MemRefType)]
+    table = cursor.value(gpu.AddressTableOp(buffers))
+    table.name_hint = f"{func.sym_name.data}_table"
+    return [table, *(a for a in args if not isinstance(a.type, MemRefType))]
+
+
+__all__ = ["PARAM_BUDGET", "host_arguments", "is_tabled", "param_bytes", "table_arguments"]

@@ -1,0 +1,23 @@
+// RUN: fs-opt %s | fs-opt | filecheck %s
+// Address tables (fsir/lowering/param_table.py): the host's table of buffer addresses
+// and the kernel's view of one of them.
+
+builtin.module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    // CHECK-LABEL: gpu.func @k(%t: memref<2xi64>, %n: index) kernel
+    // CHECK-NEXT:  %[[X:.*]] = gpu.table_buffer %t 1 : memref<2xi64> -> memref<?xf32>
+    gpu.func @k(%t: memref<2xi64>, %n: index) kernel {
+      %x = gpu.table_buffer %t 1 : memref<2xi64> -> memref<?xf32>
+      gpu.return
+    }
+  }
+  // CHECK-LABEL: func.func @host
+  func.func @host(%x: memref<?xf32>, %y: memref<?xi32>, %n: index) {
+    %c1 = arith.constant 1 : index
+    // CHECK: %[[T:.*]] = gpu.address_table %x, %y : memref<?xf32>, memref<?xi32> -> memref<2xi64>
+    // CHECK: gpu.launch_func @kernels::@k {{.*}} args(%[[T]] : memref<2xi64>, %n : index)
+    %t = gpu.address_table %x, %y : memref<?xf32>, memref<?xi32> -> memref<2xi64>
+    gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%t : memref<2xi64>, %n : index)
+    func.return
+  }
+}
