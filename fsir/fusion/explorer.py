@@ -61,6 +61,7 @@ from fsir.fusion.columns import fixed_column_patterns
 from fsir.fusion.dataflow import DataflowGraph, build_dataflow
 from fsir.fusion.delta_evaluator import DeltaEvaluator, Pattern
 from fsir.fusion.patterns import CandidateGenerator, CandidateOptions, Capability, attention_patterns
+from fsir.fusion.horizontal import merge_sibling_dots
 from fsir.fusion.plan import Plan, beam_search, build_plan, greedy_by_score
 from fsir.fusion.prologue import copy_normalised_operands
 from fsir.fusion.remote import remote_fusion
@@ -162,6 +163,9 @@ def explore(block: Block, options: ExplorerOptions = ExplorerOptions(),
 
 def _explore(block: Block, options: ExplorerOptions, capability: Capability | None,
              latency: LatencyEvaluator | None) -> Exploration:
+    # dots sharing their activation become one GEMM (`horizontal.py`)
+    if options.mode == "stitch":
+        merge_sibling_dots(block)
     # GEMM prologues (`prologue.py`)
     prologues = copy_normalised_operands(block) if options.mode == "stitch" else []
     g = build_dataflow(block)
