@@ -16,8 +16,15 @@ fuses any other; the GEMM kernel is one launch whose grid spans the concatenated
 Merged are dots with the same lhs (a matrix, rank >= 2), rank-2 rhs of one element
 type and static shapes, in the order they appear; the merged dot takes the place of
 the first, which every other one follows in the block (their rhs must then be
-defined before it, which the walk checks). Runs in stitch mode only (XLA mode keeps
-XLA's fusion rules)."""
+defined before it, which the walk checks).
+
+Merging is not always a gain: a dot's elementwise consumers (a bias add, an activation)
+read a slice of the merged product and are no longer its GEMM's stitched epilogue, so
+they become a kernel of their own unless another kernel takes them (as the attention
+kernel takes Q, K and V's bias adds). The explorer therefore plans the function both
+ways and keeps the plan its latency-evaluator scores lower
+(`fsir.fusion.explorer.explore`). Stitch mode only (XLA mode keeps XLA's fusion
+rules)."""
 
 from __future__ import annotations
 
@@ -42,9 +49,9 @@ def _defined_before(value: SSAValue, op: Operation, block: Block, order: dict[Op
     return owner.parent is not block or order[owner] < order[op]
 
 
-def merge_sibling_dots(block: Block) -> int:
-    """Merge the dots of `block` that share their lhs (see the module docstring); the
-    number of dots removed. Linear in the block: one walk groups the dots by lhs."""
+def sibling_dots(block: Block) -> list[list[graph.DotOp]]:
+    """The groups of two or more dots of `block` that can be merged (see the module
+    docstring). Linear in the block: one walk groups the dots by lhs."""
     order = {op: i for i, op in enumerate(block.ops)}
     groups: dict[tuple, list[graph.DotOp]] = {}
     for op in block.ops:
@@ -52,15 +59,21 @@ def merge_sibling_dots(block: Block) -> int:
             assert isinstance(op, graph.DotOp)
             key = (op.lhs, shape_of(op.rhs.type)[0], graph.tensor_type(op.rhs).element_type)
             groups.setdefault(key, []).append(op)
-    removed = 0
+    out = []
     for dots in groups.values():
         first = dots[0]
         dots = [first] + [d for d in dots[1:] if _defined_before(d.rhs, first, block, order)]
-        if len(dots) < 2:
-            continue
-        removed += len(dots) - 1
+        if len(dots) > 1:
+            out.append(dots)
+    return out
+
+
+def merge_sibling_dots(block: Block) -> int:
+    """Merge every group of `sibling_dots`; the number of dots removed."""
+    groups = sibling_dots(block)
+    for dots in groups:
         _merge(block, dots)
-    return removed
+    return sum(len(dots) - 1 for dots in groups)
 
 
 def _ints(xs) -> DenseArrayBase:

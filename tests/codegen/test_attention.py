@@ -209,3 +209,23 @@ def test_onnx_attention_nodes_are_one_kernel_matching_onnx():
         assert [k for k in module.walk() if isinstance(k, KernelOp) and k.params.MAPPING == Mapping.ATTENTION], name
         result = run_case(case)
         assert result.outcome is Outcome.PASSED, (name, result.message)
+
+
+@pytest.mark.parametrize("t", ["f32", "f16"])
+def test_heads_merged_back_are_stored_by_the_attention_kernel(t):
+    """A transpose alone reading the output ([B, H, S, D] -> [B, S, H, D], then the
+    free reshape to [B, S, H·D], as before BERT's output projection) is the attention
+    kernel's: it stores each row at the permuted index, and no copy kernel follows."""
+    b, h, s, d = 2, 3, 20, 8
+    text = attention(b, h, s, s, d, t=t, mask="additive")
+    o_t, m_t = f"tensor<{b}x{h}x{s}x{d}x{t}>", f"tensor<{b}x{s}x{h * d}x{t}>"
+    text = text.replace(f"-> {o_t} {{", f"-> {m_t} {{").replace(
+        f"  func.return %o : {o_t}",
+        f"  %ot = graph.transpose %o perm [0, 2, 1, 3] : ({o_t}) -> tensor<{b}x{s}x{h}x{d}x{t}>\n"
+        f"  %om = graph.reshape %ot : (tensor<{b}x{s}x{h}x{d}x{t}>) -> {m_t}\n"
+        f"  func.return %om : {m_t}")
+    (k,) = attention_kernels(text)
+    assert len(schedule_kernels(text)) == 1
+    (out,) = k.groups()[0].yielded()
+    assert isinstance(out.owner, graph.TransposeOp)
+    check(text, fusion="stitch", scale=4.0)

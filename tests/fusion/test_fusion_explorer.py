@@ -45,15 +45,16 @@ def _codegen_accepts(module) -> None:
 
 def _same_results(text: str, rng: np.random.Generator, **options) -> None:
     before = parse_module(text)
-    if options.get("mode") == "stitch":
-        # Stitch mode merges dots sharing their lhs before it plans (one matmul over the
-        # concatenated weights sums in another order than three: test_horizontal.py
+    inputs = random_inputs(before, rng)
+    after, _ = _plan(text, **options)
+    if _dots(after) < _dots(before):
+        # The plan merged dots sharing their lhs (`horizontal.py`): one matmul over the
+        # concatenated weights sums in another order than several (test_horizontal.py
         # checks that rewrite against the reference within f32 tolerance); the plan
         # itself changes no bit of the merged graph's results.
         merge_sibling_dots(find_function(before).body.block)
-    inputs = random_inputs(before, rng)
+        assert _dots(after) == _dots(before)
     expected = run(before, inputs)
-    after, _ = _plan(text, **options)
     got = run(after, inputs)
     assert len(got) == len(expected)
     for e, g in zip(expected, got):
@@ -61,6 +62,10 @@ def _same_results(text: str, rng: np.random.Generator, **options) -> None:
         if e.dtype.kind not in "biu":  # NaN == NaN here (bf16 arrays need a float view)
             e, g = e.astype(np.float64), g.astype(np.float64)
         np.testing.assert_array_equal(e, g)  # same ops, same order per value: bit-exact
+
+
+def _dots(module) -> int:
+    return sum(1 for op in module.walk() if op.name == "graph.dot")
 
 
 MODES = [dict(mode="stitch"), dict(mode="xla"), dict(mode="stitch", remote=False),
@@ -112,11 +117,12 @@ def test_normalizations_are_at_least_three_kernels_in_xla_mode(name: str):
 
 def test_bert_layer_against_the_peers():
     """Peers (docs/peers.md): TVM 15 launches / 63.0 MB, XLA 15 / 81.8 MB, Inductor 16 / 69.2 MB.
-    Stitch mode: 7 launches (4 GEMMs: Q, K, V's projections as one over the
+    Stitch mode (H100): 7 launches (4 GEMMs: Q, K, V's projections as one over the
     concatenated weights, the FFN's first with its bias and GELU as a stitched
     epilogue; the attention -- Q·Kᵀ, scale, mask, softmax, ·V with the Q, K, V bias
     adds and head transposes, its output stored with the heads merged back -- one
-    kernel; 2 LayerNorms) and under 50 MB (issue #12's target)."""
+    kernel; 2 LayerNorms) and under 50 MB, issue #12's targets. (Planned for an A100
+    at fp32, the latency-evaluator scores the merged GEMM above the three: 9 launches.)"""
     _, stitch = _plan((EXAMPLES / "bert_layer.mlir").read_text(), mode="stitch")
     _, xla = _plan((EXAMPLES / "bert_layer.mlir").read_text(), mode="xla")
     stitch_kernels, xla_kernels = len(_kernels(stitch)), len(_kernels(xla))
