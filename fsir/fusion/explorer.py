@@ -60,8 +60,8 @@ from fsir.errors import UserError
 from fsir.fusion.columns import fixed_column_patterns
 from fsir.fusion.dataflow import DataflowGraph, build_dataflow
 from fsir.fusion.delta_evaluator import DeltaEvaluator, Pattern
-from fsir.fusion.patterns import CandidateGenerator, CandidateOptions, Capability, attention_patterns
 from fsir.fusion.horizontal import merge_sibling_dots, sibling_dots
+from fsir.fusion.patterns import CandidateGenerator, CandidateOptions, Capability, attention_patterns
 from fsir.fusion.plan import Plan, beam_search, build_plan, greedy_by_score
 from fsir.fusion.prologue import copy_normalised_operands
 from fsir.fusion.remote import remote_fusion
