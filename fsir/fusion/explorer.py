@@ -192,7 +192,13 @@ def _plan_time(ex: Exploration) -> float:
     simplified one without it)."""
     if ex.latency is None:
         return _simple_plan_time(ex.evaluator, ex.plan)
-    return _time(ex.graph, ex.latency, [k for k in ex.plan.kernels if k.kernels])
+    # kernels whose results nobody reads (dead ops, the same in both plans) make nothing
+    return _time(ex.graph, ex.latency, [k for k in ex.plan.kernels if k.kernels and _writes(ex.graph, k)])
+
+
+def _writes(g: DataflowGraph, k: Pattern) -> bool:
+    ops = set(_ops(g, k))
+    return any(u.operation not in ops for op in ops for r in op.results for u in r.uses)
 
 
 def _explore(block: Block, options: ExplorerOptions, capability: Capability | None,

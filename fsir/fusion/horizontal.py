@@ -13,7 +13,7 @@ and never written to global memory. The slices are light producers of the consum
 (each weight's epilogue, the attention kernel's loads), which the explorer fuses as it
 fuses any other; the GEMM kernel is one launch whose grid spans the concatenated N.
 
-Merged are dots with the same lhs (a matrix, rank >= 2), rank-2 rhs of one element
+Merged are dots whose result is read, with the same lhs (a matrix, rank >= 2), rank-2 rhs of one element
 type and static shapes, in the order they appear; the merged dot takes the place of
 the first, which every other one follows in the block (their rhs must then be
 defined before it, which the walk checks).
@@ -39,7 +39,8 @@ def _mergeable(op: Operation) -> bool:
     if not isinstance(op, graph.DotOp):
         return False
     a, b, r = shape_of(op.lhs.type), shape_of(op.rhs.type), shape_of(op.result.type)
-    return len(a) >= 2 and len(b) == 2 and DYN not in a and DYN not in b and DYN not in r
+    # a dot nobody reads is no GEMM to share (its slice would be a kernel without outputs)
+    return len(a) >= 2 and len(b) == 2 and DYN not in a and DYN not in b and DYN not in r and bool(op.result.uses)
 
 
 def _defined_before(value: SSAValue, op: Operation, block: Block, order: dict[Operation, int]) -> bool:
