@@ -415,11 +415,12 @@ class AttentionMapping(Mapping):
 
     def build(self, ctx: FusionContext) -> KernelOp:
         m = find_attention(ctx.ops)
-        out = m.pv.result if m is not None else None
-        if m is not None and (t := output_transpose(m.pv)) is not None and t in ctx.ops:
-            out = t.result
-        if m is None or len(ctx.yields) != 1 or ctx.yields[0] != out or _problem(m) is not None:
+        if m is None:
             return GemmMapping().build(ctx)  # the gemm mapping's diagnostics for other dot sets
+        t = output_transpose(m.pv)
+        out = t.result if t is not None and t in ctx.ops else m.pv.result
+        if len(ctx.yields) != 1 or ctx.yields[0] != out or _problem(m) is not None:
+            return GemmMapping().build(ctx)
         sq, sk, _, _ = m.sizes
         covering_q = max(32, 1 << max(0, sq - 1).bit_length())
         covering_k = max(16, 1 << max(0, sk - 1).bit_length())
