@@ -60,6 +60,7 @@ from fsir.errors import UserError
 from fsir.fusion.columns import fixed_column_patterns
 from fsir.fusion.dataflow import DataflowGraph, build_dataflow
 from fsir.fusion.delta_evaluator import DeltaEvaluator, Pattern
+from fsir.fusion.horizontal import merge_sibling_dots, sibling_dots
 from fsir.fusion.patterns import CandidateGenerator, CandidateOptions, Capability, attention_patterns
 from fsir.fusion.plan import Plan, beam_search, build_plan, greedy_by_score
 from fsir.fusion.prologue import copy_normalised_operands
@@ -154,10 +155,50 @@ def explore(block: Block, options: ExplorerOptions = ExplorerOptions(),
     enabled = gc.isenabled()
     gc.disable()
     try:
+        if options.mode == "stitch" and sibling_dots(block):
+            return _explore_horizontal(block, options, capability, latency)
         return _explore(block, options, capability, latency)
     finally:
         if enabled:
             gc.enable()
+
+
+def _explore_horizontal(block: Block, options: ExplorerOptions, capability: Capability | None,
+                        latency: LatencyEvaluator | None) -> Exploration:
+    """Dots sharing their activation may become one GEMM (`horizontal.py`): the block is
+    planned as it is and, on a copy, with them merged; the plan the latency-evaluator
+    scores lower is kept (the merged copy's ops then replace the block's)."""
+    region = block.parent
+    assert region is not None
+    trial = region.clone().blocks[0]
+    merge_sibling_dots(trial)
+    merged = _explore(trial, options, capability, latency)
+    plain = _explore(block, options, capability, latency)
+    if _plan_time(plain) <= _plan_time(merged):
+        return plain
+    for op in reversed(list(block.ops)):
+        op.detach()
+        op.erase(safe_erase=False)
+    for new, old in zip(trial.args, block.args):
+        new.replace_all_uses_with(old)
+    for op in list(trial.ops):
+        op.detach()
+        block.add_op(op)
+    return merged
+
+
+def _plan_time(ex: Exploration) -> float:
+    """The chosen plan's modeled time by the exploration's latency-evaluator (the
+    simplified one without it)."""
+    if ex.latency is None:
+        return _simple_plan_time(ex.evaluator, ex.plan)
+    # kernels whose results nobody reads (dead ops, the same in both plans) make nothing
+    return _time(ex.graph, ex.latency, [k for k in ex.plan.kernels if k.kernels and _writes(ex.graph, k)])
+
+
+def _writes(g: DataflowGraph, k: Pattern) -> bool:
+    ops = set(_ops(g, k))
+    return any(u.operation not in ops for op in ops for r in op.results for u in r.uses)
 
 
 def _explore(block: Block, options: ExplorerOptions, capability: Capability | None,

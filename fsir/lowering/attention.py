@@ -22,11 +22,12 @@ from fsir.lowering.scalar import Index
 
 class AttentionLowering(KernelLowering):
     def body(self) -> None:
-        from fsir.codegen.mappings.attention import match_attention  # (codegen imports the lowerings)
+        # (codegen imports the lowerings)
+        from fsir.codegen.mappings.attention import attention_output, match_attention
 
         ib, e, sb = self.ib, self.emit, self.sb
         (g,) = self.k.groups()
-        pv = inner_value(g.results[0]).owner
+        pv, transpose = attention_output(inner_value(g.results[0]))
         m = match_attention(pv)  # type: ignore[arg-type]
         assert m is not None  # the mapping's `check_kernel`
         p = self.k.params
@@ -134,7 +135,10 @@ class AttentionLowering(KernelLowering):
                 o = sb.arith("div", acc[d], l_sum)
                 if m.nan_to_zero:  # select(p != p, 0, p): a row of NaN probabilities gives 0
                     o = sb.select(sb.compare("ne", o, o), zero, o)
-                self.store_output(0, sb.round_to(o, elem_type(m.pv.result)), [*bidx, row, d])
+                idx = [*bidx, row, d]
+                if transpose is not None:  # the output transpose: stored at the permuted index
+                    idx = [idx[i] for i in transpose.perm.get_values()]
+                self.store_output(0, sb.round_to(o, elem_type(m.pv.result)), idx)
 
         e.when(valid_row, store)
 

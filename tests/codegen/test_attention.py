@@ -168,10 +168,11 @@ def test_a_fully_masked_row_gives_zero_with_the_nan_select():
 
 def test_the_causal_attention_example_keeps_its_scores_on_chip():
     """examples/hlo/causal_attention.hlo in stitch mode: no tensor passed between
-    kernels or to the host has a 16 x 16 score shape but the attention kernel's output
-    (the p·v product, [2, 4, 16, 16] since its head dim is 16 as well); the scores, the
-    causal mask and the probabilities stay inside that kernel."""
-    from fsir.codegen.mappings.attention import AttentionMapping
+    kernels or to the host has a 16 x 16 score shape (the attention kernel's output is
+    the p·v product with its heads merged back, [2, 16, 4, 16], stored by the kernel:
+    `output_transpose`); the scores, the causal mask and the probabilities stay inside
+    that kernel."""
+    from fsir.codegen.mappings.attention import AttentionMapping, output_transpose
     from fsir.dialects.schedule import inner_value
     from fsir.pipeline import read_model
 
@@ -182,10 +183,11 @@ def test_the_causal_attention_example_keeps_its_scores_on_chip():
     m = AttentionMapping.match(att)
     sq, sk, _, _ = m.sizes
     assert (sq, sk) == (16, 16)
-    assert inner_value(att.yielded()[0]).owner is m.pv
+    t = output_transpose(m.pv)
+    assert t is not None and inner_value(att.yielded()[0]).owner is t
+    assert graph.shape_of(att.results[0].type) == (2, 16, 4, 16)
     tensors = {v for k in kernels for v in (*k.operands, *k.results)}
-    square = [v for v in tensors if graph.shape_of(v.type)[-2:] == (sq, sk)]
-    assert square == list(att.results)
+    assert all(graph.shape_of(v.type)[-2:] != (sq, sk) for v in tensors)
     assert all(graph.shape_of(v.type)[-2:] != (sq, sk) for v in att.operands)
 
 
@@ -209,3 +211,23 @@ def test_onnx_attention_nodes_are_one_kernel_matching_onnx():
         assert [k for k in module.walk() if isinstance(k, KernelOp) and k.params.MAPPING == Mapping.ATTENTION], name
         result = run_case(case)
         assert result.outcome is Outcome.PASSED, (name, result.message)
+
+
+@pytest.mark.parametrize("t", ["f32", "f16"])
+def test_heads_merged_back_are_stored_by_the_attention_kernel(t):
+    """A transpose alone reading the output ([B, H, S, D] -> [B, S, H, D], then the
+    free reshape to [B, S, H·D], as before BERT's output projection) is the attention
+    kernel's: it stores each row at the permuted index, and no copy kernel follows."""
+    b, h, s, d = 2, 3, 20, 8
+    text = attention(b, h, s, s, d, t=t, mask="additive")
+    o_t, m_t = f"tensor<{b}x{h}x{s}x{d}x{t}>", f"tensor<{b}x{s}x{h * d}x{t}>"
+    text = text.replace(f"-> {o_t} {{", f"-> {m_t} {{").replace(
+        f"  func.return %o : {o_t}",
+        f"  %ot = graph.transpose %o perm [0, 2, 1, 3] : ({o_t}) -> tensor<{b}x{s}x{h}x{d}x{t}>\n"
+        f"  %om = graph.reshape %ot : (tensor<{b}x{s}x{h}x{d}x{t}>) -> {m_t}\n"
+        f"  func.return %om : {m_t}")
+    (k,) = attention_kernels(text)
+    assert len(schedule_kernels(text)) == 1
+    (out,) = k.groups()[0].yielded()
+    assert isinstance(out.owner, graph.TransposeOp)
+    check(text, fusion="stitch", scale=4.0)

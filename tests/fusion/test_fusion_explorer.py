@@ -16,6 +16,7 @@ from fsir.codegen.stitch_codegen import FusionCodegen
 from fsir.dialects.stitch import FusionOp
 from fsir.errors import UserError
 from fsir.fusion.explorer import ExplorerOptions, apply_plan, explore, report
+from fsir.fusion.horizontal import merge_sibling_dots
 from fsir.ir import parse_module, verify
 from fsir.runtime.reference import find_function, run
 from fsir.testing.paths import EXAMPLES
@@ -45,8 +46,15 @@ def _codegen_accepts(module) -> None:
 def _same_results(text: str, rng: np.random.Generator, **options) -> None:
     before = parse_module(text)
     inputs = random_inputs(before, rng)
-    expected = run(before, inputs)
     after, _ = _plan(text, **options)
+    if _dots(after) < _dots(before):
+        # The plan merged dots sharing their lhs (`horizontal.py`): one matmul over the
+        # concatenated weights sums in another order than several (test_horizontal.py
+        # checks that rewrite against the reference within f32 tolerance); the plan
+        # itself changes no bit of the merged graph's results.
+        merge_sibling_dots(find_function(before).body.block)
+        assert _dots(after) == _dots(before)
+    expected = run(before, inputs)
     got = run(after, inputs)
     assert len(got) == len(expected)
     for e, g in zip(expected, got):
@@ -54,6 +62,10 @@ def _same_results(text: str, rng: np.random.Generator, **options) -> None:
         if e.dtype.kind not in "biu":  # NaN == NaN here (bf16 arrays need a float view)
             e, g = e.astype(np.float64), g.astype(np.float64)
         np.testing.assert_array_equal(e, g)  # same ops, same order per value: bit-exact
+
+
+def _dots(module) -> int:
+    return sum(1 for op in module.walk() if op.name == "graph.dot")
 
 
 MODES = [dict(mode="stitch"), dict(mode="xla"), dict(mode="stitch", remote=False),
@@ -105,16 +117,19 @@ def test_normalizations_are_at_least_three_kernels_in_xla_mode(name: str):
 
 def test_bert_layer_against_the_peers():
     """Peers (docs/peers.md): TVM 15 launches / 63.0 MB, XLA 15 / 81.8 MB, Inductor 16 / 69.2 MB.
-    Stitch mode: 9 launches (6 GEMMs, the FFN's first with its bias and GELU as a
-    stitched epilogue; the attention -- Q·Kᵀ, scale, mask, softmax, ·V with the Q, K, V
-    bias adds and head transposes -- one kernel; 2 LayerNorms) and under 57 MB."""
+    Stitch mode (H100): 7 launches (4 GEMMs: Q, K, V's projections as one over the
+    concatenated weights, the FFN's first with its bias and GELU as a stitched
+    epilogue; the attention -- Q·Kᵀ, scale, mask, softmax, ·V with the Q, K, V bias
+    adds and head transposes, its output stored with the heads merged back -- one
+    kernel; 2 LayerNorms) and under 50 MB, issue #12's targets. (Planned for an A100
+    at fp32, the latency-evaluator scores the merged GEMM above the three: 9 launches.)"""
     _, stitch = _plan((EXAMPLES / "bert_layer.mlir").read_text(), mode="stitch")
     _, xla = _plan((EXAMPLES / "bert_layer.mlir").read_text(), mode="xla")
     stitch_kernels, xla_kernels = len(_kernels(stitch)), len(_kernels(xla))
-    assert stitch_kernels == 9 and stitch_kernels < xla_kernels
+    assert stitch_kernels == 7 and stitch_kernels < xla_kernels
     traffic = sum(k.traffic for k in _kernels(stitch))
     assert traffic < sum(k.traffic for k in _kernels(xla))
-    assert traffic < 57.0e6
+    assert traffic < 50.0e6
 
 
 def test_report_lists_kernels_bytes_and_scores():

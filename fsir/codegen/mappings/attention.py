@@ -294,6 +294,28 @@ def _light(op: Operation) -> bool:
     return isinstance(op, graph.GraphOp) and graph.op_class(op) == graph.OpClass.LIGHT
 
 
+def output_transpose(pv: Operation) -> graph.TransposeOp | None:
+    """The transpose that alone reads the attention's output (heads merged back, as
+    [B, H, S, D] -> [B, S, H, D] before the output projection) when it keeps the last
+    dim last: the kernel stores its output rows at the permuted index instead of
+    writing the untransposed tensor for a copy kernel to move."""
+    uses = list(pv.results[0].uses)
+    t = uses[0].operation if len(uses) == 1 else None
+    if not isinstance(t, graph.TransposeOp) or list(t.perm.get_values())[-1] != len(t.perm.get_values()) - 1:
+        return None
+    return t
+
+
+def attention_output(value: SSAValue) -> tuple[Operation | None, graph.TransposeOp | None]:
+    """The p·v dot an attention kernel's output `value` is, and its output transpose
+    (None when the kernel writes the dot itself)."""
+    owner = value.owner
+    if isinstance(owner, graph.TransposeOp) and isinstance(owner.input.owner, Operation) \
+            and output_transpose(owner.input.owner) is owner:
+        return owner.input.owner, owner
+    return (owner if isinstance(owner, Operation) else None), None
+
+
 def attention_ops(pv: Operation) -> list[Operation] | None:
     """The ops of the attention ending in `pv` that one kernel computes: its `core`
     and the light producers (constants aside) whose results only the attention reads.
@@ -313,7 +335,8 @@ def attention_ops(pv: Operation) -> list[Operation] | None:
                     ops.add(w)
                     grown.append(w)
         frontier = grown
-    return list(ops)
+    t = output_transpose(pv)
+    return list(ops) + ([t] if t is not None else [])
 
 
 def _problem(m: AttentionMatch) -> str | None:
@@ -380,7 +403,7 @@ class AttentionMapping(Mapping):
         core = set(m.core)
         for op in ops:
             escapes = any(u.operation not in inside for r in op.results for u in r.uses)
-            if op is m.pv:
+            if op is m.pv or op is output_transpose(m.pv):
                 continue
             if op not in core and not _light(op):
                 return f"an attention kernel computes only light producers of Q, K, V and the mask, not '{op.name}'"
@@ -392,8 +415,12 @@ class AttentionMapping(Mapping):
 
     def build(self, ctx: FusionContext) -> KernelOp:
         m = find_attention(ctx.ops)
-        if m is None or len(ctx.yields) != 1 or ctx.yields[0] != m.pv.result or _problem(m) is not None:
+        if m is None:
             return GemmMapping().build(ctx)  # the gemm mapping's diagnostics for other dot sets
+        t = output_transpose(m.pv)
+        out = t.result if t is not None and t in ctx.ops else m.pv.result
+        if len(ctx.yields) != 1 or ctx.yields[0] != out or _problem(m) is not None:
+            return GemmMapping().build(ctx)
         sq, sk, _, _ = m.sizes
         covering_q = max(32, 1 << max(0, sq - 1).bit_length())
         covering_k = max(16, 1 << max(0, sk - 1).bit_length())
@@ -403,16 +430,16 @@ class AttentionMapping(Mapping):
         if not configs:
             raise op_error(m.pv, f"cannot run as an attention kernel: the smallest tiles need more shared "
                                  f"memory than a block has on {ctx.spec.name}")
-        return self.choose(configs, lambda c: self.kernel(ctx, m, c), ctx.spec)
+        return self.choose(configs, lambda c: self.kernel(ctx, m, c, out), ctx.spec)
 
-    def kernel(self, ctx: FusionContext, m: AttentionMatch, config: AttentionConfig) -> KernelOp:
+    def kernel(self, ctx: FusionContext, m: AttentionMatch, config: AttentionConfig, out: SSAValue) -> KernelOp:
         sq, _, dk, dv = m.sizes
         grid = (-(-sq // config.block_q), max(1, math.prod(m.batch)), 1)
         space = IntegerAttr(3, i64)
         f32 = Float32Type()
         shared = [SharedOp(name, MemRefType(f32, [size], memory_space=space))
                   for name, size in tile_sizes(config.block_q, config.block_k, dk, dv).items()]
-        groups = [GroupSpec([m.pv.result], Composition.BLOCK, Storage.GLOBAL)]
+        groups = [GroupSpec([out], Composition.BLOCK, Storage.GLOBAL)]
         return ctx.kernel(AttentionParamsAttr(config.block_q, config.block_k), grid, (config.block_q, 1, 1),
                           groups, shared)
 
@@ -467,7 +494,7 @@ class AttentionMapping(Mapping):
     @staticmethod
     def match(k: KernelOp) -> AttentionMatch:
         (g,) = k.groups()
-        pv = inner_value(g.results[0]).owner
+        pv, _ = attention_output(inner_value(g.results[0]))
         assert isinstance(pv, Operation)
         m = match_attention(pv)
         assert m is not None  # `check_kernel`
@@ -485,7 +512,8 @@ class AttentionMapping(Mapping):
 
     def check_kernel(self, k: KernelOp) -> None:
         groups = k.groups()
-        pv = inner_value(groups[0].results[0]).owner if len(groups) == 1 and len(groups[0].results) == 1 else None
+        pv = attention_output(inner_value(groups[0].results[0]))[0] \
+            if len(groups) == 1 and len(groups[0].results) == 1 else None
         m = match_attention(pv) if isinstance(pv, Operation) else None
         if m is None:
             raise self.cannot_lower(k, "an attention kernel has one group yielding softmax(q·kᵀ ...)·v "
