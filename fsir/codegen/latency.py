@@ -233,7 +233,18 @@ def _prefetched_smem_start(load: Operation, order: dict[Operation, int]) -> int:
     return min(order[load], order[prev] + 1)
 
 
+# The most registers ptxas gives a thread (PTX ISA: 255 per thread on every target);
+# what a kernel needs beyond it is spilled to local memory.
+MAX_THREAD_REGISTERS = 255
+
+
 def estimate_registers(kernel: gpu.FuncOp) -> int:
+    """Peak simultaneously-live 32-bit registers per thread, plus ptxas's base, at most
+    the 255 ptxas allocates (the rest spills; `live_register_demand` is the demand)."""
+    return min(MAX_THREAD_REGISTERS, live_register_demand(kernel))
+
+
+def live_register_demand(kernel: gpu.FuncOp) -> int:
     """Peak simultaneously-live 32-bit registers per thread, plus ptxas's base."""
     events: Counter[int] = Counter()
     for iv in live_intervals(kernel):

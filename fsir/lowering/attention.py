@@ -28,8 +28,9 @@ class AttentionLowering(KernelLowering):
         ib, e, sb = self.ib, self.emit, self.sb
         (g,) = self.k.groups()
         pv, transpose = attention_output(inner_value(g.results[0]))
-        m = match_attention(pv)  # type: ignore[arg-type]
-        assert m is not None  # the mapping's `check_kernel`
+        assert pv is not None  # the mapping's `check_kernel`
+        m = match_attention(pv)
+        assert m is not None
         p = self.k.params
         assert isinstance(p, AttentionParamsAttr)
         bq, bk = p.block_q, p.block_k
