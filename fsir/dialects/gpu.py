@@ -1724,7 +1724,9 @@ class TableBufferOp(IRDLOperation):
         n = t.get_shape()[0]
         if self.index.value.data < 0 or (n != DYNAMIC_INDEX and self.index.value.data >= n):
             raise VerifyException(f"gpu.table_buffer index {self.index.value.data} is outside the table {t}")
-        if memory_space_of(self.buffer.type) not in (0, 1):  # type: ignore[arg-type]
+        buffer_type = self.buffer.type
+        assert isinstance(buffer_type, MemRefType)
+        if memory_space_of(buffer_type) not in (0, 1):
             raise VerifyException("gpu.table_buffer returns a global buffer")
 
 

@@ -65,7 +65,8 @@ class FusionExplorePass(ModulePass):
     and scores per function to stderr). evaluator=codegen|simple: what picks among the
     plans, stitch-codegen's latency-evaluator (the kernels where the plans differ are
     generated for the chosen gpu; more than evaluator-budget of them and the simplified
-    one decides) or the delta-evaluator's simplified one.
+    one decides) or the delta-evaluator's simplified one. horizontal=false: do not also
+    plan the function with dots that share their activation merged into one GEMM.
     mode=none: no fusion, one kernel per op (the baseline every comparison starts from).
     """
 
@@ -80,6 +81,7 @@ class FusionExplorePass(ModulePass):
     max_ops: int = 128
     evaluator: str = "codegen"
     evaluator_budget: int = 64
+    horizontal: bool = True
     report: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

@@ -95,6 +95,7 @@ class ExplorerOptions:
     max_ops: int = 128
     evaluator: str = "codegen"
     evaluator_budget: int = 64
+    horizontal: bool = True  # stitch mode: also plan with sibling dots merged (horizontal.py)
 
     def check(self) -> None:
         if self.mode not in EXPLORER_MODES:
@@ -155,7 +156,7 @@ def explore(block: Block, options: ExplorerOptions = ExplorerOptions(),
     enabled = gc.isenabled()
     gc.disable()
     try:
-        if options.mode == "stitch" and sibling_dots(block):
+        if options.mode == "stitch" and options.horizontal and sibling_dots(block):
             return _explore_horizontal(block, options, capability, latency)
         return _explore(block, options, capability, latency)
     finally:
@@ -174,7 +175,7 @@ def _explore_horizontal(block: Block, options: ExplorerOptions, capability: Capa
     merge_sibling_dots(trial)
     merged = _explore(trial, options, capability, latency)
     plain = _explore(block, options, capability, latency)
-    if _plan_time(plain) <= _plan_time(merged):
+    if _plan_time(plain, options.evaluator_budget) <= _plan_time(merged, options.evaluator_budget):
         return plain
     for op in reversed(list(block.ops)):
         op.detach()
@@ -187,13 +188,15 @@ def _explore_horizontal(block: Block, options: ExplorerOptions, capability: Capa
     return merged
 
 
-def _plan_time(ex: Exploration) -> float:
-    """The chosen plan's modeled time by the exploration's latency-evaluator (the
-    simplified one without it)."""
-    if ex.latency is None:
-        return _simple_plan_time(ex.evaluator, ex.plan)
+def _plan_time(ex: Exploration, budget: int) -> float:
+    """The chosen plan's modeled time by the exploration's latency-evaluator; the
+    simplified one without it, or when more than `budget` of its kernels would have to
+    be generated (as in `compare`)."""
     # kernels whose results nobody reads (dead ops, the same in both plans) make nothing
-    return _time(ex.graph, ex.latency, [k for k in ex.plan.kernels if k.kernels and _writes(ex.graph, k)])
+    kernels = [k for k in ex.plan.kernels if k.kernels and _writes(ex.graph, k)]
+    if ex.latency is None or ex.latency.pending([_ops(ex.graph, k) for k in kernels]) > budget:
+        return _simple_plan_time(ex.evaluator, ex.plan)
+    return _time(ex.graph, ex.latency, kernels)
 
 
 def _writes(g: DataflowGraph, k: Pattern) -> bool:
