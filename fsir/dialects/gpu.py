@@ -1548,8 +1548,23 @@ def _check_semaphores(t: Attribute, what: str) -> None:
         raise VerifyException(f"{what} needs a 1-D memref of i32 semaphores, got {t}")
 
 
+class _SemaphoreOp(IRDLOperation):
+    """What `gpu.sem_wait` and `gpu.sem_post` share: semaphore `sems[index]` and a value."""
+
+    sems = operand_def(MemRefType)
+    index = operand_def(IndexType)
+    value = operand_def(i32)
+    assembly_format = "$sems `[` $index `]` `,` $value attr-dict `:` type($sems)"
+
+    def __init__(self, sems: SSAValue, index: SSAValue, value: SSAValue):
+        super().__init__(operands=[sems, index, value])
+
+    def verify_(self) -> None:
+        _check_semaphores(self.sems.type, self.name)
+
+
 @irdl_op_definition
-class SemWaitOp(IRDLOperation):
+class SemWaitOp(_SemaphoreOp):
     """Every thread of the block waits until semaphore `sems[index]` holds at least
     `value`: thread 0 spins on an acquire load (`ld.acquire.gpu.global.u32`), the others
     wait at a barrier (cuSync's `wait`).
@@ -1560,20 +1575,10 @@ class SemWaitOp(IRDLOperation):
     """
 
     name = "gpu.sem_wait"
-    sems = operand_def(MemRefType)
-    index = operand_def(IndexType)
-    value = operand_def(i32)
-    assembly_format = "$sems `[` $index `]` `,` $value attr-dict `:` type($sems)"
-
-    def __init__(self, sems: SSAValue, index: SSAValue, value: SSAValue):
-        super().__init__(operands=[sems, index, value])
-
-    def verify_(self) -> None:
-        _check_semaphores(self.sems.type, "gpu.sem_wait")
 
 
 @irdl_op_definition
-class SemPostOp(IRDLOperation):
+class SemPostOp(_SemaphoreOp):
     """The block's stores are done: a barrier, a release fence at GPU scope
     (`fence.acq_rel.gpu`), then thread 0 adds `value` to `sems[index]` with a release
     reduction (`red.release.gpu.global.add.u32`) (cuSync's `post`).
@@ -1584,16 +1589,6 @@ class SemPostOp(IRDLOperation):
     """
 
     name = "gpu.sem_post"
-    sems = operand_def(MemRefType)
-    index = operand_def(IndexType)
-    value = operand_def(i32)
-    assembly_format = "$sems `[` $index `]` `,` $value attr-dict `:` type($sems)"
-
-    def __init__(self, sems: SSAValue, index: SSAValue, value: SSAValue):
-        super().__init__(operands=[sems, index, value])
-
-    def verify_(self) -> None:
-        _check_semaphores(self.sems.type, "gpu.sem_post")
 
 
 @irdl_op_definition

@@ -132,7 +132,6 @@ def column_of(value: SSAValue, concat: Operation) -> Column | None:
     (r,) = reduces
     if len(shape_of(r.result.type)) != 2:
         return None
-    # after the reduction: only elementwise ops of its [batch, dim] shape (a mean's scale)
     # after the reduction: ops mapping element (row, dim) to the reduction's same
     # element (the kernel keeps one reduced value per thread), or a broadcast of data
     # that does not come from the reduction (a mean's scale)
