@@ -6,6 +6,7 @@
 // A dot with another lhs, or a weight of another K, is left alone. XLA mode never merges.
 // RUN: fs-opt %s -p 'fusion-explore{mode=stitch}' | filecheck %s
 // RUN: fs-opt %s -p 'fusion-explore{mode=xla}' | filecheck %s --check-prefix=XLA
+// RUN: fs-opt %s -p 'fusion-explore{mode=stitch horizontal=false}' | filecheck %s --check-prefix=XLA
 
 // CHECK-LABEL: func.func @qkv
 // CHECK-NEXT: %[[D:.*]] = stitch.fusion (%wq, %wk, %wv, %x)
