@@ -129,13 +129,22 @@ class ElementEmitter:
     def at(self, v: SSAValue, idx: Sequence[Index]) -> SSAValue:
         if v in self.row_values:
             return self.row_values[v]
-        key = ("elem", id(v), tuple(("c", i) if isinstance(i, int) else ("v", id(i)) for i in idx))
+        key = self._element_key(v, idx)
         found = self.c.lookup(key)
         if found is not None:
             return found
         out = self._compute(v, list(idx))
         self.c.memo()[key] = out
         return out
+
+    @staticmethod
+    def _element_key(v: SSAValue, idx: Sequence[Index]) -> tuple:
+        return ("elem", id(v), tuple(("c", i) if isinstance(i, int) else ("v", id(i)) for i in idx))
+
+    def provide(self, v: SSAValue, idx: Sequence[Index], value: SSAValue) -> None:
+        """Make `value` the element `idx` of `v` for the rest of the current scope and
+        the blocks nested in it (a value loaded once before a loop that reads it)."""
+        self.c.memo()[self._element_key(v, idx)] = value
 
     def _compute(self, v: SSAValue, idx: list[Index]) -> SSAValue:
         ib = self.ib

@@ -17,6 +17,7 @@ from fsir.dialects import gpu, graph
 from fsir.dialects.schedule import GemmParamsAttr, GroupOp, TiledParamsAttr
 from fsir.lowering.emit import elem_type
 from fsir.lowering.kernels import KernelLowering
+from fsir.lowering.prologue import row_statistics
 from fsir.lowering.scalar import Index, compute_type
 
 # An operand element of the product: (whether it exists, the code loading it); a
@@ -51,6 +52,11 @@ class TiledGemmLowering(KernelLowering):
 
     def result_index(self, m: Index, n: Index) -> list[Index]:
         raise NotImplementedError
+
+    def hoist_a_rows(self, rows: list[tuple[Index, bool | SSAValue]]) -> None:
+        """Before the k-loop: load what the A elements of the given rows (m, whether
+        the thread stages that row) read in every k-step alike (a prologue's row
+        statistics); none by default."""
 
     def epilogue(self, acc: SSAValue, idx: list[Index]) -> SSAValue:
         """The kernel's output element at `idx` (an index of the output), given the
@@ -160,6 +166,8 @@ class TiledGemmLowering(KernelLowering):
             self.cursor.insert(gpu.BarrierOp())
             return accs
 
+        self.hoist_a_rows([(ib.add(m0, r), e.and_(exists, below(ib.add(m0, r), m_size, bm)))
+                           for r, _, exists in positions(bm, bk)])
         accs = e.for_loop(0, k_size, bk, [zero] * (tm * tn), k_step)
         for i, r in enumerate(rows):
             for j, c in enumerate(cols):
@@ -193,6 +201,30 @@ class GemmLowering(TiledGemmLowering):
     def b_element(self, k: Index, n: Index) -> Element:
         idx = [k] if self.problem.rhs_vector else [*self.b_batch, k, n]
         return True, lambda: self.emit.at(self.dot.rhs, idx)
+
+    def hoist_a_rows(self, rows: list[tuple[Index, bool | SSAValue]]) -> None:
+        """The A operand's row statistics (`row_statistics`: a LayerNorm prologue's mean
+        and rstd) at each staged row m, loaded once into registers and provided as
+        the elements the k-steps' A loads read (the row indices are pure index
+        arithmetic, so the k-step's equal ones are these)."""
+        if self.problem.lhs_vector:
+            return
+        e, ib = self.emit, self.ib
+        for bcast in row_statistics(self.dot, set(e.buffers)):
+            src = bcast.operands[0]
+            for m, inside in rows:
+                if inside is False:
+                    continue
+                idx = bcast.operand_indices([*self.a_batch, m, 0], self.shapes.dims, ib)[0]
+                loaded: list[SSAValue] = []
+
+                def load(src=src, idx=idx, loaded=loaded) -> SSAValue:
+                    loaded.append(e.at(src, idx))
+                    return loaded[0]
+
+                # a row the thread does not stage reads no statistic: any value serves
+                value = e.guarded(inside, load, lambda loaded=loaded: self.sb.const(0, loaded[0].type))
+                e.provide(src, idx, value)
 
     def result_index(self, m: Index, n: Index) -> list[Index]:
         p = self.problem

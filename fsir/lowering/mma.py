@@ -131,6 +131,9 @@ class MmaGemmLowering(GemmLowering):
                 self.cursor.insert(gpu.BarrierOp())
                 return out
         else:
+            self.hoist_a_rows([(ib.add(m0, r), e.and_(exists, self.below(ib.add(m0, r), m_size, bm)))
+                               for r, _, exists in self.sync_positions(bm, bk)])
+
             def k_step(k0: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
                 self.stage_sync(a_tile, b_tile, k0, m0, n0, m_size, n_size, k_size, bm, bn, bk)
                 self.cursor.insert(gpu.BarrierOp())
@@ -226,24 +229,31 @@ class MmaGemmLowering(GemmLowering):
 
             e.when(True if (s + 1) * threads <= total else ib.lt(q, total), copy)
 
+    def sync_positions(self, rows: int, cols: int) -> list[tuple[Index, Index, bool | SSAValue]]:
+        """A thread's elements of a rows x cols tile staged synchronously: element
+        tid + s * threads for s = 0, 1, ... as (row, column, whether it is in the tile)."""
+        ib, threads, tid = self.ib, self.block_size, self.thread_id()
+        out: list[tuple[Index, Index, bool | SSAValue]] = []
+        for s in range(-(-rows * cols // threads)):
+            q = ib.add(tid, s * threads)
+            out.append((ib.div(q, cols), ib.rem(q, cols), True if (s + 1) * threads <= rows * cols
+                        else ib.lt(q, rows * cols)))
+        return out
+
     def stage_sync(self, a_tile: SSAValue, b_tile: SSAValue, k0: Index, m0: Index, n0: Index, m_size: Index,
                    n_size: Index, k_size: Index, bm: int, bn: int, bk: int) -> None:
         """Each thread loads its elements of both tiles (producers inlined, zero
         outside the operands) and stores them to the swizzled tiles."""
         ib, e, sb = self.ib, self.emit, self.sb
         zero = sb.const(0, f32)
-        threads, tid = self.block_size, self.thread_id()
 
         def fill(tile: SSAValue, rows: int, cols: int, value: Callable[[Index, Index], SSAValue]) -> None:
-            total = rows * cols
-            for s in range(-(-total // threads)):
-                q = ib.add(tid, s * threads)
-                r, c = ib.div(q, cols), ib.rem(q, cols)
+            for r, c, exists in self.sync_positions(rows, cols):
 
                 def put(r=r, c=c) -> None:
                     e.store(value(r, c), tile, self.swizzled(0, cols, r, c), self.tile_t)
 
-                e.when(True if (s + 1) * threads <= total else ib.lt(q, total), put)
+                e.when(exists, put)
 
         def a_value(r: Index, c: Index) -> SSAValue:
             m, k = ib.add(m0, r), ib.add(k0, c)

@@ -30,9 +30,10 @@ from xdsl.ir import Operation, SSAValue
 
 from fsir.dialects import graph
 from fsir.dialects.graph import shape_of
+from fsir.lowering.prologue import SAME_INDEX_OPS
 
 # Ops an epilogue may hold: they read every operand at the result's own index.
-EPILOGUE_OPS = (graph.ElementwiseOp, graph.CompareOp, graph.SelectOp, graph.ConvertOp)
+EPILOGUE_OPS = SAME_INDEX_OPS
 
 
 def epilogue_of(product: Operation, ops: Iterable[Operation]) -> set[Operation]:

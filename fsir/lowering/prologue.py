@@ -1,0 +1,65 @@
+"""Row statistics of a GEMM prologue: the per-row values (a LayerNorm's mean and rstd)
+that the A operand's inlined producers read through a broadcast along the k dim.
+
+A dot's A element (…, m, k) computed by index propagation reads such a value at
+(…, m) only, the same in every k-step, so the tiled GEMM kernels load it once per
+tile row a thread stages, before the k-loop, and keep it in a register
+(`fsir/lowering/gemm.py`, `fsir/lowering/mma.py`); the k-step then costs the
+normalisation's few ALU ops and the loads of x, γ and β, and the cost summaries
+(`tiled_summary`, `mma_summary`) count the statistics' loads once per kernel, not per
+k-step. A prologue of a statistics kernel and a normalising GEMM
+(`fsir/fusion/prologue.py`) is then about as cheap per k-step as a GEMM reading the
+normalised activation, and saves writing and re-reading it.
+
+    %mean_b = graph.broadcast %mean dims [0] : (tensor<64xf32>) -> tensor<64x48xf32>
+    %xc = graph.sub %x, %mean_b : tensor<64x48xf32>         <- %mean a kernel input
+    %d = graph.dot %xc, %w ...                               row_statistics: [%mean_b]
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import Operation, SSAValue
+
+from fsir.dialects import graph
+from fsir.dialects.graph import shape_of
+
+# Ops that read every operand at their result's own index (a GEMM epilogue's ops,
+# `fsir/codegen/mappings/epilogue.py`, and the path from A to its row statistics).
+SAME_INDEX_OPS = (graph.ElementwiseOp, graph.CompareOp, graph.SelectOp, graph.ConvertOp)
+
+
+def row_statistics(dot: graph.DotOp, inputs: set[SSAValue]) -> list[graph.BroadcastOp]:
+    """The broadcasts of kernel `inputs` that `dot`'s A operand (a matrix, not a vector)
+    reads at its own index through ops that read every operand at their result's
+    index, and that copy their source along A's last (k) dim: each gives A element
+    (…, m, k) the source's element at an index without k. In block order."""
+    a = dot.lhs
+    shape = shape_of(a.type)
+    if len(shape) < 2:
+        return []
+    found: list[graph.BroadcastOp] = []
+    seen: set[Operation] = set()
+    stack = [a]
+    while stack:
+        v = stack.pop()
+        op = v.owner
+        if v in inputs or not isinstance(op, Operation) or op in seen:
+            continue
+        seen.add(op)
+        if shape_of(op.results[0].type) != shape:
+            continue
+        if isinstance(op, graph.BroadcastOp):
+            dims = list(op.dims.get_values())
+            if op.operands[0] in inputs and len(shape) - 1 not in dims:
+                found.append(op)
+        elif isinstance(op, SAME_INDEX_OPS):
+            stack.extend(op.operands)
+    block = dot.parent_block()
+    if block is None:
+        return found
+    return sorted(found, key=block.get_operation_index)
+
+
+def statistic_inputs(dot: graph.DotOp, inputs: set[SSAValue]) -> set[SSAValue]:
+    """The kernel inputs `row_statistics` reads (loaded once per staged tile row)."""
+    return {b.operands[0] for b in row_statistics(dot, inputs)}
