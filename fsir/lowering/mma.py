@@ -236,8 +236,11 @@ class MmaGemmLowering(GemmLowering):
         out: list[tuple[Index, Index, bool | SSAValue]] = []
         for s in range(-(-rows * cols // threads)):
             q = ib.add(tid, s * threads)
-            out.append((ib.div(q, cols), ib.rem(q, cols), True if (s + 1) * threads <= rows * cols
-                        else ib.lt(q, rows * cols)))
+            exists = True if (s + 1) * threads <= rows * cols else ib.lt(q, rows * cols)
+            if threads % cols == 0:  # one column per thread: its column vectors load once
+                out.append((ib.add(ib.div(tid, cols), s * threads // cols), ib.rem(tid, cols), exists))
+            else:
+                out.append((ib.div(q, cols), ib.rem(q, cols), exists))
         return out
 
     def stage_sync(self, a_tile: SSAValue, b_tile: SSAValue, k0: Index, m0: Index, n0: Index, m_size: Index,

@@ -28,11 +28,11 @@ from fsir.dialects.graph import shape_of
 SAME_INDEX_OPS = (graph.ElementwiseOp, graph.CompareOp, graph.SelectOp, graph.ConvertOp)
 
 
-def row_statistics(dot: graph.DotOp, inputs: set[SSAValue]) -> list[graph.BroadcastOp]:
+def _broadcasts_along(dot: graph.DotOp, inputs: set[SSAValue], dim: int) -> list[graph.BroadcastOp]:
     """The broadcasts of kernel `inputs` that `dot`'s A operand (a matrix, not a vector)
     reads at its own index through ops that read every operand at their result's
-    index, and that copy their source along A's last (k) dim: each gives A element
-    (…, m, k) the source's element at an index without k. In block order."""
+    index, and that copy their source along A's dim `dim` (counted from the end: 1 is
+    k, 2 is m). In block order."""
     a = dot.lhs
     shape = shape_of(a.type)
     if len(shape) < 2:
@@ -49,8 +49,7 @@ def row_statistics(dot: graph.DotOp, inputs: set[SSAValue]) -> list[graph.Broadc
         if shape_of(op.results[0].type) != shape:
             continue
         if isinstance(op, graph.BroadcastOp):
-            dims = list(op.dims.get_values())
-            if op.operands[0] in inputs and len(shape) - 1 not in dims:
+            if op.operands[0] in inputs and len(shape) - dim not in op.dims.get_values():
                 found.append(op)
         elif isinstance(op, SAME_INDEX_OPS):
             stack.extend(op.operands)
@@ -60,6 +59,19 @@ def row_statistics(dot: graph.DotOp, inputs: set[SSAValue]) -> list[graph.Broadc
     return sorted(found, key=block.get_operation_index)
 
 
+def row_statistics(dot: graph.DotOp, inputs: set[SSAValue]) -> list[graph.BroadcastOp]:
+    """The broadcasts A's element (…, m, k) reads at an index without k: per-row values
+    such as a LayerNorm's mean and rstd, the same in every k-step."""
+    return _broadcasts_along(dot, inputs, 1)
+
+
 def statistic_inputs(dot: graph.DotOp, inputs: set[SSAValue]) -> set[SSAValue]:
     """The kernel inputs `row_statistics` reads (loaded once per staged tile row)."""
     return {b.operands[0] for b in row_statistics(dot, inputs)}
+
+
+def column_inputs(dot: graph.DotOp, inputs: set[SSAValue]) -> set[SSAValue]:
+    """The kernel inputs A's element (…, m, k) reads through a broadcast at an index
+    without m (a LayerNorm's γ and β): a thread whose staged A elements share their
+    column loads each once per k-step (the element emitter reuses equal indices)."""
+    return {b.operands[0] for b in _broadcasts_along(dot, inputs, 2)}

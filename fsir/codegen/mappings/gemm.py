@@ -45,6 +45,7 @@ from fsir.codegen.mappings.base import (
 )
 from fsir.codegen.mappings.epilogue import epilogue_problem
 from fsir.codegen.mappings.gemm_tc import TC_CANDIDATES, TC_DYNAMIC_DEFAULT, gemm_math, mma_summary, tile_bytes
+from fsir.codegen.mappings.prologue import NO_PROLOGUE, PrologueLoads, prologue_loads
 from fsir.codegen.summary import (
     Summary,
     chain_cycles,
@@ -368,18 +369,20 @@ def tiled_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SS
     inputs: set[SSAValue] = set(k.block.args)
     cpi = spec.cpi
 
-    def staging(operand: SSAValue, rows: int, cols: int, guards: list[str], index: int = 0,
-                holes: bool = False) -> tuple[Counter[str], float, float, int]:
+    def staging(operand: SSAValue, rows: int, cols: int, guards: list[str], index: int = 0, holes: bool = False,
+                pro: PrologueLoads = NO_PROLOGUE) -> tuple[Counter[str], float, float, int]:
         """One k-step's staging of a tile: (instructions, cycles of its guarded elements,
-        the dependence chain of an unguarded one, bytes)."""
+        the dependence chain of an unguarded one, bytes); a prologue's statistics are
+        loaded before the k-loop, its column vectors once per k-step (`pro`)."""
         per = -(-rows * cols // threads)
         partial = per * threads > rows * cols
-        loads = element_counts([operand], inputs)
-        nbytes = sum(element_bytes_of(v) for v in loaded_inputs(operand, inputs))
+        guarded = holes or any(crosses[x] for x in guards)
+        pro = pro.staged(threads, cols, guarded)
+        loads = element_counts([operand], inputs, loaded=set(pro.skipped))
+        nbytes = sum(element_bytes_of(v) for v in loaded_inputs(operand, inputs) if v not in pro.skipped)
         elem: Counter[str] = Counter(loads)
         elem["alu"] += 2 + index  # tile position and shared address
         elem["smem"] += 1
-        guarded = holes or any(crosses[x] for x in guards)
         if guarded:
             elem["alu"] += 3  # compares, and, the branch
         out: Counter[str] = Counter()
@@ -387,12 +390,14 @@ def tiled_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SS
             out[cls] = c * per
         if partial:
             out["alu"] += 2
-        chain_one = chain_cycles(loads, cpi) + 2 * cpi["alu"] + cpi["smem"]
+        out += pro.step_counts()
+        chain_one = pro.chain(loads, cpi) + 2 * cpi["alu"] + cpi["smem"]
         if guarded:  # every element its own branch: no overlap between them
-            return out, per * (chain_one + cpi["alu"]), 0.0, per * nbytes
-        return out, 0.0, chain_one, per * nbytes
+            return out, per * (chain_one + cpi["alu"]), 0.0, per * nbytes + pro.step_bytes()
+        return out, 0.0, chain_one, per * nbytes + pro.step_bytes()
 
-    stage_a, branches_a, chain_a, bytes_a = staging(a, bm, bk, ["m", "k"], a_index, a_guarded)
+    pro = prologue_loads(product, inputs)
+    stage_a, branches_a, chain_a, bytes_a = staging(a, bm, bk, ["m", "k"], a_index, a_guarded, pro)
     stage_b, branches_b, chain_b, bytes_b = staging(b, bk, bn, ["k", "n"])
     step: Counter[str] = stage_a + stage_b
     # the unguarded elements of both tiles form one straight run before the barrier
@@ -426,6 +431,7 @@ def tiled_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SS
     s.shared_bytes = k.shared_bytes()
     s.global_bytes = (steps * (bytes_a + bytes_b) + outs * element_bytes_of(out)
                       + outs * sum(element_bytes_of(v) for v in fused_inputs))
+    pro.add_row_loads(s, -(-bm * bk // threads))
     # an unguarded tile's loads are one straight run before the barrier; a guarded
     # element is a branch of its own
     s.bytes_in_flight = sum(nbytes if chain else nbytes / max(1, -(-rows * cols // threads))

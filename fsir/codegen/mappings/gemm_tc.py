@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type
 from xdsl.ir import Operation, SSAValue
 
 from fsir.codegen.latency import UNKNOWN_TRIP_COUNT
+from fsir.codegen.mappings.prologue import NO_PROLOGUE, prologue_loads
 from fsir.codegen.summary import Summary, distinct_bytes, element_bytes_of, element_counts, loaded_inputs
 from fsir.dialects import graph
 from fsir.dialects.graph import DYN
@@ -78,6 +79,8 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
                  and async_operand(p.math, n if n != DYN else None))
     step: Counter[str] = Counter()
     nbytes = 0
+    pro = NO_PROLOGUE if pipelined else prologue_loads(product, inputs).staged(
+        threads, bk, m == DYN or m % bm != 0 or kk == DYN or kk % bk != 0)
     for operand, elems in ((a, bm * bk), (b, bk * bn)):
         if pipelined:
             chunks = -(-elems // epc // threads)
@@ -86,10 +89,14 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
             nbytes += chunks * epc * element_bytes_of(operand)
         else:
             per = -(-elems // threads)
-            step.update({cls: c * per for cls, c in element_counts([operand], inputs).items()})
+            op_pro = pro if operand is a else NO_PROLOGUE
+            skip = set(op_pro.skipped)
+            step.update({cls: c * per for cls, c in element_counts([operand], inputs, loaded=skip).items()})
             step["alu"] += 8 * per
             step["smem"] += per
-            nbytes += per * sum(element_bytes_of(v) for v in loaded_inputs(operand, inputs))
+            step.update(op_pro.step_counts())
+            nbytes += per * sum(element_bytes_of(v) for v in loaded_inputs(operand, inputs) if v not in skip)
+            nbytes += op_pro.step_bytes()
     pieces = bk // 16
     mmas = (wm // 16) * (wn // 8) * (2 if p.math == GemmMath.TF32 else 1)
     if p.math == GemmMath.TF32:
@@ -121,6 +128,7 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
     s.shared_bytes = k.shared_bytes()
     s.global_bytes = (steps * nbytes + accs * element_bytes_of(out)
                       + accs * sum(element_bytes_of(v) for v in fused_inputs))
+    pro.add_row_loads(s, -(-bm * bk // threads))
     # a stage's tiles are requested before the warp waits for the previous one
     s.bytes_in_flight = nbytes
     s.distinct_bytes = distinct_bytes([*loaded_inputs(a, inputs), *loaded_inputs(b, inputs), *fused_inputs, out])
