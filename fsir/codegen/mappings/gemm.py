@@ -426,7 +426,8 @@ def tiled_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SS
     epilogue = outs * (store + cpi["alu"]) if guarded_out else max(store, outs * (4 + sum(fused.values())))
     s.ilp_cycles = 12 * cpi["alu"] + steps * step_cycles + epilogue
     # an inlined producer reading further inputs keeps their addresses and values live
-    extra = len(loaded_inputs(a, inputs)) + len(loaded_inputs(b, inputs)) - 2 + len(fused_inputs)
+    # (a prologue's row statistics are values held across the loop instead: `add_row_loads`)
+    extra = len(loaded_inputs(a, inputs)) + len(loaded_inputs(b, inputs)) - 2 + len(fused_inputs) - len(pro.rows)
     s.registers = GEMM_BASE_REGISTERS + outs + 2 * (tm + tn) + 4 * max(0, extra)
     s.shared_bytes = k.shared_bytes()
     s.global_bytes = (steps * (bytes_a + bytes_b) + outs * element_bytes_of(out)
