@@ -53,10 +53,11 @@ class TiledGemmLowering(KernelLowering):
     def result_index(self, m: Index, n: Index) -> list[Index]:
         raise NotImplementedError
 
-    def hoist_a_rows(self, rows: list[tuple[Index, bool | SSAValue]]) -> None:
-        """Before the k-loop: load what the A elements of the given rows (m, whether
-        the thread stages that row) read in every k-step alike (a prologue's row
-        statistics); none by default."""
+    def hoist_a_rows(self, rows: Callable[[], list[tuple[Index, bool | SSAValue]]]) -> None:
+        """Before the k-loop: load what the A elements of the thread's staged rows
+        (`rows()`: m and whether the thread stages that row, built only when needed,
+        as it hoists the staging's index arithmetic too) read in every k-step alike (a
+        prologue's row statistics); none by default."""
 
     def epilogue(self, acc: SSAValue, idx: list[Index]) -> SSAValue:
         """The kernel's output element at `idx` (an index of the output), given the
@@ -166,8 +167,8 @@ class TiledGemmLowering(KernelLowering):
             self.cursor.insert(gpu.BarrierOp())
             return accs
 
-        self.hoist_a_rows([(ib.add(m0, r), e.and_(exists, below(ib.add(m0, r), m_size, bm)))
-                           for r, _, exists in positions(bm, bk)])
+        self.hoist_a_rows(lambda: [(ib.add(m0, r), e.and_(exists, below(ib.add(m0, r), m_size, bm)))
+                                   for r, _, exists in positions(bm, bk)])
         accs = e.for_loop(0, k_size, bk, [zero] * (tm * tn), k_step)
         for i, r in enumerate(rows):
             for j, c in enumerate(cols):
@@ -202,7 +203,7 @@ class GemmLowering(TiledGemmLowering):
         idx = [k] if self.problem.rhs_vector else [*self.b_batch, k, n]
         return True, lambda: self.emit.at(self.dot.rhs, idx)
 
-    def hoist_a_rows(self, rows: list[tuple[Index, bool | SSAValue]]) -> None:
+    def hoist_a_rows(self, rows: Callable[[], list[tuple[Index, bool | SSAValue]]]) -> None:
         """The A operand's row statistics (`row_statistics`: a LayerNorm prologue's mean
         and rstd) at each staged row m, loaded once into registers and provided as
         the elements the k-steps' A loads read (the row indices are pure index
@@ -210,9 +211,11 @@ class GemmLowering(TiledGemmLowering):
         if self.problem.lhs_vector:
             return
         e, ib = self.emit, self.ib
-        for bcast in row_statistics(self.dot, set(e.buffers)):
+        statistics = row_statistics(self.dot, set(e.buffers))
+        staged = rows() if statistics else []
+        for bcast in statistics:
             src = bcast.operands[0]
-            for m, inside in rows:
+            for m, inside in staged:
                 if inside is False:
                     continue
                 idx = bcast.operand_indices([*self.a_batch, m, 0], self.shapes.dims, ib)[0]

@@ -131,8 +131,8 @@ class MmaGemmLowering(GemmLowering):
                 self.cursor.insert(gpu.BarrierOp())
                 return out
         else:
-            self.hoist_a_rows([(ib.add(m0, r), e.and_(exists, self.below(ib.add(m0, r), m_size, bm)))
-                               for r, _, exists in self.sync_positions(bm, bk)])
+            self.hoist_a_rows(lambda: [(ib.add(m0, r), e.and_(exists, self.below(ib.add(m0, r), m_size, bm)))
+                                       for r, _, exists in self.sync_positions(bm, bk)])
 
             def k_step(k0: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
                 self.stage_sync(a_tile, b_tile, k0, m0, n0, m_size, n_size, k_size, bm, bn, bk)
