@@ -222,6 +222,25 @@ def test_layernorm_prologue(t):
     assert (t == "f16") == any(op.name == "gpu.mma_sync" for op in lowered.walk())
 
 
+@pytest.mark.parametrize("t", ["f32", "f16"])
+def test_layernorm_prologue_hoisted_statistics(t):
+    """Tile-aligned sizes (no guards): the GEMM loads mean and rstd once per staged
+    row before its k-loop (none inside it), γ and β once per k-step, and matches the
+    reference (f32: FMA kernel; f16: tensor cores, staged synchronously)."""
+    from xdsl.dialects import memref, scf
+
+    lowered = check(prologue_layer(t, m=128, k=64, n=64))
+    (gemm,) = [op for op in lowered.walk() if op.name == "gpu.func" and op.sym_name.data == "f_k1"]
+    args = gemm.body.blocks[0].args
+    stats, vectors = set(args[1:3]), set(args[3:5])
+    (loop,) = [op for op in gemm.walk() if isinstance(op, scf.ForOp)]
+    inside = [op for op in loop.walk() if isinstance(op, memref.LoadOp)]
+    hoisted = [op for op in gemm.walk() if isinstance(op, memref.LoadOp) and op.memref in stats]
+    assert hoisted and not [op for op in inside if op.memref in stats]
+    columns = [op for op in inside if op.memref in vectors]
+    assert len(columns) == 2  # γ and β, shared by the thread's staged elements
+
+
 def test_tf32_epilogue():
     """precision=tf32 puts the f32 dot on the tensor cores (m16n8k8); its epilogue reads
     the f32 accumulators. Operands rounded to tf32: relative error ~2^-11 per product."""
