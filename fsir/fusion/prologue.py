@@ -12,7 +12,11 @@ epilogues (`CandidateGenerator.prologue_patterns`: the copy has several tops, th
 statistics' broadcasts, which PatternReduction from one vertex does not join), so it
 can choose between the row kernel writing the activation
 and a statistics kernel writing only `mean` and `rstd` per row with the GEMM applying
-the normalisation per tile element (the latency-evaluator picks):
+the normalisation per tile element (the latency-evaluator picks). The GEMM loads a
+row's statistics once, before its k-loop, and γ, β once per k-step
+(`fsir/lowering/prologue.py`); what remains per element is x's load and the
+normalisation's few ops, repeated by each column tile of the product, which the
+evaluator weighs against writing and re-reading the normalised activation:
 
     %m  = reduce sum %x ...          stats kernel: %m, %r (one value per row)
     %xc = sub %x, broadcast(%m)      <- also read by the variance
