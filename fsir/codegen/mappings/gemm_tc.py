@@ -90,8 +90,8 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
         else:
             per = -(-elems // threads)
             op_pro = pro if operand is a else NO_PROLOGUE
-            skip = set(op_pro.skipped)
-            step.update({cls: c * per for cls, c in element_counts([operand], inputs, loaded=skip).items()})
+            skip = op_pro.skipped
+            step.update({cls: c * per for cls, c in element_counts([operand], inputs, loaded=set(skip)).items()})
             step["alu"] += 8 * per
             step["smem"] += per
             step.update(op_pro.step_counts())
