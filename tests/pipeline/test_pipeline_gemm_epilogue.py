@@ -241,6 +241,40 @@ def test_layernorm_prologue_hoisted_statistics(t):
     assert len(columns) == 2  # γ and β, shared by the thread's staged elements
 
 
+@pytest.mark.parametrize("t", ["f32", "f16"])
+def test_layernorm_prologue_batched(t):
+    """A [2, 40, 64] activation normalised by [2, 40] statistics (the BERT layer's
+    layout, the batch on the dot's rows or grid z): each statistic is read at the
+    element's batch and row, loaded before the k-loop, and the result matches."""
+    from xdsl.dialects import memref, scf
+
+    x, w, v, r, o = (_t(s, t) for s in ((2, 40, 64), (64, 24), (64,), (2, 40), (2, 40, 24)))
+    text = f"""
+func.func @f(%x: {x}, %mean: {r}, %rstd: {r}, %gamma: {v}, %beta: {v}, %w: {w}) -> {o} {{
+  %y = stitch.fusion (%x, %mean, %rstd, %gamma, %beta, %w) : ({x}, {r}, {r}, {v}, {v}, {w}) -> {o} {{
+  ^bb0(%xa: {x}, %mu: {r}, %rs: {r}, %ga: {v}, %be: {v}, %wa: {w}):
+    %mu_b = graph.broadcast %mu dims [0, 1] : ({r}) -> {x}
+    %xc = graph.sub %xa, %mu_b : {x}
+    %rs_b = graph.broadcast %rs dims [0, 1] : ({r}) -> {x}
+    %xn = graph.mul %xc, %rs_b : {x}
+    %ga_b = graph.broadcast %ga dims [2] : ({v}) -> {x}
+    %g = graph.mul %xn, %ga_b : {x}
+    %be_b = graph.broadcast %be dims [2] : ({v}) -> {x}
+    %a = graph.add %g, %be_b : {x}
+    %d = graph.dot %a, %wa : ({x}, {w}) -> {o}
+    stitch.yield %d : {o}
+  }}
+  func.return %y : {o}
+}}
+"""
+    lowered = check(text)
+    (gemm,) = [op for op in lowered.walk() if op.name == "gpu.func"]
+    stats = set(gemm.body.blocks[0].args[1:3])
+    (loop,) = [op for op in gemm.walk() if isinstance(op, scf.ForOp)]
+    assert [op for op in gemm.walk() if isinstance(op, memref.LoadOp) and op.memref in stats]
+    assert not [op for op in loop.walk() if isinstance(op, memref.LoadOp) and op.memref in stats]
+
+
 def test_tf32_epilogue():
     """precision=tf32 puts the f32 dot on the tensor cores (m16n8k8); its epilogue reads
     the f32 accumulators. Operands rounded to tf32: relative error ~2^-11 per product."""
