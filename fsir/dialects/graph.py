@@ -302,11 +302,26 @@ class DimBuilder(Protocol[D]):
     def sub(self, a: D | int, b: D | int) -> D | int: ...
     def mul(self, a: D | int, b: D | int) -> D | int: ...
     def div(self, a: D | int, b: D | int) -> D | int: ...
+    def rem(self, a: D | int, b: D | int) -> D | int: ...
     def eq(self, a: D | int, b: D | int) -> Any: ...
     def lt(self, a: D | int, b: D | int) -> Any: ...
     def select(self, cond: Any, a: D | int, b: D | int) -> D | int: ...
-    def linearize(self, idx: Sequence[D | int], dims: Sequence[D | int]) -> D | int: ...
-    def delinearize(self, linear: D | int, dims: Sequence[D | int]) -> list[D | int]: ...
+
+    def linearize(self, idx: Sequence[D | int], dims: Sequence[D | int]) -> D | int:
+        """The row-major offset of multi-index `idx` in shape `dims`."""
+        out: D | int = 0
+        for i, d in zip(idx, dims):
+            out = self.add(self.mul(out, d), i)
+        return out
+
+    def delinearize(self, linear: D | int, dims: Sequence[D | int]) -> list[D | int]:
+        """The row-major multi-index of offset `linear` (< prod(dims)) in shape `dims`;
+        the outermost coordinate needs no remainder."""
+        out: list[D | int] = []
+        for d in reversed(dims[1:]):
+            out.append(self.rem(linear, d))
+            linear = self.div(linear, d)
+        return [linear, *reversed(out)] if dims else []
 
 
 DimsOf = Callable[[SSAValue], Sequence[Any]]  # a value's dims in the builder's algebra
@@ -332,6 +347,9 @@ class StaticDims(DimBuilder[int]):
     def div(self, a: int, b: int) -> int:
         return DYN if b == 0 else self._arith(a, b, lambda x, y: x // y)
 
+    def rem(self, a: int, b: int) -> int:
+        return DYN if b == 0 else self._arith(a, b, lambda x, y: x % y)
+
     def eq(self, a: int, b: int) -> bool | None:
         return None if DYN in (a, b) else a == b
 
@@ -343,18 +361,6 @@ class StaticDims(DimBuilder[int]):
             return a if a == b else DYN
         return a if cond else b
 
-    def linearize(self, idx: Sequence[int], dims: Sequence[int]) -> int:
-        out = 0
-        for i, d in zip(idx, dims):
-            out = self.add(self.mul(out, d), i)
-        return out
-
-    def delinearize(self, linear: int, dims: Sequence[int]) -> list[int]:
-        out = []
-        for d in reversed(dims[1:]):
-            out.append(DYN if DYN in (linear, d) else linear % d)
-            linear = self.div(linear, d)
-        return [linear, *reversed(out)] if dims else []
 
 
 STATIC = StaticDims()
