@@ -362,7 +362,6 @@ class StaticDims(DimBuilder[int]):
         return a if cond else b
 
 
-
 STATIC = StaticDims()
 
 
