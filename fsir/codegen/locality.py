@@ -53,6 +53,9 @@ class SymbolicIndex(graph.DimBuilder[Coord | None]):
     def div(self, a, b):
         return self._const(a, b, lambda x, y: x // y if y else None)
 
+    def rem(self, a, b):
+        return self._const(a, b, lambda x, y: x % y if y else None)
+
     def eq(self, a, b):
         return self._const(a, b, lambda x, y: x == y)
 

@@ -302,11 +302,26 @@ class DimBuilder(Protocol[D]):
     def sub(self, a: D | int, b: D | int) -> D | int: ...
     def mul(self, a: D | int, b: D | int) -> D | int: ...
     def div(self, a: D | int, b: D | int) -> D | int: ...
+    def rem(self, a: D | int, b: D | int) -> D | int: ...
     def eq(self, a: D | int, b: D | int) -> Any: ...
     def lt(self, a: D | int, b: D | int) -> Any: ...
     def select(self, cond: Any, a: D | int, b: D | int) -> D | int: ...
-    def linearize(self, idx: Sequence[D | int], dims: Sequence[D | int]) -> D | int: ...
-    def delinearize(self, linear: D | int, dims: Sequence[D | int]) -> list[D | int]: ...
+
+    def linearize(self, idx: Sequence[D | int], dims: Sequence[D | int]) -> D | int:
+        """The row-major offset of multi-index `idx` in shape `dims`."""
+        out: D | int = 0
+        for i, d in zip(idx, dims):
+            out = self.add(self.mul(out, d), i)
+        return out
+
+    def delinearize(self, linear: D | int, dims: Sequence[D | int]) -> list[D | int]:
+        """The row-major multi-index of offset `linear` (< prod(dims)) in shape `dims`;
+        the outermost coordinate needs no remainder."""
+        out: list[D | int] = []
+        for d in reversed(dims[1:]):
+            out.append(self.rem(linear, d))
+            linear = self.div(linear, d)
+        return [linear, *reversed(out)] if dims else []
 
 
 DimsOf = Callable[[SSAValue], Sequence[Any]]  # a value's dims in the builder's algebra
@@ -332,6 +347,9 @@ class StaticDims(DimBuilder[int]):
     def div(self, a: int, b: int) -> int:
         return DYN if b == 0 else self._arith(a, b, lambda x, y: x // y)
 
+    def rem(self, a: int, b: int) -> int:
+        return DYN if b == 0 else self._arith(a, b, lambda x, y: x % y)
+
     def eq(self, a: int, b: int) -> bool | None:
         return None if DYN in (a, b) else a == b
 
@@ -342,19 +360,6 @@ class StaticDims(DimBuilder[int]):
         if cond is None:
             return a if a == b else DYN
         return a if cond else b
-
-    def linearize(self, idx: Sequence[int], dims: Sequence[int]) -> int:
-        out = 0
-        for i, d in zip(idx, dims):
-            out = self.add(self.mul(out, d), i)
-        return out
-
-    def delinearize(self, linear: int, dims: Sequence[int]) -> list[int]:
-        out = []
-        for d in reversed(dims[1:]):
-            out.append(DYN if DYN in (linear, d) else linear % d)
-            linear = self.div(linear, d)
-        return [linear, *reversed(out)] if dims else []
 
 
 STATIC = StaticDims()
@@ -404,8 +409,9 @@ class GraphOp(IRDLOperation):
     """Base of graph ops with the syntax
     `graph.NAME [keyword] operands (kw ints)* attr-dict : types`.
 
-    `KEYWORD_PROP` names a string property printed right after the op name (compare
-    direction, reduction kind) and `KEYWORD_CHOICES` lists its values; `INT_PROPS`
+    `KEYWORD_PROP` names a property printed as a bare word right after the op name
+    (compare direction, reduction kind): of the typed enum attribute `KEYWORD_ENUM`
+    when the op has one, else a string among `KEYWORD_CHOICES`; `INT_PROPS`
     lists `(keyword, property, is_list)` printed after the operands; `SHORT_TYPE`
     selects `: T` (operands and result all of type T) where it applies; such ops also
     accept and print `: (T1, ...) -> T` when the types differ (e.g. a static operand
@@ -413,6 +419,7 @@ class GraphOp(IRDLOperation):
     """
 
     KEYWORD_PROP: ClassVar[str | None] = None
+    KEYWORD_ENUM: ClassVar[type[EnumAttribute[Any]] | None] = None
     KEYWORD_CHOICES: ClassVar[tuple[str, ...]] = ()
     INT_PROPS: ClassVar[tuple[tuple[str, str, bool], ...]] = ()
     SHORT_TYPE: ClassVar[bool] = False
@@ -423,10 +430,10 @@ class GraphOp(IRDLOperation):
     def parse(cls, parser: Parser):
         props: dict[str, Attribute] = {}
         if cls.KEYWORD_PROP is not None:
-            word = parser.parse_keyword_in(
-                cls.KEYWORD_CHOICES, f" ({', '.join(cls.KEYWORD_CHOICES)})"
-            )
-            props[cls.KEYWORD_PROP] = cls._keyword_attr(word)
+            choices = cls.keyword_choices()
+            word = parser.parse_keyword_in(choices, f" ({', '.join(choices)})")
+            enum = cls.KEYWORD_ENUM
+            props[cls.KEYWORD_PROP] = StringAttr(word) if enum is None else enum(enum.enum_type(word))
         operands: list[UnresolvedOperand] = []
         first = parser.parse_optional_unresolved_operand()
         if first is not None:
@@ -477,10 +484,10 @@ class GraphOp(IRDLOperation):
         return list(operands)
 
     @classmethod
-    def _keyword_attr(cls, word: str) -> Attribute:
-        """The `KEYWORD_PROP` attribute of a parsed keyword (ops with a typed enum
-        attribute override this)."""
-        return StringAttr(word)
+    def keyword_choices(cls) -> tuple[str, ...]:
+        """The words the `KEYWORD_PROP` keyword may be."""
+        enum = cls.KEYWORD_ENUM
+        return cls.KEYWORD_CHOICES if enum is None else tuple(e.value for e in enum.enum_type)
 
     def print(self, printer: Printer):
         if self.KEYWORD_PROP is not None:
@@ -1572,8 +1579,23 @@ class ConcatOp(GraphOp):
 # Reduction, gather, dot
 # ---------------------------------------------------------------------------
 
-REDUCE_KINDS = ("sum", "max", "min", "prod")
-_REDUCE_REF = {"sum": np.sum, "max": np.max, "min": np.min, "prod": np.prod}
+class ReduceKind(StrEnum):
+    """The reductions of `graph.reduce` and `graph.reduce_window`."""
+
+    SUM = "sum"
+    MAX = "max"
+    MIN = "min"
+    PROD = "prod"
+
+
+@irdl_attr_definition
+class ReduceKindAttr(EnumAttribute[ReduceKind], SpacedOpaqueSyntaxAttribute):
+    """`#graph<reduce_kind max>`; printed as the bare word after the op name."""
+
+    name = "graph.reduce_kind"
+
+
+_REDUCE_REF = {ReduceKind.SUM: np.sum, ReduceKind.MAX: np.max, ReduceKind.MIN: np.min, ReduceKind.PROD: np.prod}
 
 
 @irdl_op_definition
@@ -1586,17 +1608,15 @@ class ReduceOp(GraphOp):
 
     name = "graph.reduce"
     KEYWORD_PROP: ClassVar = "kind"
-    KEYWORD_CHOICES: ClassVar = REDUCE_KINDS
+    KEYWORD_ENUM: ClassVar = ReduceKindAttr
     INT_PROPS: ClassVar = (("dims", "dims", True),)
-    kind = prop_def(StringAttr)
+    kind = prop_def(ReduceKindAttr)
     dims = prop_def(DenseArrayBase[I64])
     input = operand_def(TensorType)
     result = result_def(TensorType)
     traits = traits_def(Pure(), Reduction(), GraphCanonicalization())
 
     def infer_type(self) -> TensorType:
-        if self.kind.data not in REDUCE_KINDS:
-            raise VerifyException(f"unknown reduction '{self.kind.data}'")
         src = shape_of(self.input.type)
         dims = _dims(self, "dims")
         _check_dims(dims, len(src), "reduction dimension")
@@ -1803,22 +1823,6 @@ def check_matmul(a: Sequence[int], b: Sequence[int]) -> None:
 # ---------------------------------------------------------------------------
 
 
-class ReduceKind(StrEnum):
-    """The reductions of `graph.reduce_window` (those of `graph.reduce`)."""
-
-    SUM = "sum"
-    MAX = "max"
-    MIN = "min"
-    PROD = "prod"
-
-
-@irdl_attr_definition
-class ReduceKindAttr(EnumAttribute[ReduceKind], SpacedOpaqueSyntaxAttribute):
-    """`#graph<reduce_kind max>`; printed as the bare word after the op name."""
-
-    name = "graph.reduce_kind"
-
-
 class PadMode(StrEnum):
     """What `graph.pad` puts in padded positions: a value (`constant`), the nearest
     edge element (`edge`), the mirror image without repeating the edge (`reflect`), or
@@ -1837,16 +1841,16 @@ class PadModeAttr(EnumAttribute[PadMode], SpacedOpaqueSyntaxAttribute):
     name = "graph.pad_mode"
 
 
-def reduce_identity(kind: str, dtype: np.dtype) -> Any:
+def reduce_identity(kind: ReduceKind, dtype: np.dtype) -> Any:
     """The identity of a reduction on `dtype` (what padded window positions hold)."""
-    if kind == "sum":
+    if kind == ReduceKind.SUM:
         return dtype.type(0)
-    if kind == "prod":
+    if kind == ReduceKind.PROD:
         return dtype.type(1)
     if dtype.kind == "f" or dtype == ml_dtypes.bfloat16:
-        return dtype.type(-np.inf if kind == "max" else np.inf)
+        return dtype.type(-np.inf if kind == ReduceKind.MAX else np.inf)
     info = np.iinfo(dtype)
-    return dtype.type(info.min if kind == "max" else info.max)
+    return dtype.type(info.min if kind == ReduceKind.MAX else info.max)
 
 
 @irdl_op_definition
@@ -1869,7 +1873,7 @@ class ReduceWindowOp(GraphOp):
 
     name = "graph.reduce_window"
     KEYWORD_PROP: ClassVar = "kind"
-    KEYWORD_CHOICES: ClassVar = tuple(k.value for k in ReduceKind)
+    KEYWORD_ENUM: ClassVar = ReduceKindAttr
     INT_PROPS: ClassVar = (("window", "window", True), ("strides", "strides", True),
                            ("dilations", "dilations", True), ("low", "low", True), ("high", "high", True))
     kind = prop_def(ReduceKindAttr)
@@ -1881,14 +1885,6 @@ class ReduceWindowOp(GraphOp):
     input = operand_def(TensorType)
     result = result_def(TensorType)
     traits = traits_def(Pure(), Gather(), GraphCanonicalization())
-
-    @classmethod
-    def _keyword_attr(cls, word: str) -> Attribute:
-        return ReduceKindAttr(ReduceKind(word))
-
-    @property
-    def kind_name(self) -> str:
-        return self.kind.data.value
 
     def params(self) -> tuple[tuple[int, ...], ...]:
         """(window, strides, dilations, low, high), one entry per dim each."""
@@ -1939,7 +1935,7 @@ class ReduceWindowOp(GraphOp):
         window, strides, dilations, low, high = self.params()
         elem = self.result_type.element_type
         acc = x.astype(compute_dtype(elem), copy=False)
-        identity = reduce_identity(self.kind_name, acc.dtype)
+        identity = reduce_identity(self.kind.data, acc.dtype)
         if any(low) or any(high):
             acc = np.pad(acc, list(zip(low, high)), constant_values=identity)
         extent = [(k - 1) * r + 1 for k, r in zip(window, dilations)]
@@ -1949,7 +1945,7 @@ class ReduceWindowOp(GraphOp):
         rank = acc.ndim
         view = np.lib.stride_tricks.sliding_window_view(acc, extent)
         view = view[tuple(slice(None, None, s) for s in strides) + tuple(slice(None, None, r) for r in dilations)]
-        out = _REDUCE_REF[self.kind_name](view, axis=tuple(range(rank, 2 * rank)))
+        out = _REDUCE_REF[self.kind.data](view, axis=tuple(range(rank, 2 * rank)))
         return np.asarray(out).astype(numpy_dtype(elem))
 
 
@@ -1972,7 +1968,7 @@ class PadOp(GraphOp):
 
     name = "graph.pad"
     KEYWORD_PROP: ClassVar = "mode"
-    KEYWORD_CHOICES: ClassVar = tuple(m.value for m in PadMode)
+    KEYWORD_ENUM: ClassVar = PadModeAttr
     INT_PROPS: ClassVar = (("low", "low", True), ("high", "high", True), ("interior", "interior", True))
     mode = prop_def(PadModeAttr)
     low = prop_def(DenseArrayBase[I64])
@@ -1982,10 +1978,6 @@ class PadOp(GraphOp):
     value = opt_operand_def(TensorType)
     result = result_def(TensorType)
     traits = traits_def(Pure(), LightElementwise(), GraphCanonicalization())
-
-    @classmethod
-    def _keyword_attr(cls, word: str) -> Attribute:
-        return PadModeAttr(PadMode(word))
 
     @classmethod
     def _group_operands(cls, operands):
@@ -2473,7 +2465,20 @@ class SortOp(GraphOp):
 # Ragged bags: segment reductions over offsets (RECom § embedding columns)
 # ---------------------------------------------------------------------------
 
-SEGMENT_KINDS = ("sum", "mean", "max", "min")
+class SegmentKind(StrEnum):
+    """The reductions of `graph.segment_reduce`."""
+
+    SUM = "sum"
+    MEAN = "mean"
+    MAX = "max"
+    MIN = "min"
+
+
+@irdl_attr_definition
+class SegmentKindAttr(EnumAttribute[SegmentKind], SpacedOpaqueSyntaxAttribute):
+    """`#graph<segment_kind mean>`; printed as the bare word after the op name."""
+
+    name = "graph.segment_kind"
 
 
 @irdl_op_definition
@@ -2494,8 +2499,8 @@ class SegmentReduceOp(GraphOp):
 
     name = "graph.segment_reduce"
     KEYWORD_PROP: ClassVar = "kind"
-    KEYWORD_CHOICES: ClassVar = SEGMENT_KINDS
-    kind = prop_def(StringAttr)
+    KEYWORD_ENUM: ClassVar = SegmentKindAttr
+    kind = prop_def(SegmentKindAttr)
     data = operand_def(TensorType)
     offsets = operand_def(TensorType)
     result = result_def(TensorType)
@@ -2503,8 +2508,6 @@ class SegmentReduceOp(GraphOp):
 
     def infer_type(self) -> TensorType:
         kind = self.kind.data
-        if kind not in SEGMENT_KINDS:
-            raise VerifyException(f"unknown segment reduction '{kind}'")
         data, offsets = _operand_types(self)
         if not is_int(offsets.element_type) or is_bool(offsets.element_type):
             raise VerifyException(f"offsets must be i32 or i64, got {offsets.element_type}")
@@ -2514,7 +2517,7 @@ class SegmentReduceOp(GraphOp):
             raise VerifyException("the data must have rank >= 1")
         if is_bool(data.element_type):
             raise VerifyException("cannot reduce i1 tensors (convert them first)")
-        if kind == "mean" and not is_float(data.element_type):
+        if kind == SegmentKind.MEAN and not is_float(data.element_type):
             raise VerifyException(f"segment mean needs float data, got {data.element_type}")
         return tensor(data.element_type, self.reify_dims(static_dims, STATIC))
 
@@ -2523,9 +2526,10 @@ class SegmentReduceOp(GraphOp):
 
     # Which rows a segment reads is data (its offsets), so there is no `operand_indices`.
 
-    def combine_kind(self) -> str:
+    def combine_kind(self) -> ReduceKind:
         """The reduction combining a segment's rows (a mean sums, then divides)."""
-        return "sum" if self.kind.data == "mean" else self.kind.data
+        kind = self.kind.data
+        return ReduceKind.SUM if kind == SegmentKind.MEAN else ReduceKind(kind.value)
 
     def bounds(self, offsets: np.ndarray, rows: int) -> tuple[np.ndarray, np.ndarray]:
         """Each segment's [start, end) rows, clamped into [0, rows]."""
@@ -2542,7 +2546,7 @@ class SegmentReduceOp(GraphOp):
         for s, (lo, hi) in enumerate(zip(starts.tolist(), ends.tolist())):
             if hi > lo:
                 out[s] = combine(acc[lo:hi], axis=0)
-                if self.kind.data == "mean":
+                if self.kind.data == SegmentKind.MEAN:
                     out[s] = out[s] / acc.dtype.type(hi - lo)
         return out.astype(numpy_dtype(elem))
 
@@ -2650,5 +2654,5 @@ Graph = Dialect(
         SortOp,
         SegmentReduceOp,
     ],
-    [ReduceKindAttr, PadModeAttr, DimsAttr],
+    [ReduceKindAttr, SegmentKindAttr, PadModeAttr, DimsAttr],
 )

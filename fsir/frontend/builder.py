@@ -193,8 +193,10 @@ class GraphBuilder:
     def select(self, c: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
         return self.emit(graph.SelectOp, [c, a, b])
 
-    def reduce(self, kind: str, v: SSAValue, dims: Sequence[int]) -> SSAValue:
-        return self.emit(graph.ReduceOp, [v], kind=StringAttr(kind), dims=dense_i64(sorted(dims)))
+    def reduce(self, kind: graph.ReduceKind | str, v: SSAValue, dims: Sequence[int]) -> SSAValue:
+        """`graph.reduce` of `kind` (a ReduceKind or its name) over `dims`."""
+        return self.emit(graph.ReduceOp, [v], kind=graph.ReduceKindAttr(graph.ReduceKind(kind)),
+                         dims=dense_i64(sorted(dims)))
 
     def slice(self, v: SSAValue, start: Sequence[int], limit: Sequence[int],
               strides: Sequence[int] | None = None) -> SSAValue:

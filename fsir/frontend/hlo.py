@@ -67,7 +67,8 @@ _TUPLE_OPERANDS = ("tuple", "get-tuple-element", "call", "fusion", "while")  # o
 MAX_WHILE_TRIPS = 64  # a while is unrolled: longer loops are refused
 
 # to_apply root opcode -> graph.reduce kind (its identity: graph.reduce_identity)
-_REDUCERS = {"add": "sum", "maximum": "max", "minimum": "min", "multiply": "prod"}
+_REDUCERS = {"add": graph.ReduceKind.SUM, "maximum": graph.ReduceKind.MAX, "minimum": graph.ReduceKind.MIN,
+             "multiply": graph.ReduceKind.PROD}
 
 
 Value = Any  # SSAValue, or a list of Values for tuples
@@ -429,7 +430,7 @@ class HloImporter:
                                           "not a single add/maximum/minimum/multiply/and/or of its parameters")
         if graph.is_bool(self.b.elem(x)) and root.opcode in ("and", "or"):
             # all / any: min / max over 0-1 integers
-            kind = "min" if root.opcode == "and" else "max"
+            kind = graph.ReduceKind.MIN if root.opcode == "and" else graph.ReduceKind.MAX
             as_int = self.b.reduce(kind, self.b.convert(x, graph.i32), dims)
             out = self.b.compare("ne", as_int, self.b.scalar_like(0, as_int))
             return self.b.ew(root.opcode, out, self.b.broadcast(init, shape_of(out.type), []))
@@ -499,10 +500,10 @@ class HloImporter:
         init_value = self.b.fold(init)
         dtype = graph.numpy_dtype(self.b.elem(x))
         identity = init_value is not None and init_value.reshape(-1)[0] == graph.reduce_identity(kind, dtype)
-        if not identity and kind in ("sum", "prod") and (any(low) or any(high)):
+        if not identity and kind in (graph.ReduceKind.SUM, graph.ReduceKind.PROD) and (any(low) or any(high)):
             # padded positions hold the init value, which would count once per position
             raise self.unsupported(instr, f"padded reduce-window whose init value is not the {kind}'s identity")
-        out = self.b.emit(graph.ReduceWindowOp, [x], kind=graph.ReduceKindAttr(graph.ReduceKind(kind)),
+        out = self.b.emit(graph.ReduceWindowOp, [x], kind=graph.ReduceKindAttr(kind),
                           window=dense_i64(size), strides=dense_i64(stride), dilations=dense_i64(dilate),
                           low=dense_i64(low), high=dense_i64(high))
         if not identity:  # a non-identity init takes part in every window once
@@ -511,7 +512,7 @@ class HloImporter:
         folded = self.b.fold(out)
         return out if folded is None else self.b.constant(folded, self.b.elem(out))
 
-    def _reducer_kind(self, instr, x) -> str:
+    def _reducer_kind(self, instr, x) -> graph.ReduceKind:
         """The graph reduction kind of a to_apply computation that is a single
         add/maximum/minimum/multiply of its two parameters."""
         region = self.computation_attr(instr, "to_apply")
@@ -535,7 +536,7 @@ class HloImporter:
             args = [names.get(o.name) for o in c.operands if isinstance(o, Operand)]
             direction = str(c.attrs.get("direction", ""))
             if args == [0, 2] and direction in ("GT", "LT"):
-                kind = "max" if direction == "GT" else "min"
+                kind = graph.ReduceKind.MAX if direction == "GT" else graph.ReduceKind.MIN
         if kind is None or not isinstance(region.root.shape, TupleShape):
             raise self.unsupported(instr, "variadic reduce (other than argmax/argmin)")
         values, indices = inputs
@@ -784,10 +785,11 @@ class HloImporter:
             self.b.loc = instr.loc
 
 
-_REDUCE_EW = {"sum": "add", "max": "max", "min": "min", "prod": "mul"}
+_REDUCE_EW = {graph.ReduceKind.SUM: "add", graph.ReduceKind.MAX: "max", graph.ReduceKind.MIN: "min",
+              graph.ReduceKind.PROD: "mul"}
 
 
-def _merge_tiled_reduce(kind: str, x: SSAValue, dims: list[int]) -> tuple[SSAValue, list[int]]:
+def _merge_tiled_reduce(kind: graph.ReduceKind, x: SSAValue, dims: list[int]) -> tuple[SSAValue, list[int]]:
     """reduce(reduce(reshape(src) splitting dims into tiles)) over whole original dims is
     one reduce of src: undo XLA's tree-reduction split (reduce-window + reduce) so the
     graph has the row reduction fusion knows. Returns (x, dims) unchanged otherwise."""

@@ -99,6 +99,11 @@ class SymbolicDims(DimBuilder[Sym]):
             return a.expr[1] if a.expr[2] == b else a.expr[2]
         return self._node("div", a, b)
 
+    def rem(self, a, b):
+        if isinstance(a, int) and isinstance(b, int):
+            return a % b if b else DYN
+        return 0 if b == 1 else self._node("rem", a, b)
+
     def eq(self, a, b):
         if a == b:
             return True
@@ -111,19 +116,6 @@ class SymbolicDims(DimBuilder[Sym]):
         if cond is None:
             return a if a == b else Sym(("select", cond, a, b))
         return a if cond else b
-
-    def linearize(self, idx, dims):
-        out: Size = 0
-        for i, d in zip(idx, dims):
-            out = self.add(self.mul(out, d), i)
-        return out
-
-    def delinearize(self, linear, dims):
-        out = []
-        for d in reversed(dims[1:]):
-            out.append(self._node("rem", linear, d))
-            linear = self.div(linear, d)
-        return [linear, *reversed(out)] if dims else []
 
 
 SYMBOLIC = SymbolicDims()

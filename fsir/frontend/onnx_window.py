@@ -111,7 +111,7 @@ def pool_geometry(imp: OnnxImporter, attrs: dict, sizes: Sequence[int]) -> PoolG
     return PoolGeometry(tuple(kernel), tuple(strides), tuple(dilations), tuple(begin), tuple(end), tuple(out))
 
 
-def window_reduce(imp: OnnxImporter, kind: str, x: SSAValue, geom: PoolGeometry) -> SSAValue:
+def window_reduce(imp: OnnxImporter, kind: graph.ReduceKind, x: SSAValue, geom: PoolGeometry) -> SSAValue:
     """`graph.reduce_window` over the spatial dims (all but N and C) of `x`; an explicit
     Pad before it with the reduction's identity becomes the window's own padding."""
     shape = shape_of(x.type)
@@ -122,7 +122,7 @@ def window_reduce(imp: OnnxImporter, kind: str, x: SSAValue, geom: PoolGeometry)
     if found is not None:
         x = found[0]
         low, high = [a + b for a, b in zip(low, found[1])], [a + b for a, b in zip(high, found[2])]
-    return imp.b.emit(graph.ReduceWindowOp, [x], kind=graph.ReduceKindAttr(graph.ReduceKind(kind)),
+    return imp.b.emit(graph.ReduceWindowOp, [x], kind=graph.ReduceKindAttr(kind),
                       window=dense_i64(ones + list(geom.kernel)), strides=dense_i64(ones + list(geom.strides)),
                       dilations=dense_i64(ones + list(geom.dilations)), low=dense_i64(low), high=dense_i64(high))
 
@@ -147,7 +147,7 @@ def require_static(imp: OnnxImporter, x: SSAValue, dims, what: str) -> None:
 def max_pool(imp: OnnxImporter, node: onnx.NodeProto, attrs: dict) -> list[SSAValue]:
     x = pool_input(imp, node)
     geom = pool_geometry(imp, attrs, shape_of(x.type)[2:])
-    y = window_reduce(imp, "max", x, geom)
+    y = window_reduce(imp, graph.ReduceKind.MAX, x, geom)
     if len(node.output) > 1 and node.output[1]:
         return [y, max_pool_indices(imp, x, y, geom, bool(attrs.get("storage_order", 0)))]
     return [y]
@@ -168,7 +168,7 @@ def max_pool_indices(imp: OnnxImporter, x: SSAValue, y: SSAValue, geom: PoolGeom
         raise imp.error(f"{imp.describe()}: the Indices output is supported for windows of at most 64 "
                         f"positions, not {math.prod(geom.kernel)}")
     high = geom.high(spatial)
-    lowest = b.constant(np.array(graph.reduce_identity("max", graph.numpy_dtype(b.elem(x)))), b.elem(x))
+    lowest = b.constant(np.array(graph.reduce_identity(graph.ReduceKind.MAX, graph.numpy_dtype(b.elem(x)))), b.elem(x))
     padded = b.emit(graph.PadOp, [x, lowest], mode=graph.PadModeAttr(graph.PadMode.CONSTANT),
                     low=dense_i64([0, 0, *geom.begin]), high=dense_i64([0, 0, *high]),
                     interior=dense_i64([0] * len(shape)))
@@ -203,7 +203,7 @@ def average_pool(imp: OnnxImporter, node: onnx.NodeProto, attrs: dict) -> list[S
     x = pool_input(imp, node)
     spatial = shape_of(x.type)[2:]
     geom = pool_geometry(imp, attrs, spatial)
-    total = window_reduce(imp, "sum", x, geom)
+    total = window_reduce(imp, graph.ReduceKind.SUM, x, geom)
     counts = geom.counts(spatial, bool(attrs.get("count_include_pad", 0)))
     return [divide_by_counts(imp, total, counts)]
 
@@ -232,7 +232,7 @@ def lp_pool(imp: OnnxImporter, node: onnx.NodeProto, attrs: dict) -> list[SSAVal
         powered = b.ew("abs", x)
     else:
         powered = b.ew("pow", b.ew("abs", x), b.scalar_like(p, x))
-    total = window_reduce(imp, "sum", powered, geom)
+    total = window_reduce(imp, graph.ReduceKind.SUM, powered, geom)
     if p == 1:
         return [total]
     if p == 2:

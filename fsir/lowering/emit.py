@@ -285,7 +285,7 @@ class ElementEmitter:
         """The window reduced by a serial loop per windowed dim (the window is small);
         positions in the padding are skipped (they hold the identity)."""
         ib, sb = self.ib, self.sb
-        kind = op.kind_name
+        kind = op.kind.data
         elem = elem_type(op.result)
         ct = compute_type(elem)
         window = op.params()[0]
@@ -341,9 +341,9 @@ class ElementEmitter:
             return [sb.combine(kind, carry[0], self.at(op.data, [j, *idx[1:]]))]
 
         acc = self.for_loop(start, end, 1, [sb.reduce_init(kind, ct)], body)[0]
-        if op.kind.data == "mean":  # an empty segment's sum is 0: 0 / 1
+        if op.kind.data == graph.SegmentKind.MEAN:  # an empty segment's sum is 0: 0 / 1
             acc = sb.arith("div", acc, sb.index_to(ib.max(ib.sub(end, start), 1), ct))
-        elif kind != "sum":  # an empty segment gives 0, not the identity
+        elif kind != graph.ReduceKind.SUM:  # an empty segment gives 0, not the identity
             nonempty = ib.lt(start, end)
             assert not isinstance(nonempty, bool)
             acc = sb.select(nonempty, acc, sb.const(0, ct))

@@ -21,7 +21,7 @@ is stored as a byte and converted), at most 16 bytes per access.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -102,20 +102,29 @@ def _position(block: Block) -> dict[Operation, int]:
     return {op: i for i, op in enumerate(block.ops)}
 
 
-def _merge_loads(block: Block, width: int) -> int:
-    loads = [op for op in block.ops if isinstance(op, memref.LoadOp) and _global_buffer(op.memref)
-             and _fits(op.memref, width)]
-    merged = 0
-    for run in list(_runs(loads, width)):
+def _free_runs(block: Block, kind: type[_Access], width: int) -> Iterator[tuple[list[_Access], list[Operation]]]:
+    """The runs (`_runs`) of `width` global accesses of `kind` in `block` that may become
+    one: nothing between the first and the last writes their buffer (loads) or touches
+    it (stores), nor is a barrier. Each with the block's ops from its first access to
+    its last, taken when it is yielded (the caller merges a run before asking for the
+    next)."""
+    accesses = [op for op in block.ops if isinstance(op, kind) and _global_buffer(op.memref)
+                and _fits(op.memref, width)]
+    for run in list(_runs(accesses, width)):
         pos = _position(block)
         first, last = min(pos[op] for op in run), max(pos[op] for op in run)
         ops = list(block.ops)
-        if any(_touches(o, run[0].memref, True) for o in ops[first:last + 1] if o not in run):
-            continue
-        anchor = ops[first]
+        window = ops[first:last + 1]
+        if not any(_touches(o, run[0].memref, kind is memref.LoadOp) for o in window if o not in run):
+            yield run, window
+
+
+def _merge_loads(block: Block, width: int) -> int:
+    merged = 0
+    for run, window in _free_runs(block, memref.LoadOp, width):
+        anchor = window[0]
         index = run[0].indices[0]
-        owner = index.owner
-        if isinstance(owner, Operation) and owner in pos and pos[owner] >= first:  # not available at the anchor yet
+        if index.owner in window:  # not available at the anchor yet (defined before run[0], after the anchor)
             x, c0 = _split(index)
             cst = arith.ConstantOp(IntegerAttr(c0, IndexType()))
             block.insert_ops_before([cst], anchor)
@@ -137,17 +146,10 @@ def _merge_loads(block: Block, width: int) -> int:
 
 
 def _merge_stores(block: Block, width: int) -> int:
-    stores = [op for op in block.ops if isinstance(op, memref.StoreOp) and _global_buffer(op.memref)
-              and _fits(op.memref, width)]
     merged = 0
-    for run in list(_runs(stores, width)):
-        pos = _position(block)
-        first, last = min(pos[op] for op in run), max(pos[op] for op in run)
-        ops = list(block.ops)
-        if any(_touches(o, run[0].memref, False) for o in ops[first:last + 1] if o not in run):
-            continue
+    for run, window in _free_runs(block, memref.StoreOp, width):
         vec = gpu.StoreVectorOp([op.value for op in run], run[0].memref, [run[0].indices[0]])
-        block.insert_op_after(vec, ops[last])
+        block.insert_op_after(vec, window[-1])
         for op in run:
             op.detach()
             op.erase()

@@ -724,35 +724,28 @@ def op_cnot(D, ins, parts, ops):
     return _unary_fn(D, ins, parts, ops, lambda a: (a == 0).astype(dt), t=t)
 
 
-def op_shl(D, ins, parts, ops):
-    t = _need_type(parts, ins)
-    dt = NP[t]
+def _shift(shift, dt, fill_zero: bool):
+    """`shift` of values of `dt` by a u32 amount, which PTX clamps to the width: a shift
+    by the width or more gives 0 (`fill_zero`) or the sign (an arithmetic right shift,
+    which numpy gives by shifting width - 1)."""
     n = dt.itemsize * 8
     z = dt.type(0)
 
     def f(a, b):
         b = np.asarray(b).astype(np.uint32)
-        s = np.minimum(b, n - 1).astype(dt)
-        return np.where(b >= n, z, np.left_shift(a, s)).astype(dt)
-    return _binary_fn(D, ins, parts, ops, f, t=t, tb="u32")
+        out = shift(a, np.minimum(b, n - 1).astype(dt))
+        return (np.where(b >= n, z, out) if fill_zero else out).astype(dt)
+    return f
+
+
+def op_shl(D, ins, parts, ops):
+    t = _need_type(parts, ins)
+    return _binary_fn(D, ins, parts, ops, _shift(np.left_shift, NP[t], True), t=t, tb="u32")
 
 
 def op_shr(D, ins, parts, ops):
     t = _need_type(parts, ins)
-    dt = NP[t]
-    n = dt.itemsize * 8
-    if t[0] == "s":
-        def f(a, b):
-            s = np.minimum(np.asarray(b).astype(np.uint32), n - 1).astype(dt)
-            return np.right_shift(a, s).astype(dt)
-    else:
-        z = dt.type(0)
-
-        def f(a, b):
-            b = np.asarray(b).astype(np.uint32)
-            s = np.minimum(b, n - 1).astype(dt)
-            return np.where(b >= n, z, np.right_shift(a, s)).astype(dt)
-    return _binary_fn(D, ins, parts, ops, f, t=t, tb="u32")
+    return _binary_fn(D, ins, parts, ops, _shift(np.right_shift, NP[t], t[0] != "s"), t=t, tb="u32")
 
 
 def op_popc(D, ins, parts, ops):

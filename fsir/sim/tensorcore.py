@@ -194,21 +194,28 @@ def op_mma(D, ins, parts, ops):
 # ------------------------------------------------------------------------------- ldmatrix
 
 
-def op_ldmatrix(D, ins, parts, ops):
+def _matrix_form(ins, parts, ops, loads: bool):
+    """The common form of ldmatrix (`loads`: `{d...}, [address]`) and stmatrix
+    (`[address], {r...}`): (matrix count, space, trans, registers, address operand)."""
+    name = "ldmatrix" if loads else "stmatrix"
     parts = [p.split("::")[0] for p in parts]
     num = next((int(p[1:]) for p in parts if p in ("x1", "x2", "x4")), None)
     if "sync" not in parts or "aligned" not in parts or "m8n8" not in parts or "b16" not in parts or num is None:
         raise DecodeError(f"unsupported instruction '{ins.opcode}': the simulator executes "
-                          "ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16")
-    space = "shared" if "shared" in parts else "generic"
-    trans = "trans" in parts
-    if len(ops) != 2 or not isinstance(ops[1], Mem):
-        raise DecodeError(f"'{ins.opcode}' expects {{d...}}, [address]")
-    dst = ops[0].items if isinstance(ops[0], Vec) else (ops[0],)
-    if len(dst) != num:
-        raise DecodeError(f"'{ins.opcode}' needs {num} destination registers")
+                          f"{name}.sync.aligned.m8n8.{{x1,x2,x4}}{{.trans}}.shared.b16")
+    if len(ops) != 2 or not isinstance(ops[1 if loads else 0], Mem):
+        raise DecodeError(f"'{ins.opcode}' expects " + ("{d...}, [address]" if loads else "[address], {r...}"))
+    regs, mem = ops if loads else ops[::-1]
+    regs = regs.items if isinstance(regs, Vec) else (regs,)
+    if len(regs) != num:
+        raise DecodeError(f"'{ins.opcode}' needs {num} {'destination' if loads else 'source'} registers")
+    return num, "shared" if "shared" in parts else "generic", "trans" in parts, regs, mem
+
+
+def op_ldmatrix(D, ins, parts, ops):
+    num, space, trans, dst, mem = _matrix_form(ins, parts, ops, loads=True)
     ws = [D.wr(r, "b32") for r in dst]
-    addr = _Addr(D, ops[1], space)
+    addr = _Addr(D, mem, space)
     D.K.note_access(space, 16)
     line = ins.line
     lane = np.arange(32)
@@ -235,20 +242,9 @@ def op_ldmatrix(D, ins, parts, ops):
 def op_stmatrix(D, ins, parts, ops):
     """stmatrix (sm_90): the inverse of ldmatrix — lane l's j-th register holds the pair of matrix j
     that ldmatrix would give it, and lanes 8j..8j+7 supply the row addresses matrix j is stored to."""
-    parts = [p.split("::")[0] for p in parts]
-    num = next((int(p[1:]) for p in parts if p in ("x1", "x2", "x4")), None)
-    if "sync" not in parts or "aligned" not in parts or "m8n8" not in parts or "b16" not in parts or num is None:
-        raise DecodeError(f"unsupported instruction '{ins.opcode}': the simulator executes "
-                          "stmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16")
-    space = "shared" if "shared" in parts else "generic"
-    trans = "trans" in parts
-    if len(ops) != 2 or not isinstance(ops[0], Mem):
-        raise DecodeError(f"'{ins.opcode}' expects [address], {{r...}}")
-    src = ops[1].items if isinstance(ops[1], Vec) else (ops[1],)
-    if len(src) != num:
-        raise DecodeError(f"'{ins.opcode}' needs {num} source registers")
+    num, space, trans, src, mem = _matrix_form(ins, parts, ops, loads=False)
     rs = [D.rd(r, "b32") for r in src]
-    addr = _Addr(D, ops[0], space)
+    addr = _Addr(D, mem, space)
     D.K.note_access(space, 16)
     line = ins.line
     what = f"'{ins.opcode}'"

@@ -446,7 +446,7 @@ class GraphBuilder:
         dims = self.ch.subset(range(rank), self.ch.int(min(1, rank), rank))
         if self.ch.prob(0.7):
             dims.sort()
-        kind = self.ch.choice(graph.REDUCE_KINDS)
+        kind = self.ch.choice([k.value for k in graph.ReduceKind])
         keep = [i for i in range(rank) if i not in dims]
         r = self.result(x.elem, [x.shape[i] for i in keep], [x.decl[i] for i in keep])
         return self.emit(f"reduce {kind}", [x], "dims [" + ", ".join(map(str, dims)) + "]", r)

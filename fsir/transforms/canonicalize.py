@@ -239,7 +239,7 @@ class FoldScaleIntoConv(RewritePattern):
             return
 
 
-def identity_pad(kind: str, x: SSAValue) -> tuple[SSAValue, list[int], list[int]] | None:
+def identity_pad(kind: graph.ReduceKind, x: SSAValue) -> tuple[SSAValue, list[int], list[int]] | None:
     """When `x` is a constant pad, without interior or negative padding, whose value is
     the identity of reduction `kind`: (its operand, its low and high padding). A window
     reduction of `x` may pad the operand itself instead."""
@@ -264,7 +264,7 @@ class PadIntoWindow(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, graph.ReduceWindowOp):
             return
-        found = identity_pad(op.kind_name, op.input)
+        found = identity_pad(op.kind.data, op.input)
         if found is None:
             return
         x, low, high = found

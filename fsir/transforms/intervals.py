@@ -196,10 +196,10 @@ def _reduce(op: Operation, ins: list[Interval | None], out: SSAValue) -> Interva
     if x is None:
         return None
     kind = op.kind.data
-    if kind in ("max", "min"):
+    if kind in (graph.ReduceKind.MAX, graph.ReduceKind.MIN):
         return x
     sizes = [shape_of(op.input.type)[d] for d in op.dims.get_values()]
-    if kind != "sum" or DYN in sizes:
+    if kind != graph.ReduceKind.SUM or DYN in sizes:
         return None
     n = math.prod(sizes)  # a sum of n elements, each in [lo, hi] (e.g. a bucketise count)
     return _fit(out, x.lo * n, x.hi * n)
@@ -208,7 +208,7 @@ def _reduce(op: Operation, ins: list[Interval | None], out: SSAValue) -> Interva
 def _segment_reduce(op: Operation, ins: list[Interval | None], out: SSAValue) -> Interval | None:
     assert isinstance(op, graph.SegmentReduceOp)
     x = ins[0]
-    if x is None or op.kind.data not in ("max", "min"):
+    if x is None or op.kind.data not in (graph.SegmentKind.MAX, graph.SegmentKind.MIN):
         return None  # a sum over a segment of unknown length
     return x.hull(Interval(0, 0))  # an empty segment gives 0
 

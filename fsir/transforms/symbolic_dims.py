@@ -205,6 +205,12 @@ class MonoDims(DimBuilder[Mono]):
             return self.opaque("div", a, b)
         return Mono(a.coef // b.coef, tuple(syms))
 
+    def rem(self, a, b):
+        a, b = self.lift(a), self.lift(b)
+        if a.const is not None and b.const:
+            return Mono(a.coef % b.coef)
+        return self.opaque("rem", a, b)
+
     def eq(self, a, b):
         a, b = self.lift(a), self.lift(b)
         if a == b:
@@ -219,19 +225,6 @@ class MonoDims(DimBuilder[Mono]):
         if cond is None:
             return self.lift(a) if self.lift(a) == self.lift(b) else self.opaque("select", a, b)
         return a if cond else b
-
-    def linearize(self, idx, dims):
-        out: Mono | int = 0
-        for i, d in zip(idx, dims):
-            out = self.add(self.mul(out, d), i)
-        return out
-
-    def delinearize(self, linear, dims):
-        out = []
-        for d in reversed(dims[1:]):
-            out.append(self.opaque("rem", linear, d))
-            linear = self.div(linear, d)
-        return [linear, *reversed(out)] if dims else []
 
 
 def argument_names(f: func.FuncOp) -> list[list[int | str] | None]:

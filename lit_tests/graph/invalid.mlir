@@ -579,10 +579,36 @@ func.func @f() {
 
 // -----
 
-// The generic form bypasses the keyword parser; the verifier still checks the kind.
+// The generic form bypasses the keyword parser; the kind is a typed enum attribute
+// whose parser names the allowed kinds.
 func.func @f(%x: tensor<4xf32>) {
-  // expected-error @+1 {{unknown reduction 'mean'}}
-  %r = "graph.reduce"(%x) <{kind = "mean", dims = array<i64: 0>}> : (tensor<4xf32>) -> tensor<f32>
+  // expected-error @+1 {{Expected `sum`, `max`, `min`, or `prod`.}}
+  %r = "graph.reduce"(%x) <{kind = #graph<reduce_kind mean>, dims = array<i64: 0>}> : (tensor<4xf32>) -> tensor<f32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.reduce' op "sum" should be of base attribute graph.reduce_kind}}
+  %r = "graph.reduce"(%x) <{kind = "sum", dims = array<i64: 0>}> : (tensor<4xf32>) -> tensor<f32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<8x4xf32>, %o: tensor<3xi32>) {
+  // expected-error @+1 {{Expected `sum`, `mean`, `max`, or `min`.}}
+  %r = "graph.segment_reduce"(%x, %o) <{kind = #graph<segment_kind prod>}> : (tensor<8x4xf32>, tensor<3xi32>) -> tensor<3x4xf32>
+  func.return
+}
+
+// -----
+
+// Each op has its own enum: a reduce kind is no segment kind.
+func.func @f(%x: tensor<8x4xf32>, %o: tensor<3xi32>) {
+  // expected-error @+1 {{'graph.segment_reduce' op #graph<reduce_kind sum> should be of base attribute graph.segment_kind}}
+  %r = "graph.segment_reduce"(%x, %o) <{kind = #graph<reduce_kind sum>}> : (tensor<8x4xf32>, tensor<3xi32>) -> tensor<3x4xf32>
   func.return
 }
 

@@ -275,6 +275,8 @@ BITOPS = [
     ("rem.s32 %r4, %r1, %r2;", lambda a, b, c: (_s(a) - int(_s(a) / _s(b)) * _s(b)) & 0xFFFFFFFF if b else a, "u32"),
     ("shr.s32 %r4, %r1, %r3;", lambda a, b, c: (_s(a) >> min(c, 31)) & 0xFFFFFFFF, "u32"),
     ("shl.b32 %r4, %r1, %r3;", lambda a, b, c: (a << c) & 0xFFFFFFFF if c < 32 else 0, "u32"),
+    ("shr.u32 %r4, %r1, %r3;", lambda a, b, c: a >> c if c < 32 else 0, "u32"),
+    ("shr.b32 %r4, %r1, %r3;", lambda a, b, c: a >> c if c < 32 else 0, "u32"),
 ]
 
 

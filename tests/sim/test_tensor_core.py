@@ -4,6 +4,8 @@ Every kernel here is hand-written PTX that also assembles with ptxas."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -420,6 +422,25 @@ def test_ldmatrix_misaligned_row_is_an_error():
 """
     text = kernel("k", ["out"], body, shared="    .shared .align 16 .b8 tile[1024];")
     with pytest.raises(SimulatorError, match=r"misaligned shared load of 16 bytes at address 0x18 by thread \(1,0,0\)"):
+        run_ptx(text, "k", (1,), (32,), [np.zeros(1)])
+
+
+@pytest.mark.parametrize("instr,what", [
+    ("ldmatrix.sync.aligned.m8n8.x3.shared.b16 {%r40,%r41,%r42}, [%r9];",
+     "the simulator executes ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16"),
+    ("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%r40}, [%r9];", "'ldmatrix.sync.aligned.m8n8.x2.shared.b16' needs 2 "
+                                                                 "destination registers"),
+    ("ldmatrix.sync.aligned.m8n8.x1.shared.b16 [%r9], {%r40};", "expects {d...}, [address]"),
+    ("stmatrix.sync.aligned.m8n8.x3.shared.b16 [%r9], {%r40,%r41,%r42};",
+     "the simulator executes stmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16"),
+    ("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%r9], {%r40,%r41};", "needs 4 source registers"),
+    ("stmatrix.sync.aligned.m8n8.x1.shared.b16 {%r40}, [%r9];", "expects [address], {r...}"),
+])
+def test_malformed_ldmatrix_and_stmatrix_are_refused_at_their_line(instr, what):
+    text = HEADER.replace("sm_80", "sm_90") + ".visible .entry k(.param .u64 out)\n{\n.reg .b32 %r<64>;\n" \
+        "    .shared .align 16 .b8 tile[512];\n    mov.u32 %r9, tile;\n    " + instr + "\n    ret;\n}\n"
+    line = next(i + 1 for i, l in enumerate(text.splitlines()) if "matrix" in l)
+    with pytest.raises(SimulatorError, match=rf"kernel 'k', PTX line {line}:5: .*{re.escape(what)}"):
         run_ptx(text, "k", (1,), (32,), [np.zeros(1)])
 
 
