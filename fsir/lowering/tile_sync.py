@@ -21,6 +21,7 @@ the pipeline's first launch, launches a consumer's one-thread wait-kernel
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from xdsl.dialects import arith, func, memref, scf
@@ -103,27 +104,42 @@ def _and(cursor: Cursor, a: bool | SSAValue, b: bool | SSAValue) -> bool | SSAVa
     return cursor.value(arith.AndIOp(a, b))
 
 
-def wait_ranges(dep: TileDepOp, policy: SyncPolicy) -> tuple[int, int]:
+def wait_ranges(dep: TileDepOp, producer: StageOp, consumer_grid: tuple[int, int],
+                producer_grid: tuple[int, int], limit: int = 1 << 14) -> tuple[int, int]:
     """The (i, j) ranges a consumer tile's waits on `dep` walk: the dependency's, but
     under a per-row policy only over the positions that change the producer row (the
-    tiles of one row share a semaphore)."""
+    tiles of one row share a semaphore), and under StridedSync only over the shortest
+    prefix of i that already names every semaphore of the whole range (the tiles a
+    stride apart share one), for every tile and j (enumerated up to `limit` waits)."""
     ni, nj = dep.ranges
-    if not policy.per_row():
+    policy = producer.policy.data
+    if policy.per_row():
+        return (ni if dep.row_varies(2) else 1), (nj if dep.row_varies(3) else 1)
+    if policy is not SyncPolicy.STRIDED or math.prod(consumer_grid) * ni * nj > limit:
         return ni, nj
-    return (ni if dep.row_varies(2) else 1), (nj if dep.row_varies(3) else 1)
+    gxp, gyp = producer_grid
+
+    def semaphores(x: int, y: int, j: int, n: int) -> set[int]:
+        return {producer.semaphore(px, py, gxp, PY_INDEX) for i in range(n)
+                for px, py in [dep.map.data.eval([x, y, i, j], [])] if 0 <= px < gxp and 0 <= py < gyp}
+
+    gx, gy = consumer_grid
+    tiles = [(x, y, j) for x in range(gx) for y in range(gy) for j in range(nj)]
+    return next(n for n in range(1, ni + 1) if all(semaphores(*t, n) == semaphores(*t, ni) for t in tiles)), nj
 
 
-def wait_semaphores(dep: TileDepOp, policy: SyncPolicy, x: int, y: int, producer_grid: tuple[int, int]) -> list[int]:
+def wait_semaphores(dep: TileDepOp, producer: StageOp, x: int, y: int, consumer_grid: tuple[int, int],
+                    producer_grid: tuple[int, int]) -> list[int]:
     """The semaphores consumer tile (x, y) waits on for `dep`, in order (what the
     kernel's loops execute)."""
     gxp, gyp = producer_grid
-    ni, nj = wait_ranges(dep, policy)
+    ni, nj = wait_ranges(dep, producer, consumer_grid, producer_grid)
     out = []
     for j in range(nj):
         for i in range(ni):
             px, py = dep.map.data.eval([x, y, i, j], [])
             if 0 <= px < gxp and 0 <= py < gyp:
-                out.append(policy.semaphore(px, py, gxp, PY_INDEX))
+                out.append(producer.semaphore(px, py, gxp, PY_INDEX))
     return out
 
 
@@ -134,9 +150,9 @@ def wait_count(f: func.FuncOp) -> dict[str, int]:
     for name, deps in plan.deps.items():
         gx, gy = plan.grid(name)
         for dep in deps:
-            policy = plan.stages[dep.producer_name].policy.data
+            producer = plan.stages[dep.producer_name]
             pg = plan.grid(dep.producer_name)
-            counts[name] = counts.get(name, 0) + sum(len(wait_semaphores(dep, policy, x, y, pg))
+            counts[name] = counts.get(name, 0) + sum(len(wait_semaphores(dep, producer, x, y, (gx, gy), pg))
                                                      for x in range(gx) for y in range(gy))
     return counts
 
@@ -169,7 +185,8 @@ class TileSyncPlan:
         return grid[0], grid[1] * grid[2]
 
     def semaphores(self, name: str) -> int:
-        return self.stages[name].policy.data.semaphores(*self.grid(name))
+        stage = self.stages[name]
+        return stage.policy.data.semaphores(*self.grid(name), stage.sync_stride)
 
     # -- the kernel ---------------------------------------------------------------------
 
@@ -217,9 +234,8 @@ class TileSyncPlan:
             self.waits(dep, argument(("sems", dep.producer_name)), x, y, cursor, ib)
         post: gpu.SemPostOp | None = None  # (a template, cloned before each return)
         if name in self.producers:
-            policy = self.stages[name].policy.data
             own = argument(("sems", name))
-            post = gpu.SemPostOp(own, ib.ssa(policy.semaphore(x, y, gx, ib)), _i32(cursor, 1))
+            post = gpu.SemPostOp(own, ib.ssa(stage.semaphore(x, y, gx, ib)), _i32(cursor, 1))
         first = entry.first_op
         for op in list(prologue.ops):
             op.detach()
@@ -260,11 +276,10 @@ class TileSyncPlan:
     def waits(self, dep: TileDepOp, sems: SSAValue, x: SSAValue, y: SSAValue, cursor: Cursor,
               ib: IndexBuilder) -> None:
         """Waits on every semaphore of `dep`'s producer tiles that tile (x, y) reads."""
-        producer = dep.producer_name
-        policy = self.stages[producer].policy.data
-        gxp, gyp = self.grid(producer)
-        ready = _i32(cursor, policy.ready(gxp))
-        ni, nj = wait_ranges(dep, policy)
+        stage = self.stages[dep.producer_name]
+        gxp, gyp = self.grid(dep.producer_name)
+        ready = _i32(cursor, stage.policy.data.ready(gxp, stage.sync_stride))
+        ni, nj = wait_ranges(dep, stage, self.grid(dep.consumer_name), (gxp, gyp))
         px_expr, py_expr = dep.map.data.results
         inside_always = self.inside(dep, ni, nj)
 
@@ -274,7 +289,7 @@ class TileSyncPlan:
             inside = True if inside_always else \
                 _and(cursor, _and(cursor, ib.lt(-1, px), ib.lt(px, gxp)), _and(cursor, ib.lt(-1, py), ib.lt(py, gyp)))
             _when(cursor, inside, lambda: cursor.insert(
-                gpu.SemWaitOp(sems, ib.ssa(policy.semaphore(px, py, gxp, ib)), ready)))
+                gpu.SemWaitOp(sems, ib.ssa(stage.semaphore(px, py, gxp, ib)), ready)))
 
         _range(cursor, ib, nj, lambda j: _range(cursor, ib, ni, lambda i: wait(i, j)))
 
