@@ -77,9 +77,9 @@ TileSyncChoice = SyncPolicy | Literal["auto"] | None
 """The pipeline's tile_sync option: a policy, the wave model's choice, or None (off)."""
 
 
-def parse_tile_sync(value: str | SyncPolicy | None) -> TileSyncChoice:
+def parse_tile_sync(value: str | SyncPolicy | None, option: str = "tile_sync") -> TileSyncChoice:
     """The tile_sync option from its text (off, auto or a SyncPolicy's name), once at
-    the CLI/API boundary."""
+    the CLI/API boundary (`option`: its name there, for the error)."""
     if value is None or isinstance(value, SyncPolicy):
         return value
     text = str(value).lower()
@@ -89,7 +89,7 @@ def parse_tile_sync(value: str | SyncPolicy | None) -> TileSyncChoice:
         return "auto"
     if text in tuple(SyncPolicy):
         return SyncPolicy(text)
-    raise UserError(f"tile_sync={value!r}: expected one of off, {', '.join(POLICIES)}")
+    raise UserError(f"{option} {value!r}: expected one of off, {', '.join(POLICIES)}")
 SWITCHES = ("auto", "true", "false")
 ORDERS = {"auto": None, "row-major": TileOrder.ROW_MAJOR, "column-major": TileOrder.COLUMN_MAJOR, "none": None}
 

@@ -106,7 +106,7 @@ def test_fig4a_wait_counts(policy, waits):
     module = _model("fig4a")
     inputs = random_inputs(find_function(module), 0)
     plain = execute(lower(module), inputs)[1]
-    synced = execute(lower(module, PipelineOptions(tile_sync=policy)), inputs)[1]
+    synced = execute(lower(module, PipelineOptions(tile_sync=SyncPolicy(policy))), inputs)[1]
     assert synced.global_load_requests - plain.global_load_requests == waits
     assert synced.global_atomic_bytes - plain.global_atomic_bytes == 4 * 4  # one post per producer tile
 
@@ -172,8 +172,12 @@ def test_compile_and_fs_run_take_a_policy(capsys):
     np.testing.assert_allclose(y, np.full((32, 48), 32.0 * 32.0))
     assert main_impl([str(path), "--device", "sim", "--check", "--tile-sync", "tile"]) == 0
     assert "ok" in capsys.readouterr().out
-    with pytest.raises(fsir.UserError, match="policy=strided is not supported"):
-        fsir.compile(str(path), tile_sync="strided")
+    assert fsir.compile(str(path), tile_sync="off").options.tile_sync is None
+    assert fsir.compile(str(path), tile_sync=SyncPolicy.STRIDED).options.tile_sync is SyncPolicy.STRIDED
+    with pytest.raises(fsir.UserError, match="tile_sync 'rows': expected one of off, auto, tile, row, strided, conv"):
+        fsir.compile(str(path), tile_sync="rows")
+    with pytest.raises(fsir.UserError, match="--tile-sync 'Tiles': expected one of off, auto, tile, row, strided"):
+        main_impl([str(path), "--device", "sim", "--tile-sync", "Tiles"])
 
 
 def test_conv2d_tile_sync_dependency():
@@ -319,7 +323,7 @@ def test_fig4a_waits_counted_by_the_concurrent_simulator(policy, waits, order):
     module = _model("fig4a")
     inputs, want, exact = _expected(module)
     dev = SimDevice(dispatch=order)
-    got, _ = execute(lower(module, PipelineOptions(tile_sync=policy)), inputs, dev)
+    got, _ = execute(lower(module, PipelineOptions(tile_sync=SyncPolicy(policy))), inputs, dev)
     _check(got, want, exact)
     log = {k: st for k, st, _ in dev.launch_log}
     assert log["fig4a_k1"].waits == waits and log["fig4a_k0"].posts == 4
