@@ -362,7 +362,7 @@ class TileSyncPass(ModulePass):
     gpu: str = "H100"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if parse_tile_sync(self.policy) is None:
+        if self.policy not in POLICIES:
             raise UserError(f"tile-sync: policy={self.policy} (expected {', '.join(POLICIES)})")
         if _switch(self.wait_kernel) not in SWITCHES:
             raise UserError(f"tile-sync: wait-kernel={self.wait_kernel} (expected {', '.join(SWITCHES)})")
