@@ -363,7 +363,7 @@ class TileSyncPlan:
         entry = fn.body.blocks[0]
         name = k.sym_name.data
         dot = _product_of_dot(k)
-        produced = {entry.args[d.operand.data] for d in self.deps.get(name, [])}
+        produced: set[SSAValue] = {entry.args[d.operand.data] for d in self.deps.get(name, [])}
         b = entry.args[k.block.args.index(dot.rhs)] if dot is not None and dot.rhs in k.block.args else None
         first = next((op for op in fn.walk() if produced & set(op.operands)), None)
         if first is None or b is None or b in produced:

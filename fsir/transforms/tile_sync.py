@@ -240,12 +240,14 @@ def strided(consumer: KernelOp, operand: int, producer: KernelOp) -> int | None:
     return found[2] if found is not None else None
 
 
-def reorderable(k: KernelOp) -> bool:
+def reorderable(k: KernelOp, waited: set[int]) -> bool:
     """Whether a consumer can issue its B tile before waiting (R): a GEMM whose B is a
-    2-D kernel operand read directly."""
+    2-D kernel operand read directly and no producer's result (`waited`: the operands
+    it waits on)."""
     dot = _product_of(k)
     return isinstance(dot, graph.DotOp) and dot.rhs in k.block.args and dot.rhs is not dot.lhs \
-        and len(graph.shape_of(dot.rhs.type)) == 2 and len(graph.shape_of(dot.lhs.type)) == 2
+        and len(graph.shape_of(dot.rhs.type)) == 2 and len(graph.shape_of(dot.lhs.type)) == 2 \
+        and k.block.args.index(dot.rhs) not in waited
 
 
 def _span(count: int, consumer_tile: int, producer_tile: int) -> int:
@@ -448,8 +450,10 @@ class TileSyncPass(ModulePass):
         reorder = _switch(self.reorder) != "false"  # (auto: always, as the paper's WRT configurations)
         for stream, k in enumerate(stages):
             stride = stride_of.get(k)
+            waited = {n for c, n, _ in [*edges, *whole] if c is k}
             stage = StageOp(k.sym_name.data, number, stream, stream, policy if stride is None else SyncPolicy.STRIDED,
-                            order, wait and k in consumers, reorder and k in consumers and reorderable(k), stride)
+                            order, wait and k in consumers, reorder and k in consumers and reorderable(k, waited),
+                            stride)
             stage.location = k.location
             block = k.parent_block()
             assert block is not None
