@@ -331,6 +331,7 @@ class TileSyncPlan:
             own = argument(("sems", name))
             post = gpu.SemPostOp(own, ib.ssa(stage.semaphore(x, y, gx, ib)), _i32(cursor, 1))
         first = entry.first_op
+        start = list(prologue.ops)[-1]  # (the prologue's last op: the waits' default place follows it)
         for op in list(prologue.ops):
             op.detach()
             if first is None:
@@ -343,7 +344,7 @@ class TileSyncPlan:
                 op.detach()
                 op.erase()
         if stage.reorder is not None:
-            self.reorder_loads(k, fn, waits)
+            self.reorder_loads(k, fn, waits, start)
         if post is not None:
             for ret in [op for op in fn.walk() if isinstance(op, gpu.ReturnOp)]:
                 block = ret.parent_block()
@@ -351,7 +352,7 @@ class TileSyncPlan:
                 block.insert_op_before(gpu.SemPostOp(*post.operands), ret)
             post.erase()
 
-    def reorder_loads(self, k: KernelOp, fn: gpu.FuncOp, waits: Block) -> None:
+    def reorder_loads(self, k: KernelOp, fn: gpu.FuncOp, waits: Block, start: Operation) -> None:
         """cuSync's R: the consumer GEMM's first k-step issues its B tile loads (B has no
         producer), then waits (`waits`), then loads A. The waits go right before the
         kernel's first read of a producer's result, at the level of the mapping's code
@@ -359,7 +360,7 @@ class TileSyncPlan:
         holding a barrier: the k-loop, where they run in the first iteration only); the
         global reads of B that follow them before the next barrier, with the index
         arithmetic they need, move in front of them. Without such a read (a mapping of
-        another shape), the waits stay at the kernel's start."""
+        another shape), the waits stay at the kernel's start, after `start`."""
         entry = fn.body.blocks[0]
         name = k.sym_name.data
         dot = _product_of_dot(k)
@@ -367,7 +368,7 @@ class TileSyncPlan:
         b = entry.args[k.block.args.index(dot.rhs)] if dot is not None and dot.rhs in k.block.args else None
         first = next((op for op in fn.walk() if produced & set(op.operands)), None)
         if first is None or b is None or b in produced:
-            _insert_before(waits, entry.first_op, entry)
+            _insert_before(waits, start.next_op, entry)
             return
         anchor = _uniform_ancestor(first, entry)
         block = anchor.parent_block()
