@@ -144,6 +144,9 @@ def test_auto_turns_on_row_sync_and_wt_from_two_waves(monkeypatch):
 
 def test_pipeline_ptx_assembles():
     assemble_all(lower_synced(_model("gpt3_mlp"), CONFIGS["row-WT"]))
+    # StridedSync, and R's reordered loads in FMA and tensor-core (cp.async) GEMMs
+    assemble_all(lower_synced(_model("attention"), CONFIGS["strided-WT"]))
+    assemble_all(lower_synced(_model("gpt3_mlp"), CONFIGS["tile"], PipelineOptions(precision="tf32")))
 
 
 class _Recording(SimDevice):
