@@ -439,3 +439,21 @@ def test_reordered_loads_under_every_dispatch_order(precision):
         assert stats.waits > 0
         for g, w in zip(got, serial):
             np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("wait_kernel", ["true", "false"])
+def test_strided_consumer_first(wait_kernel):
+    """Attention's three kernels under StridedSync on four SM slots, consumers dispatched
+    first: the output GEMM's blocks take the slots and deadlock without the wait-kernels;
+    with them every stream waits for its producer's first block and the result is right."""
+    module = _model("attention")
+    inputs, want, exact = _expected(module)
+    sync = TileSyncPass(policy="strided", wait_kernel=wait_kernel, tile_order="row-major")
+    dev = _small_gpu_device("consumer-first")
+    if wait_kernel == "false":
+        with pytest.raises(fsir.UserError, match="deadlock: every resident block waits"):
+            execute(lower_synced(module, sync), inputs, dev)
+        return
+    got, stats = execute(lower_synced(module, sync), inputs, dev)
+    _check(got, want, exact)
+    assert stats.waits == 16 + 2  # the consumers' 8 + 8, and one per wait-kernel
