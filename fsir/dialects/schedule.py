@@ -1172,15 +1172,22 @@ PY_INDEX = _PyIndex()
 
 class TileOrder(StrEnum):
     """The order in which a stage's blocks take tiles from its global atomic counter
-    (cuSync §III-C): `row_major` (x fastest) or `column_major` (y fastest)."""
+    (cuSync §III-C): `row_major` (x fastest), `column_major` (y fastest) or `strided`
+    (a StridedSync producer's: row by row, the tiles of one strided group one after
+    another, x = (r mod n) * stride + r div n for the r-th tile of a row, n = grid x /
+    stride, so a group's semaphore is ready as early as it can be, cuSync §IV-B)."""
 
     ROW_MAJOR = "row_major"
     COLUMN_MAJOR = "column_major"
+    STRIDED = "strided"
 
-    def tile(self, linear, grid_x: int, grid_y: int, ib):
+    def tile(self, linear, grid_x: int, grid_y: int, ib, stride: int = 1):
         """(x, y) of the tile taken `linear`-th (y: the tile row, grid z folded in)."""
         if self is TileOrder.ROW_MAJOR:
             return ib.rem(linear, grid_x), ib.div(linear, grid_x)
+        if self is TileOrder.STRIDED:
+            r, n = ib.rem(linear, grid_x), grid_x // stride
+            return ib.add(ib.mul(ib.rem(r, n), stride), ib.div(r, n)), ib.div(linear, grid_x)
         return ib.div(linear, grid_y), ib.rem(linear, grid_y)
 
 
@@ -1260,6 +1267,11 @@ class StageOp(IRDLOperation):
         """StridedSync's stride in tiles (1 under the other policies)."""
         return self.stride.data if self.stride is not None else 1
 
+    def tile(self, linear, grid_x: int, grid_y: int, ib):
+        """(x, y) of the tile its blocks take `linear`-th from the counter (`order`)."""
+        assert self.order is not None
+        return self.order.data.tile(linear, grid_x, grid_y, ib, self.sync_stride)
+
     def semaphore(self, px, py, grid_x: int, ib):
         """The semaphore this stage posts producer tile (px, py) to."""
         return self.policy.data.semaphore(px, py, grid_x, ib, self.sync_stride)
@@ -1311,6 +1323,8 @@ class StageOp(IRDLOperation):
             raise VerifyException(f"a stage needs a static grid, @{self.kernel_name} has {list(grid)}")
         if (self.stride is not None) != (self.policy.data is SyncPolicy.STRIDED):
             raise VerifyException("a stride belongs to policy strided, and policy strided needs one")
+        if self.order is not None and self.order.data is TileOrder.STRIDED and self.stride is None:
+            raise VerifyException("tile order strided belongs to policy strided")
         if self.stride is not None and (self.stride.data < 1 or grid[0] % self.stride.data):
             raise VerifyException(f"stride {self.stride.data} must divide @{self.kernel_name}'s {grid[0]} tile "
                                   "columns (each strided group has as many tiles)")

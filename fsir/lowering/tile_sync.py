@@ -309,7 +309,7 @@ class TileSyncPlan:
         ib = IndexBuilder(cursor)
         if stage.order is not None:
             linear: Index = cursor.value(gpu.NextTileOp(argument(("counter", name))))
-            x, y = stage.order.data.tile(linear, gx, gy, ib)
+            x, y = stage.tile(linear, gx, gy, ib)
         else:
             x, y = cursor.value(gpu.BlockIdOp("x")), cursor.value(gpu.BlockIdOp("y"))
             if batches > 1:

@@ -91,7 +91,8 @@ def parse_tile_sync(value: str | SyncPolicy | None, option: str = "tile_sync") -
         return SyncPolicy(text)
     raise UserError(f"{option} {value!r}: expected one of off, {', '.join(POLICIES)}")
 SWITCHES = ("auto", "true", "false")
-ORDERS = {"auto": None, "row-major": TileOrder.ROW_MAJOR, "column-major": TileOrder.COLUMN_MAJOR, "none": None}
+ORDERS = {"auto": None, "row-major": TileOrder.ROW_MAJOR, "column-major": TileOrder.COLUMN_MAJOR,
+          "strided": TileOrder.STRIDED, "none": None}
 
 
 def waves(k: KernelOp, spec: GpuSpec) -> int:
@@ -348,9 +349,11 @@ class TileSyncPass(ModulePass):
     the pipeline needs two waves or more, else tile — the paper's finding that RowSync
     wins at large batch, TileSync at small; strided: strided where the dependency is,
     tile elsewhere). wait-kernel=auto|true|false
-    and tile-order=auto|row-major|column-major|none: cuSync's wait-kernel and the
-    order blocks take tiles in from a global counter (auto: on when some kernel of
-    the pipeline needs two waves or more). reorder=auto|true|false: cuSync's R, a GEMM
+    and tile-order=auto|row-major|column-major|strided|none: cuSync's wait-kernel and
+    the order blocks take tiles in from a global counter (auto: on when some kernel of
+    the pipeline needs two waves or more, strided for a StridedSync producer, else
+    row-major; strided: a StridedSync producer's groups tile after tile, the other
+    stages row-major). reorder=auto|true|false: cuSync's R, a GEMM
     consumer loading its first B tile before it waits on A (auto: wherever B is a
     kernel operand). gpu=H100|A100|V100|T4: the wave model's GPU.
     """
@@ -450,9 +453,14 @@ class TileSyncPass(ModulePass):
         reorder = _switch(self.reorder) != "false"  # (auto: always, as the paper's WRT configurations)
         for stream, k in enumerate(stages):
             stride = stride_of.get(k)
+            # a strided producer takes each group's tiles one after another (cuSyncGen's order;
+            # tile-order=strided or auto), the other stages row by row
+            mine = order
+            if order is TileOrder.STRIDED or (order is TileOrder.ROW_MAJOR and self.tile_order == "auto"):
+                mine = TileOrder.STRIDED if stride is not None else TileOrder.ROW_MAJOR
             waited = {n for c, n, _ in [*edges, *whole] if c is k}
             stage = StageOp(k.sym_name.data, number, stream, stream, policy if stride is None else SyncPolicy.STRIDED,
-                            order, wait and k in consumers, reorder and k in consumers and reorderable(k, waited),
+                            mine, wait and k in consumers, reorder and k in consumers and reorderable(k, waited),
                             stride)
             stage.location = k.location
             block = k.parent_block()

@@ -8,7 +8,7 @@
 
 // POLICY: error: tile-sync: policy=diagonal (expected auto, tile, row, strided, conv)
 // WAIT: error: tile-sync: wait-kernel=sometimes (expected auto, true, false)
-// ORDER: error: tile-sync: tile-order=diagonal (expected auto, row-major, column-major, none)
+// ORDER: error: tile-sync: tile-order=diagonal (expected auto, row-major, column-major, strided, none)
 // REORDER: error: tile-sync: reorder=maybe (expected auto, true, false)
 // CHECK-NOT: schedule.stage
 // CHECK-NOT: schedule.tile_dep

@@ -10,6 +10,10 @@
 // RUN: fs-opt %s -p 'fusion-explore,stitch-codegen{gemm="16x16x16"},tile-sync{policy=tile}' | filecheck %s --check-prefix=TILE
 // RUN: fs-opt %s -p 'fusion-explore,stitch-codegen{gemm="16x16x16"},tile-sync{policy=strided},schedule-to-gpu' | filecheck %s --check-prefix=GPU
 // RUN: fs-opt %s -p 'fusion-explore,stitch-codegen{gemm="16x16x16"},tile-sync{policy=strided},schedule-to-gpu' -t ptx | filecheck %s --check-prefix=PTX
+// The strided tile order (cuSyncGen's): row by row, a group's 3 tiles one after another;
+// the attention kernels take theirs row by row.
+// RUN: fs-opt %s -p 'fusion-explore,stitch-codegen{gemm="16x16x16"},tile-sync{policy=strided tile-order=strided}' | filecheck %s --check-prefix=ORDERIR
+// RUN: fs-opt %s -p 'fusion-explore,stitch-codegen{gemm="16x16x16"},tile-sync{policy=strided tile-order=strided},schedule-to-gpu' | filecheck %s --check-prefix=ORDER
 
 // CHECK-LABEL: func.func @heads
 // CHECK: schedule.kernel @[[P:heads_k0]] gemm<tile = 16x16x16> grid [12, 4, 1]
@@ -43,6 +47,21 @@
 // GPU: scf.for %[[J:.*]] = %{{.*}} to %[[ROWS:.*]] step
 // GPU: scf.for %[[I:.*]] = %{{.*}} to %[[TWO:.*]] step
 // GPU: gpu.sem_wait %{{.*}}[%{{.*}}], %[[READY]] : memref<?xi32>
+
+// The r-th tile of row t div 12 is x = (r mod 3) * 4 + r div 3 (r = t mod 12).
+// ORDERIR: schedule.stage @heads_k0 pipeline 0 stream 0 priority 0 policy strided stride 4 order strided{{$}}
+// ORDERIR: schedule.stage @heads_k1 pipeline 0 stream 1 priority 1 policy tile order row_major{{$}}
+// ORDER-LABEL: gpu.func @heads_k0(
+// ORDER-NEXT: %[[T:.*]] = gpu.next_tile %{{.*}} : memref<?xi32>
+// ORDER-NEXT: %[[C12:.*]] = arith.constant 12 : index
+// ORDER-NEXT: %[[R:.*]] = arith.remui %[[T]], %[[C12]] : index
+// ORDER-NEXT: %[[C3:.*]] = arith.constant 3 : index
+// ORDER-NEXT: %[[M:.*]] = arith.remui %[[R]], %[[C3]] : index
+// ORDER-NEXT: %[[C4:.*]] = arith.constant 4 : index
+// ORDER-NEXT: %[[MS:.*]] = arith.muli %[[M]], %[[C4]] : index
+// ORDER-NEXT: %[[G:.*]] = arith.divui %[[R]], %[[C3]] : index
+// ORDER-NEXT: %[[X:.*]] = arith.addi %[[MS]], %[[G]] : index
+// ORDER-NEXT: %[[Y:.*]] = arith.divui %[[T]], %[[C12]] : index
 
 // PTX-LABEL: .visible .entry heads_k0(
 // PTX: setp.eq.u32 %[[P0:p[0-9]+]], %{{r[0-9]+}}, 0;
