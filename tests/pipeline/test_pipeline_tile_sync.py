@@ -46,7 +46,7 @@ CONFIGS = {  # (policy, wait-kernel, tile order)
     "row-WT": TileSyncPass(policy="row", wait_kernel="true", tile_order="column-major"),
     "conv": TileSyncPass(policy="conv", wait_kernel="false", tile_order="row-major"),
     "strided": TileSyncPass(policy="strided", wait_kernel="false", tile_order="none"),
-    "strided-WT": TileSyncPass(policy="strided", wait_kernel="true", tile_order="row-major"),
+    "strided-WT": TileSyncPass(policy="strided", wait_kernel="true", tile_order="strided"),
 }
 
 
@@ -397,8 +397,13 @@ def test_strided_sync_waits_once_per_group(name, strided, tile, row):
 
 @pytest.mark.parametrize("name, config", [("attention", "strided"), ("heads", "strided-WT")])
 def test_strided_sync_under_every_dispatch_order(name, config):
+    """(strided-WT: the QKV GEMM takes each group's tiles one after another, the strided
+    tile order.)"""
     module = _heads() if name == "heads" else _model(name)
     inputs, want, exact = _expected(module)
+    scheduled = lower_synced(module, CONFIGS[config], until="tile-sync")
+    orders = [s.order.data if s.order is not None else None for s in scheduled.walk() if isinstance(s, StageOp)]
+    assert orders == ([None] * 3 if config == "strided" else [TileOrder.STRIDED, TileOrder.ROW_MAJOR, TileOrder.ROW_MAJOR])
     lowered = lower_synced(module, CONFIGS[config])
     waits = set()
     for order in ORDERS:
@@ -457,3 +462,15 @@ def test_strided_consumer_first(wait_kernel):
     got, stats = execute(lower_synced(module, sync), inputs, dev)
     _check(got, want, exact)
     assert stats.waits == 16 + 2  # the consumers' 8 + 8, and one per wait-kernel
+
+
+def test_auto_on_many_waves_keeps_strided_sync_with_its_tile_order(monkeypatch):
+    """Two waves or more: auto's RowSync and W/T for the other stages, StridedSync with
+    the strided tile order for the QKV GEMM."""
+    import fsir.transforms.tile_sync as ts
+
+    monkeypatch.setattr(ts, "gpu_spec", lambda name: dataclasses.replace(gpu_spec(name), sms=1, max_threads_per_sm=256))
+    stages = [op for op in _synced_function(_heads(), "auto").walk() if isinstance(op, StageOp)]
+    assert [(s.policy.data, s.order.data if s.order else None, s.wait_kernel is not None) for s in stages] == [
+        (SyncPolicy.STRIDED, TileOrder.STRIDED, False), (SyncPolicy.ROW, TileOrder.ROW_MAJOR, True),
+        (SyncPolicy.ROW, TileOrder.ROW_MAJOR, True)]
