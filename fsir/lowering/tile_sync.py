@@ -384,12 +384,17 @@ class TileSyncPlan:
         if not guard:
             _insert_before(waits, anchor, block)
             return
-        conds = [arith.CmpiOp(iv, lb, "eq") for iv, lb in guard]
-        ands = [arith.AndIOp(conds[0], c) for c in conds[1:]]
-        for c in [*conds, *ands]:
-            block.insert_op_before(c, anchor)
+        first_step: Operation | None = None  # every enclosing loop in its first iteration
+        for iv, lb in guard:
+            cond = arith.CmpiOp(iv, lb, "eq")
+            block.insert_op_before(cond, anchor)
+            if first_step is not None:
+                cond = arith.AndIOp(first_step, cond)
+                block.insert_op_before(cond, anchor)
+            first_step = cond
+        assert first_step is not None
         waits.add_op(scf.YieldOp())
-        block.insert_op_before(scf.IfOp((ands or conds)[-1], [], Region(waits), Region()), anchor)
+        block.insert_op_before(scf.IfOp(first_step, [], Region(waits), Region()), anchor)
 
     def waits(self, dep: TileDepOp, sems: SSAValue, x: SSAValue, y: SSAValue, cursor: Cursor,
               ib: IndexBuilder) -> None:

@@ -90,6 +90,8 @@ def parse_tile_sync(value: str | SyncPolicy | None, option: str = "tile_sync") -
     if text in tuple(SyncPolicy):
         return SyncPolicy(text)
     raise UserError(f"{option} {value!r}: expected one of off, {', '.join(POLICIES)}")
+
+
 SWITCHES = ("auto", "true", "false")
 ORDERS = {"auto": None, "row-major": TileOrder.ROW_MAJOR, "column-major": TileOrder.COLUMN_MAJOR,
           "strided": TileOrder.STRIDED, "none": None}
