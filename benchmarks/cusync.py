@@ -117,7 +117,7 @@ def simulate(stages: list[Stage], deps: dict[int, list[list[int]]], sms: int, la
 
 def pipeline_deps(consumer, operand: int, producer, policy: str):
     """Per consumer tile: the producer tiles (linear, row-major) it waits for, and its waits."""
-    from fsir.dialects.schedule import SyncPolicy, TileDepOp
+    from fsir.dialects.schedule import StageOp, SyncPolicy, TileDepOp
     from fsir.lowering.tile_sync import wait_semaphores
     from fsir.transforms.tile_sync import dependency, tile_grid
 
@@ -127,7 +127,8 @@ def pipeline_deps(consumer, operand: int, producer, policy: str):
     tiles, waits = [], []
     for y in range(gy):  # (these dependencies are on rows: the same for every x of a row)
         needed = [py * pgx + px for px, py in dep.producer_tiles(0, y, pgx, pgy)]
-        n = len(wait_semaphores(dep, SyncPolicy(policy), 0, y, (pgx, pgy)))
+        stage = StageOp(producer.sym_name.data, 0, 0, 0, SyncPolicy(policy))
+        n = len(wait_semaphores(dep, stage, 0, y, (gx, gy), (pgx, pgy)))
         tiles += [needed] * gx
         waits += [n] * gx
     return tiles, waits
@@ -176,24 +177,27 @@ def model(tokens: int, gpu: str) -> dict:
 
 
 SMALL = ("fig4a", "gpt3_mlp", "llama_mlp", "attention", "conv2")
+POLICIES = {"conv2": ("off", "conv", "row"), "attention": ("off", "tile", "row", "strided")}
 
 
 def timeline_model(name: str, gpu: str) -> dict:
     """Modeled µs of a small example by the timeline model: stream-serial (tile-sync off,
     each launch modeled alone, summed) and each policy's pipeline (its launches modeled
-    together, FIFO dispatch), with the pipeline's waits from the simulator."""
+    together, FIFO dispatch), with the pipeline's waits from the simulator (attention
+    also under StridedSync: its QKV GEMM's Q, K and V tiles of a column share a semaphore)."""
     from fsir.pipeline import PipelineOptions, lower, read_model
     from fsir.runtime.device import SimDevice
     from fsir.runtime.executor import execute
     from fsir.runtime.inputs import random_inputs
     from fsir.runtime.reference import find_function
+    from fsir.transforms.tile_sync import parse_tile_sync
 
     module = read_model(ROOT / "examples" / "cusync" / f"{name}.mlir")
     inputs = random_inputs(find_function(module), 0)
     out: dict = {"example": name, "gpu": gpu}
-    for policy in ("off", "tile", "row") if name != "conv2" else ("off", "conv", "row"):
+    for policy in POLICIES.get(name, ("off", "tile", "row")):
         dev = SimDevice(gpu=gpu, model_launches=True)
-        _, stats = execute(lower(module, PipelineOptions(tile_sync=policy, gpu=gpu)), inputs, dev)
+        _, stats = execute(lower(module, PipelineOptions(tile_sync=parse_tile_sync(policy), gpu=gpu)), inputs, dev)
         out[policy] = sum(tl.modeled_us for tl in dev.timelines)
         out[f"{policy}_waits"] = int(stats.waits)
         out[f"{policy}_launches"] = len(dev.launch_log)
@@ -222,13 +226,15 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print("examples/cusync (small), modeled by the simulator's timeline model (not measured); µs, "
               "FIFO dispatch; waits counted by the simulator")
-        print(f"{'gpu':5} {'example':10} | {'serial':>7} | {'TileSync':>8} {'waits':>5} | {'RowSync':>8} {'waits':>5}")
+        print(f"{'gpu':5} {'example':10} | {'serial':>7} | {'TileSync':>8} {'waits':>5} | {'RowSync':>8} "
+              f"{'waits':>5} | {'Strided':>8} {'waits':>5}")
         for gpu in args.gpus:
             for name in SMALL:
                 r = timeline_model(name, gpu)
                 tile = "conv" if name == "conv2" else "tile"
+                strided = f"{r['strided']:8.2f} {r['strided_waits']:5d}" if "strided" in r else f"{'-':>8} {'-':>5}"
                 print(f"{gpu:5} {name:10} | {r['off']:7.2f} | {r[tile]:8.2f} {r[tile + '_waits']:5d} | "
-                      f"{r['row']:8.2f} {r['row_waits']:5d}", flush=True)
+                      f"{r['row']:8.2f} {r['row_waits']:5d} | {strided}", flush=True)
     return 0
 
 

@@ -176,12 +176,17 @@ def compile(source: str | bytes | os.PathLike[str] | ModuleOp, *, fusion: str = 
     rules) or none (one kernel per op). arch: the PTX target (sm_80, sm_90).
     options: the other fields of `fsir.pipeline.PipelineOptions` (gpu, rows,
     registers, subroots, vector, gemm, precision: fp32 or tf32 for f32 GEMMs,
-    tile_sync: off or a `tile-sync` policy, auto, tile, row)."""
+    tile_sync: off (None), auto or a `tile-sync` policy: tile, row, strided, conv;
+    text or a `SyncPolicy`)."""
     known = {f.name for f in fields(PipelineOptions)} - {"fusion", "arch"}
     unknown = sorted(set(options) - known)
     if unknown:
         raise UserError(f"unknown compile option(s) {', '.join(unknown)} (known: fusion, arch, frontend, "
                         f"{', '.join(sorted(known))})")
+    if "tile_sync" in options:
+        from fsir.transforms.tile_sync import parse_tile_sync
+
+        options["tile_sync"] = parse_tile_sync(options["tile_sync"])
     module = load(source, frontend)
     opts = PipelineOptions(fusion=fusion, arch=arch, **options)
     kernels: list[KernelSummary] = []

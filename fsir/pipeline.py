@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
     from xdsl.passes import ModulePass
 
+    from fsir.transforms.tile_sync import TileSyncChoice
+
 StageCallback = Callable[[str, float, "ModuleOp"], None]
 """Called as `on_stage(stage, seconds, module)` after each stage (module: the IR after it)."""
 
@@ -51,8 +53,9 @@ class PipelineOptions:
     precision: what f32 GEMMs compute in: fp32 (exact FMAs) or tf32 (tensor cores,
         operands rounded to tf32); f16/bf16 GEMMs always use the tensor cores.
     arch: the PTX target architecture (sm_80, sm_90).
-    tile_sync: off, or the `tile-sync` pass's policy (auto, tile, row): dependent
-        GEMMs as cuSync pipelines synchronised tile by tile (default off).
+    tile_sync: None (off, the default), a `SyncPolicy` or "auto": dependent kernels as
+        cuSync pipelines synchronised tile by tile by the `tile-sync` pass (text such as
+        "row" is parsed once at the API/CLI boundary, `parse_tile_sync`).
     """
 
     fusion: str = "stitch"
@@ -64,7 +67,7 @@ class PipelineOptions:
     gemm: str = "auto"
     precision: str = "fp32"
     arch: str = "sm_80"
-    tile_sync: str = "off"
+    tile_sync: TileSyncChoice = None
 
 
 DEFAULT = PipelineOptions()
@@ -78,7 +81,7 @@ def passes(options: PipelineOptions = DEFAULT) -> list[ModulePass]:
     from fsir.transforms.intervals import ProveGatherBoundsPass
     from fsir.transforms.tile_sync import TileSyncPass
 
-    sync = [] if options.tile_sync == "off" else [TileSyncPass(policy=options.tile_sync, gpu=options.gpu)]
+    sync = [] if options.tile_sync is None else [TileSyncPass(policy=str(options.tile_sync), gpu=options.gpu)]
     return [
         ProveGatherBoundsPass(),
         FusionExplorePass(mode=options.fusion, gpu=options.gpu),

@@ -7,6 +7,8 @@ full-size GPT-3 MLP from `gpt3_mlp`.
     llama_mlp(tokens, hidden, gpus)  SwiGLU(X W1, X V) x W2, W1/V [H, H/3·8/g... as given]
     attention(seq, head, hidden)     X W_QKV -> softmax(Q K^T) V -> x W_O: three kernels (GEMM,
                                      attention, GEMM)
+    qkv_heads(seq, head, heads)      X W_QKV -> each head's softmax(Q_h K_h^T) V_h: Q, K, V of a
+                                     head a stride of heads x head columns apart (StridedSync)
     conv2(batch, channels, size)     two stacked 3x3 convolutions (same padding)
     fig4a()                          two GEMMs of 2x2 and 2x3 16x16 tiles (the paper's Fig. 4a)
 
@@ -116,6 +118,44 @@ def attention(seq: int, head: int, hidden: int) -> str:
         f"  func.return %o : {tx}",
         "}",
     ]
+    return "\n".join(lines) + "\n"
+
+
+def qkv_heads(seq: int, head: int, heads: int) -> str:
+    """The fused QKV projection of `heads` heads and each head's attention (its own
+    kernel): head h reads columns [h*head, (h+1)*head) of each of XQKV's Q, K and V
+    blocks, `heads * head` columns apart (the strided dependency of cuSync §IV-B)."""
+    width = heads * head
+    tx, tw, tqkv, tq, tp = _t(seq, head), _t(head, 3 * width), _t(seq, 3 * width), _t(seq, head), _t(seq, seq)
+    outs = ", ".join([tq] * heads)
+    lines = [
+        f"// {heads} heads' attention over one fused QKV projection (cuSync §IV-B, StridedSync): S = {seq}, "
+        f"head size {head}:",
+        "//",
+        "//   xqkv = x @ wqkv,   t_h = softmax(q_h @ k_h^T) @ v_h   (q_h, k_h, v_h: xqkv's columns of head h)",
+        "//",
+        "// written by examples/cusync/generate.py.",
+        f"func.func @qkv_heads(%x: {tx}, %wqkv: {tw}) -> ({outs}) {{",
+        f"  %xqkv = graph.dot %x, %wqkv : ({tx}, {tw}) -> {tqkv}",
+    ]
+    for h in range(heads):
+        for i, name in enumerate("qkv"):
+            lo = i * width + h * head
+            lines.append(f"  %{name}{h} = graph.slice %xqkv start [0, {lo}] limit [{seq}, {lo + head}] "
+                         f"strides [1, 1] : ({tqkv}) -> {tq}")
+        lines += [
+            f"  %kt{h} = graph.transpose %k{h} perm [1, 0] : ({tq}) -> {_t(head, seq)}",
+            f"  %p{h} = graph.dot %q{h}, %kt{h} : ({tq}, {_t(head, seq)}) -> {tp}",
+            f"  %m{h} = graph.reduce max %p{h} dims [1] : ({tp}) -> {_t(seq)}",
+            f"  %mb{h} = graph.broadcast %m{h} dims [0] : ({_t(seq)}) -> {tp}",
+            f"  %d{h} = graph.sub %p{h}, %mb{h} : {tp}",
+            f"  %e{h} = graph.exp %d{h} : {tp}",
+            f"  %s{h} = graph.reduce sum %e{h} dims [1] : ({tp}) -> {_t(seq)}",
+            f"  %sb{h} = graph.broadcast %s{h} dims [0] : ({_t(seq)}) -> {tp}",
+            f"  %r{h} = graph.div %e{h}, %sb{h} : {tp}",
+            f"  %t{h} = graph.dot %r{h}, %v{h} : ({tp}, {tq}) -> {tq}",
+        ]
+    lines += [f"  func.return {', '.join(f'%t{h}' for h in range(heads))} : {outs}", "}"]
     return "\n".join(lines) + "\n"
 
 

@@ -1592,26 +1592,6 @@ class SemPostOp(_SemaphoreOp):
 
 
 @irdl_op_definition
-class PrefetchOp(IRDLOperation):
-    """Brings the cache line holding `memref[index]` into L2 without waiting for it
-    (`prefetch.global.L2`): a consumer issues its first B tile before it waits on A
-    (cuSync's R optimisation).
-
-    ```mlir
-    gpu.prefetch %b[%i] : memref<?xf32>
-    ```
-    """
-
-    name = "gpu.prefetch"
-    memref = operand_def(MemRefType)
-    index = operand_def(IndexType)
-    assembly_format = "$memref `[` $index `]` attr-dict `:` type($memref)"
-
-    def __init__(self, memref: SSAValue, index: SSAValue):
-        super().__init__(operands=[memref, index])
-
-
-@irdl_op_definition
 class MemsetOp(IRDLOperation):
     """Host side: sets every element of a device buffer to `value` (as MLIR's
     `gpu.memset`); zeroes a pipeline's semaphores and tile counters before its launches.
@@ -1809,7 +1789,6 @@ GPU = Dialect(
         NextTileOp,
         AddressTableOp,
         TableBufferOp,
-        PrefetchOp,
         SemPostOp,
         SemWaitOp,
         # xDSL's, unchanged (generic syntax)

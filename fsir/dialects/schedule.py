@@ -1118,18 +1118,28 @@ class SyncPolicy(StrEnum):
     STRIDED = "strided"
     CONV = "conv"
 
-    def semaphores(self, grid_x: int, grid_y: int) -> int:
-        """How many semaphores a producer of grid_x x grid_y tiles posts to."""
-        return grid_y if self is SyncPolicy.ROW else grid_x * grid_y
+    def semaphores(self, grid_x: int, grid_y: int, stride: int = 1) -> int:
+        """How many semaphores a producer of grid_x x grid_y tiles posts to (`stride`:
+        StridedSync's, in tiles: the tiles of a row whose columns are congruent modulo
+        it share a semaphore)."""
+        if self is SyncPolicy.ROW:
+            return grid_y
+        return grid_y * stride if self is SyncPolicy.STRIDED else grid_x * grid_y
 
-    def semaphore(self, px, py, grid_x: int, ib):
+    def semaphore(self, px, py, grid_x: int, ib, stride: int = 1):
         """The semaphore of producer tile (px, py); `ib` builds index arithmetic (an
         IndexBuilder, or `PY_INDEX` for plain ints)."""
-        return py if self is SyncPolicy.ROW else ib.add(ib.mul(py, grid_x), px)
+        if self is SyncPolicy.ROW:
+            return py
+        if self is SyncPolicy.STRIDED:
+            return ib.add(ib.mul(py, stride), ib.rem(px, stride))
+        return ib.add(ib.mul(py, grid_x), px)
 
-    def ready(self, grid_x: int) -> int:
+    def ready(self, grid_x: int, stride: int = 1) -> int:
         """The value a semaphore holds once its producer tiles are stored."""
-        return grid_x if self is SyncPolicy.ROW else 1
+        if self is SyncPolicy.ROW:
+            return grid_x
+        return grid_x // stride if self is SyncPolicy.STRIDED else 1
 
     def per_row(self) -> bool:
         """Whether the tiles of one producer row share a semaphore (a consumer then
@@ -1162,15 +1172,22 @@ PY_INDEX = _PyIndex()
 
 class TileOrder(StrEnum):
     """The order in which a stage's blocks take tiles from its global atomic counter
-    (cuSync §III-C): `row_major` (x fastest) or `column_major` (y fastest)."""
+    (cuSync §III-C): `row_major` (x fastest), `column_major` (y fastest) or `strided`
+    (a StridedSync producer's: row by row, the tiles of one strided group one after
+    another, x = (r mod n) * stride + r div n for the r-th tile of a row, n = grid x /
+    stride, so a group's semaphore is ready as early as it can be, cuSync §IV-B)."""
 
     ROW_MAJOR = "row_major"
     COLUMN_MAJOR = "column_major"
+    STRIDED = "strided"
 
-    def tile(self, linear, grid_x: int, grid_y: int, ib):
+    def tile(self, linear, grid_x: int, grid_y: int, ib, stride: int = 1):
         """(x, y) of the tile taken `linear`-th (y: the tile row, grid z folded in)."""
         if self is TileOrder.ROW_MAJOR:
             return ib.rem(linear, grid_x), ib.div(linear, grid_x)
+        if self is TileOrder.STRIDED:
+            r, n = ib.rem(linear, grid_x), grid_x // stride
+            return ib.add(ib.mul(ib.rem(r, n), stride), ib.div(r, n)), ib.div(linear, grid_x)
         return ib.div(linear, grid_y), ib.rem(linear, grid_y)
 
 
@@ -1204,10 +1221,13 @@ class StageOp(IRDLOperation):
     counter (absent: the hardware's block order), `wait_kernel`: a one-thread kernel
     on its stream spins until the first producer block has started, so none of its
     blocks occupies an SM before the producer's (cuSync §III-B), and `reorder`: a GEMM
-    consumer issues its first B tile (to L2) before it waits on A (cuSync's R, §IV-C).
+    consumer issues its first k-step's B tile loads before it waits on A (cuSync's R,
+    §IV-C). StridedSync names its stride in tiles (attention's fused QKV GEMM: the Q, K
+    and V column tiles of a head, `stride` apart, share a semaphore ready at 3):
 
         schedule.stage @mlp_k0 pipeline 0 stream 0 priority 0 policy row order row_major
         schedule.stage @mlp_k2 pipeline 0 stream 1 priority 1 policy row order row_major wait_kernel reorder
+        schedule.stage @attention_k0 pipeline 0 stream 0 priority 0 policy strided stride 2
     """
 
     name = "schedule.stage"
@@ -1219,9 +1239,11 @@ class StageOp(IRDLOperation):
     order = opt_prop_def(TileOrderAttr)
     wait_kernel = opt_prop_def(UnitAttr)
     reorder = opt_prop_def(UnitAttr)
+    stride = opt_prop_def(IntAttr)
 
     def __init__(self, kernel: str, pipeline: int, stream: int, priority: int, policy: SyncPolicy,
-                 order: TileOrder | None = None, wait_kernel: bool = False, reorder: bool = False):
+                 order: TileOrder | None = None, wait_kernel: bool = False, reorder: bool = False,
+                 stride: int | None = None):
         props: dict[str, Attribute] = {
             "kernel": SymbolRefAttr(kernel), "pipeline": IntAttr(pipeline), "stream": IntAttr(stream),
             "priority": IntAttr(priority), "policy": SyncPolicyAttr(policy),
@@ -1232,11 +1254,27 @@ class StageOp(IRDLOperation):
             props["wait_kernel"] = UnitAttr()
         if reorder:
             props["reorder"] = UnitAttr()
+        if stride is not None:
+            props["stride"] = IntAttr(stride)
         super().__init__(properties=props)
 
     @property
     def kernel_name(self) -> str:
         return self.kernel.root_reference.data
+
+    @property
+    def sync_stride(self) -> int:
+        """StridedSync's stride in tiles (1 under the other policies)."""
+        return self.stride.data if self.stride is not None else 1
+
+    def tile(self, linear, grid_x: int, grid_y: int, ib):
+        """(x, y) of the tile its blocks take `linear`-th from the counter (`order`)."""
+        assert self.order is not None
+        return self.order.data.tile(linear, grid_x, grid_y, ib, self.sync_stride)
+
+    def semaphore(self, px, py, grid_x: int, ib):
+        """The semaphore this stage posts producer tile (px, py) to."""
+        return self.policy.data.semaphore(px, py, grid_x, ib, self.sync_stride)
 
     @classmethod
     def parse(cls, parser: Parser) -> StageOp:
@@ -1248,12 +1286,15 @@ class StageOp(IRDLOperation):
         pipeline, stream, priority = number("pipeline"), number("stream"), number("priority")
         parser.parse_keyword("policy")
         policy = SyncPolicy(_parse_word(parser, SyncPolicy, "sync policy"))
+        stride = None
+        if parser.parse_optional_keyword("stride") is not None:
+            stride = parser.parse_integer(allow_boolean=False, allow_negative=False)
         order = None
         if parser.parse_optional_keyword("order") is not None:
             order = TileOrder(_parse_word(parser, TileOrder, "tile order"))
         wait = parser.parse_optional_keyword("wait_kernel") is not None
         reorder = parser.parse_optional_keyword("reorder") is not None
-        op = cls(kernel, pipeline, stream, priority, policy, order, wait, reorder)
+        op = cls(kernel, pipeline, stream, priority, policy, order, wait, reorder, stride)
         op.attributes |= parser.parse_optional_attr_dict()
         return op
 
@@ -1262,6 +1303,8 @@ class StageOp(IRDLOperation):
         printer.print_symbol_name(self.kernel_name)
         printer.print_string(f" pipeline {self.pipeline.data} stream {self.stream.data} priority "
                              f"{self.priority.data} policy {self.policy.data}")
+        if self.stride is not None:
+            printer.print_string(f" stride {self.stride.data}")
         if self.order is not None:
             printer.print_string(f" order {self.order.data}")
         if self.wait_kernel is not None:
@@ -1278,6 +1321,13 @@ class StageOp(IRDLOperation):
         grid, _ = k.launch()
         if DYNAMIC in grid:
             raise VerifyException(f"a stage needs a static grid, @{self.kernel_name} has {list(grid)}")
+        if (self.stride is not None) != (self.policy.data is SyncPolicy.STRIDED):
+            raise VerifyException("a stride belongs to policy strided, and policy strided needs one")
+        if self.order is not None and self.order.data is TileOrder.STRIDED and self.stride is None:
+            raise VerifyException("tile order strided belongs to policy strided")
+        if self.stride is not None and (self.stride.data < 1 or grid[0] % self.stride.data):
+            raise VerifyException(f"stride {self.stride.data} must divide @{self.kernel_name}'s {grid[0]} tile "
+                                  "columns (each strided group has as many tiles)")
 
 
 @irdl_op_definition

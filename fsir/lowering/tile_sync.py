@@ -21,12 +21,14 @@ the pipeline's first launch, launches a consumer's one-thread wait-kernel
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import DYNAMIC_INDEX, FunctionType, IndexType, IntegerAttr, MemRefType, TensorType, i32
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.dialects.builtin import DYNAMIC_INDEX, FunctionType, IndexType, IntegerAttr, MemRefType, i32
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr
+from xdsl.traits import is_side_effect_free
 
 from fsir.dialects import gpu, graph
 from fsir.dialects.schedule import (
@@ -35,8 +37,6 @@ from fsir.dialects.schedule import (
     StageOp,
     SyncPolicy,
     TileDepOp,
-    TiledParamsAttr,
-    element_bytes,
 )
 from fsir.lowering.scalar import Cursor, Index, IndexBuilder
 
@@ -66,6 +66,100 @@ def affine_value(expr: AffineExpr, dims: list[Index], ib: IndexBuilder) -> Index
             return ib.ceildiv(a, b)
         case AffineBinaryOpKind.Mod:
             return ib.rem(a, b)
+
+
+def _product_of_dot(k: KernelOp) -> graph.DotOp | None:
+    groups = k.groups()
+    return next((op for op in groups[0].block.ops if isinstance(op, graph.DotOp)), None) if len(groups) == 1 else None
+
+
+def _reads(op: Operation, values: set[SSAValue]) -> bool:
+    """Whether `op` or an op nested in it uses one of `values`."""
+    return any(values & set(o.operands) for o in op.walk())
+
+
+_STOPS = (gpu.BarrierOp, gpu.CpAsyncCommitGroupOp, gpu.CpAsyncWaitGroupOp, gpu.SemWaitOp, gpu.SemPostOp)
+
+
+def _stops(op: Operation) -> bool:
+    """Whether `op` ends the k-step's loads (a barrier or cp.async group, nested or not)."""
+    return any(isinstance(o, _STOPS) for o in op.walk())
+
+
+_ARITH = (arith.RemUIOp, arith.RemSIOp, arith.DivUIOp, arith.DivSIOp, arith.FloorDivSIOp, arith.CeilDivUIOp)
+
+
+def _memrefs(op: Operation) -> set[SSAValue]:
+    return {v for o in op.walk() for v in o.operands if isinstance(v.type, MemRefType)}
+
+
+def _move_before(op: Operation, anchor: Operation, b: SSAValue, moved: set[Operation]) -> bool:
+    """Moves `op` (a read of B, which nothing writes) with the side-effect-free ops
+    between `anchor` and it that compute its operands in front of `anchor`, in order;
+    not when a buffer it uses besides B (the shared buffer it stages B in) is used by an
+    op staying in between."""
+    block = anchor.parent_block()
+    assert block is not None
+    between: list[Operation] = []
+    o = anchor.next_op
+    while o is not None and o is not op:
+        if o not in moved:
+            between.append(o)
+        o = o.next_op
+    needed = {v for inner in op.walk() for v in inner.operands}
+    slice_: list[Operation] = []
+    for o in reversed(between):
+        if needed & set(o.results):
+            # (arith ops touch no memory; xDSL gives remui no such trait)
+            if o.regions or not (isinstance(o, _ARITH) or is_side_effect_free(o)):
+                return False
+            slice_.append(o)
+            needed |= set(o.operands)
+    staying = [o for o in between if o not in slice_]
+    others = _memrefs(op) - {b}
+    if any(_memrefs(o) & others for o in staying):
+        return False
+    for o in [*reversed(slice_), op]:
+        o.detach()
+        block.insert_op_before(o, anchor)
+        moved.add(o)
+    return True
+
+
+def _uniform_ancestor(op: Operation, entry: Block) -> Operation:
+    """The ancestor of `op` (or itself) in the innermost block every thread of the block
+    runs alike: the entry block, or the body of a loop (on a chain of such loops) that
+    holds a barrier."""
+    chain = [op]
+    while chain[-1].parent_block() is not entry:
+        parent = chain[-1].parent_op()
+        assert parent is not None
+        chain.append(parent)
+    anchor = chain[-1]
+    for inner in reversed(chain[:-1]):
+        if not isinstance(anchor, scf.ForOp) or not any(isinstance(o, gpu.BarrierOp) for o in anchor.body.walk()):
+            break
+        anchor = inner
+    return anchor
+
+
+def _enclosing_loops(op: Operation, entry: Block) -> list[scf.ForOp]:
+    loops = []
+    while op.parent_block() is not entry:
+        parent = op.parent_op()
+        assert isinstance(parent, scf.ForOp)
+        loops.append(parent)
+        op = parent
+    return loops
+
+
+def _insert_before(ops: Block, anchor: Operation | None, block: Block) -> None:
+    for o in list(ops.ops):
+        o.detach()
+        if anchor is None:
+            block.add_op(o)
+        else:
+            block.insert_op_before(o, anchor)
 
 
 def _i32(cursor: Cursor, v: int) -> SSAValue:
@@ -103,27 +197,42 @@ def _and(cursor: Cursor, a: bool | SSAValue, b: bool | SSAValue) -> bool | SSAVa
     return cursor.value(arith.AndIOp(a, b))
 
 
-def wait_ranges(dep: TileDepOp, policy: SyncPolicy) -> tuple[int, int]:
+def wait_ranges(dep: TileDepOp, producer: StageOp, consumer_grid: tuple[int, int],
+                producer_grid: tuple[int, int], limit: int = 1 << 14) -> tuple[int, int]:
     """The (i, j) ranges a consumer tile's waits on `dep` walk: the dependency's, but
     under a per-row policy only over the positions that change the producer row (the
-    tiles of one row share a semaphore)."""
+    tiles of one row share a semaphore), and under StridedSync only over the shortest
+    prefix of i that already names every semaphore of the whole range (the tiles a
+    stride apart share one), for every tile and j (enumerated up to `limit` waits)."""
     ni, nj = dep.ranges
-    if not policy.per_row():
+    policy = producer.policy.data
+    if policy.per_row():
+        return (ni if dep.row_varies(2) else 1), (nj if dep.row_varies(3) else 1)
+    if policy is not SyncPolicy.STRIDED or math.prod(consumer_grid) * ni * nj > limit:
         return ni, nj
-    return (ni if dep.row_varies(2) else 1), (nj if dep.row_varies(3) else 1)
+    gxp, gyp = producer_grid
+
+    def semaphores(x: int, y: int, j: int, n: int) -> set[int]:
+        return {producer.semaphore(px, py, gxp, PY_INDEX) for i in range(n)
+                for px, py in [dep.map.data.eval([x, y, i, j], [])] if 0 <= px < gxp and 0 <= py < gyp}
+
+    gx, gy = consumer_grid
+    tiles = [(x, y, j) for x in range(gx) for y in range(gy) for j in range(nj)]
+    return next(n for n in range(1, ni + 1) if all(semaphores(*t, n) == semaphores(*t, ni) for t in tiles)), nj
 
 
-def wait_semaphores(dep: TileDepOp, policy: SyncPolicy, x: int, y: int, producer_grid: tuple[int, int]) -> list[int]:
+def wait_semaphores(dep: TileDepOp, producer: StageOp, x: int, y: int, consumer_grid: tuple[int, int],
+                    producer_grid: tuple[int, int]) -> list[int]:
     """The semaphores consumer tile (x, y) waits on for `dep`, in order (what the
     kernel's loops execute)."""
     gxp, gyp = producer_grid
-    ni, nj = wait_ranges(dep, policy)
+    ni, nj = wait_ranges(dep, producer, consumer_grid, producer_grid)
     out = []
     for j in range(nj):
         for i in range(ni):
             px, py = dep.map.data.eval([x, y, i, j], [])
             if 0 <= px < gxp and 0 <= py < gyp:
-                out.append(policy.semaphore(px, py, gxp, PY_INDEX))
+                out.append(producer.semaphore(px, py, gxp, PY_INDEX))
     return out
 
 
@@ -134,9 +243,9 @@ def wait_count(f: func.FuncOp) -> dict[str, int]:
     for name, deps in plan.deps.items():
         gx, gy = plan.grid(name)
         for dep in deps:
-            policy = plan.stages[dep.producer_name].policy.data
+            producer = plan.stages[dep.producer_name]
             pg = plan.grid(dep.producer_name)
-            counts[name] = counts.get(name, 0) + sum(len(wait_semaphores(dep, policy, x, y, pg))
+            counts[name] = counts.get(name, 0) + sum(len(wait_semaphores(dep, producer, x, y, (gx, gy), pg))
                                                      for x in range(gx) for y in range(gy))
     return counts
 
@@ -169,7 +278,8 @@ class TileSyncPlan:
         return grid[0], grid[1] * grid[2]
 
     def semaphores(self, name: str) -> int:
-        return self.stages[name].policy.data.semaphores(*self.grid(name))
+        stage = self.stages[name]
+        return stage.policy.data.semaphores(*self.grid(name), stage.sync_stride)
 
     # -- the kernel ---------------------------------------------------------------------
 
@@ -199,7 +309,7 @@ class TileSyncPlan:
         ib = IndexBuilder(cursor)
         if stage.order is not None:
             linear: Index = cursor.value(gpu.NextTileOp(argument(("counter", name))))
-            x, y = stage.order.data.tile(linear, gx, gy, ib)
+            x, y = stage.tile(linear, gx, gy, ib)
         else:
             x, y = cursor.value(gpu.BlockIdOp("x")), cursor.value(gpu.BlockIdOp("y"))
             if batches > 1:
@@ -211,16 +321,17 @@ class TileSyncPlan:
             starts = argument(("starts", stage.pipeline.data))
             _when(cursor, ib.eq(linear, 0),
                   lambda: cursor.insert(gpu.SemPostOp(starts, ib.ssa(stage.stream.data), _i32(cursor, 1))))
-        if stage.reorder is not None:
-            self.prefetch_b(k, entry, x, cursor, ib)
+        waits = Block() if stage.reorder is not None else prologue  # (R: placed by `reorder_loads`)
+        wait_cursor = Cursor(waits) if stage.reorder is not None else cursor
         for dep in self.deps.get(name, []):
-            self.waits(dep, argument(("sems", dep.producer_name)), x, y, cursor, ib)
+            self.waits(dep, argument(("sems", dep.producer_name)), x, y, wait_cursor,
+                       IndexBuilder(wait_cursor) if stage.reorder is not None else ib)
         post: gpu.SemPostOp | None = None  # (a template, cloned before each return)
         if name in self.producers:
-            policy = self.stages[name].policy.data
             own = argument(("sems", name))
-            post = gpu.SemPostOp(own, ib.ssa(policy.semaphore(x, y, gx, ib)), _i32(cursor, 1))
+            post = gpu.SemPostOp(own, ib.ssa(stage.semaphore(x, y, gx, ib)), _i32(cursor, 1))
         first = entry.first_op
+        start = list(prologue.ops)[-1]  # (the prologue's last op: the waits' default place follows it)
         for op in list(prologue.ops):
             op.detach()
             if first is None:
@@ -232,6 +343,8 @@ class TileSyncPlan:
                 op.result.replace_all_uses_with(value)
                 op.detach()
                 op.erase()
+        if stage.reorder is not None:
+            self.reorder_loads(k, fn, waits, start)
         if post is not None:
             for ret in [op for op in fn.walk() if isinstance(op, gpu.ReturnOp)]:
                 block = ret.parent_block()
@@ -239,32 +352,57 @@ class TileSyncPlan:
                 block.insert_op_before(gpu.SemPostOp(*post.operands), ret)
             post.erase()
 
-    def prefetch_b(self, k: KernelOp, entry: Block, x: SSAValue, cursor: Cursor, ib: IndexBuilder) -> None:
-        """cuSync's R: the consumer's first B tile (tile_k rows of tile_n columns from
-        column x * tile_n) prefetched to L2, a 128-byte line per thread, before it waits."""
-        dot = next(op for op in k.groups()[0].block.ops if isinstance(op, graph.DotOp))
-        p = k.params
-        assert isinstance(p, TiledParamsAttr)
-        t = dot.rhs.type
-        assert isinstance(t, TensorType)
-        rows, cols = graph.shape_of(t)
-        b = entry.args[next(n for n, a in enumerate(k.block.args) if a is dot.rhs)]
-        per_line = max(1, 128 // element_bytes(t.element_type))
-        lines = -(-p.tile_n // per_line)
-        tid = cursor.value(gpu.ThreadIdOp("x"))
-        row, line = ib.div(tid, lines), ib.rem(tid, lines)
-        col = ib.add(ib.mul(x, p.tile_n), ib.mul(line, per_line))
-        inside = _and(cursor, ib.lt(row, min(p.tile_k, rows)), ib.lt(col, cols))
-        _when(cursor, inside, lambda: cursor.insert(gpu.PrefetchOp(b, ib.ssa(ib.add(ib.mul(row, cols), col)))))
+    def reorder_loads(self, k: KernelOp, fn: gpu.FuncOp, waits: Block, start: Operation) -> None:
+        """cuSync's R: the consumer GEMM's first k-step issues its B tile loads (B has no
+        producer), then waits (`waits`), then loads A. The waits go right before the
+        kernel's first read of a producer's result, at the level of the mapping's code
+        where every thread of the block runs alike (the entry block, or a loop body
+        holding a barrier: the k-loop, where they run in the first iteration only); the
+        global reads of B that follow them before the next barrier, with the index
+        arithmetic they need, move in front of them. Without such a read (a mapping of
+        another shape), the waits stay at the kernel's start, after `start`."""
+        entry = fn.body.blocks[0]
+        name = k.sym_name.data
+        dot = _product_of_dot(k)
+        produced: set[SSAValue] = {entry.args[d.operand.data] for d in self.deps.get(name, [])}
+        b = entry.args[k.block.args.index(dot.rhs)] if dot is not None and dot.rhs in k.block.args else None
+        first = next((op for op in fn.walk() if produced & set(op.operands)), None)
+        if first is None or b is None or b in produced:
+            _insert_before(waits, start.next_op, entry)
+            return
+        anchor = _uniform_ancestor(first, entry)
+        block = anchor.parent_block()
+        assert block is not None
+        moved: set[Operation] = set()
+        op = anchor.next_op
+        while op is not None and not _stops(op):
+            following = op.next_op
+            if _reads(op, {b}) and not _reads(op, produced):
+                _move_before(op, anchor, b, moved)
+            op = following
+        guard = [(loop.body.block.args[0], loop.lb) for loop in _enclosing_loops(anchor, entry)]
+        if not guard:
+            _insert_before(waits, anchor, block)
+            return
+        first_step: Operation | None = None  # every enclosing loop in its first iteration
+        for iv, lb in guard:
+            cond = arith.CmpiOp(iv, lb, "eq")
+            block.insert_op_before(cond, anchor)
+            if first_step is not None:
+                cond = arith.AndIOp(first_step, cond)
+                block.insert_op_before(cond, anchor)
+            first_step = cond
+        assert first_step is not None
+        waits.add_op(scf.YieldOp())
+        block.insert_op_before(scf.IfOp(first_step, [], Region(waits), Region()), anchor)
 
     def waits(self, dep: TileDepOp, sems: SSAValue, x: SSAValue, y: SSAValue, cursor: Cursor,
               ib: IndexBuilder) -> None:
         """Waits on every semaphore of `dep`'s producer tiles that tile (x, y) reads."""
-        producer = dep.producer_name
-        policy = self.stages[producer].policy.data
-        gxp, gyp = self.grid(producer)
-        ready = _i32(cursor, policy.ready(gxp))
-        ni, nj = wait_ranges(dep, policy)
+        stage = self.stages[dep.producer_name]
+        gxp, gyp = self.grid(dep.producer_name)
+        ready = _i32(cursor, stage.policy.data.ready(gxp, stage.sync_stride))
+        ni, nj = wait_ranges(dep, stage, self.grid(dep.consumer_name), (gxp, gyp))
         px_expr, py_expr = dep.map.data.results
         inside_always = self.inside(dep, ni, nj)
 
@@ -274,7 +412,7 @@ class TileSyncPlan:
             inside = True if inside_always else \
                 _and(cursor, _and(cursor, ib.lt(-1, px), ib.lt(px, gxp)), _and(cursor, ib.lt(-1, py), ib.lt(py, gyp)))
             _when(cursor, inside, lambda: cursor.insert(
-                gpu.SemWaitOp(sems, ib.ssa(policy.semaphore(px, py, gxp, ib)), ready)))
+                gpu.SemWaitOp(sems, ib.ssa(stage.semaphore(px, py, gxp, ib)), ready)))
 
         _range(cursor, ib, nj, lambda j: _range(cursor, ib, ni, lambda i: wait(i, j)))
 

@@ -3,7 +3,6 @@
     gpu.next_tile %counter     thread 0: atom.global.add.u32, st.shared; bar.sync; ld.shared
     gpu.sem_wait %s[%i], %v    thread 0 spins on ld.acquire.gpu.global.u32 until >= v; bar.sync
     gpu.sem_post %s[%i], %v    bar.sync; thread 0: fence.acq_rel.gpu, red.release.gpu.global.add.u32
-    gpu.prefetch %b[%i]        prefetch.global.L2 (a consumer's B tile, issued before it waits)
 
 The acquire load and the release reduction order the producer's tile stores before the
 consumer's loads at GPU scope (the PTX memory model's release/acquire pattern); the
@@ -72,16 +71,8 @@ def _sem_post(e: KernelEmitter, op: gpu.SemPostOp) -> None:
     e.ins(f"@{first} red.release.gpu.global.add.u32 {addr}, {e.operand(op.value)}")
 
 
-def _prefetch(e: KernelEmitter, op: gpu.PrefetchOp) -> None:
-    buf, addr = e.address(op.memref, [op.index], op)
-    if buf.space != "global":
-        raise unsupported(op, f"prefetches global memory, got {buf.space} memory")
-    e.ins(f"prefetch.global.L2 {addr}")
-
-
 SYNC_LOWERINGS: dict[type[Operation], Lowering] = dict([
     rule(gpu.NextTileOp, _next_tile),
     rule(gpu.SemWaitOp, _sem_wait),
     rule(gpu.SemPostOp, _sem_post),
-    rule(gpu.PrefetchOp, _prefetch),
 ])

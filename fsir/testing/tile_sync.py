@@ -25,7 +25,7 @@ from fsir.runtime.device import DeviceBuffer, LaunchRequest, SimDevice
 from fsir.runtime.executor import execute
 from fsir.runtime.inputs import random_inputs
 from fsir.runtime.reference import find_function
-from fsir.transforms.tile_sync import TileSyncPass, tile_grid
+from fsir.transforms.tile_sync import TileSyncPass, parse_tile_sync, tile_grid
 
 READY = 1 << 30  # a semaphore value every wait accepts
 
@@ -34,7 +34,7 @@ def lower_synced(module: ModuleOp, sync: TileSyncPass, options: PipelineOptions 
                  until: str | None = None) -> ModuleOp:
     """`module` lowered by the pipeline with `sync` as its tile-sync pass."""
     lowered = module.clone()
-    for p in passes(replace(options or PipelineOptions(), tile_sync=sync.policy)):
+    for p in passes(replace(options or PipelineOptions(), tile_sync=parse_tile_sync(sync.policy))):
         p = sync if isinstance(p, TileSyncPass) else p
         p.apply(Context(), lowered)
         verify(lowered)

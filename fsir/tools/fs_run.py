@@ -71,9 +71,10 @@ def build_arg_parser() -> argparse.ArgumentParser:
     p.add_argument("--precision", default=PipelineOptions.precision, choices=("fp32", "tf32"),
                    help="what f32 GEMMs compute in: fp32 (exact FMAs, the default) or tf32 (tensor cores, "
                         "operands rounded to tf32); f16/bf16 GEMMs always use the tensor cores")
-    p.add_argument("--tile-sync", default=PipelineOptions.tile_sync, metavar="POLICY",
+    p.add_argument("--tile-sync", default="off", metavar="POLICY",
                    help="run dependent GEMMs as cuSync pipelines synchronised tile by tile: off (default), auto, "
-                        "tile (TileSync), row (RowSync)")
+                        "tile (TileSync), row (RowSync), strided (StridedSync where a dependency is strided), "
+                        "conv (Conv2DTileSync)")
     p.add_argument("--arch", default=PipelineOptions.arch, help="PTX target (sm_80, sm_90; default sm_80)")
     p.add_argument(
         "--check",
@@ -139,11 +140,12 @@ def run_compiled(module, entry: str, inputs, args):
     from fsir.pipeline import emit_ptx, lower
     from fsir.runtime.device import select_device
     from fsir.runtime.executor import execute
+    from fsir.transforms.tile_sync import parse_tile_sync
 
     device = select_device(args.device)
     configure_sim(device, args)
     options = PipelineOptions(fusion=args.fusion, subroots=args.subroots, arch=args.arch, precision=args.precision,
-                              tile_sync=args.tile_sync)
+                              tile_sync=parse_tile_sync(args.tile_sync, "--tile-sync"))
     lowered = lower(module, options)
     ptx = emit_ptx(lowered, options)
     if args.dump_ptx:

@@ -19,23 +19,32 @@ grid take part: a GEMM's tiles are its blocks' output tiles, a loop kernel's are
 blocks' ranges of elements; a batched GEMM's grid z (its batch) folds into its tile
 rows (`tile_grid`), a batched consumer reading its own batch's producer rows.
 
+Attention's kernel reading the fused QKV GEMM's result through column slices (its Q,
+K and V, a stride of H columns apart) depends on those columns' tiles of every row
+(`_sliced_dependency`): under StridedSync the producer tiles whose columns are congruent
+modulo the stride share a semaphore, ready once all of them (Q's, K's and V's) are
+stored, so the consumer waits once per group and row instead of once per tile.
+
 A convolution consumer (Conv2DTileSync) of a same-size, stride-1 convolution waits for
 the producer tiles holding the input rows its windows read (`_conv_dependency`).
 
-`policy`: tile (TileSync), row (RowSync) or conv (Conv2DTileSync: a semaphore per
-tile, as tile), `auto` the wave model's choice; `strided` is refused (not implemented).
+`policy`: tile (TileSync), row (RowSync), conv (Conv2DTileSync: a semaphore per
+tile, as tile) or strided (StridedSync for the producers all of whose consumers read
+them at a stride, TileSync for the others: the paper's Strided+TileSync); `auto`:
+StridedSync where the dependency is strided, else the wave model's choice.
 `wait-kernel` and `tile-order`: cuSync's W and T optimisations (§IV-C): with `auto`, a
 pipeline whose kernels all fit in fewer than two waves (`waves` below) has neither the
 wait-kernel nor the custom tile order, since every block is resident at once and no
 dispatch order can starve a producer. `reorder` (cuSync's R): a GEMM consumer issues its
-first B tile before waiting on A, as an L2 prefetch (`gpu.prefetch`) from the kernel's
-prologue, since its waits precede the mapping's k-loop.
+first k-step's B tile loads (weights: nothing to wait for) before it waits on A, then
+loads A (fsir/lowering/tile_sync.py, `TileSyncPlan.reorder_loads`).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -47,6 +56,7 @@ from xdsl.passes import ModulePass
 from fsir.dialects import graph
 from fsir.dialects.schedule import (
     DYNAMIC,
+    AttentionParamsAttr,
     ConvParamsAttr,
     GemmParamsAttr,
     KernelOp,
@@ -57,13 +67,34 @@ from fsir.dialects.schedule import (
     TileDepOp,
     TiledParamsAttr,
     TileOrder,
+    int_values,
 )
 from fsir.errors import UserError
 from fsir.gpuspec import GpuSpec, gpu_spec
 
-POLICIES = ("auto", "tile", "row", "strided", "conv")
+POLICIES = ("auto", *SyncPolicy)
+TileSyncChoice = SyncPolicy | Literal["auto"] | None
+"""The pipeline's tile_sync option: a policy, the wave model's choice, or None (off)."""
+
+
+def parse_tile_sync(value: str | SyncPolicy | None, option: str = "tile_sync") -> TileSyncChoice:
+    """The tile_sync option from its text (off, auto or a SyncPolicy's name), once at
+    the CLI/API boundary (`option`: its name there, for the error)."""
+    if value is None or isinstance(value, SyncPolicy):
+        return value
+    text = str(value).lower()
+    if text == "off":
+        return None
+    if text == "auto":
+        return "auto"
+    if text in tuple(SyncPolicy):
+        return SyncPolicy(text)
+    raise UserError(f"{option} {value!r}: expected one of off, {', '.join(POLICIES)}")
+
+
 SWITCHES = ("auto", "true", "false")
-ORDERS = {"auto": None, "row-major": TileOrder.ROW_MAJOR, "column-major": TileOrder.COLUMN_MAJOR, "none": None}
+ORDERS = {"auto": None, "row-major": TileOrder.ROW_MAJOR, "column-major": TileOrder.COLUMN_MAJOR,
+          "strided": TileOrder.STRIDED, "none": None}
 
 
 def waves(k: KernelOp, spec: GpuSpec) -> int:
@@ -158,12 +189,68 @@ def _linear_tile(producer: KernelOp, cols: int) -> int | None:
     return None
 
 
-def reorderable(k: KernelOp) -> bool:
+def _sliced_columns(consumer: KernelOp, operand: int) -> list[tuple[int, int]] | None:
+    """The column ranges [start, limit) an attention kernel reads of its 2-D operand,
+    when it reads it only through slices of whole rows (Q, K and V of a fused QKV
+    projection), else None."""
+    if not isinstance(consumer.params, AttentionParamsAttr):
+        return None
+    arg = consumer.block.args[operand]
+    shape = graph.shape_of(arg.type)
+    ranges = []
+    for use in arg.uses:
+        op = use.operation
+        if len(shape) != 2 or not isinstance(op, graph.SliceOp) or op.input is not arg:
+            return None
+        start, limit, strides = (int_values(v) for v in (op.start, op.limit, op.strides))
+        if (start[0], limit[0], *strides) != (0, shape[0], 1, 1):
+            return None
+        ranges.append((start[1], limit[1]))
+    return sorted(ranges) or None
+
+
+def _sliced_dependency(consumer: KernelOp, operand: int, producer: KernelOp):
+    """(map, extents, stride) of an attention kernel reading column slices of a GEMM's
+    result: every consumer tile (a block of queries reads all keys and values) depends
+    on the slices' column tiles of every producer row. When the slices cover `n` runs
+    of `w` column tiles each, `stride` tiles apart (Q, K, V of H columns each, H a
+    multiple of the tile width), the map walks them as i = run * w + tile and `stride`
+    is StridedSync's (None otherwise: the span from the first to the last column tile)."""
+    columns = _sliced_columns(consumer, operand)
+    p = producer.params
+    if columns is None or not isinstance(p, GemmParamsAttr) or producer.launch()[0][2] != 1:
+        return None
+    gxp, gyp = tile_grid(producer) or (1, 1)
+    tn = p.tile_n
+    runs = sorted({(lo // tn, (hi - 1) // tn) for lo, hi in columns})
+    first, width = runs[0][0], runs[0][1] - runs[0][0] + 1
+    stride = runs[1][0] - first if len(runs) > 1 else 0
+    regular = len(runs) > 1 and all(lo % tn == 0 and hi % tn == 0 for lo, hi in columns) and \
+        all(b - a + 1 == width and a == first + n * stride for n, (a, b) in enumerate(runs)) and \
+        width <= stride and gxp % stride == 0
+    if not regular:
+        return (AffineMap.from_callable(lambda x, y, i, j: (first + i, j)), (runs[-1][1] - first + 1, gyp), None)
+    if width == stride:  # the runs are adjacent: one span of column tiles
+        return AffineMap.from_callable(lambda x, y, i, j: (first + i, j)), (len(runs) * width, gyp), stride
+    return (AffineMap.from_callable(lambda x, y, i, j: (first + i % width + (i // width) * stride, j)),
+            (len(runs) * width, gyp), stride)
+
+
+def strided(consumer: KernelOp, operand: int, producer: KernelOp) -> int | None:
+    """StridedSync's stride (in producer tile columns) of the dependency, or None when
+    it is not strided."""
+    found = _sliced_dependency(consumer, operand, producer)
+    return found[2] if found is not None else None
+
+
+def reorderable(k: KernelOp, waited: set[int]) -> bool:
     """Whether a consumer can issue its B tile before waiting (R): a GEMM whose B is a
-    2-D kernel operand read directly."""
+    2-D kernel operand read directly and no producer's result (`waited`: the operands
+    it waits on)."""
     dot = _product_of(k)
     return isinstance(dot, graph.DotOp) and dot.rhs in k.block.args and dot.rhs is not dot.lhs \
-        and len(graph.shape_of(dot.rhs.type)) == 2 and len(graph.shape_of(dot.lhs.type)) == 2
+        and len(graph.shape_of(dot.rhs.type)) == 2 and len(graph.shape_of(dot.lhs.type)) == 2 \
+        and k.block.args.index(dot.rhs) not in waited
 
 
 def _span(count: int, consumer_tile: int, producer_tile: int) -> int:
@@ -180,10 +267,14 @@ def dependency(consumer: KernelOp, operand: int, producer: KernelOp) -> tuple[Af
     everything = _everything(producer)
     dot = _product_of(consumer)
     arg = consumer.block.args[operand]
+    sliced = _sliced_dependency(consumer, operand, producer)
+    if sliced is not None:
+        return sliced[0], sliced[1]
     if isinstance(dot, graph.ConvOp):
         return (_conv_dependency(consumer, dot, producer) if dot.input is arg else None) or everything
     p, c = producer.params, consumer.params
-    assert isinstance(c, TiledParamsAttr)
+    if not isinstance(c, TiledParamsAttr):
+        return everything
     shape = graph.shape_of(arg.type)
     if dot is None or len(producer.results) != 1:
         return everything
@@ -255,13 +346,17 @@ def _switch(value: str | bool) -> str:
 class TileSyncPass(ModulePass):
     """Dependent kernels as tile-synchronised pipelines (cuSync); see the module doc.
 
-    policy=auto|tile|row|conv|strided: how producer tiles map to semaphores (auto:
-    row when the pipeline needs two waves or more, else tile — the paper's finding
-    that RowSync wins at large batch, TileSync at small). wait-kernel=auto|true|false
-    and tile-order=auto|row-major|column-major|none: cuSync's wait-kernel and the
-    order blocks take tiles in from a global counter (auto: on when some kernel of
-    the pipeline needs two waves or more). reorder=auto|true|false: cuSync's R, a GEMM
-    consumer prefetching its first B tile to L2 before it waits (auto: wherever B is a
+    policy=auto|tile|row|strided|conv: how producer tiles map to semaphores (auto:
+    strided for a producer all of whose consumers read it at a stride, else row when
+    the pipeline needs two waves or more, else tile — the paper's finding that RowSync
+    wins at large batch, TileSync at small; strided: strided where the dependency is,
+    tile elsewhere). wait-kernel=auto|true|false
+    and tile-order=auto|row-major|column-major|strided|none: cuSync's wait-kernel and
+    the order blocks take tiles in from a global counter (auto: on when some kernel of
+    the pipeline needs two waves or more, strided for a StridedSync producer, else
+    row-major; strided: a StridedSync producer's groups tile after tile, the other
+    stages row-major). reorder=auto|true|false: cuSync's R, a GEMM
+    consumer loading its first B tile before it waits on A (auto: wherever B is a
     kernel operand). gpu=H100|A100|V100|T4: the wave model's GPU.
     """
 
@@ -276,9 +371,6 @@ class TileSyncPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.policy not in POLICIES:
             raise UserError(f"tile-sync: policy={self.policy} (expected {', '.join(POLICIES)})")
-        if self.policy == "strided":
-            raise UserError("tile-sync: policy=strided is not supported (StridedSync is not implemented; use tile, "
-                            "row or conv)")
         if _switch(self.wait_kernel) not in SWITCHES:
             raise UserError(f"tile-sync: wait-kernel={self.wait_kernel} (expected {', '.join(SWITCHES)})")
         if _switch(self.reorder) not in SWITCHES:
@@ -305,11 +397,12 @@ class TileSyncPass(ModulePass):
                     viewed_from[op.result] = src
         edges: list[tuple[KernelOp, int, KernelOp]] = []
         for k in kernels:
-            if _product_of(k) is None or tile_grid(k) is None:
+            if tile_grid(k) is None:
                 continue
             for n, v in enumerate(k.operands):
                 p = made_by.get(v)
-                if p is not None and tile_grid(p) is not None:
+                if p is not None and tile_grid(p) is not None and \
+                        (_product_of(k) is not None or _sliced_dependency(k, n, p) is not None):
                     edges.append((k, n, p))
         # connected components, kernels in program order
         parent = {k: k for k in kernels}
@@ -346,8 +439,14 @@ class TileSyncPass(ModulePass):
     def pipeline(self, number: int, stages: list[KernelOp], edges: list[tuple[KernelOp, int, KernelOp]],
                  whole: list[tuple[KernelOp, int, KernelOp]], spec: GpuSpec) -> None:
         many_waves = max(waves(k, spec) for k in stages) >= 2
-        policy = SyncPolicy(self.policy) if self.policy != "auto" else \
-            (SyncPolicy.ROW if many_waves else SyncPolicy.TILE)
+        chosen = parse_tile_sync(self.policy)
+        policy = chosen if isinstance(chosen, SyncPolicy) and chosen is not SyncPolicy.STRIDED else \
+            SyncPolicy.ROW if chosen == "auto" and many_waves else SyncPolicy.TILE
+        strides: dict[KernelOp, set[int | None]] = {}
+        for c, n, p in edges:
+            strides.setdefault(p, set()).add(strided(c, n, p))
+        stride_of = {p: s.pop() for p, s in strides.items()
+                     if chosen in ("auto", SyncPolicy.STRIDED) and len(s) == 1 and None not in s}
         switch = _switch(self.wait_kernel)
         wait = many_waves if switch == "auto" else switch == "true"
         order = ORDERS[self.tile_order] if self.tile_order != "auto" else \
@@ -355,8 +454,16 @@ class TileSyncPass(ModulePass):
         consumers = {c for c, _, _ in edges}
         reorder = _switch(self.reorder) != "false"  # (auto: always, as the paper's WRT configurations)
         for stream, k in enumerate(stages):
-            stage = StageOp(k.sym_name.data, number, stream, stream, policy, order, wait and k in consumers,
-                            reorder and k in consumers and reorderable(k))
+            stride = stride_of.get(k)
+            # a strided producer takes each group's tiles one after another (cuSyncGen's order;
+            # tile-order=strided or auto), the other stages row by row
+            mine = order
+            if order is TileOrder.STRIDED or (order is TileOrder.ROW_MAJOR and self.tile_order == "auto"):
+                mine = TileOrder.STRIDED if stride is not None else TileOrder.ROW_MAJOR
+            waited = {n for c, n, _ in [*edges, *whole] if c is k}
+            stage = StageOp(k.sym_name.data, number, stream, stream, policy if stride is None else SyncPolicy.STRIDED,
+                            mine, wait and k in consumers, reorder and k in consumers and reorderable(k, waited),
+                            stride)
             stage.location = k.location
             block = k.parent_block()
             assert block is not None

@@ -37,20 +37,16 @@
 // CHECK-NEXT: gpu.return
 
 // CHECK-LABEL: gpu.func @fig4a_k1(
-// CHECK-SAME: %[[DD:[^:]*]]: memref<?xf32>, %{{[^:]*}}: memref<?xf32>, %[[CNT1:[^:]*]]: memref<?xi32>, %[[PS:[^:]*]]: memref<?xi32>)
+// CHECK-SAME: %c: memref<?xf32>, %[[DD:[^:]*]]: memref<?xf32>, %{{[^:]*}}: memref<?xf32>, %[[CNT1:[^:]*]]: memref<?xi32>, %[[PS:[^:]*]]: memref<?xi32>)
 // CHECK-NEXT: %[[T1:.*]] = gpu.next_tile %[[CNT1]] : memref<?xi32>
 // CHECK-NEXT: %[[THREE:.*]] = arith.constant 3 : index
 // CHECK-NEXT: %{{.*}} = arith.remui %[[T1]], %[[THREE]] : index
 // CHECK-NEXT: %[[Y1:.*]] = arith.divui %[[T1]], %[[THREE]] : index
-// R: thread t prefetches the line of row t of the tile's B columns [16x, 16x + 16)
-// CHECK-NEXT: %[[TID:.*]] = gpu.thread_id x
-// CHECK-NEXT: %[[C16:.*]] = arith.constant 16 : index
-// CHECK-NEXT: %[[COL:.*]] = arith.muli %{{.*}}, %[[C16]] : index
-// CHECK: scf.if
-// CHECK-NEXT: %[[BROW:.*]] = arith.muli %[[TID]], %{{.*}} : index
-// CHECK-NEXT: %[[AT:.*]] = arith.addi %[[BROW]], %[[COL]] : index
-// CHECK-NEXT: gpu.prefetch %[[D:.*]][%[[AT]]] : memref<?xf32>
-// CHECK-NEXT: }
+// R: in the k-loop's first step, the B element's load, then the waits, then A's load.
+// CHECK: scf.for %[[K:.*]] = %[[K0:.*]] to %{{.*}} step %{{.*}} iter_args
+// CHECK: %[[BV:.*]] = memref.load %[[DD]][%{{.*}}] : memref<?xf32>
+// CHECK-NEXT: %[[FIRSTK:.*]] = arith.cmpi eq, %[[K]], %[[K0]] : index
+// CHECK-NEXT: scf.if %[[FIRSTK]] {
 // CHECK-NEXT: %[[READY:.*]] = arith.constant 1 : i32
 // CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK-NEXT: %[[TWO1:.*]] = arith.constant 2 : index
@@ -58,6 +54,11 @@
 // CHECK-NEXT: %[[S:.*]] = arith.addi %[[R]], %[[I]] : index
 // CHECK-NEXT: gpu.sem_wait %[[PS]][%[[S]]], %[[READY]] : memref<?xi32>
 // CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[AV:.*]] = memref.load %c[%{{.*}}] : memref<?xf32>
+// CHECK-NEXT: memref.store %[[AV]], %{{.*}}
+// CHECK-NEXT: memref.store %[[BV]], %{{.*}}
+// CHECK-NEXT: gpu.barrier
 // CHECK-NOT: gpu.sem_post
 // CHECK: gpu.return
 
@@ -74,11 +75,13 @@
 // ROW-NEXT: gpu.return
 // ROW-LABEL: gpu.func @fig4a_k1(
 // ROW: %[[Y1:.*]] = arith.divui
-// ROW: gpu.prefetch
-// ROW-NEXT: }
+// ROW: memref.load %{{.*}} : memref<?xf32>
+// ROW-NEXT: %[[FIRSTK:.*]] = arith.cmpi eq
+// ROW-NEXT: scf.if %[[FIRSTK]] {
 // ROW-NEXT: %[[READY:.*]] = arith.constant 2 : i32
 // ROW-NOT: scf.for
 // ROW-NEXT: gpu.sem_wait %{{.*}}[%[[Y1]]], %[[READY]] : memref<?xi32>
+// ROW-NEXT: }
 
 func.func @fig4a(%a: tensor<32x32xf32>, %b: tensor<32x32xf32>, %d: tensor<32x48xf32>) -> tensor<32x48xf32> {
   %c = schedule.kernel @fig4a_k0 gemm<tile = 16x16x16> grid [2, 2, 1] block [256, 1, 1] (%a, %b) : (tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<32x32xf32> {

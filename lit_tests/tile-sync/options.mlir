@@ -1,5 +1,4 @@
-// tile-sync's options are checked; the policies fsir does not implement are refused.
-// RUN: not fs-opt %s -p 'tile-sync{policy=strided}' 2>&1 | filecheck %s --check-prefix=STRIDED
+// tile-sync's options are checked.
 // RUN: not fs-opt %s -p 'tile-sync{policy=diagonal}' 2>&1 | filecheck %s --check-prefix=POLICY
 // RUN: not fs-opt %s -p 'tile-sync{wait-kernel=sometimes}' 2>&1 | filecheck %s --check-prefix=WAIT
 // RUN: not fs-opt %s -p 'tile-sync{tile-order=diagonal}' 2>&1 | filecheck %s --check-prefix=ORDER
@@ -7,10 +6,9 @@
 // A function without dependent GEMMs is left as it is.
 // RUN: fs-opt %s -p 'fusion-explore,stitch-codegen,tile-sync{policy=row}' | filecheck %s
 
-// STRIDED: error: tile-sync: policy=strided is not supported (StridedSync is not implemented; use tile, row or conv)
 // POLICY: error: tile-sync: policy=diagonal (expected auto, tile, row, strided, conv)
 // WAIT: error: tile-sync: wait-kernel=sometimes (expected auto, true, false)
-// ORDER: error: tile-sync: tile-order=diagonal (expected auto, row-major, column-major, none)
+// ORDER: error: tile-sync: tile-order=diagonal (expected auto, row-major, column-major, strided, none)
 // REORDER: error: tile-sync: reorder=maybe (expected auto, true, false)
 // CHECK-NOT: schedule.stage
 // CHECK-NOT: schedule.tile_dep

@@ -15,8 +15,6 @@
 // CHECK-NEXT: bar.sync 0;
 // CHECK-NEXT: ld.shared.u32 %[[TILE:r[0-9]+]], [%[[SLOT]]];
 
-// R: the B tile issued to L2 before the wait.
-// CHECK: prefetch.global.L2 [%{{rd[0-9]+}}];
 // The wait: thread 0 spins, the block waits at the barrier.
 // CHECK: setp.eq.u32 %[[W0:p[0-9]+]], %{{r[0-9]+}}, 0;
 // CHECK-NEXT: @!%[[W0]] bra $[[DONE:L__stage_[0-9]+]];
@@ -46,8 +44,6 @@ builtin.module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @stage(%x: memref<?xf32>, %y: memref<?xf32>, %counter: memref<?xi32>, %sems_in: memref<?xi32>, %sems_out: memref<?xi32>) kernel attributes {gpu.known_block_size = array<i32: 64, 1, 1>} {
       %t = gpu.next_tile %counter : memref<?xi32>
-      %c0 = arith.constant 0 : index
-      gpu.prefetch %x[%c0] : memref<?xf32>
       %ready = arith.constant 2 : i32
       gpu.sem_wait %sems_in[%t], %ready : memref<?xi32>
       %tid = gpu.thread_id x

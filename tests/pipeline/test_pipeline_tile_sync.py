@@ -21,6 +21,7 @@ import pytest
 from xdsl.dialects import func
 
 import fsir
+from fsir.dialects import gpu
 from fsir.dialects.schedule import StageOp, SyncPolicy, TileDepOp, TileOrder
 from fsir.gpuspec import gpu_spec
 from fsir.lowering.tile_sync import wait_count
@@ -44,6 +45,8 @@ CONFIGS = {  # (policy, wait-kernel, tile order)
     "tile-WT": TileSyncPass(policy="tile", wait_kernel="true", tile_order="row-major"),
     "row-WT": TileSyncPass(policy="row", wait_kernel="true", tile_order="column-major"),
     "conv": TileSyncPass(policy="conv", wait_kernel="false", tile_order="row-major"),
+    "strided": TileSyncPass(policy="strided", wait_kernel="false", tile_order="none"),
+    "strided-WT": TileSyncPass(policy="strided", wait_kernel="true", tile_order="strided"),
 }
 
 
@@ -56,7 +59,8 @@ def _scheduled(name: str, sync: TileSyncPass) -> func.FuncOp:
     return next(op for op in s.walk() if isinstance(op, func.FuncOp))
 
 
-CASES = [(n, c) for n in PIPELINED for c in sorted(CONFIGS) if (c == "conv") == (n == "conv2") or c == "row-WT"]
+CASES = [(n, c) for n in PIPELINED for c in sorted(CONFIGS)
+         if not c.startswith("strided") and ((c == "conv") == (n == "conv2") or c == "row-WT")]
 
 
 @pytest.mark.parametrize("name, config", CASES)
@@ -106,7 +110,7 @@ def test_fig4a_wait_counts(policy, waits):
     module = _model("fig4a")
     inputs = random_inputs(find_function(module), 0)
     plain = execute(lower(module), inputs)[1]
-    synced = execute(lower(module, PipelineOptions(tile_sync=policy)), inputs)[1]
+    synced = execute(lower(module, PipelineOptions(tile_sync=SyncPolicy(policy))), inputs)[1]
     assert synced.global_load_requests - plain.global_load_requests == waits
     assert synced.global_atomic_bytes - plain.global_atomic_bytes == 4 * 4  # one post per producer tile
 
@@ -120,7 +124,7 @@ def test_stages_dependencies_and_waves():
     assert [(s.stream.data, s.priority.data) for s in stages] == [(0, 0), (1, 1)]
     # one wave on an H100: auto picks TileSync without the wait-kernel and the tile order
     assert all(s.policy.data == SyncPolicy.TILE and s.order is None and s.wait_kernel is None for s in stages)
-    # R: the consumer GEMM, whose B (w2) is a kernel operand, prefetches it before waiting
+    # R: the consumer GEMM, whose B (w2) is a kernel operand, loads it before waiting
     assert [s.reorder is not None for s in stages] == [False, True]
     # consumer tile (5, 2) of 16x16 tiles reads rows 32..47 of the 64x48 GeLU: producer
     # tile row 2, all three tile columns
@@ -140,6 +144,9 @@ def test_auto_turns_on_row_sync_and_wt_from_two_waves(monkeypatch):
 
 def test_pipeline_ptx_assembles():
     assemble_all(lower_synced(_model("gpt3_mlp"), CONFIGS["row-WT"]))
+    # StridedSync, and R's reordered loads in FMA and tensor-core (cp.async) GEMMs
+    assemble_all(lower_synced(_model("attention"), CONFIGS["strided-WT"]))
+    assemble_all(lower_synced(_model("gpt3_mlp"), CONFIGS["tile"], PipelineOptions(precision="tf32")))
 
 
 class _Recording(SimDevice):
@@ -172,8 +179,12 @@ def test_compile_and_fs_run_take_a_policy(capsys):
     np.testing.assert_allclose(y, np.full((32, 48), 32.0 * 32.0))
     assert main_impl([str(path), "--device", "sim", "--check", "--tile-sync", "tile"]) == 0
     assert "ok" in capsys.readouterr().out
-    with pytest.raises(fsir.UserError, match="policy=strided is not supported"):
-        fsir.compile(str(path), tile_sync="strided")
+    assert fsir.compile(str(path), tile_sync="off").options.tile_sync is None
+    assert fsir.compile(str(path), tile_sync=SyncPolicy.STRIDED).options.tile_sync is SyncPolicy.STRIDED
+    with pytest.raises(fsir.UserError, match="tile_sync 'rows': expected one of off, auto, tile, row, strided, conv"):
+        fsir.compile(str(path), tile_sync="rows")
+    with pytest.raises(fsir.UserError, match="--tile-sync 'Tiles': expected one of off, auto, tile, row, strided"):
+        main_impl([str(path), "--device", "sim", "--tile-sync", "Tiles"])
 
 
 def test_conv2d_tile_sync_dependency():
@@ -319,7 +330,7 @@ def test_fig4a_waits_counted_by_the_concurrent_simulator(policy, waits, order):
     module = _model("fig4a")
     inputs, want, exact = _expected(module)
     dev = SimDevice(dispatch=order)
-    got, _ = execute(lower(module, PipelineOptions(tile_sync=policy)), inputs, dev)
+    got, _ = execute(lower(module, PipelineOptions(tile_sync=SyncPolicy(policy))), inputs, dev)
     _check(got, want, exact)
     log = {k: st for k, st, _ in dev.launch_log}
     assert log["fig4a_k1"].waits == waits and log["fig4a_k0"].posts == 4
@@ -329,3 +340,137 @@ def test_fig4a_waits_counted_by_the_concurrent_simulator(policy, waits, order):
 def test_sim_slots_is_checked(bad):
     with pytest.raises(fsir.UserError, match=f"--sim-slots '{bad}': expected SMSxBLOCKS"):
         fs_run_impl([str(CUSYNC / "fig4a.mlir"), "--device", "sim", "--sim-slots", bad])
+
+
+# -- StridedSync: attention reading Q, K and V column slices of one fused QKV GEMM ------------
+
+
+def _heads():
+    """Two heads' attention kernels over one 64x192 QKV GEMM (examples/cusync/generate.py)."""
+    import sys
+
+    sys.path.insert(0, str(CUSYNC))
+    from generate import qkv_heads
+
+    return fsir.pipeline.load(qkv_heads(64, 32, 2))
+
+
+def _synced_function(module, policy: str) -> func.FuncOp:
+    s = lower_synced(module, TileSyncPass(policy=policy), until="tile-sync",
+                     options=PipelineOptions(gemm="16x16x16"))
+    return next(op for op in s.walk() if isinstance(op, func.FuncOp))
+
+
+@pytest.mark.parametrize("name, strided, tile, row", [
+    # one head: Q, K, V = column tiles 0-1, 2-3, 4-5 of 6x4; stride 2, groups {0, 2, 4}, {1, 3, 5}
+    ("attention", {"attention_k1": 8, "attention_k2": 8}, {"attention_k1": 24, "attention_k2": 8},
+     {"attention_k1": 4, "attention_k2": 8}),
+    # two heads: 12x4 tiles, stride 4; head h's groups 2h, 2h + 1 of each row
+    ("heads", {"qkv_heads_k1": 8, "qkv_heads_k2": 8}, {"qkv_heads_k1": 24, "qkv_heads_k2": 24},
+     {"qkv_heads_k1": 4, "qkv_heads_k2": 4}),
+])
+def test_strided_sync_waits_once_per_group(name, strided, tile, row):
+    """StridedSync's semaphores: a QKV tile posts to group 4y + x mod stride (of the producer
+    stage), ready at 3; an attention tile waits once per group and row, a third of
+    TileSync's waits (RowSync waits once per row but on every column of it)."""
+    module = _heads() if name == "heads" else _model(name)
+    f = _synced_function(module, "strided")
+    stages = {s.kernel_name: s for s in f.walk() if isinstance(s, StageOp)}
+    producer = stages[f"{'qkv_heads' if name == 'heads' else name}_k0"]
+    assert producer.policy.data == SyncPolicy.STRIDED and producer.sync_stride == (4 if name == "heads" else 2)
+    assert wait_count(f) == strided
+    assert wait_count(_synced_function(module, "tile")) == tile
+    assert wait_count(_synced_function(module, "row")) == row
+    # auto: StridedSync where the dependency is strided
+    auto = _synced_function(module, "auto")
+    assert [s.policy.data for s in auto.walk() if isinstance(s, StageOp)][0] == SyncPolicy.STRIDED
+    # the simulator counts the same waits, and one post per QKV tile
+    inputs, want, exact = _expected(module)
+    dev = SimDevice()
+    got, stats = execute(lower_synced(module, TileSyncPass(policy="strided"), PipelineOptions(gemm="16x16x16")),
+                         inputs, dev)
+    _check(got, want, exact)
+    log = {k: st for k, st, _ in dev.launch_log}
+    assert {k: int(log[k].waits) for k in strided} == strided
+    assert log[producer.kernel_name].posts == (48 if name == "heads" else 24)
+
+
+@pytest.mark.parametrize("name, config", [("attention", "strided"), ("heads", "strided-WT")])
+def test_strided_sync_under_every_dispatch_order(name, config):
+    """(strided-WT: the QKV GEMM takes each group's tiles one after another, the strided
+    tile order.)"""
+    module = _heads() if name == "heads" else _model(name)
+    inputs, want, exact = _expected(module)
+    scheduled = lower_synced(module, CONFIGS[config], until="tile-sync")
+    orders = [s.order.data if s.order is not None else None for s in scheduled.walk() if isinstance(s, StageOp)]
+    assert orders == ([None] * 3 if config == "strided" else [TileOrder.STRIDED, TileOrder.ROW_MAJOR, TileOrder.ROW_MAJOR])
+    lowered = lower_synced(module, CONFIGS[config])
+    waits = set()
+    for order in ORDERS:
+        dev = SimDevice(dispatch=order)
+        got, stats = execute(lowered, inputs, dev)
+        _check(got, want, exact)
+        waits.add(stats.waits)
+    assert len(waits) == 1 and waits.pop() > 0
+
+
+@pytest.mark.parametrize("name", ["attention", "heads"])
+def test_strided_dependencies_are_sound(name):
+    assert check_dependencies(_heads() if name == "heads" else _model(name), policy="strided") == []
+
+
+# -- R: the consumer GEMM loads B before it waits, then A ------------------------------------
+
+
+@pytest.mark.parametrize("precision", ["fp32", "tf32"])
+def test_reordered_loads_under_every_dispatch_order(precision):
+    """B's first k-step loads move before the waits (FMA: global loads in the k-loop's first
+    step; tensor cores: the first stage's cp.async copies), A's stay after them; the
+    pipeline's result equals the stream-serial one under every dispatch order."""
+    module = _model("gpt3_mlp")
+    options = PipelineOptions(precision=precision)
+    sync = TileSyncPass(policy="tile", wait_kernel="false", tile_order="none")
+    lowered = lower_synced(module, sync, options)
+    consumer = next(op for op in lowered.walk() if isinstance(op, gpu.FuncOp) and op.sym_name.data == "gpt3_mlp_k1")
+    a, b = consumer.body.blocks[0].args[:2]
+    order = [("wait" if isinstance(op, gpu.SemWaitOp) else "A" if a in op.operands else "B")
+             for op in consumer.walk() if isinstance(op, gpu.SemWaitOp) or {a, b} & set(op.operands)]
+    first_a = order.index("A")
+    assert order.index("B") < order.index("wait") < first_a and "wait" not in order[first_a:]
+    inputs = random_inputs(find_function(module), 0)
+    serial, _ = execute(lower(module, options), inputs)
+    for dispatch in ORDERS:
+        got, stats = execute(lowered, inputs, SimDevice(dispatch=dispatch))
+        assert stats.waits > 0
+        for g, w in zip(got, serial):
+            np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("wait_kernel", ["true", "false"])
+def test_strided_consumer_first(wait_kernel):
+    """Attention's three kernels under StridedSync on four SM slots, consumers dispatched
+    first: the output GEMM's blocks take the slots and deadlock without the wait-kernels;
+    with them every stream waits for its producer's first block and the result is right."""
+    module = _model("attention")
+    inputs, want, exact = _expected(module)
+    sync = TileSyncPass(policy="strided", wait_kernel=wait_kernel, tile_order="row-major")
+    dev = _small_gpu_device("consumer-first")
+    if wait_kernel == "false":
+        with pytest.raises(fsir.UserError, match="deadlock: every resident block waits"):
+            execute(lower_synced(module, sync), inputs, dev)
+        return
+    got, stats = execute(lower_synced(module, sync), inputs, dev)
+    _check(got, want, exact)
+    assert stats.waits == 16 + 2  # the consumers' 8 + 8, and one per wait-kernel
+
+
+def test_auto_on_many_waves_keeps_strided_sync_with_its_tile_order(monkeypatch):
+    """Two waves or more: auto's RowSync and W/T for the other stages, StridedSync with
+    the strided tile order for the QKV GEMM."""
+    import fsir.transforms.tile_sync as ts
+
+    monkeypatch.setattr(ts, "gpu_spec", lambda name: dataclasses.replace(gpu_spec(name), sms=1, max_threads_per_sm=256))
+    stages = [op for op in _synced_function(_heads(), "auto").walk() if isinstance(op, StageOp)]
+    assert [(s.policy.data, s.order.data if s.order else None, s.wait_kernel is not None) for s in stages] == [
+        (SyncPolicy.STRIDED, TileOrder.STRIDED, False), (SyncPolicy.ROW, TileOrder.ROW_MAJOR, True),
+        (SyncPolicy.ROW, TileOrder.ROW_MAJOR, True)]
