@@ -114,7 +114,9 @@ class SegmentsLowering(RowLowering):
         run, lane = ib.div(u, lanes), ib.rem(u, lanes)
         seg = ib.add(ib.mul(self.block_id(), per_block), local)
         segments = self.shapes.dims(op.offsets)[0]
-        valid = e.and_(ib.lt(local, per_block), ib.lt(seg, segments))
+        # threads past the block's last whole segment (when T does not divide it) idle
+        whole = True if self.block_size % per_segment == 0 else ib.lt(local, per_block)
+        valid = e.and_(whole, ib.lt(seg, segments))
         d0 = ib.mul(run, elements)
         values = reduce_segment(self, op, seg, d0, elements, valid, lane, lanes, tid)
 

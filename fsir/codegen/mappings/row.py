@@ -956,7 +956,7 @@ def default_segment_schedule(candidates: Sequence[SegmentSchedule], bag: float) 
     schedule name keeps its first candidate): a block for long bags, else a warp's
     share with the widest vector and lanes over the bag up to a warp."""
     blocks = [c for c in candidates if c.schedule == "block"]
-    if bag >= SEGMENT_BLOCK_BAG and blocks:
+    if blocks and (bag >= SEGMENT_BLOCK_BAG or len(blocks) == len(candidates)):
         return max(blocks, key=lambda c: c.vector)
     warps = [c for c in candidates if c.schedule == "warp" and c.lanes <= max(1, bag)]
     if warps:
