@@ -81,9 +81,12 @@ def warp_partials(low: RowLowering, kind: str, accs: list[SSAValue], lane: Index
     acc_t = accs[0].type
     partials = low.smem[f"partials_{acc_t}"]
     warp = ib.div(tid, WARP)
-    for x, acc in enumerate(accs):
-        e.when(ib.eq(ib.rem(lane, WARP), 0), lambda acc=acc, x=x: e.store(acc, partials, ib.add(ib.mul(warp, n), x),
-                                                                          acc_t))
+
+    def publish() -> None:
+        for x, acc in enumerate(accs):
+            e.store(acc, partials, ib.add(ib.mul(warp, n), x), acc_t)
+
+    e.when(ib.eq(ib.rem(lane, WARP), 0), publish)
     c.insert(gpu.BarrierOp())
 
     def run_total(acc: SSAValue, x: int) -> SSAValue:

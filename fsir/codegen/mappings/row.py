@@ -953,15 +953,15 @@ def block_segment_schedules(dim: int, vectors: Sequence[int]) -> list[SegmentSch
 
 def default_segment_schedule(candidates: Sequence[SegmentSchedule], bag: float) -> SegmentSchedule:
     """The rules' choice among `candidates` (where the evaluator is not asked: a forced
-    schedule name keeps its first candidate): a block for long bags, else a warp's
-    share with the widest vector and lanes over the bag up to a warp."""
+    schedule name): a block for long bags (or when only blocks are left), else a warp's
+    share with lanes over the bag up to a warp, else a thread; the widest vector."""
     blocks = [c for c in candidates if c.schedule == "block"]
     if blocks and (bag >= SEGMENT_BLOCK_BAG or len(blocks) == len(candidates)):
         return max(blocks, key=lambda c: c.vector)
     warps = [c for c in candidates if c.schedule == "warp" and c.lanes <= max(1, bag)]
     if warps:
         return max(warps, key=lambda c: (c.vector, c.lanes))
-    return candidates[0]
+    return max(candidates, key=lambda c: c.vector)
 
 
 def segment_summary(s: SegmentSchedule, work: SegmentWork, bag: float) -> Summary:
