@@ -39,6 +39,15 @@ func.func @embedding_bag(%t: tensor<1000x32xf32>, %ids: tensor<?xi32>, %offsets:
 """
 
 
+STATIC_BAG = """
+func.func @static_bag(%t: tensor<1000x32xf32>, %ids: tensor<8192xi32>, %offsets: tensor<32xi32>) -> tensor<32x32xf32> {
+  %rows = graph.gather %t, %ids : (tensor<1000x32xf32>, tensor<8192xi32>) -> tensor<8192x32xf32>
+  %b = graph.segment_reduce sum %rows, %offsets : (tensor<8192x32xf32>, tensor<32xi32>) -> tensor<32x32xf32>
+  func.return %b : tensor<32x32xf32>
+}
+"""
+
+
 def loop_segments(kind, data, offsets):
     """EmbeddingBag's semantics written out: clamped bounds, 0 for an empty bag."""
     n = data.shape[0]
@@ -192,3 +201,27 @@ func.func @scaled(%rows: tensor<?x16xf32>, %offsets: tensor<?xi32>) -> tensor<?x
     offsets, n = ragged(rng, 9)
     check(text, inputs=[rng.standard_normal((n, 16)).astype(np.float32), offsets], fusion="stitch")
     assert re.search(r"schedule.kernel @scaled_k0 loop", scheduled(text))
+
+
+def test_summaries_state_the_lowered_registers():
+    """Every candidate's summary states within 2 the registers the gpu-IR evaluator finds
+    in its lowered kernel. (Its trip counts it cannot compare: the bag loop's bounds
+    are data, which the summary takes from the static shapes and the gpu IR does not.)"""
+    from fsir.codegen.mappings.row import segment_candidates
+    from fsir.codegen.mappings.segments import SegmentsMapping, segment_vectors, static_bag
+    from fsir.codegen.stitch_codegen import FusionCodegen
+    from fsir.dialects import graph
+    from fsir.dialects.stitch import FusionOp
+
+    mapping = SegmentsMapping()
+    module = lower(parse_module(STATIC_BAG), PipelineOptions(fusion="stitch"), until="fusion-explore")
+    fusion = next(op for op in module.walk() if isinstance(op, FusionOp))
+    ctx = FusionCodegen(fusion, "k")
+    s = next(op for op in ctx.ops if isinstance(op, graph.SegmentReduceOp))
+    candidates = segment_candidates(32, segment_vectors(s, list(fusion.operands)), static_bag(s) or 0)
+    assert {c.schedule for c in candidates} == {"warp", "block"}
+    for c in candidates:
+        k = mapping.kernel(ctx, s, c)
+        stated, lowered = mapping.score(k, c, ctx.spec), mapping.score_lowered(k, ctx.spec)
+        assert abs(stated.registers - lowered.registers) <= 2, c.describe()
+        k.drop_all_references()

@@ -200,7 +200,8 @@ class SegmentsMapping(Mapping):
         s, c = self.schedule_of(k)
         (g,) = k.groups()
         bag = static_bag(s)
-        return segment_summary(c, segment_work(s, list(g.block.ops)), SEGMENT_BAG_HINT if bag is None else bag)
+        ops = [op for op in g.block.ops if isinstance(op, graph.GraphOp)]
+        return segment_summary(c, segment_work(s, ops), SEGMENT_BAG_HINT if bag is None else bag)
 
     def grid(self, k: KernelOp, axis: int, shapes: ShapeCalc) -> Index:
         ib = shapes.ib
