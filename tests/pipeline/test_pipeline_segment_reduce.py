@@ -225,3 +225,17 @@ def test_summaries_state_the_lowered_registers():
         stated, lowered = mapping.score(k, c, ctx.spec), mapping.score_lowered(k, ctx.spec)
         assert abs(stated.registers - lowered.registers) <= 2, c.describe()
         k.drop_all_references()
+
+
+@pytest.mark.parametrize("schedule", ["thread", "warp", "block"])
+def test_integer_data_and_i64_offsets(schedule):
+    text = """
+func.func @bag(%data: tensor<?x8xi32>, %offsets: tensor<?xi64>) -> tensor<?x8xi32> {
+  %b = graph.segment_reduce KIND %data, %offsets : (tensor<?x8xi32>, tensor<?xi64>) -> tensor<?x8xi32>
+  func.return %b : tensor<?x8xi32>
+}"""
+    rng = np.random.default_rng(9)
+    for kind in ("sum", "min"):
+        offsets, n = ragged(rng, 17, max_len=100 if schedule == "block" else 6)
+        data = rng.integers(-50, 50, (n, 8)).astype(np.int32)
+        check(text.replace("KIND", kind), inputs=[data, offsets.astype(np.int64)], fusion="stitch", rows=schedule)
