@@ -239,3 +239,20 @@ func.func @bag(%data: tensor<?x8xi32>, %offsets: tensor<?xi64>) -> tensor<?x8xi3
         offsets, n = ragged(rng, 17, max_len=100 if schedule == "block" else 6)
         data = rng.integers(-50, 50, (n, 8)).astype(np.int32)
         check(text.replace("KIND", kind), inputs=[data, offsets.astype(np.int64)], fusion="stitch", rows=schedule)
+
+
+def test_the_columns_hook_scores_warp_shapes():
+    """`segment_column_schedule` (for a ragged column of the columns mapping): lanes
+    within a warp, more of them for long bags over few rows than for short bags."""
+    from collections import Counter
+
+    from fsir.codegen.mappings.row import SegmentWork, segment_column_schedule
+    from fsir.gpuspec import gpu_spec
+
+    work = SegmentWork(Counter({"global": 1, "alu": 4}), Counter({"global": 1, "alu": 1}), 4, 4, 4)
+    spec = gpu_spec("H100")
+    long_few = segment_column_schedule(16, [1, 2, 4], work, rows=8, bag=48, spec=spec)
+    short_many = segment_column_schedule(16, [1, 2, 4], work, rows=4096, bag=2, spec=spec)
+    for lanes, vector in (long_few, short_many):
+        assert 16 // vector * lanes <= 32 and lanes & (lanes - 1) == 0
+    assert long_few[0] > short_many[0]

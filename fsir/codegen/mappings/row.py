@@ -1025,3 +1025,25 @@ def choose_segment_schedule(dim: int, vectors: Sequence[int], work: SegmentWork,
     scored = [(score(c), c) for c in candidates]
     est, best = min(scored, key=lambda e: (round(e[0].seconds, 10), e[1].threads_per_segment))
     return best, est, len(candidates)
+
+
+def segment_column_schedule(dim: int, vectors: Sequence[int], work: SegmentWork, rows: int, bag: float | None,
+                            spec: GpuSpec, columns: int = 1) -> tuple[int, int]:
+    """For the columns mapping (a ragged column: its bag a segment_reduce over offsets):
+    the (lanes, vector) of the column's threads, among the warp-shaped schedules (runs
+    of one vector, lanes within a warp: the columns lowering's thread layout), scored
+    as `rows` segments of each of `columns` such columns sharing the GPU. The column's
+    code is `fsir/lowering/segments.py`'s `reduce_segment` with the same (lanes, vector)."""
+    from fsir.codegen.latency import estimate_summary
+
+    bag_hint = SEGMENT_BAG_HINT if bag is None else bag
+    best, best_key = (1, 1), (math.inf, math.inf)
+    for c in segment_candidates(dim, vectors, bag_hint):
+        if c.schedule != "warp" or c.lanes > WARP:
+            continue
+        grid, block = segment_launch(c, rows * columns)
+        est = estimate_summary(segment_summary(c, work, bag_hint), grid, block, spec, bandwidth=True)
+        key = (round(est.seconds, 10), c.threads_per_segment)
+        if key < best_key:
+            best, best_key = (c.lanes, c.vector), key
+    return best
