@@ -236,21 +236,22 @@ class MonoDims(DimBuilder[Mono]):
 
 def argument_names(f: func.FuncOp) -> list[list[int | str] | None]:
     """Each argument's `#graph.dims` (checked against its type), None where absent."""
-    out: list[list[int | str] | None] = []
-    attrs = f.arg_attrs.data if f.arg_attrs is not None else [None] * len(f.args)
-    for i, (arg, d) in enumerate(zip(f.args, attrs)):
-        dims = d.data.get(DIMS_ATTR) if isinstance(d, DictionaryAttr) else None
-        if dims is None:
-            out.append(None)
-            continue
-        if not isinstance(dims, DimsAttr):
-            raise UserError(f"argument {i} of @{f.sym_name.data}: {DIMS_ATTR} must be a #graph.dims", location_of(f))
-        try:
-            dims.check_type(arg.type, f"argument {i} of @{f.sym_name.data}")
-        except Exception as err:  # VerifyException
-            raise UserError(str(err), location_of(f)) from None
-        out.append(dims.sizes)
-    return out
+    return [argument_name(f, i) for i in range(len(f.args))]
+
+
+def argument_name(f: func.FuncOp, i: int) -> list[int | str] | None:
+    """Argument i's `#graph.dims` (checked against its type), None where absent."""
+    d = f.arg_attrs.data[i] if f.arg_attrs is not None else None
+    dims = d.data.get(DIMS_ATTR) if isinstance(d, DictionaryAttr) else None
+    if dims is None:
+        return None
+    if not isinstance(dims, DimsAttr):
+        raise UserError(f"argument {i} of @{f.sym_name.data}: {DIMS_ATTR} must be a #graph.dims", location_of(f))
+    try:
+        dims.check_type(f.args[i].type, f"argument {i} of @{f.sym_name.data}")
+    except Exception as err:  # VerifyException
+        raise UserError(str(err), location_of(f)) from None
+    return dims.sizes
 
 
 class SymbolicShapes:
@@ -375,7 +376,7 @@ def declared_symbol(v: SSAValue, d: int) -> str | None:
     f = v.owner.parent_op()
     if not isinstance(f, func.FuncOp) or f.body.blocks[0] is not v.owner:
         return None
-    names = argument_names(f)[v.index]
+    names = argument_name(f, v.index)
     name = names[d] if names is not None else None
     return name if isinstance(name, str) and "*" not in name else None
 
