@@ -1003,8 +1003,9 @@ def choose_segment_schedule(dim: int, vectors: Sequence[int], work: SegmentWork,
     """The segment schedule the latency-evaluator finds fastest for `segments` segments
     of `bag` rows on average (`?`: SEGMENT_COUNT_HINT segments, SEGMENT_BAG_HINT rows),
     with its estimate and the number of candidates scored; `forced` (a row schedule
-    name) keeps that schedule's candidates, and the rules pick among them. Ties go to
-    fewer threads per segment."""
+    name) keeps that schedule's candidates and the rules pick among them (none, as a
+    thread for rows past SEGMENT_THREAD_DIM: the evaluator's choice). Ties go to fewer
+    threads per segment."""
     from fsir.codegen.latency import estimate_summary
 
     bag_hint = SEGMENT_BAG_HINT if bag is None else bag
