@@ -126,6 +126,7 @@ class Mapping(StrEnum):
     CONV = "conv"
     COLUMNS = "columns"
     ATTENTION = "attention"
+    SEGMENTS = "segments"
 
 
 class Composition(StrEnum):
@@ -718,10 +719,70 @@ class AttentionParamsAttr(MappingParamsAttr):
         return [("block_q", self.block_q), ("block_k", self.block_k)]
 
 
+# ----------------------------------------------------------------------------- segments parameters
+
+
+@irdl_attr_definition
+class SegmentsParamsAttr(MappingParamsAttr):
+    """`segments`: a ragged bag reduction (`graph.segment_reduce` over offsets,
+    `fsir/codegen/mappings/segments.py`). A segment's result row of `dim` elements is
+    split into runs of `elements` consecutive elements (accessed `vector_width` at a
+    time); `lanes` consecutive threads share one run and split the segment's rows,
+    combining their partials by shuffles (up to a warp) or through shared memory (a
+    block). A segment takes dim / elements x lanes threads: one (a thread per segment),
+    up to a warp, or the whole block.
+
+        #schedule.segments<elements = 16, lanes = 1, vector_width = 4>
+        #schedule.segments<elements = 4, lanes = 64, vector_width = 4>
+    """
+
+    name = "schedule.segments"
+    MAPPING: ClassVar[Mapping] = Mapping.SEGMENTS
+    KEYS: ClassVar[dict[str, int]] = {"elements": 1, "lanes": 1, "vector_width": 1}
+
+    _elements: IntAttr
+    _lanes: IntAttr
+    _vector_width: IntAttr
+
+    def __init__(self, elements: int, lanes: int, vector_width: int = 1):
+        super().__init__(IntAttr(elements), IntAttr(lanes), IntAttr(vector_width))
+
+    @property
+    def elements(self) -> int:
+        return self._elements.data
+
+    @property
+    def lanes(self) -> int:
+        return self._lanes.data
+
+    @property
+    def vector_width(self) -> int:
+        return self._vector_width.data
+
+    def verify(self) -> None:
+        if self.elements < 1:
+            raise VerifyException(f"elements must be positive, got {self.elements}")
+        if not 1 <= self.lanes <= MAX_BLOCK_THREADS or self.lanes & (self.lanes - 1):
+            raise VerifyException(f"lanes must be a power of two up to {MAX_BLOCK_THREADS}, got {self.lanes}")
+        _check_vector_width(self.vector_width)
+        if self.elements % self.vector_width:
+            raise VerifyException(f"elements ({self.elements}) must be a multiple of vector_width "
+                                  f"({self.vector_width})")
+
+    @classmethod
+    def from_entries(cls, entries: MappingOf[str, _Value]) -> SegmentsParamsAttr:
+        return cls.new([_int(entries["elements"]), _int(entries["lanes"]), _int(entries.get("vector_width", 1))])
+
+    def entries(self) -> list[tuple[str, _Value]]:
+        out: list[tuple[str, _Value]] = [("elements", self.elements), ("lanes", self.lanes)]
+        return out + ([("vector_width", self.vector_width)] if self.vector_width != 1 else [])
+
+
 PARAMS_OF: dict[Mapping, type[MappingParamsAttr]] = {
     Mapping.LOOP: LoopParamsAttr, Mapping.ROW: RowParamsAttr, Mapping.GEMM: GemmParamsAttr,
     Mapping.CONV: ConvParamsAttr, Mapping.COLUMNS: ColumnsParamsAttr,
     Mapping.ATTENTION: AttentionParamsAttr,
+    Mapping.SEGMENTS: SegmentsParamsAttr,
 }
 
 
@@ -1435,6 +1496,6 @@ Schedule = Dialect(
     [KernelOp, GroupOp, SharedOp, YieldOp,
      StageOp, TileDepOp],  # tile synchronisation
     [MappingAttr, CompositionAttr, StorageAttr, LoopParamsAttr, RowParamsAttr, GemmParamsAttr,
-     ConvParamsAttr, GemmMathAttr, ColumnsParamsAttr, AttentionParamsAttr,
+     ConvParamsAttr, GemmMathAttr, ColumnsParamsAttr, AttentionParamsAttr, SegmentsParamsAttr,
      SyncPolicyAttr, TileOrderAttr],  # tile synchronisation
 )

@@ -178,14 +178,15 @@ class ElementEmitter:
         operands = list(op.operands)
         offsets = op.offsets(self.shapes.dims, self.ib)
 
-        def piece(i: int) -> SSAValue:
-            shifted = op.operand_index(i, idx, offsets, self.ib)
-            if i == len(operands) - 1:
-                return self.at(operands[i], shifted)
-            return self.guarded(self.ib.lt(idx[d], offsets[i + 1]),
-                                lambda: self.at(operands[i], shifted), lambda: piece(i + 1))
+        # a binary search over the operands' offsets: log2(operands) nested branches (a
+        # concat of thousands of columns would otherwise nest one branch per operand)
+        def pieces(lo: int, hi: int) -> SSAValue:
+            if hi - lo == 1:
+                return self.at(operands[lo], op.operand_index(lo, idx, offsets, self.ib))
+            mid = (lo + hi) // 2
+            return self.guarded(self.ib.lt(idx[d], offsets[mid]), lambda: pieces(lo, mid), lambda: pieces(mid, hi))
 
-        return piece(0)
+        return pieces(0, len(operands))
 
     def _gather(self, op: graph.GatherOp, idx: list[Index]) -> SSAValue:
         ib = self.ib

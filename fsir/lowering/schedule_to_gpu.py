@@ -51,10 +51,10 @@ from fsir.dialects.graph import DYN, shape_of
 from fsir.dialects.schedule import DYNAMIC, KernelOp, StageOp, TileDepOp
 from fsir.errors import UserError
 from fsir.ir import location_of
-from fsir.lowering.kernels import erase_unused_arith, extra_arguments
+from fsir.lowering.kernels import dim_classes, erase_unused_arith, extra_arguments
 from fsir.lowering.param_table import host_arguments, is_tabled
 from fsir.lowering.scalar import Cursor, Index, IndexBuilder
-from fsir.lowering.shapes import DimChecks, ShapeCalc
+from fsir.lowering.shapes import DimChecks, ShapeCalc, bind_declared_dims
 from fsir.lowering.tile_sync import TileSyncPlan
 
 GPU_MODULE = "kernels"
@@ -95,6 +95,7 @@ class HostLowering:
                 s if s != DYN else self.cursor.value(memref.DimOp(new, self.ib.const(d)))
                 for d, s in enumerate(shape_of(old.type))
             ]
+        bind_declared_dims(f, self.dims, self.ib)
 
     def lower(self) -> func.FuncOp:
         for op in self.f.body.blocks[0].ops:
@@ -246,6 +247,8 @@ def kernel_signature(k: KernelOp) -> tuple:
         out.append((op.name, tuple(where.get(o, (-2, id(o))) for o in op.operands), tuple(op.properties.items()),
                     tuple(op.attributes.items()), tuple(r.type for r in op.results)))
         where.update({r: (n, j) for j, r in enumerate(op.results)})
+    # which operand dims share a size argument also depends on the arguments' names
+    out.append(tuple(sorted(dim_classes(k).items())))
     return tuple(out)
 
 

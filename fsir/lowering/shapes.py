@@ -98,5 +98,38 @@ class DimChecks:
             self.ib.c.insert(check)
 
 
+def bind_declared_dims(f, dims: dict[SSAValue, list[Index]], ib: IndexBuilder) -> None:
+    """The function arguments' dims its source names by one symbol (`#graph.dims`, the
+    ONNX `dim_param`s) are one size: each is checked once, on entry, against the first
+    argument dim of its symbol (a `cf.assert` located at the function, else at the
+    argument's first reader, naming both), and
+    then takes that dim's size, so every kernel reading any of them receives one value."""
+    from fsir.transforms.symbolic_dims import declared_symbol
+
+    first: dict[str, tuple[Index, str]] = {}
+    for arg in f.body.blocks[0].args:
+        for d, size in enumerate(dims[arg]):
+            symbol = declared_symbol(arg, d) if not isinstance(size, int) else None
+            if symbol is None:
+                continue
+            where = f"dim {d} of %{arg.name_hint or f'arg{arg.index}'}"
+            if symbol not in first:
+                first[symbol] = (size, where)
+                continue
+            size0, where0 = first[symbol]
+            ok = ib.c.value(arith.CmpiOp(ib.ssa(size0), ib.ssa(size), "eq"))
+            check = cf.AssertOp(ok, f"@{f.sym_name.data}: {where0} and {where} are both '{symbol}' but differ "
+                                    "at run time")
+            check.location = f.location if location_of(f) is not None else _first_reader(f, arg).location
+            ib.c.insert(check)
+            dims[arg][d] = size0
+
+
+def _first_reader(f, arg: SSAValue) -> Operation:
+    """The first op of `f` reading `arg` (where a check on it is located when `f` has
+    no location of its own, as an imported ONNX graph)."""
+    return next((op for op in f.body.blocks[0].ops if arg in op.operands), f)
+
+
 def _key(x: Index) -> tuple:
     return ("c", x) if isinstance(x, int) else ("v", id(x))

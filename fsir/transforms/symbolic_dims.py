@@ -229,21 +229,22 @@ class MonoDims(DimBuilder[Mono]):
 
 def argument_names(f: func.FuncOp) -> list[list[int | str] | None]:
     """Each argument's `#graph.dims` (checked against its type), None where absent."""
-    out: list[list[int | str] | None] = []
-    attrs = f.arg_attrs.data if f.arg_attrs is not None else [None] * len(f.args)
-    for i, (arg, d) in enumerate(zip(f.args, attrs)):
-        dims = d.data.get(DIMS_ATTR) if isinstance(d, DictionaryAttr) else None
-        if dims is None:
-            out.append(None)
-            continue
-        if not isinstance(dims, DimsAttr):
-            raise UserError(f"argument {i} of @{f.sym_name.data}: {DIMS_ATTR} must be a #graph.dims", location_of(f))
-        try:
-            dims.check_type(arg.type, f"argument {i} of @{f.sym_name.data}")
-        except Exception as err:  # VerifyException
-            raise UserError(str(err), location_of(f)) from None
-        out.append(dims.sizes)
-    return out
+    return [argument_name(f, i) for i in range(len(f.args))]
+
+
+def argument_name(f: func.FuncOp, i: int) -> list[int | str] | None:
+    """Argument i's `#graph.dims` (checked against its type), None where absent."""
+    d = f.arg_attrs.data[i] if f.arg_attrs is not None else None
+    dims = d.data.get(DIMS_ATTR) if isinstance(d, DictionaryAttr) else None
+    if dims is None:
+        return None
+    if not isinstance(dims, DimsAttr):
+        raise UserError(f"argument {i} of @{f.sym_name.data}: {DIMS_ATTR} must be a #graph.dims", location_of(f))
+    try:
+        dims.check_type(f.args[i].type, f"argument {i} of @{f.sym_name.data}")
+    except Exception as err:  # VerifyException
+        raise UserError(str(err), location_of(f)) from None
+    return dims.sizes
 
 
 class SymbolicShapes:
@@ -358,12 +359,29 @@ def set_argument_dims(module: builtin.ModuleOp, dims: Sequence[DimsAttr | None])
     f.arg_attrs = builtin.ArrayAttr([DictionaryAttr({DIMS_ATTR: d} if d is not None else {}) for d in dims])
 
 
+def declared_symbol(v: SSAValue, d: int) -> str | None:
+    """The symbol the source gives dim `d` of `v` when `v` is an argument of its
+    function with `#graph.dims` there naming that dim by one symbol (not a product)."""
+    from xdsl.ir import BlockArgument
+
+    if not isinstance(v, BlockArgument):
+        return None
+    f = v.owner.parent_op()
+    if not isinstance(f, func.FuncOp) or f.body.blocks[0] is not v.owner:
+        return None
+    names = argument_name(f, v.index)
+    name = names[d] if names is not None else None
+    return name if isinstance(name, str) and "*" not in name else None
+
+
 def kernel_dim_classes(k: Operation) -> dict[tuple[int, int], tuple[int, int]]:
     """For a `schedule.kernel`: each `?` dim of its operands, (operand, dim), mapped to
     the first (operand, dim) of its symbol class, where the classes merge the sizes the
-    kernel's own ops require to agree. The host checks exactly those agreements before
-    the launch (fsir/lowering/shapes.py), so one `index` argument per class carries the
-    size into the kernel: a thousand columns of batch B take B once."""
+    kernel's own ops require to agree and the function arguments' dims the source names
+    by one symbol (`B` of every column, even of columns no op relates). The host checks
+    exactly those agreements before the launch, and the declared ones once on entry
+    (fsir/lowering/shapes.py), so one `index` argument per class carries the size into
+    the kernel: a thousand columns of batch B take B once."""
     from fsir.dialects.schedule import KernelOp
     from fsir.lowering.shapes import ShapeCalc
 
@@ -390,6 +408,11 @@ def kernel_dim_classes(k: Operation) -> dict[tuple[int, int], tuple[int, int]]:
             for a in op.agreeing_dims(calc.dims, mono):
                 if a.kind == DimAgreement.EQUAL:
                     table.merge(mono.lift(a.first), mono.lift(a.second))
+    first_of: dict[str, str] = {}
+    for name, (i, d) in leaves.items():
+        symbol = declared_symbol(k.operands[i], d)
+        if symbol is not None:
+            table.merge(Mono(1, (first_of.setdefault(symbol, name),)), Mono(1, (name,)))
     out: dict[tuple[int, int], tuple[int, int]] = {}
     for name, where in leaves.items():
         rep = table.canon(Mono(1, (name,)))

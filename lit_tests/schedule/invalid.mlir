@@ -3,7 +3,7 @@
 // RUN: fs-opt %s --split-input-file --verify-diagnostics
 
 func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{unknown mapping 'tiles' (expected loop, row, gemm, conv, columns, attention)}}
+  // expected-error @+1 {{unknown mapping 'tiles' (expected loop, row, gemm, conv, columns, attention, segments)}}
   %y = schedule.kernel @k tiles {} grid [1, 1, 1] block [256, 1, 1] (%x) : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a: tensor<4xf32>):
     schedule.yield %a : tensor<4xf32>

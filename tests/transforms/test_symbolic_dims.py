@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects import func
+from xdsl.dialects.builtin import IndexType
 
 import fsir
+from fsir.dialects import gpu
 from fsir.dialects.graph import DimsAttr
 from fsir.errors import UserError
 from fsir.ir import parse_module
@@ -93,3 +95,37 @@ func.func @f(%a: tensor<?x4xf32> {graph.dims = #graph.dims<[B, 4]>}, %b: tensor<
     assert shapes.of(c) == [Mono(1, ("c_d0",)), Mono(4)]  # nothing ties c to B
     assert shapes.of(flat) == [Mono(4, ("B",))]
     assert shapes.same(a, 0, b, 0) and not shapes.same(a, 0, c, 0)
+
+
+def independent_columns_model() -> bytes:
+    """Two embedding columns of batch B with outputs of their own: no op relates their
+    batches, only the dim_param names them one size."""
+    nodes = []
+    for c in range(2):
+        nodes += [helper.make_node("Gather", [f"t{c}", f"ids{c}"], [f"e{c}"]),
+                  helper.make_node("ReduceSum", [f"e{c}", "axes"], [f"y{c}"], keepdims=0)]
+    g = helper.make_graph(
+        nodes, "independent",
+        [helper.make_tensor_value_info(f"ids{c}", TensorProto.INT64, ["B", BAGS[c]]) for c in range(2)],
+        [helper.make_tensor_value_info(f"y{c}", TensorProto.FLOAT, ["B", TABLES[c].shape[1]]) for c in range(2)],
+        initializer=[numpy_helper.from_array(TABLES[0], "t0"), numpy_helper.from_array(TABLES[1], "t1"),
+                     numpy_helper.from_array(np.array([1], np.int64), "axes")])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]).SerializeToString()
+
+
+def test_declared_batches_are_one_size_across_kernels():
+    """Columns no op relates still share B: their kernels take one batch argument, every
+    batch runs, and batches that disagree fail on the host naming the symbol and sizes."""
+    exe = fsir.compile(independent_columns_model())
+    launches = [op for op in exe.module.walk() if isinstance(op, gpu.LaunchFuncOp)]
+    assert len(launches) == 2  # two kernels, one per column
+    sizes = {a for op in launches for a in op.kernelOperands if isinstance(a.type, IndexType)}
+    assert len(sizes) == 1  # both take the one host value of B
+    for batch in (1, 7, 37, 128):
+        ids = [RNG.integers(0, t.shape[0], (batch, n)) for t, n in zip(TABLES, BAGS)]
+        ys = exe.run({"ids0": ids[0], "ids1": ids[1]}, device="sim")
+        for y, t, i in zip(ys, TABLES, ids):
+            np.testing.assert_allclose(y, t[i].sum(1), rtol=2e-5, atol=2e-5)
+    with pytest.raises(UserError) as err:
+        exe.run([RNG.integers(0, 50, (5, 4)), RNG.integers(0, 50, (6, 3))], device="sim")
+    assert "are both 'B' but differ at run time: 5 vs 6" in err.value.message

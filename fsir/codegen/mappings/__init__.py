@@ -23,6 +23,7 @@ from fsir.codegen.mappings.conv import ConvMapping
 from fsir.codegen.mappings.gemm import GemmMapping
 from fsir.codegen.mappings.loop import LoopMapping
 from fsir.codegen.mappings.row import RowMapping
+from fsir.codegen.mappings.segments import SegmentsMapping
 from fsir.dialects import schedule
 from fsir.dialects.schedule import KernelOp
 from fsir.lowering.kernels import KernelInterface
@@ -32,7 +33,8 @@ from fsir.lowering.kernels import KernelInterface
 # cannot import codegen; tests/test_mapping_registry.py holds the two together): a new
 # mapping adds its enum member and its parameters attribute (`PARAMS_OF`) there.
 MAPPINGS: dict[schedule.Mapping, Mapping] = {m.name: m for m in (
-    AttentionMapping(), GemmMapping(), ConvMapping(), ColumnsMapping(), RowMapping(), LoopMapping())}
+    AttentionMapping(), GemmMapping(), ConvMapping(), ColumnsMapping(), SegmentsMapping(), RowMapping(),
+    LoopMapping())}
 
 
 def mapping_for(ops: Sequence[Operation]) -> Mapping:
