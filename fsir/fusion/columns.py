@@ -195,7 +195,8 @@ def _downstream(r: Operation, members: set[Operation]) -> set[Operation]:
 
 def structure_key(ops: Sequence[Operation], output: SSAValue) -> tuple:
     """The structural hash of a column: its ops (name, operands by position — an op of
-    the column, or an outside value by its shape —, properties, result shapes), with
+    the column, or an outside value by its shape —, properties, whether a gather's ids
+    are proven in range (its code keeps or drops the clamp), result shapes), with
     what is per-column data abstracted: a table's row count and splat constants' values
     (a hash modulus, a bag's scale). Columns of one key take one schedule."""
     where: dict[SSAValue, int] = {}
@@ -212,6 +213,7 @@ def structure_key(ops: Sequence[Operation], output: SSAValue) -> tuple:
             else:
                 operands.append(("in", shape_of(o.type), _elem(o)))
         parts.append((op.name, tuple(operands), tuple(op.properties.items()),
+                      isinstance(op, graph.GatherOp) and op.in_bounds is not None,
                       tuple((shape_of(r.type), _elem(r)) for r in op.results)))
         where.update({r: n for r in op.results})
     parts.append(where[output])
