@@ -128,10 +128,11 @@ def column_row(k: KernelOp, g: GroupOp, output: SSAValue) -> ColumnRow:
             elif isinstance(o.owner, graph.ConstantOp) and splat_value(o.owner) is not None:
                 row.splats.append(o.owner)
                 parts.append(("splat", o.type))
-            else:
-                row.buffers.append(o)
-                parts.append(("buffer", elem_type(o), shape_of(o.type)[1:] if isinstance(op, graph.GatherOp)
-                              and o is op.table else shape_of(o.type)))
+            else:  # (a buffer read twice, as an operand and as a size, is one address)
+                if o not in row.buffers:
+                    row.buffers.append(o)
+                parts.append(("buffer", row.buffers.index(o), elem_type(o), shape_of(o.type)[1:]
+                              if isinstance(op, graph.GatherOp) and o is op.table else shape_of(o.type)))
         if isinstance(op, graph.GatherOp) and op.in_bounds is None:  # (a proven gather has no clamp)
             row.tables.append(op.table)
         row.shape.append((op.name, tuple(parts), tuple(op.properties.items()),
@@ -221,9 +222,13 @@ class ColumnsLowering(RowLowering):
                 return
             # one body for the cluster: the warp's column (the columns own equal warp
             # ranges), whose row of the table gives its buffers, splats and table sizes
-            slot = ib.div(rel, end - start)
-            with self.column_of_row(shared[first], slot) as offset:
-                operand(first, ib.sub(rel, ib.mul(slot, end - start)), offset)
+            def body() -> None:
+                slot = ib.div(rel, end - start)
+                with self.column_of_row(shared[first], slot) as offset:
+                    operand(first, ib.sub(rel, ib.mul(slot, end - start)), offset)
+
+            # the last cluster's leaf also takes the grid's spare warps, past its rows
+            e.when(True if members is not leaves[-1] else ib.lt(rel, len(members) * (end - start)), body)
 
         def tree(lo: int, hi: int) -> None:
             if hi - lo == 1:

@@ -27,7 +27,7 @@ MIXED = [ColumnSpec(97, 16, 50, "sum", True, False), ColumnSpec(10, 4, 1, "max",
          ColumnSpec(51, 32, 2, "mean", False, False)] + model_spec(15, seed=5, max_rows=500)
 
 
-def _inputs(text: str, batch: int, seed: int = 0) -> tuple[list, list]:
+def _inputs(text: str, batch: int, seed: int = 0, spec: list[ColumnSpec] = MIXED) -> tuple[list, list]:
     """Random inputs: ids from -5 to three times their table's rows (hashing and the
     gather's clamp both matter), floats standard normal."""
     module = parse_module(text, "<test>")
@@ -37,7 +37,7 @@ def _inputs(text: str, batch: int, seed: int = 0) -> tuple[list, list]:
     for arg, t in zip(f.body.block.args, input_types(module)):
         shape = tuple(batch if d == DYN else d for d in t.get_shape())
         if arg.name_hint and arg.name_hint.startswith("ids"):
-            rows = MIXED[int(arg.name_hint[3:])].rows
+            rows = spec[int(arg.name_hint[3:])].rows
             values.append(rng.integers(-5, 3 * rows, shape).astype(np.int32))
         else:
             values.append(rng.standard_normal(shape).astype(np.float32))
@@ -167,8 +167,9 @@ func.func @t(%ids0: tensor<4x3xi32>, %t0: tensor<10x4xf32>, %ids1: tensor<4x2xi3
 def test_columns_through_an_address_table(monkeypatch, batch):
     """A columns kernel whose buffers would overflow the parameter space takes them
     through an address table in global memory (the budget lowered so 20 columns pass
-    it): one table parameter and the batch, each column's addresses loaded in its own
-    branch; it assembles and matches the reference on the simulator."""
+    it): one table parameter and the batch; the table holds every buffer's address, the
+    columns that share a body read theirs at their row (an offset), the others' are
+    loaded in their own branch; it assembles and matches the reference on the simulator."""
     from fsir.dialects import gpu
     from fsir.lowering import param_table
 
@@ -181,13 +182,96 @@ def test_columns_through_an_address_table(monkeypatch, batch):
     assert len(tabled) == 1
     (f,) = tabled
     buffers = 2 * len(MIXED) + sum(c.weighted for c in MIXED) + 2  # tables, ids, weights; features; output
+    values, entries = param_table.table_layout(f)
+    assert sorted(entries) == list(range(buffers))  # every buffer once (no column shares one)
     types = list(f.function_type.inputs.data)
-    assert types[0] == gpu.MemRefType(gpu.i64, [buffers]) and all(not isinstance(t, gpu.MemRefType)
-                                                                   for t in types[1:])
+    assert types[0] == gpu.MemRefType(gpu.i64, [len(values) + buffers]) and all(
+        not isinstance(t, gpu.MemRefType) for t in types[1:])
     loads = [op for op in f.walk() if isinstance(op, gpu.TableBufferOp)]
-    assert sorted(op.index.value.data for op in loads) == list(range(buffers))
+    static = [op for op in loads if op.offset is None]
+    rows = [op for op in loads if op.offset is not None]
+    # the shared bodies' rows of buffers come first in the table, read at a row; then
+    # every other buffer, read once
+    shared = buffers - len(static)
+    assert rows and 0 < shared < buffers
+    assert sorted(op.index.value.data - len(values) for op in static) == list(range(shared, buffers))
+    assert all(0 <= op.index.value.data - len(values) < shared for op in rows)
     # a column's addresses are loaded inside the comparison tree, not by every thread
     assert sum(op.parent_block() is f.body.blocks[0] for op in loads) < buffers // 2
     launches = [op for op in lowered.walk() if isinstance(op, gpu.LaunchFuncOp)
                 and op.kernel.nested_references.data[-1].data == f.sym_name.data]
     assert len(launches) == 1 and isinstance(launches[0].kernelOperands[0].owner, gpu.AddressTableOp)
+
+
+def _shared_spec(copies: int) -> list[ColumnSpec]:
+    """`copies` columns of each of three structures, interleaved in the concat, each with
+    its own table size (so its own hash modulus and clamp bound)."""
+    rows = [97, 10, 300, 41, 23, 51, 7, 12, 64, 5]
+    return [ColumnSpec(rows[(3 * j + k) % len(rows)] + j, dim, bag, kind, hashed, weighted)
+            for j in range(copies)
+            for k, (dim, bag, kind, hashed, weighted) in enumerate(
+                [(16, 5, "sum", True, False), (8, 3, "mean", False, True), (4, 2, "max", True, True)])]
+
+
+def _columns_func(lowered):
+    from fsir.dialects import gpu
+
+    (f,) = [op for op in lowered.walk() if isinstance(op, gpu.FuncOp) and op.sym_name.data.endswith("_k0")]
+    return f
+
+
+@pytest.mark.parametrize("batch", [8, 1, 37])
+def test_one_code_body_per_cluster(batch):
+    """12 columns of 3 structures: 3 code bodies (one bag loop each), each column's
+    buffers read at its row of the address table, its table size, hash modulus and
+    concat offset from the row's words; the result is the reference's."""
+    from xdsl.dialects import scf
+
+    from fsir.dialects import gpu
+    from fsir.lowering import param_table
+
+    spec = _shared_spec(4)
+    text = to_mlir(spec, 8 if batch == 8 else "?", features=True)
+    _, inputs = _inputs(text, batch, seed=batch, spec=spec)
+    lowered = check(text, inputs=inputs, fusion="stitch", ptxas=batch == 1)
+    f = _columns_func(lowered)
+    assert param_table.is_tabled(f)
+    assert sum(isinstance(op, scf.ForOp) for op in f.walk()) == 3
+    rows = [op for op in f.walk() if isinstance(op, gpu.TableBufferOp) and op.offset is not None]
+    assert len(rows) == 2 + 3 + 3  # ids and table; table, ids and weights, twice (a row each, of 4 columns)
+    values, entries = param_table.table_layout(f)
+    # words per column: (hashed sum) its rows, modulus, offset; (weighted mean) rows,
+    # scale, offset; (hashed weighted max) rows, modulus, offset
+    assert len(values) == 4 * (3 + 3 + 3)
+    offsets = [values[2 + 3 * j] for j in range(4)]  # the sum columns' concat offsets
+    assert offsets == [13 + 28 * j for j in range(4)]  # after the 13 dense features, 16 + 8 + 4 a round
+
+
+def test_ptx_does_not_grow_with_the_columns_of_a_cluster():
+    """The PTX of a columns kernel is one body per cluster: 10 times the columns of the
+    same 3 structures give the same code (a longer table)."""
+    from fsir.pipeline import PipelineOptions, emit_ptx
+
+    def ptx_lines(copies: int) -> int:
+        lowered = lower(parse_module(to_mlir(_shared_spec(copies), 8), "<test>"), PipelineOptions(fusion="stitch"))
+        text = emit_ptx(lowered)
+        start = text.index(".entry recom_k0")
+        return text[start:text.index("\n}", start)].count("\n")
+
+    small, large = ptx_lines(4), ptx_lines(40)
+    assert abs(large - small) <= 4, (small, large)
+
+
+def test_shared_bodies_vectorised():
+    """Columns of a shared body taking 4 embedding elements: vector loads through the
+    row's table buffer."""
+    from fsir.dialects import gpu
+
+    spec = _shared_spec(3)
+    text = to_mlir(spec, 5, features=True)
+    _, inputs = _inputs(text, 5, seed=4, spec=spec)
+    lowered = check(text, inputs=inputs, fusion="stitch", vector=4)
+    f = _columns_func(lowered)
+    loads = [op for op in f.walk() if op.name == "gpu.load_vector"]
+    assert any(isinstance(op.operands[0].owner, gpu.TableBufferOp) and op.operands[0].owner.offset is not None
+               for op in loads)
