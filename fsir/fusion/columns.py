@@ -42,6 +42,8 @@ MIN_COLUMNS = 2
 MAX_COLUMN_OPS = 64
 # What a column may hold besides its one reduction and its gathers.
 _COLUMN_KINDS = frozenset({"light", "expensive", "gather", "reduction"})
+# a dim of a column's bag's size before its reduction, in a structure key
+BAG = "bag"
 # ops whose result element reads its operands' elements at the same index
 _SAME_INDEX = (graph.ElementwiseOp, graph.CompareOp, graph.SelectOp, graph.ConvertOp, graph.BitcastOp)
 
@@ -197,24 +199,37 @@ def structure_key(ops: Sequence[Operation], output: SSAValue) -> tuple:
     """The structural hash of a column: its ops (name, operands by position — an op of
     the column, or an outside value by its shape —, properties, whether a gather's ids
     are proven in range (its code keeps or drops the clamp), result shapes), with
-    what is per-column data abstracted: a table's row count and splat constants' values
-    (a hash modulus, a bag's scale). Columns of one key take one schedule."""
+    what is per-column data abstracted: a table's row count, splat constants' values
+    (a hash modulus, a bag's scale) and the bag's length (before the reduction, a dim
+    of the bag's size is `BAG`; a column's loop runs to its own). Columns of one key
+    take one schedule and share one code body."""
     where: dict[SSAValue, int] = {}
     parts: list = []
+    reduces = [n for n, op in enumerate(ops) if isinstance(op, graph.ReduceOp)]
+    bag: set[int] = set()
+    if reduces:
+        r = ops[reduces[0]]
+        assert isinstance(r, graph.ReduceOp)
+        bag = {shape_of(r.input.type)[d] for d in r.dims.get_values()} - {DYN}
+
+    def shape(v: SSAValue, before: bool, drop: int = 0) -> tuple:
+        return tuple(BAG if before and d in bag else d for d in shape_of(v.type)[drop:])
+
     for n, op in enumerate(ops):
+        before = bool(reduces) and n <= reduces[0]  # (the reduction's result is after the bag)
         operands = []
         for i, o in enumerate(op.operands):
             if o in where:
                 operands.append(where[o])
             elif isinstance(o.owner, graph.ConstantOp) and graph.is_splat(o.owner.value):
-                operands.append(("splat", o.type))
+                operands.append(("splat", shape(o, before), _elem(o)))
             elif isinstance(op, graph.GatherOp) and i == 0:
-                operands.append(("table", shape_of(o.type)[1:], _elem(o)))
+                operands.append(("table", shape(o, before, 1), _elem(o)))
             else:
-                operands.append(("in", shape_of(o.type), _elem(o)))
+                operands.append(("in", shape(o, before), _elem(o)))
+        results = tuple((shape(r, before and not isinstance(op, graph.ReduceOp)), _elem(r)) for r in op.results)
         parts.append((op.name, tuple(operands), tuple(op.properties.items()),
-                      isinstance(op, graph.GatherOp) and op.in_bounds is not None,
-                      tuple((shape_of(r.type), _elem(r)) for r in op.results)))
+                      isinstance(op, graph.GatherOp) and op.in_bounds is not None, results))
         where.update({r: n for r in op.results})
     parts.append(where[output])
     return tuple(parts)

@@ -91,12 +91,14 @@ def column_groups(k: KernelOp) -> dict[int, GroupOp]:
 class ColumnRow:
     """What distinguishes one column of a cluster from the others, in the cluster's
     structural order: the kernel inputs it reads (`buffers`), its splat constants
-    (`splats`: a hash modulus, a mean's scale) and its gathers' tables (`tables`: their
-    row counts bound the clamp). `shape` is the structure the cluster's columns share."""
+    (`splats`: a hash modulus, a mean's scale) and the values whose sizes may differ
+    from column to column (`sized`: its buffers and the results of its ops before the
+    reduction — a table's rows, the bag's length). `shape` is the structure the
+    cluster's columns share."""
 
     buffers: list[SSAValue]
     splats: list[graph.ConstantOp]
-    tables: list[SSAValue]
+    sized: list[SSAValue]
     shape: list
 
 
@@ -127,18 +129,19 @@ def column_row(k: KernelOp, g: GroupOp, output: SSAValue) -> ColumnRow:
                 parts.append(where[o])
             elif isinstance(o.owner, graph.ConstantOp) and splat_value(o.owner) is not None:
                 row.splats.append(o.owner)
-                parts.append(("splat", o.type))
+                parts.append(("splat", elem_type(o)))
             else:  # (a buffer read twice, as an operand and as a size, is one address)
                 if o not in row.buffers:
                     row.buffers.append(o)
-                parts.append(("buffer", row.buffers.index(o), elem_type(o), shape_of(o.type)[1:]
-                              if isinstance(op, graph.GatherOp) and o is op.table else shape_of(o.type)))
-        if isinstance(op, graph.GatherOp) and op.in_bounds is None:  # (a proven gather has no clamp)
-            row.tables.append(op.table)
+                parts.append(("buffer", row.buffers.index(o), elem_type(o)))
+        if n < len(ops) - 1:  # (the reduction's result and what follows are of the concat operand's shape)
+            row.sized.extend(op.results)
         row.shape.append((op.name, tuple(parts), tuple(op.properties.items()),
                           isinstance(op, graph.GatherOp) and op.in_bounds is not None,
-                          tuple(r.type for r in op.results)))
+                          tuple(len(shape_of(r.type)) for r in op.results),
+                          None if n < len(ops) - 1 else tuple(r.type for r in op.results)))
         where.update({r: n for r in op.results})
+    row.sized += row.buffers
     return row
 
 
@@ -262,18 +265,23 @@ class ColumnsLowering(RowLowering):
             rows = [column_row(self.k, groups[i], concat.operands[i]) for i in members]
             rep = rows[0]
             for i, r in zip(members, rows):
-                if r.shape != rep.shape or len(r.buffers) != len(rep.buffers) or len(r.splats) != len(rep.splats):
+                if r.shape != rep.shape or len(r.buffers) != len(rep.buffers) or len(r.splats) != len(rep.splats) \
+                        or len(r.sized) != len(rep.sized) \
+                        or any(len(shape_of(v.type)) != len(shape_of(w.type)) for v, w in zip(r.sized, rep.sized)):
                     raise UserError(f"'schedule.kernel' op @{self.k.sym_name.data} cannot be lowered: concat "
                                     f"operand {i} is not of the structure of operand {members[0]}, whose code "
                                     "body its cluster shares", location_of(self.k))
-            c = SharedCluster(rep, len(words), len(rep.tables) + len(rep.splats) + 1, len(addresses),
+            # the sizes that differ between the columns (a table's rows, the bag's length)
+            varying = sorted({(p, a) for r in rows[1:] for p, (v, w) in enumerate(zip(r.sized, rep.sized))
+                              for a, (x, y) in enumerate(zip(shape_of(v.type), shape_of(w.type))) if x != y})
+            c = SharedCluster(rep, varying, len(words), len(varying) + len(rep.splats) + 1, len(addresses),
                               len(rep.buffers))
             for i, r in zip(members, rows):
-                dims = [shape_of(t.type)[0] for t in r.tables]
+                dims = [shape_of(r.sized[p].type)[a] for p, a in varying]
                 offset = offsets[i]
                 if DYN in dims or not isinstance(offset, int):
                     raise UserError(f"'schedule.kernel' op @{self.k.sym_name.data} cannot be lowered: concat "
-                                    f"operand {i} shares a code body but has a '?' table or offset",
+                                    f"operand {i} shares a code body but has a '?' size of its own or offset",
                                     location_of(self.k))
                 words += [*dims, *(word(splat_value(s), elem_type(s.result)) for s in r.splats), offset]
                 addresses += [self.emit.buffers[b] for b in r.buffers]
@@ -301,15 +309,16 @@ class ColumnsLowering(RowLowering):
 
         rep = c.rep
         saved_buffers = {v: e.buffers.get(v) for v in rep.buffers}
-        saved_dims = {t: self.shapes.known.get(t) for t in rep.tables}
+        saved_dims = {v: self.shapes.known.get(v) for v in rep.sized}
         saved_values = {s.result: self.row_values.get(s.result) for s in rep.splats}
         for p, v in enumerate(rep.buffers):
             load_op = gpu.TableBufferOp(table, c.addresses + p, flat_memref(elem_type(v)), at)
             load_op.buffer.name_hint = v.name_hint
             e.buffers[v] = self.cursor.value(load_op)
-        for q, t in enumerate(rep.tables):
-            self.shapes.known[t] = [index(q), *self.shapes.dims(t)[1:]]
-        for q, s in enumerate(rep.splats, start=len(rep.tables)):
+        for q, (p, a) in enumerate(c.varying):
+            v = rep.sized[p]
+            self.shapes.known[v] = [index(q) if d == a else x for d, x in enumerate(self.shapes.dims(v))]
+        for q, s in enumerate(rep.splats, start=len(c.varying)):
             ct = compute_type(elem_type(s.result))
             x = load(q)
             width = ct.width.data if isinstance(ct, IntegerType) else numpy_dtype(ct).itemsize * 8
@@ -364,11 +373,13 @@ class ColumnsLowering(RowLowering):
 
 @dataclass
 class SharedCluster:
-    """A cluster whose columns share one code body: its representative's row, where
-    its rows' words begin in the table and how many a column has (`width`), where its
-    addresses begin and how many a column has (`per_column`)."""
+    """A cluster whose columns share one code body: its representative's row, the sizes
+    that differ between its columns, where its rows' words begin in the table and how
+    many a column has (`width`), where its addresses begin and how many a column has
+    (`per_column`)."""
 
     rep: ColumnRow
+    varying: list[tuple[int, int]]  # (value of `rep.sized`, axis): the sizes a row gives
     words: int
     width: int
     addresses: int

@@ -105,19 +105,21 @@ def test_explorer_makes_one_fusion_of_many_columns():
 
 
 def test_columns_cluster_by_structure():
-    """Table rows and hash moduli are per-column data; dims, bags, kinds and the ops are
-    structure."""
-    same = [ColumnSpec(10, 16, 4, "sum", True, False), ColumnSpec(9000, 16, 4, "sum", True, False)]
-    other = [ColumnSpec(10, 8, 4, "sum", True, False), ColumnSpec(10, 16, 5, "sum", True, False),
-             ColumnSpec(10, 16, 4, "max", True, False), ColumnSpec(10, 16, 4, "sum", False, False),
-             ColumnSpec(10, 16, 4, "sum", True, True)]
+    """Table rows, hash moduli and bag lengths are per-column data; dims, kinds and the
+    ops are structure (a bag as long as the batch or the dim is still the bag)."""
+    same = [ColumnSpec(10, 16, 4, "sum", True, False), ColumnSpec(9000, 16, 4, "sum", True, False),
+            ColumnSpec(10, 16, 5, "sum", True, False), ColumnSpec(10, 16, 16, "sum", True, False)]
+    other = [ColumnSpec(10, 8, 4, "sum", True, False), ColumnSpec(10, 16, 4, "max", True, False),
+             ColumnSpec(10, 16, 4, "sum", False, False), ColumnSpec(10, 16, 4, "sum", True, True),
+             ColumnSpec(10, 16, 4, "mean", True, False), ColumnSpec(10, 16, 7, "mean", True, False)]
     module = parse_module(to_mlir(same + other, 8), "<test>")
     f = next(iter(module.ops))
     (s,) = column_sets(f.body.block.ops)
-    assert s.count == 7 and s.columns[0] is None  # the dense features are copied
+    assert s.count == 10 and s.columns[0] is None  # the dense features are copied
     keys = [c.key for c in s.columns if c is not None]
-    assert keys[0] == keys[1]
-    assert len(set(keys)) == 6 and len(s.clusters) == 6
+    assert keys[0] == keys[1] == keys[2] and keys[8] == keys[9]
+    assert keys[3] != keys[0]  # a bag of the dim's size: the dim is abstracted too (another cluster)
+    assert len(set(keys)) == 7 and len(s.clusters) == 7
     second = s.columns[2]
     assert second is not None and structure_key(second.ops, second.output) == keys[0]
 
@@ -275,3 +277,18 @@ def test_shared_bodies_vectorised():
     loads = [op for op in f.walk() if op.name == "gpu.load_vector"]
     assert any(isinstance(op.operands[0].owner, gpu.TableBufferOp) and op.operands[0].owner.offset is not None
                for op in loads)
+
+
+@pytest.mark.parametrize("batch", [8, 37])
+def test_bags_of_any_length_share_a_body(batch):
+    """The bag's length is per-column data: sums of bags 1 to 50 and weighted means of
+    bags 2 to 17 are 2 code bodies, each column's loop running to its own bag (a word
+    of its row, as are its table's rows and its mean's scale)."""
+    from xdsl.dialects import scf
+
+    spec = [ColumnSpec(40 + bag, 16, bag, "sum", True, False) for bag in (1, 5, 33, 50)] + \
+        [ColumnSpec(9 * bag, 8, bag, "mean", False, True) for bag in (2, 9, 17)]
+    text = to_mlir(spec, 8 if batch == 8 else "?", features=True)
+    _, inputs = _inputs(text, batch, seed=batch, spec=spec)
+    lowered = check(text, inputs=inputs, fusion="stitch", ptxas=batch == 8)
+    assert sum(isinstance(op, scf.ForOp) for op in _columns_func(lowered).walk()) == 2

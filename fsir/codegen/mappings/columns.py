@@ -228,8 +228,10 @@ class ColumnsMapping(Mapping):
 
         # the rows a column computes in all: the batch (`?`: the explorer's guess)
         total_rows = DYNAMIC_DIM if batch == DYN else batch
-        schedule_of_key = {c.key: choose_schedule(c, total_rows, ctx.spec, s.count, ctx.vector)
-                           for c in (s.columns[members[0]] for members in s.clusters.values()) if c is not None}
+        # (the bag's length is per-column data: the cluster's longest bag decides)
+        schedule_of_key = {key: choose_schedule(max((_some(s.columns[i]) for i in members), key=bag_length),
+                                                total_rows, ctx.spec, s.count, ctx.vector)
+                           for key, members in s.clusters.items()}
         lanes: list[int] = []
         vectors: list[int] = []
         counts: list[int] = []
@@ -416,6 +418,11 @@ class ColumnsMapping(Mapping):
         # thousands of columns' tables, ids and weights overflow the parameter space
         table_arguments(iface.func)
         return iface
+
+
+def _some(c: Column | None) -> Column:
+    assert c is not None  # a cluster's operands are columns
+    return c
 
 
 def _column_of_group(g: GroupOp, output: SSAValue) -> Column:
