@@ -25,7 +25,7 @@ explorer takes these fusions as given and searches the rest of the graph
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import TensorType
@@ -98,33 +98,22 @@ def column_of(value: SSAValue, concat: Operation) -> Column | None:
     out = value.owner
     if not isinstance(out, graph.GraphOp) or len(shape_of(value.type)) != 2:
         return None
-    # the backward slice in post-order (producers first), so its order is the
-    # column's structure, not where its ops happen to sit in the block
-    members: list[Operation] = []
-    expanded: set[Operation] = set()
-    stack: list[tuple[Operation, bool]] = [(out, False)]
-    while stack:
-        op, done = stack.pop()
-        if done:
-            members.append(op)
-            continue
-        if op in expanded:
-            continue
-        expanded.add(op)
-        if len(expanded) > MAX_COLUMN_OPS:
-            return None
+
+    def kind(op: Operation) -> bool | None:
+        if isinstance(op, graph.ConstantOp):
+            return False  # cloned into the kernel
         if not isinstance(op, graph.GraphOp) or len(op.results) != 1:
             return None
-        kind = graph.op_class(op)
-        if kind not in _COLUMN_KINDS and not isinstance(op, graph.ReshapeOp):
+        cls = graph.op_class(op)
+        if cls not in _COLUMN_KINDS and not isinstance(op, graph.ReshapeOp):
             return None
-        if not isinstance(op, graph.GatherOp) and kind == "gather":
+        if not isinstance(op, graph.GatherOp) and cls == "gather":
             return None  # scatter, sort, window reductions: not a column's ops
-        stack.append((op, True))
-        for o in reversed(op.operands):
-            p = o.owner
-            if isinstance(p, Operation) and p not in expanded and not isinstance(p, graph.ConstantOp):
-                stack.append((p, False))
+        return True
+
+    members = _slice(out, kind)
+    if members is None:
+        return None
     member_set = set(members)
     if not all(_uses_within(op, member_set, concat) for op in members):
         return None
@@ -156,11 +145,33 @@ def column_of(value: SSAValue, concat: Operation) -> Column | None:
 def elementwise_producers(value: SSAValue, concat: Operation) -> list[Operation]:
     """The elementwise ops computing `value` (an operand of `concat` that is not a
     column) used by nothing else, producers first; empty when it is something else."""
+    if not isinstance(value.owner, Operation):
+        return []
+
+    def kind(op: Operation) -> bool | None:
+        if isinstance(op, graph.ConstantOp) or not isinstance(op, graph.GraphOp) or len(op.results) != 1 \
+                or graph.op_class(op) not in ("light", "expensive") or isinstance(op, graph.ConcatOp):
+            # another kernel's result (or a constant, cloned): an input
+            return None if op is value.owner else False
+        return True
+
+    members = _slice(value.owner, kind)
+    if members is None:
+        return []
+    member_set = set(members)
+    if not all(_uses_within(op, member_set, concat) for op in members):
+        return []
+    return members
+
+
+def _slice(root: Operation, kind: Callable[[Operation], bool | None]) -> list[Operation] | None:
+    """The ops behind `root` (itself included) in post-order, producers first, so the
+    slice's order is its structure, not where its ops sit in the block. `kind(op)`:
+    True takes `op` and walks its operands, False leaves it out (an input), None
+    abandons the slice, as does a slice of more than `MAX_COLUMN_OPS` ops."""
     members: list[Operation] = []
     expanded: set[Operation] = set()
-    stack: list[tuple[Operation, bool]] = []
-    if isinstance(value.owner, Operation):
-        stack.append((value.owner, False))
+    stack: list[tuple[Operation, bool]] = [(root, False)]
     while stack:
         op, done = stack.pop()
         if done:
@@ -168,19 +179,17 @@ def elementwise_producers(value: SSAValue, concat: Operation) -> list[Operation]
             continue
         if op in expanded:
             continue
-        if isinstance(op, graph.ConstantOp) or not isinstance(op, graph.GraphOp) or len(op.results) != 1 \
-                or graph.op_class(op) not in ("light", "expensive") or isinstance(op, graph.ConcatOp):
-            if op is value.owner:
-                return []
-            continue  # another kernel's result (or a constant, cloned): an input
+        take = kind(op)
+        if take is None:
+            return None
+        if not take:
+            continue
         expanded.add(op)
         if len(expanded) > MAX_COLUMN_OPS:
-            return []
+            return None
         stack.append((op, True))
-        stack.extend((o.owner, False) for o in reversed(op.operands) if isinstance(o.owner, Operation))
-    member_set = set(members)
-    if not all(_uses_within(op, member_set, concat) for op in members):
-        return []
+        stack.extend((o.owner, False) for o in reversed(op.operands)
+                     if isinstance(o.owner, Operation) and o.owner not in expanded)
     return members
 
 
