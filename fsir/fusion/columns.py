@@ -16,7 +16,8 @@ bounded chunks) costs more than linear time and stops at `max-ops`. Here a colum
 recognised once, from its concat operand backwards (`column_of`), and columns are
 clustered by a structural hash of their subgraph (`structure_key`: the ops, how they
 connect, their properties and the shapes that decide a schedule — not the table's row
-count or a hash modulus, which are per-column data). A concat with at least
+count, a hash modulus, a mean's scale or the bag's length, which are per-column data:
+the columns of a cluster share one code body). A concat with at least
 `MIN_COLUMNS` columns becomes one fusion of all of them (`column_sets`), which the
 `columns` mapping (`fsir/codegen/mappings/columns.py`) compiles into one kernel. The
 explorer takes these fusions as given and searches the rest of the graph

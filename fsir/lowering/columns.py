@@ -1,9 +1,17 @@
 """The `columns` mapping's lowering (`fsir/codegen/mappings/columns.py`).
 
-Warp w of the grid (`block_id.x * warps per block + thread_id / 32`) finds its concat
-operand i by a balanced tree of comparisons with the prefix sums `warps` (log2 N
-levels, immediates), then computes, for grid-y tile `block_id.y`, the elements of
-operand i its threads own: thread t of the operand's warps takes element t / lanes
+Warp w of the grid (`block_id.x * warps per block + thread_id / 32`) finds its cluster
+of concat operands by a balanced tree of comparisons with the clusters' first warps
+(log2 of the clusters levels, immediates). A cluster of one operand is that operand's
+code; the columns of a larger cluster (the root group's `clusters`) share one code
+body: they own equal, consecutive warp ranges, so the warp's column is a division
+away, and what differs between them — their buffers, the sizes that differ (a table's
+rows, the bag's length), their splats (a hash modulus, a mean's scale) and their offset
+in the concat — is read from the column's row of the kernel's address table
+(`fsir/lowering/param_table.py`: the rows' words, then their buffers' addresses), the
+body being the cluster's first column's with those values as registers. Then, for
+grid-y tile `block_id.y`, the warp computes the elements of operand i its threads own:
+thread t of the operand's warps takes element t / lanes
 (row-major over rows_per_tile x dim) and lane t % lanes of it. A column reduces its bag
 with that stride (RowLowering.reduce_row) and combines its lanes by a butterfly within
 the lanes' aligned segment; every thread of the warp reaches the shuffles (threads

@@ -10,6 +10,12 @@ buffer's address (`gpu.table_buffer`) in the innermost block that holds all the
 buffer's uses, so a column's addresses are loaded only by the warps that run the
 column. The host builds the table at the launch (`gpu.address_table`,
 `host_arguments`).
+
+A table may begin with words (64-bit immediates) and with rows of addresses that the
+kernel reads at a run-time offset (`add_table`): a `columns` kernel's clusters share a
+code body, and each column's row gives its buffers, sizes and constants. The kernel's
+`gpu.table_values` and `gpu.table_entries` attributes (`table_layout`) tell the host
+what to write.
 """
 
 from __future__ import annotations

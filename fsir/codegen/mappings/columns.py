@@ -3,16 +3,18 @@ inter-subgraph parallelism, `fsir/fusion/columns.py` finds them).
 
 Every operand of the concat gets its own range of warps, in proportion to its work:
 grid y walks the batch in tiles of `rows_per_tile` rows, and within a tile operand i
-owns warps [warps[i], warps[i + 1]) of grid x — a prefix sum over the operands, the
-root group's `warps` attribute, which the lowering compiles into a balanced tree of
-comparisons (log2 N of them per warp, immediates: no parameter space and no table
-load). A column's threads each own one (row, embedding element) of the tile and walk
+owns a range of warps of grid x — prefix sums over the operands in `warp_order`, the
+root group's `warps` attribute: the columns of a cluster (`clusters`, `shared_clusters`)
+follow each other and share one code body, which reads each column's buffers, sizes
+and constants from its row of a table (`fsir/lowering/columns.py`); the lowering
+compiles the clusters' first warps into a balanced tree of comparisons (immediates).
+A column's threads each own one (row, embedding element) of the tile and walk
 the bag; `lanes` consecutive threads share one and combine their partials with
 shuffles (thread composition for lanes = 1, warp composition above). An operand that
 is not a column (dense features) is copied, a thread per element.
 
 Each column's lanes are chosen by the latency-evaluator, once per cluster of columns of
-one structure: every lane count up to the bag's length (at most a warp) is summarised
+one structure (for its longest bag): every lane count up to the bag's length (at most a warp) is summarised
 as a kernel of that column alone (`column_summary`) and estimated (`estimate_summary`);
 the fastest wins (with few rows and long bags, more lanes shorten the serial loop; with
 many rows the kernel is bandwidth-bound and fewer lanes issue fewer instructions).
