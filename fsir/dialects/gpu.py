@@ -38,7 +38,7 @@ registered through `fsir.registry.OVERRIDING_DIALECTS` and replaces xDSL's insid
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import ClassVar, cast
 
 from xdsl.dialects import gpu as _xgpu
 from xdsl.dialects.builtin import (
@@ -52,6 +52,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntAttr,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     NoneAttr,
     StringAttr,
@@ -1702,7 +1703,8 @@ class AddressTableOp(IRDLOperation):
         printer.print_string(f" -> {self.table.type}")
 
     def value_list(self) -> list[int]:
-        return [] if self.values is None else [int(x) for x in self.values.get_values()]
+        return [] if self.values is None else [int(x) for x in cast("DenseArrayBase[IntegerType]",
+                                                                        self.values).get_values()]
 
     def verify_(self) -> None:
         t = self.table.type

@@ -35,6 +35,7 @@ from xdsl.traits import IsTerminator
 
 from fsir.dialects import graph
 from fsir.dialects.graph import DYN, shape_of
+from fsir.dialects.schedule import int_values
 
 # Fewer columns than this are left to the explorer's ordinary search (a row kernel
 # packs two or three columns as well).
@@ -220,7 +221,7 @@ def structure_key(ops: Sequence[Operation], output: SSAValue) -> tuple:
     if reduces:
         r = ops[reduces[0]]
         assert isinstance(r, graph.ReduceOp)
-        bag = {shape_of(r.input.type)[d] for d in r.dims.get_values()} - {DYN}
+        bag = {shape_of(r.input.type)[d] for d in int_values(r.dims)} - {DYN}
 
     def shape(v: SSAValue, before: bool, drop: int = 0) -> tuple:
         return tuple(BAG if before and d in bag else d for d in shape_of(v.type)[drop:])

@@ -291,7 +291,7 @@ class ColumnsLowering(RowLowering):
                     raise UserError(f"'schedule.kernel' op @{self.k.sym_name.data} cannot be lowered: concat "
                                     f"operand {i} shares a code body but has a '?' size of its own or offset",
                                     location_of(self.k))
-                words += [*dims, *(word(splat_value(s), elem_type(s.result)) for s in r.splats), offset]
+                words += [*dims, *(word(_splat(s), elem_type(s.result)) for s in r.splats), offset]
                 addresses += [self.emit.buffers[b] for b in r.buffers]
             out.update({i: c for i in members})
         for c in {id(c): c for c in out.values()}.values():
@@ -338,13 +338,9 @@ class ColumnsLowering(RowLowering):
         try:
             yield index(c.width - 1)
         finally:
-            for table_map, saved in ((e.buffers, saved_buffers), (self.shapes.known, saved_dims),
-                                     (self.row_values, saved_values)):
-                for key, old in saved.items():
-                    if old is None:
-                        table_map.pop(key, None)
-                    else:
-                        table_map[key] = old
+            _restore(e.buffers, saved_buffers)
+            _restore(self.shapes.known, saved_dims)
+            _restore(self.row_values, saved_values)
 
     def reduce_vector(self, g: GroupOp, r: graph.ReduceOp, b, d0, vec: int, valid, lane, lanes: int,
                       tid) -> list[SSAValue]:
@@ -394,8 +390,22 @@ class SharedCluster:
     per_column: int
 
 
+def _restore(mapping: dict, saved: dict) -> None:
+    for key, old in saved.items():
+        if old is None:
+            mapping.pop(key, None)
+        else:
+            mapping[key] = old
+
+
 def _ssa(v) -> SSAValue:
     assert isinstance(v, SSAValue)
+    return v
+
+
+def _splat(c: graph.ConstantOp) -> float | int | bool:
+    v = splat_value(c)
+    assert v is not None  # a row's splats are splat constants
     return v
 
 

@@ -125,9 +125,8 @@ def shared_clusters(s: ColumnSet) -> list[int]:
     them); every other operand is its own."""
     ids = list(range(len(s.columns)))
     for members in s.clusters.values():
-        columns = [s.columns[i] for i in members]
-        if len(members) > 1 and all(c is not None and shape_of(g.table.type)[0] != DYN
-                                    for c in columns for g in c.gathers):
+        columns = [_some(s.columns[i]) for i in members]
+        if len(members) > 1 and all(shape_of(g.table.type)[0] != DYN for c in columns for g in c.gathers):
             for i in members:
                 ids[i] = members[0]
     return ids
