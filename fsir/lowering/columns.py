@@ -110,11 +110,11 @@ class ColumnRow:
     shape: list
 
 
-def column_row(k: KernelOp, g: GroupOp, output: SSAValue) -> ColumnRow:
+def column_row(g: GroupOp, output: SSAValue, order: dict[Operation, int]) -> ColumnRow:
     """The row of the column whose group is `g` and whose concat operand is `output`:
     its group's ops in order, then its tail ops in the root group (from `output` back to
-    the group's result), each operand an op of the column, a buffer or a splat."""
-    root = root_group(k)
+    the group's result, in the root's `order`), each operand an op of the column, a
+    buffer or a splat."""
     tails: list[Operation] = []
     stack, seen = [output], set()
     while stack:
@@ -125,7 +125,6 @@ def column_row(k: KernelOp, g: GroupOp, output: SSAValue) -> ColumnRow:
         seen.add(x)
         tails.append(op)
         stack.extend(op.operands)
-    order = {op: n for n, op in enumerate(root.block.ops)}
     tails.sort(key=lambda op: order[op])
     ops = [op for op in g.block.ops if isinstance(op, graph.GraphOp) and not isinstance(op, graph.ConstantOp)]
     where: dict[SSAValue, int] = {g.results[0]: len(ops) - 1}
@@ -268,9 +267,10 @@ class ColumnsLowering(RowLowering):
             return {}
         words: list[int] = []
         addresses: list[SSAValue] = []
+        order = {op: n for n, op in enumerate(root_group(self.k).block.ops)}
         out: dict[int, SharedCluster] = {}
         for members in shared:
-            rows = [column_row(self.k, groups[i], concat.operands[i]) for i in members]
+            rows = [column_row(groups[i], concat.operands[i], order) for i in members]
             rep = rows[0]
             for i, r in zip(members, rows):
                 if r.shape != rep.shape or len(r.buffers) != len(rep.buffers) or len(r.splats) != len(rep.splats) \

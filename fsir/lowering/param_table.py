@@ -102,9 +102,8 @@ def table_arguments(func: gpu.FuncOp, budget: int | None = None) -> bool:
         args = list(body.args[:len(inputs)])
         table = add_table(func, [], [])
     values, entries = table_layout(func)
-    for p, a in enumerate(args):
-        if isinstance(a.type, MemRefType) and p not in entries:
-            entries.append(p)
+    listed = set(entries)
+    entries += [p for p, a in enumerate(args) if isinstance(a.type, MemRefType) and p not in listed]
     func.attributes[TABLE_ENTRIES_ATTR] = DenseArrayBase.from_list(i64, entries)
     first = {p: len(values) + j for j, p in reversed(list(enumerate(entries)))}
     # the table's static type, now that its size is known
