@@ -292,3 +292,25 @@ def test_bags_of_any_length_share_a_body(batch):
     _, inputs = _inputs(text, batch, seed=batch, spec=spec)
     lowered = check(text, inputs=inputs, fusion="stitch", ptxas=batch == 8)
     assert sum(isinstance(op, scf.ForOp) for op in _columns_func(lowered).walk()) == 2
+
+
+def test_the_simulator_checks_a_short_table():
+    """A table shorter than the kernel reads (the host left out its last 3 words) is an
+    out-of-bounds load of the address table the simulator names, not a wrong result."""
+    from fsir.dialects import gpu
+    from fsir.errors import SimulatorError
+    from fsir.runtime.executor import execute
+
+    spec = _shared_spec(2)
+    text = to_mlir(spec, 4, features=True)
+    _, inputs = _inputs(text, 4, spec=spec)
+    lowered = lower(parse_module(text, "<test>"), PipelineOptions(fusion="stitch"))
+    (table,) = [op for op in lowered.walk() if isinstance(op, gpu.AddressTableOp) and op.value_list()]
+    short = gpu.AddressTableOp(list(table.buffers), table.value_list()[:-3], table.table.type)
+    table.table.replace_all_uses_with(short.table)
+    assert table.parent is not None
+    table.parent.insert_op_before(short, table)
+    table.detach()
+    table.erase()
+    with pytest.raises(SimulatorError, match=r"past the end of argument 0 \(\S+, address table\)"):
+        execute(lowered, inputs)
