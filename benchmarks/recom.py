@@ -185,7 +185,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{n:>6} {mode:<7} skipped: a kernel per op (or per XLA fusion) at N={n} takes many "
                       "minutes to compile and assemble; --all runs it", flush=True)
                 continue
-            r = measure(n, mode, a.batch, a.max_rows, not a.no_ptx, a.seed, not a.no_ptx and not a.no_ptxas)
+            try:
+                r = measure(n, mode, a.batch, a.max_rows, not a.no_ptx, a.seed, not a.no_ptx and not a.no_ptxas)
+            except (Exception, RecursionError) as err:  # one (N, mode) failing leaves the others' rows
+                print(f"{n:>6} {mode:<7} FAILED: {type(err).__name__}: {str(err)[:120]}", flush=True)
+                continue
             rows.append(r)
             stages = " ".join(f"{k}={v:.1f}" for k, v in r["cpu"].items())
             ptxas = f"{r['ptxas_cpu']:.1f}" if "ptxas_cpu" in r else "-"
