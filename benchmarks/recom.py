@@ -4,11 +4,13 @@ how many bytes, how long on the modeled GPU, and how long fsir takes to compile 
     python benchmarks/recom.py                                  # N = 100, 1000, 5000; none, xla, stitch
     python benchmarks/recom.py --sizes 100 1000 --modes stitch  # a part of it
     python benchmarks/recom.py --no-ptx                         # stop after stitch-codegen
-    python benchmarks/recom.py --sizes 5000 --modes stitch --ptxas  # and assemble the PTX
+    python benchmarks/recom.py --no-ptxas                       # emit the PTX, do not assemble it
+    python benchmarks/recom.py --all                            # none and xla at N = 5000 too (slow)
 
 Per (N, mode), one line (progress goes to stderr as each stage ends):
 
-  kernels   kernels of the compiled function = launches (reshapes are free, nothing loops)
+  kernels   schedule kernels of the compiled function
+  launches  gpu.launch_func ops of the lowered module (reshapes are free, nothing loops)
   MB        distinct global bytes, summed over kernels: each kernel reads its inputs
             once (a gathered table: at most the rows its ids can reach, ids x row bytes)
             and writes its outputs once — a model of what a perfect cache moves
@@ -22,6 +24,9 @@ Per (N, mode), one line (progress goes to stderr as each stage ends):
             K = the concat's width, dominates model µs at small batches
   compile   seconds (process CPU time, the fair figure on a shared machine; wall time
             beside it): parse, fusion-explore, stitch-codegen, schedule-to-gpu + PTX
+  ptxas     ptxas (sm_80) on the module's PTX: CPU seconds of the child process, and
+            whether it assembled (a `columns` kernel has one code body per cluster of
+            columns, so its PTX grows with the clusters, not the columns)
 
 What the paper's anchors (RECom, ASPLOS'24) need and what this can say (the last lines
 of the output, `print_paper_anchors`). Measured with `--sizes 100 1000 --no-ptx`,
@@ -68,6 +73,7 @@ sys.path.insert(0, str(ROOT / "examples" / "recom"))
 from generate import model_spec, to_mlir  # noqa: E402
 
 MODES = ("none", "xla", "stitch")
+SLOW_N = 5000  # from here on only stitch runs unless --all
 
 
 def _progress(msg: str) -> None:
@@ -129,6 +135,7 @@ def measure(n: int, mode: str, batch: int, max_rows: int, ptx: bool, seed: int, 
             row["active"] = busy / row["model_us"] if row["model_us"] else 0.0
             row["emb_us"] = sum(max(0.0, k.cost.data["estimate_us"].value.data) + spec.launch_cost * 1e6
                                 for k in kernels if k.cost is not None and k.params.MAPPING.value != "gemm")
+            row["launches"] = row["kernels"]
             if not ptx:
                 break
 
@@ -138,27 +145,39 @@ def measure(n: int, mode: str, batch: int, max_rows: int, ptx: bool, seed: int, 
 
         timed(p.name, run)
     else:
+        from fsir.dialects import gpu
+
+        row["launches"] = sum(isinstance(op, gpu.LaunchFuncOp) for op in module.walk())
         text = timed("ptx", lambda: emit_ptx(module))
+        row["ptx_mb"] = len(text) / 1e6
         if ptxas:
-            row["ptxas"] = assemble_report(text)
+            row["ptxas"], row["ptxas_cpu"] = assemble_report(text)
     row["compile_cpu"] = sum(row["cpu"].values())
     row["compile_wall"] = sum(row["wall"].values())
     return row
 
 
-def assemble_report(text: str) -> str:
+def assemble_report(text: str) -> tuple[str, float]:
     """Whether ptxas (sm_80) assembles the module, and the largest kernel parameter
     buffer: a module of thousands of columns passes their buffers through an address
-    table (fsir/lowering/param_table.py) rather than overflow the parameter space."""
+    table (fsir/lowering/param_table.py) rather than overflow the parameter space; and
+    ptxas's CPU seconds."""
+    import resource
+
     from fsir.ptx.ptxas import assemble
     from fsir.sim import param_layout, parse_ptx
 
+    def children() -> float:
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+
     params = max((param_layout(fn.params)[1] for fn in parse_ptx(text).kernels.values()), default=0)
-    c = time.perf_counter()
+    c, w = children(), time.perf_counter()
     result = assemble(text, "sm_80", timeout=1800.0)
-    took = time.perf_counter() - c
+    cpu, took = children() - c, time.perf_counter() - w
     verdict = "ok" if result.ok else f"FAILED: {'; '.join(result.errors[:2])}"
-    return f"ptxas sm_80 {verdict} (largest parameter buffer {params} B; ptxas {took:.0f} s wall)"
+    return (f"ptxas sm_80 {verdict} (PTX {len(text) / 1e6:.1f} MB, largest parameter buffer {params} B; "
+            f"ptxas {cpu:.1f} s CPU, {took:.0f} s wall)"), cpu
 
 
 def print_paper_anchors(rows: list[dict]) -> None:
@@ -194,20 +213,31 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-rows", type=int, default=10**6)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-ptx", action="store_true", help="stop after stitch-codegen")
-    p.add_argument("--ptxas", action="store_true", help="assemble each module's PTX with ptxas (slow)")
+    p.add_argument("--no-ptxas", action="store_true", help="do not assemble the PTX with ptxas")
+    p.add_argument("--all", action="store_true", help="none and xla at N >= 5000 too (minutes each)")
     a = p.parse_args(argv)
     _progress(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     rows = []
-    header = (f"{'N':>6} {'mode':<7} {'kernels':>8} {'MB':>9} {'model µs':>10} {'active':>7} "
-              f"{'emb µs':>9} {'compile s (CPU)':>16} {'(wall)':>8}  stages (CPU s)")
+    header = (f"{'N':>6} {'mode':<7} {'kernels':>8} {'launches':>8} {'MB':>9} {'model µs':>10} {'active':>7} "
+              f"{'emb µs':>9} {'fsir s (CPU)':>13} {'(wall)':>8} {'ptxas s':>8}  stages (CPU s)")
     print(header, flush=True)
     for n in a.sizes:
         for mode in a.modes:
-            r = measure(n, mode, a.batch, a.max_rows, not a.no_ptx, a.seed, a.ptxas)
+            if n >= SLOW_N and mode != "stitch" and not a.all:
+                print(f"{n:>6} {mode:<7} skipped: a kernel per op (or per XLA fusion) at N={n} takes many "
+                      "minutes to compile and assemble; --all runs it", flush=True)
+                continue
+            try:
+                r = measure(n, mode, a.batch, a.max_rows, not a.no_ptx, a.seed, not a.no_ptx and not a.no_ptxas)
+            except (Exception, RecursionError) as err:  # one (N, mode) failing leaves the others' rows
+                print(f"{n:>6} {mode:<7} FAILED: {type(err).__name__}: {str(err)[:120]}", flush=True)
+                continue
             rows.append(r)
             stages = " ".join(f"{k}={v:.1f}" for k, v in r["cpu"].items())
-            print(f"{n:>6} {mode:<7} {r['kernels']:>8} {r['mb']:>9.2f} {r['model_us']:>10.1f} {r['active']:>7.0%} "
-                  f"{r['emb_us']:>9.1f} {r['compile_cpu']:>16.1f} {r['compile_wall']:>8.1f}  {stages}", flush=True)
+            ptxas = f"{r['ptxas_cpu']:.1f}" if "ptxas_cpu" in r else "-"
+            print(f"{n:>6} {mode:<7} {r['kernels']:>8} {r['launches']:>8} {r['mb']:>9.2f} {r['model_us']:>10.1f} "
+                  f"{r['active']:>7.0%} {r['emb_us']:>9.1f} {r['compile_cpu']:>13.1f} {r['compile_wall']:>8.1f} "
+                  f"{ptxas:>8}  {stages}", flush=True)
             if "ptxas" in r:
                 print(f"{n:>6} {mode:<7} {r['ptxas']}", flush=True)
         by = {r["mode"]: r for r in rows if r["N"] == n}

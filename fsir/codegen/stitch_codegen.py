@@ -92,7 +92,8 @@ class StitchCodegenPass(ModulePass):
 
     rows=auto|thread|warp|block|interleaved: the schedule of every row kernel (auto:
     the latency-evaluator's choice among all configurations; the others force one,
-    e.g. to compare them), and thread|warp|block of every segments kernel. gpu=H100|A100|V100|T4: the GPU the evaluator models.
+    e.g. to compare them), and thread|warp|block of every segments kernel.
+    gpu=H100|A100|V100|T4: the GPU the evaluator models.
     registers=auto|off: off never keeps a row in registers (every group re-reads it).
     subroots=auto|all|none: expensive elementwise ops read by several groups lead
     groups of their own (registers or shared rows) in the evaluator's choice (auto),

@@ -38,7 +38,7 @@ registered through `fsir.registry.OVERRIDING_DIALECTS` and replaces xDSL's insid
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import ClassVar, cast
 
 from xdsl.dialects import gpu as _xgpu
 from xdsl.dialects.builtin import (
@@ -52,6 +52,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntAttr,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     NoneAttr,
     StringAttr,
@@ -1626,53 +1627,107 @@ ADDRESS_TABLE_ATTR = "gpu.address_table"  # (unit) on a gpu.func that takes an a
 
 @irdl_op_definition
 class AddressTableOp(IRDLOperation):
-    """Host side: a device buffer holding the device addresses of `buffers`, in order
-    (one u64 each), valid for the launches that take it.
+    """Host side: a device buffer holding `values` (immediates, the per-column rows of a
+    `columns` kernel) then the device addresses of `buffers`, in order (one 64-bit word
+    each), valid for the launches that take it.
 
     ```mlir
     %t = gpu.address_table %a, %b : memref<?xf32>, memref<?xi32> -> memref<2xi64>
+    %u = gpu.address_table values [16, 100] %a : memref<?xf32> -> memref<3xi64>
     ```
     """
 
     name = "gpu.address_table"
     buffers = var_operand_def(MemRefType)
+    values = opt_prop_def(DenseArrayBase)
     table = result_def(MemRefType)
-    assembly_format = "$buffers attr-dict `:` type($buffers) `->` type($table)"
 
-    def __init__(self, buffers: Sequence[SSAValue]):
-        super().__init__(operands=[list(buffers)], result_types=[MemRefType(i64, [len(buffers)])])
+    def __init__(self, buffers: Sequence[SSAValue], values: Sequence[int] = (),
+                 table_type: MemRefType | None = None):
+        props = {"values": DenseArrayBase.from_list(i64, list(values))} if values else {}
+        super().__init__(operands=[list(buffers)], properties=props,
+                         result_types=[table_type or MemRefType(i64, [len(values) + len(buffers)])])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AddressTableOp:
+        values: list[int] = []
+        if parser.parse_optional_keyword("values") is not None:
+            values = parser.parse_comma_separated_list(parser.Delimiter.SQUARE,
+                                                       lambda: parser.parse_integer(allow_boolean=False))
+        buffers = parser.parse_optional_undelimited_comma_separated_list(
+            parser.parse_optional_unresolved_operand, parser.parse_unresolved_operand) or []
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        types = parser.parse_optional_undelimited_comma_separated_list(
+            parser.parse_optional_type, parser.parse_type) or []
+        parser.parse_punctuation("->")
+        t = parser.parse_type()
+        if not isinstance(t, MemRefType):
+            parser.raise_error(f"gpu.address_table returns a memref, got {t}")
+        if len(types) != len(buffers):
+            parser.raise_error(f"gpu.address_table has {len(buffers)} buffers and {len(types)} types")
+        op = cls(parser.resolve_operands(buffers, types, parser.pos), values, t)
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        values = self.value_list()
+        if values:
+            printer.print_string(f" values [{', '.join(map(str, values))}]")
+        if self.buffers:
+            printer.print_string(" ")
+            printer.print_list(self.buffers, printer.print_operand)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_list((b.type for b in self.buffers), printer.print_attribute)
+        printer.print_string(f" -> {self.table.type}")
+
+    def value_list(self) -> list[int]:
+        return [] if self.values is None else [int(x) for x in cast("DenseArrayBase[IntegerType]",
+                                                                        self.values).get_values()]
 
     def verify_(self) -> None:
         t = self.table.type
         assert isinstance(t, MemRefType)
-        if t.element_type != i64 or t.get_shape() != (len(self.buffers),):
-            raise VerifyException(f"gpu.address_table of {len(self.buffers)} buffers returns "
-                                  f"memref<{len(self.buffers)}xi64>, got {t}")
+        if self.values is not None and self.values.elt_type != i64:
+            raise VerifyException("gpu.address_table values are i64")
+        nv, nb = len(self.value_list()), len(self.buffers)
+        if t.element_type != i64 or t.get_shape() != (nv + nb,):
+            what = f"{nv} values and {nb} buffers" if nv else f"{nb} buffers"
+            raise VerifyException(f"gpu.address_table of {what} returns memref<{nv + nb}xi64>, got {t}")
 
 
 @irdl_op_definition
 class TableBufferOp(IRDLOperation):
-    """Device side: buffer `index` of an address table (a kernel argument): its address
-    loaded from global memory, viewed as a global buffer of the result's type.
+    """Device side: buffer `index` (plus the run-time `offset`, when given) of an address
+    table (a kernel argument): its address loaded from global memory, viewed as a
+    global buffer of the result's type. The offset picks a row of a table of rows (one
+    column's buffers, in a code body shared by the columns of a cluster).
 
     ```mlir
     %ids = gpu.table_buffer %t 3 : memref<?xi64> -> memref<?xi32>
+    %tab = gpu.table_buffer %t 3 [%row] : memref<?xi64> -> memref<?xf32>
     ```
     """
 
     name = "gpu.table_buffer"
     table = operand_def(MemRefType)
+    offset = opt_operand_def(IndexType)
     index = prop_def(IntegerAttr[I64])
     buffer = result_def(MemRefType)
 
-    def __init__(self, table: SSAValue, index: int, buffer_type: MemRefType):
-        super().__init__(operands=[table], properties={"index": IntegerAttr(index, i64)},
-                         result_types=[buffer_type])
+    def __init__(self, table: SSAValue, index: int, buffer_type: MemRefType, offset: SSAValue | None = None):
+        super().__init__(operands=[table, [] if offset is None else [offset]],
+                         properties={"index": IntegerAttr(index, i64)}, result_types=[buffer_type])
 
     @classmethod
     def parse(cls, parser: Parser) -> TableBufferOp:
         table = parser.parse_operand()
         index = parser.parse_integer(allow_boolean=False)
+        offset = None
+        if parser.parse_optional_punctuation("[") is not None:
+            offset = parser.parse_operand()
+            parser.parse_punctuation("]")
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         parser.parse_type()
@@ -1680,7 +1735,7 @@ class TableBufferOp(IRDLOperation):
         t = parser.parse_type()
         if not isinstance(t, MemRefType):
             parser.raise_error(f"gpu.table_buffer returns a memref, got {t}")
-        op = cls(table, index, t)
+        op = cls(table, index, t, offset)
         op.attributes |= attrs
         return op
 
@@ -1688,6 +1743,10 @@ class TableBufferOp(IRDLOperation):
         printer.print_string(" ")
         printer.print_operand(self.table)
         printer.print_string(f" {self.index.value.data}")
+        if self.offset is not None:
+            printer.print_string(" [")
+            printer.print_operand(self.offset)
+            printer.print_string("]")
         printer.print_op_attributes(self.attributes)
         printer.print_string(f" : {self.table.type} -> {self.buffer.type}")
 

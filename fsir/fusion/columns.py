@@ -16,7 +16,8 @@ bounded chunks) costs more than linear time and stops at `max-ops`. Here a colum
 recognised once, from its concat operand backwards (`column_of`), and columns are
 clustered by a structural hash of their subgraph (`structure_key`: the ops, how they
 connect, their properties and the shapes that decide a schedule — not the table's row
-count or a hash modulus, which are per-column data). A concat with at least
+count, a hash modulus, a mean's scale or the bag's length, which are per-column data:
+the columns of a cluster share one code body). A concat with at least
 `MIN_COLUMNS` columns becomes one fusion of all of them (`column_sets`), which the
 `columns` mapping (`fsir/codegen/mappings/columns.py`) compiles into one kernel. The
 explorer takes these fusions as given and searches the rest of the graph
@@ -25,7 +26,7 @@ explorer takes these fusions as given and searches the rest of the graph
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import TensorType
@@ -34,6 +35,7 @@ from xdsl.traits import IsTerminator
 
 from fsir.dialects import graph
 from fsir.dialects.graph import DYN, shape_of
+from fsir.dialects.schedule import int_values
 
 # Fewer columns than this are left to the explorer's ordinary search (a row kernel
 # packs two or three columns as well).
@@ -42,6 +44,8 @@ MIN_COLUMNS = 2
 MAX_COLUMN_OPS = 64
 # What a column may hold besides its one reduction and its gathers.
 _COLUMN_KINDS = frozenset({"light", "expensive", "gather", "reduction"})
+# a dim of a column's bag's size before its reduction, in a structure key
+BAG = "bag"
 # ops whose result element reads its operands' elements at the same index
 _SAME_INDEX = (graph.ElementwiseOp, graph.CompareOp, graph.SelectOp, graph.ConvertOp, graph.BitcastOp)
 
@@ -96,33 +100,22 @@ def column_of(value: SSAValue, concat: Operation) -> Column | None:
     out = value.owner
     if not isinstance(out, graph.GraphOp) or len(shape_of(value.type)) != 2:
         return None
-    # the backward slice in post-order (producers first), so its order is the
-    # column's structure, not where its ops happen to sit in the block
-    members: list[Operation] = []
-    expanded: set[Operation] = set()
-    stack: list[tuple[Operation, bool]] = [(out, False)]
-    while stack:
-        op, done = stack.pop()
-        if done:
-            members.append(op)
-            continue
-        if op in expanded:
-            continue
-        expanded.add(op)
-        if len(expanded) > MAX_COLUMN_OPS:
-            return None
+
+    def kind(op: Operation) -> bool | None:
+        if isinstance(op, graph.ConstantOp):
+            return False  # cloned into the kernel
         if not isinstance(op, graph.GraphOp) or len(op.results) != 1:
             return None
-        kind = graph.op_class(op)
-        if kind not in _COLUMN_KINDS and not isinstance(op, graph.ReshapeOp):
+        cls = graph.op_class(op)
+        if cls not in _COLUMN_KINDS and not isinstance(op, graph.ReshapeOp):
             return None
-        if not isinstance(op, graph.GatherOp) and kind == "gather":
+        if not isinstance(op, graph.GatherOp) and cls == "gather":
             return None  # scatter, sort, window reductions: not a column's ops
-        stack.append((op, True))
-        for o in reversed(op.operands):
-            p = o.owner
-            if isinstance(p, Operation) and p not in expanded and not isinstance(p, graph.ConstantOp):
-                stack.append((p, False))
+        return True
+
+    members = _slice(out, kind)
+    if members is None:
+        return None
     member_set = set(members)
     if not all(_uses_within(op, member_set, concat) for op in members):
         return None
@@ -154,11 +147,33 @@ def column_of(value: SSAValue, concat: Operation) -> Column | None:
 def elementwise_producers(value: SSAValue, concat: Operation) -> list[Operation]:
     """The elementwise ops computing `value` (an operand of `concat` that is not a
     column) used by nothing else, producers first; empty when it is something else."""
+    if not isinstance(value.owner, Operation):
+        return []
+
+    def kind(op: Operation) -> bool | None:
+        if isinstance(op, graph.ConstantOp) or not isinstance(op, graph.GraphOp) or len(op.results) != 1 \
+                or graph.op_class(op) not in ("light", "expensive") or isinstance(op, graph.ConcatOp):
+            # another kernel's result (or a constant, cloned): an input
+            return None if op is value.owner else False
+        return True
+
+    members = _slice(value.owner, kind)
+    if members is None:
+        return []
+    member_set = set(members)
+    if not all(_uses_within(op, member_set, concat) for op in members):
+        return []
+    return members
+
+
+def _slice(root: Operation, kind: Callable[[Operation], bool | None]) -> list[Operation] | None:
+    """The ops behind `root` (itself included) in post-order, producers first, so the
+    slice's order is its structure, not where its ops sit in the block. `kind(op)`:
+    True takes `op` and walks its operands, False leaves it out (an input), None
+    abandons the slice, as does a slice of more than `MAX_COLUMN_OPS` ops."""
     members: list[Operation] = []
     expanded: set[Operation] = set()
-    stack: list[tuple[Operation, bool]] = []
-    if isinstance(value.owner, Operation):
-        stack.append((value.owner, False))
+    stack: list[tuple[Operation, bool]] = [(root, False)]
     while stack:
         op, done = stack.pop()
         if done:
@@ -166,19 +181,17 @@ def elementwise_producers(value: SSAValue, concat: Operation) -> list[Operation]
             continue
         if op in expanded:
             continue
-        if isinstance(op, graph.ConstantOp) or not isinstance(op, graph.GraphOp) or len(op.results) != 1 \
-                or graph.op_class(op) not in ("light", "expensive") or isinstance(op, graph.ConcatOp):
-            if op is value.owner:
-                return []
-            continue  # another kernel's result (or a constant, cloned): an input
+        take = kind(op)
+        if take is None:
+            return None
+        if not take:
+            continue
         expanded.add(op)
         if len(expanded) > MAX_COLUMN_OPS:
-            return []
+            return None
         stack.append((op, True))
-        stack.extend((o.owner, False) for o in reversed(op.operands) if isinstance(o.owner, Operation))
-    member_set = set(members)
-    if not all(_uses_within(op, member_set, concat) for op in members):
-        return []
+        stack.extend((o.owner, False) for o in reversed(op.operands)
+                     if isinstance(o.owner, Operation) and o.owner not in expanded)
     return members
 
 
@@ -195,24 +208,39 @@ def _downstream(r: Operation, members: set[Operation]) -> set[Operation]:
 
 def structure_key(ops: Sequence[Operation], output: SSAValue) -> tuple:
     """The structural hash of a column: its ops (name, operands by position — an op of
-    the column, or an outside value by its shape —, properties, result shapes), with
-    what is per-column data abstracted: a table's row count and splat constants' values
-    (a hash modulus, a bag's scale). Columns of one key take one schedule."""
+    the column, or an outside value by its shape —, properties, whether a gather's ids
+    are proven in range (its code keeps or drops the clamp), result shapes), with
+    what is per-column data abstracted: a table's row count, splat constants' values
+    (a hash modulus, a bag's scale) and the bag's length (before the reduction, a dim
+    of the bag's size is `BAG`; a column's loop runs to its own). Columns of one key
+    take one schedule and share one code body."""
     where: dict[SSAValue, int] = {}
     parts: list = []
+    reduces = [n for n, op in enumerate(ops) if isinstance(op, graph.ReduceOp)]
+    bag: set[int] = set()
+    if reduces:
+        r = ops[reduces[0]]
+        assert isinstance(r, graph.ReduceOp)
+        bag = {shape_of(r.input.type)[d] for d in int_values(r.dims)} - {DYN}
+
+    def shape(v: SSAValue, before: bool, drop: int = 0) -> tuple:
+        return tuple(BAG if before and d in bag else d for d in shape_of(v.type)[drop:])
+
     for n, op in enumerate(ops):
+        before = bool(reduces) and n <= reduces[0]  # (the reduction's result is after the bag)
         operands = []
         for i, o in enumerate(op.operands):
             if o in where:
                 operands.append(where[o])
             elif isinstance(o.owner, graph.ConstantOp) and graph.is_splat(o.owner.value):
-                operands.append(("splat", o.type))
+                operands.append(("splat", shape(o, before), _elem(o)))
             elif isinstance(op, graph.GatherOp) and i == 0:
-                operands.append(("table", shape_of(o.type)[1:], _elem(o)))
+                operands.append(("table", shape(o, before, 1), _elem(o)))
             else:
-                operands.append(("in", shape_of(o.type), _elem(o)))
+                operands.append(("in", shape(o, before), _elem(o)))
+        results = tuple((shape(r, before and not isinstance(op, graph.ReduceOp)), _elem(r)) for r in op.results)
         parts.append((op.name, tuple(operands), tuple(op.properties.items()),
-                      tuple((shape_of(r.type), _elem(r)) for r in op.results)))
+                      isinstance(op, graph.GatherOp) and op.in_bounds is not None, results))
         where.update({r: n for r in op.results})
     parts.append(where[output])
     return tuple(parts)

@@ -1,9 +1,17 @@
 """The `columns` mapping's lowering (`fsir/codegen/mappings/columns.py`).
 
-Warp w of the grid (`block_id.x * warps per block + thread_id / 32`) finds its concat
-operand i by a balanced tree of comparisons with the prefix sums `warps` (log2 N
-levels, immediates), then computes, for grid-y tile `block_id.y`, the elements of
-operand i its threads own: thread t of the operand's warps takes element t / lanes
+Warp w of the grid (`block_id.x * warps per block + thread_id / 32`) finds its cluster
+of concat operands by a balanced tree of comparisons with the clusters' first warps
+(log2 of the clusters levels, immediates). A cluster of one operand is that operand's
+code; the columns of a larger cluster (the root group's `clusters`) share one code
+body: they own equal, consecutive warp ranges, so the warp's column is a division
+away, and what differs between them — their buffers, the sizes that differ (a table's
+rows, the bag's length), their splats (a hash modulus, a mean's scale) and their offset
+in the concat — is read from the column's row of the kernel's address table
+(`fsir/lowering/param_table.py`: the rows' words, then their buffers' addresses), the
+body being the cluster's first column's with those values as registers. Then, for
+grid-y tile `block_id.y`, the warp computes the elements of operand i its threads own:
+thread t of the operand's warps takes element t / lanes
 (row-major over rows_per_tile x dim) and lane t % lanes of it. A column reduces its bag
 with that stride (RowLowering.reduce_row) and combines its lanes by a butterfly within
 the lanes' aligned segment; every thread of the warp reaches the shuffles (threads
@@ -14,18 +22,56 @@ its offset in the concat by lane 0.
 
 from __future__ import annotations
 
-from xdsl.dialects import scf
-from xdsl.ir import Block, Region, SSAValue
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 
-from fsir.dialects import graph
+import numpy as np
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import IndexType, IntegerType
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+
+from fsir.dialects import gpu, graph
+from fsir.dialects.graph import DYN, numpy_dtype, shape_of
 from fsir.dialects.schedule import WARP, ColumnsParamsAttr, GroupOp, KernelOp, int_values
-from fsir.lowering.emit import elem_type
+from fsir.errors import UserError
+from fsir.ir import location_of
+from fsir.lowering.emit import _rounded, elem_type, splat_value
+from fsir.lowering.kernels import flat_memref
+from fsir.lowering.param_table import add_table
 from fsir.lowering.rows import RowLowering
-from fsir.lowering.scalar import compute_type
+from fsir.lowering.scalar import Index, compute_type
 
 
 def root_group(k: KernelOp) -> GroupOp:
     return k.groups()[-1]
+
+
+def cluster_ids(root: GroupOp, n: int) -> list[int]:
+    """Each concat operand's cluster (the root group's `clusters`): operands of one id
+    share one code body; without the attribute each operand is its own."""
+    a = root.attributes.get("clusters")
+    return list(range(n)) if a is None else list(int_values(a))
+
+
+def warp_order(clusters: Sequence[int]) -> list[int]:
+    """The concat operands in the order their warps follow each other: cluster by
+    cluster (in the order of each cluster's first operand), a cluster's operands in
+    order, so a cluster's columns are one range of warps."""
+    first: dict[int, int] = {}
+    for i, c in enumerate(clusters):
+        first.setdefault(c, i)
+    return sorted(range(len(clusters)), key=lambda i: (first[clusters[i]], i))
+
+
+def operand_warps(root: GroupOp, n: int) -> list[tuple[int, int]]:
+    """Each concat operand's warps [start, end): the root group's `warps` are prefix
+    sums in `warp_order`."""
+    warps = int_values(root.attributes["warps"])
+    out = [(0, 0)] * n
+    for pos, i in enumerate(warp_order(cluster_ids(root, n))):
+        out[i] = (warps[pos], warps[pos + 1])
+    return out
 
 
 def column_groups(k: KernelOp) -> dict[int, GroupOp]:
@@ -49,6 +95,74 @@ def column_groups(k: KernelOp) -> dict[int, GroupOp]:
     return out
 
 
+@dataclass
+class ColumnRow:
+    """What distinguishes one column of a cluster from the others, in the cluster's
+    structural order: the kernel inputs it reads (`buffers`), its splat constants
+    (`splats`: a hash modulus, a mean's scale) and the values whose sizes may differ
+    from column to column (`sized`: its buffers and the results of its ops before the
+    reduction — a table's rows, the bag's length). `shape` is the structure the
+    cluster's columns share."""
+
+    buffers: list[SSAValue]
+    splats: list[graph.ConstantOp]
+    sized: list[SSAValue]
+    shape: list
+
+
+def column_row(g: GroupOp, output: SSAValue, order: dict[Operation, int]) -> ColumnRow:
+    """The row of the column whose group is `g` and whose concat operand is `output`:
+    its group's ops in order, then its tail ops in the root group (from `output` back to
+    the group's result, in the root's `order`), each operand an op of the column, a
+    buffer or a splat."""
+    tails: list[Operation] = []
+    stack, seen = [output], set()
+    while stack:
+        x = stack.pop()
+        op = x.owner
+        if x in seen or x in g.results or not isinstance(op, graph.GraphOp) or isinstance(op, graph.ConstantOp):
+            continue
+        seen.add(x)
+        tails.append(op)
+        stack.extend(op.operands)
+    tails.sort(key=lambda op: order[op])
+    ops = [op for op in g.block.ops if isinstance(op, graph.GraphOp) and not isinstance(op, graph.ConstantOp)]
+    where: dict[SSAValue, int] = {g.results[0]: len(ops) - 1}
+    row = ColumnRow([], [], [], [])
+    for n, op in enumerate([*ops, *tails]):
+        parts = []
+        for o in op.operands:
+            if o in where:
+                parts.append(where[o])
+            elif isinstance(o.owner, graph.ConstantOp) and splat_value(o.owner) is not None:
+                row.splats.append(o.owner)
+                parts.append(("splat", elem_type(o)))
+            else:  # (a buffer read twice, as an operand and as a size, is one address)
+                if o not in row.buffers:
+                    row.buffers.append(o)
+                parts.append(("buffer", row.buffers.index(o), elem_type(o)))
+        if n < len(ops) - 1:  # (the reduction's result and what follows are of the concat operand's shape)
+            row.sized.extend(op.results)
+        row.shape.append((op.name, tuple(parts), tuple(op.properties.items()),
+                          isinstance(op, graph.GatherOp) and op.in_bounds is not None,
+                          tuple(len(shape_of(r.type)) for r in op.results),
+                          None if n < len(ops) - 1 else tuple(r.type for r in op.results)))
+        where.update({r: n for r in op.results})
+    row.sized += row.buffers
+    return row
+
+
+def word(value: float | int | bool, elem) -> int:
+    """A splat constant's value (of element type `elem`) as a 64-bit table word: the bits
+    of the value as the kernel computes with it (its compute type), sign-extended."""
+    ct = compute_type(elem)
+    v = _rounded(value, elem)
+    if isinstance(ct, IntegerType):
+        return int(v)
+    dtype = numpy_dtype(ct)
+    return int(np.array(v, dtype).view(f"i{dtype.itemsize}"))
+
+
 class ColumnsLowering(RowLowering):
     def body(self) -> None:
         ib = self.ib
@@ -58,7 +172,8 @@ class ColumnsLowering(RowLowering):
         root = root_group(self.k)
         concat = root.yielded()[0].owner
         assert isinstance(concat, graph.ConcatOp)
-        warps = int_values(root.attributes["warps"])
+        n_ops = len(concat.operands)
+        spans = operand_warps(root, n_ops)
         lanes = int_values(root.attributes["lanes"])
         vectors = int_values(root.attributes["vectors"])
         groups = column_groups(self.k)
@@ -71,14 +186,22 @@ class ColumnsLowering(RowLowering):
         batch = self.shapes.dims(concat.result)[0]
         offsets = concat.offsets(self.shapes.dims, ib)
         out_j = next(j for j, (kv, _) in enumerate(self.outputs) if kv is root.results[0])
-        # the operands that own warps (an operand of dim 0 owns none)
-        owners = [i for i in range(len(concat.operands)) if warps[i + 1] > warps[i]]
+        # the code bodies in warp order: a cluster's operands (one body when several
+        # share it), those that own warps (an operand of dim 0 owns none)
+        clusters: dict[int, list[int]] = {}
+        ids = cluster_ids(root, n_ops)
+        for i in warp_order(ids):
+            if spans[i][1] > spans[i][0]:
+                clusters.setdefault(ids[i], []).append(i)
+        leaves = list(clusters.values())
+        shared = self.table_rows([m for m in leaves if len(m) > 1], groups, concat, offsets)
 
-        def operand(i: int) -> None:
+        def operand(i: int, rel, offset: Index) -> None:
+            """Operand i's code for the warp `rel` warps into the operand's own."""
             v = concat.operands[i]
             n, vec = lanes[i], vectors[i]
             dim = self.shapes.dims(v)[1]
-            t = ib.add(ib.mul(ib.sub(warp, warps[i]), WARP), lane32)
+            t = ib.add(ib.mul(rel, WARP), lane32)
             elem, lane = ib.div(t, n), ib.rem(t, n)
             per_row = dim // vec if isinstance(dim, int) else ib.div(dim, vec)
             d0, local = ib.mul(ib.rem(elem, per_row), vec), ib.div(elem, per_row)
@@ -96,13 +219,30 @@ class ColumnsLowering(RowLowering):
                     d = ib.add(d0, x)
                     if g is not None:  # the tail ops read the reduction at this element
                         self.row_values[g.results[0]] = values[x]
-                    self.store_output(out_j, e.at(v, [b, d]), [b, ib.add(offsets[i], d)])
+                    self.store_output(out_j, e.at(v, [b, d]), [b, ib.add(offset, d)])
 
             e.when(e.and_(valid, ib.eq(lane, 0)), store)
 
+        def leaf(members: list[int]) -> None:
+            first = members[0]
+            start, end = spans[first]
+            rel = ib.sub(warp, start)
+            if len(members) == 1:
+                operand(first, rel, offsets[first])
+                return
+            # one body for the cluster: the warp's column (the columns own equal warp
+            # ranges), whose row of the table gives its buffers, splats and table sizes
+            def body() -> None:
+                slot = ib.div(rel, end - start)
+                with self.column_of_row(shared[first], slot) as offset:
+                    operand(first, ib.sub(rel, ib.mul(slot, end - start)), offset)
+
+            # the last cluster's leaf also takes the grid's spare warps, past its rows
+            e.when(True if members is not leaves[-1] else ib.lt(rel, len(members) * (end - start)), body)
+
         def tree(lo: int, hi: int) -> None:
             if hi - lo == 1:
-                operand(owners[lo])
+                leaf(leaves[lo])
                 return
             mid = (lo + hi) // 2
             then_block, else_block = Block(), Block()
@@ -112,12 +252,95 @@ class ColumnsLowering(RowLowering):
             with self.cursor.at(else_block):
                 tree(mid, hi)
                 else_block.add_op(scf.YieldOp())
-            cond = ib.lt(warp, warps[owners[mid]])
+            cond = ib.lt(warp, spans[leaves[mid][0]][0])
             self.cursor.insert(scf.IfOp(_ssa(cond), [], Region(then_block), Region(else_block)))
 
-        if owners:
-            tree(0, len(owners))
+        if leaves:
+            tree(0, len(leaves))
 
+    def table_rows(self, shared: list[list[int]], groups: dict[int, GroupOp], concat: graph.ConcatOp,
+                   offsets: list[Index]) -> dict[int, SharedCluster]:
+        """The table of the clusters that share a body (`shared`: their operands), one row
+        per column: its words (its tables' row counts, its splats, its offset in the
+        concat) and its buffers' addresses; the kernel's address table begins with it."""
+        if not shared:
+            return {}
+        words: list[int] = []
+        addresses: list[SSAValue] = []
+        order = {op: n for n, op in enumerate(root_group(self.k).block.ops)}
+        out: dict[int, SharedCluster] = {}
+        for members in shared:
+            rows = [column_row(groups[i], concat.operands[i], order) for i in members]
+            rep = rows[0]
+            for i, r in zip(members, rows):
+                if r.shape != rep.shape or len(r.buffers) != len(rep.buffers) or len(r.splats) != len(rep.splats) \
+                        or len(r.sized) != len(rep.sized) \
+                        or any(len(shape_of(v.type)) != len(shape_of(w.type)) for v, w in zip(r.sized, rep.sized)):
+                    raise UserError(f"'schedule.kernel' op @{self.k.sym_name.data} cannot be lowered: concat "
+                                    f"operand {i} is not of the structure of operand {members[0]}, whose code "
+                                    "body its cluster shares", location_of(self.k))
+            # the sizes that differ between the columns (a table's rows, the bag's length)
+            varying = sorted({(p, a) for r in rows[1:] for p, (v, w) in enumerate(zip(r.sized, rep.sized))
+                              for a, (x, y) in enumerate(zip(shape_of(v.type), shape_of(w.type))) if x != y})
+            c = SharedCluster(rep, varying, len(words), len(varying) + len(rep.splats) + 1, len(addresses),
+                              len(rep.buffers))
+            for i, r in zip(members, rows):
+                dims = [shape_of(r.sized[p].type)[a] for p, a in varying]
+                offset = offsets[i]
+                if DYN in dims or not isinstance(offset, int):
+                    raise UserError(f"'schedule.kernel' op @{self.k.sym_name.data} cannot be lowered: concat "
+                                    f"operand {i} shares a code body but has a '?' size of its own or offset",
+                                    location_of(self.k))
+                words += [*dims, *(word(_splat(s), elem_type(s.result)) for s in r.splats), offset]
+                addresses += [self.emit.buffers[b] for b in r.buffers]
+            out.update({i: c for i in members})
+        for c in {id(c): c for c in out.values()}.values():
+            c.addresses += len(words)  # the addresses follow the words
+        self.table = add_table(self.func, words, [_arg(a) for a in addresses])
+        return out
+
+    @contextmanager
+    def column_of_row(self, c: SharedCluster, slot: Index) -> Iterator[Index]:
+        """Emit within: the representative column's buffers, splats and table sizes are
+        those of row `slot` of cluster `c` (loaded from the table); gives the row's
+        concat offset."""
+        ib, e = self.ib, self.emit
+        table = self.table
+        words = ib.add(c.words, ib.mul(slot, c.width))
+        at = ib.ssa(ib.mul(slot, c.per_column))
+
+        def load(q: int) -> SSAValue:
+            return self.cursor.value(memref.LoadOp.get(table, [ib.ssa(ib.add(words, q))]))
+
+        def index(q: int) -> SSAValue:
+            return self.cursor.value(arith.IndexCastOp(load(q), IndexType()))
+
+        rep = c.rep
+        saved_buffers = {v: e.buffers.get(v) for v in rep.buffers}
+        saved_dims = {v: self.shapes.known.get(v) for v in rep.sized}
+        saved_values = {s.result: self.row_values.get(s.result) for s in rep.splats}
+        for p, v in enumerate(rep.buffers):
+            load_op = gpu.TableBufferOp(table, c.addresses + p, flat_memref(elem_type(v)), at)
+            load_op.buffer.name_hint = v.name_hint
+            e.buffers[v] = self.cursor.value(load_op)
+        for q, (p, a) in enumerate(c.varying):
+            v = rep.sized[p]
+            self.shapes.known[v] = [index(q) if d == a else x for d, x in enumerate(self.shapes.dims(v))]
+        for q, s in enumerate(rep.splats, start=len(c.varying)):
+            ct = compute_type(elem_type(s.result))
+            x = load(q)
+            width = ct.width.data if isinstance(ct, IntegerType) else numpy_dtype(ct).itemsize * 8
+            if width < 64:
+                x = self.cursor.value(arith.TruncIOp(x, IntegerType(width)))
+            if not isinstance(ct, IntegerType):
+                x = self.cursor.value(arith.BitcastOp(x, ct))
+            self.row_values[s.result] = x
+        try:
+            yield index(c.width - 1)
+        finally:
+            _restore(e.buffers, saved_buffers)
+            _restore(self.shapes.known, saved_dims)
+            _restore(self.row_values, saved_values)
 
     def reduce_vector(self, g: GroupOp, r: graph.ReduceOp, b, d0, vec: int, valid, lane, lanes: int,
                       tid) -> list[SSAValue]:
@@ -152,6 +375,40 @@ class ColumnsLowering(RowLowering):
         return [self.combine_row(g, kind, acc, init, lane, lanes, tid, elem_t) for acc in accs]
 
 
+@dataclass
+class SharedCluster:
+    """A cluster whose columns share one code body: its representative's row, the sizes
+    that differ between its columns, where its rows' words begin in the table and how
+    many a column has (`width`), where its addresses begin and how many a column has
+    (`per_column`)."""
+
+    rep: ColumnRow
+    varying: list[tuple[int, int]]  # (value of `rep.sized`, axis): the sizes a row gives
+    words: int
+    width: int
+    addresses: int
+    per_column: int
+
+
+def _restore(mapping: dict, saved: dict) -> None:
+    for key, old in saved.items():
+        if old is None:
+            mapping.pop(key, None)
+        else:
+            mapping[key] = old
+
+
 def _ssa(v) -> SSAValue:
     assert isinstance(v, SSAValue)
+    return v
+
+
+def _splat(c: graph.ConstantOp) -> float | int | bool:
+    v = splat_value(c)
+    assert v is not None  # a row's splats are splat constants
+    return v
+
+
+def _arg(v: SSAValue) -> BlockArgument:
+    assert isinstance(v, BlockArgument)  # a kernel's buffers are its arguments
     return v

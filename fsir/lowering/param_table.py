@@ -10,22 +10,34 @@ buffer's address (`gpu.table_buffer`) in the innermost block that holds all the
 buffer's uses, so a column's addresses are loaded only by the warps that run the
 column. The host builds the table at the launch (`gpu.address_table`,
 `host_arguments`).
+
+A table may begin with words (64-bit immediates) and with rows of addresses that the
+kernel reads at a run-time offset (`add_table`): a `columns` kernel's clusters share a
+code body, and each column's row gives its buffers, sizes and constants. The kernel's
+`gpu.table_values` and `gpu.table_entries` attributes (`table_layout`) tell the host
+what to write.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import FunctionType, MemRefType, UnitAttr, i64
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.dialects.builtin import DenseArrayBase, FunctionType, MemRefType, UnitAttr, i64
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from fsir.dialects import gpu
+from fsir.dialects.graph import DYN
+from fsir.dialects.schedule import int_values
 from fsir.lowering.scalar import Cursor
 from fsir.ptx import types as T
 
 # The parameter bytes a kernel may take before its buffers go through a table: what
 # every target allows (the driver's 4 KB).
 PARAM_BUDGET = 4096
+# A tabled kernel's table layout (on its gpu.func; `table_layout`): the immediate words
+# that begin the table, then the signature positions of the buffers whose addresses follow.
+TABLE_VALUES_ATTR = "gpu.table_values"
+TABLE_ENTRIES_ATTR = "gpu.table_entries"
 
 
 def param_bytes(types: Sequence) -> int:
@@ -48,35 +60,75 @@ def is_tabled(func: gpu.FuncOp) -> bool:
     return gpu.ADDRESS_TABLE_ATTR in func.attributes
 
 
+def table_layout(func: gpu.FuncOp) -> tuple[list[int], list[int]]:
+    """A tabled `func`'s table: its immediate words, then the positions (in the signature
+    before tabling) of the buffer arguments whose addresses follow them."""
+    def ints(name: str) -> list[int]:
+        a = func.attributes.get(name)
+        return [] if a is None else [int(x) for x in int_values(a)]
+
+    return ints(TABLE_VALUES_ATTR), ints(TABLE_ENTRIES_ATTR)
+
+
+def add_table(func: gpu.FuncOp, values: Sequence[int], rows: Sequence[BlockArgument]) -> BlockArgument:
+    """Give `func` its address table now, as its first argument, beginning with the words
+    `values` then the addresses of `rows` (buffer arguments; repeats allowed), for code
+    that reads a row picked at run time (`gpu.table_buffer` with an offset, a load of a
+    value): the rows of a `columns` kernel's clusters. `table_arguments` then passes the
+    other buffers through it too, whatever the parameter budget."""
+    body = func.body.blocks[0]
+    positions = [a.index for a in rows]  # (before the table shifts them)
+    table = body.insert_arg(MemRefType(i64, [DYN]), 0)
+    table.name_hint = "table"
+    func.attributes[gpu.ADDRESS_TABLE_ATTR] = UnitAttr()
+    func.attributes[TABLE_VALUES_ATTR] = DenseArrayBase.from_list(i64, list(values))
+    func.attributes[TABLE_ENTRIES_ATTR] = DenseArrayBase.from_list(i64, positions)
+    return table
+
+
 def table_arguments(func: gpu.FuncOp, budget: int | None = None) -> bool:
     """Pass `func`'s buffer arguments through an address table when its parameters
-    would take more than `budget` bytes (default `PARAM_BUDGET`); True if it did."""
+    would take more than `budget` bytes (default `PARAM_BUDGET`) or it has a table
+    already (`add_table`); True if it did."""
     budget = PARAM_BUDGET if budget is None else budget
     inputs = list(func.function_type.inputs.data)
-    if param_bytes(inputs) <= budget:
-        return False
     body = func.body.blocks[0]
-    args = list(body.args[:len(inputs)])
-    buffers = [a for a in args if isinstance(a.type, MemRefType)]
-    table = body.insert_arg(MemRefType(i64, [len(buffers)]), 0)
-    table.name_hint = "table"
+    if is_tabled(func):
+        table = body.args[0]
+        args = list(body.args[1:1 + len(inputs)])
+    else:
+        if param_bytes(inputs) <= budget:
+            return False
+        args = list(body.args[:len(inputs)])
+        table = add_table(func, [], [])
+    values, entries = table_layout(func)
+    listed = set(entries)
+    entries += [p for p, a in enumerate(args) if isinstance(a.type, MemRefType) and p not in listed]
+    func.attributes[TABLE_ENTRIES_ATTR] = DenseArrayBase.from_list(i64, entries)
+    first = {p: len(values) + j for j, p in reversed(list(enumerate(entries)))}
+    # the table's static type, now that its size is known
+    sized = body.insert_arg(MemRefType(i64, [len(values) + len(entries)]), 0)
+    sized.name_hint = table.name_hint
+    table.replace_all_uses_with(sized)
+    body.erase_arg(table)
+    table = sized
     positions: dict[Block, dict[Operation, int]] = {}
-    for j, a in enumerate(buffers):
+    buffers = [(p, a) for p, a in enumerate(args) if isinstance(a.type, MemRefType)]
+    for p, a in buffers:
         t = a.type
         assert isinstance(t, MemRefType)
-        load = gpu.TableBufferOp(table, j, t)
-        load.buffer.name_hint = a.name_hint
         if a.uses:
+            load = gpu.TableBufferOp(table, first[p], t)
+            load.buffer.name_hint = a.name_hint
             block, before = _placement(a, body, positions)
             block.insert_op_before(load, before)
             a.replace_all_uses_with(load.buffer)
-    for a in reversed(buffers):  # last first: an erasure renumbers the arguments after it
+    for _, a in reversed(buffers):  # last first: an erasure renumbers the arguments after it
         body.erase_arg(a)
     func.function_type = FunctionType.from_lists(
         [table.type, *(a.type for a in args if not isinstance(a.type, MemRefType))],
         list(func.function_type.outputs.data))
     func.arg_attrs = None
-    func.attributes[gpu.ADDRESS_TABLE_ATTR] = UnitAttr()
     return True
 
 
@@ -109,10 +161,11 @@ def host_arguments(cursor: Cursor, func: gpu.FuncOp, args: list[SSAValue]) -> li
     tabling: the buffers' address table, then the scalars (unchanged if not tabled)."""
     if not is_tabled(func):
         return args
-    buffers = [a for a in args if isinstance(a.type, MemRefType)]
-    table = cursor.value(gpu.AddressTableOp(buffers))
+    values, entries = table_layout(func)
+    table = cursor.value(gpu.AddressTableOp([args[p] for p in entries], values))
     table.name_hint = f"{func.sym_name.data}_table"
     return [table, *(a for a in args if not isinstance(a.type, MemRefType))]
 
 
-__all__ = ["PARAM_BUDGET", "host_arguments", "is_tabled", "param_bytes", "table_arguments"]
+__all__ = ["PARAM_BUDGET", "add_table", "host_arguments", "is_tabled", "param_bytes", "table_arguments",
+           "table_layout"]

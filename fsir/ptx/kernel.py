@@ -518,7 +518,11 @@ def _table_buffer(e: KernelEmitter, op: gpu.TableBufferOp) -> None:
     table is read-only for the kernel's lifetime, so the load may use the non-coherent path."""
     table = e.buffers[op.table]
     raw, base = e.new(T.B64), e.new(T.B64)
-    e.ins(f"ld.global.nc.u64 {raw}, [{table.base}+{8 * op.index.value.data}]")
+    where = table.base
+    if op.offset is not None:  # a row picked at run time
+        where = e.new(T.B64)
+        e.ins(f"mad.lo.s64 {where}, {e.reg(op.offset)}, 8, {table.base}")
+    e.ins(f"ld.global.nc.u64 {raw}, [{where}+{8 * op.index.value.data}]")
     e.ins(f"cvta.to.global.u64 {base}, {raw}")
     t = op.buffer.type
     assert isinstance(t, MemRefType)

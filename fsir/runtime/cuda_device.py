@@ -199,7 +199,8 @@ class CudaDevice(Device):
                     if b.device is not self or b.handle is None:
                         raise UserError(f"argument {i}'s address table holds a buffer that is not a live "
                                         "buffer of this device")
-                table = np.array([int(b.handle) for b in a.buffers], np.uint64)
+                table = np.concatenate([np.array(a.values, np.int64).view(np.uint64),
+                                        np.array([int(b.handle) for b in a.buffers], np.uint64)])
                 buf = self.to_device(table)
                 temps.append((buf, table))
                 addrs[i] = int(buf.handle)

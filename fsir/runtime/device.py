@@ -44,11 +44,13 @@ class DeviceBuffer:
 
 
 class BufferTable:
-    """A launch argument (`gpu.address_table`): the device addresses of `buffers` in a
-    table in global memory, which each device builds for the launch."""
+    """A launch argument (`gpu.address_table`): `values` (64-bit immediates) then the
+    device addresses of `buffers`, in a table in global memory, which each device builds
+    for the launch."""
 
-    def __init__(self, buffers: Sequence[DeviceBuffer]):
+    def __init__(self, buffers: Sequence[DeviceBuffer], values: Sequence[int] = ()):
         self.buffers = list(buffers)
+        self.values = [int(v) for v in values]
 
 
 @dataclass(frozen=True)
@@ -211,7 +213,7 @@ def _unwrap_sim(a):
     if isinstance(a, BufferTable):
         from fsir.sim.params import AddressTable
 
-        return AddressTable([_unwrap_sim(b) for b in a.buffers])
+        return AddressTable([_unwrap_sim(b) for b in a.buffers], a.values)
     if isinstance(a, DeviceBuffer):
         if a.handle is None:
             raise UserError("kernel argument is a freed device buffer")

@@ -100,7 +100,7 @@ class GlobalLayout:
         self.modules: list = []  # (module, its variable store, index of its first variable)
         self.arrays: dict[int, tuple[np.ndarray, str, int]] = {}  # buffer -> (array, kernel, arg index)
         self._buf_of: dict[object, int] = {}  # (data pointer, nbytes) of contiguous arrays, else id()
-        self.tables: list[tuple[int, list[int]]] = []  # address tables: (buffer, their buffers)
+        self.tables: list[tuple[int, list[int], list[int]]] = []  # address tables: (buffer, values, buffers)
 
     def add_module(self, mod: SimModule, gstore: dict) -> None:
         if any(m is mod for m, _, _ in self.modules):
@@ -120,8 +120,9 @@ class GlobalLayout:
                                                 f"({K.params[i].name}, {x.dtype}{list(x.shape)})")
                            for j, x in enumerate(a.arrays)]
                 arg_buf[i] = len(self.entries)
-                self.tables.append((arg_buf[i], members))
-                self.entries.append((8 * len(members), f"argument {i} ({K.params[i].name}, address table)", None))
+                self.tables.append((arg_buf[i], a.values, members))
+                self.entries.append((8 * (len(a.values) + len(members)),
+                                     f"argument {i} ({K.params[i].name}, address table)", None))
         return arg_buf
 
     def _array(self, K, i: int, a: np.ndarray, name: str) -> int:
@@ -140,8 +141,10 @@ class GlobalLayout:
                 gm.bytes_of(base + j)[:] = gstore[v.name]
         for bi, (a, _, _) in self.arrays.items():
             gm.bytes_of(bi)[:] = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
-        for bi, members in self.tables:
-            gm.bytes_of(bi)[:] = np.array([gm.address(m) for m in members], np.uint64).view(np.uint8)
+        for bi, values, members in self.tables:
+            words = np.array(values, np.int64).view(np.uint64)
+            addresses = np.array([gm.address(m) for m in members], np.uint64)
+            gm.bytes_of(bi)[:] = np.concatenate([words, addresses]).view(np.uint8)
         return gm
 
     def write_back(self, gm: GlobalMemory) -> None:

@@ -56,12 +56,14 @@ def check_param_space(kname: str, size: int, version: str | None, target: list[s
 
 
 class AddressTable:
-    """A launch argument: a table of the device addresses of `arrays` (u64 each), built
-    in global memory for the launch; the kernel parameter is the table's address.
-    Kernels whose buffers would overflow the parameter space take them this way."""
+    """A launch argument: a table of `values` (64-bit immediates) then the device
+    addresses of `arrays` (u64 each), built in global memory for the launch; the kernel
+    parameter is the table's address. Kernels whose buffers would overflow the
+    parameter space take them this way, and a `columns` kernel its columns' rows."""
 
-    def __init__(self, arrays: list[np.ndarray]):
+    def __init__(self, arrays: list[np.ndarray], values: list[int] | None = None):
         self.arrays = arrays
+        self.values = list(values or [])
 
 
 def pack_params(kname: str, params: list[Param], offsets: dict[str, int], size: int, args: list,

@@ -10,6 +10,13 @@ builtin.module attributes {gpu.container_module} {
       %x = gpu.table_buffer %t 1 : memref<2xi64> -> memref<?xf32>
       gpu.return
     }
+    // A row picked at run time: entry 1 + %row of the table.
+    // CHECK-LABEL: gpu.func @rows(%t: memref<5xi64>, %row: index) kernel
+    // CHECK-NEXT:  %[[Y:.*]] = gpu.table_buffer %t 1 [%row] : memref<5xi64> -> memref<?xf32>
+    gpu.func @rows(%t: memref<5xi64>, %row: index) kernel {
+      %y = gpu.table_buffer %t 1 [%row] : memref<5xi64> -> memref<?xf32>
+      gpu.return
+    }
   }
   // CHECK-LABEL: func.func @host
   func.func @host(%x: memref<?xf32>, %y: memref<?xi32>, %n: index) {
@@ -18,6 +25,9 @@ builtin.module attributes {gpu.container_module} {
     // CHECK: gpu.launch_func @kernels::@k {{.*}} args(%[[T]] : memref<2xi64>, %n : index)
     %t = gpu.address_table %x, %y : memref<?xf32>, memref<?xi32> -> memref<2xi64>
     gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%t : memref<2xi64>, %n : index)
+    // Immediate words first (a columns kernel's per-column rows), then the addresses.
+    // CHECK: gpu.address_table values [16, 100] %x, %y : memref<?xf32>, memref<?xi32> -> memref<4xi64>
+    %u = gpu.address_table values [16, 100] %x, %y : memref<?xf32>, memref<?xi32> -> memref<4xi64>
     func.return
   }
 }

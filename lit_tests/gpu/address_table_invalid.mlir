@@ -25,3 +25,11 @@ func.func @host(%x: memref<?xf32>) {
   %t = gpu.address_table %x : memref<?xf32> -> memref<2xi64>
   func.return
 }
+
+// -----
+
+func.func @host(%x: memref<?xf32>) {
+  // expected-error @+1 {{gpu.address_table of 2 values and 1 buffers returns memref<3xi64>, got memref<1xi64>}}
+  %t = gpu.address_table values [7, 9] %x : memref<?xf32> -> memref<1xi64>
+  func.return
+}

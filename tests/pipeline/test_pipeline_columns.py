@@ -27,7 +27,7 @@ MIXED = [ColumnSpec(97, 16, 50, "sum", True, False), ColumnSpec(10, 4, 1, "max",
          ColumnSpec(51, 32, 2, "mean", False, False)] + model_spec(15, seed=5, max_rows=500)
 
 
-def _inputs(text: str, batch: int, seed: int = 0) -> tuple[list, list]:
+def _inputs(text: str, batch: int, seed: int = 0, spec: list[ColumnSpec] = MIXED) -> tuple[list, list]:
     """Random inputs: ids from -5 to three times their table's rows (hashing and the
     gather's clamp both matter), floats standard normal."""
     module = parse_module(text, "<test>")
@@ -37,7 +37,7 @@ def _inputs(text: str, batch: int, seed: int = 0) -> tuple[list, list]:
     for arg, t in zip(f.body.block.args, input_types(module)):
         shape = tuple(batch if d == DYN else d for d in t.get_shape())
         if arg.name_hint and arg.name_hint.startswith("ids"):
-            rows = MIXED[int(arg.name_hint[3:])].rows
+            rows = spec[int(arg.name_hint[3:])].rows
             values.append(rng.integers(-5, 3 * rows, shape).astype(np.int32))
         else:
             values.append(rng.standard_normal(shape).astype(np.float32))
@@ -105,19 +105,21 @@ def test_explorer_makes_one_fusion_of_many_columns():
 
 
 def test_columns_cluster_by_structure():
-    """Table rows and hash moduli are per-column data; dims, bags, kinds and the ops are
-    structure."""
-    same = [ColumnSpec(10, 16, 4, "sum", True, False), ColumnSpec(9000, 16, 4, "sum", True, False)]
-    other = [ColumnSpec(10, 8, 4, "sum", True, False), ColumnSpec(10, 16, 5, "sum", True, False),
-             ColumnSpec(10, 16, 4, "max", True, False), ColumnSpec(10, 16, 4, "sum", False, False),
-             ColumnSpec(10, 16, 4, "sum", True, True)]
+    """Table rows, hash moduli and bag lengths are per-column data; dims, kinds and the
+    ops are structure (a bag as long as the batch or the dim is still the bag)."""
+    same = [ColumnSpec(10, 16, 4, "sum", True, False), ColumnSpec(9000, 16, 4, "sum", True, False),
+            ColumnSpec(10, 16, 5, "sum", True, False), ColumnSpec(10, 16, 16, "sum", True, False)]
+    other = [ColumnSpec(10, 8, 4, "sum", True, False), ColumnSpec(10, 16, 4, "max", True, False),
+             ColumnSpec(10, 16, 4, "sum", False, False), ColumnSpec(10, 16, 4, "sum", True, True),
+             ColumnSpec(10, 16, 4, "mean", True, False), ColumnSpec(10, 16, 7, "mean", True, False)]
     module = parse_module(to_mlir(same + other, 8), "<test>")
     f = next(iter(module.ops))
     (s,) = column_sets(f.body.block.ops)
-    assert s.count == 7 and s.columns[0] is None  # the dense features are copied
+    assert s.count == 10 and s.columns[0] is None  # the dense features are copied
     keys = [c.key for c in s.columns if c is not None]
-    assert keys[0] == keys[1]
-    assert len(set(keys)) == 6 and len(s.clusters) == 6
+    assert keys[0] == keys[1] == keys[2] and keys[8] == keys[9]
+    assert keys[3] != keys[0]  # a bag of the dim's size: the dim is abstracted too (another cluster)
+    assert len(set(keys)) == 7 and len(s.clusters) == 7
     second = s.columns[2]
     assert second is not None and structure_key(second.ops, second.output) == keys[0]
 
@@ -167,8 +169,9 @@ func.func @t(%ids0: tensor<4x3xi32>, %t0: tensor<10x4xf32>, %ids1: tensor<4x2xi3
 def test_columns_through_an_address_table(monkeypatch, batch):
     """A columns kernel whose buffers would overflow the parameter space takes them
     through an address table in global memory (the budget lowered so 20 columns pass
-    it): one table parameter and the batch, each column's addresses loaded in its own
-    branch; it assembles and matches the reference on the simulator."""
+    it): one table parameter and the batch; the table holds every buffer's address, the
+    columns that share a body read theirs at their row (an offset), the others' are
+    loaded in their own branch; it assembles and matches the reference on the simulator."""
     from fsir.dialects import gpu
     from fsir.lowering import param_table
 
@@ -181,13 +184,133 @@ def test_columns_through_an_address_table(monkeypatch, batch):
     assert len(tabled) == 1
     (f,) = tabled
     buffers = 2 * len(MIXED) + sum(c.weighted for c in MIXED) + 2  # tables, ids, weights; features; output
+    values, entries = param_table.table_layout(f)
+    assert sorted(entries) == list(range(buffers))  # every buffer once (no column shares one)
     types = list(f.function_type.inputs.data)
-    assert types[0] == gpu.MemRefType(gpu.i64, [buffers]) and all(not isinstance(t, gpu.MemRefType)
-                                                                   for t in types[1:])
+    assert types[0] == gpu.MemRefType(gpu.i64, [len(values) + buffers]) and all(
+        not isinstance(t, gpu.MemRefType) for t in types[1:])
     loads = [op for op in f.walk() if isinstance(op, gpu.TableBufferOp)]
-    assert sorted(op.index.value.data for op in loads) == list(range(buffers))
+    static = [op for op in loads if op.offset is None]
+    rows = [op for op in loads if op.offset is not None]
+    # the shared bodies' rows of buffers come first in the table, read at a row; then
+    # every other buffer, read once
+    shared = buffers - len(static)
+    assert rows and 0 < shared < buffers
+    assert sorted(op.index.value.data - len(values) for op in static) == list(range(shared, buffers))
+    assert all(0 <= op.index.value.data - len(values) < shared for op in rows)
     # a column's addresses are loaded inside the comparison tree, not by every thread
     assert sum(op.parent_block() is f.body.blocks[0] for op in loads) < buffers // 2
     launches = [op for op in lowered.walk() if isinstance(op, gpu.LaunchFuncOp)
                 and op.kernel.nested_references.data[-1].data == f.sym_name.data]
     assert len(launches) == 1 and isinstance(launches[0].kernelOperands[0].owner, gpu.AddressTableOp)
+
+
+def _shared_spec(copies: int) -> list[ColumnSpec]:
+    """`copies` columns of each of three structures, interleaved in the concat, each with
+    its own table size (so its own hash modulus and clamp bound)."""
+    rows = [97, 10, 300, 41, 23, 51, 7, 12, 64, 5]
+    return [ColumnSpec(rows[(3 * j + k) % len(rows)] + j, dim, bag, kind, hashed, weighted)
+            for j in range(copies)
+            for k, (dim, bag, kind, hashed, weighted) in enumerate(
+                [(16, 5, "sum", True, False), (8, 3, "mean", False, True), (4, 2, "max", True, True)])]
+
+
+def _columns_func(lowered):
+    from fsir.dialects import gpu
+
+    (f,) = [op for op in lowered.walk() if isinstance(op, gpu.FuncOp) and op.sym_name.data.endswith("_k0")]
+    return f
+
+
+@pytest.mark.parametrize("batch", [8, 1, 37])
+def test_one_code_body_per_cluster(batch):
+    """12 columns of 3 structures: 3 code bodies (one bag loop each), each column's
+    buffers read at its row of the address table, its table size, hash modulus and
+    concat offset from the row's words; the result is the reference's."""
+    from xdsl.dialects import scf
+
+    from fsir.dialects import gpu
+    from fsir.lowering import param_table
+
+    spec = _shared_spec(4)
+    text = to_mlir(spec, 8 if batch == 8 else "?", features=True)
+    _, inputs = _inputs(text, batch, seed=batch, spec=spec)
+    lowered = check(text, inputs=inputs, fusion="stitch", ptxas=batch == 1)
+    f = _columns_func(lowered)
+    assert param_table.is_tabled(f)
+    assert sum(isinstance(op, scf.ForOp) for op in f.walk()) == 3
+    rows = [op for op in f.walk() if isinstance(op, gpu.TableBufferOp) and op.offset is not None]
+    assert len(rows) == 2 + 3 + 3  # ids and table; table, ids and weights, twice (a row each, of 4 columns)
+    values, entries = param_table.table_layout(f)
+    # words per column: (hashed sum) its rows, modulus, offset; (weighted mean) rows,
+    # scale, offset; (hashed weighted max) rows, modulus, offset
+    assert len(values) == 4 * (3 + 3 + 3)
+    offsets = [values[2 + 3 * j] for j in range(4)]  # the sum columns' concat offsets
+    assert offsets == [13 + 28 * j for j in range(4)]  # after the 13 dense features, 16 + 8 + 4 a round
+
+
+def test_ptx_does_not_grow_with_the_columns_of_a_cluster():
+    """The PTX of a columns kernel is one body per cluster: 10 times the columns of the
+    same 3 structures give the same code (a longer table)."""
+    from fsir.pipeline import PipelineOptions, emit_ptx
+
+    def ptx_lines(copies: int) -> int:
+        lowered = lower(parse_module(to_mlir(_shared_spec(copies), 8), "<test>"), PipelineOptions(fusion="stitch"))
+        text = emit_ptx(lowered)
+        start = text.index(".entry recom_k0")
+        return text[start:text.index("\n}", start)].count("\n")
+
+    small, large = ptx_lines(4), ptx_lines(40)
+    assert abs(large - small) <= 4, (small, large)
+
+
+def test_shared_bodies_vectorised():
+    """Columns of a shared body taking 4 embedding elements: vector loads through the
+    row's table buffer."""
+    from fsir.dialects import gpu
+
+    spec = _shared_spec(3)
+    text = to_mlir(spec, 5, features=True)
+    _, inputs = _inputs(text, 5, seed=4, spec=spec)
+    lowered = check(text, inputs=inputs, fusion="stitch", vector=4)
+    f = _columns_func(lowered)
+    loads = [op for op in f.walk() if op.name == "gpu.load_vector"]
+    assert any(isinstance(op.operands[0].owner, gpu.TableBufferOp) and op.operands[0].owner.offset is not None
+               for op in loads)
+
+
+@pytest.mark.parametrize("batch", [8, 37])
+def test_bags_of_any_length_share_a_body(batch):
+    """The bag's length is per-column data: sums of bags 1 to 50 and weighted means of
+    bags 2 to 17 are 2 code bodies, each column's loop running to its own bag (a word
+    of its row, as are its table's rows and its mean's scale)."""
+    from xdsl.dialects import scf
+
+    spec = [ColumnSpec(40 + bag, 16, bag, "sum", True, False) for bag in (1, 5, 33, 50)] + \
+        [ColumnSpec(9 * bag, 8, bag, "mean", False, True) for bag in (2, 9, 17)]
+    text = to_mlir(spec, 8 if batch == 8 else "?", features=True)
+    _, inputs = _inputs(text, batch, seed=batch, spec=spec)
+    lowered = check(text, inputs=inputs, fusion="stitch", ptxas=batch == 8)
+    assert sum(isinstance(op, scf.ForOp) for op in _columns_func(lowered).walk()) == 2
+
+
+def test_the_simulator_checks_a_short_table():
+    """A table shorter than the kernel reads (the host left out its last 3 words) is an
+    out-of-bounds load of the address table the simulator names, not a wrong result."""
+    from fsir.dialects import gpu
+    from fsir.errors import SimulatorError
+    from fsir.runtime.executor import execute
+
+    spec = _shared_spec(2)
+    text = to_mlir(spec, 4, features=True)
+    _, inputs = _inputs(text, 4, spec=spec)
+    lowered = lower(parse_module(text, "<test>"), PipelineOptions(fusion="stitch"))
+    (table,) = [op for op in lowered.walk() if isinstance(op, gpu.AddressTableOp) and op.value_list()]
+    short = gpu.AddressTableOp(list(table.buffers), table.value_list()[:-3], table.table.type)
+    table.table.replace_all_uses_with(short.table)
+    assert table.parent is not None
+    table.parent.insert_op_before(short, table)
+    table.detach()
+    table.erase()
+    with pytest.raises(SimulatorError, match=r"past the end of argument 0 \(\S+, address table\)"):
+        execute(lowered, inputs)

@@ -3,16 +3,18 @@ inter-subgraph parallelism, `fsir/fusion/columns.py` finds them).
 
 Every operand of the concat gets its own range of warps, in proportion to its work:
 grid y walks the batch in tiles of `rows_per_tile` rows, and within a tile operand i
-owns warps [warps[i], warps[i + 1]) of grid x — a prefix sum over the operands, the
-root group's `warps` attribute, which the lowering compiles into a balanced tree of
-comparisons (log2 N of them per warp, immediates: no parameter space and no table
-load). A column's threads each own one (row, embedding element) of the tile and walk
+owns a range of warps of grid x — prefix sums over the operands in `warp_order`, the
+root group's `warps` attribute: the columns of a cluster (`clusters`, `shared_clusters`)
+follow each other and share one code body, which reads each column's buffers, sizes
+and constants from its row of a table (`fsir/lowering/columns.py`); the lowering
+compiles the clusters' first warps into a balanced tree of comparisons (immediates).
+A column's threads each own one (row, embedding element) of the tile and walk
 the bag; `lanes` consecutive threads share one and combine their partials with
 shuffles (thread composition for lanes = 1, warp composition above). An operand that
 is not a column (dense features) is copied, a thread per element.
 
 Each column's lanes are chosen by the latency-evaluator, once per cluster of columns of
-one structure: every lane count up to the bag's length (at most a warp) is summarised
+one structure (for its longest bag): every lane count up to the bag's length (at most a warp) is summarised
 as a kernel of that column alone (`column_summary`) and estimated (`estimate_summary`);
 the fastest wins (with few rows and long bags, more lanes shorten the serial loop; with
 many rows the kernel is bandwidth-bound and fewer lanes issue fewer instructions).
@@ -47,7 +49,14 @@ from fsir.dialects.schedule import (
 )
 from fsir.fusion.columns import Column, ColumnSet, exact_column_set
 from fsir.gpuspec import GpuSpec
-from fsir.lowering.columns import ColumnsLowering, column_groups, root_group
+from fsir.lowering.columns import (
+    ColumnsLowering,
+    cluster_ids,
+    column_groups,
+    operand_warps,
+    root_group,
+    warp_order,
+)
 from fsir.lowering.scalar import Index
 from fsir.lowering.shapes import ShapeCalc
 
@@ -107,6 +116,20 @@ def column_counts(column: Column) -> tuple[Counter[str], Counter[str], int, int]
 def bag_length(column: Column) -> int:
     dims = shape_of(column.reduce.input.type)
     return math.prod(dims[d] for d in int_values(column.reduce.dims))
+
+
+def shared_clusters(s: ColumnSet) -> list[int]:
+    """Each concat operand's cluster id: the columns of one structure share one code body
+    (the lowering reads a column's buffers and constants from its row of a table) when
+    there are several of them and their tables' row counts are static (a table row holds
+    them); every other operand is its own."""
+    ids = list(range(len(s.columns)))
+    for members in s.clusters.values():
+        columns = [_some(s.columns[i]) for i in members]
+        if len(members) > 1 and all(shape_of(g.table.type)[0] != DYN for c in columns for g in c.gathers):
+            for i in members:
+                ids[i] = members[0]
+    return ids
 
 
 def column_summary(column: Column, lanes: int, vector: int = 1) -> Summary:
@@ -206,22 +229,28 @@ class ColumnsMapping(Mapping):
 
         # the rows a column computes in all: the batch (`?`: the explorer's guess)
         total_rows = DYNAMIC_DIM if batch == DYN else batch
-        schedule_of_key = {c.key: choose_schedule(c, total_rows, ctx.spec, s.count, ctx.vector)
-                           for c in (s.columns[members[0]] for members in s.clusters.values()) if c is not None}
+        # (the bag's length is per-column data: the cluster's longest bag decides)
+        schedule_of_key = {key: choose_schedule(max((_some(s.columns[i]) for i in members), key=bag_length),
+                                                total_rows, ctx.spec, s.count, ctx.vector)
+                           for key, members in s.clusters.items()}
         lanes: list[int] = []
         vectors: list[int] = []
-        warps = [0]
+        counts: list[int] = []
         for v, c in zip(s.concat.operands, s.columns):
             n, vec = (1, 1) if c is None else schedule_of_key[c.key]
             lanes.append(n)
             vectors.append(vec)
-            warps.append(warps[-1] + -(-rows * shape_of(v.type)[1] // vec * n // WARP))
+            counts.append(-(-rows * shape_of(v.type)[1] // vec * n // WARP))
+        clusters = shared_clusters(s)
+        warps = [0]
+        for i in warp_order(clusters):
+            warps.append(warps[-1] + counts[i])
         grid = (max(1, -(-warps[-1] * WARP // THREADS)), DYNAMIC if batch == DYN else -(-batch // rows), 1)
-        return self._kernel(ctx, s, ColumnsParamsAttr(rows, max(vectors)), grid, warps, lanes, vectors)
+        return self._kernel(ctx, s, ColumnsParamsAttr(rows, max(vectors)), grid, warps, lanes, vectors, clusters)
 
     @staticmethod
     def _kernel(ctx: FusionContext, s: ColumnSet, params: ColumnsParamsAttr, grid, warps: list[int],
-                lanes: list[int], vectors: list[int]) -> KernelOp:
+                lanes: list[int], vectors: list[int], clusters: list[int]) -> KernelOp:
         """The kernel: a group per column (its ops, cloned once: linear in the columns,
         where `FusionContext.kernel` walks the whole fusion per group), then the root
         group (the concat and the columns' tail ops)."""
@@ -263,6 +292,8 @@ class ColumnsMapping(Mapping):
         root.attributes["warps"] = DenseArrayBase.from_list(i64, warps)
         root.attributes["lanes"] = DenseArrayBase.from_list(i64, lanes)
         root.attributes["vectors"] = DenseArrayBase.from_list(i64, vectors)
+        if len(set(clusters)) < len(clusters):
+            root.attributes["clusters"] = DenseArrayBase.from_list(i64, clusters)
         body.add_op(root)
         root.results[0].name_hint = s.concat.result.name_hint
         assert list(ctx.yields) == [s.concat.result], "a column set's fusion yields its concat"
@@ -279,16 +310,16 @@ class ColumnsMapping(Mapping):
         root = root_group(k)
         concat = root.yielded()[0].owner
         assert isinstance(concat, graph.ConcatOp)
-        warps = int_values(root.attributes["warps"])
+        spans = operand_warps(root, len(concat.operands))
         lanes = int_values(root.attributes["lanes"])
         vectors = int_values(root.attributes["vectors"])
         by_operand = column_groups(k)
-        total = max(1, warps[-1])
+        total = max(1, max(end for _, end in spans))
         s = Summary()
         counts: dict[str, float] = {}
         gbytes = 0.0
         for i, v in enumerate(concat.operands):
-            share = (warps[i + 1] - warps[i]) / total
+            share = (spans[i][1] - spans[i][0]) / total
             g = by_operand.get(i)
             if g is None:
                 part = Summary(Counter({"global": 2, "alu": 14}))
@@ -331,6 +362,16 @@ class ColumnsMapping(Mapping):
                 or any(b < a for a, b in zip(warps, warps[1:])):
             raise self.cannot_lower(k, f"'warps' must be {n + 1} non-decreasing prefix sums, 'lanes' and "
                                        f"'vectors' {n} counts each")
+        if "clusters" in root.attributes and len(cluster_ids(root, n)) != n:
+            raise self.cannot_lower(k, f"'clusters' must give each of the {n} concat operands its cluster")
+        spans = operand_warps(root, n)
+        bodies: dict[int, tuple] = {}
+        for i, c in enumerate(cluster_ids(root, n)):
+            # the columns of a shared body take its schedule and equal warp ranges
+            what = (lanes[i], vectors[i], spans[i][1] - spans[i][0], shape_of(concat.operands[i].type))
+            if bodies.setdefault(c, what) != what:
+                raise self.cannot_lower(k, f"concat operand {i} shares the code body of cluster {c} but not its "
+                                           "lanes, vectors, warps or shape")
         if any(x not in LANES for x in lanes):
             raise self.cannot_lower(k, f"lanes must be among {list(LANES)}")
         params = k.params
@@ -344,7 +385,7 @@ class ColumnsMapping(Mapping):
             if dim == DYN or dim % vectors[i] or (vectors[i] > 1 and i not in groups_of):
                 raise self.cannot_lower(k, f"concat operand {i}: {vectors[i]} elements per thread need a column "
                                            "whose static dim they divide")
-            if (warps[i + 1] - warps[i]) * WARP < params.rows_per_tile * dim // vectors[i] * lanes[i]:
+            if (spans[i][1] - spans[i][0]) * WARP < params.rows_per_tile * dim // vectors[i] * lanes[i]:
                 raise self.cannot_lower(k, f"concat operand {i} needs {params.rows_per_tile} rows x its dim / "
                                            f"{vectors[i]} x {lanes[i]} lanes threads, more than its warps hold")
         if block[0] % WARP or block[1:] != (1, 1):
@@ -378,6 +419,11 @@ class ColumnsMapping(Mapping):
         # thousands of columns' tables, ids and weights overflow the parameter space
         table_arguments(iface.func)
         return iface
+
+
+def _some(c: Column | None) -> Column:
+    assert c is not None  # a cluster's operands are columns
+    return c
 
 
 def _column_of_group(g: GroupOp, output: SSAValue) -> Column:
