@@ -96,14 +96,19 @@ class MmaGemmLowering(GemmLowering):
         pipelined = self.pipelined(k_size)
         n_acc = (wm // 16) * (wn // 8) * 4
 
+        # each lane's fragment offsets, computed once before the k-loop: within a step a
+        # fragment lies a constant number of rows from one of them (`lane_offsets`)
+        a_lanes, b_lanes = self.lane_offsets(bk, bn, wrow, wcol, lane, wn)
+
         def compute(stage: Index, accs: list[SSAValue]) -> list[SSAValue]:
             a_base, b_base = ib.mul(stage, bm * bk), ib.mul(stage, bk * bn)
+            # this step's bases: a stage's offset added once per lane offset
+            a_at = {key: ib.add(a_base, off) for key, off in a_lanes.items()}
+            b_at = {key: ib.add(b_base, off) for key, off in b_lanes.items()}
             accs = list(accs)
             for kk in range(0, bk, 16):
-                a_frags = [self.a_fragment(a_tile, a_base, bk, ib.add(wrow, i * 16), kk, lane)
-                           for i in range(wm // 16)]
-                b_frags = [f for j in range(wn // 16)
-                           for f in self.b_fragments(b_tile, b_base, bn, kk, ib.add(wcol, j * 16), lane)]
+                a_frags = [self.a_fragment(a_tile, a_at, bk, i * 16, kk) for i in range(wm // 16)]
+                b_frags = [f for j in range(wn // 16) for f in self.b_fragments(b_tile, b_at, bn, kk, j)]
                 for i, a in enumerate(a_frags):
                     for j, b in enumerate(b_frags):
                         for a_part, b_part in self.k_parts(a, b):
@@ -262,49 +267,70 @@ class MmaGemmLowering(GemmLowering):
 
     # -- fragments -------------------------------------------------------------------
 
-    def a_fragment(self, tile: SSAValue, base: Index, bk: int, row: Index, kk: int, lane: Index) -> list[SSAValue]:
-        """The A fragment of the 16 x 16 piece at (row, kk): one ldmatrix.x4 (matrix j:
-        rows +8(j%2), columns +8(j/2); lane l gives row l%8 of matrix l/8), or for tf32
-        the two m16n8k8 fragments' elements (g + 8(e%2), t + 4(e/2)), rounded."""
+    def keeps_swizzle(self, rows: int, cols: int) -> bool:
+        """Whether rows `rows` further down a tile `cols` wide every chunk keeps its
+        swizzle (`swizzle`'s XOR factor and position within the line), so that the
+        offset there is the offset here plus rows x cols."""
+        row_chunks = cols // self.epc
+        return rows % 8 == 0 if row_chunks % 8 == 0 else rows * row_chunks % 64 == 0
+
+    def lane_offsets(self, bk: int, bn: int, wrow: Index, wcol: Index, lane: Index,
+                     wn: int) -> tuple[dict[tuple[int, ...], Index], dict[tuple[int, ...], Index]]:
+        """This lane's offsets in the A and B tiles (stage 0) from which every fragment
+        address of a k-step is a constant number of rows away (`keeps_swizzle`): for A
+        one per 16-deep piece (and for tf32 per 8-deep half and column group), at the
+        warp's first row; for B one per 16-column group of the warp tile (and for tf32
+        per row group and 8-column tile), at k row 0."""
         ib = self.ib
+        a: dict[tuple[int, ...], Index] = {}
+        b: dict[tuple[int, ...], Index] = {}
         if self.math == GemmMath.TF32:
             g, t = ib.div(lane, 4), ib.rem(lane, 4)
-            out = []
-            for half in (0, 8):
-                for el in range(4):
-                    r = ib.add(ib.add(row, 8 * (el & 1)), g)
-                    c = ib.add(t, kk + half + 4 * (el >> 1))
-                    out.append(self.tf32_at(tile, self.swizzled(base, bk, r, c)))
-            return out
-        j, i = ib.div(lane, 8), ib.rem(lane, 8)
-        r = ib.add(ib.add(row, ib.mul(ib.rem(j, 2), 8)), i)
-        c = ib.add(ib.mul(ib.div(j, 2), 8), kk)
-        op = gpu.LdMatrixOp(tile, [ib.ssa(self.swizzled(base, bk, r, c))], 4)
+            for kk in range(0, bk, 16):
+                for half in (0, 8):
+                    for hi in (0, 1):
+                        a[kk, half, hi] = self.swizzled(0, bk, ib.add(wrow, g), ib.add(t, kk + half + 4 * hi))
+            for j in range(wn // 16):
+                for nt in (0, 8):
+                    for el in range(2):
+                        b[j, nt, el] = self.swizzled(0, bn, ib.add(t, 4 * el), ib.add(ib.add(wcol, j * 16 + nt), g))
+            return a, b
+        mat, i = ib.div(lane, 8), ib.rem(lane, 8)
+        for kk in range(0, bk, 16):
+            a[(kk,)] = self.swizzled(0, bk, ib.add(ib.add(wrow, ib.mul(ib.rem(mat, 2), 8)), i),
+                                     ib.add(ib.mul(ib.div(mat, 2), 8), kk))
+        for j in range(wn // 16):
+            b[(j,)] = self.swizzled(0, bn, ib.add(ib.mul(ib.rem(mat, 2), 8), i),
+                                    ib.add(ib.add(wcol, j * 16), ib.mul(ib.div(mat, 2), 8)))
+        return a, b
+
+    def below_offset(self, at: dict[tuple[int, ...], Index], key: tuple[int, ...], rows: int, cols: int) -> Index:
+        assert self.keeps_swizzle(rows, cols), (rows, cols)
+        return self.ib.add(at[key], rows * cols)
+
+    def a_fragment(self, tile: SSAValue, at: dict[tuple[int, ...], Index], bk: int, row: int,
+                   kk: int) -> list[SSAValue]:
+        """The A fragment of the 16 x 16 piece at (warp row + `row`, kk): one
+        ldmatrix.x4 (matrix j: rows +8(j%2), columns +8(j/2); lane l gives row l%8 of
+        matrix l/8), or for tf32 the two m16n8k8 fragments' elements (g + 8(e%2),
+        t + 4(e/2)), rounded; `at` holds the step's lane offsets (`lane_offsets`)."""
+        if self.math == GemmMath.TF32:
+            return [self.tf32_at(tile, self.below_offset(at, (kk, half, el >> 1), row + 8 * (el & 1), bk))
+                    for half in (0, 8) for el in range(4)]
+        op = gpu.LdMatrixOp(tile, [self.ib.ssa(self.below_offset(at, (kk,), row, bk))], 4)
         self.cursor.insert(op)
         return list(op.values)
 
-    def b_fragments(self, tile: SSAValue, base: Index, bn: int, kk: int, col: Index,
-                    lane: Index) -> list[list[SSAValue]]:
-        """The B fragments of the two 16 x 8 tiles of the 16 x 16 piece at (kk, col):
-        one ldmatrix.x4.trans (matrix j: k rows +8(j%2), columns +8(j/2)), or for tf32
-        each tile's two m16n8k8 fragments' elements (t + 4e, g), rounded."""
-        ib = self.ib
+    def b_fragments(self, tile: SSAValue, at: dict[tuple[int, ...], Index], bn: int, kk: int,
+                    j: int) -> list[list[SSAValue]]:
+        """The B fragments of the two 16 x 8 tiles of the 16 x 16 piece at (kk, warp
+        column + 16j): one ldmatrix.x4.trans (matrix m: k rows +8(m%2), columns
+        +8(m/2)), or for tf32 each tile's two m16n8k8 fragments' elements (t + 4e, g),
+        rounded."""
         if self.math == GemmMath.TF32:
-            g, t = ib.div(lane, 4), ib.rem(lane, 4)
-            frags = []
-            for nt in (0, 8):
-                out = []
-                for half in (0, 8):
-                    for el in range(2):
-                        r = ib.add(t, kk + half + 4 * el)
-                        c = ib.add(ib.add(col, nt), g)
-                        out.append(self.tf32_at(tile, self.swizzled(base, bn, r, c)))
-                frags.append(out)
-            return frags
-        j, i = ib.div(lane, 8), ib.rem(lane, 8)
-        r = ib.add(ib.add(ib.mul(ib.rem(j, 2), 8), i), kk)
-        c = ib.add(col, ib.mul(ib.div(j, 2), 8))
-        op = gpu.LdMatrixOp(tile, [ib.ssa(self.swizzled(base, bn, r, c))], 4, trans=True)
+            return [[self.tf32_at(tile, self.below_offset(at, (j, nt, el), kk + half, bn))
+                     for half in (0, 8) for el in range(2)] for nt in (0, 8)]
+        op = gpu.LdMatrixOp(tile, [self.ib.ssa(self.below_offset(at, (j,), kk, bn))], 4, trans=True)
         self.cursor.insert(op)
         v = list(op.values)
         return [[v[0], v[1]], [v[2], v[3]]]
