@@ -94,6 +94,8 @@ class MmaGemmLowering(GemmLowering):
         a_tile, b_tile = self.smem["a_tile"], self.smem["b_tile"]
         zero = sb.const(0, f32)
         pipelined = self.pipelined(k_size)
+        # a tile's chunks in the first k-step, when none can leave the operand (`copy_tile`)
+        self._first_chunks: dict[SSAValue, list[tuple[Index, Index]]] = {}
         n_acc = (wm // 16) * (wn // 8) * 4
 
         # each lane's fragment offsets, computed once before the k-loop: within a step a
@@ -195,16 +197,21 @@ class MmaGemmLowering(GemmLowering):
               m_size: Index, n_size: Index, k_size: Index, bm: int, bn: int, bk: int) -> None:
         """This thread's cp.asyncs of the A and B tiles of k-step `k0` into `stage`."""
         ib = self.ib
+        n_row = self.shapes.dims(self.dot.rhs)[-1]
+        assert isinstance(n_row, int)  # (`pipelined`)
         self.copy_tile(a_tile, ib.mul(stage, bm * bk), bm, bk, self.dot.lhs, self.a_batch,
-                       lambda r, c: (ib.add(m0, r), ib.add(k0, c)), (m_size, k_size), (bm, bk))
+                       lambda r, c: (ib.add(m0, r), ib.add(k0, c)), (m_size, k_size), (bm, bk), k0, 1)
         self.copy_tile(b_tile, ib.mul(stage, bk * bn), bk, bn, self.dot.rhs, self.b_batch,
-                       lambda r, c: (ib.add(k0, r), ib.add(n0, c)), (k_size, n_size), (bk, bn))
+                       lambda r, c: (ib.add(k0, r), ib.add(n0, c)), (k_size, n_size), (bk, bn), k0, n_row)
 
     def copy_tile(self, tile: SSAValue, base: Index, rows: int, cols: int, operand: SSAValue, batch: list[Index],
                   at: Callable[[Index, Index], tuple[Index, Index]], sizes: tuple[Index, Index],
-                  tiles: tuple[int, int]) -> None:
+                  tiles: tuple[int, int], k0: Index, k_stride: int) -> None:
         """This thread's 16-byte chunks of a rows x cols tile (chunk tid + s x threads),
-        copied from `operand` at the global position `at(row, column)`."""
+        copied from `operand` at the global position `at(row, column)` of k-step `k0`
+        (`k_stride` elements further per k). Where no chunk can leave the operand, a
+        chunk's shared and global offsets are those of the first k-step (computed
+        once, before the k-loop) plus the stage's base and k0 x `k_stride`."""
         ib, e, epc = self.ib, self.emit, self.epc
         chunks_per_row = cols // epc
         total = rows * chunks_per_row
@@ -212,22 +219,32 @@ class MmaGemmLowering(GemmLowering):
         tid = self.thread_id()
         src_buf = e.buffers[operand]
         dims = self.shapes.dims(operand)
+        first: list[tuple[Index, Index]] | None = self._first_chunks.get(tile)
         for s in range(-(-total // threads)):
             q = ib.add(tid, s * threads)
-            r, c = ib.div(q, chunks_per_row), ib.mul(ib.rem(q, chunks_per_row), epc)
-            gr, gc = at(r, c)
-            inside = e.and_(self.below(gr, sizes[0], tiles[0]), self.below(gc, sizes[1], tiles[1]))
-            # outside chunks read nothing (src-size 0); their address is kept in bounds
-            src = ib.linearize([*batch, ib.select(inside, gr, 0), ib.select(inside, gc, 0)], dims)
-            if isinstance(inside, bool):
-                nbytes = None if inside else self.sb.const(0, i32)
+            if first is not None and s < len(first):
+                dst_off, src_off = first[s]
+                dst, src = ib.add(base, dst_off), ib.add(src_off, ib.mul(k0, k_stride))
+                nbytes: SSAValue | None = None
+                inside: bool | SSAValue = True
             else:
-                nbytes = self.cursor.value(arith.SelectOp(inside, self.sb.const(CHUNK_BYTES, i32),
-                                                          self.sb.const(0, i32)))
+                r, c = ib.div(q, chunks_per_row), ib.mul(ib.rem(q, chunks_per_row), epc)
+                gr, gc = at(r, c)
+                inside = e.and_(self.below(gr, sizes[0], tiles[0]), self.below(gc, sizes[1], tiles[1]))
+                # outside chunks read nothing (src-size 0); their address is kept in bounds
+                src = ib.linearize([*batch, ib.select(inside, gr, 0), ib.select(inside, gc, 0)], dims)
+                if isinstance(inside, bool):
+                    nbytes = None if inside else self.sb.const(0, i32)
+                else:
+                    nbytes = self.cursor.value(arith.SelectOp(inside, self.sb.const(CHUNK_BYTES, i32),
+                                                              self.sb.const(0, i32)))
+                dst_off = self.swizzled(0, cols, r, c)
+                dst = ib.add(base, dst_off)
+                if k0 == 0 and inside is True:
+                    self._first_chunks.setdefault(tile, []).append((dst_off, src))
 
-            def copy(r=r, c=c, src=src, nbytes=nbytes) -> None:
-                self.cursor.insert(gpu.CpAsyncOp(tile, [ib.ssa(self.swizzled(base, cols, r, c))], src_buf,
-                                                 [ib.ssa(src)], CHUNK_BYTES, nbytes))
+            def copy(dst=dst, src=src, nbytes=nbytes) -> None:
+                self.cursor.insert(gpu.CpAsyncOp(tile, [ib.ssa(dst)], src_buf, [ib.ssa(src)], CHUNK_BYTES, nbytes))
 
             e.when(True if (s + 1) * threads <= total else ib.lt(q, total), copy)
 
