@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import bf16, f16, f32, i32
+from xdsl.dialects.builtin import MemRefType, bf16, f16, f32, i32
 from xdsl.ir import Attribute, SSAValue
 
 from fsir.dialects import gpu
@@ -42,7 +42,8 @@ from fsir.lowering.gemm import GemmLowering, product_root
 from fsir.lowering.scalar import Index
 
 CHUNK_BYTES = 16  # one cp.async, one ldmatrix row
-STAGES = 2  # cp.async buffers per operand tile
+STAGES = 2  # the fewest cp.async buffers per operand tile (double buffering)
+MAX_STAGES = 3
 
 _MMA_TYPE = {GemmMath.F16: MmaTypeEnum.F16, GemmMath.BF16: MmaTypeEnum.BF16, GemmMath.TF32: MmaTypeEnum.TF32}
 
@@ -121,18 +122,27 @@ class MmaGemmLowering(GemmLowering):
             return accs
 
         if pipelined:
+            # the tiles hold `stages` k-steps: stages - 1 are in flight while one computes
+            a_type = a_tile.type
+            assert isinstance(a_type, MemRefType)
+            stages = max(STAGES, a_type.element_count() // (bm * bk))
             steps = ib.ceildiv(k_size, bk)
-            self.issue(a_tile, b_tile, 0, 0, m0, n0, m_size, n_size, k_size, bm, bn, bk)
-            self.cursor.insert(gpu.CpAsyncCommitGroupOp())
+            for first in range(stages - 1):
+                def prologue(first=first) -> None:
+                    self.issue(a_tile, b_tile, first, first * bk, m0, n0, m_size, n_size, k_size, bm, bn, bk)
+
+                e.when(True if first == 0 else ib.lt(first, steps), prologue)
+                self.cursor.insert(gpu.CpAsyncCommitGroupOp())
 
             def k_step(k0: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
                 step = ib.div(k0, bk)
-                stage = ib.rem(step, STAGES)
-                nxt = ib.add(step, 1)
-                e.when(ib.lt(nxt, steps), lambda: self.issue(a_tile, b_tile, ib.rem(nxt, STAGES), ib.mul(nxt, bk),
+                stage = ib.rem(step, stages)
+                nxt = ib.add(step, stages - 1)
+                e.when(ib.lt(nxt, steps), lambda: self.issue(a_tile, b_tile, ib.rem(nxt, stages), ib.mul(nxt, bk),
                                                              m0, n0, m_size, n_size, k_size, bm, bn, bk))
                 self.cursor.insert(gpu.CpAsyncCommitGroupOp())
-                self.cursor.insert(gpu.CpAsyncWaitGroupOp(1))
+                # every group but the stages - 1 newest is done: step's tiles have landed
+                self.cursor.insert(gpu.CpAsyncWaitGroupOp(stages - 1))
                 self.cursor.insert(gpu.BarrierOp())
                 out = compute(stage, accs)
                 self.cursor.insert(gpu.BarrierOp())

@@ -44,7 +44,15 @@ from fsir.codegen.mappings.base import (
     unique,
 )
 from fsir.codegen.mappings.epilogue import epilogue_problem
-from fsir.codegen.mappings.gemm_tc import TC_CANDIDATES, TC_DYNAMIC_DEFAULT, gemm_math, mma_summary, tile_bytes
+from fsir.codegen.mappings.gemm_tc import (
+    TC_CANDIDATES,
+    TC_DYNAMIC_DEFAULT,
+    gemm_math,
+    mma_summary,
+    pipeline_stages,
+    tile_bytes,
+)
+from fsir.codegen.mappings.row import STATIC_SMEM_LIMIT
 from fsir.codegen.summary import (
     Summary,
     chain_cycles,
@@ -178,17 +186,30 @@ def gemm_candidates(m: int, n: int, spec: GpuSpec, vector: bool = False) -> list
     also `VECTOR_CANDIDATES`."""
     listed = CANDIDATES + (VECTOR_CANDIDATES if vector else ())
     out = [c for c in dict.fromkeys(listed) if c.bm <= _covering(m) and c.bn <= _covering(n)
-           and shared_bytes(c, 4, vector) <= spec.smem_per_block]
+           and shared_bytes(c, 4, vector) <= block_smem(spec)]
     return out
+
+
+def block_smem(spec: GpuSpec) -> int:
+    """The shared memory a GEMM block may have: its tiles are static shared arrays."""
+    return min(spec.smem_per_block, STATIC_SMEM_LIMIT)
+
+
+def tile_stages(config: GemmConfig) -> int:
+    """The k-steps a configuration's shared tiles hold: on the tensor cores as many as
+    fit the static shared arrays (`pipeline_stages`), on the FMA pipes 1."""
+    if config.math == GemmMath.FMA:
+        return 1
+    return pipeline_stages(config.bm, config.bn, config.bk, config.math, STATIC_SMEM_LIMIT)
 
 
 def shared_bytes(config: GemmConfig, acc_bytes: int, vector: bool = False) -> int:
     """The two operand tiles a block stages per k-step (in the accumulator type; on the
-    tensor cores in the operands' type, `gemm_tc.STAGES` buffers each); with `vector`
+    tensor cores in the operands' type, `tile_stages` k-steps of them); with `vector`
     a micro-tile with vectorised fragments has its A tile transposed and padded
     (`a_tile_stride`)."""
     if config.math != GemmMath.FMA:
-        return STAGES * (config.bm + config.bn) * config.bk * tile_bytes(config.math)
+        return tile_stages(config) * (config.bm + config.bn) * config.bk * tile_bytes(config.math)
     return (a_tile_rows(config, vector) + config.bn) * config.bk * acc_bytes
 
 
@@ -255,12 +276,13 @@ class GemmMapping(Mapping):
         if forced is not None:
             configs = [forced]
             need = shared_bytes(forced, element_bytes(accumulator_type(dot.result.type.element_type)), True)
-            if need > spec.smem_per_block:
+            if need > block_smem(spec):
                 raise op_error(dot, f"cannot run as gemm={forced.text()}: its tiles need {need} bytes of "
-                                    f"shared memory, more than a block has on {spec.name} ({spec.smem_per_block})")
+                                    f"shared memory, more than a block's static shared arrays have on "
+                                    f"{spec.name} ({block_smem(spec)})")
         elif math != GemmMath.FMA:
             configs = [c for c in (GemmConfig(*t, math=math) for t in TC_CANDIDATES)
-                       if c.bm <= _covering(m) and c.bn <= _covering(n) and shared_bytes(c, 4) <= spec.smem_per_block]
+                       if c.bm <= _covering(m) and c.bn <= _covering(n) and shared_bytes(c, 4) <= block_smem(spec)]
             configs = configs or [GemmConfig(*TC_CANDIDATES[0], math=math)]
         else:
             configs = gemm_candidates(m, n, spec, vector=True)
@@ -304,7 +326,7 @@ class GemmMapping(Mapping):
         acc = accumulator_type(dot.result.type.element_type)
         stages = 1
         if config.math != GemmMath.FMA:
-            acc, stages = tile_element_type(config.math), STAGES
+            acc, stages = tile_element_type(config.math), tile_stages(config)
         space = IntegerAttr(3, i64)
         a_rows = config.bm if config.math != GemmMath.FMA else a_tile_rows(config, True)
         shared = [SharedOp("a_tile", MemRefType(acc, [stages * a_rows * config.bk], memory_space=space)),

@@ -22,7 +22,7 @@ from fsir.dialects.graph import DYN
 from fsir.dialects.schedule import WARP, GemmMath, GemmParamsAttr, KernelOp
 from fsir.gpuspec import GpuSpec
 from fsir.lowering.emit import elem_type
-from fsir.lowering.mma import async_operand, chunk_elements
+from fsir.lowering.mma import MAX_STAGES, STAGES, async_operand, chunk_elements
 
 PRECISIONS = ("fp32", "tf32")
 """The `precision` option: what an f32 GEMM may compute in (fp32: exact FMAs)."""
@@ -57,6 +57,14 @@ def gemm_math(dot: graph.DotOp, precision: str) -> GemmMath:
 
 def tile_bytes(math: GemmMath) -> int:
     return 4 if math == GemmMath.TF32 else 2
+
+
+def pipeline_stages(bm: int, bn: int, bk: int, math: GemmMath, limit: int) -> int:
+    """How many k-steps a tensor-core kernel's shared tiles hold (`fsir/lowering/mma.py`
+    keeps all but one in flight): the most, up to `MAX_STAGES`, whose tiles fit in
+    `limit` bytes, and at least double buffering."""
+    per_stage = (bm + bn) * bk * tile_bytes(math)
+    return max(STAGES, min(MAX_STAGES, limit // per_stage))
 
 
 def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAValue, b: SSAValue,
@@ -102,8 +110,14 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
     step["tensor"] += pieces * mmas
     step["barrier"] += 2
     step["alu"] += 4
+    a_type = k.shared_buffers()["a_tile"].buffer_type
+    stages = max(STAGES, a_type.element_count() // (bm * bk))
+    if pipelined:
+        step["global"] += 2  # the step's commit_group and wait_group
     s = Summary()
     s.add(step, steps)
+    if pipelined:  # the prologue's stages - 1 commits and the final wait
+        s.counts["global"] += stages
     accs = (wm // 16) * (wn // 8) * 4
     s.counts["alu"] += 16 + 4 * accs
     s.counts["global"] += accs
@@ -121,8 +135,8 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
     s.shared_bytes = k.shared_bytes()
     s.global_bytes = (steps * nbytes + accs * element_bytes_of(out)
                       + accs * sum(element_bytes_of(v) for v in fused_inputs))
-    # a stage's tiles are requested before the warp waits for the previous one
-    s.bytes_in_flight = nbytes
+    # all stages but the one computing are requested before the warp waits
+    s.bytes_in_flight = nbytes * (stages - 1 if pipelined else 1)
     s.distinct_bytes = distinct_bytes([*loaded_inputs(a, inputs), *loaded_inputs(b, inputs), *fused_inputs, out])
     return s
 
