@@ -11,8 +11,9 @@ logical chunk) fall into eight different 16-byte bank groups: no bank conflicts.
 
 Fragments: f16/bf16 operands are read with `ldmatrix.x4` (A: a 16x16 piece, the
 m16n8k16 A fragment) and `ldmatrix.x4.trans` (B: a 16x16 piece, the B fragments of two
-16x8 tiles); tf32 operands are f32 in shared memory, read per element at the m16n8k8
-fragment positions and rounded with `cvt.rna.tf32.f32`.
+16x8 tiles); tf32 operands are f32 in shared memory: A's m16n8k8 fragment is one
+`ldmatrix.x4` of 32-bit elements (four 8x4 matrices), B's elements are read one by one
+(a transposing ldmatrix would split them), all rounded with `cvt.rna.tf32.f32`.
 
 Staging: an operand that is a kernel input whose rows are whole 16-byte chunks (K, resp.
 N, a static multiple of 8 halves or 4 floats) is copied with `cp.async.cg` 16 bytes at
@@ -311,18 +312,18 @@ class MmaGemmLowering(GemmLowering):
         ib = self.ib
         a: dict[tuple[int, ...], Index] = {}
         b: dict[tuple[int, ...], Index] = {}
+        mat, i = ib.div(lane, 8), ib.rem(lane, 8)
         if self.math == GemmMath.TF32:
             g, t = ib.div(lane, 4), ib.rem(lane, 4)
             for kk in range(0, bk, 16):
                 for half in (0, 8):
-                    for hi in (0, 1):
-                        a[kk, half, hi] = self.swizzled(0, bk, ib.add(wrow, g), ib.add(t, kk + half + 4 * hi))
+                    a[kk, half] = self.swizzled(0, bk, ib.add(ib.add(wrow, ib.mul(ib.rem(mat, 2), 8)), i),
+                                                ib.add(ib.mul(ib.div(mat, 2), 4), kk + half))
             for j in range(wn // 16):
                 for nt in (0, 8):
                     for el in range(2):
                         b[j, nt, el] = self.swizzled(0, bn, ib.add(t, 4 * el), ib.add(ib.add(wcol, j * 16 + nt), g))
             return a, b
-        mat, i = ib.div(lane, 8), ib.rem(lane, 8)
         for kk in range(0, bk, 16):
             a[(kk,)] = self.swizzled(0, bk, ib.add(ib.add(wrow, ib.mul(ib.rem(mat, 2), 8)), i),
                                      ib.add(ib.mul(ib.div(mat, 2), 8), kk))
@@ -339,11 +340,19 @@ class MmaGemmLowering(GemmLowering):
                    kk: int) -> list[SSAValue]:
         """The A fragment of the 16 x 16 piece at (warp row + `row`, kk): one
         ldmatrix.x4 (matrix j: rows +8(j%2), columns +8(j/2); lane l gives row l%8 of
-        matrix l/8), or for tf32 the two m16n8k8 fragments' elements (g + 8(e%2),
-        t + 4(e/2)), rounded; `at` holds the step's lane offsets (`lane_offsets`)."""
+        matrix l/8), or for tf32 per 8-deep half one ldmatrix.x4 of 32-bit elements
+        (matrix j: rows +8(j%2), columns +4(j/2): lane l receives (g + 8(j%2),
+        t + 4(j/2)), the m16n8k8 fragment's element j), each rounded; `at` holds the
+        step's lane offsets (`lane_offsets`)."""
         if self.math == GemmMath.TF32:
-            return [self.tf32_at(tile, self.below_offset(at, (kk, half, el >> 1), row + 8 * (el & 1), bk))
-                    for half in (0, 8) for el in range(4)]
+            out = []
+            for half in (0, 8):
+                op = gpu.LdMatrixOp(tile, [self.ib.ssa(self.below_offset(at, (kk, half), row, bk))], 4)
+                self.cursor.insert(op)
+                for v in op.values:
+                    bits = self.cursor.value(arith.BitcastOp(v, f32))
+                    out.append(self.cursor.value(gpu.RoundTf32Op(bits)))
+            return out
         op = gpu.LdMatrixOp(tile, [self.ib.ssa(self.below_offset(at, (kk,), row, bk))], 4)
         self.cursor.insert(op)
         return list(op.values)

@@ -46,7 +46,10 @@
 
 // TF32-LABEL: .visible .entry single_k0(
 // TF32: cp.async.cg.shared.global
-// TF32: cvt.rna.tf32.f32
+// A's tf32 fragment: one ldmatrix of four 8x4 matrices of 32-bit elements, each rounded
+// TF32: ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%[[R0:r[0-9]+]], %{{r[0-9]+}}, %{{r[0-9]+}}, %{{r[0-9]+}}}
+// TF32-NEXT: mov.b32 %[[F0:f[0-9]+]], %[[R0]];
+// TF32-NEXT: cvt.rna.tf32.f32 %{{r[0-9]+}}, %[[F0]];
 // TF32: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
 func.func @mm(%a: tensor<100x64xf16>, %b: tensor<64x128xf16>, %c: tensor<40x20xf16>, %d: tensor<20x24xf16>) -> (tensor<100x128xf16>, tensor<40x24xf16>) {
   %x = graph.dot %a, %b : (tensor<100x64xf16>, tensor<64x128xf16>) -> tensor<100x128xf16>

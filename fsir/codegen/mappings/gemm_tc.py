@@ -72,8 +72,8 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
     """A tensor-core GEMM thread (`fsir/lowering/mma.py`) for the product (M, N, K) =
     `sizes`: per k-step its share of the tiles' 16-byte chunks (a cp.async each, or
     element loads and shared stores when staged synchronously), two barriers, and per
-    16-deep k piece the warp tile's ldmatrix (or tf32 element loads and roundings) and
-    mma instructions; then its accumulators through the epilogue."""
+    16-deep k piece the warp tile's ldmatrix (tf32 B: element loads; tf32 elements
+    rounded) and mma instructions; then its accumulators through the epilogue."""
     p = k.params
     assert isinstance(p, GemmParamsAttr) and p.tensor_cores
     bm, bn, bk, wm, wn = p.tile_m, p.tile_n, p.tile_k, p.thread_m, p.thread_n
@@ -101,9 +101,11 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
     pieces = bk // 16
     mmas = (wm // 16) * (wn // 8) * (2 if p.math == GemmMath.TF32 else 1)
     if p.math == GemmMath.TF32:
-        frag_loads = (wm // 16) * 8 + (wn // 8) * 4
-        step["smem"] += pieces * frag_loads
-        step["alu"] += pieces * frag_loads * 2  # address and rounding
+        # A: an ldmatrix per 8-deep half of a 16-row piece, each element moved and
+        # rounded; B: each element loaded (its address) and rounded
+        a_elements, b_elements = (wm // 16) * 8, (wn // 8) * 4
+        step["smem"] += pieces * ((wm // 16) * 2 + b_elements)
+        step["alu"] += pieces * (a_elements + b_elements) * 2
     else:
         step["smem"] += pieces * (wm // 16 + wn // 16)
         step["alu"] += pieces * 4 * (wm // 16 + wn // 16)
