@@ -33,6 +33,7 @@ from xdsl.dialects.builtin import FloatAttr, StringAttr
 from fsir.codegen.kernel_time import kernel_time, launch_from_stats
 from fsir.codegen.latency import bytes_in_flight, estimate, estimate_summary, tensor_fma_counts
 from fsir.codegen.mappings import mapping_of
+from fsir.codegen.mappings.gemm import VECTOR_CANDIDATES
 from fsir.dialects import gpu, graph
 from fsir.dialects.schedule import KernelOp, Mapping
 from fsir.gpuspec import gpu_spec
@@ -190,3 +191,19 @@ def test_vector_fragments_raise_the_fma_to_load_ratio():
     assert vector.global_bytes <= scalar.global_bytes
     ratio = (vector.fp32_instructions / vector.lsu_instructions) / (scalar.fp32_instructions / scalar.lsu_instructions)
     assert ratio >= 4, ratio
+
+
+@pytest.mark.parametrize("gemm", [c.text().replace("/", "_") for c in VECTOR_CANDIDATES])
+def test_vector_candidates_registers_match_ptxas(gemm):
+    """The vector-fragment candidates' register estimate (which sets their occupancy)
+    is within 8 of what ptxas -v reports for their sm_80 code (256x768x768 f32)."""
+    from fsir.ptx import print_ptx
+    from fsir.ptx.ptxas import assemble
+
+    options = PipelineOptions(fusion="none", gemm=gemm, gpu="A100")
+    text = _dot(256, 768, 768, "f32")
+    _, summary = scheduled_gemm(256, 768, 768, "f32", gemm)
+    result = assemble(print_ptx(lower(parse_module(text, "<test>"), options), arch="sm_80"), "sm_80")
+    assert result.ok, result.errors
+    (kernel,) = result.kernels.values()
+    assert abs(kernel.registers - summary.registers) <= 8, (kernel.registers, summary.registers)
