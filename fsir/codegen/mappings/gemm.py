@@ -168,6 +168,7 @@ CANDIDATES = (
 # register estimates are within a few of ptxas -v's (tests/codegen/test_gemm_cost.py).
 VECTOR_CANDIDATES = (
     GemmConfig(32, 32, 16, 4, 4),
+    GemmConfig(64, 32, 16, 4, 4),
     GemmConfig(64, 64, 16, 8, 8),
     GemmConfig(128, 64, 16, 8, 8),
 )
