@@ -1287,11 +1287,11 @@ class MmaSyncOp(IRDLOperation):
             )
 
 
-def _shared_b16(op: IRDLOperation, t: Attribute, n_indices: int) -> None:
+def _shared_b16(op: IRDLOperation, t: Attribute, n_indices: int, widths: tuple[int, ...] = (16,)) -> None:
     if not isinstance(t, MemRefType) or memory_space_of(t) != WORKGROUP_ADDRESS_SPACE:
         raise VerifyException(f"{op.name} accesses shared memory (address space 3), got {t}")
-    if getattr(t.element_type, "bitwidth", None) != 16:
-        raise VerifyException(f"{op.name} moves 16-bit elements, got {t.element_type}")
+    if getattr(t.element_type, "bitwidth", None) not in widths:
+        raise VerifyException(f"{op.name} moves {' or '.join(map(str, widths))}-bit elements, got {t.element_type}")
     if n_indices != t.get_num_dims():
         raise VerifyException(f"{op.name} needs {t.get_num_dims()} indices for {t}, got {n_indices}")
 
@@ -1302,7 +1302,9 @@ class LdMatrixOp(IRDLOperation):
     warp's fragments (PTX `ldmatrix.sync.aligned.m8n8.x4.shared.b16`): lanes 8j..8j+7
     give the addresses of the 8 rows (16 bytes each, 16-byte aligned) of matrix j, and
     lane l receives elements (l/4, 2(l%4)) and (l/4, 2(l%4)+1) of matrix j in result j
-    (with `trans`, of the transposed matrix). All 32 lanes must execute it.
+    (with `trans`, of the transposed matrix). All 32 lanes must execute it. Without
+    `trans` the elements may be 32-bit (each a pair of halves: lane l receives element
+    (l/4, l%4) of an 8x4 matrix).
 
     ```mlir
     %r0, %r1, %r2, %r3 = gpu.ldmatrix %tile[%i] : memref<2048xf16, 3> -> i32, i32, i32, i32
@@ -1347,7 +1349,9 @@ class LdMatrixOp(IRDLOperation):
         printer.print_list([r.type for r in self.values], printer.print_attribute)
 
     def verify_(self) -> None:
-        _shared_b16(self, self.memref.type, len(self.indices))
+        # 32-bit elements are pairs of halves: lane l gets element (l/4, l%4) of an 8x4
+        # matrix (the tf32 m16n8k8 A fragment); a transpose would split them
+        _shared_b16(self, self.memref.type, len(self.indices), (16,) if self.trans is not None else (16, 32))
         if len(self.values) not in (1, 2, 4):
             raise VerifyException(f"gpu.ldmatrix loads 1, 2 or 4 matrices, got {len(self.values)}")
 

@@ -25,6 +25,21 @@ from fsir.lowering.scalar import Index, compute_type
 Element = tuple[bool | SSAValue, Callable[[], SSAValue]]
 
 
+def vector_fragments(tm: int, tn: int) -> bool:
+    """Whether a tm x tn micro-tile reads its fragments with 4-wide shared loads
+    (`gpu.load_vector`): a thread then owns groups of 4 consecutive rows and columns,
+    and the A tile is stored transposed (`a_tile_stride`), so that each k's tm values
+    of A, like its tn values of B, are tm / 4 aligned vectors."""
+    return tm % 4 == 0 and tn % 4 == 0
+
+
+def a_tile_stride(bm: int) -> int:
+    """The distance of consecutive k in a transposed A tile: bm padded by one vector,
+    so a warp's staging stores (consecutive k of a row) spread over 8 banks rather
+    than hitting one."""
+    return bm + 4
+
+
 def product_root(group: GroupOp) -> graph.GraphOp:
     """The compute-intensive op (the product) of a tiled kernel's one group; the other
     ops are its inlined producers and its fused epilogue."""
@@ -38,6 +53,9 @@ class TiledGemmLowering(KernelLowering):
     of product element (m, n) (`result_index`)."""
 
     root: graph.GraphOp  # the product (a dot, a conv)
+    # whether micro-tiles of multiples of 4 x 4 read their fragments as 4-vectors
+    # (`vector_fragments`); the conv mapping keeps scalar fragments
+    vectorizes = False
 
     def prepare(self) -> tuple[Index, Index, Index]:
         """The problem's (M, N, K) sizes (state such as the batch index of grid z may
@@ -92,7 +110,10 @@ class TiledGemmLowering(KernelLowering):
         bm x bk tile of A and the bk x bn tile of B in shared memory (consecutive threads
         loading consecutive elements of a tile row, producers inlined, zero outside the
         operands), then the unrolled k-step reads tm values of A and tn of B per k and
-        accumulates their tm x tn products in registers."""
+        accumulates their tm x tn products in registers. With `vector_fragments` the
+        thread owns groups of 4 consecutive rows (ty * 4 + u + g * 4bm/tm) and columns
+        instead, and reads each k's values as 4-vectors from a transposed A tile and the
+        B tile."""
         ib, e, sb = self.ib, self.emit, self.sb
         (g,) = self.k.groups()
         self.root = product_root(g)
@@ -149,18 +170,39 @@ class TiledGemmLowering(KernelLowering):
             inside = e.and_(e.and_(below(k, k_size, bk), below(n, n_size, bn)), exists)
             return e.guarded(inside, load, lambda: zero)
 
-        rows = [ib.add(ty, i * (bm // tm)) for i in range(tm)]  # tile rows of this thread
-        cols = [ib.add(tx, j * (bn // tn)) for j in range(tn)]
+        vector = self.vectorizes and vector_fragments(tm, tn)
+        if vector:
+            # 4 consecutive rows (columns) per group, the groups bm / (tm / 4) apart
+            rows = [ib.add(ib.mul(ty, 4), g * (bm * 4 // tm) + u) for g in range(tm // 4) for u in range(4)]
+            cols = [ib.add(ib.mul(tx, 4), g * (bn * 4 // tn) + u) for g in range(tn // 4) for u in range(4)]
+        else:
+            rows = [ib.add(ty, i * (bm // tm)) for i in range(tm)]  # tile rows of this thread
+            cols = [ib.add(tx, j * (bn // tn)) for j in range(tn)]
+        lda = a_tile_stride(bm)
+
+        def vectors(tile: SSAValue, first: Index) -> list[SSAValue]:
+            op = gpu.LoadVectorOp(tile, [ib.ssa(first)], 4)
+            self.cursor.insert(op)
+            return list(op.values)
 
         def k_step(k0, accs):
             a_elements, b_elements = positions(bm, bk), positions(bk, bn)
-            stage(k0, a_tile, bk, a_elements, a_value)
+            if vector:  # A transposed: k-major, rows `lda` apart
+                for r, c, exists in a_elements:
+                    e.when(exists, lambda r=r, c=c: e.store(a_value(k0, r, c), a_tile, ib.add(ib.mul(c, lda), r),
+                                                            acc_t))
+            else:
+                stage(k0, a_tile, bk, a_elements, a_value)
             stage(k0, b_tile, bn, b_elements, b_value)
             self.cursor.insert(gpu.BarrierOp())
             accs = list(accs)
             for kk in range(bk):
-                xs = [e.load(a_tile, ib.add(ib.mul(r, bk), kk)) for r in rows]
-                ys = [e.load(b_tile, ib.add(c, kk * bn)) for c in cols]
+                if vector:
+                    xs = [x for r in rows[::4] for x in vectors(a_tile, ib.add(r, kk * lda))]
+                    ys = [y for c in cols[::4] for y in vectors(b_tile, ib.add(c, kk * bn))]
+                else:
+                    xs = [e.load(a_tile, ib.add(ib.mul(r, bk), kk)) for r in rows]
+                    ys = [e.load(b_tile, ib.add(c, kk * bn)) for c in cols]
                 for i, x in enumerate(xs):
                     for j, y in enumerate(ys):
                         accs[i * tn + j] = sb.multiply_add(x, y, accs[i * tn + j])
@@ -183,6 +225,8 @@ class TiledGemmLowering(KernelLowering):
 class GemmLowering(TiledGemmLowering):
     """A `graph.dot` (numpy.matmul semantics): batch dims on grid z, vector operands
     as one-row or one-column matrices."""
+
+    vectorizes = True
 
     def prepare(self) -> tuple[Index, Index, Index]:
         assert isinstance(self.k.params, GemmParamsAttr)

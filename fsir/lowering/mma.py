@@ -11,8 +11,9 @@ logical chunk) fall into eight different 16-byte bank groups: no bank conflicts.
 
 Fragments: f16/bf16 operands are read with `ldmatrix.x4` (A: a 16x16 piece, the
 m16n8k16 A fragment) and `ldmatrix.x4.trans` (B: a 16x16 piece, the B fragments of two
-16x8 tiles); tf32 operands are f32 in shared memory, read per element at the m16n8k8
-fragment positions and rounded with `cvt.rna.tf32.f32`.
+16x8 tiles); tf32 operands are f32 in shared memory: A's m16n8k8 fragment is one
+`ldmatrix.x4` of 32-bit elements (four 8x4 matrices), B's elements are read one by one
+(a transposing ldmatrix would split them), all rounded with `cvt.rna.tf32.f32`.
 
 Staging: an operand that is a kernel input whose rows are whole 16-byte chunks (K, resp.
 N, a static multiple of 8 halves or 4 floats) is copied with `cp.async.cg` 16 bytes at
@@ -32,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import bf16, f16, f32, i32
+from xdsl.dialects.builtin import MemRefType, bf16, f16, f32, i32
 from xdsl.ir import Attribute, SSAValue
 
 from fsir.dialects import gpu
@@ -42,7 +43,8 @@ from fsir.lowering.gemm import GemmLowering, product_root
 from fsir.lowering.scalar import Index
 
 CHUNK_BYTES = 16  # one cp.async, one ldmatrix row
-STAGES = 2  # cp.async buffers per operand tile
+STAGES = 2  # the fewest cp.async buffers per operand tile (double buffering)
+MAX_STAGES = 3
 
 _MMA_TYPE = {GemmMath.F16: MmaTypeEnum.F16, GemmMath.BF16: MmaTypeEnum.BF16, GemmMath.TF32: MmaTypeEnum.TF32}
 
@@ -94,16 +96,23 @@ class MmaGemmLowering(GemmLowering):
         a_tile, b_tile = self.smem["a_tile"], self.smem["b_tile"]
         zero = sb.const(0, f32)
         pipelined = self.pipelined(k_size)
+        # a tile's chunks in the first k-step, when none can leave the operand (`copy_tile`)
+        self._first_chunks: dict[SSAValue, list[tuple[Index, Index]]] = {}
         n_acc = (wm // 16) * (wn // 8) * 4
+
+        # each lane's fragment offsets, computed once before the k-loop: within a step a
+        # fragment lies a constant number of rows from one of them (`lane_offsets`)
+        a_lanes, b_lanes = self.lane_offsets(bk, bn, wrow, wcol, lane, wn)
 
         def compute(stage: Index, accs: list[SSAValue]) -> list[SSAValue]:
             a_base, b_base = ib.mul(stage, bm * bk), ib.mul(stage, bk * bn)
+            # this step's bases: a stage's offset added once per lane offset
+            a_at = {key: ib.add(a_base, off) for key, off in a_lanes.items()}
+            b_at = {key: ib.add(b_base, off) for key, off in b_lanes.items()}
             accs = list(accs)
             for kk in range(0, bk, 16):
-                a_frags = [self.a_fragment(a_tile, a_base, bk, ib.add(wrow, i * 16), kk, lane)
-                           for i in range(wm // 16)]
-                b_frags = [f for j in range(wn // 16)
-                           for f in self.b_fragments(b_tile, b_base, bn, kk, ib.add(wcol, j * 16), lane)]
+                a_frags = [self.a_fragment(a_tile, a_at, bk, i * 16, kk) for i in range(wm // 16)]
+                b_frags = [f for j in range(wn // 16) for f in self.b_fragments(b_tile, b_at, bn, kk, j)]
                 for i, a in enumerate(a_frags):
                     for j, b in enumerate(b_frags):
                         for a_part, b_part in self.k_parts(a, b):
@@ -114,18 +123,27 @@ class MmaGemmLowering(GemmLowering):
             return accs
 
         if pipelined:
+            # the tiles hold `stages` k-steps: stages - 1 are in flight while one computes
+            a_type = a_tile.type
+            assert isinstance(a_type, MemRefType)
+            stages = max(STAGES, a_type.element_count() // (bm * bk))
             steps = ib.ceildiv(k_size, bk)
-            self.issue(a_tile, b_tile, 0, 0, m0, n0, m_size, n_size, k_size, bm, bn, bk)
-            self.cursor.insert(gpu.CpAsyncCommitGroupOp())
+            for first in range(stages - 1):
+                def prologue(first=first) -> None:
+                    self.issue(a_tile, b_tile, first, first * bk, m0, n0, m_size, n_size, k_size, bm, bn, bk)
+
+                e.when(True if first == 0 else ib.lt(first, steps), prologue)
+                self.cursor.insert(gpu.CpAsyncCommitGroupOp())
 
             def k_step(k0: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
                 step = ib.div(k0, bk)
-                stage = ib.rem(step, STAGES)
-                nxt = ib.add(step, 1)
-                e.when(ib.lt(nxt, steps), lambda: self.issue(a_tile, b_tile, ib.rem(nxt, STAGES), ib.mul(nxt, bk),
+                stage = ib.rem(step, stages)
+                nxt = ib.add(step, stages - 1)
+                e.when(ib.lt(nxt, steps), lambda: self.issue(a_tile, b_tile, ib.rem(nxt, stages), ib.mul(nxt, bk),
                                                              m0, n0, m_size, n_size, k_size, bm, bn, bk))
                 self.cursor.insert(gpu.CpAsyncCommitGroupOp())
-                self.cursor.insert(gpu.CpAsyncWaitGroupOp(1))
+                # every group but the stages - 1 newest is done: step's tiles have landed
+                self.cursor.insert(gpu.CpAsyncWaitGroupOp(stages - 1))
                 self.cursor.insert(gpu.BarrierOp())
                 out = compute(stage, accs)
                 self.cursor.insert(gpu.BarrierOp())
@@ -193,16 +211,21 @@ class MmaGemmLowering(GemmLowering):
               m_size: Index, n_size: Index, k_size: Index, bm: int, bn: int, bk: int) -> None:
         """This thread's cp.asyncs of the A and B tiles of k-step `k0` into `stage`."""
         ib = self.ib
+        n_row = self.shapes.dims(self.dot.rhs)[-1]
+        assert isinstance(n_row, int)  # (`pipelined`)
         self.copy_tile(a_tile, ib.mul(stage, bm * bk), bm, bk, self.dot.lhs, self.a_batch,
-                       lambda r, c: (ib.add(m0, r), ib.add(k0, c)), (m_size, k_size), (bm, bk))
+                       lambda r, c: (ib.add(m0, r), ib.add(k0, c)), (m_size, k_size), (bm, bk), k0, 1)
         self.copy_tile(b_tile, ib.mul(stage, bk * bn), bk, bn, self.dot.rhs, self.b_batch,
-                       lambda r, c: (ib.add(k0, r), ib.add(n0, c)), (k_size, n_size), (bk, bn))
+                       lambda r, c: (ib.add(k0, r), ib.add(n0, c)), (k_size, n_size), (bk, bn), k0, n_row)
 
     def copy_tile(self, tile: SSAValue, base: Index, rows: int, cols: int, operand: SSAValue, batch: list[Index],
                   at: Callable[[Index, Index], tuple[Index, Index]], sizes: tuple[Index, Index],
-                  tiles: tuple[int, int]) -> None:
+                  tiles: tuple[int, int], k0: Index, k_stride: int) -> None:
         """This thread's 16-byte chunks of a rows x cols tile (chunk tid + s x threads),
-        copied from `operand` at the global position `at(row, column)`."""
+        copied from `operand` at the global position `at(row, column)` of k-step `k0`
+        (`k_stride` elements further per k). Where no chunk can leave the operand, a
+        chunk's shared and global offsets are those of the first k-step (computed
+        once, before the k-loop) plus the stage's base and k0 x `k_stride`."""
         ib, e, epc = self.ib, self.emit, self.epc
         chunks_per_row = cols // epc
         total = rows * chunks_per_row
@@ -210,22 +233,32 @@ class MmaGemmLowering(GemmLowering):
         tid = self.thread_id()
         src_buf = e.buffers[operand]
         dims = self.shapes.dims(operand)
+        first: list[tuple[Index, Index]] | None = self._first_chunks.get(tile)
         for s in range(-(-total // threads)):
             q = ib.add(tid, s * threads)
-            r, c = ib.div(q, chunks_per_row), ib.mul(ib.rem(q, chunks_per_row), epc)
-            gr, gc = at(r, c)
-            inside = e.and_(self.below(gr, sizes[0], tiles[0]), self.below(gc, sizes[1], tiles[1]))
-            # outside chunks read nothing (src-size 0); their address is kept in bounds
-            src = ib.linearize([*batch, ib.select(inside, gr, 0), ib.select(inside, gc, 0)], dims)
-            if isinstance(inside, bool):
-                nbytes = None if inside else self.sb.const(0, i32)
+            if first is not None and s < len(first):
+                dst_off, src_off = first[s]
+                dst, src = ib.add(base, dst_off), ib.add(src_off, ib.mul(k0, k_stride))
+                nbytes: SSAValue | None = None
+                inside: bool | SSAValue = True
             else:
-                nbytes = self.cursor.value(arith.SelectOp(inside, self.sb.const(CHUNK_BYTES, i32),
-                                                          self.sb.const(0, i32)))
+                r, c = ib.div(q, chunks_per_row), ib.mul(ib.rem(q, chunks_per_row), epc)
+                gr, gc = at(r, c)
+                inside = e.and_(self.below(gr, sizes[0], tiles[0]), self.below(gc, sizes[1], tiles[1]))
+                # outside chunks read nothing (src-size 0); their address is kept in bounds
+                src = ib.linearize([*batch, ib.select(inside, gr, 0), ib.select(inside, gc, 0)], dims)
+                if isinstance(inside, bool):
+                    nbytes = None if inside else self.sb.const(0, i32)
+                else:
+                    nbytes = self.cursor.value(arith.SelectOp(inside, self.sb.const(CHUNK_BYTES, i32),
+                                                              self.sb.const(0, i32)))
+                dst_off = self.swizzled(0, cols, r, c)
+                dst = ib.add(base, dst_off)
+                if k0 == 0 and inside is True:
+                    self._first_chunks.setdefault(tile, []).append((dst_off, src))
 
-            def copy(r=r, c=c, src=src, nbytes=nbytes) -> None:
-                self.cursor.insert(gpu.CpAsyncOp(tile, [ib.ssa(self.swizzled(base, cols, r, c))], src_buf,
-                                                 [ib.ssa(src)], CHUNK_BYTES, nbytes))
+            def copy(dst=dst, src=src, nbytes=nbytes) -> None:
+                self.cursor.insert(gpu.CpAsyncOp(tile, [ib.ssa(dst)], src_buf, [ib.ssa(src)], CHUNK_BYTES, nbytes))
 
             e.when(True if (s + 1) * threads <= total else ib.lt(q, total), copy)
 
@@ -275,49 +308,78 @@ class MmaGemmLowering(GemmLowering):
 
     # -- fragments -------------------------------------------------------------------
 
-    def a_fragment(self, tile: SSAValue, base: Index, bk: int, row: Index, kk: int, lane: Index) -> list[SSAValue]:
-        """The A fragment of the 16 x 16 piece at (row, kk): one ldmatrix.x4 (matrix j:
-        rows +8(j%2), columns +8(j/2); lane l gives row l%8 of matrix l/8), or for tf32
-        the two m16n8k8 fragments' elements (g + 8(e%2), t + 4(e/2)), rounded."""
+    def keeps_swizzle(self, rows: int, cols: int) -> bool:
+        """Whether rows `rows` further down a tile `cols` wide every chunk keeps its
+        swizzle (`swizzle`'s XOR factor and position within the line), so that the
+        offset there is the offset here plus rows x cols."""
+        row_chunks = cols // self.epc
+        return rows % 8 == 0 if row_chunks % 8 == 0 else rows * row_chunks % 64 == 0
+
+    def lane_offsets(self, bk: int, bn: int, wrow: Index, wcol: Index, lane: Index,
+                     wn: int) -> tuple[dict[tuple[int, ...], Index], dict[tuple[int, ...], Index]]:
+        """This lane's offsets in the A and B tiles (stage 0) from which every fragment
+        address of a k-step is a constant number of rows away (`keeps_swizzle`): for A
+        one per 16-deep piece (and for tf32 per 8-deep half and column group), at the
+        warp's first row; for B one per 16-column group of the warp tile (and for tf32
+        per row group and 8-column tile), at k row 0."""
         ib = self.ib
+        a: dict[tuple[int, ...], Index] = {}
+        b: dict[tuple[int, ...], Index] = {}
+        mat, i = ib.div(lane, 8), ib.rem(lane, 8)
         if self.math == GemmMath.TF32:
             g, t = ib.div(lane, 4), ib.rem(lane, 4)
+            for kk in range(0, bk, 16):
+                for half in (0, 8):
+                    a[kk, half] = self.swizzled(0, bk, ib.add(ib.add(wrow, ib.mul(ib.rem(mat, 2), 8)), i),
+                                                ib.add(ib.mul(ib.div(mat, 2), 4), kk + half))
+            for j in range(wn // 16):
+                for nt in (0, 8):
+                    for el in range(2):
+                        b[j, nt, el] = self.swizzled(0, bn, ib.add(t, 4 * el), ib.add(ib.add(wcol, j * 16 + nt), g))
+            return a, b
+        for kk in range(0, bk, 16):
+            a[(kk,)] = self.swizzled(0, bk, ib.add(ib.add(wrow, ib.mul(ib.rem(mat, 2), 8)), i),
+                                     ib.add(ib.mul(ib.div(mat, 2), 8), kk))
+        for j in range(wn // 16):
+            b[(j,)] = self.swizzled(0, bn, ib.add(ib.mul(ib.rem(mat, 2), 8), i),
+                                    ib.add(ib.add(wcol, j * 16), ib.mul(ib.div(mat, 2), 8)))
+        return a, b
+
+    def below_offset(self, at: dict[tuple[int, ...], Index], key: tuple[int, ...], rows: int, cols: int) -> Index:
+        assert self.keeps_swizzle(rows, cols), (rows, cols)
+        return self.ib.add(at[key], rows * cols)
+
+    def a_fragment(self, tile: SSAValue, at: dict[tuple[int, ...], Index], bk: int, row: int,
+                   kk: int) -> list[SSAValue]:
+        """The A fragment of the 16 x 16 piece at (warp row + `row`, kk): one
+        ldmatrix.x4 (matrix j: rows +8(j%2), columns +8(j/2); lane l gives row l%8 of
+        matrix l/8), or for tf32 per 8-deep half one ldmatrix.x4 of 32-bit elements
+        (matrix j: rows +8(j%2), columns +4(j/2): lane l receives (g + 8(j%2),
+        t + 4(j/2)), the m16n8k8 fragment's element j), each rounded; `at` holds the
+        step's lane offsets (`lane_offsets`)."""
+        if self.math == GemmMath.TF32:
             out = []
             for half in (0, 8):
-                for el in range(4):
-                    r = ib.add(ib.add(row, 8 * (el & 1)), g)
-                    c = ib.add(t, kk + half + 4 * (el >> 1))
-                    out.append(self.tf32_at(tile, self.swizzled(base, bk, r, c)))
+                op = gpu.LdMatrixOp(tile, [self.ib.ssa(self.below_offset(at, (kk, half), row, bk))], 4)
+                self.cursor.insert(op)
+                for v in op.values:
+                    bits = self.cursor.value(arith.BitcastOp(v, f32))
+                    out.append(self.cursor.value(gpu.RoundTf32Op(bits)))
             return out
-        j, i = ib.div(lane, 8), ib.rem(lane, 8)
-        r = ib.add(ib.add(row, ib.mul(ib.rem(j, 2), 8)), i)
-        c = ib.add(ib.mul(ib.div(j, 2), 8), kk)
-        op = gpu.LdMatrixOp(tile, [ib.ssa(self.swizzled(base, bk, r, c))], 4)
+        op = gpu.LdMatrixOp(tile, [self.ib.ssa(self.below_offset(at, (kk,), row, bk))], 4)
         self.cursor.insert(op)
         return list(op.values)
 
-    def b_fragments(self, tile: SSAValue, base: Index, bn: int, kk: int, col: Index,
-                    lane: Index) -> list[list[SSAValue]]:
-        """The B fragments of the two 16 x 8 tiles of the 16 x 16 piece at (kk, col):
-        one ldmatrix.x4.trans (matrix j: k rows +8(j%2), columns +8(j/2)), or for tf32
-        each tile's two m16n8k8 fragments' elements (t + 4e, g), rounded."""
-        ib = self.ib
+    def b_fragments(self, tile: SSAValue, at: dict[tuple[int, ...], Index], bn: int, kk: int,
+                    j: int) -> list[list[SSAValue]]:
+        """The B fragments of the two 16 x 8 tiles of the 16 x 16 piece at (kk, warp
+        column + 16j): one ldmatrix.x4.trans (matrix m: k rows +8(m%2), columns
+        +8(m/2)), or for tf32 each tile's two m16n8k8 fragments' elements (t + 4e, g),
+        rounded."""
         if self.math == GemmMath.TF32:
-            g, t = ib.div(lane, 4), ib.rem(lane, 4)
-            frags = []
-            for nt in (0, 8):
-                out = []
-                for half in (0, 8):
-                    for el in range(2):
-                        r = ib.add(t, kk + half + 4 * el)
-                        c = ib.add(ib.add(col, nt), g)
-                        out.append(self.tf32_at(tile, self.swizzled(base, bn, r, c)))
-                frags.append(out)
-            return frags
-        j, i = ib.div(lane, 8), ib.rem(lane, 8)
-        r = ib.add(ib.add(ib.mul(ib.rem(j, 2), 8), i), kk)
-        c = ib.add(col, ib.mul(ib.div(j, 2), 8))
-        op = gpu.LdMatrixOp(tile, [ib.ssa(self.swizzled(base, bn, r, c))], 4, trans=True)
+            return [[self.tf32_at(tile, self.below_offset(at, (j, nt, el), kk + half, bn))
+                     for half in (0, 8) for el in range(2)] for nt in (0, 8)]
+        op = gpu.LdMatrixOp(tile, [self.ib.ssa(self.below_offset(at, (j,), kk, bn))], 4, trans=True)
         self.cursor.insert(op)
         v = list(op.values)
         return [[v[0], v[1]], [v[2], v[3]]]

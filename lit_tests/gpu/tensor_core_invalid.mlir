@@ -37,7 +37,18 @@ gpu.module @kernels {
   gpu.func @k() workgroup(%t : memref<256xf32, 3>) kernel {
     %i = gpu.thread_id x
     // expected-error @+1 {{gpu.ldmatrix moves 16-bit elements, got f32}}
-    %r = gpu.ldmatrix %t[%i] : memref<256xf32, 3> -> i32
+    %r = gpu.ldmatrix %t[%i] trans : memref<256xf32, 3> -> i32
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @kernels {
+  gpu.func @k() workgroup(%t : memref<256xf64, 3>) kernel {
+    %i = gpu.thread_id x
+    // expected-error @+1 {{gpu.ldmatrix moves 16 or 32-bit elements, got f64}}
+    %r = gpu.ldmatrix %t[%i] : memref<256xf64, 3> -> i32
     gpu.return
   }
 }

@@ -1,6 +1,7 @@
-// A tensor-core GEMM kernel: A and B staged by 16-byte cp.asyncs into two buffers
-// (double buffering: the next k-step's copies are committed before this one's
-// wait_group 1 and barrier), zero-filled past the ragged M edge (src-size 0), the
+// A tensor-core GEMM kernel: A and B staged by 16-byte cp.asyncs into three buffers
+// (a three-stage pipeline, as many as 48 KB of static shared arrays hold up to 3: two
+// k-steps are committed before the loop, and each step commits the copies two steps
+// ahead before its wait_group 2 and barrier), zero-filled past the ragged M edge (src-size 0), the
 // swizzled tiles read by ldmatrix (B transposed), mma.sync accumulating in f32, the
 // accumulators stored under edge guards. K = 20 rows are not whole 16-byte chunks:
 // those operands are staged synchronously.
@@ -9,25 +10,26 @@
 // RUN: fs-opt %s -p 'stitch-codegen{precision=tf32},schedule-to-gpu' -t ptx | filecheck %s --check-prefix=TF32
 
 // CHECK-LABEL: gpu.func @mm_k0(
-// CHECK-SAME: workgroup(%[[AT:.*]] : memref<4096xf16, 3 : i64>, %[[BT:.*]] : memref<4096xf16, 3 : i64>) kernel attributes {gpu.known_block_size = array<i32: 128, 1, 1>}
-// CHECK: gpu.cp_async %[[AT]][%{{.*}}], %{{.*}}[%{{.*}}], 16, %{{.*}} : memref<4096xf16, 3 : i64>, memref<?xf16>
-// CHECK: gpu.cp_async %[[BT]][%{{.*}}], %{{.*}}[%{{.*}}], 16 : memref<4096xf16, 3 : i64>, memref<?xf16>
+// CHECK-SAME: workgroup(%[[AT:.*]] : memref<6144xf16, 3 : i64>, %[[BT:.*]] : memref<6144xf16, 3 : i64>) kernel attributes {gpu.known_block_size = array<i32: 128, 1, 1>}
+// CHECK: gpu.cp_async %[[AT]][%{{.*}}], %{{.*}}[%{{.*}}], 16, %{{.*}} : memref<6144xf16, 3 : i64>, memref<?xf16>
+// CHECK: gpu.cp_async %[[BT]][%{{.*}}], %{{.*}}[%{{.*}}], 16 : memref<6144xf16, 3 : i64>, memref<?xf16>
+// CHECK: gpu.cp_async_commit_group
 // CHECK: gpu.cp_async_commit_group
 // CHECK: scf.for
 // CHECK: scf.if
 // CHECK: gpu.cp_async %[[AT]]
 // CHECK: gpu.cp_async_commit_group
-// CHECK-NEXT: gpu.cp_async_wait_group 1
+// CHECK-NEXT: gpu.cp_async_wait_group 2
 // CHECK-NEXT: gpu.barrier
-// CHECK: gpu.ldmatrix %[[AT]][%{{.*}}] : memref<4096xf16, 3 : i64> -> i32, i32, i32, i32
-// CHECK: gpu.ldmatrix %[[BT]][%{{.*}}] trans : memref<4096xf16, 3 : i64> -> i32, i32, i32, i32
+// CHECK: gpu.ldmatrix %[[AT]][%{{.*}}] : memref<6144xf16, 3 : i64> -> i32, i32, i32, i32
+// CHECK: gpu.ldmatrix %[[BT]][%{{.*}}] trans : memref<6144xf16, 3 : i64> -> i32, i32, i32, i32
 // CHECK: gpu.mma_sync f16
 // CHECK: gpu.barrier
 // CHECK: scf.yield
 // CHECK: gpu.cp_async_wait_group 0
 // CHECK-LABEL: gpu.func @mm_k1(
 // CHECK-NOT: gpu.cp_async
-// CHECK: memref.store {{.*}} : memref<4096xf16, 3 : i64>
+// CHECK: memref.store {{.*}} : memref<6144xf16, 3 : i64>
 // CHECK: gpu.barrier
 // CHECK: gpu.ldmatrix
 // CHECK: gpu.mma_sync f16
@@ -35,7 +37,7 @@
 // PTX-LABEL: .visible .entry mm_k0(
 // PTX: cp.async.cg.shared.global [%rd{{[0-9]+}}], [%rd{{[0-9]+}}], 16, %r{{[0-9]+}};
 // PTX: cp.async.commit_group;
-// PTX: cp.async.wait_group 1;
+// PTX: cp.async.wait_group 2;
 // PTX-NEXT: bar.sync 0;
 // PTX: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // PTX: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
@@ -44,7 +46,10 @@
 
 // TF32-LABEL: .visible .entry single_k0(
 // TF32: cp.async.cg.shared.global
-// TF32: cvt.rna.tf32.f32
+// A's tf32 fragment: one ldmatrix of four 8x4 matrices of 32-bit elements, each rounded
+// TF32: ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%[[R0:r[0-9]+]], %{{r[0-9]+}}, %{{r[0-9]+}}, %{{r[0-9]+}}}
+// TF32-NEXT: mov.b32 %[[F0:f[0-9]+]], %[[R0]];
+// TF32-NEXT: cvt.rna.tf32.f32 %{{r[0-9]+}}, %[[F0]];
 // TF32: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
 func.func @mm(%a: tensor<100x64xf16>, %b: tensor<64x128xf16>, %c: tensor<40x20xf16>, %d: tensor<20x24xf16>) -> (tensor<100x128xf16>, tensor<40x24xf16>) {
   %x = graph.dot %a, %b : (tensor<100x64xf16>, tensor<64x128xf16>) -> tensor<100x128xf16>

@@ -5,6 +5,7 @@
 // k and does tm x tn fused multiply-adds; outputs are stored under edge guards.
 // RUN: fs-opt %s -p 'stitch-codegen{gemm="16x16x8/2x2"},schedule-to-gpu' | filecheck %s
 // RUN: fs-opt %s -p 'stitch-codegen{gemm="32x32x16/2x2"},schedule-to-gpu' | filecheck %s --check-prefix=EVEN
+// RUN: fs-opt %s -p 'stitch-codegen{gemm="32x32x8/4x4"},schedule-to-gpu' | filecheck %s --check-prefix=VEC
 
 // 16x16 tiles of 2x2 micro-tiles: 64 threads; 8-deep k-steps, so each thread stages
 // two elements of each 16x8 / 8x16 tile. 20x33 outputs and K = 40 need every guard.
@@ -56,6 +57,25 @@ func.func @mm(%a: tensor<20x40xf32>, %b: tensor<40x33xf32>) -> tensor<20x33xf32>
 // EVEN: gpu.barrier
 // EVEN-NOT: scf.if
 // EVEN: gpu.return
+// 4x4 micro-tiles read their fragments as 4-vectors: the A tile is stored transposed
+// with rows 32 + 4 apart (8 x 36 = 288 elements), and each k's 16 multiply-adds take
+// one vector of A and one of B.
+// VEC-LABEL: gpu.func @even_k0(
+// VEC-SAME: workgroup(%[[AT:.*]] : memref<288xf32, 3 : i64>, %[[BT:.*]] : memref<256xf32, 3 : i64>)
+// VEC: scf.for
+// VEC-COUNT-4: memref.store %{{.*}}, %[[AT]]
+// VEC-COUNT-4: memref.store %{{.*}}, %[[BT]]
+// VEC-NEXT: gpu.barrier
+// VEC-NEXT: %[[X0:[^, ]+]], %[[X1:[^, ]+]], %[[X2:[^, ]+]], %[[X3:[^, ]+]] = gpu.load_vector %[[AT]]
+// VEC-NEXT: %[[Y0:[^, ]+]], %[[Y1:[^, ]+]], %[[Y2:[^, ]+]], %[[Y3:[^, ]+]] = gpu.load_vector %[[BT]]
+// VEC-NEXT: math.fma %[[X0]], %[[Y0]]
+// VEC-COUNT-14: math.fma
+// VEC-NEXT: math.fma %[[X3]], %[[Y3]]
+// VEC-NEXT: gpu.load_vector %[[AT]]
+// VEC-NEXT: gpu.load_vector %[[BT]]
+// VEC-COUNT-112: math.fma
+// VEC-NEXT: gpu.barrier
+// VEC-NEXT: scf.yield
 func.func @even(%a: tensor<64x32xf32>, %b: tensor<32x64xf32>) -> tensor<64x64xf32> {
   %d = graph.dot %a, %b : (tensor<64x32xf32>, tensor<32x64xf32>) -> tensor<64x64xf32>
   func.return %d : tensor<64x64xf32>

@@ -14,8 +14,8 @@
 // A forced tensor-core configuration applies to the dots of its math only.
 // FORCED-LABEL: func.func @half
 // FORCED: schedule.kernel @half_k0 gemm<tile = 128x128x32, thread = 64x64, math = f16> grid [2, 2, 1] block [128, 1, 1]
-// FORCED: schedule.shared @a_tile : memref<8192xf16, 3 : i64>
-// FORCED: schedule.shared @b_tile : memref<8192xf16, 3 : i64>
+// FORCED: schedule.shared @a_tile : memref<12288xf16, 3 : i64>
+// FORCED: schedule.shared @b_tile : memref<12288xf16, 3 : i64>
 // FORCED: schedule.kernel @half_k1 gemm<{{.*}}math = bf16>{{.*}}candidates
 // FORCED-LABEL: func.func @single
 // FORCED: schedule.kernel @single_k0 gemm<tile = {{[0-9]+}}x{{[0-9]+}}x16{{.*}}> grid

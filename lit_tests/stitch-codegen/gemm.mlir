@@ -16,7 +16,7 @@
 // warp, and the grid is far from filling a wave).
 // CHECK-LABEL: func.func @matmul
 // CHECK: schedule.kernel @matmul_k0 gemm<tile = 16x16x16> grid [3, 2, 2] block [256, 1, 1]
-// CHECK-SAME: smem_bytes = 2048 : i64, estimate_us = {{[0-9.e+-]+}} : f64, registers = {{[0-9]+}} : i64, occupancy = {{[0-9]+}} : i64, waves = 1 : i64, candidates = 2 : i64, config = "gemm/16x16x16/1x1"
+// CHECK-SAME: smem_bytes = 2048 : i64, estimate_us = {{[0-9.e+-]+}} : f64, registers = {{[0-9]+}} : i64, occupancy = {{[0-9]+}} : i64, waves = 1 : i64, candidates = 3 : i64, config = "gemm/16x16x16/1x1"
 // CHECK-NEXT: ^{{.*}}(%[[A:.*]]: tensor<2x20x40xf32>, %[[B:.*]]: tensor<40x33xf32>):
 // CHECK-NEXT: schedule.shared @a_tile : memref<256xf32, 3 : i64>
 // CHECK-NEXT: schedule.shared @b_tile : memref<256xf32, 3 : i64>
@@ -40,7 +40,7 @@
 // DIVIDE: error: stitch-codegen: gemm=64x64x16/3x4: the micro-tile 3x4 must divide the block tile 64x64
 // THREADS: error: stitch-codegen: gemm=128x128x8/2x2: a 128x128 tile of 2x2 micro-tiles has 4096 threads (at most 1024)
 // SYNTAX: error: stitch-codegen: gemm=large is not a GEMM configuration (expected auto or BMxBNxBK/TMxTN
-// SMEM: gemm.mlir:[[# @LINE + 5]]:{{[0-9]+}}: error: 'graph.dot' op cannot run as gemm=1024x64x64/32x2: its tiles need 278528 bytes of shared memory, more than a block has on H100 (232448)
+// SMEM: gemm.mlir:[[# @LINE + 5]]:{{[0-9]+}}: error: 'graph.dot' op cannot run as gemm=1024x64x64/32x2: its tiles need 278528 bytes of shared memory, more than a block's static shared arrays have on H100 (49152)
 func.func @matmul(%a: tensor<2x20x40xf32>, %b: tensor<40x33xf32>) -> tensor<2x20x33xf32> {
   %y = stitch.fusion (%a, %b) : (tensor<2x20x40xf32>, tensor<40x33xf32>) -> tensor<2x20x33xf32> {
   ^bb0(%x: tensor<2x20x40xf32>, %w: tensor<40x33xf32>):
@@ -51,23 +51,25 @@ func.func @matmul(%a: tensor<2x20x40xf32>, %b: tensor<40x33xf32>) -> tensor<2x20
   func.return %y : tensor<2x20x33xf32>
 }
 
-// 1024 x 1024 outputs: all 5 candidates are scored; 128x64 tiles of 4x4 micro-tiles
-// (512 threads) read each operand element 8 or 16 times from global memory (instead
-// of 64 with 16x16 tiles) and do 16 multiply-adds per 8 shared-memory loads.
+// 1024 x 1024 outputs: all 9 candidates are scored; 128x64 tiles of 8x8 micro-tiles
+// (128 threads) read each operand element 8 or 16 times from global memory (instead
+// of 64 with 16x16 tiles) and do 64 multiply-adds per 4 vector loads from shared
+// memory (the A tile transposed, 128 + 4 rows per k: 12,544 bytes).
 // CHECK-LABEL: func.func @large
-// CHECK: schedule.kernel @large_k0 gemm<tile = 128x64x16, thread = 4x4> grid [16, 8, 1] block [512, 1, 1]
-// CHECK-SAME: smem_bytes = 12288 : i64, {{.*}} candidates = 5 : i64, config = "gemm/128x64x16/4x4"
+// CHECK: schedule.kernel @large_k0 gemm<tile = 128x64x16, thread = 8x8> grid [16, 8, 1] block [128, 1, 1]
+// CHECK-SAME: smem_bytes = 12544 : i64, {{.*}} candidates = 9 : i64, config = "gemm/128x64x16/8x8"
 func.func @large(%a: tensor<1024x512xf32>, %b: tensor<512x1024xf32>) -> tensor<1024x1024xf32> {
   %d = graph.dot %a, %b : (tensor<1024x512xf32>, tensor<512x1024xf32>) -> tensor<1024x1024xf32>
   func.return %d : tensor<1024x1024xf32>
 }
 
-// A tall, narrow product (4096 x 64): a 64x32 tile of 4x2 micro-tiles wins. Its 256
-// blocks still fill the GPU, and each multiply-add needs 0.75 shared-memory loads
-// instead of 1 (2x2) or 2 (1x1): the load/store units (32 lanes per SM per cycle,
-// against 128 FMA lanes on H100) bound the smaller micro-tiles.
+// A tall, narrow product (4096 x 64): a 32x32 tile of 4x4 micro-tiles wins. Its 256
+// blocks still fill the GPU, and each multiply-add needs 1/8 of a vector load from
+// shared memory instead of 0.75 scalar loads (4x2) or 2 (1x1): the load/store units
+// (32 lanes per SM per cycle, against 128 FMA lanes on H100) bound the scalar
+// micro-tiles.
 // CHECK-LABEL: func.func @tall
-// CHECK: schedule.kernel @tall_k0 gemm<{{.*}}> grid [2, 64, 1] block [256, 1, 1] {{.*}} candidates = 5 : i64, config = "gemm/64x32x16/4x2"
+// CHECK: schedule.kernel @tall_k0 gemm<{{.*}}> grid [2, 128, 1] block [64, 1, 1] {{.*}} candidates = 9 : i64, config = "gemm/32x32x16/4x4"
 func.func @tall(%a: tensor<4096x64xf32>, %b: tensor<64x64xf32>) -> tensor<4096x64xf32> {
   %d = graph.dot %a, %b : (tensor<4096x64xf32>, tensor<64x64xf32>) -> tensor<4096x64xf32>
   func.return %d : tensor<4096x64xf32>

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from fsir.codegen.mappings.gemm import CANDIDATES
+from fsir.codegen.mappings.gemm import CANDIDATES, VECTOR_CANDIDATES
 from fsir.testing.pipeline import check
 
 
@@ -61,7 +61,7 @@ func.func @f(%a: tensor<10x12xf32>, %b: tensor<12x6xf32>) -> tensor<10x6xf32> {
 # exercise the general staging paths: a tile with fewer elements than threads (8x8x4
 # with 64 threads: guarded copies), threads not a multiple of a tile's width (8x64x8/2x8: 32 threads for a
 # 64-wide B tile) and sizes that are not powers of two (24x20x6/3x2: 80 threads).
-CONFIGS = [c.text() for c in CANDIDATES] + [
+CONFIGS = [c.text() for c in CANDIDATES + VECTOR_CANDIDATES] + [
     "128x128x8/8x8", "8x8x4/1x1", "8x64x8/2x8", "24x20x6/3x2"]
 
 # Several products in one function (each its own kernel): odd M, N, K; numpy.matmul

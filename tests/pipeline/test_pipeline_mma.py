@@ -103,10 +103,33 @@ def test_batched(t):
 
 @pytest.mark.parametrize("config", [GemmConfig(*c) for c in TC_CANDIDATES])
 def test_every_candidate(config):
-    """Each configuration, forced, on a problem with ragged edges in every dim."""
+    """Each configuration, forced, on a problem with ragged edges in every dim; it
+    assembles for sm_80 and sm_90."""
     lowered, _ = run_mma((150, 64), (64, 136), "f16", gemm=f"{config.text()}/f16".replace("/", "_"))
     ks = [op for op in lowered.walk() if isinstance(op, gpu.FuncOp) and op.is_kernel]
     assert ks
+    assemble_all(lowered)
+
+
+@pytest.mark.parametrize("config", [GemmConfig(*c, math=GemmMath.TF32) for c in TC_CANDIDATES])
+def test_tf32_candidates_fit_static_shared_memory(config):
+    """The tf32 candidates the mapping may choose hold as many pipeline stages as fit
+    48 KB of static shared arrays (3 for 64x64x32: 48 KB); 128x128x32 needs 64 KB for
+    two and is never chosen, and forcing it is a located error."""
+    from fsir.codegen.mappings.gemm import shared_bytes, tile_stages
+
+    need = shared_bytes(config, 4)
+    text = config.text().replace("/", "_")
+    if need > 48 * 1024:
+        with pytest.raises(UserError, match="static shared arrays"):
+            run_mma((128, 64), (64, 128), "f32", precision="tf32", gemm=text)
+        return
+    assert tile_stages(config) == (3 if (config.bm + config.bn) * config.bk * 4 * 3 <= 48 * 1024 else 2)
+    lowered, _ = run_mma((150, 96), (96, 136), "f32", precision="tf32", gemm=text)
+    (k,) = [op for op in lowered.walk() if isinstance(op, gpu.FuncOp) and op.is_kernel]
+    waits = [op.pending.value.data for op in k.walk() if isinstance(op, gpu.CpAsyncWaitGroupOp)]
+    assert waits == [tile_stages(config) - 1, 0]
+    assemble_all(lowered)
 
 
 def test_schedule_params():

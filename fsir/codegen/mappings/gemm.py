@@ -44,8 +44,16 @@ from fsir.codegen.mappings.base import (
     unique,
 )
 from fsir.codegen.mappings.epilogue import epilogue_problem
-from fsir.codegen.mappings.gemm_tc import TC_CANDIDATES, TC_DYNAMIC_DEFAULT, gemm_math, mma_summary, tile_bytes
+from fsir.codegen.mappings.gemm_tc import (
+    TC_CANDIDATES,
+    TC_DYNAMIC_DEFAULT,
+    gemm_math,
+    mma_summary,
+    pipeline_stages,
+    tile_bytes,
+)
 from fsir.codegen.mappings.prologue import NO_PROLOGUE, PrologueLoads, prologue_loads
+from fsir.codegen.mappings.row import STATIC_SMEM_LIMIT
 from fsir.codegen.summary import (
     Summary,
     chain_cycles,
@@ -71,7 +79,7 @@ from fsir.dialects.schedule import (
 from fsir.errors import UserError
 from fsir.gpuspec import GpuSpec
 from fsir.lowering.emit import elem_type
-from fsir.lowering.gemm import GemmLowering, product_root
+from fsir.lowering.gemm import GemmLowering, a_tile_stride, product_root, vector_fragments
 from fsir.lowering.kernels import KernelInterface, lower
 from fsir.lowering.mma import STAGES, MmaGemmLowering, tile_element_type
 from fsir.lowering.scalar import Index
@@ -155,6 +163,16 @@ CANDIDATES = (
     GemmConfig(64, 64, 16, 4, 4),
     GemmConfig(128, 64, 16, 4, 4),
 )
+# The gemm mapping's (not conv's) micro-tiles of multiples of 4 x 4 read their
+# fragments as 4-vectors (`fsir/lowering/gemm.py`, `vector_fragments`): 8 x 8 then
+# does 64 multiply-adds per 4 shared loads, where the scalar 4 x 4 does 16 per 8. Their
+# register estimates are within a few of ptxas -v's (tests/codegen/test_gemm_cost.py).
+VECTOR_CANDIDATES = (
+    GemmConfig(32, 32, 16, 4, 4),
+    GemmConfig(64, 32, 16, 4, 4),
+    GemmConfig(64, 64, 16, 8, 8),
+    GemmConfig(128, 64, 16, 8, 8),
+)
 # For `?` sizes (the evaluator cannot count waves): a middle-sized tile.
 DYNAMIC_DEFAULT = GemmConfig(32, 32, 16, 2, 2)
 
@@ -164,21 +182,43 @@ def _covering(n: int) -> int:
     return max(16, 1 << max(0, n - 1).bit_length())
 
 
-def gemm_candidates(m: int, n: int, spec: GpuSpec) -> list[GemmConfig]:
+def gemm_candidates(m: int, n: int, spec: GpuSpec, vector: bool = False) -> list[GemmConfig]:
     """The candidates whose block tile is not larger than the power of two covering the
     problem (a 128-row tile for 20 rows only idles threads) and whose shared memory a
-    block may have on `spec`."""
-    out = [c for c in CANDIDATES if c.bm <= _covering(m) and c.bn <= _covering(n)
-           and shared_bytes(c, 4) <= spec.smem_per_block]
+    block may have on `spec`; with `vector` (the gemm mapping's vectorised fragments)
+    also `VECTOR_CANDIDATES`."""
+    listed = CANDIDATES + (VECTOR_CANDIDATES if vector else ())
+    out = [c for c in dict.fromkeys(listed) if c.bm <= _covering(m) and c.bn <= _covering(n)
+           and shared_bytes(c, 4, vector) <= block_smem(spec)]
     return out
 
 
-def shared_bytes(config: GemmConfig, acc_bytes: int) -> int:
+def block_smem(spec: GpuSpec) -> int:
+    """The shared memory a GEMM block may have: its tiles are static shared arrays."""
+    return min(spec.smem_per_block, STATIC_SMEM_LIMIT)
+
+
+def tile_stages(config: GemmConfig) -> int:
+    """The k-steps a configuration's shared tiles hold: on the tensor cores as many as
+    fit the static shared arrays (`pipeline_stages`), on the FMA pipes 1."""
+    if config.math == GemmMath.FMA:
+        return 1
+    return pipeline_stages(config.bm, config.bn, config.bk, config.math, STATIC_SMEM_LIMIT)
+
+
+def shared_bytes(config: GemmConfig, acc_bytes: int, vector: bool = False) -> int:
     """The two operand tiles a block stages per k-step (in the accumulator type; on the
-    tensor cores in the operands' type, `gemm_tc.STAGES` buffers each)."""
+    tensor cores in the operands' type, `tile_stages` k-steps of them); with `vector`
+    a micro-tile with vectorised fragments has its A tile transposed and padded
+    (`a_tile_stride`)."""
     if config.math != GemmMath.FMA:
-        return STAGES * (config.bm + config.bn) * config.bk * tile_bytes(config.math)
-    return (config.bm + config.bn) * config.bk * acc_bytes
+        return tile_stages(config) * (config.bm + config.bn) * config.bk * tile_bytes(config.math)
+    return (a_tile_rows(config, vector) + config.bn) * config.bk * acc_bytes
+
+
+def a_tile_rows(config: GemmConfig, vector: bool) -> int:
+    """The FMA A tile's extent per k: bm, or its padded stride when transposed."""
+    return a_tile_stride(config.bm) if vector and vector_fragments(config.tm, config.tn) else config.bm
 
 
 def root_problem(dots: Sequence[graph.DotOp], reduces: Sequence[Operation]) -> str | None:
@@ -238,16 +278,17 @@ class GemmMapping(Mapping):
             forced = None  # a forced tensor-core configuration applies to the dots of its math
         if forced is not None:
             configs = [forced]
-            need = shared_bytes(forced, element_bytes(accumulator_type(dot.result.type.element_type)))
-            if need > spec.smem_per_block:
+            need = shared_bytes(forced, element_bytes(accumulator_type(dot.result.type.element_type)), True)
+            if need > block_smem(spec):
                 raise op_error(dot, f"cannot run as gemm={forced.text()}: its tiles need {need} bytes of "
-                                    f"shared memory, more than a block has on {spec.name} ({spec.smem_per_block})")
+                                    f"shared memory, more than a block's static shared arrays have on "
+                                    f"{spec.name} ({block_smem(spec)})")
         elif math != GemmMath.FMA:
             configs = [c for c in (GemmConfig(*t, math=math) for t in TC_CANDIDATES)
-                       if c.bm <= _covering(m) and c.bn <= _covering(n) and shared_bytes(c, 4) <= spec.smem_per_block]
+                       if c.bm <= _covering(m) and c.bn <= _covering(n) and shared_bytes(c, 4) <= block_smem(spec)]
             configs = configs or [GemmConfig(*TC_CANDIDATES[0], math=math)]
         else:
-            configs = gemm_candidates(m, n, spec)
+            configs = gemm_candidates(m, n, spec, vector=True)
         if DYN in sizes or None in sizes:
             # `?` sizes: the evaluator cannot count waves
             default = DYNAMIC_DEFAULT if math == GemmMath.FMA else GemmConfig(*TC_DYNAMIC_DEFAULT, math=math)
@@ -267,7 +308,7 @@ class GemmMapping(Mapping):
         sizes = (problem.m, problem.n, problem.k)
         if isinstance(k.params, GemmParamsAttr) and k.params.tensor_cores:
             return mma_summary(k, spec, sizes, dot.lhs, dot.rhs, dot.result, out)
-        return tiled_summary(k, spec, sizes, dot.lhs, dot.rhs, dot.result, out)
+        return tiled_summary(k, spec, sizes, dot.lhs, dot.rhs, dot.result, out, vector=True)
 
     def lower(self, k: KernelOp) -> KernelInterface:
         """The tensor-core kernels have their own lowering (`fsir/lowering/mma.py`)."""
@@ -288,9 +329,10 @@ class GemmMapping(Mapping):
         acc = accumulator_type(dot.result.type.element_type)
         stages = 1
         if config.math != GemmMath.FMA:
-            acc, stages = tile_element_type(config.math), STAGES
+            acc, stages = tile_element_type(config.math), tile_stages(config)
         space = IntegerAttr(3, i64)
-        shared = [SharedOp("a_tile", MemRefType(acc, [stages * config.bm * config.bk], memory_space=space)),
+        a_rows = config.bm if config.math != GemmMath.FMA else a_tile_rows(config, True)
+        shared = [SharedOp("a_tile", MemRefType(acc, [stages * a_rows * config.bk], memory_space=space)),
                   SharedOp("b_tile", MemRefType(acc, [stages * config.bk * config.bn], memory_space=space))]
         groups = [GroupSpec([out], Composition.BLOCK, Storage.GLOBAL)]
         return ctx.kernel(config.params(), grid, (config.threads, 1, 1), groups, shared)
@@ -347,7 +389,8 @@ class GemmMapping(Mapping):
 
 
 def tiled_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAValue, b: SSAValue,
-                  product: SSAValue, out: SSAValue, a_index: int = 0, a_guarded: bool = False) -> Summary:
+                  product: SSAValue, out: SSAValue, a_index: int = 0, a_guarded: bool = False,
+                  vector: bool = False) -> Summary:
     """A register-blocked GEMM kernel's thread (`fsir/lowering/gemm.py`) for the
     product (M, N, K) = `sizes` of operands `a` and `b` into `out`: per k-step it stages
     its share of the bm x bk and bk x bn operand tiles (one global load, inlined
@@ -357,7 +400,9 @@ def tiled_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SS
     for each of the bk columns loads tm + tn fragments from shared memory and issues
     tm x tn multiply-adds; finally it stores its tm x tn outputs, each through the
     fused epilogue computing the kernel's output `out` from the `product` (the
-    elementwise ops between them, their other operands loaded per output)."""
+    elementwise ops between them, their other operands loaded per output). With
+    `vector` (the gemm mapping), micro-tiles of multiples of 4 x 4 load their
+    fragments as (tm + tn) / 4 vectors per k (`vector_fragments`)."""
     p = k.params
     assert isinstance(p, TiledParamsAttr)
     bm, bn, bk, tm, tn = p.tile_m, p.tile_n, p.tile_k, p.thread_m, p.thread_n
@@ -404,16 +449,17 @@ def tiled_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SS
     unguarded = [c for c, chain in ((stage_a, chain_a), (stage_b, chain_b)) if chain]
     run = max(chain_a, chain_b, sum(sum(c.values()) for c in unguarded)) if unguarded else 0.0
     step["barrier"] += 2
-    step["smem"] += bk * (tm + tn)
+    fragments = (tm + tn) // 4 if vector and vector_fragments(tm, tn) else tm + tn
+    step["smem"] += bk * fragments
     step["alu"] += bk * tm * tn + 2
-    compute_issue = bk * (tm + tn + tm * tn)
+    compute_issue = bk * (fragments + tm * tn)
     compute_cycles = max(cpi["smem"] + bk * cpi["alu"], compute_issue)
     step_cycles = branches_a + branches_b + run + compute_cycles + 2 * cpi["barrier"] + 2 * cpi["alu"]
     s = Summary()
     s.add(step, steps)
     outs = tm * tn
     guarded_out = crosses["m"] or crosses["n"]
-    s.counts["alu"] += 12 + 2 * (tm + tn) + bk * (tm + tn) + outs * (3 + (3 if guarded_out else 0))
+    s.counts["alu"] += 12 + 2 * (tm + tn) + bk * fragments + outs * (3 + (3 if guarded_out else 0))
     s.counts["global"] += outs
     store = cpi["global"] + 3 * cpi["alu"]
     fused: Counter[str] = Counter()

@@ -23,7 +23,7 @@ from fsir.dialects.graph import DYN
 from fsir.dialects.schedule import WARP, GemmMath, GemmParamsAttr, KernelOp
 from fsir.gpuspec import GpuSpec
 from fsir.lowering.emit import elem_type
-from fsir.lowering.mma import async_operand, chunk_elements
+from fsir.lowering.mma import MAX_STAGES, STAGES, async_operand, chunk_elements
 
 PRECISIONS = ("fp32", "tf32")
 """The `precision` option: what an f32 GEMM may compute in (fp32: exact FMAs)."""
@@ -60,13 +60,21 @@ def tile_bytes(math: GemmMath) -> int:
     return 4 if math == GemmMath.TF32 else 2
 
 
+def pipeline_stages(bm: int, bn: int, bk: int, math: GemmMath, limit: int) -> int:
+    """How many k-steps a tensor-core kernel's shared tiles hold (`fsir/lowering/mma.py`
+    keeps all but one in flight): the most, up to `MAX_STAGES`, whose tiles fit in
+    `limit` bytes, and at least double buffering."""
+    per_stage = (bm + bn) * bk * tile_bytes(math)
+    return max(STAGES, min(MAX_STAGES, limit // per_stage))
+
+
 def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAValue, b: SSAValue,
                 product: SSAValue, out: SSAValue) -> Summary:
     """A tensor-core GEMM thread (`fsir/lowering/mma.py`) for the product (M, N, K) =
     `sizes`: per k-step its share of the tiles' 16-byte chunks (a cp.async each, or
     element loads and shared stores when staged synchronously), two barriers, and per
-    16-deep k piece the warp tile's ldmatrix (or tf32 element loads and roundings) and
-    mma instructions; then its accumulators through the epilogue."""
+    16-deep k piece the warp tile's ldmatrix (tf32 B: element loads; tf32 elements
+    rounded) and mma instructions; then its accumulators through the epilogue."""
     p = k.params
     assert isinstance(p, GemmParamsAttr) and p.tensor_cores
     bm, bn, bk, wm, wn = p.tile_m, p.tile_n, p.tile_k, p.thread_m, p.thread_n
@@ -100,17 +108,25 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
     pieces = bk // 16
     mmas = (wm // 16) * (wn // 8) * (2 if p.math == GemmMath.TF32 else 1)
     if p.math == GemmMath.TF32:
-        frag_loads = (wm // 16) * 8 + (wn // 8) * 4
-        step["smem"] += pieces * frag_loads
-        step["alu"] += pieces * frag_loads * 2  # address and rounding
+        # A: an ldmatrix per 8-deep half of a 16-row piece, each element moved and
+        # rounded; B: each element loaded (its address) and rounded
+        a_elements, b_elements = (wm // 16) * 8, (wn // 8) * 4
+        step["smem"] += pieces * ((wm // 16) * 2 + b_elements)
+        step["alu"] += pieces * (a_elements + b_elements) * 2
     else:
         step["smem"] += pieces * (wm // 16 + wn // 16)
         step["alu"] += pieces * 4 * (wm // 16 + wn // 16)
     step["tensor"] += pieces * mmas
     step["barrier"] += 2
     step["alu"] += 4
+    a_type = k.shared_buffers()["a_tile"].buffer_type
+    stages = max(STAGES, a_type.element_count() // (bm * bk))
+    if pipelined:
+        step["global"] += 2  # the step's commit_group and wait_group
     s = Summary()
     s.add(step, steps)
+    if pipelined:  # the prologue's stages - 1 commits and the final wait
+        s.counts["global"] += stages
     accs = (wm // 16) * (wn // 8) * 4
     s.counts["alu"] += 16 + 4 * accs
     s.counts["global"] += accs
@@ -129,8 +145,8 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
     s.global_bytes = (steps * nbytes + accs * element_bytes_of(out)
                       + accs * sum(element_bytes_of(v) for v in fused_inputs))
     pro.add_row_loads(s, -(-bm * bk // threads))
-    # a stage's tiles are requested before the warp waits for the previous one
-    s.bytes_in_flight = nbytes
+    # all stages but the one computing are requested before the warp waits
+    s.bytes_in_flight = nbytes * (stages - 1 if pipelined else 1)
     s.distinct_bytes = distinct_bytes([*loaded_inputs(a, inputs), *loaded_inputs(b, inputs), *fused_inputs, out])
     return s
 
