@@ -57,7 +57,7 @@ func.func @long_rows(%x: tensor<4x8192xf32>) -> tensor<4x8192xf32> {
 // GEMM's epilogue (a GEMM kernel has one output).
 // CHECK-LABEL: func.func @gemm_and_loop
 // CHECK:       schedule.kernel @gemm_and_loop_k0 gemm
-// CHECK-SAME:  estimate_us = {{[0-9.e+-]+}} : f64, registers = {{[0-9]+}} : i64, occupancy = {{[0-9]+}} : i64, waves = {{[0-9]+}} : i64, candidates = 4 : i64, config = "gemm/16x16x16/1x1"
+// CHECK-SAME:  estimate_us = {{[0-9.e+-]+}} : f64, registers = {{[0-9]+}} : i64, occupancy = {{[0-9]+}} : i64, waves = {{[0-9]+}} : i64, candidates = 7 : i64, config = "gemm/16x16x16/1x1"
 // CHECK:       schedule.kernel @gemm_and_loop_k1 loop
 // CHECK-SAME:  waves = {{[0-9]+}} : i64, candidates = 3 : i64, config = "loop/256"
 func.func @gemm_and_loop(%a: tensor<64x32xf32>, %b: tensor<32x64xf32>) -> (tensor<64x64xf32>, tensor<64x64xf32>) {
