@@ -10,7 +10,10 @@ nothing to the sum or the output.
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import Float32Type
+from typing import TYPE_CHECKING
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import Float32Type, i32
 from xdsl.ir import SSAValue
 
 from fsir.dialects import gpu, graph
@@ -18,6 +21,11 @@ from fsir.dialects.schedule import AttentionParamsAttr, inner_value
 from fsir.lowering.emit import elem_type
 from fsir.lowering.kernels import KernelLowering
 from fsir.lowering.scalar import Index
+
+if TYPE_CHECKING:
+    from fsir.codegen.mappings.attention import AttentionMatch
+
+WARP = AttentionParamsAttr.WARP
 
 
 class AttentionLowering(KernelLowering):
@@ -33,6 +41,9 @@ class AttentionLowering(KernelLowering):
         assert m is not None
         p = self.k.params
         assert isinstance(p, AttentionParamsAttr)
+        if p.warp_rows:
+            self.warp_schedule(m, transpose, p)
+            return
         bq, bk = p.block_q, p.block_k
         sq, sk, dk, dv = m.sizes
         f32 = Float32Type()
@@ -76,22 +87,7 @@ class AttentionLowering(KernelLowering):
             e.store(e.at(m.qk.lhs, [*bidx, qi, c]), q_tile, ib.add(ib.mul(r, dk + 1), c), f32)
 
         def score(k0: SSAValue, dots: list[SSAValue], jj: int) -> SSAValue:
-            """The softmax input at (row, k0 + jj): the dot product, then the
-            per-element ops of the score chain (scale, mask) by index propagation, with
-            the dot's element injected; -inf past Sk."""
-            s = dots[jj]
-            j: Index = ib.add(k0, jj)
-            jc = ib.min(j, sk - 1) if ragged_k else j
-            self.row_values[m.qk.result] = sb.round_to(s, elem_type(m.qk.result))
-            try:
-                x = e.at(m.scores, [*bidx, i, jc])
-            finally:
-                del self.row_values[m.qk.result]
-            if ragged_k:
-                below = ib.lt(j, sk)
-                assert not isinstance(below, bool)
-                x = sb.select(below, x, neg_inf)
-            return x
+            return self.score(m, bidx, i, ib.add(k0, jj), dots[jj], ragged_k)
 
         def tile(k0: SSAValue, carry: list[SSAValue]) -> list[SSAValue]:
             m_run, l_run, acc = carry[0], carry[1], carry[2:]
@@ -142,6 +138,148 @@ class AttentionLowering(KernelLowering):
                 self.store_output(0, sb.round_to(o, elem_type(m.pv.result)), idx)
 
         e.when(valid_row, store)
+
+
+    def score(self, m: AttentionMatch, bidx: list[Index], i: Index, j: Index, s: SSAValue,
+              ragged_k: bool) -> SSAValue:
+        """The softmax input at (i, j) whose dot product is `s`: the per-element ops
+        of the score chain (scale, mask) by index propagation, with the dot's element
+        (rounded to its type) injected; -inf past Sk when j may pass it (`ragged_k`)."""
+        ib, sb = self.ib, self.sb
+        sk = m.sizes[1]
+        jc = ib.min(j, sk - 1) if ragged_k else j
+        self.row_values[m.qk.result] = sb.round_to(s, elem_type(m.qk.result))
+        try:
+            x = self.emit.at(m.scores, [*bidx, i, jc])
+        finally:
+            del self.row_values[m.qk.result]
+        if ragged_k:
+            below = ib.lt(j, sk)
+            if not isinstance(below, bool):
+                x = sb.select(below, x, sb.const(float("-inf"), Float32Type()))
+        return x
+
+    def warp_schedule(self, m: AttentionMatch, transpose: graph.TransposeOp | None, p: AttentionParamsAttr) -> None:
+        """A warp per `warp_rows` query rows (see the module docstring)."""
+        ib, e, sb = self.ib, self.emit, self.sb
+        rw, bq, bk = p.warp_rows, p.block_q, p.block_k
+        sq, sk, dk, dv = m.sizes
+        threads = p.threads
+        f32 = Float32Type()
+        zero = sb.const(0.0, f32)
+        neg_inf = sb.const(float("-inf"), f32)
+        exp = graph.ELEMENTWISE["exp"].lower
+        tid = self.thread_id()
+        warp, lane = ib.div(tid, bk), ib.rem(tid, bk)
+        bidx = ib.delinearize(self.block_id("y"), list(m.batch))
+        q0 = ib.mul(self.block_id("x"), bq)
+        ragged_q, ragged_k = sq % bq != 0, sk % bk != 0
+        q_tile, k_tile, v_tile = (self.smem[n] for n in ("q_tile", "k_tile", "v_tile"))
+
+        def cooperative(total: int, put) -> None:
+            """put(lin) for this thread's elements lin = tid + s·threads below total."""
+            for s in range(-(-total // threads)):
+                lin = ib.add(tid, s * threads)
+                e.when(True if (s + 1) * threads <= total else ib.lt(lin, total), lambda lin=lin: put(lin))
+
+        def put_q(lin: Index) -> None:
+            r, c = ib.div(lin, dk), ib.rem(lin, dk)
+            qi = ib.add(q0, r)
+            qi = ib.min(qi, sq - 1) if ragged_q else qi  # rows past Sq repeat row Sq - 1
+            e.store(e.at(m.qk.lhs, [*bidx, qi, c]), q_tile, lin, f32)
+
+        cooperative(bq * dk, put_q)  # published by the first key tile's barrier
+        local = [ib.add(ib.mul(warp, rw), r) for r in range(rw)]  # the warp's rows in the block
+        rows = [ib.add(q0, lr) for lr in local]
+        idx = [ib.min(row, sq - 1) if ragged_q else row for row in rows]
+        cols = -(-dv // bk)  # output columns per lane: lane + 32·c
+        col = [ib.add(lane, bk * c) for c in range(cols)]
+        col_in = [ib.min(c, dv - 1) if dv % bk else c for c in col]
+
+        def tile(k0: SSAValue, carry: list[SSAValue]) -> list[SSAValue]:
+            m_run, l_run, acc = carry[:rw], carry[rw:2 * rw], carry[2 * rw:]
+
+            def staged(buf: SSAValue, width: int, pitch: int, load) -> None:
+                """The block_k x width tile at row pitch `pitch`, zero past Sk."""
+                def put(lin: Index) -> None:
+                    key, c = ib.div(lin, width), ib.rem(lin, width)
+                    j = ib.add(k0, key)
+                    inside = ib.lt(j, sk) if ragged_k else True
+                    value = e.guarded(inside, lambda: load(j, c), lambda: zero)
+                    e.store(value, buf, ib.add(ib.mul(key, pitch), c), f32)
+
+                cooperative(bk * width, put)
+
+            # K rows padded by one: lane l reads K[l][d], 32 different banks
+            staged(k_tile, dk, dk + 1, lambda j, c: e.at(m.qk.rhs, [*bidx, c, j]))
+            staged(v_tile, dv, dv, lambda j, c: e.at(m.pv.rhs, [*bidx, j, c]))
+            self.cursor.insert(gpu.BarrierOp())
+            k_row = ib.mul(lane, dk + 1)
+            q_rows = [ib.mul(lr, dk) for lr in local]
+
+            def d_step(d: SSAValue, dots: list[SSAValue]) -> list[SSAValue]:
+                kd = e.load(k_tile, ib.add(k_row, d))  # the lane's key
+                return [sb.multiply_add(e.load(q_tile, ib.add(q_rows[r], d)), kd, dots[r]) for r in range(rw)]
+
+            dots = e.for_loop(0, dk, 1, [zero] * rw, d_step)
+            j = ib.add(k0, lane)
+            out_m, out_l, ps, alphas = [], [], [], []
+            for r in range(rw):
+                x = self.score(m, bidx, idx[r], j, dots[r], ragged_k)
+                m_new = sb.max(m_run[r], self.warp_all("max", x))
+                # while every score so far is -inf, shift by 0 (exp(-inf - -inf) would be NaN)
+                shift = sb.select(sb.compare("eq", m_new, neg_inf), zero, m_new)
+                alpha = exp(sb, sb.arith("sub", m_run[r], shift))
+                pr = exp(sb, sb.arith("sub", x, shift))
+                out_m.append(m_new)
+                out_l.append(sb.multiply_add(l_run[r], alpha, pr))  # the lane's share of the row sum
+                ps.append(pr)
+                alphas.append(alpha)
+            scaled = [sb.arith("mul", acc[r * cols + c], alphas[r]) for r in range(rw) for c in range(cols)]
+
+            def j_step(jj: SSAValue, acc: list[SSAValue]) -> list[SSAValue]:
+                src = self.cursor.value(arith.IndexCastOp(ib.ssa(jj), i32))
+                pj = [self.shuffle("idx", ps[r], src) for r in range(rw)]  # key jj's probabilities
+                base = ib.mul(jj, dv)
+                vs = [e.load(v_tile, ib.add(base, c)) for c in col_in]
+                return [sb.multiply_add(pj[r], vs[c], acc[r * cols + c]) for r in range(rw) for c in range(cols)]
+
+            out = e.for_loop(0, bk, 1, scaled, j_step)
+            self.cursor.insert(gpu.BarrierOp())
+            return [*out_m, *out_l, *out]
+
+        final = e.for_loop(0, sk, bk, [neg_inf] * rw + [zero] * rw + [zero] * (rw * cols), tile)
+        sums = [self.warp_all("sum", v) for v in final[rw:2 * rw]]
+        acc = final[2 * rw:]
+        for r in range(rw):
+            l_sum = sums[r]
+            if m.safe_sum:  # a row whose every score is -inf has l = 0 and acc = 0: it is 0
+                l_sum = sb.select(sb.compare("eq", l_sum, zero), sb.const(1.0, f32), l_sum)
+            for c in range(cols):
+                def store(r=r, c=c, l_sum=l_sum) -> None:
+                    o = sb.arith("div", acc[r * cols + c], l_sum)
+                    if m.nan_to_zero:  # select(p != p, 0, p): a row of NaN probabilities gives 0
+                        o = sb.select(sb.compare("ne", o, o), zero, o)
+                    at = [*bidx, rows[r], col[c]]
+                    if transpose is not None:  # the output transpose: stored at the permuted index
+                        at = [at[i] for i in transpose.perm.get_values()]
+                    self.store_output(0, sb.round_to(o, elem_type(m.pv.result)), at)
+
+                inside = e.and_(ib.lt(rows[r], sq) if ragged_q else True, ib.lt(col[c], dv) if dv % bk else True)
+                e.when(inside, store)
+
+    def shuffle(self, mode: str, v: SSAValue, offset: SSAValue) -> SSAValue:
+        width = self.sb.const(WARP, i32)
+        return self.cursor.insert(gpu.ShuffleOp(mode, v, offset, width)).results[0]
+
+    def warp_all(self, kind: str, v: SSAValue) -> SSAValue:
+        """`kind` (max or sum) of the warp's 32 f32 values, in every lane (a butterfly)."""
+        offset = WARP // 2
+        while offset:
+            other = self.shuffle("xor", v, self.sb.const(offset, i32))
+            v = self.sb.max(v, other) if kind == "max" else self.sb.arith("add", v, other)
+            offset //= 2
+        return v
 
 
 def _tree(xs: list[SSAValue], combine) -> SSAValue:

@@ -45,7 +45,7 @@ from xdsl.ir import Operation, SSAValue
 
 from fsir.codegen.mappings.base import FusionContext, GroupSpec, Mapping, op_error
 from fsir.codegen.mappings.gemm import GemmMapping
-from fsir.codegen.summary import Summary, element_bytes_of, element_counts
+from fsir.codegen.summary import Summary, chain_cycles, element_bytes_of, element_counts, loaded_inputs, op_mix
 from fsir.dialects import graph, schedule
 from fsir.dialects.graph import DYN, shape_of
 from fsir.dialects.schedule import (
@@ -69,6 +69,9 @@ MAX_GRID_Y = 65535
 # power of two covering Sq (at least 32) are dropped.
 CANDIDATES = ((32, 16), (64, 16), (128, 16), (32, 32), (64, 32))
 ATTENTION_BASE_REGISTERS = 24
+WARP = AttentionParamsAttr.WARP
+# (block_q, warp_rows) of the warp schedule: a warp per warp_rows rows, block_q / warp_rows warps
+WARP_CANDIDATES = ((16, 4), (32, 4), (64, 4), (32, 8), (64, 8))
 STATIC_SMEM = 48 * 1024  # the kernel's tiles are static shared arrays: at most 48 KB a block
 _FLOATS = (Float32Type, Float16Type, BFloat16Type)
 
@@ -365,10 +368,15 @@ def find_attention(ops: Sequence[Operation]) -> AttentionMatch | None:
     return None
 
 
-def tile_sizes(bq: int, bk: int, dk: int, dv: int) -> dict[str, int]:
-    """The kernel's shared f32 buffers: the block's Q rows and each thread's row of
-    probabilities (padded by one, so a warp's rows fall into different banks), the key
-    and value tiles."""
+def tile_sizes(bq: int, bk: int, dk: int, dv: int, warp_rows: int = 0) -> dict[str, int]:
+    """The kernel's shared f32 buffers. A thread per row: the block's Q rows and each
+    thread's row of probabilities (padded by one, so a warp's rows fall into different
+    banks), the key and value tiles. A warp per rows: the block's Q rows (read by a
+    whole warp at one address), the key tile with rows padded by one (lane l reads key
+    l: 32 banks) and the value tile (lanes read consecutive columns); the probabilities
+    move by shuffles."""
+    if warp_rows:
+        return {"q_tile": bq * dk, "k_tile": bk * (dk + 1), "v_tile": bk * dv}
     return {"q_tile": bq * (dk + 1), "k_tile": bk * dk, "v_tile": bk * dv, "p_tile": bq * (bk + 1)}
 
 
@@ -376,9 +384,11 @@ def tile_sizes(bq: int, bk: int, dk: int, dv: int) -> dict[str, int]:
 class AttentionConfig:
     block_q: int
     block_k: int
+    warp_rows: int = 0
 
     def describe(self) -> str:
-        return f"attention/{self.block_q}x{self.block_k}"
+        rows = f"/{self.warp_rows}rows" if self.warp_rows else ""
+        return f"attention/{self.block_q}x{self.block_k}{rows}"
 
 
 class AttentionMapping(Mapping):
@@ -425,8 +435,10 @@ class AttentionMapping(Mapping):
         covering_q = max(32, 1 << max(0, sq - 1).bit_length())
         covering_k = max(16, 1 << max(0, sk - 1).bit_length())
         _, _, dk, dv = m.sizes
-        configs = [AttentionConfig(q, k) for q, k in CANDIDATES if q <= covering_q and k <= covering_k
-                   and 4 * sum(tile_sizes(q, k, dk, dv).values()) <= min(ctx.spec.smem_per_block, STATIC_SMEM)]
+        configs = [AttentionConfig(q, k) for q, k in CANDIDATES if q <= covering_q and k <= covering_k]
+        configs += [AttentionConfig(q, WARP, r) for q, r in WARP_CANDIDATES if q <= max(covering_q, 4 * r)]
+        configs = [c for c in configs if 4 * sum(tile_sizes(c.block_q, c.block_k, dk, dv, c.warp_rows).values())
+                   <= min(ctx.spec.smem_per_block, STATIC_SMEM)]
         if not configs:
             raise op_error(m.pv, f"cannot run as an attention kernel: the smallest tiles need more shared "
                                  f"memory than a block has on {ctx.spec.name}")
@@ -438,10 +450,10 @@ class AttentionMapping(Mapping):
         space = IntegerAttr(3, i64)
         f32 = Float32Type()
         shared = [SharedOp(name, MemRefType(f32, [size], memory_space=space))
-                  for name, size in tile_sizes(config.block_q, config.block_k, dk, dv).items()]
+                  for name, size in tile_sizes(config.block_q, config.block_k, dk, dv, config.warp_rows).items()]
         groups = [GroupSpec([out], Composition.BLOCK, Storage.GLOBAL)]
-        return ctx.kernel(AttentionParamsAttr(config.block_q, config.block_k), grid, (config.block_q, 1, 1),
-                          groups, shared)
+        params = AttentionParamsAttr(config.block_q, config.block_k, config.warp_rows)
+        return ctx.kernel(params, grid, (params.threads, 1, 1), groups, shared)
 
     def summarize(self, k: KernelOp, spec: GpuSpec) -> Summary:
         """A thread's work (`fsir/lowering/attention.py`): its share of staging the Q
@@ -453,6 +465,8 @@ class AttentionMapping(Mapping):
         m = self.match(k)
         p = k.params
         assert isinstance(p, AttentionParamsAttr)
+        if p.warp_rows:
+            return warp_summary(k, m, p, spec)
         bq, bk = p.block_q, p.block_k
         _, sk, dk, dv = m.sizes
         tiles = -(-sk // bk)
@@ -524,10 +538,67 @@ class AttentionMapping(Mapping):
         p = k.params
         assert isinstance(p, AttentionParamsAttr)
         _, _, dk, dv = m.sizes
-        for name, size in tile_sizes(p.block_q, p.block_k, dk, dv).items():
+        for name, size in tile_sizes(p.block_q, p.block_k, dk, dv, p.warp_rows).items():
             buf = k.shared_buffers().get(name)
             if buf is None:
                 raise self.cannot_lower(k, f"an attention kernel needs the shared buffer @{name}")
             if buf.buffer_type.element_count() < size or not isinstance(buf.buffer_type.element_type,
                                                                          Float32Type):
                 raise self.cannot_lower(k, f"@{name} must hold {size} f32 elements")
+
+
+def warp_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: GpuSpec) -> Summary:
+    """A thread's work in the warp schedule (`AttentionLowering.warp_schedule`): its
+    share of staging the block's Q rows; per key tile its share of staging K and V, the
+    Dk steps of the warp_rows dot products (a Q load per row, the lane's K load, an FMA
+    per row), per row the score chain, a max butterfly (5 shuffles), two exponentials,
+    then the block_k steps of P·V (a shuffle per row, the lane's V columns, an FMA per
+    row and column); at the end a sum butterfly per row, the divisions and stores."""
+    rw, bq, bk = p.warp_rows, p.block_q, p.block_k
+    sq, sk, dk, dv = m.sizes
+    threads = p.threads
+    tiles = -(-sk // bk)
+    cols = -(-dv // bk)
+    steps = (bk - 1).bit_length()  # a butterfly's shuffles
+    inputs: set[SSAValue] = set(k.block.args)
+    per_q, per_k, per_v = (-(-n // threads) for n in (bq * dk, bk * dk, bk * dv))
+    chain = element_counts([m.scores], inputs, seen={m.qk})
+    exp_op = next(op for op in m.core if op.name == "graph.exp")
+    exp = op_mix(exp_op)
+    tile: Counter[str] = Counter()
+    tile.update({cls: n * per_k for cls, n in element_counts([m.qk.rhs], inputs).items()})
+    tile.update({cls: n * per_v for cls, n in element_counts([m.pv.rhs], inputs).items()})
+    tile["smem"] += per_k + per_v + dk * (rw + 1) + bk * cols
+    tile["alu"] += 4 * (per_k + per_v) + dk * (rw + 3) + rw * (steps + 8 + cols) + bk * (rw * cols + 4)
+    tile["shuffle"] += rw * (steps + bk)
+    tile["barrier"] += 2
+    tile.update({cls: n * rw for cls, n in chain.items()})
+    tile.update({cls: n * 2 * rw for cls, n in exp.items()})
+    s = Summary()
+    s.add(tile, tiles)
+    s.add(element_counts([m.qk.lhs], inputs), per_q)
+    s.counts["smem"] += per_q
+    s.counts["alu"] += 4 * per_q + rw * (steps + 4 + 3 * cols) + 16
+    s.counts["shuffle"] += rw * steps
+    stores = rw * min(dv, bk * cols) * cols // (bk * cols) if dv % bk else rw * cols
+    s.counts["global"] += max(1, stores)
+    s.counts["div"] += rw * cols
+    # fitted to ptxas -v (sm_80): the rows' dot products, running max and sum, the
+    # lanes' output columns, and the addresses
+    s.registers = ATTENTION_BASE_REGISTERS + rw * (6 + 2 * cols)
+    s.shared_bytes = k.shared_bytes()
+    elem_q, elem_k, elem_v, elem_o = (element_bytes_of(v) for v in (m.qk.lhs, m.qk.rhs, m.pv.rhs, m.pv.result))
+    mask = sum(element_bytes_of(v) for v in loaded_inputs(m.scores, inputs)
+               if v not in loaded_inputs(m.qk.result, inputs))
+    block_bytes = (bq * dk * elem_q + sk * (dk * elem_k + dv * elem_v) + bq * tiles * bk * mask
+                   + min(bq, sq) * dv * elem_o)
+    s.global_bytes = round(block_bytes / threads)
+    cpi = spec.cpi
+    butterfly = steps * (cpi["shuffle"] + cpi["alu"])
+    per_tile = ((per_k + per_v) * (cpi["global"] + cpi["smem"]) / 2 + 2 * cpi["barrier"]
+                + dk * max(cpi["smem"] + cpi["alu"], 2 * rw + 1)
+                + butterfly + chain_cycles(chain, cpi) + 2 * chain_cycles(exp, cpi) + 4 * cpi["alu"]
+                + rw * (sum(chain.values()) + steps + 8)
+                + bk * max(cpi["shuffle"] + cpi["alu"], rw * (1 + cols) + cols))
+    s.ilp_cycles = tiles * per_tile + per_q * (cpi["global"] + cpi["smem"]) + butterfly + cpi["div"] + cpi["global"]
+    return s
