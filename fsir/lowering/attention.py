@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from xdsl.dialects import arith
 from xdsl.dialects.builtin import Float32Type, i32
 from xdsl.ir import SSAValue
 
@@ -192,9 +191,20 @@ class AttentionLowering(KernelLowering):
         local = [ib.add(ib.mul(warp, rw), r) for r in range(rw)]  # the warp's rows in the block
         rows = [ib.add(q0, lr) for lr in local]
         idx = [ib.min(row, sq - 1) if ragged_q else row for row in rows]
-        cols = -(-dv // bk)  # output columns per lane: lane + 32·c
-        col = [ib.add(lane, bk * c) for c in range(cols)]
+        cols = -(-dv // bk)  # output columns per lane
+        vq, kpitch, vv = key_layout(dk, dv)
+        # a lane's columns: `cols` consecutive ones (read as one vector) when they fill
+        # the head dim, else lane + 32·c
+        col = ([ib.add(ib.mul(lane, cols), c) for c in range(cols)] if vv > 1
+               else [ib.add(lane, bk * c) for c in range(cols)])
         col_in = [ib.min(c, dv - 1) if dv % bk else c for c in col]
+        p_tile = self.smem["p_tile"]
+        p_rows = [ib.mul(lr, bk) for lr in local]
+
+        def vload(buf: SSAValue, offset: Index, width: int) -> list[SSAValue]:
+            if width == 1:
+                return [e.load(buf, offset)]
+            return list(self.cursor.insert(gpu.LoadVectorOp(buf, [ib.ssa(offset)], width)).values)
 
         def tile(k0: SSAValue, carry: list[SSAValue]) -> list[SSAValue]:
             m_run, l_run, acc = carry[:rw], carry[rw:2 * rw], carry[2 * rw:]
@@ -210,20 +220,23 @@ class AttentionLowering(KernelLowering):
 
                 cooperative(bk * width, put)
 
-            # K rows padded by one: lane l reads K[l][d], 32 different banks
-            staged(k_tile, dk, dk + 1, lambda j, c: e.at(m.qk.rhs, [*bidx, c, j]))
+            staged(k_tile, dk, kpitch, lambda j, c: e.at(m.qk.rhs, [*bidx, c, j]))
             staged(v_tile, dv, dv, lambda j, c: e.at(m.pv.rhs, [*bidx, j, c]))
             self.cursor.insert(gpu.BarrierOp())
-            k_row = ib.mul(lane, dk + 1)
+            k_row = ib.mul(lane, kpitch)
             q_rows = [ib.mul(lr, dk) for lr in local]
 
             def d_step(d: SSAValue, dots: list[SSAValue]) -> list[SSAValue]:
-                kd = e.load(k_tile, ib.add(k_row, d))  # the lane's key
-                return [sb.multiply_add(e.load(q_tile, ib.add(q_rows[r], d)), kd, dots[r]) for r in range(rw)]
+                kd = vload(k_tile, ib.add(k_row, d), vq)  # the lane's key
+                out = list(dots)
+                for r in range(rw):  # the warp's rows: one address, a broadcast
+                    for qv, kv in zip(vload(q_tile, ib.add(q_rows[r], d), vq), kd):
+                        out[r] = sb.multiply_add(qv, kv, out[r])
+                return out
 
-            dots = e.for_loop(0, dk, 1, [zero] * rw, d_step)
+            dots = e.for_loop(0, dk, vq, [zero] * rw, d_step)
             j = ib.add(k0, lane)
-            out_m, out_l, ps, alphas = [], [], [], []
+            out_m, out_l, alphas = [], [], []
             for r in range(rw):
                 x = self.score(m, bidx, idx[r], j, dots[r], ragged_k)
                 m_new = sb.max(m_run[r], self.warp_all("max", x))
@@ -231,20 +244,26 @@ class AttentionLowering(KernelLowering):
                 shift = sb.select(sb.compare("eq", m_new, neg_inf), zero, m_new)
                 alpha = exp(sb, sb.arith("sub", m_run[r], shift))
                 pr = exp(sb, sb.arith("sub", x, shift))
+                e.store(pr, p_tile, ib.add(p_rows[r], lane), f32)
                 out_m.append(m_new)
                 out_l.append(sb.multiply_add(l_run[r], alpha, pr))  # the lane's share of the row sum
-                ps.append(pr)
                 alphas.append(alpha)
             scaled = [sb.arith("mul", acc[r * cols + c], alphas[r]) for r in range(rw) for c in range(cols)]
+            self.cursor.insert(gpu.BarrierOp())  # the probabilities, published
 
             def j_step(jj: SSAValue, acc: list[SSAValue]) -> list[SSAValue]:
-                src = self.cursor.value(arith.IndexCastOp(ib.ssa(jj), i32))
-                pj = [self.shuffle("idx", ps[r], src) for r in range(rw)]  # key jj's probabilities
-                base = ib.mul(jj, dv)
-                vs = [e.load(v_tile, ib.add(base, c)) for c in col_in]
-                return [sb.multiply_add(pj[r], vs[c], acc[r * cols + c]) for r in range(rw) for c in range(cols)]
+                ps = [vload(p_tile, ib.add(p_rows[r], jj), 4) for r in range(rw)]  # 4 keys' probabilities
+                acc = list(acc)
+                for u in range(4):
+                    base = ib.mul(ib.add(jj, u), dv)
+                    vs = vload(v_tile, ib.add(base, col_in[0]), vv) if vv > 1 else \
+                        [e.load(v_tile, ib.add(base, c)) for c in col_in]
+                    for r in range(rw):
+                        for c in range(cols):
+                            acc[r * cols + c] = sb.multiply_add(ps[r][u], vs[c], acc[r * cols + c])
+                return acc
 
-            out = e.for_loop(0, bk, 1, scaled, j_step)
+            out = e.for_loop(0, bk, 4, scaled, j_step)
             self.cursor.insert(gpu.BarrierOp())
             return [*out_m, *out_l, *out]
 
@@ -280,6 +299,17 @@ class AttentionLowering(KernelLowering):
             v = self.sb.max(v, other) if kind == "max" else self.sb.arith("add", v, other)
             offset //= 2
         return v
+
+
+def key_layout(dk: int, dv: int) -> tuple[int, int, int]:
+    """(the width of the Q and K loads, the K tile's row pitch, the width of a lane's V
+    load): 4-wide loads when Dk is a multiple of 4, K rows padded to keep them 16-byte
+    aligned while a quarter warp's 16-byte reads fall into 8 different bank groups (else
+    padded by one); a lane's Dv / 32 consecutive value columns in one load when that is
+    2 or 4."""
+    cols = -(-dv // WARP)
+    vv = cols if dv % WARP == 0 and cols in (2, 4) else 1
+    return (4, dk + 4, vv) if dk % 4 == 0 else (1, dk + 1, vv)
 
 
 def _tree(xs: list[SSAValue], combine) -> SSAValue:

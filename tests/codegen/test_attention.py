@@ -112,7 +112,7 @@ def test_a_forced_configuration_and_a_value_head_dim_of_its_own():
     (k,) = attention_kernels(text)
     p = k.params
     assert isinstance(p, AttentionParamsAttr)
-    assert k.launch() == ((-(-20 // p.block_q), 2, 1), (p.block_q, 1, 1))
+    assert k.launch() == ((-(-20 // p.block_q), 2, 1), (p.threads, 1, 1))
     check(text, fusion="stitch")
 
 

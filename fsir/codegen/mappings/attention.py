@@ -45,7 +45,15 @@ from xdsl.ir import Operation, SSAValue
 
 from fsir.codegen.mappings.base import FusionContext, GroupSpec, Mapping, op_error
 from fsir.codegen.mappings.gemm import GemmMapping
-from fsir.codegen.summary import Summary, chain_cycles, element_bytes_of, element_counts, loaded_inputs, op_mix
+from fsir.codegen.summary import (
+    Summary,
+    chain_cycles,
+    distinct_bytes,
+    element_bytes_of,
+    element_counts,
+    loaded_inputs,
+    op_mix,
+)
 from fsir.dialects import graph, schedule
 from fsir.dialects.graph import DYN, shape_of
 from fsir.dialects.schedule import (
@@ -57,7 +65,7 @@ from fsir.dialects.schedule import (
     inner_value,
 )
 from fsir.gpuspec import GpuSpec
-from fsir.lowering.attention import AttentionLowering
+from fsir.lowering.attention import AttentionLowering, key_layout
 from fsir.lowering.emit import elem_type, splat_value
 from fsir.lowering.scalar import Index
 from fsir.lowering.shapes import ShapeCalc
@@ -71,7 +79,9 @@ CANDIDATES = ((32, 16), (64, 16), (128, 16), (32, 32), (64, 32))
 ATTENTION_BASE_REGISTERS = 24
 WARP = AttentionParamsAttr.WARP
 # (block_q, warp_rows) of the warp schedule: a warp per warp_rows rows, block_q / warp_rows warps
-WARP_CANDIDATES = ((16, 4), (32, 4), (64, 4), (32, 8), (64, 8))
+# (ptxas -v, sm_80, dk = dv = 64: 78 to 124 registers at 2 rows a warp, 102 at (64, 4),
+# no spill; (32, 4) and 8 rows a warp spill or need 200 and more)
+WARP_CANDIDATES = ((16, 2), (32, 2), (64, 4))
 STATIC_SMEM = 48 * 1024  # the kernel's tiles are static shared arrays: at most 48 KB a block
 _FLOATS = (Float32Type, Float16Type, BFloat16Type)
 
@@ -371,12 +381,13 @@ def find_attention(ops: Sequence[Operation]) -> AttentionMatch | None:
 def tile_sizes(bq: int, bk: int, dk: int, dv: int, warp_rows: int = 0) -> dict[str, int]:
     """The kernel's shared f32 buffers. A thread per row: the block's Q rows and each
     thread's row of probabilities (padded by one, so a warp's rows fall into different
-    banks), the key and value tiles. A warp per rows: the block's Q rows (read by a
-    whole warp at one address), the key tile with rows padded by one (lane l reads key
-    l: 32 banks) and the value tile (lanes read consecutive columns); the probabilities
-    move by shuffles."""
+    banks), the key and value tiles. A warp per rows: the block's Q rows and the
+    probabilities of a key tile (read by a whole warp at one address), the key tile
+    with padded rows (lane l reads key l: `key_layout`) and the value tile (lanes read
+    consecutive columns)."""
     if warp_rows:
-        return {"q_tile": bq * dk, "k_tile": bk * (dk + 1), "v_tile": bk * dv}
+        _, pitch, _ = key_layout(dk, dv)
+        return {"q_tile": bq * dk, "k_tile": bk * pitch, "v_tile": bk * dv, "p_tile": bq * bk}
     return {"q_tile": bq * (dk + 1), "k_tile": bk * dk, "v_tile": bk * dv, "p_tile": bq * (bk + 1)}
 
 
@@ -552,8 +563,10 @@ def warp_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: G
     share of staging the block's Q rows; per key tile its share of staging K and V, the
     Dk steps of the warp_rows dot products (a Q load per row, the lane's K load, an FMA
     per row), per row the score chain, a max butterfly (5 shuffles), two exponentials,
-    then the block_k steps of P·V (a shuffle per row, the lane's V columns, an FMA per
-    row and column); at the end a sum butterfly per row, the divisions and stores."""
+    the probabilities to shared memory, then P·V (per 4 keys a 4-wide probability
+    load per row, per key the lane's V columns and an FMA per row and column); at the
+    end a sum butterfly per row, the divisions and stores. Q and K are read 4 wide
+    (`key_layout`)."""
     rw, bq, bk = p.warp_rows, p.block_q, p.block_k
     sq, sk, dk, dv = m.sizes
     threads = p.threads
@@ -568,10 +581,14 @@ def warp_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: G
     tile: Counter[str] = Counter()
     tile.update({cls: n * per_k for cls, n in element_counts([m.qk.rhs], inputs).items()})
     tile.update({cls: n * per_v for cls, n in element_counts([m.pv.rhs], inputs).items()})
-    tile["smem"] += per_k + per_v + dk * (rw + 1) + bk * cols
-    tile["alu"] += 4 * (per_k + per_v) + dk * (rw + 3) + rw * (steps + 8 + cols) + bk * (rw * cols + 4)
-    tile["shuffle"] += rw * (steps + bk)
-    tile["barrier"] += 2
+    vq, _, vv = key_layout(dk, dv)
+    d_steps, j_steps = dk // vq, bk // 4
+    v_loads = 1 if vv > 1 else cols
+    tile["smem"] += per_k + per_v + d_steps * (rw + 1) + rw + j_steps * (rw + 4 * v_loads)
+    tile["alu"] += (4 * (per_k + per_v) + d_steps * (rw * vq + 3) + rw * (steps + 8 + cols)
+                    + j_steps * (4 * rw * cols + 6))
+    tile["shuffle"] += rw * steps
+    tile["barrier"] += 3
     tile.update({cls: n * rw for cls, n in chain.items()})
     tile.update({cls: n * 2 * rw for cls, n in exp.items()})
     s = Summary()
@@ -583,9 +600,9 @@ def warp_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: G
     stores = rw * min(dv, bk * cols) * cols // (bk * cols) if dv % bk else rw * cols
     s.counts["global"] += max(1, stores)
     s.counts["div"] += rw * cols
-    # fitted to ptxas -v (sm_80): the rows' dot products, running max and sum, the
-    # lanes' output columns, and the addresses
-    s.registers = ATTENTION_BASE_REGISTERS + rw * (6 + 2 * cols)
+    # fitted to ptxas -v (sm_80, dk = dv = 64, WARP_CANDIDATES): ptxas unrolls the
+    # key and head-dim loops and keeps a row's 4-wide Q loads of several steps in flight
+    s.registers = 32 + 24 * rw
     s.shared_bytes = k.shared_bytes()
     elem_q, elem_k, elem_v, elem_o = (element_bytes_of(v) for v in (m.qk.lhs, m.qk.rhs, m.pv.rhs, m.pv.result))
     mask = sum(element_bytes_of(v) for v in loaded_inputs(m.scores, inputs)
@@ -593,12 +610,17 @@ def warp_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: G
     block_bytes = (bq * dk * elem_q + sk * (dk * elem_k + dv * elem_v) + bq * tiles * bk * mask
                    + min(bq, sq) * dv * elem_o)
     s.global_bytes = round(block_bytes / threads)
+    # every block re-reads its head's K and V (served by the L2): DRAM sees each once
+    s.distinct_bytes = distinct_bytes([*k.operands, *k.results])
     cpi = spec.cpi
     butterfly = steps * (cpi["shuffle"] + cpi["alu"])
-    per_tile = ((per_k + per_v) * (cpi["global"] + cpi["smem"]) / 2 + 2 * cpi["barrier"]
-                + dk * max(cpi["smem"] + cpi["alu"], 2 * rw + 1)
+    # per tile: staging; the dot products, whose loads do not depend on the previous
+    # step (only the FMAs are carried); per row the chain, the butterfly and the
+    # exponentials (rows independent); then P·V (loads independent, FMAs carried)
+    per_tile = ((per_k + per_v) * (cpi["global"] + cpi["smem"]) / 2 + 3 * cpi["barrier"]
+                + cpi["smem"] + d_steps * max(vq * cpi["alu"], rw * (vq + 1) + 1)
                 + butterfly + chain_cycles(chain, cpi) + 2 * chain_cycles(exp, cpi) + 4 * cpi["alu"]
                 + rw * (sum(chain.values()) + steps + 8)
-                + bk * max(cpi["shuffle"] + cpi["alu"], rw * (1 + cols) + cols))
+                + cpi["smem"] + j_steps * max(4 * cpi["alu"], rw * (1 + 4 * cols) + 4 * v_loads))
     s.ilp_cycles = tiles * per_tile + per_q * (cpi["global"] + cpi["smem"]) + butterfly + cpi["div"] + cpi["global"]
     return s
