@@ -610,6 +610,13 @@ def warp_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: G
     block_bytes = (bq * dk * elem_q + sk * (dk * elem_k + dv * elem_v) + bq * tiles * bk * mask
                    + min(bq, sq) * dv * elem_o)
     s.global_bytes = round(block_bytes / threads)
+    # a straight run of loads is what a thread has in flight (`latency.bytes_in_flight`):
+    # the unguarded part of staging Q, or of a key tile (each load guarded past Sk)
+    def run(total: int, elem: int) -> int:
+        return max(1, total // threads) * elem
+
+    tile_run = 0 if sk % bk else run(bk * dk, elem_k) + run(bk * dv, elem_v)
+    s.bytes_in_flight = max(run(bq * dk, elem_q), tile_run, elem_k, elem_v)
     # every block re-reads its head's K and V (served by the L2): DRAM sees each once
     s.distinct_bytes = distinct_bytes([*k.operands, *k.results])
     cpi = spec.cpi
