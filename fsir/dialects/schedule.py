@@ -684,20 +684,32 @@ class AttentionParamsAttr(MappingParamsAttr):
     is block_q / R warps.
 
         #schedule.attention<block_q = 32, block_k = 32, warp_rows = 4>
+
+    With `mma` (warp_rows = 16) a warp's 16 rows compute S = Q·Kᵀ and O += P·V with
+    `mma.sync` on the tensor cores (f16 / bf16 operands, or tf32 for f32), the
+    probabilities staying in registers as the second mma's A fragment (FlashAttention-2).
+
+        #schedule.attention<block_q = 64, block_k = 32, warp_rows = 16, mma>
     """
 
     name = "schedule.attention"
     MAPPING: ClassVar[Mapping] = Mapping.ATTENTION
-    KEYS: ClassVar[dict[str, int]] = {"block_q": 1, "block_k": 1, "warp_rows": 1}
+    KEYS: ClassVar[dict[str, int]] = {"block_q": 1, "block_k": 1, "warp_rows": 1, "mma": 0}
     MAX_BLOCK_K: ClassVar[int] = 64  # a key tile is unrolled in the kernel
     WARP: ClassVar[int] = 32  # the warp schedule's key tile: a key per lane
+    MMA_ROWS: ClassVar[int] = 16  # an mma tile's rows
 
     _block_q: IntAttr
     _block_k: IntAttr
     _warp_rows: IntAttr  # 0: a thread per query row
+    _mma: IntAttr  # 1: on the tensor cores
 
-    def __init__(self, block_q: int, block_k: int, warp_rows: int = 0):
-        super().__init__(IntAttr(block_q), IntAttr(block_k), IntAttr(warp_rows))
+    def __init__(self, block_q: int, block_k: int, warp_rows: int = 0, mma: bool = False):
+        super().__init__(IntAttr(block_q), IntAttr(block_k), IntAttr(warp_rows), IntAttr(int(mma)))
+
+    @property
+    def mma(self) -> bool:
+        return bool(self._mma.data)
 
     @property
     def block_q(self) -> int:
@@ -716,6 +728,13 @@ class AttentionParamsAttr(MappingParamsAttr):
         return self.block_q if not self.warp_rows else self.WARP * (self.block_q // self.warp_rows)
 
     def verify(self) -> None:
+        if self.mma:
+            if self.warp_rows != self.MMA_ROWS or self.block_q % self.MMA_ROWS or self.block_k % 16 \
+                    or not 16 <= self.block_k <= self.MAX_BLOCK_K or self.threads > MAX_BLOCK_THREADS:
+                raise VerifyException(f"with mma, warp_rows must be {self.MMA_ROWS}, block_q a multiple of it "
+                                      f"and block_k a multiple of 16 up to {self.MAX_BLOCK_K}, got block_q = "
+                                      f"{self.block_q}, block_k = {self.block_k}, warp_rows = {self.warp_rows}")
+            return
         if self.warp_rows:
             if self.warp_rows < 0 or self.block_q % self.warp_rows or self.block_k != self.WARP \
                     or self.threads > MAX_BLOCK_THREADS:
@@ -733,11 +752,13 @@ class AttentionParamsAttr(MappingParamsAttr):
 
     @classmethod
     def from_entries(cls, entries: MappingOf[str, _Value]) -> AttentionParamsAttr:
-        return cls.new([_int(entries["block_q"]), _int(entries["block_k"]), _int(entries.get("warp_rows", 0))])
+        return cls.new([_int(entries["block_q"]), _int(entries["block_k"]), _int(entries.get("warp_rows", 0)),
+                        IntAttr(int(bool(entries.get("mma", False))))])
 
     def entries(self) -> list[tuple[str, _Value]]:
         rows: list[tuple[str, _Value]] = [("warp_rows", self.warp_rows)] if self.warp_rows else []
-        return [("block_q", self.block_q), ("block_k", self.block_k), *rows]
+        mma: list[tuple[str, _Value]] = [("mma", True)] if self.mma else []
+        return [("block_q", self.block_q), ("block_k", self.block_k), *rows, *mma]
 
 
 PARAMS_OF: dict[Mapping, type[MappingParamsAttr]] = {

@@ -12,19 +12,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from xdsl.dialects.builtin import Float32Type, i32
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, i32
 from xdsl.ir import SSAValue
 
 from fsir.dialects import gpu, graph
-from fsir.dialects.schedule import AttentionParamsAttr, inner_value
+from fsir.dialects.gpu import MMA_K, MmaTypeEnum
+from fsir.dialects.schedule import AttentionParamsAttr, GemmMath, inner_value
 from fsir.lowering.emit import elem_type
 from fsir.lowering.kernels import KernelLowering
+from fsir.lowering.mma import operand_registers
 from fsir.lowering.scalar import Index
 
 if TYPE_CHECKING:
     from fsir.codegen.mappings.attention import AttentionMatch
 
 WARP = AttentionParamsAttr.WARP
+MMA_TYPE = {GemmMath.F16: MmaTypeEnum.F16, GemmMath.BF16: MmaTypeEnum.BF16, GemmMath.TF32: MmaTypeEnum.TF32}
 
 
 class AttentionLowering(KernelLowering):
@@ -40,6 +43,9 @@ class AttentionLowering(KernelLowering):
         assert m is not None
         p = self.k.params
         assert isinstance(p, AttentionParamsAttr)
+        if p.mma:
+            self.mma_schedule(m, transpose, p)
+            return
         if p.warp_rows:
             self.warp_schedule(m, transpose, p)
             return
@@ -287,6 +293,163 @@ class AttentionLowering(KernelLowering):
                 inside = e.and_(ib.lt(rows[r], sq) if ragged_q else True, ib.lt(col[c], dv) if dv % bk else True)
                 e.when(inside, store)
 
+    def mma_schedule(self, m: AttentionMatch, transpose: graph.TransposeOp | None, p: AttentionParamsAttr) -> None:
+        """A warp per 16 query rows on the tensor cores (see the module docstring)."""
+        ib, e, sb = self.ib, self.emit, self.sb
+        bq, bk = p.block_q, p.block_k
+        sq, sk, dk, dv = m.sizes
+        threads = p.threads
+        math = mma_math(elem_type(m.qk.lhs))
+        mtype = MMA_TYPE[math]
+        kq = MMA_K[mtype]
+        f32 = Float32Type()
+        zero = sb.const(0.0, f32)
+        neg_inf = sb.const(float("-inf"), f32)
+        exp = graph.ELEMENTWISE["exp"].lower
+        tid = self.thread_id()
+        warp, lane = ib.div(tid, WARP), ib.rem(tid, WARP)
+        g, t = ib.div(lane, 4), ib.rem(lane, 4)
+        bidx = ib.delinearize(self.block_id("y"), list(m.batch))
+        q0 = ib.mul(self.block_id("x"), bq)
+        ragged_q, ragged_k = sq % bq != 0, sk % bk != 0
+        q_tile, k_tile, v_tile = (self.smem[n] for n in ("q_tile", "k_tile", "v_tile"))
+        qp, kp, vp = mma_pitches(dk, dv)
+
+        def cooperative(total: int, put) -> None:
+            for s in range(-(-total // threads)):
+                lin = ib.add(tid, s * threads)
+                e.when(True if (s + 1) * threads <= total else ib.lt(lin, total), lambda lin=lin: put(lin))
+
+        def put_q(lin: Index) -> None:
+            r, c = ib.div(lin, dk), ib.rem(lin, dk)
+            qi = ib.add(q0, r)
+            qi = ib.min(qi, sq - 1) if ragged_q else qi  # rows past Sq repeat row Sq - 1
+            e.store(e.at(m.qk.lhs, [*bidx, qi, c]), q_tile, ib.add(ib.mul(r, qp), c), f32)
+
+        cooperative(bq * dk, put_q)
+        self.cursor.insert(gpu.BarrierOp())
+        # the lane's rows g and g + 8 of the warp's 16 (the mma fragments' rows)
+        ra = ib.add(ib.mul(warp, 16), g)
+        rb = ib.add(ra, 8)
+
+        def q_at(r: Index, c: Index) -> SSAValue:
+            return e.load(q_tile, ib.add(ib.mul(r, qp), c))
+
+        # the Q fragments (A of S = Q·Kᵀ), kept in registers for every key tile
+        q_frags = []
+        for kk in range(0, dk, kq):
+            if kq == 8:  # tf32 m16n8k8: (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4)
+                vals = [q_at(r, ib.add(t, kk + dc)) for dc in (0, 4) for r in (ra, rb)]
+            else:  # m16n8k16: rows g, g + 8 at columns 2t, 2t + 1, then 2t + 8, 2t + 9
+                vals = [q_at(r, ib.add(ib.mul(t, 2), kk + dc + h)) for dc in (0, 8) for r in (ra, rb) for h in (0, 1)]
+            q_frags.append(operand_registers(self.cursor, vals, math))
+        rows = [ib.add(q0, ra), ib.add(q0, rb)]
+        idx = [ib.min(r, sq - 1) if ragged_q else r for r in rows]
+        nt, dt = bk // 8, dv // 8
+
+        def mma(a: list[SSAValue], b: list[SSAValue], c: list[SSAValue]) -> list[SSAValue]:
+            op = gpu.MmaSyncOp(mtype, a, b, c)
+            self.cursor.insert(op)
+            return list(op.d)
+
+        def tile(k0: SSAValue, carry: list[SSAValue]) -> list[SSAValue]:
+            m_run, l_run, acc = carry[:2], carry[2:4], carry[4:]
+
+            def staged(buf: SSAValue, width: int, pitch: int, load) -> None:
+                def put(lin: Index) -> None:
+                    key, c = ib.div(lin, width), ib.rem(lin, width)
+                    j = ib.add(k0, key)
+                    inside = ib.lt(j, sk) if ragged_k else True
+                    value = e.guarded(inside, lambda: load(j, c), lambda: zero)
+                    e.store(value, buf, ib.add(ib.mul(key, pitch), c), f32)
+
+                cooperative(bk * width, put)
+
+            staged(k_tile, dk, kp, lambda j, c: e.at(m.qk.rhs, [*bidx, c, j]))
+            staged(v_tile, dv, vp, lambda j, c: e.at(m.pv.rhs, [*bidx, j, c]))
+            self.cursor.insert(gpu.BarrierOp())
+
+            def k_at(key: Index, d: Index) -> SSAValue:
+                return e.load(k_tile, ib.add(ib.mul(key, kp), d))
+
+            def v_at(key: Index, d: Index) -> SSAValue:
+                return e.load(v_tile, ib.add(ib.mul(key, vp), d))
+
+            # S = Q·Kᵀ: B(d, key) = K[key][d]; the lane's B column is key g of the 8
+            xs: list[list[SSAValue]] = []
+            for n in range(nt):
+                key = ib.add(g, n * 8)
+                s_acc = [zero] * 4
+                for i, kk in enumerate(range(0, dk, kq)):
+                    if kq == 8:
+                        vals = [k_at(key, ib.add(t, kk + dc)) for dc in (0, 4)]
+                    else:
+                        vals = [k_at(key, ib.add(ib.mul(t, 2), kk + dc + h)) for dc in (0, 8) for h in (0, 1)]
+                    s_acc = mma(q_frags[i], operand_registers(self.cursor, vals, math), s_acc)
+                # accumulator c: row g (c < 2) or g + 8, key 2t + c % 2 of the 8
+                j0 = ib.add(k0, ib.add(ib.mul(t, 2), n * 8))
+                xs.append([self.score(m, bidx, idx[c >> 1], ib.add(j0, c & 1), s_acc[c], ragged_k)
+                           for c in range(4)])
+            out_m, out_l, alphas, shifts = [], [], [], []
+            for h in range(2):  # the lane's two rows
+                mine = [x[c] for x in xs for c in (2 * h, 2 * h + 1)]
+                row_max = _tree(mine, sb.max)
+                for off in (1, 2):  # the 4 lanes sharing the row
+                    row_max = sb.max(row_max, self.shuffle("xor", row_max, sb.const(off, i32)))
+                m_new = sb.max(m_run[h], row_max)
+                # while every score so far is -inf, shift by 0 (exp(-inf - -inf) would be NaN)
+                shift = sb.select(sb.compare("eq", m_new, neg_inf), zero, m_new)
+                alphas.append(exp(sb, sb.arith("sub", m_run[h], shift)))
+                shifts.append(shift)
+                out_m.append(m_new)
+            ps = [[exp(sb, sb.arith("sub", x[c], shifts[c >> 1])) for c in range(4)] for x in xs]
+            for h in range(2):
+                part = _tree([pr[c] for pr in ps for c in (2 * h, 2 * h + 1)], lambda a, b: sb.arith("add", a, b))
+                out_l.append(sb.multiply_add(l_run[h], alphas[h], part))  # the lane's share of the row sum
+            o = [sb.arith("mul", acc[i], alphas[(i % 4) >> 1]) for i in range(dt * 4)]
+            # O += P·V, P's accumulators reused as the A fragments (FlashAttention-2)
+            for kc in range(0, bk, kq):
+                n0 = kc // 8
+                if kq == 8:  # tf32: mma column t is key 2t, column t + 4 key 2t + 1
+                    a_vals = [ps[n0][0], ps[n0][2], ps[n0][1], ps[n0][3]]
+                else:
+                    a_vals = [*ps[n0], *ps[n0 + 1]]
+                a = operand_registers(self.cursor, a_vals, math)
+                for d in range(dt):
+                    col = ib.add(g, d * 8)
+                    if kq == 8:
+                        keys = [ib.add(ib.mul(t, 2), kc + h) for h in (0, 1)]
+                    else:
+                        keys = [ib.add(ib.mul(t, 2), kc + dc + h) for dc in (0, 8) for h in (0, 1)]
+                    b = operand_registers(self.cursor, [v_at(key, col) for key in keys], math)
+                    o[d * 4:d * 4 + 4] = mma(a, b, o[d * 4:d * 4 + 4])
+            self.cursor.insert(gpu.BarrierOp())
+            return [*out_m, *out_l, *o]
+
+        final = e.for_loop(0, sk, bk, [neg_inf, neg_inf, zero, zero, *[zero] * (dt * 4)], tile)
+        sums = []
+        for h in range(2):
+            v = final[2 + h]
+            for off in (1, 2):
+                v = sb.arith("add", v, self.shuffle("xor", v, sb.const(off, i32)))
+            if m.safe_sum:  # a row whose every score is -inf has l = 0 and acc = 0: it is 0
+                v = sb.select(sb.compare("eq", v, zero), sb.const(1.0, f32), v)
+            sums.append(v)
+        acc = final[4:]
+        for h in range(2):
+            def store(h=h) -> None:
+                for d in range(dt):
+                    for c in (2 * h, 2 * h + 1):
+                        o = sb.arith("div", acc[d * 4 + c], sums[h])
+                        if m.nan_to_zero:  # select(p != p, 0, p): a row of NaN probabilities gives 0
+                            o = sb.select(sb.compare("ne", o, o), zero, o)
+                        at = [*bidx, rows[h], ib.add(ib.mul(t, 2), d * 8 + (c & 1))]
+                        if transpose is not None:
+                            at = [at[i] for i in transpose.perm.get_values()]
+                        self.store_output(0, sb.round_to(o, elem_type(m.pv.result)), at)
+
+            e.when(ib.lt(rows[h], sq) if ragged_q else True, store)
+
     def shuffle(self, mode: str, v: SSAValue, offset: SSAValue) -> SSAValue:
         width = self.sb.const(WARP, i32)
         return self.cursor.insert(gpu.ShuffleOp(mode, v, offset, width)).results[0]
@@ -299,6 +462,17 @@ class AttentionLowering(KernelLowering):
             v = self.sb.max(v, other) if kind == "max" else self.sb.arith("add", v, other)
             offset //= 2
         return v
+
+
+def mma_math(t) -> GemmMath:
+    """The tensor-core math of attention operands of element type `t` (f32: tf32)."""
+    return {Float16Type: GemmMath.F16, BFloat16Type: GemmMath.BF16}.get(type(t), GemmMath.TF32)
+
+
+def mma_pitches(dk: int, dv: int) -> tuple[int, int, int]:
+    """The row pitches of the mma schedule's Q, K and V tiles (f32): padded by 4, so
+    the 8 rows of a fragment's lanes start in different banks."""
+    return dk + 4, dk + 4, dv + 4
 
 
 def key_layout(dk: int, dv: int) -> tuple[int, int, int]:

@@ -45,6 +45,7 @@ from xdsl.ir import Operation, SSAValue
 
 from fsir.codegen.mappings.base import FusionContext, GroupSpec, Mapping, op_error
 from fsir.codegen.mappings.gemm import GemmMapping
+from fsir.codegen.mappings.gemm_tc import mma_step_cycles
 from fsir.codegen.summary import (
     Summary,
     chain_cycles,
@@ -59,13 +60,14 @@ from fsir.dialects.graph import DYN, shape_of
 from fsir.dialects.schedule import (
     AttentionParamsAttr,
     Composition,
+    GemmMath,
     KernelOp,
     SharedOp,
     Storage,
     inner_value,
 )
 from fsir.gpuspec import GpuSpec
-from fsir.lowering.attention import AttentionLowering, key_layout
+from fsir.lowering.attention import AttentionLowering, key_layout, mma_math, mma_pitches
 from fsir.lowering.emit import elem_type, splat_value
 from fsir.lowering.scalar import Index
 from fsir.lowering.shapes import ShapeCalc
@@ -82,6 +84,9 @@ WARP = AttentionParamsAttr.WARP
 # (ptxas -v, sm_80, dk = dv = 64: 78 to 124 registers at 2 rows a warp, 102 at (64, 4),
 # no spill; (32, 4) and 8 rows a warp spill or need 200 and more)
 WARP_CANDIDATES = ((16, 2), (32, 2), (64, 4))
+MMA_ROWS = AttentionParamsAttr.MMA_ROWS
+# (block_q, block_k) of the tensor-core schedule: a warp per 16 rows
+MMA_CANDIDATES = ((16, 32), (32, 32), (64, 32), (64, 64), (128, 32))
 STATIC_SMEM = 48 * 1024  # the kernel's tiles are static shared arrays: at most 48 KB a block
 _FLOATS = (Float32Type, Float16Type, BFloat16Type)
 
@@ -378,13 +383,16 @@ def find_attention(ops: Sequence[Operation]) -> AttentionMatch | None:
     return None
 
 
-def tile_sizes(bq: int, bk: int, dk: int, dv: int, warp_rows: int = 0) -> dict[str, int]:
+def tile_sizes(bq: int, bk: int, dk: int, dv: int, warp_rows: int = 0, mma: bool = False) -> dict[str, int]:
     """The kernel's shared f32 buffers. A thread per row: the block's Q rows and each
     thread's row of probabilities (padded by one, so a warp's rows fall into different
     banks), the key and value tiles. A warp per rows: the block's Q rows and the
     probabilities of a key tile (read by a whole warp at one address), the key tile
     with padded rows (lane l reads key l: `key_layout`) and the value tile (lanes read
     consecutive columns)."""
+    if mma:  # rows padded (`mma_pitches`); the probabilities stay in registers
+        qp, kp, vp = mma_pitches(dk, dv)
+        return {"q_tile": bq * qp, "k_tile": bk * kp, "v_tile": bk * vp}
     if warp_rows:
         _, pitch, _ = key_layout(dk, dv)
         return {"q_tile": bq * dk, "k_tile": bk * pitch, "v_tile": bk * dv, "p_tile": bq * bk}
@@ -396,10 +404,11 @@ class AttentionConfig:
     block_q: int
     block_k: int
     warp_rows: int = 0
+    mma: bool = False
 
     def describe(self) -> str:
         rows = f"/{self.warp_rows}rows" if self.warp_rows else ""
-        return f"attention/{self.block_q}x{self.block_k}{rows}"
+        return f"attention/{self.block_q}x{self.block_k}{rows}{'/mma' if self.mma else ''}"
 
 
 class AttentionMapping(Mapping):
@@ -448,7 +457,11 @@ class AttentionMapping(Mapping):
         _, _, dk, dv = m.sizes
         configs = [AttentionConfig(q, k) for q, k in CANDIDATES if q <= covering_q and k <= covering_k]
         configs += [AttentionConfig(q, WARP, r) for q, r in WARP_CANDIDATES if q <= max(covering_q, 4 * r)]
-        configs = [c for c in configs if 4 * sum(tile_sizes(c.block_q, c.block_k, dk, dv, c.warp_rows).values())
+        if tensor_math(m, ctx.precision) is not None:
+            configs += [AttentionConfig(q, k, MMA_ROWS, True) for q, k in MMA_CANDIDATES
+                        if q <= covering_q and k <= max(32, covering_k)]
+        configs = [c for c in configs
+                   if 4 * sum(tile_sizes(c.block_q, c.block_k, dk, dv, c.warp_rows, c.mma).values())
                    <= min(ctx.spec.smem_per_block, STATIC_SMEM)]
         if not configs:
             raise op_error(m.pv, f"cannot run as an attention kernel: the smallest tiles need more shared "
@@ -461,9 +474,10 @@ class AttentionMapping(Mapping):
         space = IntegerAttr(3, i64)
         f32 = Float32Type()
         shared = [SharedOp(name, MemRefType(f32, [size], memory_space=space))
-                  for name, size in tile_sizes(config.block_q, config.block_k, dk, dv, config.warp_rows).items()]
+                  for name, size in tile_sizes(config.block_q, config.block_k, dk, dv, config.warp_rows,
+                                               config.mma).items()]
         groups = [GroupSpec([out], Composition.BLOCK, Storage.GLOBAL)]
-        params = AttentionParamsAttr(config.block_q, config.block_k, config.warp_rows)
+        params = AttentionParamsAttr(config.block_q, config.block_k, config.warp_rows, config.mma)
         return ctx.kernel(params, grid, (params.threads, 1, 1), groups, shared)
 
     def summarize(self, k: KernelOp, spec: GpuSpec) -> Summary:
@@ -476,6 +490,8 @@ class AttentionMapping(Mapping):
         m = self.match(k)
         p = k.params
         assert isinstance(p, AttentionParamsAttr)
+        if p.mma:
+            return mma_summary(k, m, p, spec)
         if p.warp_rows:
             return warp_summary(k, m, p, spec)
         bq, bk = p.block_q, p.block_k
@@ -549,7 +565,11 @@ class AttentionMapping(Mapping):
         p = k.params
         assert isinstance(p, AttentionParamsAttr)
         _, _, dk, dv = m.sizes
-        for name, size in tile_sizes(p.block_q, p.block_k, dk, dv, p.warp_rows).items():
+        if p.mma and tensor_math(m, "tf32") is None:
+            raise self.cannot_lower(k, f"an attention kernel on the tensor cores needs f16, bf16 or f32 operands "
+                                       f"of one type, a head dim a multiple of 16 and a value dim a multiple "
+                                       f"of 8, got {dk} and {dv}")
+        for name, size in tile_sizes(p.block_q, p.block_k, dk, dv, p.warp_rows, p.mma).items():
             buf = k.shared_buffers().get(name)
             if buf is None:
                 raise self.cannot_lower(k, f"an attention kernel needs the shared buffer @{name}")
@@ -630,4 +650,82 @@ def warp_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: G
                 + rw * (sum(chain.values()) + steps + 8)
                 + cpi["smem"] + j_steps * max(4 * cpi["alu"], rw * (1 + 4 * cols) + 4 * v_loads))
     s.ilp_cycles = tiles * per_tile + per_q * (cpi["global"] + cpi["smem"]) + butterfly + cpi["div"] + cpi["global"]
+    return s
+
+
+def tensor_math(m: AttentionMatch, precision: str) -> GemmMath | None:
+    """The tensor-core math of an attention (None: FMAs only): its Q, K, V and
+    probabilities of one type, f16 or bf16, or f32 under precision=tf32; head dims
+    whole mma tiles (Dk a multiple of the mma's k, Dv of its n = 8)."""
+    types = {type(elem_type(v)) for v in (m.qk.lhs, m.qk.rhs, m.pv.lhs, m.pv.rhs)}
+    if len(types) != 1:
+        return None
+    math = mma_math(elem_type(m.qk.lhs))
+    if math == GemmMath.TF32 and (precision != "tf32" or types != {Float32Type}):
+        return None
+    _, _, dk, dv = m.sizes
+    return math if dk % (8 if math == GemmMath.TF32 else 16) == 0 and dv % 8 == 0 else None
+
+
+def mma_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: GpuSpec) -> Summary:
+    """A thread's work in the tensor-core schedule (`AttentionLowering.mma_schedule`):
+    its share of staging Q, then its Q fragments (loaded and converted once); per key
+    tile its share of staging K and V, the K fragments' elements and the S mmas, the
+    score chain and two exponentials per accumulator, the quad's max (2 shuffles a row),
+    the P fragments converted from the accumulators, the V fragments' elements and the
+    P·V mmas; at the end the quad's sums, the divisions and stores."""
+    bq, bk = p.block_q, p.block_k
+    _, sk, dk, dv = m.sizes
+    threads = p.threads
+    tiles = -(-sk // bk)
+    math = mma_math(elem_type(m.qk.lhs))
+    tf32 = math == GemmMath.TF32
+    kq = 8 if tf32 else 16
+    per_reg = 2 if tf32 else 4  # elements (loads) per B fragment: 2 registers
+    convert = 1 if tf32 else 6  # instructions making one operand register
+    nt, dt, ks, kc = bk // 8, dv // 8, dk // kq, bk // kq
+    inputs: set[SSAValue] = set(k.block.args)
+    per_q, per_k, per_v = (-(-n // threads) for n in (bq * dk, bk * dk, bk * dv))
+    chain = element_counts([m.scores], inputs, seen={m.qk})
+    exp = op_mix(next(op for op in m.core if op.name == "graph.exp"))
+    tile: Counter[str] = Counter()
+    tile.update({cls: n * per_k for cls, n in element_counts([m.qk.rhs], inputs).items()})
+    tile.update({cls: n * per_v for cls, n in element_counts([m.pv.rhs], inputs).items()})
+    frag_loads = (nt * ks + kc * dt) * per_reg
+    tile["smem"] += per_k + per_v + frag_loads
+    tile["tensor"] += nt * ks + kc * dt
+    tile["alu"] += (4 * (per_k + per_v) + 2 * frag_loads + (nt * ks + kc * dt) * 2 * convert + kc * 4 * convert
+                    + 2 * (2 * nt + 8) + 4 * nt + 4 * dt + 8)
+    tile["shuffle"] += 4
+    tile["barrier"] += 2
+    tile.update({cls: n * 4 * nt for cls, n in chain.items()})
+    tile.update({cls: n * (4 * nt + 2) for cls, n in exp.items()})
+    s = Summary()
+    s.add(tile, tiles)
+    s.add(element_counts([m.qk.lhs], inputs), per_q)
+    s.counts["smem"] += per_q + 4 * ks * (1 if tf32 else 2)
+    s.counts["alu"] += 4 * per_q + ks * 4 * convert + 8 * ks + 16 + 4 * dt
+    s.counts["shuffle"] += 4
+    s.counts["barrier"] += 1
+    s.counts["global"] += 4 * dt
+    s.counts["div"] += 4 * dt
+    precision = "tf32" if tf32 else "f16"
+    mma_fmas = 16 * 8 * kq  # a warp's multiply-adds per mma
+    s.tensor_fmas[precision] = tiles * tile["tensor"] * mma_fmas // WARP
+    # the O accumulators, the Q fragments, a tile's scores and probabilities, addresses
+    s.registers = min(255, 32 + 4 * dt + 4 * ks + 8 * nt)
+    s.shared_bytes = k.shared_bytes()
+    elem_q, elem_k, elem_v, elem_o = (element_bytes_of(v) for v in (m.qk.lhs, m.qk.rhs, m.pv.rhs, m.pv.result))
+    mask = sum(element_bytes_of(v) for v in loaded_inputs(m.scores, inputs)
+               if v not in loaded_inputs(m.qk.result, inputs))
+    sq = m.sizes[0]
+    block_bytes = (bq * dk * elem_q + sk * (dk * elem_k + dv * elem_v) + bq * tiles * bk * mask
+                   + min(bq, sq) * dv * elem_o)
+    s.global_bytes = round(block_bytes / threads)
+    s.distinct_bytes = distinct_bytes([*k.operands, *k.results])
+    cpi = spec.cpi
+    softmax = (chain_cycles(chain, cpi) + 2 * chain_cycles(exp, cpi) + 2 * (cpi["shuffle"] + cpi["alu"])
+               + 6 * cpi["alu"])
+    s.ilp_cycles = (tiles * (mma_step_cycles(tile, ks, mma_fmas, precision, False, spec) + softmax)
+                    + per_q * (cpi["global"] + cpi["smem"]) + cpi["barrier"] + cpi["div"] + cpi["global"])
     return s
