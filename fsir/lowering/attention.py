@@ -312,30 +312,25 @@ class AttentionLowering(KernelLowering):
         bidx = ib.delinearize(self.block_id("y"), list(m.batch))
         q0 = ib.mul(self.block_id("x"), bq)
         ragged_q, ragged_k = sq % bq != 0, sk % bk != 0
-        q_tile, k_tile, v_tile = (self.smem[n] for n in ("q_tile", "k_tile", "v_tile"))
-        qp, kp, vp = mma_pitches(dk, dv)
+        k_tile, v_tile = self.smem["k_tile"], self.smem["v_tile"]
+        kp, vp = mma_pitches(dk, dv)
 
         def cooperative(total: int, put) -> None:
             for s in range(-(-total // threads)):
                 lin = ib.add(tid, s * threads)
                 e.when(True if (s + 1) * threads <= total else ib.lt(lin, total), lambda lin=lin: put(lin))
 
-        def put_q(lin: Index) -> None:
-            r, c = ib.div(lin, dk), ib.rem(lin, dk)
-            qi = ib.add(q0, r)
-            qi = ib.min(qi, sq - 1) if ragged_q else qi  # rows past Sq repeat row Sq - 1
-            e.store(e.at(m.qk.lhs, [*bidx, qi, c]), q_tile, ib.add(ib.mul(r, qp), c), f32)
-
-        cooperative(bq * dk, put_q)
-        self.cursor.insert(gpu.BarrierOp())
         # the lane's rows g and g + 8 of the warp's 16 (the mma fragments' rows)
         ra = ib.add(ib.mul(warp, 16), g)
         rb = ib.add(ra, 8)
+        rows = [ib.add(q0, ra), ib.add(q0, rb)]
+        idx = [ib.min(r, sq - 1) if ragged_q else r for r in rows]  # rows past Sq repeat row Sq - 1
 
         def q_at(r: Index, c: Index) -> SSAValue:
-            return e.load(q_tile, ib.add(ib.mul(r, qp), c))
+            return e.at(m.qk.lhs, [*bidx, idx[0] if r is ra else idx[1], c])
 
-        # the Q fragments (A of S = Q·Kᵀ), kept in registers for every key tile
+        # the Q fragments (A of S = Q·Kᵀ), read once from Q and kept in registers for
+        # every key tile
         q_frags = []
         for kk in range(0, dk, kq):
             if kq == 8:  # tf32 m16n8k8: (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4)
@@ -343,8 +338,6 @@ class AttentionLowering(KernelLowering):
             else:  # m16n8k16: rows g, g + 8 at columns 2t, 2t + 1, then 2t + 8, 2t + 9
                 vals = [q_at(r, ib.add(ib.mul(t, 2), kk + dc + h)) for dc in (0, 8) for r in (ra, rb) for h in (0, 1)]
             q_frags.append(operand_registers(self.cursor, vals, math))
-        rows = [ib.add(q0, ra), ib.add(q0, rb)]
-        idx = [ib.min(r, sq - 1) if ragged_q else r for r in rows]
         nt, dt = bk // 8, dv // 8
 
         def mma(a: list[SSAValue], b: list[SSAValue], c: list[SSAValue]) -> list[SSAValue]:
@@ -469,10 +462,10 @@ def mma_math(t) -> GemmMath:
     return {Float16Type: GemmMath.F16, BFloat16Type: GemmMath.BF16}.get(type(t), GemmMath.TF32)
 
 
-def mma_pitches(dk: int, dv: int) -> tuple[int, int, int]:
-    """The row pitches of the mma schedule's Q, K and V tiles (f32): padded by 4, so
-    the 8 rows of a fragment's lanes start in different banks."""
-    return dk + 4, dk + 4, dv + 4
+def mma_pitches(dk: int, dv: int) -> tuple[int, int]:
+    """The row pitches of the mma schedule's K and V tiles (f32): padded by 4, so the 8
+    rows of a fragment's lanes start in different banks."""
+    return dk + 4, dv + 4
 
 
 def key_layout(dk: int, dv: int) -> tuple[int, int, int]:

@@ -390,9 +390,9 @@ def tile_sizes(bq: int, bk: int, dk: int, dv: int, warp_rows: int = 0, mma: bool
     probabilities of a key tile (read by a whole warp at one address), the key tile
     with padded rows (lane l reads key l: `key_layout`) and the value tile (lanes read
     consecutive columns)."""
-    if mma:  # rows padded (`mma_pitches`); the probabilities stay in registers
-        qp, kp, vp = mma_pitches(dk, dv)
-        return {"q_tile": bq * qp, "k_tile": bk * kp, "v_tile": bk * vp}
+    if mma:  # rows padded (`mma_pitches`); Q and the probabilities stay in registers
+        kp, vp = mma_pitches(dk, dv)
+        return {"k_tile": bk * kp, "v_tile": bk * vp}
     if warp_rows:
         _, pitch, _ = key_layout(dk, dv)
         return {"q_tile": bq * dk, "k_tile": bk * pitch, "v_tile": bk * dv, "p_tile": bq * bk}
@@ -669,7 +669,7 @@ def tensor_math(m: AttentionMatch, precision: str) -> GemmMath | None:
 
 def mma_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: GpuSpec) -> Summary:
     """A thread's work in the tensor-core schedule (`AttentionLowering.mma_schedule`):
-    its share of staging Q, then its Q fragments (loaded and converted once); per key
+    its Q fragments (loaded from global memory and converted once); per key
     tile its share of staging K and V, the K fragments' elements and the S mmas, the
     score chain and two exponentials per accumulator, the quad's max (2 shuffles a row),
     the P fragments converted from the accumulators, the V fragments' elements and the
@@ -685,7 +685,8 @@ def mma_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: Gp
     convert = 1 if tf32 else 6  # instructions making one operand register
     nt, dt, ks, kc = bk // 8, dv // 8, dk // kq, bk // kq
     inputs: set[SSAValue] = set(k.block.args)
-    per_q, per_k, per_v = (-(-n // threads) for n in (bq * dk, bk * dk, bk * dv))
+    per_k, per_v = (-(-n // threads) for n in (bk * dk, bk * dv))
+    per_q = 4 * ks * (1 if tf32 else 2)  # the lane's Q fragment elements, from global memory
     chain = element_counts([m.scores], inputs, seen={m.qk})
     exp = op_mix(next(op for op in m.core if op.name == "graph.exp"))
     tile: Counter[str] = Counter()
@@ -703,10 +704,8 @@ def mma_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: Gp
     s = Summary()
     s.add(tile, tiles)
     s.add(element_counts([m.qk.lhs], inputs), per_q)
-    s.counts["smem"] += per_q + 4 * ks * (1 if tf32 else 2)
-    s.counts["alu"] += 4 * per_q + ks * 4 * convert + 8 * ks + 16 + 4 * dt
+    s.counts["alu"] += ks * 4 * convert + 16 + 4 * dt
     s.counts["shuffle"] += 4
-    s.counts["barrier"] += 1
     s.counts["global"] += 4 * dt
     s.counts["div"] += 4 * dt
     precision = "tf32" if tf32 else "f16"
@@ -723,9 +722,13 @@ def mma_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: Gp
                    + min(bq, sq) * dv * elem_o)
     s.global_bytes = round(block_bytes / threads)
     s.distinct_bytes = distinct_bytes([*k.operands, *k.results])
+    # a straight run of loads (`latency.bytes_in_flight`): the Q fragments, or a key
+    # tile's staging (each load guarded past Sk)
+    tile_run = 0 if sk % bk else (bk * dk // threads) * elem_k + (bk * dv // threads) * elem_v
+    s.bytes_in_flight = max(per_q * elem_q, tile_run)
     cpi = spec.cpi
     softmax = (chain_cycles(chain, cpi) + 2 * chain_cycles(exp, cpi) + 2 * (cpi["shuffle"] + cpi["alu"])
                + 6 * cpi["alu"])
     s.ilp_cycles = (tiles * (mma_step_cycles(tile, ks, mma_fmas, precision, False, spec) + softmax)
-                    + per_q * (cpi["global"] + cpi["smem"]) + cpi["barrier"] + cpi["div"] + cpi["global"])
+                    + cpi["global"] + per_q * (1 + convert) + cpi["div"] + cpi["global"])
     return s
