@@ -312,13 +312,25 @@ class AttentionLowering(KernelLowering):
         bidx = ib.delinearize(self.block_id("y"), list(m.batch))
         q0 = ib.mul(self.block_id("x"), bq)
         ragged_q, ragged_k = sq % bq != 0, sk % bk != 0
-        k_tile, v_tile = self.smem["k_tile"], self.smem["v_tile"]
-        kp, vp = mma_pitches(dk, dv)
+        q_tile, k_tile, v_tile = (self.smem[n] for n in ("q_tile", "k_tile", "v_tile"))
+        qp, kp, vp = mma_pitches(dk, dv)
 
         def cooperative(total: int, put) -> None:
-            for s in range(-(-total // threads)):
-                lin = ib.add(tid, s * threads)
-                e.when(True if (s + 1) * threads <= total else ib.lt(lin, total), lambda lin=lin: put(lin))
+            """put(lin) for this thread's elements lin = tid + s·threads below total, in
+            a loop (unrolled, ptxas would hoist every load of a tile above the mmas)."""
+            full = total // threads
+            unroll = staging_unroll(full)  # loads in flight per step
+
+            def step(s: SSAValue, carry: list[SSAValue]) -> list[SSAValue]:
+                for u in range(unroll):
+                    put(ib.add(ib.add(tid, s), u * threads))
+                return []
+
+            if full:
+                e.for_loop(0, full * threads, unroll * threads, [], step)
+            if total % threads:
+                lin = ib.add(tid, full * threads)
+                e.when(ib.lt(lin, total), lambda: put(lin))
 
         # the lane's rows g and g + 8 of the warp's 16 (the mma fragments' rows)
         ra = ib.add(ib.mul(warp, 16), g)
@@ -326,18 +338,26 @@ class AttentionLowering(KernelLowering):
         rows = [ib.add(q0, ra), ib.add(q0, rb)]
         idx = [ib.min(r, sq - 1) if ragged_q else r for r in rows]  # rows past Sq repeat row Sq - 1
 
-        def q_at(r: Index, c: Index) -> SSAValue:
-            return e.at(m.qk.lhs, [*bidx, idx[0] if r is ra else idx[1], c])
+        def put_q(lin: Index) -> None:
+            r, c = ib.div(lin, dk), ib.rem(lin, dk)
+            qi = ib.add(q0, r)
+            qi = ib.min(qi, sq - 1) if ragged_q else qi
+            e.store(e.at(m.qk.lhs, [*bidx, qi, c]), q_tile, ib.add(ib.mul(r, qp), c), f32)
 
-        # the Q fragments (A of S = Q·Kᵀ), read once from Q and kept in registers for
-        # every key tile
-        q_frags = []
-        for kk in range(0, dk, kq):
+        cooperative(bq * dk, put_q)  # published by the first key tile's barrier
+
+        def q_fragment(kk: Index) -> list[SSAValue]:
+            """The A fragment of S = Q·Kᵀ at head-dim offset kk."""
+            def q_at(r: Index, c: Index) -> SSAValue:
+                return e.load(q_tile, ib.add(ib.mul(r, qp), c))
+
             if kq == 8:  # tf32 m16n8k8: (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4)
-                vals = [q_at(r, ib.add(t, kk + dc)) for dc in (0, 4) for r in (ra, rb)]
+                vals = [q_at(r, ib.add(ib.add(t, kk), dc)) for dc in (0, 4) for r in (ra, rb)]
             else:  # m16n8k16: rows g, g + 8 at columns 2t, 2t + 1, then 2t + 8, 2t + 9
-                vals = [q_at(r, ib.add(ib.mul(t, 2), kk + dc + h)) for dc in (0, 8) for r in (ra, rb) for h in (0, 1)]
-            q_frags.append(operand_registers(self.cursor, vals, math))
+                vals = [q_at(r, ib.add(ib.add(ib.mul(t, 2), kk), dc + h)) for dc in (0, 8) for r in (ra, rb)
+                        for h in (0, 1)]
+            return operand_registers(self.cursor, vals, math)
+
         nt, dt = bk // 8, dv // 8
 
         def mma(a: list[SSAValue], b: list[SSAValue], c: list[SSAValue]) -> list[SSAValue]:
@@ -368,20 +388,26 @@ class AttentionLowering(KernelLowering):
             def v_at(key: Index, d: Index) -> SSAValue:
                 return e.load(v_tile, ib.add(ib.mul(key, vp), d))
 
-            # S = Q·Kᵀ: B(d, key) = K[key][d]; the lane's B column is key g of the 8
+            # S = Q·Kᵀ over the head dim in a loop: B(d, key) = K[key][d], the lane's B
+            # column key g of each 8
+            def kk_step(kk: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
+                a = q_fragment(kk)
+                accs = list(accs)
+                for n in range(nt):
+                    key = ib.add(g, n * 8)
+                    if kq == 8:
+                        vals = [k_at(key, ib.add(ib.add(t, kk), dc)) for dc in (0, 4)]
+                    else:
+                        vals = [k_at(key, ib.add(ib.add(ib.mul(t, 2), kk), dc + h)) for dc in (0, 8) for h in (0, 1)]
+                    accs[n * 4:n * 4 + 4] = mma(a, operand_registers(self.cursor, vals, math), accs[n * 4:n * 4 + 4])
+                return accs
+
+            s_accs = e.for_loop(0, dk, kq, [zero] * (nt * 4), kk_step)
             xs: list[list[SSAValue]] = []
             for n in range(nt):
-                key = ib.add(g, n * 8)
-                s_acc = [zero] * 4
-                for i, kk in enumerate(range(0, dk, kq)):
-                    if kq == 8:
-                        vals = [k_at(key, ib.add(t, kk + dc)) for dc in (0, 4)]
-                    else:
-                        vals = [k_at(key, ib.add(ib.mul(t, 2), kk + dc + h)) for dc in (0, 8) for h in (0, 1)]
-                    s_acc = mma(q_frags[i], operand_registers(self.cursor, vals, math), s_acc)
                 # accumulator c: row g (c < 2) or g + 8, key 2t + c % 2 of the 8
                 j0 = ib.add(k0, ib.add(ib.mul(t, 2), n * 8))
-                xs.append([self.score(m, bidx, idx[c >> 1], ib.add(j0, c & 1), s_acc[c], ragged_k)
+                xs.append([self.score(m, bidx, idx[c >> 1], ib.add(j0, c & 1), s_accs[n * 4 + c], ragged_k)
                            for c in range(4)])
             out_m, out_l, alphas, shifts = [], [], [], []
             for h in range(2):  # the lane's two rows
@@ -462,10 +488,16 @@ def mma_math(t) -> GemmMath:
     return {Float16Type: GemmMath.F16, BFloat16Type: GemmMath.BF16}.get(type(t), GemmMath.TF32)
 
 
-def mma_pitches(dk: int, dv: int) -> tuple[int, int]:
-    """The row pitches of the mma schedule's K and V tiles (f32): padded by 4, so the 8
-    rows of a fragment's lanes start in different banks."""
-    return dk + 4, dv + 4
+def staging_unroll(steps: int) -> int:
+    """Elements a thread stages per step of the mma schedule's staging loops: 4 (or 2)
+    loads in flight, when they divide its `steps`."""
+    return next(u for u in (16, 8, 4, 2, 1) if steps % u == 0)
+
+
+def mma_pitches(dk: int, dv: int) -> tuple[int, int, int]:
+    """The row pitches of the mma schedule's Q, K and V tiles (f32): padded by 4, so
+    the 8 rows of a fragment's lanes start in different banks."""
+    return dk + 4, dk + 4, dv + 4
 
 
 def key_layout(dk: int, dv: int) -> tuple[int, int, int]:

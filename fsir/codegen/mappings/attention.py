@@ -67,7 +67,7 @@ from fsir.dialects.schedule import (
     inner_value,
 )
 from fsir.gpuspec import GpuSpec
-from fsir.lowering.attention import AttentionLowering, key_layout, mma_math, mma_pitches
+from fsir.lowering.attention import AttentionLowering, key_layout, mma_math, mma_pitches, staging_unroll
 from fsir.lowering.emit import elem_type, splat_value
 from fsir.lowering.scalar import Index
 from fsir.lowering.shapes import ShapeCalc
@@ -390,9 +390,9 @@ def tile_sizes(bq: int, bk: int, dk: int, dv: int, warp_rows: int = 0, mma: bool
     probabilities of a key tile (read by a whole warp at one address), the key tile
     with padded rows (lane l reads key l: `key_layout`) and the value tile (lanes read
     consecutive columns)."""
-    if mma:  # rows padded (`mma_pitches`); Q and the probabilities stay in registers
-        kp, vp = mma_pitches(dk, dv)
-        return {"k_tile": bk * kp, "v_tile": bk * vp}
+    if mma:  # rows padded (`mma_pitches`); the probabilities stay in registers
+        qp, kp, vp = mma_pitches(dk, dv)
+        return {"q_tile": bq * qp, "k_tile": bk * kp, "v_tile": bk * vp}
     if warp_rows:
         _, pitch, _ = key_layout(dk, dv)
         return {"q_tile": bq * dk, "k_tile": bk * pitch, "v_tile": bk * dv, "p_tile": bq * bk}
@@ -669,8 +669,9 @@ def tensor_math(m: AttentionMatch, precision: str) -> GemmMath | None:
 
 def mma_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: GpuSpec) -> Summary:
     """A thread's work in the tensor-core schedule (`AttentionLowering.mma_schedule`):
-    its Q fragments (loaded from global memory and converted once); per key
-    tile its share of staging K and V, the K fragments' elements and the S mmas, the
+    its share of staging Q; per key
+    tile its share of staging K and V (in loops), per head-dim step of S its Q fragment
+    and per 8 keys a K fragment and an mma, the
     score chain and two exponentials per accumulator, the quad's max (2 shuffles a row),
     the P fragments converted from the accumulators, the V fragments' elements and the
     P·V mmas; at the end the quad's sums, the divisions and stores."""
@@ -685,26 +686,29 @@ def mma_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: Gp
     convert = 1 if tf32 else 6  # instructions making one operand register
     nt, dt, ks, kc = bk // 8, dv // 8, dk // kq, bk // kq
     inputs: set[SSAValue] = set(k.block.args)
-    per_k, per_v = (-(-n // threads) for n in (bk * dk, bk * dv))
-    per_q = 4 * ks * (1 if tf32 else 2)  # the lane's Q fragment elements, from global memory
+    per_q, per_k, per_v = (-(-n // threads) for n in (bq * dk, bk * dk, bk * dv))
+    q_frag = 4 * (1 if tf32 else 2)  # elements of a Q fragment
     chain = element_counts([m.scores], inputs, seen={m.qk})
     exp = op_mix(next(op for op in m.core if op.name == "graph.exp"))
     tile: Counter[str] = Counter()
     tile.update({cls: n * per_k for cls, n in element_counts([m.qk.rhs], inputs).items()})
     tile.update({cls: n * per_v for cls, n in element_counts([m.pv.rhs], inputs).items()})
-    frag_loads = (nt * ks + kc * dt) * per_reg
+    frag_loads = (nt * ks + kc * dt) * per_reg + ks * q_frag
     tile["smem"] += per_k + per_v + frag_loads
     tile["tensor"] += nt * ks + kc * dt
-    tile["alu"] += (4 * (per_k + per_v) + 2 * frag_loads + (nt * ks + kc * dt) * 2 * convert + kc * 4 * convert
-                    + 2 * (2 * nt + 8) + 4 * nt + 4 * dt + 8)
+    tile["alu"] += (6 * (per_k + per_v) + 2 * frag_loads + (nt * ks + kc * dt) * 2 * convert
+                    + (kc + ks) * 4 * convert + 3 * ks + 2 * (2 * nt + 8) + 4 * nt + 4 * dt + 8)
     tile["shuffle"] += 4
     tile["barrier"] += 2
+    cpi = spec.cpi
+    stage = staging_cycles(bk * dk, threads, cpi) + staging_cycles(bk * dv, threads, cpi)
     tile.update({cls: n * 4 * nt for cls, n in chain.items()})
     tile.update({cls: n * (4 * nt + 2) for cls, n in exp.items()})
     s = Summary()
     s.add(tile, tiles)
     s.add(element_counts([m.qk.lhs], inputs), per_q)
-    s.counts["alu"] += ks * 4 * convert + 16 + 4 * dt
+    s.counts["smem"] += per_q
+    s.counts["alu"] += 6 * per_q + 16 + 4 * dt
     s.counts["shuffle"] += 4
     s.counts["global"] += 4 * dt
     s.counts["div"] += 4 * dt
@@ -722,13 +726,18 @@ def mma_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: Gp
                    + min(bq, sq) * dv * elem_o)
     s.global_bytes = round(block_bytes / threads)
     s.distinct_bytes = distinct_bytes([*k.operands, *k.results])
-    # a straight run of loads (`latency.bytes_in_flight`): the Q fragments, or a key
-    # tile's staging (each load guarded past Sk)
-    tile_run = 0 if sk % bk else (bk * dk // threads) * elem_k + (bk * dv // threads) * elem_v
-    s.bytes_in_flight = max(per_q * elem_q, tile_run)
-    cpi = spec.cpi
+    # a straight run of loads (`latency.bytes_in_flight`): a step of a staging loop
+    s.bytes_in_flight = max(staging_unroll(n // threads) * elem
+                            for n, elem in ((bq * dk, elem_q), (bk * dk, elem_k), (bk * dv, elem_v)))
     softmax = (chain_cycles(chain, cpi) + 2 * chain_cycles(exp, cpi) + 2 * (cpi["shuffle"] + cpi["alu"])
                + 6 * cpi["alu"])
-    s.ilp_cycles = (tiles * (mma_step_cycles(tile, ks, mma_fmas, precision, False, spec) + softmax)
-                    + cpi["global"] + per_q * (1 + convert) + cpi["div"] + cpi["global"])
+    s.ilp_cycles = (tiles * (mma_step_cycles(tile, ks, mma_fmas, precision, True, spec) + stage + softmax)
+                    + staging_cycles(bq * dk, threads, cpi) + cpi["div"] + cpi["global"])
     return s
+
+
+def staging_cycles(total: int, threads: int, cpi) -> float:
+    """A thread's dependence-bound cycles staging its share of `total` elements in the
+    mma schedule's loops (`staging_unroll` loads in flight per step, then their stores)."""
+    per = -(-total // threads)
+    return -(-per // staging_unroll(total // threads or 1)) * (cpi["global"] + cpi["smem"]) + per
