@@ -238,8 +238,7 @@ def _forced(monkeypatch, schedule: str) -> None:
     import fsir.codegen.mappings.attention as attention_mapping
 
     monkeypatch.setattr(attention_mapping, "CANDIDATES", ())
-    if schedule == "mma":
-        monkeypatch.setattr(attention_mapping, "WARP_CANDIDATES", ())
+    monkeypatch.setattr(attention_mapping, "WARP_CANDIDATES" if schedule == "mma" else "MMA_CANDIDATES", ())
 
 
 @pytest.mark.parametrize("t,mask,sizes,kw", [
