@@ -86,8 +86,9 @@ WARP = AttentionParamsAttr.WARP
 WARP_CANDIDATES = ((16, 2), (32, 2), (64, 4))
 MMA_ROWS = AttentionParamsAttr.MMA_ROWS
 # (block_q, block_k) of the tensor-core schedule: a warp per 16 rows (ptxas -v at head
-# dim 64: 103 to 167 registers, no spill on sm_80 and sm_90; with 4 warps, or 64 keys a
-# tile, sm_90's ptxas limits a thread to 80 registers or f16 needs more, and both spill)
+# dim 64: 103 to 167 registers, no spill on sm_80 and sm_90; ptxas limits 4-warp blocks
+# to 128 registers on sm_80 and 80 on sm_90, and 64-key tiles need 250 for f16: they
+# spill)
 MMA_CANDIDATES = ((16, 32), (32, 32))
 STATIC_SMEM = 48 * 1024  # the kernel's tiles are static shared arrays: at most 48 KB a block
 _FLOATS = (Float32Type, Float16Type, BFloat16Type)
@@ -459,12 +460,15 @@ class AttentionMapping(Mapping):
         _, _, dk, dv = m.sizes
         configs = [AttentionConfig(q, k) for q, k in CANDIDATES if q <= covering_q and k <= covering_k]
         configs += [AttentionConfig(q, WARP, r) for q, r in WARP_CANDIDATES if q <= max(covering_q, 4 * r)]
-        if tensor_math(m, ctx.precision) is not None:
-            configs += [AttentionConfig(q, k, MMA_ROWS, True) for q, k in MMA_CANDIDATES
-                        if q <= covering_q and k <= max(32, covering_k)]
-        configs = [c for c in configs
-                   if 4 * sum(tile_sizes(c.block_q, c.block_k, dk, dv, c.warp_rows, c.mma).values())
-                   <= min(ctx.spec.smem_per_block, STATIC_SMEM)]
+        def fits(c: AttentionConfig) -> bool:
+            return 4 * sum(tile_sizes(c.block_q, c.block_k, dk, dv, c.warp_rows, c.mma).values()) \
+                <= min(ctx.spec.smem_per_block, STATIC_SMEM)
+
+        # where the precision allows the tensor cores (f16, bf16; f32 under tf32) they
+        # compute, as the gemm mapping's do
+        tensor = [AttentionConfig(q, k, MMA_ROWS, True) for q, k in MMA_CANDIDATES
+                  if tensor_math(m, ctx.precision) is not None and q <= covering_q and k <= max(32, covering_k)]
+        configs = [c for c in tensor if fits(c)] or [c for c in configs if fits(c)]
         if not configs:
             raise op_error(m.pv, f"cannot run as an attention kernel: the smallest tiles need more shared "
                                  f"memory than a block has on {ctx.spec.name}")
@@ -685,16 +689,17 @@ def mma_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: Gp
     tf32 = math == GemmMath.TF32
     kq = 8 if tf32 else 16
     per_reg = 2 if tf32 else 4  # elements (loads) per B fragment: 2 registers
+    q_frag = 4 * (1 if tf32 else 2)  # elements of a Q fragment
     convert = 1 if tf32 else 6  # instructions making one operand register
     nt, dt, ks, kc = bk // 8, dv // 8, dk // kq, bk // kq
     inputs: set[SSAValue] = set(k.block.args)
     per_q, per_k, per_v = (-(-n // threads) for n in (bq * dk, bk * dk, bk * dv))
-    q_frag = 4 * (1 if tf32 else 2)  # elements of a Q fragment
     chain = element_counts([m.scores], inputs, seen={m.qk})
     exp = op_mix(next(op for op in m.core if op.name == "graph.exp"))
     tile: Counter[str] = Counter()
-    tile.update({cls: n * per_k for cls, n in element_counts([m.qk.rhs], inputs).items()})
-    tile.update({cls: n * per_v for cls, n in element_counts([m.pv.rhs], inputs).items()})
+    valid = sk / (tiles * bk)  # of the staged keys: the rest are zeros, not loaded
+    tile.update({cls: n * per_k * valid for cls, n in element_counts([m.qk.rhs], inputs).items()})
+    tile.update({cls: n * per_v * valid for cls, n in element_counts([m.pv.rhs], inputs).items()})
     frag_loads = (nt * ks + kc * dt) * per_reg + ks * q_frag
     tile["smem"] += per_k + per_v + frag_loads
     tile["tensor"] += nt * ks + kc * dt
