@@ -1,11 +1,25 @@
 """The `attention` kernel (`fsir/codegen/mappings/attention.py`): softmax(Q·Kᵀ·scale +
 mask)·V with an online softmax over key tiles staged in shared memory; no score leaves
-the registers of the thread that computes it.
+the registers of the threads that compute it. Three schedules (`AttentionParamsAttr`):
 
-Thread t of block (x, y) owns query row i = x * block_q + t of batch entry y. Rows past
-Sq (the last block of a ragged Sq) compute on row Sq - 1 and store nothing; keys past
-Sk (the last tile of a ragged Sk) are staged as zeros and get score -inf, so they add
-nothing to the sum or the output.
+- a thread per row (`body`): thread t of block (x, y) owns query row x * block_q + t of
+  batch entry y and computes its scores and output row alone (FMAs);
+- a warp per `warp_rows` rows (`warp_schedule`, FMAs, exact f32): lane l computes the
+  score of key k0 + l with each of the warp's rows (4-wide shared loads of its key and,
+  as a broadcast, of the rows' Q), xor-shuffle butterflies give each row's running max
+  (and, after the key loop, its sum of the lanes' partial sums), the probabilities go
+  through shared memory, and for P·V the lanes split the value columns;
+- a warp per 16 rows on the tensor cores (`mma_schedule`, FlashAttention-2): per key
+  tile S = Q·Kᵀ by `mma.sync` (Q's A fragments read from the shared Q tile per head-dim
+  step, K's B fragments from the K tile), the score chain and online softmax on the
+  accumulators (a row's 4 lanes combine their max and sum by shuffles), then the
+  accumulators, converted to f16 / bf16 / tf32 in registers, are the A fragments of
+  O += P·V (for tf32 the mma's k columns t and t + 4 are taken as keys 2t and 2t + 1,
+  so each lane's accumulators are its A fragment without shuffles).
+
+Rows past Sq (the last block of a ragged Sq) compute on row Sq - 1 and store nothing;
+keys past Sk (the last tile of a ragged Sk) are staged as zeros and get score -inf, so
+they add nothing to the sum or the output.
 """
 
 from __future__ import annotations
@@ -210,7 +224,9 @@ class AttentionLowering(KernelLowering):
         def vload(buf: SSAValue, offset: Index, width: int) -> list[SSAValue]:
             if width == 1:
                 return [e.load(buf, offset)]
-            return list(self.cursor.insert(gpu.LoadVectorOp(buf, [ib.ssa(offset)], width)).values)
+            op = gpu.LoadVectorOp(buf, [ib.ssa(offset)], width)
+            self.cursor.insert(op)
+            return list(op.values)
 
         def tile(k0: SSAValue, carry: list[SSAValue]) -> list[SSAValue]:
             m_run, l_run, acc = carry[:rw], carry[rw:2 * rw], carry[2 * rw:]

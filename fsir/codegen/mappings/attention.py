@@ -22,15 +22,18 @@ a score or probability read by another op, `?` dims) is not matched and fuses as
 before.
 
 A kernel (`fsir/lowering/attention.py`) gives a block `block_q` query rows of one batch
-entry (batch dims on grid y), a thread per row. Each thread keeps its Q row, the running
-max m, the running sum l and its output row in f32 registers; for each tile of
-`block_k` keys the block stages K and V tiles in shared memory, each thread computes its
-row's block_k scores (f32 FMAs, rounded to the score type as the graph's dot result
-is), applies the per-element ops, and updates online (Milakov and Gimelshein's online
-softmax, FlashAttention's tiling): m' = max(m, max_j x_j), α = exp(m - m'),
-l' = α·l + Σ_j exp(x_j - m'), acc' = α·acc + Σ_j exp(x_j - m')·V_j; the result is
-acc / l. f16 and bf16 inputs are widened and accumulated in f32 on the FMA pipes (no
-tensor cores yet).
+entry (batch dims on grid y). For each tile of `block_k` keys the block stages K and V
+tiles in shared memory, computes the tile's scores (rounded to the score type as the
+graph's dot result is), applies the per-element ops, and updates online (Milakov and
+Gimelshein's online softmax, FlashAttention's tiling): m' = max(m, max_j x_j),
+α = exp(m - m'), l' = α·l + Σ_j exp(x_j - m'), acc' = α·acc + Σ_j exp(x_j - m')·V_j; the
+result is acc / l. Where the precision allows the tensor cores (f16 and bf16; f32 under
+precision=tf32) a warp computes 16 rows with `mma.sync` (FlashAttention-2: the
+probabilities stay in registers as the second product's A fragments); exact f32 uses a
+warp per 2 or 4 rows on the FMA pipes (lanes split the keys for Q·Kᵀ and the value
+columns for P·V). The candidates of each schedule are scored by their summaries
+(`warp_summary`, `mma_summary`, which reuses the GEMM's mma step cost); a thread per
+row remains a candidate of exact f32.
 """
 
 from __future__ import annotations
