@@ -678,18 +678,39 @@ class AttentionParamsAttr(MappingParamsAttr):
     memory.
 
         #schedule.attention<block_q = 64, block_k = 16>
+
+    With `warp_rows = R` a warp computes R query rows together: its lanes split the
+    keys of a `block_k` = 32 key tile for Q·Kᵀ (a key per lane), shuffles give the rows'
+    max and share the probabilities, and the lanes split the head dim for P·V; a block
+    is block_q / R warps.
+
+        #schedule.attention<block_q = 32, block_k = 32, warp_rows = 4>
+
+    With `mma` (warp_rows = 16) a warp's 16 rows compute S = Q·Kᵀ and O += P·V with
+    `mma.sync` on the tensor cores (f16 / bf16 operands, or tf32 for f32), the
+    probabilities staying in registers as the second mma's A fragment (FlashAttention-2).
+
+        #schedule.attention<block_q = 64, block_k = 32, warp_rows = 16, mma>
     """
 
     name = "schedule.attention"
     MAPPING: ClassVar[Mapping] = Mapping.ATTENTION
-    KEYS: ClassVar[dict[str, int]] = {"block_q": 1, "block_k": 1}
+    KEYS: ClassVar[dict[str, int]] = {"block_q": 1, "block_k": 1, "warp_rows": 1, "mma": 0}
     MAX_BLOCK_K: ClassVar[int] = 64  # a key tile is unrolled in the kernel
+    WARP: ClassVar[int] = 32  # the warp schedule's key tile: a key per lane
+    MMA_ROWS: ClassVar[int] = 16  # an mma tile's rows
 
     _block_q: IntAttr
     _block_k: IntAttr
+    _warp_rows: IntAttr  # 0: a thread per query row
+    _mma: IntAttr  # 1: on the tensor cores
 
-    def __init__(self, block_q: int, block_k: int):
-        super().__init__(IntAttr(block_q), IntAttr(block_k))
+    def __init__(self, block_q: int, block_k: int, warp_rows: int = 0, mma: bool = False):
+        super().__init__(IntAttr(block_q), IntAttr(block_k), IntAttr(warp_rows), IntAttr(int(mma)))
+
+    @property
+    def mma(self) -> bool:
+        return bool(self._mma.data)
 
     @property
     def block_q(self) -> int:
@@ -700,10 +721,29 @@ class AttentionParamsAttr(MappingParamsAttr):
         return self._block_k.data
 
     @property
+    def warp_rows(self) -> int:
+        return self._warp_rows.data
+
+    @property
     def threads(self) -> int:
-        return self.block_q
+        return self.block_q if not self.warp_rows else self.WARP * (self.block_q // self.warp_rows)
 
     def verify(self) -> None:
+        if self.mma:
+            if self.warp_rows != self.MMA_ROWS or self.block_q % self.MMA_ROWS or self.block_k % 16 \
+                    or not 16 <= self.block_k <= self.MAX_BLOCK_K or self.threads > MAX_BLOCK_THREADS:
+                raise VerifyException(f"with mma, warp_rows must be {self.MMA_ROWS}, block_q a multiple of it "
+                                      f"and block_k a multiple of 16 up to {self.MAX_BLOCK_K}, got block_q = "
+                                      f"{self.block_q}, block_k = {self.block_k}, warp_rows = {self.warp_rows}")
+            return
+        if self.warp_rows:
+            if self.warp_rows < 0 or self.block_q % self.warp_rows or self.block_k != self.WARP \
+                    or self.threads > MAX_BLOCK_THREADS:
+                raise VerifyException(f"with warp_rows, block_q must be a multiple of warp_rows (a warp per "
+                                      f"warp_rows rows, at most {MAX_BLOCK_THREADS // self.WARP} warps) and "
+                                      f"block_k must be {self.WARP} (a key per lane), got block_q = "
+                                      f"{self.block_q}, block_k = {self.block_k}, warp_rows = {self.warp_rows}")
+            return
         if not 1 <= self.block_q <= MAX_BLOCK_THREADS:
             raise VerifyException(f"block_q must be 1 to {MAX_BLOCK_THREADS} (a thread per query row), "
                                   f"got {self.block_q}")
@@ -713,10 +753,13 @@ class AttentionParamsAttr(MappingParamsAttr):
 
     @classmethod
     def from_entries(cls, entries: MappingOf[str, _Value]) -> AttentionParamsAttr:
-        return cls.new([_int(entries["block_q"]), _int(entries["block_k"])])
+        return cls.new([_int(entries["block_q"]), _int(entries["block_k"]), _int(entries.get("warp_rows", 0)),
+                        IntAttr(int(bool(entries.get("mma", False))))])
 
     def entries(self) -> list[tuple[str, _Value]]:
-        return [("block_q", self.block_q), ("block_k", self.block_k)]
+        rows: list[tuple[str, _Value]] = [("warp_rows", self.warp_rows)] if self.warp_rows else []
+        mma: list[tuple[str, _Value]] = [("mma", True)] if self.mma else []
+        return [("block_q", self.block_q), ("block_k", self.block_k), *rows, *mma]
 
 
 # ----------------------------------------------------------------------------- segments parameters

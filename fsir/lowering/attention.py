@@ -1,23 +1,47 @@
 """The `attention` kernel (`fsir/codegen/mappings/attention.py`): softmax(Q·Kᵀ·scale +
 mask)·V with an online softmax over key tiles staged in shared memory; no score leaves
-the registers of the thread that computes it.
+the registers of the threads that compute it. Three schedules (`AttentionParamsAttr`):
 
-Thread t of block (x, y) owns query row i = x * block_q + t of batch entry y. Rows past
-Sq (the last block of a ragged Sq) compute on row Sq - 1 and store nothing; keys past
-Sk (the last tile of a ragged Sk) are staged as zeros and get score -inf, so they add
-nothing to the sum or the output.
+- a thread per row (`body`): thread t of block (x, y) owns query row x * block_q + t of
+  batch entry y and computes its scores and output row alone (FMAs);
+- a warp per `warp_rows` rows (`warp_schedule`, FMAs, exact f32): lane l computes the
+  score of key k0 + l with each of the warp's rows (4-wide shared loads of its key and,
+  as a broadcast, of the rows' Q), xor-shuffle butterflies give each row's running max
+  (and, after the key loop, its sum of the lanes' partial sums), the probabilities go
+  through shared memory, and for P·V the lanes split the value columns;
+- a warp per 16 rows on the tensor cores (`mma_schedule`, FlashAttention-2): per key
+  tile S = Q·Kᵀ by `mma.sync` (Q's A fragments read from the shared Q tile per head-dim
+  step, K's B fragments from the K tile), the score chain and online softmax on the
+  accumulators (a row's 4 lanes combine their max and sum by shuffles), then the
+  accumulators, converted to f16 / bf16 / tf32 in registers, are the A fragments of
+  O += P·V (for tf32 the mma's k columns t and t + 4 are taken as keys 2t and 2t + 1,
+  so each lane's accumulators are its A fragment without shuffles).
+
+Rows past Sq (the last block of a ragged Sq) compute on row Sq - 1 and store nothing;
+keys past Sk (the last tile of a ragged Sk) are staged as zeros and get score -inf, so
+they add nothing to the sum or the output.
 """
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import Float32Type
+from typing import TYPE_CHECKING
+
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, i32
 from xdsl.ir import SSAValue
 
 from fsir.dialects import gpu, graph
-from fsir.dialects.schedule import AttentionParamsAttr, inner_value
+from fsir.dialects.gpu import MMA_K, MmaTypeEnum
+from fsir.dialects.schedule import AttentionParamsAttr, GemmMath, inner_value
 from fsir.lowering.emit import elem_type
 from fsir.lowering.kernels import KernelLowering
+from fsir.lowering.mma import operand_registers
 from fsir.lowering.scalar import Index
+
+if TYPE_CHECKING:
+    from fsir.codegen.mappings.attention import AttentionMatch
+
+WARP = AttentionParamsAttr.WARP
+MMA_TYPE = {GemmMath.F16: MmaTypeEnum.F16, GemmMath.BF16: MmaTypeEnum.BF16, GemmMath.TF32: MmaTypeEnum.TF32}
 
 
 class AttentionLowering(KernelLowering):
@@ -33,6 +57,12 @@ class AttentionLowering(KernelLowering):
         assert m is not None
         p = self.k.params
         assert isinstance(p, AttentionParamsAttr)
+        if p.mma:
+            self.mma_schedule(m, transpose, p)
+            return
+        if p.warp_rows:
+            self.warp_schedule(m, transpose, p)
+            return
         bq, bk = p.block_q, p.block_k
         sq, sk, dk, dv = m.sizes
         f32 = Float32Type()
@@ -76,22 +106,7 @@ class AttentionLowering(KernelLowering):
             e.store(e.at(m.qk.lhs, [*bidx, qi, c]), q_tile, ib.add(ib.mul(r, dk + 1), c), f32)
 
         def score(k0: SSAValue, dots: list[SSAValue], jj: int) -> SSAValue:
-            """The softmax input at (row, k0 + jj): the dot product, then the
-            per-element ops of the score chain (scale, mask) by index propagation, with
-            the dot's element injected; -inf past Sk."""
-            s = dots[jj]
-            j: Index = ib.add(k0, jj)
-            jc = ib.min(j, sk - 1) if ragged_k else j
-            self.row_values[m.qk.result] = sb.round_to(s, elem_type(m.qk.result))
-            try:
-                x = e.at(m.scores, [*bidx, i, jc])
-            finally:
-                del self.row_values[m.qk.result]
-            if ragged_k:
-                below = ib.lt(j, sk)
-                assert not isinstance(below, bool)
-                x = sb.select(below, x, neg_inf)
-            return x
+            return self.score(m, bidx, i, ib.add(k0, jj), dots[jj], ragged_k)
 
         def tile(k0: SSAValue, carry: list[SSAValue]) -> list[SSAValue]:
             m_run, l_run, acc = carry[0], carry[1], carry[2:]
@@ -142,6 +157,374 @@ class AttentionLowering(KernelLowering):
                 self.store_output(0, sb.round_to(o, elem_type(m.pv.result)), idx)
 
         e.when(valid_row, store)
+
+
+    def score(self, m: AttentionMatch, bidx: list[Index], i: Index, j: Index, s: SSAValue,
+              ragged_k: bool) -> SSAValue:
+        """The softmax input at (i, j) whose dot product is `s`: the per-element ops
+        of the score chain (scale, mask) by index propagation, with the dot's element
+        (rounded to its type) injected; -inf past Sk when j may pass it (`ragged_k`)."""
+        ib, sb = self.ib, self.sb
+        sk = m.sizes[1]
+        jc = ib.min(j, sk - 1) if ragged_k else j
+        self.row_values[m.qk.result] = sb.round_to(s, elem_type(m.qk.result))
+        try:
+            x = self.emit.at(m.scores, [*bidx, i, jc])
+        finally:
+            del self.row_values[m.qk.result]
+        if ragged_k:
+            below = ib.lt(j, sk)
+            if not isinstance(below, bool):
+                x = sb.select(below, x, sb.const(float("-inf"), Float32Type()))
+        return x
+
+    def warp_schedule(self, m: AttentionMatch, transpose: graph.TransposeOp | None, p: AttentionParamsAttr) -> None:
+        """A warp per `warp_rows` query rows (see the module docstring)."""
+        ib, e, sb = self.ib, self.emit, self.sb
+        rw, bq, bk = p.warp_rows, p.block_q, p.block_k
+        sq, sk, dk, dv = m.sizes
+        threads = p.threads
+        f32 = Float32Type()
+        zero = sb.const(0.0, f32)
+        neg_inf = sb.const(float("-inf"), f32)
+        exp = graph.ELEMENTWISE["exp"].lower
+        tid = self.thread_id()
+        warp, lane = ib.div(tid, bk), ib.rem(tid, bk)
+        bidx = ib.delinearize(self.block_id("y"), list(m.batch))
+        q0 = ib.mul(self.block_id("x"), bq)
+        ragged_q, ragged_k = sq % bq != 0, sk % bk != 0
+        q_tile, k_tile, v_tile = (self.smem[n] for n in ("q_tile", "k_tile", "v_tile"))
+
+        def cooperative(total: int, put) -> None:
+            """put(lin) for this thread's elements lin = tid + s·threads below total."""
+            for s in range(-(-total // threads)):
+                lin = ib.add(tid, s * threads)
+                e.when(True if (s + 1) * threads <= total else ib.lt(lin, total), lambda lin=lin: put(lin))
+
+        def put_q(lin: Index) -> None:
+            r, c = ib.div(lin, dk), ib.rem(lin, dk)
+            qi = ib.add(q0, r)
+            qi = ib.min(qi, sq - 1) if ragged_q else qi  # rows past Sq repeat row Sq - 1
+            e.store(e.at(m.qk.lhs, [*bidx, qi, c]), q_tile, lin, f32)
+
+        cooperative(bq * dk, put_q)  # published by the first key tile's barrier
+        local = [ib.add(ib.mul(warp, rw), r) for r in range(rw)]  # the warp's rows in the block
+        rows = [ib.add(q0, lr) for lr in local]
+        idx = [ib.min(row, sq - 1) if ragged_q else row for row in rows]
+        cols = -(-dv // bk)  # output columns per lane
+        vq, kpitch, vv = key_layout(dk, dv)
+        # a lane's columns: `cols` consecutive ones (read as one vector) when they fill
+        # the head dim, else lane + 32·c
+        col = ([ib.add(ib.mul(lane, cols), c) for c in range(cols)] if vv > 1
+               else [ib.add(lane, bk * c) for c in range(cols)])
+        col_in = [ib.min(c, dv - 1) if dv % bk else c for c in col]
+        p_tile = self.smem["p_tile"]
+        p_rows = [ib.mul(lr, bk) for lr in local]
+
+        def vload(buf: SSAValue, offset: Index, width: int) -> list[SSAValue]:
+            if width == 1:
+                return [e.load(buf, offset)]
+            op = gpu.LoadVectorOp(buf, [ib.ssa(offset)], width)
+            self.cursor.insert(op)
+            return list(op.values)
+
+        def tile(k0: SSAValue, carry: list[SSAValue]) -> list[SSAValue]:
+            m_run, l_run, acc = carry[:rw], carry[rw:2 * rw], carry[2 * rw:]
+
+            def staged(buf: SSAValue, width: int, pitch: int, load) -> None:
+                """The block_k x width tile at row pitch `pitch`, zero past Sk."""
+                def put(lin: Index) -> None:
+                    key, c = ib.div(lin, width), ib.rem(lin, width)
+                    j = ib.add(k0, key)
+                    inside = ib.lt(j, sk) if ragged_k else True
+                    value = e.guarded(inside, lambda: load(j, c), lambda: zero)
+                    e.store(value, buf, ib.add(ib.mul(key, pitch), c), f32)
+
+                cooperative(bk * width, put)
+
+            staged(k_tile, dk, kpitch, lambda j, c: e.at(m.qk.rhs, [*bidx, c, j]))
+            staged(v_tile, dv, dv, lambda j, c: e.at(m.pv.rhs, [*bidx, j, c]))
+            self.cursor.insert(gpu.BarrierOp())
+            k_row = ib.mul(lane, kpitch)
+            q_rows = [ib.mul(lr, dk) for lr in local]
+
+            def d_step(d: SSAValue, dots: list[SSAValue]) -> list[SSAValue]:
+                kd = vload(k_tile, ib.add(k_row, d), vq)  # the lane's key
+                out = list(dots)
+                for r in range(rw):  # the warp's rows: one address, a broadcast
+                    for qv, kv in zip(vload(q_tile, ib.add(q_rows[r], d), vq), kd):
+                        out[r] = sb.multiply_add(qv, kv, out[r])
+                return out
+
+            dots = e.for_loop(0, dk, vq, [zero] * rw, d_step)
+            j = ib.add(k0, lane)
+            out_m, out_l, alphas = [], [], []
+            for r in range(rw):
+                x = self.score(m, bidx, idx[r], j, dots[r], ragged_k)
+                m_new = sb.max(m_run[r], self.warp_all("max", x))
+                # while every score so far is -inf, shift by 0 (exp(-inf - -inf) would be NaN)
+                shift = sb.select(sb.compare("eq", m_new, neg_inf), zero, m_new)
+                alpha = exp(sb, sb.arith("sub", m_run[r], shift))
+                pr = exp(sb, sb.arith("sub", x, shift))
+                e.store(pr, p_tile, ib.add(p_rows[r], lane), f32)
+                out_m.append(m_new)
+                out_l.append(sb.multiply_add(l_run[r], alpha, pr))  # the lane's share of the row sum
+                alphas.append(alpha)
+            scaled = [sb.arith("mul", acc[r * cols + c], alphas[r]) for r in range(rw) for c in range(cols)]
+            self.cursor.insert(gpu.BarrierOp())  # the probabilities, published
+
+            def j_step(jj: SSAValue, acc: list[SSAValue]) -> list[SSAValue]:
+                ps = [vload(p_tile, ib.add(p_rows[r], jj), 4) for r in range(rw)]  # 4 keys' probabilities
+                acc = list(acc)
+                for u in range(4):
+                    base = ib.mul(ib.add(jj, u), dv)
+                    vs = vload(v_tile, ib.add(base, col_in[0]), vv) if vv > 1 else \
+                        [e.load(v_tile, ib.add(base, c)) for c in col_in]
+                    for r in range(rw):
+                        for c in range(cols):
+                            acc[r * cols + c] = sb.multiply_add(ps[r][u], vs[c], acc[r * cols + c])
+                return acc
+
+            out = e.for_loop(0, bk, 4, scaled, j_step)
+            self.cursor.insert(gpu.BarrierOp())
+            return [*out_m, *out_l, *out]
+
+        final = e.for_loop(0, sk, bk, [neg_inf] * rw + [zero] * rw + [zero] * (rw * cols), tile)
+        sums = [self.warp_all("sum", v) for v in final[rw:2 * rw]]
+        acc = final[2 * rw:]
+        for r in range(rw):
+            l_sum = sums[r]
+            if m.safe_sum:  # a row whose every score is -inf has l = 0 and acc = 0: it is 0
+                l_sum = sb.select(sb.compare("eq", l_sum, zero), sb.const(1.0, f32), l_sum)
+            for c in range(cols):
+                def store(r=r, c=c, l_sum=l_sum) -> None:
+                    o = sb.arith("div", acc[r * cols + c], l_sum)
+                    if m.nan_to_zero:  # select(p != p, 0, p): a row of NaN probabilities gives 0
+                        o = sb.select(sb.compare("ne", o, o), zero, o)
+                    at = [*bidx, rows[r], col[c]]
+                    if transpose is not None:  # the output transpose: stored at the permuted index
+                        at = [at[i] for i in transpose.perm.get_values()]
+                    self.store_output(0, sb.round_to(o, elem_type(m.pv.result)), at)
+
+                inside = e.and_(ib.lt(rows[r], sq) if ragged_q else True, ib.lt(col[c], dv) if dv % bk else True)
+                e.when(inside, store)
+
+    def mma_schedule(self, m: AttentionMatch, transpose: graph.TransposeOp | None, p: AttentionParamsAttr) -> None:
+        """A warp per 16 query rows on the tensor cores (see the module docstring)."""
+        ib, e, sb = self.ib, self.emit, self.sb
+        bq, bk = p.block_q, p.block_k
+        sq, sk, dk, dv = m.sizes
+        threads = p.threads
+        math = mma_math(elem_type(m.qk.lhs))
+        mtype = MMA_TYPE[math]
+        kq = MMA_K[mtype]
+        f32 = Float32Type()
+        zero = sb.const(0.0, f32)
+        neg_inf = sb.const(float("-inf"), f32)
+        exp = graph.ELEMENTWISE["exp"].lower
+        tid = self.thread_id()
+        warp, lane = ib.div(tid, WARP), ib.rem(tid, WARP)
+        g, t = ib.div(lane, 4), ib.rem(lane, 4)
+        bidx = ib.delinearize(self.block_id("y"), list(m.batch))
+        q0 = ib.mul(self.block_id("x"), bq)
+        ragged_q, ragged_k = sq % bq != 0, sk % bk != 0
+        q_tile, k_tile, v_tile = (self.smem[n] for n in ("q_tile", "k_tile", "v_tile"))
+        qp, kp, vp = mma_pitches(dk, dv)
+
+        def cooperative(total: int, put) -> None:
+            """put(lin) for this thread's elements lin = tid + s·threads below total, in
+            a loop (unrolled, ptxas would hoist every load of a tile above the mmas)."""
+            full = total // threads
+            unroll = staging_unroll(full)  # loads in flight per step
+
+            def step(s: SSAValue, carry: list[SSAValue]) -> list[SSAValue]:
+                for u in range(unroll):
+                    put(ib.add(ib.add(tid, s), u * threads))
+                return []
+
+            if full:
+                e.for_loop(0, full * threads, unroll * threads, [], step)
+            if total % threads:
+                lin = ib.add(tid, full * threads)
+                e.when(ib.lt(lin, total), lambda: put(lin))
+
+        # the lane's rows g and g + 8 of the warp's 16 (the mma fragments' rows)
+        ra = ib.add(ib.mul(warp, 16), g)
+        rb = ib.add(ra, 8)
+        rows = [ib.add(q0, ra), ib.add(q0, rb)]
+        idx = [ib.min(r, sq - 1) if ragged_q else r for r in rows]  # rows past Sq repeat row Sq - 1
+
+        def put_q(lin: Index) -> None:
+            r, c = ib.div(lin, dk), ib.rem(lin, dk)
+            qi = ib.add(q0, r)
+            qi = ib.min(qi, sq - 1) if ragged_q else qi
+            e.store(e.at(m.qk.lhs, [*bidx, qi, c]), q_tile, ib.add(ib.mul(r, qp), c), f32)
+
+        cooperative(bq * dk, put_q)  # published by the first key tile's barrier
+
+        def q_fragment(kk: Index) -> list[SSAValue]:
+            """The A fragment of S = Q·Kᵀ at head-dim offset kk."""
+            def q_at(r: Index, c: Index) -> SSAValue:
+                return e.load(q_tile, ib.add(ib.mul(r, qp), c))
+
+            if kq == 8:  # tf32 m16n8k8: (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4)
+                vals = [q_at(r, ib.add(ib.add(t, kk), dc)) for dc in (0, 4) for r in (ra, rb)]
+            else:  # m16n8k16: rows g, g + 8 at columns 2t, 2t + 1, then 2t + 8, 2t + 9
+                vals = [q_at(r, ib.add(ib.add(ib.mul(t, 2), kk), dc + h)) for dc in (0, 8) for r in (ra, rb)
+                        for h in (0, 1)]
+            return operand_registers(self.cursor, vals, math)
+
+        nt, dt = bk // 8, dv // 8
+
+        def mma(a: list[SSAValue], b: list[SSAValue], c: list[SSAValue]) -> list[SSAValue]:
+            op = gpu.MmaSyncOp(mtype, a, b, c)
+            self.cursor.insert(op)
+            return list(op.d)
+
+        def tile(k0: SSAValue, carry: list[SSAValue]) -> list[SSAValue]:
+            m_run, l_run, acc = carry[:2], carry[2:4], carry[4:]
+
+            def staged(buf: SSAValue, width: int, pitch: int, load) -> None:
+                def put(lin: Index) -> None:
+                    key, c = ib.div(lin, width), ib.rem(lin, width)
+                    j = ib.add(k0, key)
+                    inside = ib.lt(j, sk) if ragged_k else True
+                    value = e.guarded(inside, lambda: load(j, c), lambda: zero)
+                    e.store(value, buf, ib.add(ib.mul(key, pitch), c), f32)
+
+                cooperative(bk * width, put)
+
+            staged(k_tile, dk, kp, lambda j, c: e.at(m.qk.rhs, [*bidx, c, j]))
+            staged(v_tile, dv, vp, lambda j, c: e.at(m.pv.rhs, [*bidx, j, c]))
+            self.cursor.insert(gpu.BarrierOp())
+
+            def k_at(key: Index, d: Index) -> SSAValue:
+                return e.load(k_tile, ib.add(ib.mul(key, kp), d))
+
+            def v_at(key: Index, d: Index) -> SSAValue:
+                return e.load(v_tile, ib.add(ib.mul(key, vp), d))
+
+            # S = Q·Kᵀ over the head dim in a loop: B(d, key) = K[key][d], the lane's B
+            # column key g of each 8
+            def kk_step(kk: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
+                a = q_fragment(kk)
+                accs = list(accs)
+                for n in range(nt):
+                    key = ib.add(g, n * 8)
+                    if kq == 8:
+                        vals = [k_at(key, ib.add(ib.add(t, kk), dc)) for dc in (0, 4)]
+                    else:
+                        vals = [k_at(key, ib.add(ib.add(ib.mul(t, 2), kk), dc + h)) for dc in (0, 8) for h in (0, 1)]
+                    accs[n * 4:n * 4 + 4] = mma(a, operand_registers(self.cursor, vals, math), accs[n * 4:n * 4 + 4])
+                return accs
+
+            s_accs = e.for_loop(0, dk, kq, [zero] * (nt * 4), kk_step)
+            xs: list[list[SSAValue]] = []
+            for n in range(nt):
+                # accumulator c: row g (c < 2) or g + 8, key 2t + c % 2 of the 8
+                j0 = ib.add(k0, ib.add(ib.mul(t, 2), n * 8))
+                xs.append([self.score(m, bidx, idx[c >> 1], ib.add(j0, c & 1), s_accs[n * 4 + c], ragged_k)
+                           for c in range(4)])
+            out_m, out_l, alphas, shifts = [], [], [], []
+            for h in range(2):  # the lane's two rows
+                mine = [x[c] for x in xs for c in (2 * h, 2 * h + 1)]
+                row_max = _tree(mine, sb.max)
+                for off in (1, 2):  # the 4 lanes sharing the row
+                    row_max = sb.max(row_max, self.shuffle("xor", row_max, sb.const(off, i32)))
+                m_new = sb.max(m_run[h], row_max)
+                # while every score so far is -inf, shift by 0 (exp(-inf - -inf) would be NaN)
+                shift = sb.select(sb.compare("eq", m_new, neg_inf), zero, m_new)
+                alphas.append(exp(sb, sb.arith("sub", m_run[h], shift)))
+                shifts.append(shift)
+                out_m.append(m_new)
+            ps = [[exp(sb, sb.arith("sub", x[c], shifts[c >> 1])) for c in range(4)] for x in xs]
+            for h in range(2):
+                part = _tree([pr[c] for pr in ps for c in (2 * h, 2 * h + 1)], lambda a, b: sb.arith("add", a, b))
+                out_l.append(sb.multiply_add(l_run[h], alphas[h], part))  # the lane's share of the row sum
+            o = [sb.arith("mul", acc[i], alphas[(i % 4) >> 1]) for i in range(dt * 4)]
+            # O += P·V, P's accumulators reused as the A fragments (FlashAttention-2)
+            for kc in range(0, bk, kq):
+                n0 = kc // 8
+                if kq == 8:  # tf32: mma column t is key 2t, column t + 4 key 2t + 1
+                    a_vals = [ps[n0][0], ps[n0][2], ps[n0][1], ps[n0][3]]
+                else:
+                    a_vals = [*ps[n0], *ps[n0 + 1]]
+                a = operand_registers(self.cursor, a_vals, math)
+                for d in range(dt):
+                    col = ib.add(g, d * 8)
+                    if kq == 8:
+                        keys = [ib.add(ib.mul(t, 2), kc + h) for h in (0, 1)]
+                    else:
+                        keys = [ib.add(ib.mul(t, 2), kc + dc + h) for dc in (0, 8) for h in (0, 1)]
+                    b = operand_registers(self.cursor, [v_at(key, col) for key in keys], math)
+                    o[d * 4:d * 4 + 4] = mma(a, b, o[d * 4:d * 4 + 4])
+            self.cursor.insert(gpu.BarrierOp())
+            return [*out_m, *out_l, *o]
+
+        final = e.for_loop(0, sk, bk, [neg_inf, neg_inf, zero, zero, *[zero] * (dt * 4)], tile)
+        sums = []
+        for h in range(2):
+            v = final[2 + h]
+            for off in (1, 2):
+                v = sb.arith("add", v, self.shuffle("xor", v, sb.const(off, i32)))
+            if m.safe_sum:  # a row whose every score is -inf has l = 0 and acc = 0: it is 0
+                v = sb.select(sb.compare("eq", v, zero), sb.const(1.0, f32), v)
+            sums.append(v)
+        acc = final[4:]
+        for h in range(2):
+            def store(h=h) -> None:
+                for d in range(dt):
+                    for c in (2 * h, 2 * h + 1):
+                        o = sb.arith("div", acc[d * 4 + c], sums[h])
+                        if m.nan_to_zero:  # select(p != p, 0, p): a row of NaN probabilities gives 0
+                            o = sb.select(sb.compare("ne", o, o), zero, o)
+                        at = [*bidx, rows[h], ib.add(ib.mul(t, 2), d * 8 + (c & 1))]
+                        if transpose is not None:
+                            at = [at[i] for i in transpose.perm.get_values()]
+                        self.store_output(0, sb.round_to(o, elem_type(m.pv.result)), at)
+
+            e.when(ib.lt(rows[h], sq) if ragged_q else True, store)
+
+    def shuffle(self, mode: str, v: SSAValue, offset: SSAValue) -> SSAValue:
+        width = self.sb.const(WARP, i32)
+        return self.cursor.insert(gpu.ShuffleOp(mode, v, offset, width)).results[0]
+
+    def warp_all(self, kind: str, v: SSAValue) -> SSAValue:
+        """`kind` (max or sum) of the warp's 32 f32 values, in every lane (a butterfly)."""
+        offset = WARP // 2
+        while offset:
+            other = self.shuffle("xor", v, self.sb.const(offset, i32))
+            v = self.sb.max(v, other) if kind == "max" else self.sb.arith("add", v, other)
+            offset //= 2
+        return v
+
+
+def mma_math(t) -> GemmMath:
+    """The tensor-core math of attention operands of element type `t` (f32: tf32)."""
+    return {Float16Type: GemmMath.F16, BFloat16Type: GemmMath.BF16}.get(type(t), GemmMath.TF32)
+
+
+def staging_unroll(steps: int) -> int:
+    """Elements a thread stages per step of the mma schedule's staging loops: 4 (or 2)
+    loads in flight, when they divide its `steps`."""
+    return next(u for u in (16, 8, 4, 2, 1) if steps % u == 0)
+
+
+def mma_pitches(dk: int, dv: int) -> tuple[int, int, int]:
+    """The row pitches of the mma schedule's Q, K and V tiles (f32): padded by 4, so
+    the 8 rows of a fragment's lanes start in different banks."""
+    return dk + 4, dk + 4, dv + 4
+
+
+def key_layout(dk: int, dv: int) -> tuple[int, int, int]:
+    """(the width of the Q and K loads, the K tile's row pitch, the width of a lane's V
+    load): 4-wide loads when Dk is a multiple of 4, K rows padded to keep them 16-byte
+    aligned while a quarter warp's 16-byte reads fall into 8 different bank groups (else
+    padded by one); a lane's Dv / 32 consecutive value columns in one load when that is
+    2 or 4."""
+    cols = -(-dv // WARP)
+    vv = cols if dv % WARP == 0 and cols in (2, 4) else 1
+    return (4, dk + 4, vv) if dk % 4 == 0 else (1, dk + 1, vv)
 
 
 def _tree(xs: list[SSAValue], combine) -> SSAValue:

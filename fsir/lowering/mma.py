@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import MemRefType, bf16, f16, f32, i32
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, MemRefType, bf16, f16, f32, i32
 from xdsl.ir import Attribute, SSAValue
 
 from fsir.dialects import gpu
@@ -394,3 +394,26 @@ class MmaGemmLowering(GemmLowering):
     def tf32_at(self, tile: SSAValue, offset: Index) -> SSAValue:
         v = self.cursor.value(memref.LoadOp.get(tile, [self.ib.ssa(offset)]))
         return self.cursor.value(gpu.RoundTf32Op(v))
+
+
+# ---------------------------------------------------------------------------------------
+# Fragments built in registers (the attention kernel's, `fsir/lowering/attention.py`):
+# operand registers of an mma from f32 values a lane holds, rather than from ldmatrix.
+
+
+def operand_registers(cursor, values: list[SSAValue], math: GemmMath) -> list[SSAValue]:
+    """The mma operand registers (i32) holding `values` (f32) in `math`: for tf32 each
+    value rounded (`cvt.rna.tf32.f32`), for f16 / bf16 each pair (lower element in the
+    lower half, as the PTX ISA's fragments pack two consecutive columns) rounded to the
+    16-bit type and packed into one register."""
+    if math == GemmMath.TF32:
+        return [cursor.value(gpu.RoundTf32Op(v)) for v in values]
+    half = tile_element_type(math)
+    i16 = IntegerType(16)
+    out = []
+    for lo, hi in zip(values[0::2], values[1::2]):
+        lo_bits, hi_bits = (cursor.value(arith.ExtUIOp(cursor.value(arith.BitcastOp(
+            cursor.value(arith.TruncFOp(v, half)), i16)), i32)) for v in (lo, hi))
+        shifted = cursor.value(arith.ShLIOp(hi_bits, cursor.value(arith.ConstantOp(IntegerAttr(16, i32)))))
+        out.append(cursor.value(arith.OrIOp(lo_bits, shifted)))
+    return out

@@ -1,17 +1,17 @@
-// stitch-codegen gives an attention fusion the attention mapping: a block of block_q
-// query rows (one thread each) per head, heads on grid y; in shared memory (f32) the
-// block's Q rows and each thread's probabilities (rows padded by one), the key and
-// value tiles of block_k keys; the configuration chosen by the latency-evaluator among
-// the candidates.
+// stitch-codegen gives an attention fusion the attention mapping, the configuration
+// chosen by the latency-evaluator among the candidates: here the warp schedule, a warp
+// per 2 query rows (block_q = 16 rows: 8 warps, 256 threads) per head, heads on grid y;
+// in shared memory (f32) the block's Q rows (16 x 8), the key tile (32 keys, rows
+// padded to 8 + 4), the value tile (32 x 8) and the rows' probabilities (16 x 32).
 // RUN: fs-opt %s -p stitch-codegen | filecheck %s
 
 // CHECK-LABEL: func.func @additive
-// CHECK: %[[O:.*]] = schedule.kernel @additive_k0 attention<block_q = 32, block_k = 16> grid [1, 2, 1] block [32, 1, 1] cost {{{.*}}config = "attention/32x16"} (%k, %q, %mask, %v)
+// CHECK: %[[O:.*]] = schedule.kernel @additive_k0 attention<block_q = 16, block_k = 32, warp_rows = 2> grid [1, 2, 1] block [256, 1, 1] cost {{{.*}}candidates = 3 : i64, config = "attention/16x32/2rows"} (%k, %q, %mask, %v)
 // CHECK-NEXT: ^bb0(
-// CHECK-NEXT: schedule.shared @q_tile : memref<288xf32, 3 : i64>
-// CHECK-NEXT: schedule.shared @k_tile : memref<128xf32, 3 : i64>
-// CHECK-NEXT: schedule.shared @v_tile : memref<128xf32, 3 : i64>
-// CHECK-NEXT: schedule.shared @p_tile : memref<544xf32, 3 : i64>
+// CHECK-NEXT: schedule.shared @q_tile : memref<128xf32, 3 : i64>
+// CHECK-NEXT: schedule.shared @k_tile : memref<384xf32, 3 : i64>
+// CHECK-NEXT: schedule.shared @v_tile : memref<256xf32, 3 : i64>
+// CHECK-NEXT: schedule.shared @p_tile : memref<512xf32, 3 : i64>
 // CHECK-NEXT: %[[G:.*]] = schedule.group block -> global : tensor<1x2x16x8xf32> {
 // CHECK: graph.dot
 // CHECK: graph.dot
@@ -19,7 +19,7 @@
 // CHECK: func.return %[[O]]
 
 // CHECK-LABEL: func.func @causal
-// CHECK: schedule.kernel @causal_k0 attention<block_q = 32, block_k = 16>
+// CHECK: schedule.kernel @causal_k0 attention<block_q = 16, block_k = 32, warp_rows = 2>
 // CHECK: graph.iota
 
 func.func @additive(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>, %v: tensor<1x2x16x8xf32>, %mask: tensor<1x1x1x16xf32>) -> tensor<1x2x16x8xf32> {

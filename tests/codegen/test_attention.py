@@ -112,7 +112,7 @@ def test_a_forced_configuration_and_a_value_head_dim_of_its_own():
     (k,) = attention_kernels(text)
     p = k.params
     assert isinstance(p, AttentionParamsAttr)
-    assert k.launch() == ((-(-20 // p.block_q), 2, 1), (p.block_q, 1, 1))
+    assert k.launch() == ((-(-20 // p.block_q), 2, 1), (p.threads, 1, 1))
     check(text, fusion="stitch")
 
 
@@ -231,3 +231,69 @@ def test_heads_merged_back_are_stored_by_the_attention_kernel(t):
     (out,) = k.groups()[0].yielded()
     assert isinstance(out.owner, graph.TransposeOp)
     check(text, fusion="stitch", scale=4.0)
+
+
+def _forced(monkeypatch, schedule: str) -> None:
+    """Only the candidates of one schedule: `warp` (a warp per rows, FMAs) or `mma`."""
+    import fsir.codegen.mappings.attention as attention_mapping
+
+    monkeypatch.setattr(attention_mapping, "CANDIDATES", ())
+    monkeypatch.setattr(attention_mapping, "WARP_CANDIDATES" if schedule == "mma" else "MMA_CANDIDATES", ())
+
+
+@pytest.mark.parametrize("t,mask,sizes,kw", [
+    ("f32", "causal", (1, 3, 33, 33, 8), {}),           # ragged rows and keys
+    ("bf16", "additive", (1, 2, 24, 24, 8), {}),
+    ("f32", "additive", (1, 2, 20, 50, 16), dict(dv=40)),  # a value dim of its own, not a multiple of 32
+    ("f16", "nan_to_zero", (1, 2, 16, 20, 8), {}),
+])
+def test_the_warp_schedule_matches_the_reference(monkeypatch, t, mask, sizes, kw):
+    _forced(monkeypatch, "warp")
+    forms = {"nan_to_zero": dict(mask="causal", nan_to_zero=True)}
+    text = attention(*sizes, t=t, **forms.get(mask, dict(mask=mask)), **kw)
+    (k,) = attention_kernels(text)
+    assert isinstance(k.params, AttentionParamsAttr) and k.params.warp_rows and not k.params.mma
+    check(text, fusion="stitch", scale=4.0)
+
+
+@pytest.mark.parametrize("t,mask,sizes,kw", [
+    ("f16", "none", (1, 2, 16, 32, 16), {}),
+    ("f16", "additive", (2, 2, 40, 40, 16), {}),         # ragged against 64 x 64 tiles
+    ("bf16", "causal", (1, 3, 33, 33, 32), {}),
+    ("f16", "additive", (1, 2, 20, 50, 16), dict(dv=24)),
+    ("f16", "nan_to_zero", (1, 2, 16, 20, 16), {}),
+])
+def test_the_tensor_core_schedule_matches_the_reference(monkeypatch, t, mask, sizes, kw):
+    _forced(monkeypatch, "mma")
+    forms = {"nan_to_zero": dict(mask="causal", nan_to_zero=True)}
+    text = attention(*sizes, t=t, **forms.get(mask, dict(mask=mask)), **kw)
+    (k,) = attention_kernels(text)
+    assert isinstance(k.params, AttentionParamsAttr) and k.params.mma
+    lowered = check(text, fusion="stitch", scale=4.0)
+    assert any(op.name == "gpu.mma_sync" for op in lowered.walk())
+
+
+def test_tf32_attention_on_the_tensor_cores():
+    """precision=tf32: an f32 attention runs its two products as m16n8k8 tf32 mmas (Q,
+    K, P and V rounded to tf32: relative error ~2^-11 per product; the probabilities
+    sum to 1, so the output's error is a few 2^-11 of |V|); under the default precision
+    it keeps exact FMAs."""
+    import numpy as np
+
+    from fsir.runtime.executor import execute
+    from fsir.runtime.reference import run
+
+    text = attention(2, 2, 40, 40, 16, mask="additive")
+    scheduled = lower(parse_module(text, "<test>"), PipelineOptions(fusion="stitch", precision="tf32"),
+                      until="stitch-codegen")
+    kernel = [k for k in scheduled.walk() if isinstance(k, KernelOp) and k.params.MAPPING == Mapping.ATTENTION]
+    assert len(kernel) == 1 and isinstance(kernel[0].params, AttentionParamsAttr) and kernel[0].params.mma
+    assert not any(isinstance(k.params, AttentionParamsAttr) and k.params.mma for k in attention_kernels(text))
+    lowered = lower(parse_module(text, "<test>"), PipelineOptions(fusion="stitch", precision="tf32"))
+    assert any(op.name == "gpu.mma_sync" for op in lowered.walk())
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal(s).astype(np.float32) for s in ((2, 2, 40, 16), (2, 2, 40, 16), (2, 2, 40, 16),
+                                                                   (2, 1, 1, 40))]
+    (got,), _ = execute(lowered, inputs)
+    (want,) = run(parse_module(text, "<test>"), inputs)
+    np.testing.assert_allclose(got, want, rtol=0, atol=16 * 2.0**-11 * 4)

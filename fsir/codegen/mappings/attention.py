@@ -22,15 +22,18 @@ a score or probability read by another op, `?` dims) is not matched and fuses as
 before.
 
 A kernel (`fsir/lowering/attention.py`) gives a block `block_q` query rows of one batch
-entry (batch dims on grid y), a thread per row. Each thread keeps its Q row, the running
-max m, the running sum l and its output row in f32 registers; for each tile of
-`block_k` keys the block stages K and V tiles in shared memory, each thread computes its
-row's block_k scores (f32 FMAs, rounded to the score type as the graph's dot result
-is), applies the per-element ops, and updates online (Milakov and Gimelshein's online
-softmax, FlashAttention's tiling): m' = max(m, max_j x_j), α = exp(m - m'),
-l' = α·l + Σ_j exp(x_j - m'), acc' = α·acc + Σ_j exp(x_j - m')·V_j; the result is
-acc / l. f16 and bf16 inputs are widened and accumulated in f32 on the FMA pipes (no
-tensor cores yet).
+entry (batch dims on grid y). For each tile of `block_k` keys the block stages K and V
+tiles in shared memory, computes the tile's scores (rounded to the score type as the
+graph's dot result is), applies the per-element ops, and updates online (Milakov and
+Gimelshein's online softmax, FlashAttention's tiling): m' = max(m, max_j x_j),
+α = exp(m - m'), l' = α·l + Σ_j exp(x_j - m'), acc' = α·acc + Σ_j exp(x_j - m')·V_j; the
+result is acc / l. Where the precision allows the tensor cores (f16 and bf16; f32 under
+precision=tf32) a warp computes 16 rows with `mma.sync` (FlashAttention-2: the
+probabilities stay in registers as the second product's A fragments); exact f32 uses a
+warp per 2 or 4 rows on the FMA pipes (lanes split the keys for Q·Kᵀ and the value
+columns for P·V). The candidates of each schedule are scored by their summaries
+(`warp_summary`, `mma_summary`, which reuses the GEMM's mma step cost); a thread per
+row remains a candidate of exact f32.
 """
 
 from __future__ import annotations
@@ -45,19 +48,29 @@ from xdsl.ir import Operation, SSAValue
 
 from fsir.codegen.mappings.base import FusionContext, GroupSpec, Mapping, op_error
 from fsir.codegen.mappings.gemm import GemmMapping
-from fsir.codegen.summary import Summary, element_bytes_of, element_counts
+from fsir.codegen.mappings.gemm_tc import mma_step_cycles
+from fsir.codegen.summary import (
+    Summary,
+    chain_cycles,
+    distinct_bytes,
+    element_bytes_of,
+    element_counts,
+    loaded_inputs,
+    op_mix,
+)
 from fsir.dialects import graph, schedule
 from fsir.dialects.graph import DYN, shape_of
 from fsir.dialects.schedule import (
     AttentionParamsAttr,
     Composition,
+    GemmMath,
     KernelOp,
     SharedOp,
     Storage,
     inner_value,
 )
 from fsir.gpuspec import GpuSpec
-from fsir.lowering.attention import AttentionLowering
+from fsir.lowering.attention import AttentionLowering, key_layout, mma_math, mma_pitches, staging_unroll
 from fsir.lowering.emit import elem_type, splat_value
 from fsir.lowering.scalar import Index
 from fsir.lowering.shapes import ShapeCalc
@@ -69,6 +82,17 @@ MAX_GRID_Y = 65535
 # power of two covering Sq (at least 32) are dropped.
 CANDIDATES = ((32, 16), (64, 16), (128, 16), (32, 32), (64, 32))
 ATTENTION_BASE_REGISTERS = 24
+WARP = AttentionParamsAttr.WARP
+# (block_q, warp_rows) of the warp schedule: a warp per warp_rows rows, block_q / warp_rows warps
+# (ptxas -v, sm_80, dk = dv = 64: 78 to 124 registers at 2 rows a warp, 102 at (64, 4),
+# no spill; (32, 4) and 8 rows a warp spill or need 200 and more)
+WARP_CANDIDATES = ((16, 2), (32, 2), (64, 4))
+MMA_ROWS = AttentionParamsAttr.MMA_ROWS
+# (block_q, block_k) of the tensor-core schedule: a warp per 16 rows (ptxas -v at head
+# dim 64: 103 to 167 registers, no spill on sm_80 and sm_90; ptxas limits 4-warp blocks
+# to 128 registers on sm_80 and 80 on sm_90, and 64-key tiles need 250 for f16: they
+# spill)
+MMA_CANDIDATES = ((16, 32), (32, 32))
 STATIC_SMEM = 48 * 1024  # the kernel's tiles are static shared arrays: at most 48 KB a block
 _FLOATS = (Float32Type, Float16Type, BFloat16Type)
 
@@ -365,10 +389,19 @@ def find_attention(ops: Sequence[Operation]) -> AttentionMatch | None:
     return None
 
 
-def tile_sizes(bq: int, bk: int, dk: int, dv: int) -> dict[str, int]:
-    """The kernel's shared f32 buffers: the block's Q rows and each thread's row of
-    probabilities (padded by one, so a warp's rows fall into different banks), the key
-    and value tiles."""
+def tile_sizes(bq: int, bk: int, dk: int, dv: int, warp_rows: int = 0, mma: bool = False) -> dict[str, int]:
+    """The kernel's shared f32 buffers. A thread per row: the block's Q rows and each
+    thread's row of probabilities (padded by one, so a warp's rows fall into different
+    banks), the key and value tiles. A warp per rows: the block's Q rows and the
+    probabilities of a key tile (read by a whole warp at one address), the key tile
+    with padded rows (lane l reads key l: `key_layout`) and the value tile (lanes read
+    consecutive columns)."""
+    if mma:  # rows padded (`mma_pitches`); the probabilities stay in registers
+        qp, kp, vp = mma_pitches(dk, dv)
+        return {"q_tile": bq * qp, "k_tile": bk * kp, "v_tile": bk * vp}
+    if warp_rows:
+        _, pitch, _ = key_layout(dk, dv)
+        return {"q_tile": bq * dk, "k_tile": bk * pitch, "v_tile": bk * dv, "p_tile": bq * bk}
     return {"q_tile": bq * (dk + 1), "k_tile": bk * dk, "v_tile": bk * dv, "p_tile": bq * (bk + 1)}
 
 
@@ -376,9 +409,12 @@ def tile_sizes(bq: int, bk: int, dk: int, dv: int) -> dict[str, int]:
 class AttentionConfig:
     block_q: int
     block_k: int
+    warp_rows: int = 0
+    mma: bool = False
 
     def describe(self) -> str:
-        return f"attention/{self.block_q}x{self.block_k}"
+        rows = f"/{self.warp_rows}rows" if self.warp_rows else ""
+        return f"attention/{self.block_q}x{self.block_k}{rows}{'/mma' if self.mma else ''}"
 
 
 class AttentionMapping(Mapping):
@@ -425,8 +461,17 @@ class AttentionMapping(Mapping):
         covering_q = max(32, 1 << max(0, sq - 1).bit_length())
         covering_k = max(16, 1 << max(0, sk - 1).bit_length())
         _, _, dk, dv = m.sizes
-        configs = [AttentionConfig(q, k) for q, k in CANDIDATES if q <= covering_q and k <= covering_k
-                   and 4 * sum(tile_sizes(q, k, dk, dv).values()) <= min(ctx.spec.smem_per_block, STATIC_SMEM)]
+        configs = [AttentionConfig(q, k) for q, k in CANDIDATES if q <= covering_q and k <= covering_k]
+        configs += [AttentionConfig(q, WARP, r) for q, r in WARP_CANDIDATES if q <= max(covering_q, 4 * r)]
+        def fits(c: AttentionConfig) -> bool:
+            return 4 * sum(tile_sizes(c.block_q, c.block_k, dk, dv, c.warp_rows, c.mma).values()) \
+                <= min(ctx.spec.smem_per_block, STATIC_SMEM)
+
+        # where the precision allows the tensor cores (f16, bf16; f32 under tf32) they
+        # compute, as the gemm mapping's do
+        tensor = [AttentionConfig(q, k, MMA_ROWS, True) for q, k in MMA_CANDIDATES
+                  if tensor_math(m, ctx.precision) is not None and q <= covering_q and k <= max(32, covering_k)]
+        configs = [c for c in tensor if fits(c)] or [c for c in configs if fits(c)]
         if not configs:
             raise op_error(m.pv, f"cannot run as an attention kernel: the smallest tiles need more shared "
                                  f"memory than a block has on {ctx.spec.name}")
@@ -438,10 +483,11 @@ class AttentionMapping(Mapping):
         space = IntegerAttr(3, i64)
         f32 = Float32Type()
         shared = [SharedOp(name, MemRefType(f32, [size], memory_space=space))
-                  for name, size in tile_sizes(config.block_q, config.block_k, dk, dv).items()]
+                  for name, size in tile_sizes(config.block_q, config.block_k, dk, dv, config.warp_rows,
+                                               config.mma).items()]
         groups = [GroupSpec([out], Composition.BLOCK, Storage.GLOBAL)]
-        return ctx.kernel(AttentionParamsAttr(config.block_q, config.block_k), grid, (config.block_q, 1, 1),
-                          groups, shared)
+        params = AttentionParamsAttr(config.block_q, config.block_k, config.warp_rows, config.mma)
+        return ctx.kernel(params, grid, (params.threads, 1, 1), groups, shared)
 
     def summarize(self, k: KernelOp, spec: GpuSpec) -> Summary:
         """A thread's work (`fsir/lowering/attention.py`): its share of staging the Q
@@ -453,6 +499,10 @@ class AttentionMapping(Mapping):
         m = self.match(k)
         p = k.params
         assert isinstance(p, AttentionParamsAttr)
+        if p.mma:
+            return mma_summary(k, m, p, spec)
+        if p.warp_rows:
+            return warp_summary(k, m, p, spec)
         bq, bk = p.block_q, p.block_k
         _, sk, dk, dv = m.sizes
         tiles = -(-sk // bk)
@@ -524,10 +574,180 @@ class AttentionMapping(Mapping):
         p = k.params
         assert isinstance(p, AttentionParamsAttr)
         _, _, dk, dv = m.sizes
-        for name, size in tile_sizes(p.block_q, p.block_k, dk, dv).items():
+        if p.mma and tensor_math(m, "tf32") is None:
+            raise self.cannot_lower(k, f"an attention kernel on the tensor cores needs f16, bf16 or f32 operands "
+                                       f"of one type, a head dim a multiple of 16 and a value dim a multiple "
+                                       f"of 8, got {dk} and {dv}")
+        for name, size in tile_sizes(p.block_q, p.block_k, dk, dv, p.warp_rows, p.mma).items():
             buf = k.shared_buffers().get(name)
             if buf is None:
                 raise self.cannot_lower(k, f"an attention kernel needs the shared buffer @{name}")
             if buf.buffer_type.element_count() < size or not isinstance(buf.buffer_type.element_type,
                                                                          Float32Type):
                 raise self.cannot_lower(k, f"@{name} must hold {size} f32 elements")
+
+
+def warp_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: GpuSpec) -> Summary:
+    """A thread's work in the warp schedule (`AttentionLowering.warp_schedule`): its
+    share of staging the block's Q rows; per key tile its share of staging K and V, the
+    Dk steps of the warp_rows dot products (a Q load per row, the lane's K load, an FMA
+    per row), per row the score chain, a max butterfly (5 shuffles), two exponentials,
+    the probabilities to shared memory, then P·V (per 4 keys a 4-wide probability
+    load per row, per key the lane's V columns and an FMA per row and column); at the
+    end a sum butterfly per row, the divisions and stores. Q and K are read 4 wide
+    (`key_layout`)."""
+    rw, bq, bk = p.warp_rows, p.block_q, p.block_k
+    sq, sk, dk, dv = m.sizes
+    threads = p.threads
+    tiles = -(-sk // bk)
+    cols = -(-dv // bk)
+    steps = (bk - 1).bit_length()  # a butterfly's shuffles
+    inputs: set[SSAValue] = set(k.block.args)
+    per_q, per_k, per_v = (-(-n // threads) for n in (bq * dk, bk * dk, bk * dv))
+    chain = element_counts([m.scores], inputs, seen={m.qk})
+    exp_op = next(op for op in m.core if op.name == "graph.exp")
+    exp = op_mix(exp_op)
+    tile: Counter[str] = Counter()
+    tile.update({cls: n * per_k for cls, n in element_counts([m.qk.rhs], inputs).items()})
+    tile.update({cls: n * per_v for cls, n in element_counts([m.pv.rhs], inputs).items()})
+    vq, _, vv = key_layout(dk, dv)
+    d_steps, j_steps = dk // vq, bk // 4
+    v_loads = 1 if vv > 1 else cols
+    tile["smem"] += per_k + per_v + d_steps * (rw + 1) + rw + j_steps * (rw + 4 * v_loads)
+    tile["alu"] += (4 * (per_k + per_v) + d_steps * (rw * vq + 3) + rw * (steps + 8 + cols)
+                    + j_steps * (4 * rw * cols + 6))
+    tile["shuffle"] += rw * steps
+    tile["barrier"] += 3
+    tile.update({cls: n * rw for cls, n in chain.items()})
+    tile.update({cls: n * 2 * rw for cls, n in exp.items()})
+    s = Summary()
+    s.add(tile, tiles)
+    s.add(element_counts([m.qk.lhs], inputs), per_q)
+    s.counts["smem"] += per_q
+    s.counts["alu"] += 4 * per_q + rw * (steps + 4 + 3 * cols) + 16
+    s.counts["shuffle"] += rw * steps
+    stores = rw * min(dv, bk * cols) * cols // (bk * cols) if dv % bk else rw * cols
+    s.counts["global"] += max(1, stores)
+    s.counts["div"] += rw * cols
+    # fitted to ptxas -v (sm_80, dk = dv = 64, WARP_CANDIDATES): ptxas unrolls the
+    # key and head-dim loops and keeps a row's 4-wide Q loads of several steps in flight
+    s.registers = 32 + 24 * rw
+    s.shared_bytes = k.shared_bytes()
+    elem_q, elem_k, elem_v, elem_o = (element_bytes_of(v) for v in (m.qk.lhs, m.qk.rhs, m.pv.rhs, m.pv.result))
+    mask = sum(element_bytes_of(v) for v in loaded_inputs(m.scores, inputs)
+               if v not in loaded_inputs(m.qk.result, inputs))
+    block_bytes = (bq * dk * elem_q + sk * (dk * elem_k + dv * elem_v) + bq * tiles * bk * mask
+                   + min(bq, sq) * dv * elem_o)
+    s.global_bytes = round(block_bytes / threads)
+    # a straight run of loads is what a thread has in flight (`latency.bytes_in_flight`):
+    # the unguarded part of staging Q, or of a key tile (each load guarded past Sk)
+    def run(total: int, elem: int) -> int:
+        return max(1, total // threads) * elem
+
+    tile_run = 0 if sk % bk else run(bk * dk, elem_k) + run(bk * dv, elem_v)
+    s.bytes_in_flight = max(run(bq * dk, elem_q), tile_run, elem_k, elem_v)
+    # every block re-reads its head's K and V (served by the L2): DRAM sees each once
+    s.distinct_bytes = distinct_bytes([*k.operands, *k.results])
+    cpi = spec.cpi
+    butterfly = steps * (cpi["shuffle"] + cpi["alu"])
+    # per tile: staging; the dot products, whose loads do not depend on the previous
+    # step (only the FMAs are carried); per row the chain, the butterfly and the
+    # exponentials (rows independent); then P·V (loads independent, FMAs carried)
+    per_tile = ((per_k + per_v) * (cpi["global"] + cpi["smem"]) / 2 + 3 * cpi["barrier"]
+                + cpi["smem"] + d_steps * max(vq * cpi["alu"], rw * (vq + 1) + 1)
+                + butterfly + chain_cycles(chain, cpi) + 2 * chain_cycles(exp, cpi) + 4 * cpi["alu"]
+                + rw * (sum(chain.values()) + steps + 8)
+                + cpi["smem"] + j_steps * max(4 * cpi["alu"], rw * (1 + 4 * cols) + 4 * v_loads))
+    s.ilp_cycles = tiles * per_tile + per_q * (cpi["global"] + cpi["smem"]) + butterfly + cpi["div"] + cpi["global"]
+    return s
+
+
+def tensor_math(m: AttentionMatch, precision: str) -> GemmMath | None:
+    """The tensor-core math of an attention (None: FMAs only): its Q, K, V and
+    probabilities of one type, f16 or bf16, or f32 under precision=tf32; head dims
+    whole mma tiles (Dk a multiple of the mma's k, Dv of its n = 8)."""
+    types = {type(elem_type(v)) for v in (m.qk.lhs, m.qk.rhs, m.pv.lhs, m.pv.rhs)}
+    if len(types) != 1:
+        return None
+    math = mma_math(elem_type(m.qk.lhs))
+    if math == GemmMath.TF32 and (precision != "tf32" or types != {Float32Type}):
+        return None
+    _, _, dk, dv = m.sizes
+    return math if dk % (8 if math == GemmMath.TF32 else 16) == 0 and dv % 8 == 0 else None
+
+
+def mma_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: GpuSpec) -> Summary:
+    """A thread's work in the tensor-core schedule (`AttentionLowering.mma_schedule`):
+    its share of staging Q; per key
+    tile its share of staging K and V (in loops), per head-dim step of S its Q fragment
+    and per 8 keys a K fragment and an mma, the
+    score chain and two exponentials per accumulator, the quad's max (2 shuffles a row),
+    the P fragments converted from the accumulators, the V fragments' elements and the
+    P·V mmas; at the end the quad's sums, the divisions and stores."""
+    bq, bk = p.block_q, p.block_k
+    _, sk, dk, dv = m.sizes
+    threads = p.threads
+    tiles = -(-sk // bk)
+    math = mma_math(elem_type(m.qk.lhs))
+    tf32 = math == GemmMath.TF32
+    kq = 8 if tf32 else 16
+    per_reg = 2 if tf32 else 4  # elements (loads) per B fragment: 2 registers
+    q_frag = 4 * (1 if tf32 else 2)  # elements of a Q fragment
+    convert = 1 if tf32 else 6  # instructions making one operand register
+    nt, dt, ks, kc = bk // 8, dv // 8, dk // kq, bk // kq
+    inputs: set[SSAValue] = set(k.block.args)
+    per_q, per_k, per_v = (-(-n // threads) for n in (bq * dk, bk * dk, bk * dv))
+    chain = element_counts([m.scores], inputs, seen={m.qk})
+    exp = op_mix(next(op for op in m.core if op.name == "graph.exp"))
+    tile: Counter[str] = Counter()
+    valid = sk / (tiles * bk)  # of the staged keys: the rest are zeros, not loaded
+    tile.update({cls: n * per_k * valid for cls, n in element_counts([m.qk.rhs], inputs).items()})
+    tile.update({cls: n * per_v * valid for cls, n in element_counts([m.pv.rhs], inputs).items()})
+    frag_loads = (nt * ks + kc * dt) * per_reg + ks * q_frag
+    tile["smem"] += per_k + per_v + frag_loads
+    tile["tensor"] += nt * ks + kc * dt
+    tile["alu"] += (6 * (per_k + per_v) + 2 * frag_loads + (nt * ks + kc * dt) * 2 * convert
+                    + (kc + ks) * 4 * convert + 3 * ks + 2 * (2 * nt + 8) + 4 * nt + 4 * dt + 8)
+    tile["shuffle"] += 4
+    tile["barrier"] += 2
+    cpi = spec.cpi
+    stage = staging_cycles(bk * dk, threads, cpi) + staging_cycles(bk * dv, threads, cpi)
+    tile.update({cls: n * 4 * nt for cls, n in chain.items()})
+    tile.update({cls: n * (4 * nt + 2) for cls, n in exp.items()})
+    s = Summary()
+    s.add(tile, tiles)
+    s.add(element_counts([m.qk.lhs], inputs), per_q)
+    s.counts["smem"] += per_q
+    s.counts["alu"] += 6 * per_q + 16 + 4 * dt
+    s.counts["shuffle"] += 4
+    s.counts["global"] += 4 * dt
+    s.counts["div"] += 4 * dt
+    precision = "tf32" if tf32 else "f16"
+    mma_fmas = 16 * 8 * kq  # a warp's multiply-adds per mma
+    s.tensor_fmas[precision] = tiles * tile["tensor"] * mma_fmas // WARP
+    # the O accumulators, the Q fragments, a tile's scores and probabilities, addresses
+    s.registers = min(255, 32 + 4 * dt + 4 * ks + 8 * nt)
+    s.shared_bytes = k.shared_bytes()
+    elem_q, elem_k, elem_v, elem_o = (element_bytes_of(v) for v in (m.qk.lhs, m.qk.rhs, m.pv.rhs, m.pv.result))
+    mask = sum(element_bytes_of(v) for v in loaded_inputs(m.scores, inputs)
+               if v not in loaded_inputs(m.qk.result, inputs))
+    sq = m.sizes[0]
+    block_bytes = (bq * dk * elem_q + sk * (dk * elem_k + dv * elem_v) + bq * tiles * bk * mask
+                   + min(bq, sq) * dv * elem_o)
+    s.global_bytes = round(block_bytes / threads)
+    s.distinct_bytes = distinct_bytes([*k.operands, *k.results])
+    # a straight run of loads (`latency.bytes_in_flight`): a step of a staging loop
+    s.bytes_in_flight = max(staging_unroll(n // threads) * elem
+                            for n, elem in ((bq * dk, elem_q), (bk * dk, elem_k), (bk * dv, elem_v)))
+    softmax = (chain_cycles(chain, cpi) + 2 * chain_cycles(exp, cpi) + 2 * (cpi["shuffle"] + cpi["alu"])
+               + 6 * cpi["alu"])
+    s.ilp_cycles = (tiles * (mma_step_cycles(tile, ks, mma_fmas, precision, True, spec) + stage + softmax)
+                    + staging_cycles(bq * dk, threads, cpi) + cpi["div"] + cpi["global"])
+    return s
+
+
+def staging_cycles(total: int, threads: int, cpi) -> float:
+    """A thread's dependence-bound cycles staging its share of `total` elements in the
+    mma schedule's loops (`staging_unroll` loads in flight per step, then their stores)."""
+    per = -(-total // threads)
+    return -(-per // staging_unroll(total // threads or 1)) * (cpi["global"] + cpi["smem"]) + per
