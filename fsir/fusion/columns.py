@@ -47,6 +47,8 @@ _COLUMN_KINDS = frozenset({"light", "expensive", "gather", "reduction"})
 # a dim of a column's bag's size before its reduction, in a structure key
 BAG = "bag"
 # ops whose result element reads its operands' elements at the same index
+# a column's bag reduction: fixed-length or ragged (over offsets)
+_BAGS = (graph.ReduceOp, graph.SegmentReduceOp)
 _SAME_INDEX = (graph.ElementwiseOp, graph.CompareOp, graph.SelectOp, graph.ConvertOp, graph.BitcastOp)
 
 
@@ -57,8 +59,14 @@ class Column:
 
     ops: tuple[Operation, ...]
     output: SSAValue
-    reduce: graph.ReduceOp
+    # its bag: a fixed-length one (a reduce over the bag dims of [batch, bag, dim]) or a
+    # ragged one (a segment_reduce of [rows, dim] over per-example offsets)
+    reduce: graph.ReduceOp | graph.SegmentReduceOp
     key: tuple
+
+    @property
+    def ragged(self) -> bool:
+        return isinstance(self.reduce, graph.SegmentReduceOp)
 
     @property
     def gathers(self) -> list[graph.GatherOp]:
@@ -109,7 +117,7 @@ def column_of(value: SSAValue, concat: Operation) -> Column | None:
         cls = graph.op_class(op)
         if cls not in _COLUMN_KINDS and not isinstance(op, graph.ReshapeOp):
             return None
-        if not isinstance(op, graph.GatherOp) and cls == "gather":
+        if not isinstance(op, (graph.GatherOp, graph.SegmentReduceOp)) and cls == "gather":
             return None  # scatter, sort, window reductions: not a column's ops
         return True
 
@@ -119,7 +127,7 @@ def column_of(value: SSAValue, concat: Operation) -> Column | None:
     member_set = set(members)
     if not all(_uses_within(op, member_set, concat) for op in members):
         return None
-    reduces = [op for op in members if isinstance(op, graph.ReduceOp)]
+    reduces = [op for op in members if isinstance(op, _BAGS)]
     if len(reduces) != 1:
         return None
     (r,) = reduces
@@ -216,12 +224,14 @@ def structure_key(ops: Sequence[Operation], output: SSAValue) -> tuple:
     take one schedule and share one code body."""
     where: dict[SSAValue, int] = {}
     parts: list = []
-    reduces = [n for n, op in enumerate(ops) if isinstance(op, graph.ReduceOp)]
+    reduces = [n for n, op in enumerate(ops) if isinstance(op, _BAGS)]
     bag: set[int] = set()
     if reduces:
         r = ops[reduces[0]]
-        assert isinstance(r, graph.ReduceOp)
-        bag = {shape_of(r.input.type)[d] for d in int_values(r.dims)} - {DYN}
+        if isinstance(r, graph.ReduceOp):
+            bag = {shape_of(r.input.type)[d] for d in int_values(r.dims)} - {DYN}
+        elif isinstance(r, graph.SegmentReduceOp):  # the bags' rows of all examples
+            bag = {shape_of(r.data.type)[0]} - {DYN}
 
     def shape(v: SSAValue, before: bool, drop: int = 0) -> tuple:
         return tuple(BAG if before and d in bag else d for d in shape_of(v.type)[drop:])
@@ -238,7 +248,7 @@ def structure_key(ops: Sequence[Operation], output: SSAValue) -> tuple:
                 operands.append(("table", shape(o, before, 1), _elem(o)))
             else:
                 operands.append(("in", shape(o, before), _elem(o)))
-        results = tuple((shape(r, before and not isinstance(op, graph.ReduceOp)), _elem(r)) for r in op.results)
+        results = tuple((shape(r, before and not isinstance(op, _BAGS)), _elem(r)) for r in op.results)
         parts.append((op.name, tuple(operands), tuple(op.properties.items()),
                       isinstance(op, graph.GatherOp) and op.in_bounds is not None, results))
         where.update({r: n for r in op.results})
