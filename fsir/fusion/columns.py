@@ -226,14 +226,19 @@ def structure_key(ops: Sequence[Operation], output: SSAValue) -> tuple:
     parts: list = []
     reduces = [n for n, op in enumerate(ops) if isinstance(op, _BAGS)]
     bag: set[int] = set()
+    ragged: SSAValue | None = None  # a ragged bag's offsets
     if reduces:
         r = ops[reduces[0]]
         if isinstance(r, graph.ReduceOp):
             bag = {shape_of(r.input.type)[d] for d in int_values(r.dims)} - {DYN}
-        elif isinstance(r, graph.SegmentReduceOp):  # the bags' rows of all examples
+        elif isinstance(r, graph.SegmentReduceOp):  # the rows of all examples' bags: dim 0 of its data
             bag = {shape_of(r.data.type)[0]} - {DYN}
+            ragged = r.offsets
 
     def shape(v: SSAValue, before: bool, drop: int = 0) -> tuple:
+        if ragged is not None:  # (only dim 0 counts the bags' rows; the offsets count examples)
+            before = before and v is not ragged and drop == 0
+            return tuple(BAG if before and a == 0 and d in bag else d for a, d in enumerate(shape_of(v.type)[drop:]))
         return tuple(BAG if before and d in bag else d for d in shape_of(v.type)[drop:])
 
     for n, op in enumerate(ops):
