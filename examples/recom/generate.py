@@ -10,6 +10,7 @@ by 1/L) or max. The columns are concatenated with a dense feature block, and an 
     python examples/recom/generate.py 100 --onnx /tmp/recom100.onnx        # the same model as ONNX
     python examples/recom/generate.py 1000 --batch '?' --max-rows 1000     # `?` batch, small tables
 
+`--ragged` gives the share of ragged columns (EmbeddingBag with offsets; .mlir only).
 `--max-rows` caps the table sizes (tests keep tables small; the full range goes to
 10^6 rows, 256 MB for one f32 table of dim 64, which is fine for compiling and for the
 cost model but not for the simulator).
