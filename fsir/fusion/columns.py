@@ -11,6 +11,12 @@ sum scaled to a mean), and concatenated for the MLP:
     %s = graph.reduce sum %e dims [1] : (tensor<?x20x16xf32>) -> tensor<?x16xf32>
     %x = graph.concat %s, ... dim 1 : (tensor<?x16xf32>, ...) -> tensor<?x4096xf32>
 
+A column's bag may also be ragged (EmbeddingBag with offsets): the ids of all
+examples' bags gathered, then reduced per example over its offsets:
+
+    %e = graph.gather %table, %ids : (tensor<1000x16xf32>, tensor<?xi32>) -> tensor<?x16xf32>
+    %s = graph.segment_reduce sum %e, %offsets : (tensor<?x16xf32>, tensor<?xi32>) -> tensor<?x16xf32>
+
 Packing such columns op by op (PatternReduction over each column, remote fusion over
 bounded chunks) costs more than linear time and stops at `max-ops`. Here a column is
 recognised once, from its concat operand backwards (`column_of`), and columns are
@@ -102,7 +108,8 @@ def _uses_within(op: Operation, members: set[Operation], sink: Operation) -> boo
 def column_of(value: SSAValue, concat: Operation) -> Column | None:
     """The column computing `value` (an operand of `concat`), or None: the slice of
     graph ops behind `value` up to function arguments and constants, each used only
-    inside the slice, holding exactly one reduction and at least one gather before it,
+    inside the slice, holding exactly one bag reduction (a reduce, or a segment_reduce
+    for a ragged bag) and at least one gather before it,
     and only elementwise ops after it; `value` is rank 2 and the concat runs along
     dim 1."""
     out = value.owner

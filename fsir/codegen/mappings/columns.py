@@ -18,6 +18,9 @@ one structure (for its longest bag): every lane count up to the bag's length (at
 as a kernel of that column alone (`column_summary`) and estimated (`estimate_summary`);
 the fastest wins (with few rows and long bags, more lanes shorten the serial loop; with
 many rows the kernel is bandwidth-bound and fewer lanes issue fewer instructions).
+A ragged column's (a segment_reduce over offsets) are the segment row rules'
+(`row.segment_column_schedule`, for its cluster's longest mean bag where the shapes give
+it), in the same thread layout.
 """
 
 from __future__ import annotations
