@@ -103,7 +103,8 @@ def distinct_bytes(kernel) -> int:
     return total
 
 
-def measure(n: int, mode: str, batch: int, max_rows: int, ptx: bool, seed: int, ptxas: bool = False) -> dict:
+def measure(n: int, mode: str, batch: int, max_rows: int, ptx: bool, seed: int, ptxas: bool = False,
+            ragged: float = 0.0) -> dict:
     from xdsl.context import Context
 
     from fsir.dialects.schedule import KernelOp
@@ -112,7 +113,7 @@ def measure(n: int, mode: str, batch: int, max_rows: int, ptx: bool, seed: int, 
     from fsir.pipeline import PipelineOptions, emit_ptx, passes
 
     spec = gpu_spec("H100")
-    text = to_mlir(model_spec(n, seed, max_rows), batch)
+    text = to_mlir(model_spec(n, seed, max_rows, ragged), batch)
     row: dict = {"N": n, "mode": mode, "cpu": {}, "wall": {}}
 
     def timed(stage: str, fn):
@@ -212,6 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--max-rows", type=int, default=10**6)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--ragged", type=float, default=0.0, help="the share of ragged columns (segment_reduce bags)")
     p.add_argument("--no-ptx", action="store_true", help="stop after stitch-codegen")
     p.add_argument("--no-ptxas", action="store_true", help="do not assemble the PTX with ptxas")
     p.add_argument("--all", action="store_true", help="none and xla at N >= 5000 too (minutes each)")
@@ -228,7 +230,8 @@ def main(argv: list[str] | None = None) -> int:
                       "minutes to compile and assemble; --all runs it", flush=True)
                 continue
             try:
-                r = measure(n, mode, a.batch, a.max_rows, not a.no_ptx, a.seed, not a.no_ptx and not a.no_ptxas)
+                r = measure(n, mode, a.batch, a.max_rows, not a.no_ptx, a.seed, not a.no_ptx and not a.no_ptxas,
+                            a.ragged)
             except (Exception, RecursionError) as err:  # one (N, mode) failing leaves the others' rows
                 print(f"{n:>6} {mode:<7} FAILED: {type(err).__name__}: {str(err)[:120]}", flush=True)
                 continue

@@ -7,14 +7,17 @@ first verifier failure into a `UserError` that points at the op's source line.
 
 from __future__ import annotations
 
+import bisect
+import functools
 import math
 import re
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import DYNAMIC_INDEX, FileLineColLoc, IntAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+from xdsl.utils.lexer import Input
 
 from fsir.errors import Location, UserError
 
@@ -50,6 +53,7 @@ class LocatingParser(Parser):
         super().__init__(ctx, text, name)
         self.line_offset = line_offset
         self._first_uses: dict = {}
+        self._newlines: list[int] | None = None  # where the input's newlines are
 
     def resolve_operand(self, operand, type):
         # Remember where a not-yet-defined value is first used, so that an undefined
@@ -69,9 +73,16 @@ class LocatingParser(Parser):
             raise ParseError(span, f"use of undefined value '%{name}'") from None
 
     def _parse_dense_literal_type(self):
+        # xDSL builds its irdl constraint for the literal's type anew on every dense
+        # attribute (milliseconds each: most of the parse of a model with thousands of
+        # constants), so the check runs against one built once.
+        t = self.expect(self.parse_optional_type, "Dense attribute must be typed!")
+        if not _dense_literal_constraint().verifies(t):
+            self.raise_error("Expected memref, vector or tensor type of integer, index, float, or complex type")
+        if any(dim == DYNAMIC_INDEX for dim in t.get_shape()):
+            self.raise_error("Dense literal attribute should have a static shape.")
         # xDSL expands a splat into a Python list of every element: refuse sizes that
         # would exhaust memory before it tries
-        t = super()._parse_dense_literal_type()
         n = math.prod(t.get_shape())
         if n > MAX_DENSE_ELEMENTS:
             self.raise_error(f"a dense constant of {n} elements is too large (at most {MAX_DENSE_ELEMENTS})")
@@ -80,11 +91,31 @@ class LocatingParser(Parser):
     def parse_operation(self) -> Operation:
         span = self._current_token.span
         op = super().parse_operation()
-        loc = span.get_location()
-        op.location = FileLineColLoc(
-            StringAttr(loc.file), IntAttr(loc.line + self.line_offset), IntAttr(loc.col)
-        )
+        line, col = self._line_col(span.input, span.start)
+        op.location = FileLineColLoc(StringAttr(span.input.name), IntAttr(line + self.line_offset), IntAttr(col))
         return op
+
+    def _line_col(self, source: Input, pos: int) -> tuple[int, int]:
+        """The 1-based line and column of `pos`, by bisection over the input's newlines
+        (xDSL's `Span.get_location` counts the newlines from the start of the input on
+        every call: quadratic over an input's ops)."""
+        if self._newlines is None:
+            self._newlines = []
+            at = source.content.find(source.newline)  # (str or bytes input)
+            while at >= 0:
+                self._newlines.append(at)
+                at = source.content.find(source.newline, at + 1)
+        k = bisect.bisect_left(self._newlines, pos)
+        start = self._newlines[k - 1] + 1 if k else 0
+        return k + 1, pos - start + 1
+
+
+@functools.cache
+def _dense_literal_constraint():
+    from xdsl.dialects.builtin import AnyFloat, ComplexType, IndexType, IntegerType, RankedStructure
+    from xdsl.irdl import base
+
+    return base(RankedStructure[IntegerType | IndexType | AnyFloat | ComplexType])
 
 
 def location_of(op: Operation | None) -> Location | None:

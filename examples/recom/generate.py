@@ -10,6 +10,7 @@ by 1/L) or max. The columns are concatenated with a dense feature block, and an 
     python examples/recom/generate.py 100 --onnx /tmp/recom100.onnx        # the same model as ONNX
     python examples/recom/generate.py 1000 --batch '?' --max-rows 1000     # `?` batch, small tables
 
+`--ragged` gives the share of ragged columns (EmbeddingBag with offsets; .mlir only).
 `--max-rows` caps the table sizes (tests keep tables small; the full range goes to
 10^6 rows, 256 MB for one f32 table of dim 64, which is fine for compiling and for the
 cost model but not for the simulator).
@@ -27,6 +28,7 @@ KINDS = ("sum", "mean", "max")
 DIMS = (4, 8, 16, 32, 64)
 DENSE = 13  # dense features, as in Criteo/DLRM
 HIDDEN = 64
+RAGGED = 0.1  # the share of ragged columns the command line draws by default
 
 
 @dataclass(frozen=True)
@@ -37,18 +39,57 @@ class ColumnSpec:
     kind: str
     hashed: bool
     weighted: bool
+    # a ragged bag (EmbeddingBag with offsets): ids [B * bag] of all examples' bags and
+    # offsets [B], reduced by graph.segment_reduce; `bag` is then the mean bag length
+    ragged: bool = False
 
 
-def model_spec(n: int, seed: int = 0, max_rows: int = 10**6) -> list[ColumnSpec]:
+def model_spec(n: int, seed: int = 0, max_rows: int = 10**6, ragged: float = 0.0) -> list[ColumnSpec]:
     """N columns drawn reproducibly: table rows log-uniform in 10..max_rows, dims 4..64,
-    bags 1..50 (short bags more likely), a third each sum/mean/max, 30% hashed, 20% weighted."""
+    bags 1..50 (short bags more likely), a third each sum/mean/max, 30% hashed, 20% weighted,
+    a `ragged` share with ragged bags (drawn apart: the other draws do not change)."""
     rng = random.Random(seed)
+    rag = random.Random(seed + 7919)
     out = []
     for _ in range(n):
         rows = int(round(10 ** rng.uniform(1, math.log10(max(10, max_rows)))))
         bag = min(50, max(1, int(round(rng.expovariate(1 / 8)))))
-        out.append(ColumnSpec(rows, rng.choice(DIMS), bag, rng.choice(KINDS), rng.random() < 0.3, rng.random() < 0.2))
+        out.append(ColumnSpec(rows, rng.choice(DIMS), bag, rng.choice(KINDS), rng.random() < 0.3, rng.random() < 0.2,
+                              rag.random() < ragged))
     return out
+
+
+def _ragged_column(i: int, c: ColumnSpec, b: str, args: list[str], lines: list[str]) -> tuple[str, str]:
+    """A ragged column's ops (ids of all bags, `?` with a `?` batch; offsets per
+    example): its value and type for the concat."""
+    n = "?" if b == "?" else str(int(b) * c.bag)
+    ids_t, off_t = f"tensor<{n}xi32>", f"tensor<{b}xi32>"
+    args += [f"%ids{i}: {ids_t}", f"%off{i}: {off_t}", f"%t{i}: tensor<{c.rows}x{c.dim}xf32>"]
+    ids = f"%ids{i}"
+    if c.hashed:
+        if n == "?":
+            lines.append(f"  %m{i} = graph.constant dense<{c.rows}> : tensor<i32>")
+            lines.append(f"  %mb{i} = graph.broadcast %m{i} dims [] like {ids} : (tensor<i32>, {ids_t}) -> {ids_t}")
+            lines.append(f"  %h{i} = graph.rem {ids}, %mb{i} : {ids_t}")
+        else:
+            lines.append(f"  %m{i} = graph.constant dense<{c.rows}> : {ids_t}")
+            lines.append(f"  %h{i} = graph.rem {ids}, %m{i} : {ids_t}")
+        ids = f"%h{i}"
+    e_t = f"tensor<{n}x{c.dim}xf32>"
+    lines.append(f"  %e{i} = graph.gather %t{i}, {ids} : (tensor<{c.rows}x{c.dim}xf32>, {ids_t}) -> {e_t}")
+    e = f"%e{i}"
+    if c.weighted:
+        w_t = f"tensor<{n}xf32>"
+        args.append(f"%w{i}: {w_t}")
+        if n == "?":
+            lines.append(f"  %wb{i} = graph.broadcast %w{i} dims [0] like %e{i} : ({w_t}, {e_t}) -> {e_t}")
+        else:
+            lines.append(f"  %wb{i} = graph.broadcast %w{i} dims [0] : ({w_t}) -> {e_t}")
+        lines.append(f"  %we{i} = graph.mul {e}, %wb{i} : {e_t}")
+        e = f"%we{i}"
+    r_t = f"tensor<{b}x{c.dim}xf32>"
+    lines.append(f"  %r{i} = graph.segment_reduce {c.kind} {e}, %off{i} : ({e_t}, {off_t}) -> {r_t}")
+    return f"%r{i}", r_t
 
 
 def to_mlir(cols: list[ColumnSpec], batch: int | str = 8, name: str = "recom", features: bool = False) -> str:
@@ -64,6 +105,11 @@ def to_mlir(cols: list[ColumnSpec], batch: int | str = 8, name: str = "recom", f
     outs = ["%dense"]
     out_types = [f"tensor<{b}x{DENSE}xf32>"]
     for i, c in enumerate(cols):
+        if c.ragged:
+            out, r_t = _ragged_column(i, c, b, args, lines)
+            outs.append(out)
+            out_types.append(r_t)
+            continue
         ids_t = f"tensor<{b}x{c.bag}xi32>"
         args.append(f"%ids{i}: {ids_t}")
         args.append(f"%t{i}: tensor<{c.rows}x{c.dim}xf32>")
@@ -143,6 +189,9 @@ def to_onnx(cols: list[ColumnSpec], batch: int | str = 8, name: str = "recom", f
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
+    if any(c.ragged for c in cols):
+        raise ValueError("ONNX has no ragged bag (EmbeddingBag/SparseSegmentSum with offsets) in its standard "
+                         "domain: ragged columns are .mlir only")
     rng = np.random.default_rng(0)
     b = "B" if str(batch) == "?" else int(batch)
     inputs = [helper.make_tensor_value_info("dense", TensorProto.FLOAT, [b, DENSE])]
@@ -201,9 +250,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", help="the .mlir file (default: stdout)")
     p.add_argument("--onnx", help="also write the model as ONNX here")
     p.add_argument("--features", action="store_true", help="return the concatenated features too")
+    p.add_argument("--ragged", type=float, default=None,
+                   help=f"the share of ragged columns (default {RAGGED}; 0 with --onnx: ONNX cannot express them)")
     a = p.parse_args(argv)
     batch: int | str = a.batch if a.batch == "?" else int(a.batch)
-    cols = model_spec(a.columns, a.seed, a.max_rows)
+    ragged = a.ragged if a.ragged is not None else 0.0 if a.onnx else RAGGED
+    if a.onnx and ragged > 0:
+        p.error("ONNX has no ragged bag op in its standard domain: ragged columns are .mlir only (--ragged 0)")
+    cols = model_spec(a.columns, a.seed, a.max_rows, ragged)
     text = to_mlir(cols, batch, features=a.features)
     if a.out:
         with open(a.out, "w") as f:

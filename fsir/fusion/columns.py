@@ -11,6 +11,12 @@ sum scaled to a mean), and concatenated for the MLP:
     %s = graph.reduce sum %e dims [1] : (tensor<?x20x16xf32>) -> tensor<?x16xf32>
     %x = graph.concat %s, ... dim 1 : (tensor<?x16xf32>, ...) -> tensor<?x4096xf32>
 
+A column's bag may also be ragged (EmbeddingBag with offsets): the ids of all
+examples' bags gathered, then reduced per example over its offsets:
+
+    %e = graph.gather %table, %ids : (tensor<1000x16xf32>, tensor<?xi32>) -> tensor<?x16xf32>
+    %s = graph.segment_reduce sum %e, %offsets : (tensor<?x16xf32>, tensor<?xi32>) -> tensor<?x16xf32>
+
 Packing such columns op by op (PatternReduction over each column, remote fusion over
 bounded chunks) costs more than linear time and stops at `max-ops`. Here a column is
 recognised once, from its concat operand backwards (`column_of`), and columns are
@@ -47,6 +53,8 @@ _COLUMN_KINDS = frozenset({"light", "expensive", "gather", "reduction"})
 # a dim of a column's bag's size before its reduction, in a structure key
 BAG = "bag"
 # ops whose result element reads its operands' elements at the same index
+# a column's bag reduction: fixed-length or ragged (over offsets)
+_BAGS = (graph.ReduceOp, graph.SegmentReduceOp)
 _SAME_INDEX = (graph.ElementwiseOp, graph.CompareOp, graph.SelectOp, graph.ConvertOp, graph.BitcastOp)
 
 
@@ -57,8 +65,14 @@ class Column:
 
     ops: tuple[Operation, ...]
     output: SSAValue
-    reduce: graph.ReduceOp
+    # its bag: a fixed-length one (a reduce over the bag dims of [batch, bag, dim]) or a
+    # ragged one (a segment_reduce of [rows, dim] over per-example offsets)
+    reduce: graph.ReduceOp | graph.SegmentReduceOp
     key: tuple
+
+    @property
+    def ragged(self) -> bool:
+        return isinstance(self.reduce, graph.SegmentReduceOp)
 
     @property
     def gathers(self) -> list[graph.GatherOp]:
@@ -94,7 +108,8 @@ def _uses_within(op: Operation, members: set[Operation], sink: Operation) -> boo
 def column_of(value: SSAValue, concat: Operation) -> Column | None:
     """The column computing `value` (an operand of `concat`), or None: the slice of
     graph ops behind `value` up to function arguments and constants, each used only
-    inside the slice, holding exactly one reduction and at least one gather before it,
+    inside the slice, holding exactly one bag reduction (a reduce, or a segment_reduce
+    for a ragged bag) and at least one gather before it,
     and only elementwise ops after it; `value` is rank 2 and the concat runs along
     dim 1."""
     out = value.owner
@@ -109,7 +124,7 @@ def column_of(value: SSAValue, concat: Operation) -> Column | None:
         cls = graph.op_class(op)
         if cls not in _COLUMN_KINDS and not isinstance(op, graph.ReshapeOp):
             return None
-        if not isinstance(op, graph.GatherOp) and cls == "gather":
+        if not isinstance(op, (graph.GatherOp, graph.SegmentReduceOp)) and cls == "gather":
             return None  # scatter, sort, window reductions: not a column's ops
         return True
 
@@ -119,7 +134,7 @@ def column_of(value: SSAValue, concat: Operation) -> Column | None:
     member_set = set(members)
     if not all(_uses_within(op, member_set, concat) for op in members):
         return None
-    reduces = [op for op in members if isinstance(op, graph.ReduceOp)]
+    reduces = [op for op in members if isinstance(op, _BAGS)]
     if len(reduces) != 1:
         return None
     (r,) = reduces
@@ -216,14 +231,21 @@ def structure_key(ops: Sequence[Operation], output: SSAValue) -> tuple:
     take one schedule and share one code body."""
     where: dict[SSAValue, int] = {}
     parts: list = []
-    reduces = [n for n, op in enumerate(ops) if isinstance(op, graph.ReduceOp)]
+    reduces = [n for n, op in enumerate(ops) if isinstance(op, _BAGS)]
     bag: set[int] = set()
+    ragged: SSAValue | None = None  # a ragged bag's offsets
     if reduces:
         r = ops[reduces[0]]
-        assert isinstance(r, graph.ReduceOp)
-        bag = {shape_of(r.input.type)[d] for d in int_values(r.dims)} - {DYN}
+        if isinstance(r, graph.ReduceOp):
+            bag = {shape_of(r.input.type)[d] for d in int_values(r.dims)} - {DYN}
+        elif isinstance(r, graph.SegmentReduceOp):  # the rows of all examples' bags: dim 0 of its data
+            bag = {shape_of(r.data.type)[0]} - {DYN}
+            ragged = r.offsets
 
     def shape(v: SSAValue, before: bool, drop: int = 0) -> tuple:
+        if ragged is not None:  # (only dim 0 counts the bags' rows; the offsets count examples)
+            before = before and v is not ragged and drop == 0
+            return tuple(BAG if before and a == 0 and d in bag else d for a, d in enumerate(shape_of(v.type)[drop:]))
         return tuple(BAG if before and d in bag else d for d in shape_of(v.type)[drop:])
 
     for n, op in enumerate(ops):
@@ -238,7 +260,7 @@ def structure_key(ops: Sequence[Operation], output: SSAValue) -> tuple:
                 operands.append(("table", shape(o, before, 1), _elem(o)))
             else:
                 operands.append(("in", shape(o, before), _elem(o)))
-        results = tuple((shape(r, before and not isinstance(op, graph.ReduceOp)), _elem(r)) for r in op.results)
+        results = tuple((shape(r, before and not isinstance(op, _BAGS)), _elem(r)) for r in op.results)
         parts.append((op.name, tuple(operands), tuple(op.properties.items()),
                       isinstance(op, graph.GatherOp) and op.in_bounds is not None, results))
         where.update({r: n for r in op.results})

@@ -17,7 +17,10 @@ with that stride (RowLowering.reduce_row) and combines its lanes by a butterfly 
 the lanes' aligned segment; every thread of the warp reaches the shuffles (threads
 past the tile's rows run no bag elements). The operand's element — the column's tail
 ops (a mean's scale) over the reduction, or a load for a copied operand — is stored at
-its offset in the concat by lane 0.
+its offset in the concat by lane 0. A ragged column (a segment_reduce over offsets)
+takes the same layout: the lanes of row b's element walk segment b's rows with stride
+`lanes` (`fsir/lowering/segments.py`, `reduce_segment`); a shared body reads its
+offsets' address and its rows' count from its table row like any buffer and size.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from fsir.lowering.kernels import flat_memref
 from fsir.lowering.param_table import add_table
 from fsir.lowering.rows import RowLowering
 from fsir.lowering.scalar import Index, compute_type
+from fsir.lowering.segments import reduce_segment
 
 
 def root_group(k: KernelOp) -> GroupOp:
@@ -211,8 +215,11 @@ class ColumnsLowering(RowLowering):
             values: list[SSAValue] = []
             if g is not None:
                 r = g.yielded()[0].owner
-                assert isinstance(r, graph.ReduceOp)
-                values = self.reduce_vector(g, r, b, d0, vec, valid, lane, n, tid)
+                if isinstance(r, graph.SegmentReduceOp):  # a ragged bag: example b's segment
+                    values = reduce_segment(self, r, b, d0, vec, valid, lane, n, tid)
+                else:
+                    assert isinstance(r, graph.ReduceOp)
+                    values = self.reduce_vector(g, r, b, d0, vec, valid, lane, n, tid)
 
             def store() -> None:
                 for x in range(vec):

@@ -18,6 +18,9 @@ one structure (for its longest bag): every lane count up to the bag's length (at
 as a kernel of that column alone (`column_summary`) and estimated (`estimate_summary`);
 the fastest wins (with few rows and long bags, more lanes shorten the serial loop; with
 many rows the kernel is bandwidth-bound and fewer lanes issue fewer instructions).
+A ragged column's (a segment_reduce over offsets) are the segment row rules'
+(`row.segment_column_schedule`, for its cluster's longest mean bag where the shapes give
+it), in the same thread layout.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 
 from fsir.codegen.latency import estimate_summary
 from fsir.codegen.mappings.base import FusionContext, Mapping, check_supported
+from fsir.codegen.mappings.row import SEGMENT_BAG_HINT, SegmentSchedule, segment_column_schedule, segment_summary
+from fsir.codegen.mappings.segments import segment_work, static_bag
 from fsir.codegen.summary import Summary, op_mix
 from fsir.dialects import graph, schedule
 from fsir.dialects.graph import DYN, shape_of
@@ -114,19 +119,23 @@ def column_counts(column: Column) -> tuple[Counter[str], Counter[str], int, int]
 
 
 def bag_length(column: Column) -> int:
-    dims = shape_of(column.reduce.input.type)
-    return math.prod(dims[d] for d in int_values(column.reduce.dims))
+    """A fixed-length bag's length (a ragged column's is per example: `static_bag`)."""
+    r = column.reduce
+    assert isinstance(r, graph.ReduceOp)
+    dims = shape_of(r.input.type)
+    return math.prod(dims[d] for d in int_values(r.dims))
 
 
 def shared_clusters(s: ColumnSet) -> list[int]:
     """Each concat operand's cluster id: the columns of one structure share one code body
     (the lowering reads a column's buffers and constants from its row of a table) when
-    there are several of them and their tables' row counts are static (a table row holds
-    them); every other operand is its own."""
+    there are several of them and their tables' row counts and ragged bags' row counts
+    are static (a table row holds them); every other operand is its own."""
     ids = list(range(len(s.columns)))
     for members in s.clusters.values():
         columns = [_some(s.columns[i]) for i in members]
-        if len(members) > 1 and all(shape_of(g.table.type)[0] != DYN for c in columns for g in c.gathers):
+        if len(members) > 1 and all(shape_of(g.table.type)[0] != DYN for c in columns for g in c.gathers) \
+                and all(_ragged_rows(c) != DYN for c in columns):
             for i in members:
                 ids[i] = members[0]
     return ids
@@ -188,6 +197,29 @@ def choose_schedule(column: Column, rows: int, spec: GpuSpec, columns: int = 1,
     return best
 
 
+def ragged_schedule(column: Column, rows: int, spec: GpuSpec, columns: int = 1,
+                    forced: int | None = None) -> tuple[int, int]:
+    """The (lanes, vector) of a ragged column (its bag a segment_reduce over offsets):
+    the row rules' warp-shaped segment schedule (`segment_column_schedule`), scored as
+    `rows` segments of each of `columns` such columns."""
+    r = column.reduce
+    assert isinstance(r, graph.SegmentReduceOp)
+    widths = vector_widths(column)
+    vectors = widths if forced is None else [forced if forced in widths else 1]
+    return segment_column_schedule(shape_of(column.output.type)[1], vectors, segment_work(r, column.ops), rows,
+                                   static_bag(r), spec, columns)
+
+
+def cluster_schedule(members: Sequence[Column], rows: int, spec: GpuSpec, columns: int = 1,
+                     forced: int | None = None) -> tuple[int, int]:
+    """The (lanes, vector) of a cluster of columns of one structure: decided by its
+    longest bag (the bag's length is per-column data)."""
+    if members[0].ragged:
+        return ragged_schedule(max(members, key=lambda c: static_bag(_segment(c)) or 0.0), rows, spec, columns,
+                               forced)
+    return choose_schedule(max(members, key=bag_length), rows, spec, columns, forced)
+
+
 class ColumnsMapping(Mapping):
     name = schedule.Mapping.COLUMNS
     lowering = ColumnsLowering
@@ -230,8 +262,8 @@ class ColumnsMapping(Mapping):
         # the rows a column computes in all: the batch (`?`: the explorer's guess)
         total_rows = DYNAMIC_DIM if batch == DYN else batch
         # (the bag's length is per-column data: the cluster's longest bag decides)
-        schedule_of_key = {key: choose_schedule(max((_some(s.columns[i]) for i in members), key=bag_length),
-                                                total_rows, ctx.spec, s.count, ctx.vector)
+        schedule_of_key = {key: cluster_schedule([_some(s.columns[i]) for i in members], total_rows, ctx.spec,
+                                                 s.count, ctx.vector)
                            for key, members in s.clusters.items()}
         lanes: list[int] = []
         vectors: list[int] = []
@@ -325,7 +357,7 @@ class ColumnsMapping(Mapping):
                 part = Summary(Counter({"global": 2, "alu": 14}))
                 part.global_bytes = 2 * element_bytes(_elem(v))
             else:
-                part = column_summary(_column_of_group(g, v), lanes[i], vectors[i])
+                part = _group_summary(_column_of_group(g, v), lanes[i], vectors[i])
             for cls, n in part.counts.items():
                 counts[cls] = counts.get(cls, 0.0) + n * share
             gbytes += part.global_bytes * share
@@ -396,7 +428,7 @@ class ColumnsMapping(Mapping):
                                        f"the columns need {warps[-1]}")
         for g in groups[:-1]:
             r = g.yielded()[0].owner if len(g.yielded()) == 1 else None
-            if not isinstance(r, graph.ReduceOp) or g.storage.data != Storage.REG:
+            if not isinstance(r, (graph.ReduceOp, graph.SegmentReduceOp)) or g.storage.data != Storage.REG:
                 raise self.cannot_lower(k, "every group but the root is one column's reduction, kept in registers")
         for g in groups:
             for op in g.block.ops:
@@ -429,6 +461,28 @@ def _some(c: Column | None) -> Column:
 def _column_of_group(g: GroupOp, output: SSAValue) -> Column:
     """A `Column` view of a column group (for its summary): the group's ops."""
     r = g.yielded()[0].owner
-    assert isinstance(r, graph.ReduceOp)
+    assert isinstance(r, (graph.ReduceOp, graph.SegmentReduceOp))
     ops = tuple(op for op in g.block.ops if isinstance(op, graph.GraphOp))
     return Column(ops, r.result, r, ())
+
+
+def _segment(c: Column) -> graph.SegmentReduceOp:
+    assert isinstance(c.reduce, graph.SegmentReduceOp)
+    return c.reduce
+
+
+def _ragged_rows(c: Column) -> int | None:
+    """The rows of a ragged column's bags (all examples'), None for a fixed-length bag."""
+    return shape_of(c.reduce.data.type)[0] if isinstance(c.reduce, graph.SegmentReduceOp) else None
+
+
+def _group_summary(c: Column, lanes: int, vector: int) -> Summary:
+    """A thread of column `c` with its (lanes, vector): a ragged column's is the segment
+    rules' (`segment_summary`, for its mean bag, else the rules' hint)."""
+    if not c.ragged:
+        return column_summary(c, lanes, vector)
+    r = _segment(c)
+    bag = static_bag(r)
+    work = segment_work(r, c.ops)
+    return segment_summary(SegmentSchedule("warp", shape_of(r.result.type)[1], vector, lanes, vector), work,
+                           SEGMENT_BAG_HINT if bag is None else bag)
