@@ -6,6 +6,7 @@ how many bytes, how long on the modeled GPU, and how long fsir takes to compile 
     python benchmarks/recom.py --no-ptx                         # stop after stitch-codegen
     python benchmarks/recom.py --no-ptxas                       # emit the PTX, do not assemble it
     python benchmarks/recom.py --all                            # none and xla at N = 5000 too (slow)
+    python benchmarks/recom.py --sizes 1000 --check 1 7 37 128  # + one `?`-batch module on the simulator
 
 Per (N, mode), one line (progress goes to stderr as each stage ends):
 
@@ -158,6 +159,47 @@ def measure(n: int, mode: str, batch: int, max_rows: int, ptx: bool, seed: int, 
     return row
 
 
+def check_on_simulator(n: int, batches: list[int], max_rows: int, seed: int, ragged: float) -> None:
+    """Compile the N-column model once with a `?` batch (stitch), run it on the PTX
+    simulator for every batch and compare with the numpy reference; one line per batch.
+    Ids are drawn from -5 to three times their table's rows, so hashing and the
+    gather's clamp both matter."""
+    import numpy as np
+
+    from fsir.dialects.graph import DYN
+    from fsir.ir import parse_module
+    from fsir.pipeline import PipelineOptions, lower
+    from fsir.runtime.compare import compare
+    from fsir.runtime.executor import execute
+    from fsir.runtime.reference import run
+    from fsir.testing.pipeline import input_types
+
+    spec = model_spec(n, seed, max_rows, ragged)
+    module = parse_module(to_mlir(spec, "?"), f"recom{n}")
+    c = time.process_time()
+    lowered = lower(parse_module(to_mlir(spec, "?"), f"recom{n}"), PipelineOptions(fusion="stitch"))
+    _progress(f"  N={n} `?` batch: compiled once in {time.process_time() - c:.1f} s CPU")
+    f = next(iter(module.ops))
+    for batch in batches:
+        rng = np.random.default_rng(seed + batch)
+        inputs = []
+        for arg, t in zip(f.body.block.args, input_types(module)):
+            shape = tuple(batch if d == DYN else d for d in t.get_shape())
+            name = arg.name_hint or ""
+            if name.startswith("ids"):
+                inputs.append(rng.integers(-5, 3 * spec[int(name[3:])].rows, shape).astype(np.int32))
+            else:
+                inputs.append(rng.standard_normal(shape).astype(np.float32))
+        c = time.process_time()
+        got, _ = execute(lowered, inputs)
+        took = time.process_time() - c
+        want = run(module, inputs)
+        verdicts = [compare(g, w) for g, w in zip(got, want)]
+        ok = len(got) == len(want) and all(v.ok for v in verdicts)
+        print(f"{n:>6} stitch  B={batch:<4} simulator {'ok' if ok else 'MISMATCH'} against the reference "
+              f"({'; '.join(str(v) for v in verdicts)}; simulator {took:.1f} s CPU)", flush=True)
+
+
 def assemble_report(text: str) -> tuple[str, float]:
     """Whether ptxas (sm_80) assembles the module, and the largest kernel parameter
     buffer: a module of thousands of columns passes their buffers through an address
@@ -217,6 +259,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-ptx", action="store_true", help="stop after stitch-codegen")
     p.add_argument("--no-ptxas", action="store_true", help="do not assemble the PTX with ptxas")
     p.add_argument("--all", action="store_true", help="none and xla at N >= 5000 too (minutes each)")
+    p.add_argument("--check", type=int, nargs="*", default=[], metavar="B",
+                   help="also compile each N once with a `?` batch and run it on the simulator for these batches")
     a = p.parse_args(argv)
     _progress(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     rows = []
@@ -248,6 +292,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{n:>6} none/stitch modeled time: {by['none']['model_us'] / by['stitch']['model_us']:.2f}x, "
                   f"embedding layer {by['none']['emb_us'] / by['stitch']['emb_us']:.2f}x "
                   f"(a stand-in for the paper's TensorFlow baseline, see the docstring)", flush=True)
+        if a.check:
+            check_on_simulator(n, a.check, a.max_rows, a.seed, a.ragged)
     print_paper_anchors(rows)
     stitch = [(r["N"], r["compile_cpu"]) for r in rows if r["mode"] == "stitch"]
     if len(stitch) > 1:
