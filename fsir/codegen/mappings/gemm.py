@@ -43,7 +43,7 @@ from fsir.codegen.mappings.base import (
     op_error,
     unique,
 )
-from fsir.codegen.mappings.epilogue import epilogue_problem
+from fsir.codegen.mappings.epilogue import epilogue_problem, row_reduction_counts, row_tile_problem
 from fsir.codegen.mappings.gemm_tc import TC_CANDIDATES, TC_DYNAMIC_DEFAULT, gemm_math, mma_summary, tile_bytes
 from fsir.codegen.mappings.prologue import NO_PROLOGUE, PrologueLoads, prologue_loads
 from fsir.codegen.summary import (
@@ -74,6 +74,7 @@ from fsir.lowering.emit import elem_type
 from fsir.lowering.gemm import GemmLowering, product_root
 from fsir.lowering.kernels import KernelInterface, lower
 from fsir.lowering.mma import STAGES, MmaGemmLowering, tile_element_type
+from fsir.lowering.row_epilogue import row_reductions
 from fsir.lowering.scalar import Index
 from fsir.lowering.shapes import ShapeCalc
 
@@ -194,8 +195,10 @@ def gemm_problem(ops: Sequence[Operation], outputs: Sequence[SSAValue], light_on
     and a stitched epilogue of elementwise consumers ending in the one output
     (`epilogue.py`); None: they are."""
     dots = [op for op in ops if isinstance(op, graph.DotOp)]
-    why = root_problem(dots, [op for op in ops if isinstance(op, graph.ReduceOp)])
-    return why or epilogue_problem(dots[0], ops, outputs, "dot", light_only)
+    rows = row_reductions(dots[0], ops) if len(dots) == 1 else []  # a LayerNorm epilogue's
+    why = root_problem(dots, [op for op in ops if isinstance(op, graph.ReduceOp) and op not in rows])
+    return why or epilogue_problem(dots[0], ops, outputs, "dot", light_only, rows=True) or \
+        row_tile_problem(dots[0], rows, max(c.bn for c in CANDIDATES))
 
 
 # Registers of a GEMM thread besides its accumulators and operand fragments: addresses,
@@ -233,7 +236,9 @@ class GemmMapping(Mapping):
         sizes = (m, n, numel(shape_of(dot.result.type)))
         spec = ctx.spec
         forced = ctx.gemm_config
-        math = gemm_math(dot, ctx.precision)
+        # a row-normalising epilogue runs on the FMA tiles whose block spans the row
+        rows = row_reductions(dot, ctx.ops)
+        math = GemmMath.FMA if rows else gemm_math(dot, ctx.precision)
         if forced is not None and forced.math != GemmMath.FMA and forced.math != math:
             forced = None  # a forced tensor-core configuration applies to the dots of its math
         if forced is not None:
@@ -248,6 +253,11 @@ class GemmMapping(Mapping):
             configs = configs or [GemmConfig(*TC_CANDIDATES[0], math=math)]
         else:
             configs = gemm_candidates(m, n, spec)
+        if rows:
+            configs = [c for c in configs if c.bn >= n]
+            if not configs:
+                raise op_error(dot, f"cannot run as gemm={forced.text() if forced else '?'} with the LayerNorm "
+                                    f"epilogue fused with it: its tile must span the {n} columns of a row")
         if DYN in sizes or None in sizes:
             # `?` sizes: the evaluator cannot count waves
             default = DYNAMIC_DEFAULT if math == GemmMath.FMA else GemmConfig(*TC_DYNAMIC_DEFAULT, math=math)
@@ -423,6 +433,8 @@ def tiled_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SS
         fused_inputs = [v for v in loaded_inputs(out, inputs) if v not in loaded_inputs(product, inputs)]
         s.add(fused, outs)
         store += chain_cycles(fused, cpi)
+    if isinstance(product.owner, graph.GraphOp):
+        s.add(row_reduction_counts(row_reductions(product.owner, k.block.walk()), tm, bn // tn))
     epilogue = outs * (store + cpi["alu"]) if guarded_out else max(store, outs * (4 + sum(fused.values())))
     s.ilp_cycles = 12 * cpi["alu"] + steps * step_cycles + epilogue
     # an inlined producer reading further inputs keeps their addresses and values live
