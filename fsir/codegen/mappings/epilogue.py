@@ -130,3 +130,21 @@ def row_reduction_counts(reductions: Sequence[graph.ReduceOp], rows: int, lanes:
     steps = max(0, lanes.bit_length() - 1)
     per = len(reductions) * rows * steps
     return Counter({"shuffle": per, "alu": 2 * per})
+
+
+def row_reduction_cycles(reductions: Sequence[graph.ReduceOp], rows: int, cols: int, lanes: int, cpi) -> float:
+    """The dependent chain of a thread's row reductions, before its stores: per row
+    and reduction, its `cols` values combined in sequence, then the butterfly's
+    shuffle-and-combine steps (a reduction may read the one before: a variance the
+    mean)."""
+    steps = max(0, lanes.bit_length() - 1)
+    return len(reductions) * rows * (cols * cpi["alu"] + steps * (cpi.get("shuffle", cpi["alu"]) + cpi["alu"]))
+
+
+def row_store_chain(fused: Counter[str], cpi) -> float:
+    """The dependence chain of one output of a row-normalising epilogue: the values
+    the reductions read are computed by then (`row_reduction_cycles`); the loads left
+    (γ, β) are independent of each other, so one global latency, then the ops."""
+    chain = Counter(fused)
+    chain["global"] = min(chain["global"], 1)
+    return sum(n * cpi.get(cls, cpi["alu"]) for cls, n in chain.items())

@@ -43,7 +43,13 @@ from fsir.codegen.mappings.base import (
     op_error,
     unique,
 )
-from fsir.codegen.mappings.epilogue import epilogue_problem, row_reduction_counts, row_tile_problem
+from fsir.codegen.mappings.epilogue import (
+    epilogue_problem,
+    row_reduction_counts,
+    row_reduction_cycles,
+    row_store_chain,
+    row_tile_problem,
+)
 from fsir.codegen.mappings.gemm_tc import TC_CANDIDATES, TC_DYNAMIC_DEFAULT, gemm_math, mma_summary, tile_bytes
 from fsir.codegen.mappings.prologue import NO_PROLOGUE, PrologueLoads, prologue_loads
 from fsir.codegen.summary import (
@@ -156,6 +162,16 @@ CANDIDATES = (
     GemmConfig(64, 64, 16, 4, 4),
     GemmConfig(128, 64, 16, 4, 4),
 )
+# A row-normalising (LayerNorm) epilogue needs a block tile spanning the row
+# (`row_tile_problem`): tiles as wide as 128 columns, short ones for few rows; a tile
+# row's 16 lanes combine the row's partials by shuffles within their warp.
+ROW_CANDIDATES = (
+    GemmConfig(16, 64, 16, 1, 4),
+    GemmConfig(32, 64, 16, 2, 4),
+    GemmConfig(64, 64, 16, 4, 4),
+    GemmConfig(16, 128, 16, 1, 8),
+    GemmConfig(32, 128, 16, 2, 8),
+)
 # For `?` sizes (the evaluator cannot count waves): a middle-sized tile.
 DYNAMIC_DEFAULT = GemmConfig(32, 32, 16, 2, 2)
 
@@ -198,7 +214,7 @@ def gemm_problem(ops: Sequence[Operation], outputs: Sequence[SSAValue], light_on
     rows = row_reductions(dots[0], ops) if len(dots) == 1 else []  # a LayerNorm epilogue's
     why = root_problem(dots, [op for op in ops if isinstance(op, graph.ReduceOp) and op not in rows])
     return why or epilogue_problem(dots[0], ops, outputs, "dot", light_only, rows=True) or \
-        row_tile_problem(dots[0], rows, max(c.bn for c in CANDIDATES))
+        row_tile_problem(dots[0], rows, max(c.bn for c in ROW_CANDIDATES))
 
 
 # Registers of a GEMM thread besides its accumulators and operand fragments: addresses,
@@ -254,13 +270,18 @@ class GemmMapping(Mapping):
         else:
             configs = gemm_candidates(m, n, spec)
         if rows:
-            configs = [c for c in configs if c.bn >= n]
+            configs = [c for c in ([forced] if forced else ROW_CANDIDATES) if c.bn >= n and
+                       (forced or c.bn == max(64, _covering(n))) and shared_bytes(c, 4) <= spec.smem_per_block]
+            small = [c for c in configs if c.bm <= _covering(m)]
+            configs = small or configs[:1]
             if not configs:
-                raise op_error(dot, f"cannot run as gemm={forced.text() if forced else '?'} with the LayerNorm "
-                                    f"epilogue fused with it: its tile must span the {n} columns of a row")
+                tile = forced.text() if forced else "auto"
+                raise op_error(dot, f"cannot run as gemm={tile} with the LayerNorm epilogue fused with it: its "
+                                    f"block tile must span the {n} columns of a row")
         if DYN in sizes or None in sizes:
             # `?` sizes: the evaluator cannot count waves
-            default = DYNAMIC_DEFAULT if math == GemmMath.FMA else GemmConfig(*TC_DYNAMIC_DEFAULT, math=math)
+            default = configs[0] if rows else DYNAMIC_DEFAULT if math == GemmMath.FMA else \
+                GemmConfig(*TC_DYNAMIC_DEFAULT, math=math)
             config = forced or default
             kernel = self.kernel(ctx, dot, out, config)
             assert kernel.cost is not None  # `FusionContext.kernel` gives every kernel its static cost
@@ -428,14 +449,15 @@ def tiled_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SS
     store = cpi["global"] + 3 * cpi["alu"]
     fused: Counter[str] = Counter()
     fused_inputs: list[SSAValue] = []
+    reductions = row_reductions(product.owner, k.block.walk()) if isinstance(product.owner, graph.GraphOp) else []
     if out is not product:
         fused = element_counts([out], inputs, seen={product.owner} if isinstance(product.owner, Operation) else None)
         fused_inputs = [v for v in loaded_inputs(out, inputs) if v not in loaded_inputs(product, inputs)]
         s.add(fused, outs)
-        store += chain_cycles(fused, cpi)
-    if isinstance(product.owner, graph.GraphOp):
-        s.add(row_reduction_counts(row_reductions(product.owner, k.block.walk()), tm, bn // tn))
+        store += row_store_chain(fused, cpi) if reductions else chain_cycles(fused, cpi)
     epilogue = outs * (store + cpi["alu"]) if guarded_out else max(store, outs * (4 + sum(fused.values())))
+    s.add(row_reduction_counts(reductions, tm, bn // tn))
+    epilogue += row_reduction_cycles(reductions, tm, tn, bn // tn, cpi)
     s.ilp_cycles = 12 * cpi["alu"] + steps * step_cycles + epilogue
     # an inlined producer reading further inputs keeps their addresses and values live
     # (a prologue's row statistics are values held across the loop instead: `add_row_loads`)

@@ -1,0 +1,100 @@
+"""A LayerNorm fused into the epilogue of the GEMM producing its input, when a block
+tile spans the whole row (`fsir/lowering/row_epilogue.py`): x·w + bias (+ residual)
+normalised over the rows is one kernel, on the simulator against the reference in f32
+and f16, with a large mean offset (+100) so a statistic that cancelled would show,
+and its PTX assembles with ptxas."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fsir.dialects.schedule import GemmMath, GemmParamsAttr, KernelOp
+from fsir.errors import UserError
+from fsir.ir import parse_module
+from fsir.pipeline import PipelineOptions, lower
+from fsir.testing.pipeline import check
+
+
+def _t(shape: tuple[int, ...], t: str) -> str:
+    return f"tensor<{'x'.join(map(str, shape))}x{t}>"
+
+
+def dot_layernorm(m: int, k: int, n: int, t: str = "f32", batch: int = 2) -> str:
+    """LayerNorm(x·w + b + r) over the last dim (n), with γ and β."""
+    x, w, v, y, r = _t((batch, m, k), t), _t((k, n), t), _t((n,), t), _t((batch, m, n), t), _t((batch, m), t)
+    return f"""
+func.func @f(%x: {x}, %w: {w}, %b: {v}, %res: {y}, %gamma: {v}, %beta: {v}) -> {y} {{
+  %d = graph.dot %x, %w : ({x}, {w}) -> {y}
+  %bb = graph.broadcast %b dims [2] : ({v}) -> {y}
+  %h = graph.add %d, %bb : {y}
+  %z = graph.add %h, %res : {y}
+  %cn = graph.constant dense<{float(n)}> : {r}
+  %eps = graph.constant dense<1.0e-05> : {r}
+  %sum = graph.reduce sum %z dims [2] : ({y}) -> {r}
+  %mean = graph.div %sum, %cn : {r}
+  %mean_b = graph.broadcast %mean dims [0, 1] : ({r}) -> {y}
+  %xc = graph.sub %z, %mean_b : {y}
+  %sq = graph.mul %xc, %xc : {y}
+  %sqsum = graph.reduce sum %sq dims [2] : ({y}) -> {r}
+  %var = graph.div %sqsum, %cn : {r}
+  %ve = graph.add %var, %eps : {r}
+  %rstd = graph.rsqrt %ve : {r}
+  %rstd_b = graph.broadcast %rstd dims [0, 1] : ({r}) -> {y}
+  %xn = graph.mul %xc, %rstd_b : {y}
+  %gb = graph.broadcast %gamma dims [2] : ({v}) -> {y}
+  %g = graph.mul %xn, %gb : {y}
+  %beb = graph.broadcast %beta dims [2] : ({v}) -> {y}
+  %out = graph.add %g, %beb : {y}
+  func.return %out : {y}
+}}
+"""
+
+
+def _inputs(m: int, k: int, n: int, dtype, offset: float, batch: int = 2, seed: int = 0):
+    """Small products plus a residual around `offset`: the normalised rows' mean is
+    about `offset`, their spread about 1."""
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal((batch, m, k)) / np.sqrt(k)).astype(dtype)
+    w = rng.standard_normal((k, n)).astype(dtype)
+    b = rng.standard_normal(n).astype(dtype)
+    res = (offset + rng.standard_normal((batch, m, n))).astype(dtype)
+    gamma = (1 + 0.1 * rng.standard_normal(n)).astype(dtype)
+    beta = (0.1 * rng.standard_normal(n)).astype(dtype)
+    return [x, w, b, res, gamma, beta]
+
+
+def _kernels(lowered) -> list[str]:
+    from fsir.dialects import gpu
+
+    return [op.sym_name.data for op in lowered.walk() if isinstance(op, gpu.FuncOp)]
+
+
+@pytest.mark.parametrize("t,dtype", [("f32", np.float32), ("f16", np.float16)])
+@pytest.mark.parametrize("m,k,n", [(32, 48, 64), (20, 40, 33), (16, 32, 100)])
+def test_layernorm_epilogue_is_one_kernel_and_matches(t, dtype, m, k, n):
+    """Rows of 64 (a 64-wide tile), 33 (a guarded tile column) and 100 (a 128-wide
+    tile); 20 rows guard the tile's rows. The product's rows have mean ≈ 100."""
+    text = dot_layernorm(m, k, n, t)
+    lowered = check(text, fusion="stitch", inputs=_inputs(m, k, n, dtype, 100.0))
+    assert len(_kernels(lowered)) == 1
+
+
+def test_layernorm_epilogue_schedule():
+    """The kernel is a gemm whose block tile spans the row, on the FMA path also for
+    f16 (the tensor-core tiles do not take a row-reducing epilogue)."""
+    for t in ("f32", "f16"):
+        scheduled = lower(parse_module(dot_layernorm(32, 48, 64, t), "<test>"),
+                          PipelineOptions(fusion="stitch"), until="stitch-codegen")
+        (kernel,) = [op for op in scheduled.walk() if isinstance(op, KernelOp)]
+        assert kernel.mapping.data.value == "gemm"
+        p = kernel.params
+        assert isinstance(p, GemmParamsAttr) and p.tile_n >= 64 and p.math == GemmMath.FMA
+
+
+def test_forced_narrow_tile_is_refused():
+    """A forced configuration whose tile does not span the row: a located error."""
+    text = dot_layernorm(32, 48, 64)
+    with pytest.raises(UserError, match="must span the 64 columns of a row"):
+        lower(parse_module(text, "<test>"), PipelineOptions(fusion="stitch", gemm="32x32x16_2x2"),
+              until="stitch-codegen")
