@@ -80,11 +80,17 @@ class TiledGemmLowering(KernelLowering):
         An epilogue with a reshape has the product's elements in row-major order in
         another shape (`fsir/codegen/mappings/epilogue.py`)."""
         _, out = self.outputs[0]
-        product = self.root.results[0]
-        if graph.shape_of(out.type) != graph.shape_of(product.type):
-            ib, shapes = self.ib, self.shapes
-            idx = ib.delinearize(ib.linearize(idx, shapes.dims(product)), shapes.dims(out))
+        idx = self.index_in(idx, out)
         self.store_output(0, self.epilogue(acc, idx), idx)
+
+    def index_in(self, idx: list[Index], v: SSAValue) -> list[Index]:
+        """Product element `idx`'s index in the epilogue's value `v`: the same, or its
+        row-major position in v's shape past a reshape."""
+        product = self.root.results[0]
+        if graph.shape_of(v.type) == graph.shape_of(product.type):
+            return idx
+        ib, shapes = self.ib, self.shapes
+        return ib.delinearize(ib.linearize(idx, shapes.dims(product)), shapes.dims(v))
 
     def body(self) -> None:
         """Register-blocked tiled GEMM. Thread (ty, tx) of a block owns the outputs
@@ -186,7 +192,8 @@ class TiledGemmLowering(KernelLowering):
         if reductions:
             p = self.k.params
             assert isinstance(p, TiledParamsAttr)
-            provide_row_reductions(e, self.root.results[0], reductions, accs, ms, ns, self.result_index, inside,
+            provide_row_reductions(e, self.root.results[0], reductions, accs, ms, ns,
+                                   lambda m, n, v: self.index_in(self.result_index(m, n), v), inside,
                                    p.tile_n // p.thread_n)
         tn = len(ns)
         for i, m in enumerate(ms):

@@ -59,11 +59,12 @@ def row_reductions(product: graph.GraphOp, ops: Iterable[Operation]) -> list[gra
 
 def provide_row_reductions(e: ElementEmitter, product: SSAValue, reductions: Sequence[graph.ReduceOp],
                            accs: Sequence[SSAValue], ms: Sequence[Index], ns: Sequence[Index],
-                           index: Callable[[Index, Index], list[Index]],
+                           index: Callable[[Index, Index, SSAValue], list[Index]],
                            inside: Callable[[Index, Index], bool | SSAValue], lanes: int) -> None:
     """Provide each row reduction's element for each of the thread's tile rows `ms`
-    (accumulators `accs`, row-major over ms x ns; `index(m, n)` the output index of
-    product element (m, n), of the product's shape; `inside` whether it exists), the
+    (accumulators `accs`, row-major over ms x ns; `index(m, n, v)` the index of
+    product element (m, n) in an epilogue value v's shape, the product's or a reshape's
+    keeping the last dim; `inside` whether it exists), the
     row held by `lanes` consecutive lanes."""
     sb, c = e.sb, e.c
     tn = len(ns)
@@ -74,7 +75,7 @@ def provide_row_reductions(e: ElementEmitter, product: SSAValue, reductions: Seq
         for i, m in enumerate(ms):
             row = sb.reduce_init(kind, acc_t)
             for j, n in enumerate(ns):
-                idx = index(m, n)
+                idx = index(m, n, operand)
                 acc = accs[i * tn + j]
 
                 def element(idx=idx, acc=acc, operand=operand) -> SSAValue:
@@ -93,4 +94,6 @@ def provide_row_reductions(e: ElementEmitter, product: SSAValue, reductions: Seq
                 other = c.insert(gpu.ShuffleOp("xor", row, sb.const(offset, i32), sb.const(32, i32))).results[0]
                 row = sb.combine(kind, row, other)
                 offset //= 2
-            e.provide(r.results[0], index(m, ns[0])[:-1], sb.round_to(row, elem_type(r.results[0])))
+            total = sb.round_to(row, elem_type(r.results[0]))
+            for n in ns:  # past a reshape, each column's row index is computed on its own
+                e.provide(r.results[0], index(m, n, operand)[:-1], total)

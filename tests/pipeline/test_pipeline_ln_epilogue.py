@@ -98,3 +98,17 @@ def test_forced_narrow_tile_is_refused():
     with pytest.raises(UserError, match="must span the 64 columns of a row"):
         lower(parse_module(text, "<test>"), PipelineOptions(fusion="stitch", gemm="32x32x16_2x2"),
               until="stitch-codegen")
+
+
+def test_layernorm_after_a_reshape(  # HLO and ONNX exports multiply [B·S, K] matrices
+):
+    """The product [B·S, N] reshaped to [B, S, N] before the bias and the LayerNorm: the
+    rows are kept, so the epilogue still normalises them in the GEMM kernel."""
+    text = dot_layernorm(16, 48, 64).replace(
+        "%d = graph.dot %x, %w : (tensor<2x16x48xf32>, tensor<48x64xf32>) -> tensor<2x16x64xf32>",
+        "%x2 = graph.reshape %x : (tensor<2x16x48xf32>) -> tensor<32x48xf32>\n"
+        "  %d2 = graph.dot %x2, %w : (tensor<32x48xf32>, tensor<48x64xf32>) -> tensor<32x64xf32>\n"
+        "  %d = graph.reshape %d2 : (tensor<32x64xf32>) -> tensor<2x16x64xf32>")
+    assert "%d2 = graph.dot" in text
+    lowered = check(text, fusion="stitch", inputs=_inputs(16, 48, 64, np.float32, 100.0))
+    assert len(_kernels(lowered)) == 1

@@ -88,9 +88,10 @@ def epilogue_problem(product: graph.GraphOp, ops: Sequence[Operation], outputs: 
         return f"a {noun}'s result can only feed fused elementwise ops that end in the kernel's output"
     shape = shape_of(product.results[0].type)
     shapes = {shape} | {shape_of(op.results[0].type) for op in epilogue if _keeps_order(op, shape)}
-    row_ops = {op for op in epilogue if rows and _row_op(op, shape)}
-    if row_ops and (len(shapes) > 1 or shape_of(out.type) != shape):
-        return f"a {noun}'s epilogue reducing its rows must end in a value of the {noun}'s shape, not reshaped"
+    row_ops = {op for op in epilogue if rows and any(_row_op(op, s) for s in shapes)}
+    if row_ops and (len({s[-1] for s in shapes}) > 1 or shape_of(out.type) not in shapes):
+        return (f"a {noun}'s epilogue reducing its rows must keep them: a reshape of the {noun}'s result may "
+                "not change its last dim")
     for op in epilogue - row_ops:
         if not (isinstance(op, EPILOGUE_OPS) or _keeps_order(op, shape)) or shape_of(op.results[0].type) not in shapes:
             return (f"only elementwise ops on the {noun}'s result shape can be fused after a {noun}, not "
