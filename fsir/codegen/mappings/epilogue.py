@@ -89,7 +89,11 @@ def epilogue_problem(product: graph.GraphOp, ops: Sequence[Operation], outputs: 
     shape = shape_of(product.results[0].type)
     shapes = {shape} | {shape_of(op.results[0].type) for op in epilogue if _keeps_order(op, shape)}
     row_ops = {op for op in epilogue if rows and any(_row_op(op, s) for s in shapes)}
-    if row_ops and (len({s[-1] for s in shapes}) > 1 or shape_of(out.type) not in shapes):
+    if row_ops and shape_of(out.type) not in shapes:
+        what = f"'{out.owner.name}'" if isinstance(out.owner, Operation) else "an argument"
+        return (f"a {noun}'s epilogue reducing its rows must end in a value of the {noun}'s shape (the "
+                f"normalised rows), not {what} on {graph.fmt_shape(shape_of(out.type))}")
+    if row_ops and len({s[-1] for s in shapes}) > 1:
         return (f"a {noun}'s epilogue reducing its rows must keep them: a reshape of the {noun}'s result may "
                 "not change its last dim")
     for op in epilogue - row_ops:
