@@ -28,8 +28,10 @@ the variance measured). The tests assert 1e-5 of the variance and 4 f32 ulps of 
 mean.
 
 `combine` is written once over an arithmetic (`add`, `sub`, `mul`, `div`): numpy
-arrays in the reference (`NUMPY`), the lowering's scalar builder (`TrigBuilder`
-has these methods) in a kernel.
+arrays in the reference (`NUMPY`); a kernel's scalar builder offers the same four
+(`TrigBuilder`). No kernel writes or combines partials yet: this is the statistic's
+reference and numerics for the GEMM epilogue that will (the one-tile form,
+`fsir/lowering/row_epilogue.py`, reduces whole rows instead).
 """
 
 from __future__ import annotations
