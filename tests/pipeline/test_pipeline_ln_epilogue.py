@@ -156,3 +156,26 @@ def test_summary_agrees_with_the_simulator(m, k, n):
         assert s.global_bytes * threads == st.global_bytes
     lsu = (s.counts["global"] + s.counts["smem"] + s.counts["shuffle"]) * threads
     assert 0.95 * st.lsu_instructions <= lsu <= 1.05 * st.lsu_instructions
+
+
+@pytest.mark.parametrize("n", [64, 33])
+def test_softmax_epilogue(n):
+    """Any row reduction kind: softmax(x·w) over rows of 64 and 33 (the guarded tile
+    columns contribute max's identity, -inf, and sum's, 0)."""
+    m, k = 24, 16
+    x, w, y, r = _t((m, k), "f32"), _t((k, n), "f32"), _t((m, n), "f32"), _t((m,), "f32")
+    text = f"""
+func.func @f(%x: {x}, %w: {w}) -> {y} {{
+  %d = graph.dot %x, %w : ({x}, {w}) -> {y}
+  %mx = graph.reduce max %d dims [1] : ({y}) -> {r}
+  %mxb = graph.broadcast %mx dims [0] : ({r}) -> {y}
+  %s = graph.sub %d, %mxb : {y}
+  %e = graph.exp %s : {y}
+  %sum = graph.reduce sum %e dims [1] : ({y}) -> {r}
+  %sb = graph.broadcast %sum dims [0] : ({r}) -> {y}
+  %p = graph.div %e, %sb : {y}
+  func.return %p : {y}
+}}
+"""
+    lowered = check(fused(text))
+    assert len(_kernels(lowered)) == 1
