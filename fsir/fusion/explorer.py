@@ -253,6 +253,13 @@ def _explore(block: Block, options: ExplorerOptions, capability: Capability | No
 
     for chosen in beams:
         add(chosen)
+    # A LayerNorm fused into its dot's kernel (`row_epilogue`) needs a tile spanning
+    # the row, which may leave few blocks; the candidates' scores favour it, so the
+    # latency-evaluator also sees the plans without it.
+    if options.mode == "stitch" and any(_row_epilogue(g, p) for chosen in beams for p in chosen):
+        plain = CandidateGenerator(g, ev, WithoutRowEpilogues(cap), copts, allowed).run()
+        for chosen in beam_search(plain, options.beam):
+            add(sorted([*attention, *chosen], key=lambda p: p.lo) if attention else chosen)
     # The best plan once more with the ops it leaves alone fused (`fill`); fusing them
     # can cost remote fusion more packings than it saves, so the latency-evaluator
     # chooses between the two (the other plans lost to the best one already).
@@ -272,6 +279,39 @@ def _explore(block: Block, options: ExplorerOptions, capability: Capability | No
                                    options.evaluator_budget))
     return Exploration(g, ev, options, plans[comparisons[-1].best], plans, comparisons,
                        sum(len(c) for c in candidates), gen.rejected, latency, len(prologues))
+
+
+def _row_epilogue(g: DataflowGraph, p: Pattern) -> bool:
+    """Whether pattern `p` is a dot with reductions (a GEMM normalising its rows)."""
+    ops = [g.ops[v] for v in p.members]
+    return any(isinstance(op, graph.DotOp) for op in ops) and any(isinstance(op, graph.ReduceOp) for op in ops)
+
+
+class WithoutRowEpilogues:
+    """A capability check that keeps reductions out of a dot's kernel (and its
+    incremental form, except where a dot or a reduction joins: then the full check)."""
+
+    def __init__(self, capability: Capability):
+        self.capability = capability
+
+    def __call__(self, ops: Sequence[Operation]) -> str | None:
+        if any(isinstance(op, graph.DotOp) for op in ops) and any(isinstance(op, graph.ReduceOp) for op in ops):
+            return "a dot's kernel without its row reductions (the plans without LayerNorm epilogues)"
+        return self.capability(ops)
+
+    def epilogue(self, op: Operation) -> bool:
+        epilogue = getattr(self.capability, "epilogue", None)
+        return epilogue is not None and epilogue(op)
+
+    def extend(self, row_shape, op: Operation, escapes: bool, inside=None):
+        ext = getattr(self.capability, "extend", None)
+        if ext is None or isinstance(op, (graph.DotOp, graph.ReduceOp)):
+            return NotImplemented
+        return ext(row_shape, op, escapes, inside)
+
+    def pack(self, row_shape_a, row_shape_b):
+        pack = getattr(self.capability, "pack", None)
+        return NotImplemented if pack is None else pack(row_shape_a, row_shape_b)
 
 
 def fill(g: DataflowGraph, ev: DeltaEvaluator, cap: Capability, copts: CandidateOptions,

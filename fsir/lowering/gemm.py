@@ -18,6 +18,7 @@ from fsir.dialects.schedule import GemmParamsAttr, GroupOp, TiledParamsAttr
 from fsir.lowering.emit import elem_type
 from fsir.lowering.kernels import KernelLowering
 from fsir.lowering.prologue import row_statistics
+from fsir.lowering.row_epilogue import provide_row_reductions, row_reductions
 from fsir.lowering.scalar import Index, compute_type
 
 # An operand element of the product: (whether it exists, the code loading it); a
@@ -97,11 +98,17 @@ class TiledGemmLowering(KernelLowering):
         An epilogue with a reshape has the product's elements in row-major order in
         another shape (`fsir/codegen/mappings/epilogue.py`)."""
         _, out = self.outputs[0]
-        product = self.root.results[0]
-        if graph.shape_of(out.type) != graph.shape_of(product.type):
-            ib, shapes = self.ib, self.shapes
-            idx = ib.delinearize(ib.linearize(idx, shapes.dims(product)), shapes.dims(out))
+        idx = self.index_in(idx, out)
         self.store_output(0, self.epilogue(acc, idx), idx)
+
+    def index_in(self, idx: list[Index], v: SSAValue) -> list[Index]:
+        """Product element `idx`'s index in the epilogue's value `v`: the same, or its
+        row-major position in v's shape past a reshape."""
+        product = self.root.results[0]
+        if graph.shape_of(v.type) == graph.shape_of(product.type):
+            return idx
+        ib, shapes = self.ib, self.shapes
+        return ib.delinearize(ib.linearize(idx, shapes.dims(product)), shapes.dims(v))
 
     def body(self) -> None:
         """Register-blocked tiled GEMM. Thread (ty, tx) of a block owns the outputs
@@ -212,14 +219,32 @@ class TiledGemmLowering(KernelLowering):
         self.hoist_a_rows(lambda: [(ib.add(m0, r), e.and_(exists, below(ib.add(m0, r), m_size, bm)))
                                    for r, _, exists in positions(bm, bk)])
         accs = e.for_loop(0, k_size, bk, [zero] * (tm * tn), k_step)
-        for i, r in enumerate(rows):
-            for j, c in enumerate(cols):
-                m, n = ib.add(m0, r), ib.add(n0, c)
+        self.store_tile(accs, [ib.add(m0, r) for r in rows], [ib.add(n0, c) for c in cols],
+                        lambda m, n: e.and_(below(m, m_size, bm), below(n, n_size, bn)))
+
+    def store_tile(self, accs: list[SSAValue], ms: list[Index], ns: list[Index],
+                   inside: Callable[[Index, Index], bool | SSAValue]) -> None:
+        """Store the thread's outputs: accumulator i·tn + j is product element (ms[i],
+        ns[j]), stored where `inside`. An epilogue normalising the product's rows
+        first combines its row reductions across the tile row's lanes
+        (`fsir/lowering/row_epilogue.py`)."""
+        e = self.emit
+        block = self.root.parent_block()
+        reductions = row_reductions(self.root, block.ops) if block is not None else []
+        if reductions:
+            p = self.k.params
+            assert isinstance(p, TiledParamsAttr)
+            provide_row_reductions(e, self.root.results[0], reductions, accs, ms, ns,
+                                   lambda m, n, v: self.index_in(self.result_index(m, n), v), inside,
+                                   p.tile_n // p.thread_n)
+        tn = len(ns)
+        for i, m in enumerate(ms):
+            for j, n in enumerate(ns):
 
                 def store(acc=accs[i * tn + j], m=m, n=n) -> None:
                     self.store_result(acc, self.result_index(m, n))
 
-                e.when(e.and_(below(m, m_size, bm), below(n, n_size, bn)), store)
+                e.when(inside(m, n), store)
 
 
 class GemmLowering(TiledGemmLowering):

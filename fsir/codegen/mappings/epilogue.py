@@ -17,6 +17,15 @@ or in its epilogue must be light.
     ops = {dot, broadcast(bias), add, tanh, ...}
     epilogue_problem(dot, ops, outputs)   # None: one kernel; else why not
 
+With `rows` (the `gemm` mapping), the epilogue may also normalise the product's rows,
+as a LayerNorm does: reductions over the last dim (`row_reductions`), ops on the
+reduced shape (mean, variance, rsqrt) and their broadcasts back along the row. The
+kernel then needs a block tile spanning whole rows (N ≤ its tile's N, checked by the
+mapping); each reduction is combined across the threads holding a tile row
+(`fsir/lowering/row_epilogue.py`) before the normalised value is stored.
+
+    ops = {dot, add(bias), reduce sum, div, sub, mul, reduce sum, rsqrt, broadcast, ...}
+
 The explorer learns that a compute-intensive op's kernel goes on past it from its
 mapping's `fuses_epilogue` (`fsir.codegen.capability.takes_epilogue`).
 """
@@ -24,31 +33,20 @@ mapping's `fuses_epilogue` (`fsir.codegen.capability.takes_epilogue`).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Sequence
 
+from xdsl.dialects.builtin import f32
 from xdsl.ir import Operation, SSAValue
 
 from fsir.dialects import graph
 from fsir.dialects.graph import shape_of
 from fsir.lowering.prologue import SAME_INDEX_OPS
+from fsir.lowering.row_epilogue import epilogue_of
+from fsir.lowering.scalar import compute_type
 
 # Ops an epilogue may hold: they read every operand at the result's own index.
 EPILOGUE_OPS = SAME_INDEX_OPS
-
-
-def epilogue_of(product: Operation, ops: Iterable[Operation]) -> set[Operation]:
-    """The ops of `ops` that read the product's result, directly or through each other."""
-    inside = set(ops)
-    epilogue: set[Operation] = set()
-    stack: list[Operation] = [product]
-    while stack:
-        for result in stack.pop().results:
-            for use in result.uses:
-                user = use.operation
-                if user in inside and user not in epilogue:
-                    epilogue.add(user)
-                    stack.append(user)
-    return epilogue
 
 
 def _keeps_order(op: Operation, shape: tuple[int, ...]) -> bool:
@@ -59,8 +57,23 @@ def _keeps_order(op: Operation, shape: tuple[int, ...]) -> bool:
     return graph.DYN not in shape and graph.DYN not in to and math.prod(to) == math.prod(shape)
 
 
+def _row_op(op: Operation, shape: tuple[int, ...]) -> bool:
+    """An op of a row-normalising epilogue (a LayerNorm's statistics and their use) on a
+    product of `shape`: a reduction over its last dim, an op on the reduced shape
+    reading every operand at its own index, or a broadcast of the reduced shape back
+    along the last dim."""
+    row = shape[:-1]
+    result = shape_of(op.results[0].type)
+    if isinstance(op, graph.ReduceOp):
+        return shape_of(op.operands[0].type) == shape and list(op.dims.get_values()) == [len(shape) - 1]
+    if isinstance(op, graph.BroadcastOp):
+        return shape_of(op.operands[0].type) == row and result == shape and \
+            list(op.dims.get_values()) == list(range(len(row)))
+    return isinstance(op, EPILOGUE_OPS) and result == row
+
+
 def epilogue_problem(product: graph.GraphOp, ops: Sequence[Operation], outputs: Sequence[SSAValue],
-                     noun: str, light_only: bool = True) -> str | None:
+                     noun: str, light_only: bool = True, rows: bool = False) -> str | None:
     """Why `ops` (holding the compute-intensive `product`, their `outputs` used outside)
     are not one tiled-GEMM kernel with the product's light producers inlined and a
     stitched epilogue; None: they are. `noun` names the product in the reasons ("conv",
@@ -75,7 +88,15 @@ def epilogue_problem(product: graph.GraphOp, ops: Sequence[Operation], outputs: 
         return f"a {noun}'s result can only feed fused elementwise ops that end in the kernel's output"
     shape = shape_of(product.results[0].type)
     shapes = {shape} | {shape_of(op.results[0].type) for op in epilogue if _keeps_order(op, shape)}
-    for op in epilogue:
+    row_ops = {op for op in epilogue if rows and any(_row_op(op, s) for s in shapes)}
+    if row_ops and shape_of(out.type) not in shapes:
+        what = f"'{out.owner.name}'" if isinstance(out.owner, Operation) else "an argument"
+        return (f"a {noun}'s epilogue reducing its rows must end in a value of the {noun}'s shape (the "
+                f"normalised rows), not {what} on {graph.fmt_shape(shape_of(out.type))}")
+    if row_ops and len({s[-1] for s in shapes}) > 1:
+        return (f"a {noun}'s epilogue reducing its rows must keep them: a reshape of the {noun}'s result may "
+                "not change its last dim")
+    for op in epilogue - row_ops:
         if not (isinstance(op, EPILOGUE_OPS) or _keeps_order(op, shape)) or shape_of(op.results[0].type) not in shapes:
             return (f"only elementwise ops on the {noun}'s result shape can be fused after a {noun}, not "
                     f"'{op.name}' on {graph.fmt_shape(shape_of(op.results[0].type))}")
@@ -88,3 +109,47 @@ def epilogue_problem(product: graph.GraphOp, ops: Sequence[Operation], outputs: 
             return (f"only light ops can be inlined into a {noun}'s tile loads or its epilogue's operands, "
                     f"not '{op.name}'")
     return None
+
+
+def row_tile_problem(product: graph.GraphOp, reductions: Sequence[graph.ReduceOp], widest: int) -> str | None:
+    """Why a tiled kernel whose epilogue has row `reductions` cannot hold a whole row of
+    the product in one block tile at most `widest` columns wide; None: it can. The
+    partials travel between lanes by 32-bit shuffles, so they are computed in f32."""
+    if not reductions:
+        return None
+    n = shape_of(product.results[0].type)[-1]
+    if n == graph.DYN or n > widest:
+        return (f"a {product.name.removeprefix('graph.')}'s epilogue can reduce its rows only when one block tile "
+                f"spans a row ({widest} columns at most), not {graph.fmt_shape((n,))}")
+    for r in reductions:
+        elem = r.operands[0].type.element_type  # type: ignore[attr-defined]
+        if compute_type(elem) != f32:
+            return f"a {product.name.removeprefix('graph.')}'s epilogue reduces rows in f32 only, not of {elem}"
+    return None
+
+
+def row_reduction_counts(reductions: Sequence[graph.ReduceOp], rows: int, lanes: int) -> Counter[str]:
+    """A thread's instructions combining its `rows` tile rows' partials of each of the
+    row `reductions` across the `lanes` threads holding a row (a butterfly of
+    shuffles, each followed by the combining op)."""
+    steps = max(0, lanes.bit_length() - 1)
+    per = len(reductions) * rows * steps
+    return Counter({"shuffle": per, "alu": 2 * per})
+
+
+def row_reduction_cycles(reductions: Sequence[graph.ReduceOp], rows: int, cols: int, lanes: int, cpi) -> float:
+    """The dependent chain of a thread's row reductions, before its stores: per row
+    and reduction, its `cols` values combined in sequence, then the butterfly's
+    shuffle-and-combine steps (a reduction may read the one before: a variance the
+    mean)."""
+    steps = max(0, lanes.bit_length() - 1)
+    return len(reductions) * rows * (cols * cpi["alu"] + steps * (cpi.get("shuffle", cpi["alu"]) + cpi["alu"]))
+
+
+def row_store_chain(fused: Counter[str], cpi) -> float:
+    """The dependence chain of one output of a row-normalising epilogue: the values
+    the reductions read are computed by then (`row_reduction_cycles`); the loads left
+    (γ, β) are independent of each other, so one global latency, then the ops."""
+    chain = Counter(fused)
+    chain["global"] = min(chain["global"], 1)
+    return sum(n * cpi.get(cls, cpi["alu"]) for cls, n in chain.items())

@@ -43,7 +43,13 @@ from fsir.codegen.mappings.base import (
     op_error,
     unique,
 )
-from fsir.codegen.mappings.epilogue import epilogue_problem
+from fsir.codegen.mappings.epilogue import (
+    epilogue_problem,
+    row_reduction_counts,
+    row_reduction_cycles,
+    row_store_chain,
+    row_tile_problem,
+)
 from fsir.codegen.mappings.gemm_tc import (
     TC_CANDIDATES,
     TC_DYNAMIC_DEFAULT,
@@ -82,6 +88,7 @@ from fsir.lowering.emit import elem_type
 from fsir.lowering.gemm import GemmLowering, a_tile_stride, product_root, vector_fragments
 from fsir.lowering.kernels import KernelInterface, lower
 from fsir.lowering.mma import STAGES, MmaGemmLowering, tile_element_type
+from fsir.lowering.row_epilogue import row_reductions
 from fsir.lowering.scalar import Index
 from fsir.lowering.shapes import ShapeCalc
 
@@ -173,6 +180,16 @@ VECTOR_CANDIDATES = (
     GemmConfig(64, 64, 16, 8, 8),
     GemmConfig(128, 64, 16, 8, 8),
 )
+# A row-normalising (LayerNorm) epilogue needs a block tile spanning the row
+# (`row_tile_problem`): tiles as wide as 128 columns, short ones for few rows; a tile
+# row's 16 lanes combine the row's partials by shuffles within their warp.
+ROW_CANDIDATES = (
+    GemmConfig(16, 64, 16, 1, 4),
+    GemmConfig(32, 64, 16, 2, 4),
+    GemmConfig(64, 64, 16, 4, 4),
+    GemmConfig(16, 128, 16, 1, 8),
+    GemmConfig(32, 128, 16, 2, 8),
+)
 # For `?` sizes (the evaluator cannot count waves): a middle-sized tile.
 DYNAMIC_DEFAULT = GemmConfig(32, 32, 16, 2, 2)
 
@@ -234,8 +251,10 @@ def gemm_problem(ops: Sequence[Operation], outputs: Sequence[SSAValue], light_on
     and a stitched epilogue of elementwise consumers ending in the one output
     (`epilogue.py`); None: they are."""
     dots = [op for op in ops if isinstance(op, graph.DotOp)]
-    why = root_problem(dots, [op for op in ops if isinstance(op, graph.ReduceOp)])
-    return why or epilogue_problem(dots[0], ops, outputs, "dot", light_only)
+    rows = row_reductions(dots[0], ops) if len(dots) == 1 else []  # a LayerNorm epilogue's
+    why = root_problem(dots, [op for op in ops if isinstance(op, graph.ReduceOp) and op not in rows])
+    return why or epilogue_problem(dots[0], ops, outputs, "dot", light_only, rows=True) or \
+        row_tile_problem(dots[0], rows, max(c.bn for c in ROW_CANDIDATES))
 
 
 # Registers of a GEMM thread besides its accumulators and operand fragments: addresses,
@@ -273,7 +292,9 @@ class GemmMapping(Mapping):
         sizes = (m, n, numel(shape_of(dot.result.type)))
         spec = ctx.spec
         forced = ctx.gemm_config
-        math = gemm_math(dot, ctx.precision)
+        # a row-normalising epilogue runs on the FMA tiles whose block spans the row
+        rows = row_reductions(dot, ctx.ops)
+        math = GemmMath.FMA if rows else gemm_math(dot, ctx.precision)
         if forced is not None and forced.math != GemmMath.FMA and forced.math != math:
             forced = None  # a forced tensor-core configuration applies to the dots of its math
         if forced is not None:
@@ -289,9 +310,19 @@ class GemmMapping(Mapping):
             configs = configs or [GemmConfig(*TC_CANDIDATES[0], math=math)]
         else:
             configs = gemm_candidates(m, n, spec, vector=True)
+        if rows:
+            configs = [c for c in ([forced] if forced else ROW_CANDIDATES) if c.bn >= n and
+                       (forced or c.bn == max(64, _covering(n))) and shared_bytes(c, 4) <= block_smem(spec)]
+            small = [c for c in configs if c.bm <= _covering(m)]
+            configs = small or configs[:1]
+            if not configs:
+                tile = forced.text() if forced else "auto"
+                raise op_error(dot, f"cannot run as gemm={tile} with the LayerNorm epilogue fused with it: its "
+                                    f"block tile must span the {n} columns of a row")
         if DYN in sizes or None in sizes:
             # `?` sizes: the evaluator cannot count waves
-            default = DYNAMIC_DEFAULT if math == GemmMath.FMA else GemmConfig(*TC_DYNAMIC_DEFAULT, math=math)
+            default = configs[0] if rows else DYNAMIC_DEFAULT if math == GemmMath.FMA else \
+                GemmConfig(*TC_DYNAMIC_DEFAULT, math=math)
             config = forced or default
             kernel = self.kernel(ctx, dot, out, config)
             assert kernel.cost is not None  # `FusionContext.kernel` gives every kernel its static cost
@@ -464,12 +495,15 @@ def tiled_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SS
     store = cpi["global"] + 3 * cpi["alu"]
     fused: Counter[str] = Counter()
     fused_inputs: list[SSAValue] = []
+    reductions = row_reductions(product.owner, k.block.walk()) if isinstance(product.owner, graph.GraphOp) else []
     if out is not product:
         fused = element_counts([out], inputs, seen={product.owner} if isinstance(product.owner, Operation) else None)
         fused_inputs = [v for v in loaded_inputs(out, inputs) if v not in loaded_inputs(product, inputs)]
         s.add(fused, outs)
-        store += chain_cycles(fused, cpi)
+        store += row_store_chain(fused, cpi) if reductions else chain_cycles(fused, cpi)
     epilogue = outs * (store + cpi["alu"]) if guarded_out else max(store, outs * (4 + sum(fused.values())))
+    s.add(row_reduction_counts(reductions, tm, bn // tn))
+    epilogue += row_reduction_cycles(reductions, tm, tn, bn // tn, cpi)
     s.ilp_cycles = 12 * cpi["alu"] + steps * step_cycles + epilogue
     # an inlined producer reading further inputs keeps their addresses and values live
     # (a prologue's row statistics are values held across the loop instead: `add_row_loads`)
