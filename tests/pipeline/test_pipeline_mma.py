@@ -215,6 +215,32 @@ def test_swizzle_is_conflict_free(row_chunks):
     assert all(swizzle(q, row_chunks) // 8 == q // 8 for q in chunks)
 
 
+
+@pytest.mark.parametrize("bk,bn", [(32, 32), (32, 64), (16, 64), (64, 128)])
+def test_tf32_transposed_b_is_conflict_free(bk, bn):
+    """tf32's B tile is staged N-major (bn rows of bk floats, swizzled): each warp's 32
+    four-byte copies (`b_element_position`) read four whole 32-byte sectors of global
+    memory and write 32 different banks, and each 8x4 matrix of the B fragments' ldmatrix
+    (eight n rows at one k chunk) reads eight different 16-byte bank groups."""
+    from fsir.lowering.mma import b_element_position, swizzle
+
+    row_chunks = bk // 4
+
+    def word(n: int, k: int) -> int:  # the element's 4-byte word in the shared tile
+        return swizzle(n * row_chunks + k // 4, row_chunks) * 4 + k % 4
+
+    positions = [b_element_position(q, bk) for q in range(bk * bn)]
+    assert sorted(positions) == [(k, n) for k in range(bk) for n in range(bn)]
+    for w in range(0, bk * bn, 32):
+        warp = positions[w:w + 32]
+        assert len({word(n, k) % 32 for k, n in warp}) == 32
+        sectors = {(k, (n * 4) // 32) for k, n in warp}
+        assert len(sectors) == 4
+    for n0 in range(0, bn, 8):
+        for k in range(0, bk, 4):
+            assert len({word(n, k) // 4 % 8 for n in range(n0, n0 + 8)}) == 8
+
+
 def test_dynamic_sizes():
     """`?` sizes: the default tensor-core configuration, synchronously staged (row
     lengths unknown at compile time), guarded at every edge."""
