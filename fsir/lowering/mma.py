@@ -417,10 +417,10 @@ class MmaGemmLowering(GemmLowering):
 
     def tf32_matrices(self, tile: SSAValue, offset: Index) -> list[SSAValue]:
         """One ldmatrix.x4 of 32-bit elements at this lane's row address `offset`, each
-        register rounded to tf32 (`cvt.rna.tf32.f32`)."""
+        register rounded to tf32 (`cvt.rna.tf32.f32` straight from the loaded bits)."""
         op = gpu.LdMatrixOp(tile, [self.ib.ssa(offset)], 4)
         self.cursor.insert(op)
-        return [self.cursor.value(gpu.RoundTf32Op(self.cursor.value(arith.BitcastOp(v, f32)))) for v in op.values]
+        return [self.cursor.value(gpu.RoundTf32Op(v)) for v in op.values]
 
 
 # ---------------------------------------------------------------------------------------

@@ -73,7 +73,7 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
     """A tensor-core GEMM thread (`fsir/lowering/mma.py`) for the product (M, N, K) =
     `sizes`: per k-step its share of the tiles' 16-byte chunks (a cp.async each, or
     element loads and shared stores when staged synchronously), two barriers, and per
-    16-deep k piece the warp tile's ldmatrix (tf32 registers moved and rounded) and mma
+    16-deep k piece the warp tile's ldmatrix (tf32 registers rounded) and mma
     instructions; then its accumulators through the epilogue. tf32's B tile is staged
     transposed, by a 4-byte cp.async per element."""
     p = k.params
@@ -111,10 +111,10 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
     mmas = (wm // 16) * (wn // 8) * (2 if p.math == GemmMath.TF32 else 1)
     if p.math == GemmMath.TF32:
         # A: an ldmatrix per 8-deep half of a 16-row piece; B: one per 8-column tile;
-        # each register moved and rounded
+        # each register rounded
         a_elements, b_elements = (wm // 16) * 8, (wn // 8) * 4
         step["smem"] += pieces * ((wm // 16) * 2 + wn // 8)
-        step["alu"] += pieces * (a_elements + b_elements) * 2
+        step["alu"] += pieces * (a_elements + b_elements)
     else:
         step["smem"] += pieces * (wm // 16 + wn // 16)
         step["alu"] += pieces * 4 * (wm // 16 + wn // 16)
