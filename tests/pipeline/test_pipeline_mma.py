@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from fsir.codegen.mappings.gemm import GemmConfig
-from fsir.codegen.mappings.gemm_tc import TC_CANDIDATES
+from fsir.codegen.mappings.gemm_tc import TC_CANDIDATES, tc_candidates
 from fsir.dialects import gpu
 from fsir.dialects.schedule import GemmMath, KernelOp
 from fsir.errors import UserError
@@ -111,7 +111,7 @@ def test_every_candidate(config):
     assemble_all(lowered)
 
 
-@pytest.mark.parametrize("config", [GemmConfig(*c, math=GemmMath.TF32) for c in TC_CANDIDATES])
+@pytest.mark.parametrize("config", [GemmConfig(*c, math=GemmMath.TF32) for c in tc_candidates(GemmMath.TF32)])
 def test_tf32_candidates_fit_static_shared_memory(config):
     """The tf32 candidates the mapping may choose hold as many pipeline stages as fit
     48 KB of static shared arrays (3 for 64x64x32: 48 KB); 128x128x32 needs 64 KB for

@@ -36,6 +36,15 @@ TC_CANDIDATES = (
     (128, 128, 32, 64, 64),
 )
 TC_DYNAMIC_DEFAULT = (64, 64, 32, 32, 32)
+# tf32 also tries a tile twice as tall as wide: its B tile is staged by a 4-byte copy per
+# element (transposed, `fsir/lowering/mma.py`), A's by 16-byte chunks, so a tall tile
+# costs fewer staging instructions per multiply-add.
+TF32_CANDIDATES = ((64, 32, 32, 32, 16),)
+
+
+def tc_candidates(math: GemmMath) -> tuple[tuple[int, int, int, int, int], ...]:
+    """The (bm, bn, bk, wm, wn) configurations the evaluator compares for `math`."""
+    return TC_CANDIDATES + (TF32_CANDIDATES if math == GemmMath.TF32 else ())
 
 
 def gemm_math(dot: graph.DotOp, precision: str) -> GemmMath:
