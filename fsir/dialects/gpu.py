@@ -1496,23 +1496,41 @@ class CpAsyncWaitGroupOp(IRDLOperation):
 class RoundTf32Op(IRDLOperation):
     """Rounds an f32 to tf32 (10 mantissa bits, to nearest, ties away from zero: PTX
     `cvt.rna.tf32.f32`), the form of an mma's tf32 operand: its f32 bit pattern in an
-    `i32` with the low 13 bits clear.
+    `i32` with the low 13 bits clear. The f32 may also come as its bit pattern in an
+    `i32` (an ldmatrix register: PTX lets a .b32 register be the f32 source, so no move
+    is needed).
 
     ```mlir
     %t = gpu.round_tf32 %x
+    %u = gpu.round_tf32 %bits : i32
     ```
     """
 
     name = "gpu.round_tf32"
 
-    value = operand_def(f32)
+    value = operand_def(AnyOf.get(f32, i32))
     result = result_def(i32)
 
     traits = traits_def(Pure())
-    assembly_format = "$value attr-dict"
 
     def __init__(self, value: SSAValue | Operation):
         super().__init__(operands=[value], result_types=[i32])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> RoundTf32Op:
+        value = parser.parse_unresolved_operand()
+        attrs = parser.parse_optional_attr_dict()
+        t = parser.parse_type() if parser.parse_optional_punctuation(":") is not None else f32
+        op = cls(parser.resolve_operand(value, t))
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.value)
+        printer.print_op_attributes(self.attributes)
+        if self.value.type == i32:
+            printer.print_string(" : i32")
 
 
 # ----------------------------------------------------------------- tile synchronisation

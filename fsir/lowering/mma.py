@@ -4,21 +4,28 @@ tf32` (`#schedule.gemm<tile = 64x64x32, thread = 32x32, math = f16>`).
 A block computes a bm x bn tile of the product; its warps tile it in wm x wn warp
 tiles (`thread`), each a grid of 16 x 8 `mma.sync` tiles whose f32 accumulators stay in
 registers. Each k-step the bm x bk tile of A and the bk x bn tile of B are staged in
-shared memory, row-major, in 16-byte chunks permuted by an XOR swizzle (`swizzle`): a chunk's index
-within its 128-byte line is XORed with its row's (rows of whole lines) or its line's
-index, mod 8, so the eight row addresses of an `ldmatrix` matrix (eight rows at one
-logical chunk) fall into eight different 16-byte bank groups: no bank conflicts.
+shared memory, row-major (tf32's B N-major, see below), in 16-byte chunks permuted by an
+XOR swizzle (`swizzle`): a chunk's index within its 128-byte line is XORed with its
+row's (rows of whole lines) or its line's index, mod 8, so the eight row addresses of
+an `ldmatrix` matrix (eight rows at one logical chunk) fall into eight different 16-byte
+bank groups: no bank conflicts.
 
 Fragments: f16/bf16 operands are read with `ldmatrix.x4` (A: a 16x16 piece, the
 m16n8k16 A fragment) and `ldmatrix.x4.trans` (B: a 16x16 piece, the B fragments of two
-16x8 tiles); tf32 operands are f32 in shared memory: A's m16n8k8 fragment is one
-`ldmatrix.x4` of 32-bit elements (four 8x4 matrices), B's elements are read one by one
-(a transposing ldmatrix would split them), all rounded with `cvt.rna.tf32.f32`.
+16x8 tiles). tf32 operands are f32 in shared memory, read by `ldmatrix.x4` of 32-bit
+elements (8x4 matrices: lane l receives element (l/4, l%4) of each); a transposing
+ldmatrix would split 32-bit elements, so tf32's B tile is staged transposed (bn x bk,
+N-major), where matrix (n 0-7, k 0-3) gives lane l the m16n8k8 B fragment's b0 =
+(k = l%4, n = l/4) and the matrix four columns on its b1. Each fragment register is
+rounded once with `cvt.rna.tf32.f32`: cp.async stages the raw f32 values, so rounding
+while staging would cost a shared load, a conversion and a store per element and an
+extra barrier, more than the per-register conversions of the warps reading it.
 
 Staging: an operand that is a kernel input whose rows are whole 16-byte chunks (K, resp.
 N, a static multiple of 8 halves or 4 floats) is copied with `cp.async.cg` 16 bytes at
-a time, zero-filled (src-size 0) where a chunk lies outside the operand, double
-buffered: the copies of step s + 1 are issued and committed before step s computes,
+a time (tf32's transposed B by 4-byte `cp.async.ca`s, `b_element_position`),
+zero-filled (src-size 0) where a chunk lies outside the operand, double buffered:
+the copies of step s + 1 are issued and committed before step s computes,
 `cp.async.wait_group 1` then a barrier make step s visible, and a barrier after the
 step's mma's protects the buffer the next copies overwrite. Otherwise (inlined
 producers, rows not 16-byte aligned) each thread loads its elements (zero outside),
@@ -32,7 +39,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from xdsl.dialects import arith, memref
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerAttr, IntegerType, MemRefType, bf16, f16, f32, i32
 from xdsl.ir import Attribute, SSAValue
 
@@ -74,6 +81,15 @@ def async_operand(math: GemmMath, row_length: int | None) -> bool:
     return row_length is not None and row_length > 0 and row_length % chunk_elements(math) == 0
 
 
+def b_element_position(q: int, bk: int) -> tuple[int, int]:
+    """The (k, n) element of a bk x bn B tile that copy `q` (thread + s x threads) of a
+    transposed (N-major) staging moves: eight consecutive n by four consecutive k per
+    warp, so its global reads are four full 32-byte sectors and its shared writes hit
+    eight swizzled 16-byte chunks (eight n rows) at four words each: 32 banks. The
+    lowering emits the same arithmetic on index values (`MmaGemmLowering.copy_tile`)."""
+    return (q // 8) % bk, q // (8 * bk) * 8 + q % 8
+
+
 class MmaGemmLowering(GemmLowering):
     """`GemmLowering`'s problem (a dot's matrices, batch on grid z) on the tensor cores."""
 
@@ -84,6 +100,7 @@ class MmaGemmLowering(GemmLowering):
         p = self.k.params
         assert isinstance(p, GemmParamsAttr) and p.tensor_cores
         self.math = p.math
+        self.k_tile = p.tile_k
         bm, bn, bk, wm, wn = p.tile_m, p.tile_n, p.tile_k, p.thread_m, p.thread_n
         m_size, n_size, k_size = self.prepare()
         self.epc = chunk_elements(self.math)
@@ -216,18 +233,22 @@ class MmaGemmLowering(GemmLowering):
         self.copy_tile(a_tile, ib.mul(stage, bm * bk), bm, bk, self.dot.lhs, self.a_batch,
                        lambda r, c: (ib.add(m0, r), ib.add(k0, c)), (m_size, k_size), (bm, bk), k0, 1)
         self.copy_tile(b_tile, ib.mul(stage, bk * bn), bk, bn, self.dot.rhs, self.b_batch,
-                       lambda r, c: (ib.add(k0, r), ib.add(n0, c)), (k_size, n_size), (bk, bn), k0, n_row)
+                       lambda r, c: (ib.add(k0, r), ib.add(n0, c)), (k_size, n_size), (bk, bn), k0, n_row,
+                       transposed=self.b_transposed)
 
     def copy_tile(self, tile: SSAValue, base: Index, rows: int, cols: int, operand: SSAValue, batch: list[Index],
                   at: Callable[[Index, Index], tuple[Index, Index]], sizes: tuple[Index, Index],
-                  tiles: tuple[int, int], k0: Index, k_stride: int) -> None:
+                  tiles: tuple[int, int], k0: Index, k_stride: int, transposed: bool = False) -> None:
         """This thread's 16-byte chunks of a rows x cols tile (chunk tid + s x threads),
         copied from `operand` at the global position `at(row, column)` of k-step `k0`
-        (`k_stride` elements further per k). Where no chunk can leave the operand, a
-        chunk's shared and global offsets are those of the first k-step (computed
-        once, before the k-loop) plus the stage's base and k0 x `k_stride`."""
+        (`k_stride` elements further per k); `transposed`: its elements, one 4-byte copy
+        each (`b_element_position`), to a cols x rows tile. Where no chunk can leave the
+        operand, a chunk's shared and global offsets are those of the first k-step
+        (computed once, before the k-loop) plus the stage's base and k0 x `k_stride`."""
         ib, e, epc = self.ib, self.emit, self.epc
-        chunks_per_row = cols // epc
+        width = 1 if transposed else epc
+        nbytes_each = width * CHUNK_BYTES // epc
+        chunks_per_row = cols // width
         total = rows * chunks_per_row
         threads = self.block_size
         tid = self.thread_id()
@@ -242,7 +263,11 @@ class MmaGemmLowering(GemmLowering):
                 nbytes: SSAValue | None = None
                 inside: bool | SSAValue = True
             else:
-                r, c = ib.div(q, chunks_per_row), ib.mul(ib.rem(q, chunks_per_row), epc)
+                if transposed:
+                    r = ib.rem(ib.div(q, 8), rows)
+                    c = ib.add(ib.mul(ib.div(q, 8 * rows), 8), ib.rem(q, 8))
+                else:
+                    r, c = ib.div(q, chunks_per_row), ib.mul(ib.rem(q, chunks_per_row), epc)
                 gr, gc = at(r, c)
                 inside = e.and_(self.below(gr, sizes[0], tiles[0]), self.below(gc, sizes[1], tiles[1]))
                 # outside chunks read nothing (src-size 0); their address is kept in bounds
@@ -250,15 +275,15 @@ class MmaGemmLowering(GemmLowering):
                 if isinstance(inside, bool):
                     nbytes = None if inside else self.sb.const(0, i32)
                 else:
-                    nbytes = self.cursor.value(arith.SelectOp(inside, self.sb.const(CHUNK_BYTES, i32),
+                    nbytes = self.cursor.value(arith.SelectOp(inside, self.sb.const(nbytes_each, i32),
                                                               self.sb.const(0, i32)))
-                dst_off = self.swizzled(0, cols, r, c)
+                dst_off = self.swizzled(0, rows, c, r) if transposed else self.swizzled(0, cols, r, c)
                 dst = ib.add(base, dst_off)
                 if k0 == 0 and inside is True:
                     self._first_chunks.setdefault(tile, []).append((dst_off, src))
 
             def copy(dst=dst, src=src, nbytes=nbytes) -> None:
-                self.cursor.insert(gpu.CpAsyncOp(tile, [ib.ssa(dst)], src_buf, [ib.ssa(src)], CHUNK_BYTES, nbytes))
+                self.cursor.insert(gpu.CpAsyncOp(tile, [ib.ssa(dst)], src_buf, [ib.ssa(src)], nbytes_each, nbytes))
 
             e.when(True if (s + 1) * threads <= total else ib.lt(q, total), copy)
 
@@ -283,11 +308,13 @@ class MmaGemmLowering(GemmLowering):
         ib, e, sb = self.ib, self.emit, self.sb
         zero = sb.const(0, f32)
 
-        def fill(tile: SSAValue, rows: int, cols: int, value: Callable[[Index, Index], SSAValue]) -> None:
+        def fill(tile: SSAValue, rows: int, cols: int, value: Callable[[Index, Index], SSAValue],
+                 transposed: bool = False) -> None:
             for r, c, exists in self.sync_positions(rows, cols):
 
                 def put(r=r, c=c) -> None:
-                    e.store(value(r, c), tile, self.swizzled(0, cols, r, c), self.tile_t)
+                    at = self.swizzled(0, rows, c, r) if transposed else self.swizzled(0, cols, r, c)
+                    e.store(value(r, c), tile, at, self.tile_t)
 
                 e.when(exists, put)
 
@@ -304,9 +331,15 @@ class MmaGemmLowering(GemmLowering):
             return e.guarded(inside, load, lambda: zero)
 
         fill(a_tile, bm, bk, a_value)
-        fill(b_tile, bk, bn, b_value)
+        fill(b_tile, bk, bn, b_value, self.b_transposed)
 
     # -- fragments -------------------------------------------------------------------
+
+    @property
+    def b_transposed(self) -> bool:
+        """Whether the B tile is staged N-major (bn x bk): tf32, whose 32-bit B fragments
+        a non-transposing ldmatrix reads from it."""
+        return self.math == GemmMath.TF32
 
     def keeps_swizzle(self, rows: int, cols: int) -> bool:
         """Whether rows `rows` further down a tile `cols` wide every chunk keeps its
@@ -320,22 +353,20 @@ class MmaGemmLowering(GemmLowering):
         """This lane's offsets in the A and B tiles (stage 0) from which every fragment
         address of a k-step is a constant number of rows away (`keeps_swizzle`): for A
         one per 16-deep piece (and for tf32 per 8-deep half and column group), at the
-        warp's first row; for B one per 16-column group of the warp tile (and for tf32
-        per row group and 8-column tile), at k row 0."""
+        warp's first row; for B one per 16-column group of the warp tile, at k row 0,
+        or for tf32 (B N-major) one per 16-deep piece and 8-column tile, at the warp's
+        first column."""
         ib = self.ib
         a: dict[tuple[int, ...], Index] = {}
         b: dict[tuple[int, ...], Index] = {}
         mat, i = ib.div(lane, 8), ib.rem(lane, 8)
         if self.math == GemmMath.TF32:
-            g, t = ib.div(lane, 4), ib.rem(lane, 4)
             for kk in range(0, bk, 16):
                 for half in (0, 8):
                     a[kk, half] = self.swizzled(0, bk, ib.add(ib.add(wrow, ib.mul(ib.rem(mat, 2), 8)), i),
                                                 ib.add(ib.mul(ib.div(mat, 2), 4), kk + half))
-            for j in range(wn // 16):
                 for nt in (0, 8):
-                    for el in range(2):
-                        b[j, nt, el] = self.swizzled(0, bn, ib.add(t, 4 * el), ib.add(ib.add(wcol, j * 16 + nt), g))
+                    b[kk, nt] = self.swizzled(0, bk, ib.add(ib.add(wcol, nt), i), ib.add(ib.mul(mat, 4), kk))
             return a, b
         for kk in range(0, bk, 16):
             a[(kk,)] = self.swizzled(0, bk, ib.add(ib.add(wrow, ib.mul(ib.rem(mat, 2), 8)), i),
@@ -358,14 +389,7 @@ class MmaGemmLowering(GemmLowering):
         t + 4(j/2)), the m16n8k8 fragment's element j), each rounded; `at` holds the
         step's lane offsets (`lane_offsets`)."""
         if self.math == GemmMath.TF32:
-            out = []
-            for half in (0, 8):
-                op = gpu.LdMatrixOp(tile, [self.ib.ssa(self.below_offset(at, (kk, half), row, bk))], 4)
-                self.cursor.insert(op)
-                for v in op.values:
-                    bits = self.cursor.value(arith.BitcastOp(v, f32))
-                    out.append(self.cursor.value(gpu.RoundTf32Op(bits)))
-            return out
+            return [v for half in (0, 8) for v in self.tf32_matrices(tile, self.below_offset(at, (kk, half), row, bk))]
         op = gpu.LdMatrixOp(tile, [self.ib.ssa(self.below_offset(at, (kk,), row, bk))], 4)
         self.cursor.insert(op)
         return list(op.values)
@@ -374,11 +398,11 @@ class MmaGemmLowering(GemmLowering):
                     j: int) -> list[list[SSAValue]]:
         """The B fragments of the two 16 x 8 tiles of the 16 x 16 piece at (kk, warp
         column + 16j): one ldmatrix.x4.trans (matrix m: k rows +8(m%2), columns
-        +8(m/2)), or for tf32 each tile's two m16n8k8 fragments' elements (t + 4e, g),
-        rounded."""
+        +8(m/2)), or for tf32 (B N-major) per 8-column tile one ldmatrix.x4 of 32-bit
+        elements (matrix m: n rows 0-7, k columns +4m: the two m16n8k8 fragments' b0,
+        b1 of k 0-7, then of k 8-15), rounded."""
         if self.math == GemmMath.TF32:
-            return [[self.tf32_at(tile, self.below_offset(at, (j, nt, el), kk + half, bn))
-                     for half in (0, 8) for el in range(2)] for nt in (0, 8)]
+            return [self.tf32_matrices(tile, self.below_offset(at, (kk, nt), j * 16, self.k_tile)) for nt in (0, 8)]
         op = gpu.LdMatrixOp(tile, [self.ib.ssa(self.below_offset(at, (j,), kk, bn))], 4, trans=True)
         self.cursor.insert(op)
         v = list(op.values)
@@ -391,9 +415,12 @@ class MmaGemmLowering(GemmLowering):
             return [(a[0:4], b[0:2]), (a[4:8], b[2:4])]
         return [(a, b)]
 
-    def tf32_at(self, tile: SSAValue, offset: Index) -> SSAValue:
-        v = self.cursor.value(memref.LoadOp.get(tile, [self.ib.ssa(offset)]))
-        return self.cursor.value(gpu.RoundTf32Op(v))
+    def tf32_matrices(self, tile: SSAValue, offset: Index) -> list[SSAValue]:
+        """One ldmatrix.x4 of 32-bit elements at this lane's row address `offset`, each
+        register rounded to tf32 (`cvt.rna.tf32.f32` straight from the loaded bits)."""
+        op = gpu.LdMatrixOp(tile, [self.ib.ssa(offset)], 4)
+        self.cursor.insert(op)
+        return [self.cursor.value(gpu.RoundTf32Op(v)) for v in op.values]
 
 
 # ---------------------------------------------------------------------------------------

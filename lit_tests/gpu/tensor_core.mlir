@@ -45,6 +45,13 @@ builtin.module attributes {gpu.container_module} {
       %tf = gpu.round_tf32 %x
       %f0, %f1, %f2, %f3 = gpu.mma_sync tf32 [%tf, %tf, %tf, %tf] [%tf, %tf] [%e0, %e1, %e2, %e3]
       memref.store %f0, %o[%i] : memref<?xf32>
+      // an f32 given as its bits (an ldmatrix register) is rounded straight from the .b32 register
+      // CHECK: gpu.round_tf32 %{{.*}} : i32
+      // PTX: cvt.rna.tf32.f32 %r{{[0-9]+}}, %r{{[0-9]+}};
+      %bits = arith.bitcast %f1 : f32 to i32
+      %tb = gpu.round_tf32 %bits : i32
+      %tbf = arith.bitcast %tb : i32 to f32
+      memref.store %tbf, %o[%i] : memref<?xf32>
       gpu.return
     }
   }

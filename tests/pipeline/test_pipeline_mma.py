@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from fsir.codegen.mappings.gemm import GemmConfig
-from fsir.codegen.mappings.gemm_tc import TC_CANDIDATES
+from fsir.codegen.mappings.gemm_tc import TC_CANDIDATES, tc_candidates
 from fsir.dialects import gpu
 from fsir.dialects.schedule import GemmMath, KernelOp
 from fsir.errors import UserError
@@ -111,7 +111,7 @@ def test_every_candidate(config):
     assemble_all(lowered)
 
 
-@pytest.mark.parametrize("config", [GemmConfig(*c, math=GemmMath.TF32) for c in TC_CANDIDATES])
+@pytest.mark.parametrize("config", [GemmConfig(*c, math=GemmMath.TF32) for c in tc_candidates(GemmMath.TF32)])
 def test_tf32_candidates_fit_static_shared_memory(config):
     """The tf32 candidates the mapping may choose hold as many pipeline stages as fit
     48 KB of static shared arrays (3 for 64x64x32: 48 KB); 128x128x32 needs 64 KB for
@@ -213,6 +213,32 @@ def test_swizzle_is_conflict_free(row_chunks):
     chunks = range(rows * row_chunks)
     assert sorted(swizzle(q, row_chunks) for q in chunks) == list(chunks)
     assert all(swizzle(q, row_chunks) // 8 == q // 8 for q in chunks)
+
+
+
+@pytest.mark.parametrize("bk,bn", [(32, 32), (32, 64), (16, 64), (64, 128)])
+def test_tf32_transposed_b_is_conflict_free(bk, bn):
+    """tf32's B tile is staged N-major (bn rows of bk floats, swizzled): each warp's 32
+    four-byte copies (`b_element_position`) read four whole 32-byte sectors of global
+    memory and write 32 different banks, and each 8x4 matrix of the B fragments' ldmatrix
+    (eight n rows at one k chunk) reads eight different 16-byte bank groups."""
+    from fsir.lowering.mma import b_element_position, swizzle
+
+    row_chunks = bk // 4
+
+    def word(n: int, k: int) -> int:  # the element's 4-byte word in the shared tile
+        return swizzle(n * row_chunks + k // 4, row_chunks) * 4 + k % 4
+
+    positions = [b_element_position(q, bk) for q in range(bk * bn)]
+    assert sorted(positions) == [(k, n) for k in range(bk) for n in range(bn)]
+    for w in range(0, bk * bn, 32):
+        warp = positions[w:w + 32]
+        assert len({word(n, k) % 32 for k, n in warp}) == 32
+        sectors = {(k, (n * 4) // 32) for k, n in warp}
+        assert len(sectors) == 4
+    for n0 in range(0, bn, 8):
+        for k in range(0, bk, 4):
+            assert len({word(n, k) // 4 % 8 for n in range(n0, n0 + 8)}) == 8
 
 
 def test_dynamic_sizes():

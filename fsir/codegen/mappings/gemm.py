@@ -56,6 +56,7 @@ from fsir.codegen.mappings.gemm_tc import (
     gemm_math,
     mma_summary,
     pipeline_stages,
+    tc_candidates,
     tile_bytes,
 )
 from fsir.codegen.mappings.prologue import NO_PROLOGUE, PrologueLoads, prologue_loads
@@ -305,7 +306,7 @@ class GemmMapping(Mapping):
                                     f"shared memory, more than a block's static shared arrays have on "
                                     f"{spec.name} ({block_smem(spec)})")
         elif math != GemmMath.FMA:
-            configs = [c for c in (GemmConfig(*t, math=math) for t in TC_CANDIDATES)
+            configs = [c for c in (GemmConfig(*t, math=math) for t in tc_candidates(math))
                        if c.bm <= _covering(m) and c.bn <= _covering(n) and shared_bytes(c, 4) <= block_smem(spec)]
             configs = configs or [GemmConfig(*TC_CANDIDATES[0], math=math)]
         else:

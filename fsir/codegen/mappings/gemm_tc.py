@@ -36,6 +36,15 @@ TC_CANDIDATES = (
     (128, 128, 32, 64, 64),
 )
 TC_DYNAMIC_DEFAULT = (64, 64, 32, 32, 32)
+# tf32 also tries a tile twice as tall as wide: its B tile is staged by a 4-byte copy per
+# element (transposed, `fsir/lowering/mma.py`), A's by 16-byte chunks, so a tall tile
+# costs fewer staging instructions per multiply-add.
+TF32_CANDIDATES = ((64, 32, 32, 32, 16),)
+
+
+def tc_candidates(math: GemmMath) -> tuple[tuple[int, int, int, int, int], ...]:
+    """The (bm, bn, bk, wm, wn) configurations the evaluator compares for `math`."""
+    return TC_CANDIDATES + (TF32_CANDIDATES if math == GemmMath.TF32 else ())
 
 
 def gemm_math(dot: graph.DotOp, precision: str) -> GemmMath:
@@ -73,8 +82,9 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
     """A tensor-core GEMM thread (`fsir/lowering/mma.py`) for the product (M, N, K) =
     `sizes`: per k-step its share of the tiles' 16-byte chunks (a cp.async each, or
     element loads and shared stores when staged synchronously), two barriers, and per
-    16-deep k piece the warp tile's ldmatrix (tf32 B: element loads; tf32 elements
-    rounded) and mma instructions; then its accumulators through the epilogue."""
+    16-deep k piece the warp tile's ldmatrix (tf32 registers rounded) and mma
+    instructions; then its accumulators through the epilogue. tf32's B tile is staged
+    transposed, by a 4-byte cp.async per element."""
     p = k.params
     assert isinstance(p, GemmParamsAttr) and p.tensor_cores
     bm, bn, bk, wm, wn = p.tile_m, p.tile_n, p.tile_k, p.thread_m, p.thread_n
@@ -91,10 +101,11 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
         threads, bk, m == DYN or m % bm != 0 or kk == DYN or kk % bk != 0)
     for operand, elems in ((a, bm * bk), (b, bk * bn)):
         if pipelined:
-            chunks = -(-elems // epc // threads)
+            width = 1 if operand is b and p.math == GemmMath.TF32 else epc  # elements per copy
+            chunks = -(-elems // width // threads)
             step["global"] += chunks
             step["alu"] += 8 * chunks  # position, swizzle, bounds, src-size
-            nbytes += chunks * epc * element_bytes_of(operand)
+            nbytes += chunks * width * element_bytes_of(operand)
         else:
             per = -(-elems // threads)
             op_pro = pro if operand is a else NO_PROLOGUE
@@ -108,11 +119,11 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
     pieces = bk // 16
     mmas = (wm // 16) * (wn // 8) * (2 if p.math == GemmMath.TF32 else 1)
     if p.math == GemmMath.TF32:
-        # A: an ldmatrix per 8-deep half of a 16-row piece, each element moved and
-        # rounded; B: each element loaded (its address) and rounded
+        # A: an ldmatrix per 8-deep half of a 16-row piece; B: one per 8-column tile;
+        # each register rounded
         a_elements, b_elements = (wm // 16) * 8, (wn // 8) * 4
-        step["smem"] += pieces * ((wm // 16) * 2 + b_elements)
-        step["alu"] += pieces * (a_elements + b_elements) * 2
+        step["smem"] += pieces * ((wm // 16) * 2 + wn // 8)
+        step["alu"] += pieces * (a_elements + b_elements)
     else:
         step["smem"] += pieces * (wm // 16 + wn // 16)
         step["alu"] += pieces * 4 * (wm // 16 + wn // 16)
