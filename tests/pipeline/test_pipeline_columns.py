@@ -5,8 +5,6 @@ reference says, with static and `?` batches, and its PTX assembles."""
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import pytest
 
@@ -15,11 +13,11 @@ from fsir.dialects.schedule import KernelOp
 from fsir.fusion.columns import column_sets, structure_key
 from fsir.ir import parse_module
 from fsir.pipeline import PipelineOptions, lower
-from fsir.testing.paths import EXAMPLES
+from fsir.testing.paths import example_module
 from fsir.testing.pipeline import check, input_types
 
-sys.path.insert(0, str(EXAMPLES / "recom"))
-from generate import ColumnSpec, model_spec, to_mlir  # noqa: E402
+_generate = example_module("recom/generate.py")
+ColumnSpec, model_spec, to_mlir = _generate.ColumnSpec, _generate.model_spec, _generate.to_mlir
 
 # every kind of column at least once (the seeded draw below adds 15 more)
 MIXED = [ColumnSpec(97, 16, 50, "sum", True, False), ColumnSpec(10, 4, 1, "max", False, True),

@@ -6,8 +6,6 @@ and offsets outside the data."""
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import pytest
 
@@ -16,11 +14,11 @@ from fsir.dialects.graph import DYN
 from fsir.fusion.columns import column_sets
 from fsir.ir import parse_module
 from fsir.runtime.reference import run
-from fsir.testing.paths import EXAMPLES
+from fsir.testing.paths import example_module
 from fsir.testing.pipeline import check, input_types
 
-sys.path.insert(0, str(EXAMPLES / "recom"))
-from generate import ColumnSpec, model_spec, to_mlir  # noqa: E402
+_generate = example_module("recom/generate.py")
+ColumnSpec, model_spec, to_mlir = _generate.ColumnSpec, _generate.model_spec, _generate.to_mlir
 
 # every ragged kind, hashed and weighted, two ragged columns of one structure with
 # different tables and bags (one shared body), beside fixed-length bags

@@ -31,7 +31,7 @@ from fsir.runtime.device import SimDevice
 from fsir.runtime.executor import execute
 from fsir.runtime.inputs import random_inputs
 from fsir.runtime.reference import find_function, run_function, run_function_float64
-from fsir.testing.paths import EXAMPLES
+from fsir.testing.paths import EXAMPLES, example_module
 from fsir.testing.pipeline import assemble_all
 from fsir.testing.tile_sync import check_dependencies, lower_synced
 from fsir.tools.fs_run import main as fs_run
@@ -347,12 +347,7 @@ def test_sim_slots_is_checked(bad):
 
 def _heads():
     """Two heads' attention kernels over one 64x192 QKV GEMM (examples/cusync/generate.py)."""
-    import sys
-
-    sys.path.insert(0, str(CUSYNC))
-    from generate import qkv_heads
-
-    return fsir.pipeline.load(qkv_heads(64, 32, 2))
+    return fsir.pipeline.load(example_module("cusync/generate.py").qkv_heads(64, 32, 2))
 
 
 def _synced_function(module, policy: str) -> func.FuncOp:
@@ -363,11 +358,13 @@ def _synced_function(module, policy: str) -> func.FuncOp:
 
 @pytest.mark.parametrize("name, strided, tile, row", [
     # one head: Q, K, V = column tiles 0-1, 2-3, 4-5 of 6x4; stride 2, groups {0, 2, 4}, {1, 3, 5}
-    ("attention", {"attention_k1": 8, "attention_k2": 8}, {"attention_k1": 24, "attention_k2": 8},
-     {"attention_k1": 4, "attention_k2": 8}),
+    # (the attention kernel reads Q, K and V inside its loops over key tiles, where its
+    # waits are placed, and the output GEMM waits inside its k-loop: counts per iteration)
+    ("attention", {"attention_k1": 32, "attention_k2": 32}, {"attention_k1": 96, "attention_k2": 32},
+     {"attention_k1": 16, "attention_k2": 8}),
     # two heads: 12x4 tiles, stride 4; head h's groups 2h, 2h + 1 of each row
-    ("heads", {"qkv_heads_k1": 8, "qkv_heads_k2": 8}, {"qkv_heads_k1": 24, "qkv_heads_k2": 24},
-     {"qkv_heads_k1": 4, "qkv_heads_k2": 4}),
+    ("heads", {"qkv_heads_k1": 32, "qkv_heads_k2": 32}, {"qkv_heads_k1": 96, "qkv_heads_k2": 96},
+     {"qkv_heads_k1": 16, "qkv_heads_k2": 16}),
 ])
 def test_strided_sync_waits_once_per_group(name, strided, tile, row):
     """StridedSync's semaphores: a QKV tile posts to group 4y + x mod stride (of the producer
@@ -461,7 +458,7 @@ def test_strided_consumer_first(wait_kernel):
         return
     got, stats = execute(lower_synced(module, sync), inputs, dev)
     _check(got, want, exact)
-    assert stats.waits == 16 + 2  # the consumers' 8 + 8, and one per wait-kernel
+    assert stats.waits == 64 + 2  # the consumers' 32 + 32, and one per wait-kernel
 
 
 def test_auto_on_many_waves_keeps_strided_sync_with_its_tile_order(monkeypatch):
