@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import SSAValue
 
 from fsir.dialects import gpu, graph
@@ -19,6 +20,7 @@ from fsir.lowering.emit import elem_type
 from fsir.lowering.kernels import KernelLowering
 from fsir.lowering.prologue import row_statistics
 from fsir.lowering.scalar import Index, compute_type
+from fsir.lowering.split_k import SEMAPHORES, WORKSPACE, SplitK, split_of
 
 # An operand element of the product: (whether it exists, the code loading it); a
 # missing one is zero.
@@ -103,6 +105,27 @@ class TiledGemmLowering(KernelLowering):
             idx = ib.delinearize(ib.linearize(idx, shapes.dims(product)), shapes.dims(out))
         self.store_output(0, self.epilogue(acc, idx), idx)
 
+    split: SplitK | None = None  # a split_k > 1 kernel's slice (`fsir/lowering/split_k.py`)
+
+    def extra_argument_types(self) -> list[MemRefType]:
+        return [SEMAPHORES, WORKSPACE] if split_of(self.k) > 1 else []
+
+    def block_id(self, dim: str = "x") -> SSAValue:
+        """A split kernel's tile ids come from its ticket."""
+        if self.split is None:
+            return super().block_id(dim)
+        return self.ib.ssa(self.split.ids[dim])
+
+    def start_split(self) -> None:
+        """Take a split kernel's ticket (before anything reads the block ids)."""
+        split = split_of(self.k)
+        if split == 1:
+            return
+        (gx, gy, gz), _ = self.k.launch()
+        sems, workspace = self.extra_args
+        sems.name_hint, workspace.name_hint = "sems", "workspace"
+        self.split = SplitK(self.ib, self.sb, sems, workspace, split, (gx, gy, gz // split))
+
     def body(self) -> None:
         """Register-blocked tiled GEMM. Thread (ty, tx) of a block owns the outputs
         (ty + i * bm/tm, tx + j * bn/tn) of its bm x bn tile for i < tm, j < tn (so
@@ -121,6 +144,7 @@ class TiledGemmLowering(KernelLowering):
         assert isinstance(p, TiledParamsAttr)
         bm, bn, bk, tm, tn = p.tile_m, p.tile_n, p.tile_k, p.thread_m, p.thread_n
         acc_t = compute_type(elem_type(self.root.results[0]))
+        self.start_split()
         m_size, n_size, k_size = self.prepare()
         tid = self.thread_id()
         tx, ty = ib.rem(tid, bn // tn), ib.div(tid, bn // tn)
@@ -211,15 +235,27 @@ class TiledGemmLowering(KernelLowering):
 
         self.hoist_a_rows(lambda: [(ib.add(m0, r), e.and_(exists, below(ib.add(m0, r), m_size, bm)))
                                    for r, _, exists in positions(bm, bk)])
-        accs = e.for_loop(0, k_size, bk, [zero] * (tm * tn), k_step)
+        split = self.split
+        k_lo, k_hi = (0, k_size) if split is None else split.k_range(k_size, bk)
+        accs = e.for_loop(k_lo, k_hi, bk, [zero] * (tm * tn), k_step)
+        if split is not None:
+            split.wait()
         for i, r in enumerate(rows):
             for j, c in enumerate(cols):
                 m, n = ib.add(m0, r), ib.add(n0, c)
 
-                def store(acc=accs[i * tn + j], m=m, n=n) -> None:
-                    self.store_result(acc, self.result_index(m, n))
+                def store(acc=accs[i * tn + j], m=m, n=n, r=r, c=c) -> None:
+                    if split is None:
+                        self.store_result(acc, self.result_index(m, n))
+                        return
+                    at = split.offset(r, c, bm, bn)
+                    total = split.partial(acc, at, e)
+                    e.when(split.last, lambda: self.store_result(total, self.result_index(m, n)))
+                    e.when(split.not_last, lambda: e.store(total, split.workspace, at, acc_t))
 
                 e.when(e.and_(below(m, m_size, bm), below(n, n_size, bn)), store)
+        if split is not None:
+            split.post(tid, e)
 
 
 class GemmLowering(TiledGemmLowering):

@@ -98,6 +98,8 @@ class GemmConfig:
     tn: int = 1
     # on the tensor cores (`gemm_tc`): tm x tn is then a warp's tile
     math: GemmMath = GemmMath.FMA
+    # blocks per output tile, each reducing a slice of the k-steps (`fsir/lowering/split_k.py`)
+    split: int = 1
 
     @property
     def threads(self) -> int:
@@ -106,6 +108,8 @@ class GemmConfig:
 
     def text(self) -> str:
         suffix = "" if self.math == GemmMath.FMA else f"/{self.math.value}"
+        if self.split != 1:
+            suffix += f"/s{self.split}"
         return f"{self.bm}x{self.bn}x{self.bk}/{self.tm}x{self.tn}{suffix}"
 
     def describe(self) -> str:
@@ -114,7 +118,7 @@ class GemmConfig:
     def params(self) -> GemmParamsAttr:
         """The kernel's parameters (raises VerifyException where they break the
         dialect's rules)."""
-        return GemmParamsAttr(self.bm, self.bn, self.bk, self.tm, self.tn, self.math)
+        return GemmParamsAttr(self.bm, self.bn, self.bk, self.tm, self.tn, self.math, self.split)
 
     def problem(self) -> str | None:
         """Why this configuration cannot be generated (None: it can): the parameters'
@@ -135,14 +139,15 @@ class GemmConfig:
     def parse(text: str) -> GemmConfig:
         """`BMxBNxBK/TMxTN` or `BMxBNxBK_TMxTN` (a pass pipeline needs `/` quoted), or
         `BMxBNxBK` (a 1x1 micro-tile); optionally `gemm/`-prefixed; a `/f16`, `/bf16`
-        or `/tf32` suffix (or `_f16`...) puts it on the tensor cores with TMxTN warp tiles."""
-        m = re.fullmatch(r"(?:gemm/)?(\d+)x(\d+)x(\d+)(?:[/_](\d+)x(\d+))?(?:[/_](fma|f16|bf16|tf32))?",
-                         text.strip())
+        or `/tf32` suffix (or `_f16`...) puts it on the tensor cores with TMxTN warp tiles;
+        a last `/sS` (or `_sS`) splits the k-steps over S blocks per tile."""
+        m = re.fullmatch(r"(?:gemm/)?(\d+)x(\d+)x(\d+)(?:[/_](\d+)x(\d+))?(?:[/_](fma|f16|bf16|tf32))?"
+                         r"(?:[/_]s(\d+))?", text.strip())
         if m is None:
             raise UserError(f"stitch-codegen: gemm={text} is not a GEMM configuration (expected auto or "
                             "BMxBNxBK/TMxTN, e.g. \"64x64x16/4x4\" quoted in a pipeline, or 64x64x16_4x4)")
         bm, bn, bk, tm, tn = (int(g) if g is not None else 1 for g in m.groups()[:5])
-        config = GemmConfig(bm, bn, bk, tm, tn, GemmMath(m.group(6) or "fma"))
+        config = GemmConfig(bm, bn, bk, tm, tn, GemmMath(m.group(6) or "fma"), int(m.group(7) or 1))
         why = config.problem()
         if why is not None:
             raise UserError(f"stitch-codegen: gemm={text}: {why}")
@@ -325,7 +330,7 @@ class GemmMapping(Mapping):
         m, n = problem.m, problem.n
         nb = numel(problem.batch)
         grid = tuple(DYNAMIC if s == DYN else max(1, -(-s // t)) for s, t in ((n, config.bn), (m, config.bm))) + (
-            DYNAMIC if nb is None else max(1, nb),)
+            DYNAMIC if nb is None else max(1, nb) * config.split,)
         acc = accumulator_type(dot.result.type.element_type)
         stages = 1
         if config.math != GemmMath.FMA:
@@ -348,7 +353,7 @@ class GemmMapping(Mapping):
             return ib.max(ib.ceildiv(problem.n, p.tile_n), 1)
         if axis == 1:
             return ib.max(ib.ceildiv(problem.m, p.tile_m), 1)
-        return ib.max(ib.prod(problem.batch), 1)
+        return ib.mul(ib.max(ib.prod(problem.batch), 1), p.split_k)
 
     def check_kernel(self, k: KernelOp) -> None:
         groups = k.groups()
@@ -361,6 +366,12 @@ class GemmMapping(Mapping):
         why = GemmConfig(bm, bn, bk, p.thread_m, p.thread_n, p.math).problem()
         if why is not None:
             raise self.cannot_lower(k, why)
+        if p.split_k > 1:
+            grid, _ = k.launch()
+            if DYNAMIC in grid:
+                raise self.cannot_lower(k, "split_k needs a static grid (its semaphores are one per tile)")
+            if grid[2] % p.split_k:
+                raise self.cannot_lower(k, f"grid z ({grid[2]}) must be the batch times split_k ({p.split_k})")
         stages = 1
         if p.tensor_cores:
             dot = dots[0]
