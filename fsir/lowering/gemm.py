@@ -126,6 +126,20 @@ class TiledGemmLowering(KernelLowering):
         sems.name_hint, workspace.name_hint = "sems", "workspace"
         self.split = SplitK(self.ib, self.sb, sems, workspace, split, (gx, gy, gz // split))
 
+    def store_tile_element(self, acc: SSAValue, m: Index, n: Index, r: Index, c: Index, bm: int, bn: int) -> None:
+        """Store product element (m, n), element (r, c) of the block's bm x bn tile, from
+        its accumulator: through the epilogue into the output, or for a split kernel's
+        slice added to the tile's partial sum (`SplitK`), the last slice storing the
+        output."""
+        split, e = self.split, self.emit
+        if split is None:
+            self.store_result(acc, self.result_index(m, n))
+            return
+        at = split.offset(r, c, bm, bn)
+        total = split.partial(acc, at, e)
+        e.when(split.last, lambda: self.store_result(total, self.result_index(m, n)))
+        e.when(split.not_last, lambda: e.store(total, split.workspace, at, acc.type))
+
     def body(self) -> None:
         """Register-blocked tiled GEMM. Thread (ty, tx) of a block owns the outputs
         (ty + i * bm/tm, tx + j * bn/tn) of its bm x bn tile for i < tm, j < tn (so
@@ -245,13 +259,7 @@ class TiledGemmLowering(KernelLowering):
                 m, n = ib.add(m0, r), ib.add(n0, c)
 
                 def store(acc=accs[i * tn + j], m=m, n=n, r=r, c=c) -> None:
-                    if split is None:
-                        self.store_result(acc, self.result_index(m, n))
-                        return
-                    at = split.offset(r, c, bm, bn)
-                    total = split.partial(acc, at, e)
-                    e.when(split.last, lambda: self.store_result(total, self.result_index(m, n)))
-                    e.when(split.not_last, lambda: e.store(total, split.workspace, at, acc_t))
+                    self.store_tile_element(acc, m, n, r, c, bm, bn)
 
                 e.when(e.and_(below(m, m_size, bm), below(n, n_size, bn)), store)
         if split is not None:
