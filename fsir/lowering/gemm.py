@@ -250,8 +250,8 @@ class TiledGemmLowering(KernelLowering):
         self.hoist_a_rows(lambda: [(ib.add(m0, r), e.and_(exists, below(ib.add(m0, r), m_size, bm)))
                                    for r, _, exists in positions(bm, bk)])
         split = self.split
-        k_lo, k_hi = (0, k_size) if split is None else split.k_range(k_size, bk)
-        accs = e.for_loop(k_lo, k_hi, bk, [zero] * (tm * tn), k_step)
+        inits = [zero] * (tm * tn)
+        accs = e.for_loop(0, k_size, bk, inits, k_step) if split is None else split.k_loop(e, k_size, bk, inits, k_step)
         if split is not None:
             split.wait()
         for i, r in enumerate(rows):

@@ -165,7 +165,8 @@ class MmaGemmLowering(GemmLowering):
                 self.cursor.insert(gpu.BarrierOp())
                 return out
 
-        accs = e.for_loop(k_lo, k_hi, bk, [zero] * n_acc, k_step)
+        inits = [zero] * n_acc
+        accs = e.for_loop(0, k_size, bk, inits, k_step) if split is None else split.k_loop(e, k_size, bk, inits, k_step)
         if pipelined:
             self.cursor.insert(gpu.CpAsyncWaitGroupOp(0))  # no copy outlives the kernel
         if split is not None:

@@ -22,6 +22,7 @@ row-major; never needs zeroing).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.dialects import arith
@@ -79,11 +80,28 @@ class SplitK:
 
     def k_range(self, k_size: Index, bk: int) -> tuple[Index, Index]:
         """The slice's k range: ceil(steps / S) k-steps of bk each (the last slices may
-        have fewer, or none)."""
+        have fewer, or none, unless S divides the static steps)."""
         ib = self.ib
         per = ib.mul(ib.ceildiv(ib.ceildiv(k_size, bk), self.split), bk)
         lo = ib.mul(self.slice, per)
-        return lo, ib.min(ib.add(lo, per), k_size)
+        return lo, ib.add(lo, per) if self.even(k_size, bk) else ib.min(ib.add(lo, per), k_size)
+
+    def even(self, k_size: Index, bk: int) -> bool:
+        """Whether every slice has the same static number of k-steps."""
+        return isinstance(k_size, int) and (-(-k_size // bk)) % self.split == 0
+
+    def k_loop(self, emit: ElementEmitter, k_size: Index, bk: int, inits: list[SSAValue],
+               k_step: Callable[[SSAValue, list[SSAValue]], list[SSAValue]]) -> list[SSAValue]:
+        """The slice's k-loop, `k_step(k0, accs)` per k-step: with even slices from 0 to
+        the slice's static extent, offset by its start (a static trip count, which the
+        evaluator counts)."""
+        ib = self.ib
+        lo, hi = self.k_range(k_size, bk)
+        if not self.even(k_size, bk):
+            return emit.for_loop(lo, hi, bk, inits, k_step)
+        assert isinstance(k_size, int)
+        extent = -(-k_size // bk) // self.split * bk
+        return emit.for_loop(0, extent, bk, inits, lambda k0, accs: k_step(ib.ssa(ib.add(lo, k0)), accs))
 
     def wait(self) -> None:
         """Wait until the slices before this one have added their sums."""

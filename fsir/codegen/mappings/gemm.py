@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xdsl.dialects.builtin import (
     DictionaryAttr,
@@ -84,6 +84,7 @@ from fsir.lowering.kernels import KernelInterface, lower
 from fsir.lowering.mma import STAGES, MmaGemmLowering, tile_element_type
 from fsir.lowering.scalar import Index
 from fsir.lowering.shapes import ShapeCalc
+from fsir.lowering.split_k import buffer_sizes
 
 MAX_TILE_K = 64  # the k-step is unrolled in the kernel
 MAX_MICRO_TILE = 64  # accumulators per thread (tm x tn)
@@ -294,6 +295,8 @@ class GemmMapping(Mapping):
             configs = configs or [GemmConfig(*TC_CANDIDATES[0], math=math)]
         else:
             configs = gemm_candidates(m, n, spec, vector=True)
+        if forced is None and DYN not in (m, n, problem.k) and None not in sizes:
+            configs = [*configs, *split_candidates(configs, m, n, problem.k, numel(problem.batch) or 1, spec)]
         if DYN in sizes or None in sizes:
             # `?` sizes: the evaluator cannot count waves
             default = DYNAMIC_DEFAULT if math == GemmMath.FMA else GemmConfig(*TC_DYNAMIC_DEFAULT, math=math)
@@ -310,10 +313,14 @@ class GemmMapping(Mapping):
         assert isinstance(dot, graph.DotOp)
         out = g.yielded()[0]
         problem = dot.problem(graph.static_dims, graph.STATIC)
-        sizes = (problem.m, problem.n, problem.k)
-        if isinstance(k.params, GemmParamsAttr) and k.params.tensor_cores:
-            return mma_summary(k, spec, sizes, dot.lhs, dot.rhs, dot.result, out)
-        return tiled_summary(k, spec, sizes, dot.lhs, dot.rhs, dot.result, out, vector=True)
+        p = k.params
+        assert isinstance(p, GemmParamsAttr)
+        sizes = (problem.m, problem.n, slice_k(problem.k, p.tile_k, p.split_k))
+        if p.tensor_cores:
+            s = mma_summary(k, spec, sizes, dot.lhs, dot.rhs, dot.result, out)
+        else:
+            s = tiled_summary(k, spec, sizes, dot.lhs, dot.rhs, dot.result, out, vector=True)
+        return add_split_reduction(s, k, spec) if p.split_k > 1 else s
 
     def lower(self, k: KernelOp) -> KernelInterface:
         """The tensor-core kernels have their own lowering (`fsir/lowering/mma.py`)."""
@@ -397,6 +404,65 @@ class GemmMapping(Mapping):
             if buf.buffer_type.element_count() < size:
                 raise self.cannot_lower(k, f"@{name} has {buf.buffer_type.element_count()} elements; "
                                            f"the tiles need {size}")
+
+
+SPLITS = (2, 4, 8)
+# a slice keeps at least this many k-steps: fewer leave the reduction and the waits
+# for the previous slice as much work as the slice's product
+MIN_SLICE_STEPS = 4
+
+
+def split_candidates(configs: Sequence[GemmConfig], m: int, n: int, k: int, batch: int,
+                     spec: GpuSpec) -> list[GemmConfig]:
+    """Split-K variants (`fsir/lowering/split_k.py`) of the configurations whose grid
+    leaves SMs idle (fewer tiles than SMs) and whose k-steps make slices of at least
+    `MIN_SLICE_STEPS`; the evaluator weighs their fuller waves against their
+    workspace traffic and serialised reductions (`add_split_reduction`)."""
+    out = []
+    for c in configs:
+        tiles = -(-m // c.bm) * -(-n // c.bn) * batch
+        steps = -(-k // c.bk)
+        if tiles >= spec.sms:
+            continue
+        out += [replace(c, split=s) for s in SPLITS if steps >= s * MIN_SLICE_STEPS]
+    return out
+
+
+def slice_k(k: int, bk: int, split: int) -> int:
+    """The k extent of a split kernel's (longest) slice: ceil(steps / split) k-steps
+    (`SplitK.k_range`); K itself unsplit or unknown."""
+    if split == 1 or k == DYN:
+        return k
+    steps = -(-k // bk)
+    return -(-steps // split) * bk
+
+
+def add_split_reduction(s: Summary, k: KernelOp, spec: GpuSpec) -> Summary:
+    """A split kernel's thread (`s`: the thread of one slice's product) plus the
+    reduction of the slices: per output element, slices after the first load the
+    partial sum from the f32 workspace and all but the last store it back, i.e.
+    2 (S - 1) / S accesses of 4 bytes on average; the ticket, the wait and the post
+    are a few instructions and a global round trip each. Slices reduce one after the
+    other: a block waits on average for half of its predecessors' reductions, each a
+    load and a store of its elements at global latency (the stores issue together). The
+    workspace (bm x bn floats per tile, written and re-read) counts once in the
+    distinct bytes."""
+    p = k.params
+    assert isinstance(p, GemmParamsAttr)
+    split = p.split_k
+    outs = p.tile_m * p.tile_n // p.threads
+    share = 2 * (split - 1) / split
+    cpi = spec.cpi
+    s.counts["global"] += round(outs * share) + 3  # workspace, ticket, wait, post
+    s.counts["alu"] += 4 * outs + 16  # workspace offsets, slice tests, tile ids
+    s.counts["barrier"] += 3
+    s.global_bytes += round(outs * share * 4)
+    reduction = 2 * cpi["global"] + outs * cpi["alu"]
+    waits = 3 * cpi["global"] + 3 * cpi["barrier"] + (split - 1) / 2 * reduction
+    s.ilp_cycles = (s.ilp_cycles or 0.0) + reduction + waits
+    if s.distinct_bytes is not None:
+        s.distinct_bytes += 4 * buffer_sizes(k)[1]
+    return s
 
 
 def tiled_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAValue, b: SSAValue,
