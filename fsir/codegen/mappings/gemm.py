@@ -320,7 +320,11 @@ class GemmMapping(Mapping):
             s = mma_summary(k, spec, sizes, dot.lhs, dot.rhs, dot.result, out)
         else:
             s = tiled_summary(k, spec, sizes, dot.lhs, dot.rhs, dot.result, out, vector=True)
-        return add_split_reduction(s, k, spec) if p.split_k > 1 else s
+        if p.split_k == 1:
+            return s
+        inputs: set[SSAValue] = set(k.block.args)
+        fused = [v for v in loaded_inputs(out, inputs) if v not in loaded_inputs(dot.result, inputs)]
+        return add_split_reduction(s, k, spec, sum(map(element_bytes_of, [out, *fused])))
 
     def lower(self, k: KernelOp) -> KernelInterface:
         """The tensor-core kernels have their own lowering (`fsir/lowering/mma.py`)."""
@@ -437,16 +441,18 @@ def slice_k(k: int, bk: int, split: int) -> int:
     return -(-steps // split) * bk
 
 
-def add_split_reduction(s: Summary, k: KernelOp, spec: GpuSpec) -> Summary:
-    """A split kernel's thread (`s`: the thread of one slice's product) plus the
-    reduction of the slices: per output element, slices after the first load the
+def add_split_reduction(s: Summary, k: KernelOp, spec: GpuSpec, epilogue_bytes: int) -> Summary:
+    """A split kernel's thread (`s`: the thread of one slice's product, storing its
+    outputs through the epilogue, which reads and writes `epilogue_bytes` per output)
+    plus the reduction of the slices: only the last slice runs the epilogue; per
+    output element, slices after the first load the
     partial sum from the f32 workspace and all but the last store it back, i.e.
     2 (S - 1) / S accesses of 4 bytes on average; the ticket, the wait and the post
     are a few instructions and a global round trip each. Slices reduce one after the
     other: a block waits on average for half of its predecessors' reductions, each a
     load and a store of its elements at global latency (the stores issue together). The
-    workspace (bm x bn floats per tile, written and re-read) counts once in the
-    distinct bytes."""
+    workspace (bm x bn floats per tile, written and re-read) and the semaphores count
+    once in the distinct bytes."""
     p = k.params
     assert isinstance(p, GemmParamsAttr)
     split = p.split_k
@@ -457,12 +463,12 @@ def add_split_reduction(s: Summary, k: KernelOp, spec: GpuSpec) -> Summary:
     s.counts["alu"] += 4 * outs + 16  # workspace offsets, slice tests, tile ids
     s.counts["barrier"] += 3
     s.registers += 12  # ticket, tile ids, slice tests, workspace address (the gpu IR's liveness)
-    s.global_bytes += round(outs * share * 4)
+    s.global_bytes += round(outs * share * 4 - outs * epilogue_bytes * (split - 1) / split)
     reduction = 2 * cpi["global"] + outs * cpi["alu"]
     waits = 3 * cpi["global"] + 3 * cpi["barrier"] + (split - 1) / 2 * reduction
     s.ilp_cycles = (s.ilp_cycles or 0.0) + reduction + waits
     if s.distinct_bytes is not None:
-        s.distinct_bytes += 4 * buffer_sizes(k)[1]
+        s.distinct_bytes += 4 * sum(buffer_sizes(k))
     return s
 
 
