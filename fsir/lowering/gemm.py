@@ -126,19 +126,22 @@ class TiledGemmLowering(KernelLowering):
         sems.name_hint, workspace.name_hint = "sems", "workspace"
         self.split = SplitK(self.ib, self.sb, sems, workspace, split, (gx, gy, gz // split))
 
-    def store_tile_element(self, acc: SSAValue, m: Index, n: Index, r: Index, c: Index, bm: int, bn: int) -> None:
-        """Store product element (m, n), element (r, c) of the block's bm x bn tile, from
-        its accumulator: through the epilogue into the output, or for a split kernel's
-        slice added to the tile's partial sum (`SplitK`), the last slice storing the
-        output."""
-        split, e = self.split, self.emit
-        if split is None:
-            self.store_result(acc, self.result_index(m, n))
-            return
-        at = split.offset(r, c, bm, bn)
-        total = split.partial(acc, at, e)
-        e.when(split.last, lambda: self.store_result(total, self.result_index(m, n)))
-        e.when(split.not_last, lambda: e.store(total, split.workspace, at, acc.type))
+    def store_tile(self, tid: SSAValue, accs: list[SSAValue], elements: list[tuple[Index, Index, Index, Index]],
+                   inside: Callable[[Index, Index], bool | SSAValue], bm: int, bn: int) -> None:
+        """Store the thread's accumulators, at product elements (m, n) that are
+        elements (r, c) of the block's bm x bn tile, through the epilogue into the
+        output where `inside(m, n)`; a split kernel's slice first adds them to the
+        tile's partial sums, and only the last slice stores (`SplitK.reduce`)."""
+        e = self.emit
+
+        def store(values: list[SSAValue]) -> None:
+            for acc, (m, n, _, _) in zip(values, elements):
+                e.when(inside(m, n), lambda acc=acc, m=m, n=n: self.store_result(acc, self.result_index(m, n)))
+
+        if self.split is None:
+            store(accs)
+        else:
+            self.split.reduce(e, tid, accs, [(r, c) for _, _, r, c in elements], bm, bn, store)
 
     def body(self) -> None:
         """Register-blocked tiled GEMM. Thread (ty, tx) of a block owns the outputs
@@ -252,18 +255,8 @@ class TiledGemmLowering(KernelLowering):
         split = self.split
         inits = [zero] * (tm * tn)
         accs = e.for_loop(0, k_size, bk, inits, k_step) if split is None else split.k_loop(e, k_size, bk, inits, k_step)
-        if split is not None:
-            split.wait()
-        for i, r in enumerate(rows):
-            for j, c in enumerate(cols):
-                m, n = ib.add(m0, r), ib.add(n0, c)
-
-                def store(acc=accs[i * tn + j], m=m, n=n, r=r, c=c) -> None:
-                    self.store_tile_element(acc, m, n, r, c, bm, bn)
-
-                e.when(e.and_(below(m, m_size, bm), below(n, n_size, bn)), store)
-        if split is not None:
-            split.post(tid, e)
+        elements = [(ib.add(m0, r), ib.add(n0, c), r, c) for r in rows for c in cols]
+        self.store_tile(tid, accs, elements, lambda m, n: e.and_(below(m, m_size, bm), below(n, n_size, bn)), bm, bn)
 
 
 class GemmLowering(TiledGemmLowering):

@@ -169,24 +169,17 @@ class MmaGemmLowering(GemmLowering):
         accs = e.for_loop(0, k_size, bk, inits, k_step) if split is None else split.k_loop(e, k_size, bk, inits, k_step)
         if pipelined:
             self.cursor.insert(gpu.CpAsyncWaitGroupOp(0))  # no copy outlives the kernel
-        if split is not None:
-            split.wait()
         g_row, t_col = ib.div(lane, 4), ib.mul(ib.rem(lane, 4), 2)
+        elements = []
         for i in range(wm // 16):
             for j in range(wn // 8):
                 for el in range(4):
                     r = ib.add(ib.add(m0, ib.add(wrow, i * 16 + 8 * (el >> 1))), g_row)
                     c = ib.add(ib.add(n0, ib.add(wcol, j * 8 + (el & 1))), t_col)
                     # a split kernel's slices also need the place in the block's tile
-                    tr, tc = (0, 0) if split is None else (ib.sub(r, m0), ib.sub(c, n0))
-                    acc = accs[(i * (wn // 8) + j) * 4 + el]
-
-                    def store(acc=acc, r=r, c=c, tr=tr, tc=tc) -> None:
-                        self.store_tile_element(acc, r, c, tr, tc, bm, bn)
-
-                    e.when(e.and_(self.below(r, m_size, bm), self.below(c, n_size, bn)), store)
-        if split is not None:
-            split.post(tid, e)
+                    elements.append((r, c, *((0, 0) if split is None else (ib.sub(r, m0), ib.sub(c, n0)))))
+        self.store_tile(tid, accs, elements,
+                        lambda r, c: e.and_(self.below(r, m_size, bm), self.below(c, n_size, bn)), bm, bn)
 
     # -- shared tiles ----------------------------------------------------------------
 

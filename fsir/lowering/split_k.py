@@ -25,9 +25,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from xdsl.dialects import arith
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr, MemRefType, f32, i32
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 
 from fsir.dialects import gpu
 from fsir.dialects.schedule import GemmParamsAttr, KernelOp
@@ -103,27 +103,29 @@ class SplitK:
         extent = -(-k_size // bk) // self.split * bk
         return emit.for_loop(0, extent, bk, inits, lambda k0, accs: k_step(ib.ssa(ib.add(lo, k0)), accs))
 
-    def wait(self) -> None:
-        """Wait until the slices before this one have added their sums."""
-        c = self.ib.c
-        c.insert(gpu.SemWaitOp(self.sems, self.ib.ssa(self.ib.add(self.tile, 1)),
-                               c.value(_i32(self, "slice"))))
-
-    def offset(self, r: Index, c: Index, bm: int, bn: int) -> Index:
-        """The workspace element of the tile's element (r, c)."""
-        ib = self.ib
-        return ib.add(ib.mul(self.tile, bm * bn), ib.add(ib.mul(r, bn), c))
-
-    def partial(self, acc: SSAValue, at: Index, emit: ElementEmitter) -> SSAValue:
-        """The tile element's sum so far (workspace element `at`) plus `acc`: slice 0
-        reads nothing."""
-        ib = self.ib
-        first = ib.eq(self.slice, 0)
-        if first is True:
-            return acc
-        zero = self.sb.const(0, acc.type)
-        prev = emit.guarded(_not(self, first), lambda: emit.load(self.workspace, at), lambda: zero)
-        return self.sb.arith("add", prev, acc)
+    def reduce(self, emit: ElementEmitter, tid: SSAValue, accs: list[SSAValue], places: list[tuple[Index, Index]],
+               bm: int, bn: int, store: Callable[[list[SSAValue]], None]) -> None:
+        """Add the thread's accumulators `accs` (at tile elements `places`) to the
+        tile's partial sums once the slices before this one are done: slices after the
+        first load them from the workspace, all in one branch (the workspace holds whole
+        tiles: no edge guards); the last slice passes the sums to `store` (the output
+        through the epilogue), the others store them back in one branch; then `post`."""
+        ib, c = self.ib, self.ib.c
+        c.insert(gpu.SemWaitOp(self.sems, ib.ssa(ib.add(self.tile, 1)), c.value(_i32(self, "slice"))))
+        at = [ib.add(ib.mul(self.tile, bm * bn), ib.add(ib.mul(r, bn), col)) for r, col in places]
+        then_block, else_block = Block(), Block()
+        with c.at(then_block):
+            loaded = [emit.load(self.workspace, a) for a in at]
+            then_block.add_op(scf.YieldOp(*loaded))
+        with c.at(else_block):
+            zero = self.sb.const(0, f32)
+            else_block.add_op(scf.YieldOp(*[zero] * len(at)))
+        later = self.sb.not_(ib.ssa(ib.eq(self.slice, 0)))
+        prev = c.insert(scf.IfOp(later, [f32] * len(at), Region(then_block), Region(else_block))).results
+        sums = [self.sb.arith("add", p, a) for p, a in zip(prev, accs)]
+        emit.when(self.last, lambda: store(sums))
+        emit.when(self.not_last, lambda: [emit.store(v, self.workspace, a, f32) for v, a in zip(sums, at)])
+        self.post(tid, emit)
 
     def post(self, tid: SSAValue, emit: ElementEmitter) -> None:
         """Slices before the last post the tile's semaphore; the last resets it, and

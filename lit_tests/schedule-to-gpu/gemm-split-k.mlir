@@ -34,13 +34,20 @@
 // CHECK: %[[SEM:.*]] = arith.addi %[[TILE]], %{{.*}} : index
 // CHECK: %[[WANT:.*]] = arith.index_cast %[[SLICE]] : index to i32
 // CHECK: gpu.sem_wait %sems[%[[SEM]]], %[[WANT]]
-// CHECK: %[[PREV:.*]] = scf.if %{{.*}} -> (f32) {
+// The partial sums of the thread's 2x2 elements, loaded in one branch by slices after
+// the first (the workspace holds whole tiles: no edge guards).
+// CHECK: %[[P0:.*]], %[[P1:.*]], %[[P2:.*]], %[[P3:.*]] = scf.if %{{.*}} -> (f32, f32, f32, f32) {
 // CHECK-NEXT: memref.load %workspace[%[[AT:.*]]]
-// CHECK: %[[SUM:.*]] = arith.addf %[[PREV]], %{{.*}} : f32
-// CHECK: scf.if %[[LAST]] {
+// CHECK-COUNT-3: memref.load %workspace
+// CHECK: } else {
+// CHECK: %[[SUM:.*]] = arith.addf %[[P0]], %{{.*}} : f32
+// CHECK-COUNT-3: arith.addf
+// CHECK-NEXT: scf.if %[[LAST]] {
 // CHECK: memref.store %[[SUM]], %d[
+// CHECK-COUNT-3: memref.store %{{.*}}, %d[
 // CHECK: scf.if %[[NOTLAST]] {
 // CHECK-NEXT: memref.store %[[SUM]], %workspace[%[[AT]]]
+// CHECK-COUNT-3: memref.store %{{.*}}, %workspace
 // CHECK: arith.constant 1 : i32
 // CHECK-NEXT: scf.if %[[NOTLAST]] {
 // CHECK-NEXT: gpu.sem_post %sems[%[[SEM]]]

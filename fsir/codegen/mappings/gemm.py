@@ -462,7 +462,7 @@ def add_split_reduction(s: Summary, k: KernelOp, spec: GpuSpec, epilogue_bytes: 
     s.counts["global"] += round(outs * share) + 3  # workspace, ticket, wait, post
     s.counts["alu"] += 4 * outs + 16  # workspace offsets, slice tests, tile ids
     s.counts["barrier"] += 3
-    s.registers += 12  # ticket, tile ids, slice tests, workspace address (the gpu IR's liveness)
+    s.registers += 20  # ticket, tile ids, slice tests, the partial sums loaded (the gpu IR's liveness)
     s.global_bytes += round(outs * share * 4 - outs * epilogue_bytes * (split - 1) / split)
     reduction = 2 * cpi["global"] + outs * cpi["alu"]
     waits = 3 * cpi["global"] + 3 * cpi["barrier"] + (split - 1) / 2 * reduction
