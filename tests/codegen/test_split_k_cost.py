@@ -4,7 +4,7 @@ simulator's counters, and the choice it makes with them.
 A split kernel's summary is one slice's product (K / S) plus the reduction: the
 workspace's loads and stores (2 (S - 1) / S per output element), the output stores of
 the last slice only, the semaphores. Stated agreement: requested global bytes within
-0.1% (the ticket, waits and posts are the rest), distinct bytes exact (operands,
+0.5% (the ticket, waits, posts and resets are the rest), distinct bytes exact (operands,
 output, workspace and semaphores), load/store-unit instructions within 30% and all
 instructions 1x to 2.5x the summary's, as for unsplit GEMMs (test_gemm_cost.py)."""
 
@@ -70,7 +70,7 @@ def test_split_summary_counts_agree_with_the_simulator(m, n, k, t, gemm):
     grid, block = kernel.launch()
     threads = math.prod(grid) * math.prod(block)
     tiles = math.prod(grid) // kernel.params.split_k
-    assert s.global_bytes * threads == pytest.approx(st.global_bytes, rel=1e-3)
+    assert s.global_bytes * threads == pytest.approx(st.global_bytes, rel=5e-3)
     workspace = tiles * kernel.params.tile_m * kernel.params.tile_n * 4
     semaphores = (1 + tiles) * 4
     assert s.distinct_bytes == st.global_unique_bytes == 4 * (m * k + k * n + m * n) + workspace + semaphores
