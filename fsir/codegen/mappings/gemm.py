@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 
 from xdsl.dialects.builtin import (
     DictionaryAttr,
+    FloatAttr,
     IntegerAttr,
     MemRefType,
     StringAttr,
@@ -295,8 +296,9 @@ class GemmMapping(Mapping):
             configs = configs or [GemmConfig(*TC_CANDIDATES[0], math=math)]
         else:
             configs = gemm_candidates(m, n, spec, vector=True)
+        splits = []
         if forced is None and DYN not in (m, n, problem.k) and None not in sizes:
-            configs = [*configs, *split_candidates(configs, m, n, problem.k, numel(problem.batch) or 1, spec)]
+            splits = split_candidates(configs, m, n, problem.k, numel(problem.batch) or 1, spec)
         if DYN in sizes or None in sizes:
             # `?` sizes: the evaluator cannot count waves
             default = DYNAMIC_DEFAULT if math == GemmMath.FMA else GemmConfig(*TC_DYNAMIC_DEFAULT, math=math)
@@ -305,7 +307,15 @@ class GemmMapping(Mapping):
             assert kernel.cost is not None  # `FusionContext.kernel` gives every kernel its static cost
             kernel.cost = DictionaryAttr({**kernel.cost.data, "config": StringAttr(config.describe())})
             return kernel
-        return self.choose(configs, lambda c: self.kernel(ctx, dot, out, c), spec)
+        best = self.choose(configs, lambda c: self.kernel(ctx, dot, out, c), spec)
+        if not splits:
+            return best
+        split = self.choose(splits, lambda c: self.kernel(ctx, dot, out, c), spec)
+        keep, drop = (split, best) if estimate_us(split) < (1 - SPLIT_MARGIN) * estimate_us(best) else (best, split)
+        self._discard(drop)
+        assert keep.cost is not None
+        keep.cost = DictionaryAttr({**keep.cost.data, "candidates": IntegerAttr(len(configs) + len(splits), i64)})
+        return keep
 
     def summarize(self, k: KernelOp, spec: GpuSpec) -> Summary:
         (g,) = k.groups()
@@ -411,6 +421,18 @@ class GemmMapping(Mapping):
 
 
 SPLITS = (2, 4, 8)
+# A split configuration must be this much faster than the best unsplit one: its slices'
+# waits depend on how the blocks progress, which the model only bounds, and it needs a
+# workspace.
+SPLIT_MARGIN = 0.05
+
+
+def estimate_us(k: KernelOp) -> float:
+    """The evaluator's estimate recorded in a chosen kernel's cost (-1: none fits)."""
+    assert k.cost is not None
+    est = k.cost.data["estimate_us"]
+    assert isinstance(est, FloatAttr)
+    return est.value.data if est.value.data >= 0 else float("inf")
 # a slice keeps at least this many k-steps: fewer leave the reduction and the waits
 # for the previous slice as much work as the slice's product
 MIN_SLICE_STEPS = 4
@@ -449,8 +471,10 @@ def add_split_reduction(s: Summary, k: KernelOp, spec: GpuSpec, epilogue_bytes: 
     partial sum from the f32 workspace and all but the last store it back, i.e.
     2 (S - 1) / S accesses of 4 bytes on average; the ticket, the wait and the post
     are a few instructions and a global round trip each. Slices reduce one after the
-    other: a block waits on average for half of its predecessors' reductions, each a
-    load and a store of its elements at global latency (the stores issue together). The
+    other, and a tile's slices run in the same wave and finish their products together,
+    so the wave lasts until the last slice has waited for the S - 1 reductions before
+    its own, each a load and a store of its elements at global latency (the loads, and
+    the stores, issue together). The
     workspace (bm x bn floats per tile, written and re-read) and the semaphores count
     once in the distinct bytes."""
     p = k.params
@@ -465,7 +489,7 @@ def add_split_reduction(s: Summary, k: KernelOp, spec: GpuSpec, epilogue_bytes: 
     s.registers += 20  # ticket, tile ids, slice tests, the partial sums loaded (the gpu IR's liveness)
     s.global_bytes += round(outs * share * 4 - outs * epilogue_bytes * (split - 1) / split)
     reduction = 2 * cpi["global"] + outs * cpi["alu"]
-    waits = 3 * cpi["global"] + 3 * cpi["barrier"] + (split - 1) / 2 * reduction
+    waits = 3 * cpi["global"] + 3 * cpi["barrier"] + (split - 1) * reduction
     s.ilp_cycles = (s.ilp_cycles or 0.0) + reduction + waits
     if s.distinct_bytes is not None:
         s.distinct_bytes += 4 * sum(buffer_sizes(k))
