@@ -540,18 +540,29 @@ class GemmParamsAttr(TiledParamsAttr):
         #schedule.gemm<tile = 64x64x16, thread = 4x4>
         #schedule.gemm<tile = 16x16x16>
         #schedule.gemm<tile = 128x128x32, thread = 64x64, math = f16>
+        #schedule.gemm<tile = 64x64x16, thread = 8x8, split_k = 4>
+
+    With `split_k = S` (split-K, `fsir/lowering/split_k.py`) S blocks share each
+    output tile, each reducing one slice of the k-steps; the slices add up in k order
+    in an f32 workspace and the last one applies the epilogue.
     """
 
     name = "schedule.gemm"
     MAPPING: ClassVar[Mapping] = Mapping.GEMM
-    KEYS: ClassVar[dict[str, int]] = {"tile": 3, "thread": 2, "math": WORD}
+    KEYS: ClassVar[dict[str, int]] = {"tile": 3, "thread": 2, "math": WORD, "split_k": 1}
 
     _math: GemmMathAttr
+    _split_k: IntAttr
 
     def __init__(self, tile_m: int, tile_n: int, tile_k: int, thread_m: int = 1, thread_n: int = 1,
-                 math: GemmMath = GemmMath.FMA):
+                 math: GemmMath = GemmMath.FMA, split_k: int = 1):
         ParametrizedAttribute.__init__(self, *(IntAttr(v) for v in (tile_m, tile_n, tile_k, thread_m, thread_n)),
-                                       GemmMathAttr(math))
+                                       GemmMathAttr(math), IntAttr(split_k))
+
+    @property
+    def split_k(self) -> int:
+        """The number of blocks (k slices) computing each output tile."""
+        return self._split_k.data
 
     @property
     def math(self) -> GemmMath:
@@ -572,6 +583,8 @@ class GemmParamsAttr(TiledParamsAttr):
 
     def verify(self) -> None:
         super().verify()
+        if self.split_k < 1:
+            raise VerifyException(f"split_k must be positive, got {self.split_k}")
         if not self.tensor_cores:
             return
         wm, wn = MMA_WARP
@@ -587,12 +600,16 @@ class GemmParamsAttr(TiledParamsAttr):
         choices = [m.value for m in GemmMath]
         if math_ not in choices:
             raise VerifyException(f"unknown gemm math '{math_}' (expected {', '.join(choices)})")
-        return cls(*tile, *thread, math=GemmMath(math_))
+        split = entries.get("split_k", 1)
+        assert isinstance(split, int)
+        return cls(*tile, *thread, math=GemmMath(math_), split_k=split)
 
     def entries(self) -> list[tuple[str, _Value]]:
         out = super().entries()
         if self.tensor_cores:
             out.append(("math", self.math.value))
+        if self.split_k != 1:
+            out.append(("split_k", self.split_k))
         return out
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import SSAValue
 
 from fsir.dialects import gpu, graph
@@ -20,6 +21,7 @@ from fsir.lowering.kernels import KernelLowering
 from fsir.lowering.prologue import row_statistics
 from fsir.lowering.row_epilogue import provide_row_reductions, row_reductions
 from fsir.lowering.scalar import Index, compute_type
+from fsir.lowering.split_k import SEMAPHORES, WORKSPACE, SplitK, split_of
 
 # An operand element of the product: (whether it exists, the code loading it); a
 # missing one is zero.
@@ -110,6 +112,62 @@ class TiledGemmLowering(KernelLowering):
         ib, shapes = self.ib, self.shapes
         return ib.delinearize(ib.linearize(idx, shapes.dims(product)), shapes.dims(v))
 
+    split: SplitK | None = None  # a split_k > 1 kernel's slice (`fsir/lowering/split_k.py`)
+
+    def extra_argument_types(self) -> list[MemRefType]:
+        return [SEMAPHORES, WORKSPACE] if split_of(self.k) > 1 else []
+
+    def block_id(self, dim: str = "x") -> SSAValue:
+        """A split kernel's tile ids come from its ticket."""
+        if self.split is None:
+            return super().block_id(dim)
+        return self.ib.ssa(self.split.ids[dim])
+
+    def start_split(self) -> None:
+        """Take a split kernel's ticket (before anything reads the block ids)."""
+        split = split_of(self.k)
+        if split == 1:
+            return
+        (gx, gy, gz), _ = self.k.launch()
+        sems, workspace = self.extra_args
+        sems.name_hint, workspace.name_hint = "sems", "workspace"
+        self.split = SplitK(self.ib, self.sb, sems, workspace, split, (gx, gy, gz // split))
+
+    def store_tile(self, tid: SSAValue, accs: list[SSAValue], elements: list[tuple[Index, Index, Index, Index]],
+                   inside: Callable[[Index, Index], bool | SSAValue], bm: int, bn: int) -> None:
+        """Store the thread's accumulators, at product elements (m, n) that are
+        elements (r, c) of the block's bm x bn tile, through the epilogue into the
+        output where `inside(m, n)`; a split kernel's slice first adds them to the
+        tile's partial sums, and only the last slice stores (`SplitK.reduce`)."""
+        e = self.emit
+
+        def store(values: list[SSAValue]) -> None:
+            self.combine_row_reductions(values, elements, inside)
+            for acc, (m, n, _, _) in zip(values, elements):
+                e.when(inside(m, n), lambda acc=acc, m=m, n=n: self.store_result(acc, self.result_index(m, n)))
+
+        if self.split is None:
+            store(accs)
+        else:
+            self.split.reduce(e, tid, accs, [(r, c) for _, _, r, c in elements], bm, bn, store)
+
+    def combine_row_reductions(self, accs: list[SSAValue], elements: list[tuple[Index, Index, Index, Index]],
+                               inside: Callable[[Index, Index], bool | SSAValue]) -> None:
+        """An epilogue normalising the product's rows first combines its row
+        reductions across the tile row's lanes (`fsir/lowering/row_epilogue.py`);
+        accumulator i·tn + j is element (ms[i], ns[j])."""
+        block = self.root.parent_block()
+        reductions = row_reductions(self.root, block.ops) if block is not None else []
+        if not reductions:
+            return
+        p = self.k.params
+        assert isinstance(p, TiledParamsAttr)
+        tn = p.thread_n
+        ms = [m for m, _, _, _ in elements[::tn]]
+        ns = [n for _, n, _, _ in elements[:tn]]
+        provide_row_reductions(self.emit, self.root.results[0], reductions, accs, ms, ns,
+                               lambda m, n, v: self.index_in(self.result_index(m, n), v), inside, p.tile_n // tn)
+
     def body(self) -> None:
         """Register-blocked tiled GEMM. Thread (ty, tx) of a block owns the outputs
         (ty + i * bm/tm, tx + j * bn/tn) of its bm x bn tile for i < tm, j < tn (so
@@ -128,6 +186,7 @@ class TiledGemmLowering(KernelLowering):
         assert isinstance(p, TiledParamsAttr)
         bm, bn, bk, tm, tn = p.tile_m, p.tile_n, p.tile_k, p.thread_m, p.thread_n
         acc_t = compute_type(elem_type(self.root.results[0]))
+        self.start_split()
         m_size, n_size, k_size = self.prepare()
         tid = self.thread_id()
         tx, ty = ib.rem(tid, bn // tn), ib.div(tid, bn // tn)
@@ -218,33 +277,11 @@ class TiledGemmLowering(KernelLowering):
 
         self.hoist_a_rows(lambda: [(ib.add(m0, r), e.and_(exists, below(ib.add(m0, r), m_size, bm)))
                                    for r, _, exists in positions(bm, bk)])
-        accs = e.for_loop(0, k_size, bk, [zero] * (tm * tn), k_step)
-        self.store_tile(accs, [ib.add(m0, r) for r in rows], [ib.add(n0, c) for c in cols],
-                        lambda m, n: e.and_(below(m, m_size, bm), below(n, n_size, bn)))
-
-    def store_tile(self, accs: list[SSAValue], ms: list[Index], ns: list[Index],
-                   inside: Callable[[Index, Index], bool | SSAValue]) -> None:
-        """Store the thread's outputs: accumulator i·tn + j is product element (ms[i],
-        ns[j]), stored where `inside`. An epilogue normalising the product's rows
-        first combines its row reductions across the tile row's lanes
-        (`fsir/lowering/row_epilogue.py`)."""
-        e = self.emit
-        block = self.root.parent_block()
-        reductions = row_reductions(self.root, block.ops) if block is not None else []
-        if reductions:
-            p = self.k.params
-            assert isinstance(p, TiledParamsAttr)
-            provide_row_reductions(e, self.root.results[0], reductions, accs, ms, ns,
-                                   lambda m, n, v: self.index_in(self.result_index(m, n), v), inside,
-                                   p.tile_n // p.thread_n)
-        tn = len(ns)
-        for i, m in enumerate(ms):
-            for j, n in enumerate(ns):
-
-                def store(acc=accs[i * tn + j], m=m, n=n) -> None:
-                    self.store_result(acc, self.result_index(m, n))
-
-                e.when(inside(m, n), store)
+        split = self.split
+        inits = [zero] * (tm * tn)
+        accs = e.for_loop(0, k_size, bk, inits, k_step) if split is None else split.k_loop(e, k_size, bk, inits, k_step)
+        elements = [(ib.add(m0, r), ib.add(n0, c), r, c) for r in rows for c in cols]
+        self.store_tile(tid, accs, elements, lambda m, n: e.and_(below(m, m_size, bm), below(n, n_size, bn)), bm, bn)
 
 
 class GemmLowering(TiledGemmLowering):

@@ -77,7 +77,8 @@ class KernelLowering:
         results = list(k.results)
         self.constants, self.dynamic = extra_arguments(k)
         arg_types = ([flat_memref(elem_type(a)) for a in operands] + [flat_memref(elem_type(r)) for r in results]
-                     + [flat_memref(elem_type(c.result)) for c in self.constants] + [IndexType()] * len(self.dynamic))
+                     + [flat_memref(elem_type(c.result)) for c in self.constants] + [IndexType()] * len(self.dynamic)
+                     + self.extra_argument_types())
         shared = list(k.shared_buffers().values())
         _, block = k.launch()
         self.block_size = block[0]
@@ -100,7 +101,8 @@ class KernelLowering:
         self.ib = IndexBuilder(self.cursor)
         self.sb = ScalarBuilder(self.cursor)
         known: dict[SSAValue, list[Index]] = {}
-        dyn_args = args[n_in + n_out + n_c:len(arg_types)]
+        dyn_args = args[n_in + n_out + n_c:n_in + n_out + n_c + len(self.dynamic)]
+        self.extra_args = args[n_in + n_out + n_c + len(self.dynamic):len(arg_types)]
         for a in operands:
             known[a] = list(shape_of(a.type))
         carried = dict(zip(self.dynamic, dyn_args))
@@ -126,6 +128,12 @@ class KernelLowering:
         self.outputs: list[tuple[SSAValue, SSAValue]] = []  # (kernel-level value, graph value)
         for v in k.yielded():
             self.outputs.append((v, inner_value(v)))
+
+    def extra_argument_types(self) -> list[MemRefType]:
+        """Buffers the host passes after the dynamic sizes (`self.extra_args`), as a
+        split-K GEMM's semaphores and workspace (`fsir/lowering/split_k.py`); none by
+        default."""
+        return []
 
     def body(self) -> None:
         raise NotImplementedError

@@ -102,7 +102,10 @@ class MmaGemmLowering(GemmLowering):
         self.math = p.math
         self.k_tile = p.tile_k
         bm, bn, bk, wm, wn = p.tile_m, p.tile_n, p.tile_k, p.thread_m, p.thread_n
+        self.start_split()
         m_size, n_size, k_size = self.prepare()
+        split = self.split
+        k_lo, k_hi = (0, k_size) if split is None else split.k_range(k_size, bk)
         self.epc = chunk_elements(self.math)
         self.tile_t = tile_element_type(self.math)
         tid = self.thread_id()
@@ -144,12 +147,15 @@ class MmaGemmLowering(GemmLowering):
             a_type = a_tile.type
             assert isinstance(a_type, MemRefType)
             stages = max(STAGES, a_type.element_count() // (bm * bk))
-            steps = ib.ceildiv(k_size, bk)
+            # k-steps first_step .. steps - 1 (a split kernel's slice); step s in stage s mod stages
+            first_step, steps = ib.div(k_lo, bk), ib.ceildiv(k_hi, bk)
             for first in range(stages - 1):
                 def prologue(first=first) -> None:
-                    self.issue(a_tile, b_tile, first, first * bk, m0, n0, m_size, n_size, k_size, bm, bn, bk)
+                    step = ib.add(first_step, first)
+                    self.issue(a_tile, b_tile, ib.rem(step, stages), ib.mul(step, bk), m0, n0, m_size, n_size,
+                               k_size, bm, bn, bk)
 
-                e.when(True if first == 0 else ib.lt(first, steps), prologue)
+                e.when(True if first == 0 and split is None else ib.lt(ib.add(first_step, first), steps), prologue)
                 self.cursor.insert(gpu.CpAsyncCommitGroupOp())
 
             def k_step(k0: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
@@ -176,21 +182,21 @@ class MmaGemmLowering(GemmLowering):
                 self.cursor.insert(gpu.BarrierOp())
                 return out
 
-        accs = e.for_loop(0, k_size, bk, [zero] * n_acc, k_step)
+        inits = [zero] * n_acc
+        accs = e.for_loop(0, k_size, bk, inits, k_step) if split is None else split.k_loop(e, k_size, bk, inits, k_step)
         if pipelined:
             self.cursor.insert(gpu.CpAsyncWaitGroupOp(0))  # no copy outlives the kernel
         g_row, t_col = ib.div(lane, 4), ib.mul(ib.rem(lane, 4), 2)
+        elements = []
         for i in range(wm // 16):
             for j in range(wn // 8):
                 for el in range(4):
                     r = ib.add(ib.add(m0, ib.add(wrow, i * 16 + 8 * (el >> 1))), g_row)
                     c = ib.add(ib.add(n0, ib.add(wcol, j * 8 + (el & 1))), t_col)
-                    acc = accs[(i * (wn // 8) + j) * 4 + el]
-
-                    def store(acc=acc, r=r, c=c) -> None:
-                        self.store_result(acc, self.result_index(r, c))
-
-                    e.when(e.and_(self.below(r, m_size, bm), self.below(c, n_size, bn)), store)
+                    # a split kernel's slices also need the place in the block's tile
+                    elements.append((r, c, *((0, 0) if split is None else (ib.sub(r, m0), ib.sub(c, n0)))))
+        self.store_tile(tid, accs, elements,
+                        lambda r, c: e.and_(self.below(r, m_size, bm), self.below(c, n_size, bn)), bm, bn)
 
     # -- shared tiles ----------------------------------------------------------------
 

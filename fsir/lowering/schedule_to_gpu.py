@@ -30,15 +30,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func, memref
+from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
     DenseArrayBase,
+    IntegerAttr,
     MemRefType,
     ModuleOp,
     StringAttr,
     SymbolRefAttr,
     TensorType,
     UnitAttr,
+    f32,
+    i32,
     i64,
 )
 from xdsl.ir import Attribute, SSAValue
@@ -55,6 +58,7 @@ from fsir.lowering.kernels import dim_classes, erase_unused_arith, extra_argumen
 from fsir.lowering.param_table import host_arguments, is_tabled
 from fsir.lowering.scalar import Cursor, Index, IndexBuilder
 from fsir.lowering.shapes import DimChecks, ShapeCalc, bind_declared_dims
+from fsir.lowering.split_k import buffer_sizes, split_of
 from fsir.lowering.tile_sync import TileSyncPlan
 
 GPU_MODULE = "kernels"
@@ -87,6 +91,7 @@ class HostLowering:
         self.dims: dict[SSAValue, list[Index]] = {}  # graph value -> host sizes
         self.flats: dict[SSAValue, SSAValue] = {}
         self.checks = DimChecks(self.ib)
+        self.split_k: dict[str, list[SSAValue]] = {}  # a split-K kernel's buffers, by kernel
         self.sync = TileSyncPlan(f)  # tile-synchronised pipelines (fsir/lowering/tile_sync.py)
         for old, new in zip(f.body.blocks[0].args, self.block.args):
             new.name_hint = old.name_hint
@@ -164,6 +169,8 @@ class HostLowering:
         grid_values = [self.ib.ssa(g if g != DYNAMIC else self.grid_dim(k, axis, shapes))
                        for axis, g in enumerate(grid)]
         block_values = [self.ib.ssa(b) for b in block]
+        if split_of(k) > 1:
+            args += self.split_buffers(k, name)
         if staged:
             args += self.sync.host_arguments(name, self.cursor, self.ib, self.flat)
             if self.sync.stages[name].wait_kernel is not None:
@@ -173,6 +180,20 @@ class HostLowering:
         if staged:
             launch.attributes[gpu.STAGE_ATTR] = self.sync.stage_attr(name)
         self.cursor.insert(launch)
+
+    def split_buffers(self, k: KernelOp, name: str) -> list[SSAValue]:
+        """A split-K kernel's semaphores (zeroed; the kernel leaves them zero, so its
+        launches share them) and workspace (`fsir/lowering/split_k.py`)."""
+        if name not in self.split_k:
+            sems, floats = buffer_sizes(k)
+            sem_buf = self.cursor.value(memref.AllocOp([], [], MemRefType(i32, [sems])))
+            sem_buf.name_hint = f"{name}_sems"
+            work = self.cursor.value(memref.AllocOp([], [], MemRefType(f32, [floats])))
+            work.name_hint = f"{name}_workspace"
+            views = [self.flat(sem_buf, [sems]), self.flat(work, [floats])]
+            self.cursor.insert(gpu.MemsetOp(views[0], self.cursor.value(arith.ConstantOp(IntegerAttr(0, i32)))))
+            self.split_k[name] = views
+        return self.split_k[name]
 
     def wait_kernel(self, k: KernelOp) -> None:
         """The one-thread kernel launched on a consumer's stream before it."""

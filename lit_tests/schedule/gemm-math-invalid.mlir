@@ -30,3 +30,14 @@ func.func @i(%x: tensor<4xf32>) -> tensor<4xf32> {
   }
   func.return %y : tensor<4xf32>
 }
+
+// -----
+
+func.func @split(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{split_k must be positive, got 0}}
+  %y = schedule.kernel @k gemm<tile = 64x64x16, thread = 8x8, split_k = 0> grid [1, 1, 1] block [64, 1, 1] (%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    schedule.yield %a : tensor<4xf32>
+  }
+  func.return %y : tensor<4xf32>
+}

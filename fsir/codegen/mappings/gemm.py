@@ -21,10 +21,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xdsl.dialects.builtin import (
     DictionaryAttr,
+    FloatAttr,
     IntegerAttr,
     MemRefType,
     StringAttr,
@@ -92,6 +93,7 @@ from fsir.lowering.mma import STAGES, MmaGemmLowering, tile_element_type
 from fsir.lowering.row_epilogue import row_reductions
 from fsir.lowering.scalar import Index
 from fsir.lowering.shapes import ShapeCalc
+from fsir.lowering.split_k import buffer_sizes
 
 MAX_TILE_K = 64  # the k-step is unrolled in the kernel
 MAX_MICRO_TILE = 64  # accumulators per thread (tm x tn)
@@ -106,6 +108,8 @@ class GemmConfig:
     tn: int = 1
     # on the tensor cores (`gemm_tc`): tm x tn is then a warp's tile
     math: GemmMath = GemmMath.FMA
+    # blocks per output tile, each reducing a slice of the k-steps (`fsir/lowering/split_k.py`)
+    split: int = 1
 
     @property
     def threads(self) -> int:
@@ -114,6 +118,8 @@ class GemmConfig:
 
     def text(self) -> str:
         suffix = "" if self.math == GemmMath.FMA else f"/{self.math.value}"
+        if self.split != 1:
+            suffix += f"/s{self.split}"
         return f"{self.bm}x{self.bn}x{self.bk}/{self.tm}x{self.tn}{suffix}"
 
     def describe(self) -> str:
@@ -122,7 +128,7 @@ class GemmConfig:
     def params(self) -> GemmParamsAttr:
         """The kernel's parameters (raises VerifyException where they break the
         dialect's rules)."""
-        return GemmParamsAttr(self.bm, self.bn, self.bk, self.tm, self.tn, self.math)
+        return GemmParamsAttr(self.bm, self.bn, self.bk, self.tm, self.tn, self.math, self.split)
 
     def problem(self) -> str | None:
         """Why this configuration cannot be generated (None: it can): the parameters'
@@ -143,14 +149,15 @@ class GemmConfig:
     def parse(text: str) -> GemmConfig:
         """`BMxBNxBK/TMxTN` or `BMxBNxBK_TMxTN` (a pass pipeline needs `/` quoted), or
         `BMxBNxBK` (a 1x1 micro-tile); optionally `gemm/`-prefixed; a `/f16`, `/bf16`
-        or `/tf32` suffix (or `_f16`...) puts it on the tensor cores with TMxTN warp tiles."""
-        m = re.fullmatch(r"(?:gemm/)?(\d+)x(\d+)x(\d+)(?:[/_](\d+)x(\d+))?(?:[/_](fma|f16|bf16|tf32))?",
-                         text.strip())
+        or `/tf32` suffix (or `_f16`...) puts it on the tensor cores with TMxTN warp tiles;
+        a last `/sS` (or `_sS`) splits the k-steps over S blocks per tile."""
+        m = re.fullmatch(r"(?:gemm/)?(\d+)x(\d+)x(\d+)(?:[/_](\d+)x(\d+))?(?:[/_](fma|f16|bf16|tf32))?"
+                         r"(?:[/_]s(\d+))?", text.strip())
         if m is None:
             raise UserError(f"stitch-codegen: gemm={text} is not a GEMM configuration (expected auto or "
                             "BMxBNxBK/TMxTN, e.g. \"64x64x16/4x4\" quoted in a pipeline, or 64x64x16_4x4)")
         bm, bn, bk, tm, tn = (int(g) if g is not None else 1 for g in m.groups()[:5])
-        config = GemmConfig(bm, bn, bk, tm, tn, GemmMath(m.group(6) or "fma"))
+        config = GemmConfig(bm, bn, bk, tm, tn, GemmMath(m.group(6) or "fma"), int(m.group(7) or 1))
         why = config.problem()
         if why is not None:
             raise UserError(f"stitch-codegen: gemm={text}: {why}")
@@ -320,6 +327,9 @@ class GemmMapping(Mapping):
                 tile = forced.text() if forced else "auto"
                 raise op_error(dot, f"cannot run as gemm={tile} with the LayerNorm epilogue fused with it: its "
                                     f"block tile must span the {n} columns of a row")
+        splits = []
+        if forced is None and not rows and DYN not in (m, n, problem.k) and None not in sizes:
+            splits = split_candidates(configs, m, n, problem.k, numel(problem.batch) or 1, spec)
         if DYN in sizes or None in sizes:
             # `?` sizes: the evaluator cannot count waves
             default = configs[0] if rows else DYNAMIC_DEFAULT if math == GemmMath.FMA else \
@@ -329,7 +339,15 @@ class GemmMapping(Mapping):
             assert kernel.cost is not None  # `FusionContext.kernel` gives every kernel its static cost
             kernel.cost = DictionaryAttr({**kernel.cost.data, "config": StringAttr(config.describe())})
             return kernel
-        return self.choose(configs, lambda c: self.kernel(ctx, dot, out, c), spec)
+        best = self.choose(configs, lambda c: self.kernel(ctx, dot, out, c), spec)
+        if not splits:
+            return best
+        split = self.choose(splits, lambda c: self.kernel(ctx, dot, out, c), spec)
+        keep, drop = (split, best) if estimate_us(split) < (1 - SPLIT_MARGIN) * estimate_us(best) else (best, split)
+        self._discard(drop)
+        assert keep.cost is not None
+        keep.cost = DictionaryAttr({**keep.cost.data, "candidates": IntegerAttr(len(configs) + len(splits), i64)})
+        return keep
 
     def summarize(self, k: KernelOp, spec: GpuSpec) -> Summary:
         (g,) = k.groups()
@@ -337,10 +355,18 @@ class GemmMapping(Mapping):
         assert isinstance(dot, graph.DotOp)
         out = g.yielded()[0]
         problem = dot.problem(graph.static_dims, graph.STATIC)
-        sizes = (problem.m, problem.n, problem.k)
-        if isinstance(k.params, GemmParamsAttr) and k.params.tensor_cores:
-            return mma_summary(k, spec, sizes, dot.lhs, dot.rhs, dot.result, out)
-        return tiled_summary(k, spec, sizes, dot.lhs, dot.rhs, dot.result, out, vector=True)
+        p = k.params
+        assert isinstance(p, GemmParamsAttr)
+        sizes = (problem.m, problem.n, slice_k(problem.k, p.tile_k, p.split_k))
+        if p.tensor_cores:
+            s = mma_summary(k, spec, sizes, dot.lhs, dot.rhs, dot.result, out)
+        else:
+            s = tiled_summary(k, spec, sizes, dot.lhs, dot.rhs, dot.result, out, vector=True)
+        if p.split_k == 1:
+            return s
+        inputs: set[SSAValue] = set(k.block.args)
+        fused = [v for v in loaded_inputs(out, inputs) if v not in loaded_inputs(dot.result, inputs)]
+        return add_split_reduction(s, k, spec, sum(map(element_bytes_of, [out, *fused])))
 
     def lower(self, k: KernelOp) -> KernelInterface:
         """The tensor-core kernels have their own lowering (`fsir/lowering/mma.py`)."""
@@ -357,7 +383,7 @@ class GemmMapping(Mapping):
         m, n = problem.m, problem.n
         nb = numel(problem.batch)
         grid = tuple(DYNAMIC if s == DYN else max(1, -(-s // t)) for s, t in ((n, config.bn), (m, config.bm))) + (
-            DYNAMIC if nb is None else max(1, nb),)
+            DYNAMIC if nb is None else max(1, nb) * config.split,)
         acc = accumulator_type(dot.result.type.element_type)
         stages = 1
         if config.math != GemmMath.FMA:
@@ -380,7 +406,7 @@ class GemmMapping(Mapping):
             return ib.max(ib.ceildiv(problem.n, p.tile_n), 1)
         if axis == 1:
             return ib.max(ib.ceildiv(problem.m, p.tile_m), 1)
-        return ib.max(ib.prod(problem.batch), 1)
+        return ib.mul(ib.max(ib.prod(problem.batch), 1), p.split_k)
 
     def check_kernel(self, k: KernelOp) -> None:
         groups = k.groups()
@@ -393,6 +419,12 @@ class GemmMapping(Mapping):
         why = GemmConfig(bm, bn, bk, p.thread_m, p.thread_n, p.math).problem()
         if why is not None:
             raise self.cannot_lower(k, why)
+        if p.split_k > 1:
+            grid, _ = k.launch()
+            if DYNAMIC in grid:
+                raise self.cannot_lower(k, "split_k needs a static grid (its semaphores are one per tile)")
+            if grid[2] % p.split_k:
+                raise self.cannot_lower(k, f"grid z ({grid[2]}) must be the batch times split_k ({p.split_k})")
         stages = 1
         if p.tensor_cores:
             dot = dots[0]
@@ -418,6 +450,82 @@ class GemmMapping(Mapping):
             if buf.buffer_type.element_count() < size:
                 raise self.cannot_lower(k, f"@{name} has {buf.buffer_type.element_count()} elements; "
                                            f"the tiles need {size}")
+
+
+SPLITS = (2, 4, 8)
+# A split configuration must be this much faster than the best unsplit one: its slices'
+# waits depend on how the blocks progress, which the model only bounds, and it needs a
+# workspace.
+SPLIT_MARGIN = 0.05
+
+
+def estimate_us(k: KernelOp) -> float:
+    """The evaluator's estimate recorded in a chosen kernel's cost (-1: none fits)."""
+    assert k.cost is not None
+    est = k.cost.data["estimate_us"]
+    assert isinstance(est, FloatAttr)
+    return est.value.data if est.value.data >= 0 else float("inf")
+# a slice keeps at least this many k-steps: fewer leave the reduction and the waits
+# for the previous slice as much work as the slice's product
+MIN_SLICE_STEPS = 4
+
+
+def split_candidates(configs: Sequence[GemmConfig], m: int, n: int, k: int, batch: int,
+                     spec: GpuSpec) -> list[GemmConfig]:
+    """Split-K variants (`fsir/lowering/split_k.py`) of the configurations whose grid
+    leaves SMs idle (fewer tiles than SMs) and whose k-steps make slices of at least
+    `MIN_SLICE_STEPS`; the evaluator weighs their fuller waves against their
+    workspace traffic and serialised reductions (`add_split_reduction`)."""
+    out = []
+    for c in configs:
+        tiles = -(-m // c.bm) * -(-n // c.bn) * batch
+        steps = -(-k // c.bk)
+        if tiles >= spec.sms:
+            continue
+        out += [replace(c, split=s) for s in SPLITS if steps >= s * MIN_SLICE_STEPS]
+    return out
+
+
+def slice_k(k: int, bk: int, split: int) -> int:
+    """The k extent of a split kernel's (longest) slice: ceil(steps / split) k-steps
+    (`SplitK.k_range`); K itself unsplit or unknown."""
+    if split == 1 or k == DYN:
+        return k
+    steps = -(-k // bk)
+    return -(-steps // split) * bk
+
+
+def add_split_reduction(s: Summary, k: KernelOp, spec: GpuSpec, epilogue_bytes: int) -> Summary:
+    """A split kernel's thread (`s`: the thread of one slice's product, storing its
+    outputs through the epilogue, which reads and writes `epilogue_bytes` per output)
+    plus the reduction of the slices: only the last slice runs the epilogue; per
+    output element, slices after the first load the
+    partial sum from the f32 workspace and all but the last store it back, i.e.
+    2 (S - 1) / S accesses of 4 bytes on average; the ticket, the wait and the post
+    are a few instructions and a global round trip each. Slices reduce one after the
+    other, and a tile's slices run in the same wave and finish their products together,
+    so the wave lasts until the last slice has waited for the S - 1 reductions before
+    its own, each a load and a store of its elements at global latency (the loads, and
+    the stores, issue together). The
+    workspace (bm x bn floats per tile, written and re-read) and the semaphores count
+    once in the distinct bytes."""
+    p = k.params
+    assert isinstance(p, GemmParamsAttr)
+    split = p.split_k
+    outs = p.tile_m * p.tile_n // p.threads
+    share = 2 * (split - 1) / split
+    cpi = spec.cpi
+    s.counts["global"] += round(outs * share) + 3  # workspace, ticket, wait, post
+    s.counts["alu"] += 4 * outs + 16  # workspace offsets, slice tests, tile ids
+    s.counts["barrier"] += 3
+    s.registers += 20  # ticket, tile ids, slice tests, the partial sums loaded (the gpu IR's liveness)
+    s.global_bytes += round(outs * share * 4 - outs * epilogue_bytes * (split - 1) / split)
+    reduction = 2 * cpi["global"] + outs * cpi["alu"]
+    waits = 3 * cpi["global"] + 3 * cpi["barrier"] + (split - 1) * reduction
+    s.ilp_cycles = (s.ilp_cycles or 0.0) + reduction + waits
+    if s.distinct_bytes is not None:
+        s.distinct_bytes += 4 * sum(buffer_sizes(k))
+    return s
 
 
 def tiled_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAValue, b: SSAValue,

@@ -1,0 +1,138 @@
+"""Split-K GEMMs (`split_k = S`, fsir/lowering/split_k.py) on the simulator.
+
+Each case runs block by block under several dispatch orders (the concurrent simulator,
+`model_launches`) against the numpy reference, and its PTX assembles for sm_80 and
+sm_90. Slices add their partial sums in k order whatever order blocks start in, so
+results are bitwise the same under every order. Tolerances: f32 FMA kernels are exact
+up to summation order (the reference sums every product in turn; a split kernel adds
+S partial sums), so the default f32 comparison of `compare` holds (its relative and
+absolute 1e-5-order tolerance, the same as unsplit kernels'); tf32 kernels are compared
+with the reference whose dots round their operands to tf32 (as `fs-run --check`
+does), then f32 up to summation order as well; f16 with f16's tolerance."""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+
+import numpy as np
+import pytest
+
+from fsir.dialects.graph import tf32_dots
+from fsir.dialects.schedule import KernelOp
+from fsir.ir import parse_module
+from fsir.pipeline import PipelineOptions, lower
+from fsir.runtime.compare import compare
+from fsir.runtime.device import SimDevice
+from fsir.runtime.executor import execute
+from fsir.runtime.reference import run
+from fsir.testing.pipeline import assemble_all, input_types, make_input
+
+ORDERS = ["fifo", "reverse", "random:1", "random:7"]
+
+
+def _t(shape: tuple[int, ...], t: str) -> str:
+    return f"tensor<{'x'.join(map(str, shape))}x{t}>"
+
+
+def dot(m: int, k: int, n: int, t: str = "f32", batch: tuple[int, ...] = ()) -> str:
+    a, b, c = _t((*batch, m, k), t), _t((k, n), t), _t((*batch, m, n), t)
+    return f"""
+func.func @f(%a: {a}, %b: {b}) -> {c} {{
+  %d = graph.dot %a, %b : ({a}, {b}) -> {c}
+  func.return %d : {c}
+}}
+"""
+
+
+def biased_gelu(m: int, k: int, n: int) -> str:
+    """x·w + b through tanh-GELU: the epilogue the last slice applies."""
+    x, w, b, y = _t((m, k), "f32"), _t((k, n), "f32"), _t((n,), "f32"), _t((m, n), "f32")
+    return f"""
+func.func @f(%x: {x}, %w: {w}, %b: {b}) -> {y} {{
+  %d = graph.dot %x, %w : ({x}, {w}) -> {y}
+  %bb = graph.broadcast %b dims [1] : ({b}) -> {y}
+  %h = graph.add %d, %bb : {y}
+  %c = graph.constant dense<0.5> : {y}
+  %t = graph.tanh %h : {y}
+  %y = graph.mul %t, %c : {y}
+  func.return %y : {y}
+}}
+"""
+
+
+def run_split(text: str, gemm: str, precision: str = "fp32") -> tuple[KernelOp, np.ndarray]:
+    """Compile with the forced configuration, run under every order of `ORDERS`,
+    compare with the reference and check the orders agree bitwise; returns the kernel
+    and the result."""
+    options = PipelineOptions(fusion="stitch", gemm=gemm, precision=precision)
+    scheduled = lower(parse_module(text, "<test>"), options, until="stitch-codegen")
+    (kernel,) = [op for op in scheduled.walk() if isinstance(op, KernelOp)]
+    module = parse_module(text, "<test>")
+    rng = np.random.default_rng(0)
+    inputs = [make_input(t.element_type, tuple(t.get_shape()), rng) for t in input_types(module)]
+    lowered = lower(parse_module(text, "<test>"), options)
+    with tf32_dots() if precision == "tf32" else nullcontext():  # the dots round their operands as the kernel
+        (want,) = run(module, inputs)
+    results = []
+    for order in ORDERS:
+        (got,), _ = execute(lowered, inputs, SimDevice(dispatch=order, model_launches=True))
+        c = compare(got, want)
+        assert c.ok, f"{order}: {c}"
+        results.append(got)
+    assert all(np.array_equal(r, results[0]) for r in results[1:])
+    assemble_all(lowered)
+    return kernel, results[0]
+
+
+@pytest.mark.parametrize("gemm, split", [("16x16x8_2x2_s3", 3), ("16x16x8_2x2_s8", 8), ("32x32x8_4x4_s4", 4)])
+def test_fma_split_matches_under_every_dispatch_order(gemm, split):
+    """Ragged M and N (20 x 33), K = 64: 8 k-steps in 3 uneven slices, in 8 slices of
+    one, and in 4 of two with vector fragments."""
+    kernel, _ = run_split(dot(20, 64, 33), gemm)
+    assert kernel.params.split_k == split
+    grid, _ = kernel.launch()
+    assert grid[2] == split
+
+
+def test_more_slices_than_k_steps():
+    """5 k-steps in 7 slices: the last two have none and add nothing."""
+    run_split(dot(20, 40, 33), "16x16x8_2x2_s7")
+
+
+def test_split_batched_dot():
+    """Batch dims on grid z with the slices: z = batch x S."""
+    kernel, _ = run_split(dot(24, 48, 16, batch=(3,)), "16x16x8_2x2_s2")
+    assert kernel.launch()[0][2] == 6
+
+
+def test_split_with_fused_epilogue():
+    """The bias and GELU run once, in the last slice, on the summed product."""
+    kernel, _ = run_split(biased_gelu(20, 64, 33), "16x16x8_2x2_s4")
+    assert {op.name for op in kernel.walk()} >= {"graph.dot", "graph.tanh", "graph.add"}
+
+
+@pytest.mark.parametrize("text, gemm, precision", [
+    (dot(32, 128, 64), "32x32x32_16x16_tf32_s2", "tf32"),  # cp.async pipeline, even slices
+    (dot(40, 96, 48), "32x32x32_16x16_tf32_s2", "tf32"),  # ragged, staged by the threads
+    (dot(40, 160, 48, "f16"), "32x32x32_16x16_f16_s3", "fp32"),  # 5 k-steps in 3 slices
+])
+def test_tensor_core_split(text, gemm, precision):
+    kernel, _ = run_split(text, gemm, precision)
+    assert kernel.params.tensor_cores and kernel.params.split_k > 1
+
+
+def test_split_result_equals_the_partial_sums_in_k_order():
+    """The f32 result is exactly the slices' partial sums added in k order (slice 0
+    first), each slice's sum accumulated as the unsplit kernel does."""
+    text = dot(16, 32, 16)
+    _, got = run_split(text, "16x16x8_1x1_s2")
+    module = parse_module(text, "<test>")
+    rng = np.random.default_rng(0)
+    a, b = [make_input(t.element_type, tuple(t.get_shape()), rng) for t in input_types(module)]
+    halves = []
+    for lo in (0, 16):
+        acc = np.zeros((16, 16), np.float32)
+        for kk in range(lo, lo + 16):  # one fused multiply-add per k, in order
+            acc = (acc.astype(np.float64) + a[:, kk:kk + 1].astype(np.float64) * b[kk:kk + 1, :]).astype(np.float32)
+        halves.append(acc)
+    assert np.array_equal(got, (np.float32(0) + halves[0]) + halves[1])
