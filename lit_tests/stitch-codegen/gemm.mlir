@@ -16,7 +16,7 @@
 // warp, and the grid is far from filling a wave).
 // CHECK-LABEL: func.func @matmul
 // CHECK: schedule.kernel @matmul_k0 gemm<tile = 16x16x16> grid [3, 2, 2] block [256, 1, 1]
-// CHECK-SAME: smem_bytes = 2048 : i64, estimate_us = {{[0-9.e+-]+}} : f64, registers = {{[0-9]+}} : i64, occupancy = {{[0-9]+}} : i64, waves = 1 : i64, candidates = 3 : i64, config = "gemm/16x16x16/1x1"
+// CHECK-SAME: smem_bytes = 2048 : i64, estimate_us = {{[0-9.e+-]+}} : f64, registers = {{[0-9]+}} : i64, occupancy = {{[0-9]+}} : i64, waves = 1 : i64, candidates = 2 : i64, config = "gemm/16x16x16/1x1"
 // CHECK-NEXT: ^{{.*}}(%[[A:.*]]: tensor<2x20x40xf32>, %[[B:.*]]: tensor<40x33xf32>):
 // CHECK-NEXT: schedule.shared @a_tile : memref<256xf32, 3 : i64>
 // CHECK-NEXT: schedule.shared @b_tile : memref<256xf32, 3 : i64>

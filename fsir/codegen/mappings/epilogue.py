@@ -122,7 +122,7 @@ def row_tile_problem(product: graph.GraphOp, reductions: Sequence[graph.ReduceOp
         return (f"a {product.name.removeprefix('graph.')}'s epilogue can reduce its rows only when one block tile "
                 f"spans a row ({widest} columns at most), not {graph.fmt_shape((n,))}")
     for r in reductions:
-        elem = r.operands[0].type.element_type  # type: ignore[attr-defined]
+        elem = r.operands[0].type.element_type  # type: ignore[attr-defined]  # a reduction reads a tensor
         if compute_type(elem) != f32:
             return f"a {product.name.removeprefix('graph.')}'s epilogue reduces rows in f32 only, not of {elem}"
     return None
