@@ -25,7 +25,8 @@ MB = 1024 * 1024
 # Turing GPU architecture via microbenchmarking"); newer GPUs keep the same orders of
 # magnitude, so one table serves all four until a GPU is measured.
 DEFAULT_CPI: Mapping[str, float] = MappingProxyType({
-    "alu": 4.0,        # fadd/fmul/ffma/iadd/compare/select/convert
+    "alu": 4.0,        # fadd/fmul/ffma/float compare/convert
+    "int": 4.0,        # iadd/imad/shifts/logic/integer compare and select (addresses)
     "sfu": 18.0,       # exp/log/rsqrt/tanh/erf... (multi-instruction sequences on the SFU)
     "div": 30.0,       # f32 division (Newton iterations)
     "shuffle": 30.0,   # shfl.sync

@@ -11,11 +11,13 @@ multiply-adds per precision), the bytes it moves, its grid and block and how man
 its blocks fit on an SM at once. fs-bench states them from the simulator's counters
 (distinct bytes), the latency-evaluator from a kernel's summary (requested bytes).
 
-- **compute** = Σ over classes of the busiest SM's share of the work ÷ (that class's
-  rate per SM × clock). Blocks are spread over the SMs, so the busiest SM runs
-  ⌈blocks ÷ SMs⌉ of them: a grid of fewer blocks than SMs uses only that many, and
-  waves of resident blocks end with a partial one (full waves × blocks per SM plus
-  the last wave's ⌈remainder ÷ SMs⌉ is the same ⌈blocks ÷ SMs⌉). A warp runs on one
+- **compute** = the slowest of the pipes (the busiest SM's share of a class's work ÷
+  (that class's rate per SM × clock)) and of issue (its warp-instructions ÷ the SM's
+  `issue_per_cycle`): pipes run concurrently, fed by the schedulers. Blocks are
+  spread over the SMs, so the busiest SM runs ⌈blocks ÷ SMs⌉ of them: a grid of
+  fewer blocks than SMs uses only that many, and waves of resident blocks end with
+  a partial one (full waves × blocks per SM plus the last wave's ⌈remainder ÷ SMs⌉
+  is the same ⌈blocks ÷ SMs⌉). A warp runs on one
   of the SM's `issue_per_cycle` sub-partitions, each holding a quarter of its pipes,
   so fewer resident warps than sub-partitions leave pipes idle.
 - **memory** = max(bytes ÷ HBM bandwidth, requested bytes ÷ L2 bandwidth) ÷ share,
@@ -98,15 +100,20 @@ def compute_time(launch: Launch, spec: GpuSpec) -> float:
     share = per_sm / max(1, launch.blocks)  # of the whole launch's work
     resident_warps = min(launch.blocks_per_sm, per_sm) * warps_per_block(launch, spec)
     busy = min(1.0, resident_warps / spec.issue_per_cycle)  # sub-partitions with a warp
-    seconds = 0.0
+    # Each pipe works through its own class concurrently with the others; the
+    # sub-partitions' schedulers issue one warp-instruction per cycle between them.
+    pipes = [0.0]
+    warp_instructions = 0.0
     for cls, n in launch.instructions.items():
         if n:
-            seconds += _seconds(n * share, spec.lanes_per_cycle.get(cls, 0) * busy, spec.clock_hz)
+            pipes.append(_seconds(n * share, spec.lanes_per_cycle.get(cls, 0) * busy, spec.clock_hz))
+            warp_instructions += n * share / spec.warp_size
     clock = spec.tensor_clock_hz or spec.clock_hz
     for precision, n in launch.tensor_fmas.items():
         if n:
-            seconds += _seconds(n * share, spec.tensor_fma_per_cycle.get(precision, 0) * busy, clock)
-    return seconds
+            pipes.append(_seconds(n * share, spec.tensor_fma_per_cycle.get(precision, 0) * busy, clock))
+    issue = _seconds(warp_instructions, spec.issue_per_cycle * busy, spec.clock_hz)
+    return max(max(pipes), issue)
 
 
 def _seconds(work: float, per_cycle: float, clock: float) -> float:

@@ -359,13 +359,23 @@ def _classify(op: Operation) -> tuple[str, int] | None:
         return ("global", 1)
     if isinstance(op, gpu.BarrierOp):
         return ("barrier", 1)
+    if isinstance(op, gpu.RoundTf32Op):
+        return ("sfu", 1)  # a conversion (cvt.rna), at the SFU's rate
     if isinstance(op, arith.DivfOp):
         return ("div", 1)
     if op.name in _MATH_COST:
         return _MATH_COST[op.name]
     if op.name.startswith(("arith.", "math.")):
-        return ("alu", 1)
+        return ("int", 1) if _integer_result(op) else ("alu", 1)
     return None
+
+
+def _integer_result(op: Operation) -> bool:
+    """Index and integer arithmetic (addresses, loop bounds, integer selects) runs on
+    the integer pipe; float arithmetic and float compares on the FMA pipes."""
+    if isinstance(op, arith.CmpfOp) or not op.results:
+        return False
+    return isinstance(op.results[0].type, (IntegerType, IndexType))
 
 
 def _elements(op: Operation) -> int:
@@ -433,12 +443,12 @@ def instruction_counts(ops: Iterable[Operation], weight: int = 1) -> Counter[str
         if isinstance(op, scf.ForOp):
             trips = _trip_count(op)
             counts += instruction_counts(op.body.block.ops, weight * trips)
-            counts["alu"] += 2 * weight * trips  # induction update and compare-branch
+            counts["int"] += 2 * weight * trips  # induction update and compare-branch
         elif isinstance(op, scf.IfOp):
             branches = [instruction_counts(r.block.ops, weight) for r in op.regions if r.blocks]
             if branches:
                 counts += max(branches, key=lambda c: sum(c.values()))
-            counts["alu"] += weight
+            counts["int"] += weight
         elif isinstance(op, scf.WhileOp):
             for r in op.regions:
                 for b in r.blocks:
@@ -605,9 +615,8 @@ def launch_of(summary: Summary, grid: Sequence[int], block: Sequence[int], occ: 
 
 
 # The latency-evaluator's instruction classes on the GPU's pipes (`gpuspec.LANE_CLASSES`).
-# `alu` mixes f32 arithmetic with index arithmetic, compares and selects: all run at the
-# FMA pipes' rate except on H100, whose f32 rate is twice its integer one.
-LANE_CLASS = {"alu": "fp32", "sfu": "sfu", "div": "sfu", "shuffle": "lsu", "smem": "lsu", "global": "lsu",
+# `alu` is f32 arithmetic and float compares, `int` index and integer arithmetic.
+LANE_CLASS = {"alu": "fp32", "int": "int", "sfu": "sfu", "div": "sfu", "shuffle": "lsu", "smem": "lsu", "global": "lsu",
               "barrier": "int"}
 
 

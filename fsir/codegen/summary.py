@@ -83,7 +83,7 @@ def op_mix(op: Operation) -> Counter[str]:
     if isinstance(op, graph.ConcatOp):
         return Counter(alu=2 * len(op.operands))
     if isinstance(op, graph.GatherOp):
-        return Counter(alu=4)  # to index, clamp to the table, row offset
+        return Counter(int=4)  # to index, clamp to the table, row offset
     if isinstance(op, graph.PadOp):  # a clamp per padded side, a select
         return Counter(alu=1 + 3 * len(shape_of(op.results[0].type)))
     if isinstance(op, graph.ReduceWindowOp):
@@ -118,7 +118,7 @@ def element_counts(values: Iterable[SSAValue], inputs: set[SSAValue], loaded: se
             if v not in loaded:
                 loaded.add(v)
                 out["global"] += 1
-                out["alu"] += 1
+                out["int"] += 1  # its address
             continue
         op = v.owner
         if not isinstance(op, Operation) or op in seen:
@@ -198,7 +198,7 @@ def split_costs(values, inputs, row_shape, loaded, seen, keys):
             if key not in loaded:
                 loaded.add(key)
                 target["global"] += 1
-                target["alu"] += 1
+                target["int"] += 1  # its address
                 if not per_row:
                     loads.append(v)
                     nbytes += element_bytes_of(v)

@@ -82,6 +82,23 @@ def test_few_warps_leave_sub_partitions_idle():
     assert compute_time(Launch(1, 128, 1, 0, {"fp32": w}), A100) == pytest.approx(one_warp / 4)
 
 
+def test_pipes_overlap_and_issue_bounds_them():
+    """Classes on different pipes run concurrently: FP32 and integer work of one size
+    take the time of one of them. The schedulers' one warp-instruction per cycle per
+    sub-partition bounds the total: f16 arithmetic (256 lanes per cycle) is issue-bound."""
+    w = 108 * 1_000_000
+
+    def t(**work):
+        return compute_time(Launch(108, 256, 4, 0, work), A100)
+
+    assert t(fp32=w, int=w) == pytest.approx(t(fp32=w))
+    assert t(fp32=w, lsu=w) == pytest.approx(t(lsu=w)) == pytest.approx(2 * t(fp32=w))
+    issue = w / 108 / 32 / 4 / A100.clock_hz
+    assert issue > w / 108 / 256 / A100.clock_hz
+    assert t(fp16=w) == pytest.approx(issue)
+    assert t(fp32=w, int=w, fp16=2 * w) == pytest.approx(4 * issue)
+
+
 def test_memory_share_of_few_warps():
     """Fewer resident warps than saturate HBM get a proportional share of its bandwidth."""
     full = memory_time(Launch(108 * 4, 128, 4, 1e6), A100)  # 16 warps per SM

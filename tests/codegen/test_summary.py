@@ -82,8 +82,10 @@ def test_gemm_summaries_count_memory_and_barriers_exactly(scored):
     for _, config, summary, lowered, _ in rows:
         for cls in ("global", "smem", "barrier"):
             assert summary.instructions[cls] == lowered.instructions[cls], (config, cls)
-        alu = lowered.instructions["alu"]
+        alu = lowered.instructions["alu"]  # f32 arithmetic
         assert abs(summary.instructions["alu"] - alu) <= 0.1 * alu, config
+        arith = alu + lowered.instructions["int"]  # and address arithmetic
+        assert abs(summary.instructions["alu"] + summary.instructions["int"] - arith) <= 0.1 * arith, config
         if not vector_fragments(int(config.split("/")[2].split("x")[0]), int(config.split("/")[2].split("x")[1])):
             # vector-fragment tiles' registers are checked against ptxas -v instead
             # (tests/codegen/test_gemm_cost.py): the gpu-IR evaluator counts 4-vectors high

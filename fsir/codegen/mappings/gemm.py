@@ -525,7 +525,7 @@ def add_split_reduction(s: Summary, k: KernelOp, spec: GpuSpec, epilogue_bytes: 
     share = 2 * (split - 1) / split
     cpi = spec.cpi
     s.counts["global"] += round(outs * share) + 3  # workspace, ticket, wait, post
-    s.counts["alu"] += 4 * outs + 16  # workspace offsets, slice tests, tile ids
+    s.counts["int"] += 4 * outs + 16  # workspace offsets, slice tests, tile ids
     s.counts["barrier"] += 3
     s.registers += 20  # ticket, tile ids, slice tests, the partial sums loaded (the gpu IR's liveness)
     s.global_bytes += round(outs * share * 4 - outs * epilogue_bytes * (split - 1) / split)
@@ -575,15 +575,15 @@ def tiled_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SS
         loads = element_counts([operand], inputs, loaded=set(pro.skipped))
         nbytes = sum(element_bytes_of(v) for v in loaded_inputs(operand, inputs) if v not in pro.skipped)
         elem: Counter[str] = Counter(loads)
-        elem["alu"] += 2 + index  # tile position and shared address
+        elem["int"] += 2 + index  # tile position and shared address
         elem["smem"] += 1
         if guarded:
-            elem["alu"] += 3  # compares, and, the branch
+            elem["int"] += 3  # compares, and, the branch
         out: Counter[str] = Counter()
         for cls, c in elem.items():
             out[cls] = c * per
         if partial:
-            out["alu"] += 2
+            out["int"] += 2
         out += pro.step_counts()
         chain_one = pro.chain(loads, cpi) + 2 * cpi["alu"] + cpi["smem"]
         if guarded:  # every element its own branch: no overlap between them
@@ -600,7 +600,8 @@ def tiled_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SS
     step["barrier"] += 2
     fragments = (tm + tn) // 4 if vector and vector_fragments(tm, tn) else tm + tn
     step["smem"] += bk * fragments
-    step["alu"] += bk * tm * tn + 2
+    step["alu"] += bk * tm * tn
+    step["int"] += 2
     compute_issue = bk * (fragments + tm * tn)
     compute_cycles = max(cpi["smem"] + bk * cpi["alu"], compute_issue)
     step_cycles = branches_a + branches_b + run + compute_cycles + 2 * cpi["barrier"] + 2 * cpi["alu"]
@@ -608,7 +609,7 @@ def tiled_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SS
     s.add(step, steps)
     outs = tm * tn
     guarded_out = crosses["m"] or crosses["n"]
-    s.counts["alu"] += 12 + 2 * (tm + tn) + bk * fragments + outs * (3 + (3 if guarded_out else 0))
+    s.counts["int"] += 12 + 2 * (tm + tn) + bk * fragments + outs * (3 + (3 if guarded_out else 0))
     s.counts["global"] += outs
     store = cpi["global"] + 3 * cpi["alu"]
     fused: Counter[str] = Counter()

@@ -104,14 +104,14 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
             width = 1 if operand is b and p.math == GemmMath.TF32 else epc  # elements per copy
             chunks = -(-elems // width // threads)
             step["global"] += chunks
-            step["alu"] += 8 * chunks  # position, swizzle, bounds, src-size
+            step["int"] += 8 * chunks  # position, swizzle, bounds, src-size
             nbytes += chunks * width * element_bytes_of(operand)
         else:
             per = -(-elems // threads)
             op_pro = pro if operand is a else NO_PROLOGUE
             skip = op_pro.skipped
             step.update({cls: c * per for cls, c in element_counts([operand], inputs, loaded=set(skip)).items()})
-            step["alu"] += 8 * per
+            step["int"] += 8 * per
             step["smem"] += per
             step.update(op_pro.step_counts())
             nbytes += per * sum(element_bytes_of(v) for v in loaded_inputs(operand, inputs) if v not in skip)
@@ -120,16 +120,16 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
     mmas = (wm // 16) * (wn // 8) * (2 if p.math == GemmMath.TF32 else 1)
     if p.math == GemmMath.TF32:
         # A: an ldmatrix per 8-deep half of a 16-row piece; B: one per 8-column tile;
-        # each register rounded
+        # each register rounded (a conversion: the SFU's rate)
         a_elements, b_elements = (wm // 16) * 8, (wn // 8) * 4
         step["smem"] += pieces * ((wm // 16) * 2 + wn // 8)
-        step["alu"] += pieces * (a_elements + b_elements)
+        step["sfu"] += pieces * (a_elements + b_elements)
     else:
         step["smem"] += pieces * (wm // 16 + wn // 16)
-        step["alu"] += pieces * 4 * (wm // 16 + wn // 16)
+        step["int"] += pieces * 4 * (wm // 16 + wn // 16)
     step["tensor"] += pieces * mmas
     step["barrier"] += 2
-    step["alu"] += 4
+    step["int"] += 4
     a_type = k.shared_buffers()["a_tile"].buffer_type
     stages = max(STAGES, a_type.element_count() // (bm * bk))
     if pipelined:
@@ -139,7 +139,7 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
     if pipelined:  # the prologue's stages - 1 commits and the final wait
         s.counts["global"] += stages
     accs = (wm // 16) * (wn // 8) * 4
-    s.counts["alu"] += 16 + 4 * accs
+    s.counts["int"] += 16 + 4 * accs
     s.counts["global"] += accs
     fused_inputs: list[SSAValue] = []
     if out is not product:
