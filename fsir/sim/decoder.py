@@ -436,32 +436,32 @@ def _directed(parts, t, f64op):
     return None
 
 
-def op_add(D, ins, parts, ops):
+def _float_binary(D, ins, parts, ops, t, f):
+    """A float binary op `f` (add, sub, mul, div) with its rounding mode and ftz/sat."""
+    return _binary_fn(D, ins, parts, ops, _wrap_float(_directed(parts, t, f) or f, parts, t), t=t)
+
+
+def _add_sub(D, ins, parts, ops, f, carry: bool):
+    """add or sub (`f`): floats with their rounding, s32 saturating with .sat, and no
+    carry chains (.cc, or `carry` for the opcode's carry-in form)."""
     t = _need_type(parts, ins)
     if kind(t) in ("f", "fx2"):
-        f = _directed(parts, t, np.add) or np.add
-        return _binary_fn(D, ins, parts, ops, _wrap_float(f, parts, t), t=t)
+        return _float_binary(D, ins, parts, ops, t, f)
     if "sat" in parts and t == "s32":
         return _binary_fn(
-            D, ins, parts, ops, lambda a, b: np.clip(a.astype(I64) + b, -(2**31), 2**31 - 1).astype(np.int32), t=t
+            D, ins, parts, ops, lambda a, b: np.clip(f(a.astype(I64), b), -(2**31), 2**31 - 1).astype(np.int32), t=t
         )
-    if "cc" in parts or ins.opcode.startswith("addc"):
+    if "cc" in parts or carry:
         raise DecodeError(f"unsupported instruction '{ins.opcode}' (carry chains)")
-    return _binary_fn(D, ins, parts, ops, np.add, t=t)
+    return _binary_fn(D, ins, parts, ops, f, t=t)
+
+
+def op_add(D, ins, parts, ops):
+    return _add_sub(D, ins, parts, ops, np.add, ins.opcode.startswith("addc"))
 
 
 def op_sub(D, ins, parts, ops):
-    t = _need_type(parts, ins)
-    if kind(t) in ("f", "fx2"):
-        f = _directed(parts, t, np.subtract) or np.subtract
-        return _binary_fn(D, ins, parts, ops, _wrap_float(f, parts, t), t=t)
-    if "sat" in parts and t == "s32":
-        return _binary_fn(
-            D, ins, parts, ops, lambda a, b: np.clip(a.astype(I64) - b, -(2**31), 2**31 - 1).astype(np.int32), t=t
-        )
-    if "cc" in parts:
-        raise DecodeError(f"unsupported instruction '{ins.opcode}' (carry chains)")
-    return _binary_fn(D, ins, parts, ops, np.subtract, t=t)
+    return _add_sub(D, ins, parts, ops, np.subtract, False)
 
 
 def _wide(t):
@@ -501,8 +501,7 @@ def _mul_hi(t):
 def op_mul(D, ins, parts, ops):
     t = _need_type(parts, ins)
     if kind(t) in ("f", "fx2"):
-        f = _directed(parts, t, np.multiply) or np.multiply
-        return _binary_fn(D, ins, parts, ops, _wrap_float(f, parts, t), t=t)
+        return _float_binary(D, ins, parts, ops, t, np.multiply)
     if "wide" in parts:
         wt = _wide(t)
         wd = NP[wt]
@@ -642,8 +641,7 @@ def _trunc_div(a, b):
 def op_div(D, ins, parts, ops):
     t = _need_type(parts, ins)
     if kind(t) == "f":
-        f = _directed(parts, t, np.divide) or np.divide
-        return _binary_fn(D, ins, parts, ops, _wrap_float(f, parts, t), t=t)
+        return _float_binary(D, ins, parts, ops, t, np.divide)
     if t[0] == "s":
         return _binary_fn(D, ins, parts, ops, _trunc_div, t=t)
     dt = NP[t]
