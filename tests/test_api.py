@@ -18,31 +18,11 @@ from fsir.errors import UserError
 from fsir.pipeline import PipelineOptions, lower, pipeline_text, stages, target_text
 from fsir.runtime.compare import compare
 from fsir.runtime.reference import run
+from fsir.testing.graphs import layernorm
 from fsir.testing.paths import EXAMPLES, ROOT
 
 # A small LayerNorm: two row reductions and elementwise work, one kernel when stitched.
-LAYERNORM = """
-func.func @ln(%x: tensor<8x64xf32>, %g: tensor<64xf32>, %b: tensor<64xf32>) -> (tensor<8x64xf32>, tensor<8xf32>) {
-  %n = graph.constant dense<6.400000e+01> : tensor<8xf32>
-  %eps = graph.constant dense<1.000000e-05> : tensor<8xf32>
-  %s = graph.reduce sum %x dims [1] : (tensor<8x64xf32>) -> tensor<8xf32>
-  %m = graph.div %s, %n : tensor<8xf32>
-  %mb = graph.broadcast %m dims [0] : (tensor<8xf32>) -> tensor<8x64xf32>
-  %xc = graph.sub %x, %mb : tensor<8x64xf32>
-  %sq = graph.mul %xc, %xc : tensor<8x64xf32>
-  %vs = graph.reduce sum %sq dims [1] : (tensor<8x64xf32>) -> tensor<8xf32>
-  %v = graph.div %vs, %n : tensor<8xf32>
-  %ve = graph.add %v, %eps : tensor<8xf32>
-  %r = graph.rsqrt %ve : tensor<8xf32>
-  %rb = graph.broadcast %r dims [0] : (tensor<8xf32>) -> tensor<8x64xf32>
-  %y0 = graph.mul %xc, %rb : tensor<8x64xf32>
-  %gb = graph.broadcast %g dims [1] : (tensor<64xf32>) -> tensor<8x64xf32>
-  %y1 = graph.mul %y0, %gb : tensor<8x64xf32>
-  %bb = graph.broadcast %b dims [1] : (tensor<64xf32>) -> tensor<8x64xf32>
-  %y = graph.add %y1, %bb : tensor<8x64xf32>
-  func.return %y, %m : tensor<8x64xf32>, tensor<8xf32>
-}
-"""
+LAYERNORM = layernorm(8, 64, mean_output=True)
 
 
 def ln_inputs(seed: int = 0) -> dict[str, np.ndarray]:

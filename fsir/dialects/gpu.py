@@ -112,6 +112,8 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from fsir.dialects.common import print_result_types
+
 # Reused unchanged from xDSL.
 AsyncTokenType = _xgpu.AsyncTokenType
 DimensionAttr = _xgpu.DimensionAttr
@@ -434,6 +436,24 @@ def _parse_access(parser: Parser) -> tuple[list[UnresolvedOperand], UnresolvedOp
     return values, operand, indices
 
 
+def _parse_load(
+    parser: Parser, name: str, flag: str | None = None
+) -> tuple[SSAValue, Sequence[SSAValue], Sequence[Attribute], bool]:
+    """`%buf[%i, ...] [flag] : memref<...> -> T, ...` of a load into several results:
+    the memref, its indices, the result types, and whether the keyword `flag` stood there."""
+    pos = parser.pos
+    values, mem, indices = _parse_access(parser)
+    if values:
+        parser.raise_error(f"{name} takes one memref operand", pos, parser.pos)
+    has_flag = flag is not None and parser.parse_optional_keyword(flag) is not None
+    parser.parse_punctuation(":")
+    memref = parser.resolve_operand(mem, parser.parse_type())
+    idx = [parser.resolve_operand(i, IndexType()) for i in indices]
+    parser.parse_punctuation("->")
+    types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+    return memref, idx, types, has_flag
+
+
 def _print_access(printer: Printer, memref: SSAValue, indices: Sequence[SSAValue]) -> None:
     printer.print_ssa_value(memref)
     printer.print_string("[")
@@ -467,16 +487,7 @@ class LoadVectorOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> LoadVectorOp:
-        pos = parser.pos
-        values, mem, indices = _parse_access(parser)
-        if values:
-            parser.raise_error("gpu.load_vector takes one memref operand", pos, parser.pos)
-        parser.parse_punctuation(":")
-        t = parser.parse_type()
-        memref = parser.resolve_operand(mem, t)
-        idx = [parser.resolve_operand(i, IndexType()) for i in indices]
-        parser.parse_punctuation("->")
-        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        memref, idx, types, _ = _parse_load(parser, cls.name)
         op = cls.create(operands=[memref, *idx], result_types=types)
         return op
 
@@ -924,12 +935,7 @@ class FuncOp(IRDLOperation):
         outputs = self.function_type.outputs.data
         if outputs:
             printer.print_string(" -> ")
-            if len(outputs) == 1:
-                printer.print_attribute(outputs[0])
-            else:
-                printer.print_string("(")
-                printer.print_list(outputs, printer.print_attribute)
-                printer.print_string(")")
+            print_result_types(printer, outputs)
 
         def print_attribution(keyword: str, values: Sequence[SSAValue]) -> None:
             if not values:
@@ -1325,17 +1331,7 @@ class LdMatrixOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> LdMatrixOp:
-        pos = parser.pos
-        values, mem, indices = _parse_access(parser)
-        if values:
-            parser.raise_error("gpu.ldmatrix takes one memref operand", pos, parser.pos)
-        trans = parser.parse_optional_keyword("trans") is not None
-        parser.parse_punctuation(":")
-        t = parser.parse_type()
-        memref = parser.resolve_operand(mem, t)
-        idx = [parser.resolve_operand(i, IndexType()) for i in indices]
-        parser.parse_punctuation("->")
-        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_type)
+        memref, idx, types, trans = _parse_load(parser, cls.name, flag="trans")
         return cls(memref, idx, len(types), trans)
 
     def print(self, printer: Printer) -> None:

@@ -410,8 +410,7 @@ class GraphOp(IRDLOperation):
     `graph.NAME [keyword] operands (kw ints)* attr-dict : types`.
 
     `KEYWORD_PROP` names a property printed as a bare word right after the op name
-    (compare direction, reduction kind): of the typed enum attribute `KEYWORD_ENUM`
-    when the op has one, else a string among `KEYWORD_CHOICES`; `INT_PROPS`
+    (compare direction, reduction kind), of the typed enum attribute `KEYWORD_ENUM`; `INT_PROPS`
     lists `(keyword, property, is_list)` printed after the operands; `SHORT_TYPE`
     selects `: T` (operands and result all of type T) where it applies; such ops also
     accept and print `: (T1, ...) -> T` when the types differ (e.g. a static operand
@@ -420,7 +419,6 @@ class GraphOp(IRDLOperation):
 
     KEYWORD_PROP: ClassVar[str | None] = None
     KEYWORD_ENUM: ClassVar[type[EnumAttribute[Any]] | None] = None
-    KEYWORD_CHOICES: ClassVar[tuple[str, ...]] = ()
     INT_PROPS: ClassVar[tuple[tuple[str, str, bool], ...]] = ()
     SHORT_TYPE: ClassVar[bool] = False
 
@@ -430,10 +428,11 @@ class GraphOp(IRDLOperation):
     def parse(cls, parser: Parser):
         props: dict[str, Attribute] = {}
         if cls.KEYWORD_PROP is not None:
+            enum = cls.KEYWORD_ENUM
+            assert enum is not None, f"{cls.name} names KEYWORD_PROP without KEYWORD_ENUM"
             choices = cls.keyword_choices()
             word = parser.parse_keyword_in(choices, f" ({', '.join(choices)})")
-            enum = cls.KEYWORD_ENUM
-            props[cls.KEYWORD_PROP] = StringAttr(word) if enum is None else enum(enum.enum_type(word))
+            props[cls.KEYWORD_PROP] = enum(enum.enum_type(word))
         operands: list[UnresolvedOperand] = []
         first = parser.parse_optional_unresolved_operand()
         if first is not None:
@@ -487,12 +486,12 @@ class GraphOp(IRDLOperation):
     def keyword_choices(cls) -> tuple[str, ...]:
         """The words the `KEYWORD_PROP` keyword may be."""
         enum = cls.KEYWORD_ENUM
-        return cls.KEYWORD_CHOICES if enum is None else tuple(e.value for e in enum.enum_type)
+        return () if enum is None else tuple(e.value for e in enum.enum_type)
 
     def print(self, printer: Printer):
         if self.KEYWORD_PROP is not None:
             keyword = self.properties[self.KEYWORD_PROP]
-            assert isinstance(keyword, (StringAttr, EnumAttribute))
+            assert isinstance(keyword, EnumAttribute)
             printer.print_string(" " + str(keyword.data))
         if self.operands:
             printer.print_string(" ")
@@ -887,10 +886,27 @@ globals().update({cls.__name__: cls for cls in ELEMENTWISE_OPS.values()})
 # Other light elementwise ops
 # ---------------------------------------------------------------------------
 
-COMPARE_DIRECTIONS = ("eq", "ne", "lt", "le", "gt", "ge")
+class CompareDirection(StrEnum):
+    """The directions of `graph.compare`."""
+
+    EQ = "eq"
+    NE = "ne"
+    LT = "lt"
+    LE = "le"
+    GT = "gt"
+    GE = "ge"
+
+
+@irdl_attr_definition
+class CompareDirectionAttr(EnumAttribute[CompareDirection], SpacedOpaqueSyntaxAttribute):
+    """`#graph<compare_direction gt>`; printed as the bare word after the op name."""
+
+    name = "graph.compare_direction"
+
+
 _COMPARE_REF = {
-    "eq": np.equal, "ne": np.not_equal, "lt": np.less,
-    "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
+    CompareDirection.EQ: np.equal, CompareDirection.NE: np.not_equal, CompareDirection.LT: np.less,
+    CompareDirection.LE: np.less_equal, CompareDirection.GT: np.greater, CompareDirection.GE: np.greater_equal,
 }
 
 
@@ -904,16 +920,14 @@ class CompareOp(GraphOp):
 
     name = "graph.compare"
     KEYWORD_PROP: ClassVar = "direction"
-    KEYWORD_CHOICES: ClassVar = COMPARE_DIRECTIONS
-    direction = prop_def(StringAttr)
+    KEYWORD_ENUM: ClassVar = CompareDirectionAttr
+    direction = prop_def(CompareDirectionAttr)
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     result = result_def(TensorType)
     traits = traits_def(Pure(), LightElementwise(), GraphCanonicalization())
 
     def infer_type(self) -> TensorType:
-        if self.direction.data not in COMPARE_DIRECTIONS:
-            raise VerifyException(f"unknown comparison direction '{self.direction.data}'")
         a, b = _operand_types(self)
         if a.element_type != b.element_type:
             raise VerifyException(f"operand element types differ: {a.element_type} and {b.element_type}")
@@ -2280,8 +2294,25 @@ class ConvOp(GraphOp):
 # Scatter and sort: data-dependent element rules (op class gather)
 # ---------------------------------------------------------------------------
 
-SCATTER_KINDS = ("none", "add", "mul", "max", "min")
-_SCATTER_UFUNC = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
+class ScatterKind(StrEnum):
+    """How `graph.scatter` combines an update with the current value."""
+
+    NONE = "none"
+    ADD = "add"
+    MUL = "mul"
+    MAX = "max"
+    MIN = "min"
+
+
+@irdl_attr_definition
+class ScatterKindAttr(EnumAttribute[ScatterKind], SpacedOpaqueSyntaxAttribute):
+    """`#graph<scatter_kind add>`; printed as the bare word after the op name."""
+
+    name = "graph.scatter_kind"
+
+
+_SCATTER_UFUNC = {ScatterKind.ADD: np.add, ScatterKind.MUL: np.multiply, ScatterKind.MAX: np.maximum,
+                  ScatterKind.MIN: np.minimum}
 
 
 @irdl_op_definition
@@ -2304,9 +2335,9 @@ class ScatterOp(GraphOp):
 
     name = "graph.scatter"
     KEYWORD_PROP: ClassVar = "kind"
-    KEYWORD_CHOICES: ClassVar = SCATTER_KINDS
+    KEYWORD_ENUM: ClassVar = ScatterKindAttr
     INT_PROPS: ClassVar = (("dims", "dims", True),)
-    kind = prop_def(StringAttr)
+    kind = prop_def(ScatterKindAttr)
     dims = prop_def(DenseArrayBase[I64])
     input = operand_def(TensorType)
     indices = operand_def(TensorType)
@@ -2315,8 +2346,6 @@ class ScatterOp(GraphOp):
     traits = traits_def(Pure(), Gather())
 
     def infer_type(self) -> TensorType:
-        if self.kind.data not in SCATTER_KINDS:
-            raise VerifyException(f"unknown scatter kind '{self.kind.data}'")
         x, idx, upd = _operand_types(self)
         src, ishape, ushape = shape_of(x), shape_of(idx), shape_of(upd)
         dims = _dims(self, "dims")
@@ -2330,7 +2359,7 @@ class ScatterOp(GraphOp):
         if upd.element_type != x.element_type:
             raise VerifyException(f"updates element type {upd.element_type} differs from the operand's "
                                   f"{x.element_type}")
-        if self.kind.data in ("add", "mul") and is_bool(x.element_type):
+        if self.kind.data in (ScatterKind.ADD, ScatterKind.MUL) and is_bool(x.element_type):
             raise VerifyException(f"scatter {self.kind.data} does not accept i1 tensors")
         window = [s for d, s in enumerate(src) if d not in dims]
         expected = [*ishape[:-1], *window]
@@ -2379,7 +2408,7 @@ class ScatterOp(GraphOp):
             int(keep.sum()), np.int64)
         values = updates.reshape(-1)[keep]
         out = x.copy().reshape(-1)
-        if self.kind.data == "none":
+        if self.kind.data == ScatterKind.NONE:
             # the last update of each element wins
             _, last_rev = np.unique(targets[::-1], return_index=True)
             last = len(targets) - 1 - last_rev
@@ -2397,7 +2426,20 @@ class ScatterOp(GraphOp):
         return out.reshape(x.shape)
 
 
-SORT_DIRECTIONS = ("ascending", "descending")
+class SortDirection(StrEnum):
+    """The orders of `graph.sort`."""
+
+    ASCENDING = "ascending"
+    DESCENDING = "descending"
+
+
+@irdl_attr_definition
+class SortDirectionAttr(EnumAttribute[SortDirection], SpacedOpaqueSyntaxAttribute):
+    """`#graph<sort_direction descending>`; printed as the bare word after the op name."""
+
+    name = "graph.sort_direction"
+
+
 MAX_SORT_SIZE = 64
 
 
@@ -2417,10 +2459,10 @@ class SortOp(GraphOp):
 
     name = "graph.sort"
     KEYWORD_PROP: ClassVar = "direction"
-    KEYWORD_CHOICES: ClassVar = SORT_DIRECTIONS
+    KEYWORD_ENUM: ClassVar = SortDirectionAttr
     INT_PROPS: ClassVar = (("dim", "dim", False),)
     SHORT_TYPE: ClassVar = True
-    direction = prop_def(StringAttr)
+    direction = prop_def(SortDirectionAttr)
     dim = prop_def(IntegerAttr[I64])
     keys = operand_def(TensorType)
     values = operand_def(TensorType)
@@ -2428,8 +2470,6 @@ class SortOp(GraphOp):
     traits = traits_def(Pure(), Gather())
 
     def infer_type(self) -> TensorType:
-        if self.direction.data not in SORT_DIRECTIONS:
-            raise VerifyException(f"unknown sort direction '{self.direction.data}'")
         keys, values = _operand_types(self)
         ks, vs = shape_of(keys), shape_of(values)
         d = self.dim.value.data
@@ -2450,7 +2490,7 @@ class SortOp(GraphOp):
         """The positions along `dim` in sorted order (numpy's stable argsort puts NaN last;
         descending is the ascending order of the reversed keys, reversed)."""
         d = self.dim.value.data
-        if self.direction.data == "ascending":
+        if self.direction.data == SortDirection.ASCENDING:
             return np.argsort(keys, axis=d, kind="stable")
         n = keys.shape[d]
         return n - 1 - np.flip(np.argsort(np.flip(keys, d), axis=d, kind="stable"), d)
@@ -2654,5 +2694,6 @@ Graph = Dialect(
         SortOp,
         SegmentReduceOp,
     ],
-    [ReduceKindAttr, SegmentKindAttr, PadModeAttr, DimsAttr],
+    [ReduceKindAttr, SegmentKindAttr, PadModeAttr, CompareDirectionAttr, ScatterKindAttr, SortDirectionAttr,
+     DimsAttr],
 )

@@ -78,6 +78,7 @@ from xdsl.ir import (
     Attribute,
     Block,
     Dialect,
+    Operation,
     OpResult,
     ParametrizedAttribute,
     Region,
@@ -98,10 +99,11 @@ from xdsl.irdl import (
 )
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
-from xdsl.traits import IsTerminator, Pure, RecursiveMemoryEffect, SymbolOpInterface
+from xdsl.traits import RecursiveMemoryEffect, SymbolOpInterface
 from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from fsir.dialects.common import TensorYieldOp
 from fsir.dialects.gpu import VECTOR_WIDTHS
 from fsir.dialects.stitch import (
     check_region_signature,
@@ -876,24 +878,18 @@ def _yield_of(block: Block) -> YieldOp:
 
 
 @irdl_op_definition
-class YieldOp(IRDLOperation):
+class YieldOp(TensorYieldOp):
     """Ends a `schedule.group` (its results) or a `schedule.kernel` (the kernel's results).
 
         schedule.yield %y : tensor<4x8xf32>
     """
 
     name = "schedule.yield"
-    values = var_operand_def(TensorType)
-    traits = traits_def(IsTerminator(), Pure())
-    assembly_format = "($values^ `:` type($values))? attr-dict"
+    PARENT_ERROR: ClassVar = "schedule.yield must end a schedule.kernel or a schedule.group"
 
-    def __init__(self, values: Sequence[SSAValue]):
-        super().__init__(operands=[list(values)])
-
-    def verify_(self) -> None:
-        parent = self.parent_op()
-        if parent is not None and not isinstance(parent, (KernelOp, GroupOp)):
-            raise VerifyException("schedule.yield must end a schedule.kernel or a schedule.group")
+    @classmethod
+    def parents(cls) -> tuple[type[Operation], ...]:
+        return (KernelOp, GroupOp)
 
 
 @irdl_op_definition

@@ -19,7 +19,7 @@ subgraphs (kernel packing). Ops left outside every fusion become kernels of thei
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import ClassVar, TypeVar
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType
@@ -34,10 +34,11 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import IsTerminator, Pure, RecursiveMemoryEffect
+from xdsl.traits import RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
 from fsir.dialects import graph
+from fsir.dialects.common import TensorYieldOp, print_result_types
 
 
 def _type_list(types: Sequence[Attribute]) -> str:
@@ -103,36 +104,24 @@ def print_region_op(printer: Printer, op: IRDLOperation) -> None:
     printer.print_string(" : (")
     printer.print_list([o.type for o in op.operands], printer.print_attribute)
     printer.print_string(") -> ")
-    results = [r.type for r in op.results]
-    if len(results) == 1:
-        printer.print_attribute(results[0])
-    else:
-        printer.print_string("(")
-        printer.print_list(results, printer.print_attribute)
-        printer.print_string(")")
+    print_result_types(printer, [r.type for r in op.results])
     printer.print_string(" ")
     printer.print_region(op.regions[0], print_entry_block_args=True, print_empty_block=True)
 
 
 @irdl_op_definition
-class YieldOp(IRDLOperation):
+class YieldOp(TensorYieldOp):
     """Returns the results of the enclosing `stitch.fusion`.
 
         stitch.yield %a, %b : tensor<4xf32>, tensor<4x8xf32>
     """
 
     name = "stitch.yield"
-    values = var_operand_def(TensorType)
-    traits = traits_def(IsTerminator(), Pure())
-    assembly_format = "($values^ `:` type($values))? attr-dict"
+    PARENT_ERROR: ClassVar = "stitch.yield must be inside a stitch.fusion"
 
-    def __init__(self, values: Sequence[SSAValue]):
-        super().__init__(operands=[list(values)])
-
-    def verify_(self) -> None:
-        parent = self.parent_op()
-        if parent is not None and not isinstance(parent, FusionOp):
-            raise VerifyException("stitch.yield must be inside a stitch.fusion")
+    @classmethod
+    def parents(cls) -> tuple[type[Operation], ...]:
+        return (FusionOp,)
 
 
 @irdl_op_definition

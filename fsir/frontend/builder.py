@@ -187,8 +187,10 @@ class GraphBuilder:
             return v
         return self.emit(graph.ConvertOp, [v], tensor(element_type, shape_of(v.type)))
 
-    def compare(self, direction: str, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.emit(graph.CompareOp, [a, b], direction=StringAttr(direction))
+    def compare(self, direction: graph.CompareDirection | str, a: SSAValue, b: SSAValue) -> SSAValue:
+        """`graph.compare` of `direction` (a CompareDirection or its name)."""
+        return self.emit(graph.CompareOp, [a, b],
+                         direction=graph.CompareDirectionAttr(graph.CompareDirection(direction)))
 
     def select(self, c: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
         return self.emit(graph.SelectOp, [c, a, b])
@@ -260,12 +262,16 @@ class GraphBuilder:
         perm = list(range(k, k + axis)) + list(range(k)) + list(range(k + axis, k + rank - 1))
         return self.transpose(g, perm)
 
-    def scatter(self, kind: str, x: SSAValue, ids: SSAValue, updates: SSAValue, dims: Sequence[int]) -> SSAValue:
-        return self.emit(graph.ScatterOp, [x, ids, updates], kind=StringAttr(kind), dims=dense_i64(dims))
+    def scatter(self, kind: graph.ScatterKind | str, x: SSAValue, ids: SSAValue, updates: SSAValue,
+                dims: Sequence[int]) -> SSAValue:
+        """`graph.scatter` of `kind` (a ScatterKind or its name) along `dims`."""
+        return self.emit(graph.ScatterOp, [x, ids, updates], kind=graph.ScatterKindAttr(graph.ScatterKind(kind)),
+                         dims=dense_i64(dims))
 
-    def sort(self, direction: str, keys: SSAValue, values: SSAValue, dim: int) -> SSAValue:
-        return self.emit(graph.SortOp, [keys, values], direction=StringAttr(direction),
-                         dim=IntegerAttr(dim, i64))
+    def sort(self, direction: graph.SortDirection | str, keys: SSAValue, values: SSAValue, dim: int) -> SSAValue:
+        """`graph.sort` in `direction` (a SortDirection or its name) along `dim`."""
+        return self.emit(graph.SortOp, [keys, values],
+                         direction=graph.SortDirectionAttr(graph.SortDirection(direction)), dim=IntegerAttr(dim, i64))
 
     @staticmethod
     def elem(v: SSAValue) -> Attribute:

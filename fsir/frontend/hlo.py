@@ -342,7 +342,7 @@ class HloImporter:
 
     def op_compare(self, instr, ops):
         direction = str(self.attr(instr, "direction")).lower()
-        if direction not in graph.COMPARE_DIRECTIONS:
+        if direction not in tuple(graph.CompareDirection):
             raise UserError(f"unknown comparison direction '{direction.upper()}'",
                             instr.attr_locs.get("direction", instr.loc))
         return self.b.compare(direction, *ops)
@@ -718,14 +718,15 @@ class HloImporter:
         upd = b.reshape(upd, [us[d] for d in scatter_pos] + [n for d, n in zip(window_src, sizes) if d not in dims])
         return b.scatter(kind, x, ids, upd, dims)
 
-    def _scatter_kind(self, instr) -> str:
+    def _scatter_kind(self, instr) -> graph.ScatterKind:
         region = self.computation_attr(instr, "to_apply")
         root = region.root
         params = {i.name: self._param_number(i) for i in region.instrs if i.opcode == "parameter"}
         if root.opcode == "parameter" and params.get(root.name) == 1:
-            return "none"
+            return graph.ScatterKind.NONE
         args = sorted(params.get(o.name, -1) for o in root.operands if isinstance(o, Operand))
-        kinds = {"add": "add", "multiply": "mul", "maximum": "max", "minimum": "min"}
+        kinds = {"add": graph.ScatterKind.ADD, "multiply": graph.ScatterKind.MUL, "maximum": graph.ScatterKind.MAX,
+                 "minimum": graph.ScatterKind.MIN}
         if root.opcode not in kinds or args != [0, 1]:
             raise self.unsupported(instr, f"scatter whose to_apply computation '{region.name}' is not an "
                                           "assignment or a single add/multiply/maximum/minimum of its parameters")
@@ -755,7 +756,7 @@ class HloImporter:
         if not 0 <= dims[0] < rank or any(shape_of(v.type) != shape_of(keys.type) for v in ops):
             raise UserError(f"sort '{instr.name}' needs operands of one shape and a dimension within their rank",
                             instr.loc)
-        order = "ascending" if direction == "LT" else "descending"
+        order = graph.SortDirection.ASCENDING if direction == "LT" else graph.SortDirection.DESCENDING
         out = [self.b.sort(order, keys, v, dims[0]) for v in ops]
         return out[0] if len(out) == 1 else out
 

@@ -18,15 +18,15 @@ from fsir.dialects import graph
 from fsir.dialects.graph import shape_of
 from fsir.frontend.onnx_import import OnnxImporter, converter
 
-_REDUCTIONS = {"none": "none", "add": "add", "mul": "mul", "max": "max", "min": "min"}
 
-
-def _reduction(imp: OnnxImporter, attrs) -> str:
+def _reduction(imp: OnnxImporter, attrs) -> graph.ScatterKind:
+    """ONNX's reduction names are graph.scatter's kinds."""
     value = attrs.get("reduction", b"none")
     name = value.decode() if isinstance(value, bytes) else str(value)
-    if name not in _REDUCTIONS:
-        raise imp.error(f"{imp.describe()}: unknown reduction '{name}' (none, add, mul, max, min)")
-    return _REDUCTIONS[name]
+    kinds = tuple(graph.ScatterKind)
+    if name not in kinds:
+        raise imp.error(f"{imp.describe()}: unknown reduction '{name}' ({', '.join(kinds)})")
+    return graph.ScatterKind(name)
 
 
 def _index_type_checked(imp: OnnxImporter, ids: SSAValue) -> None:

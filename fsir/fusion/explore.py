@@ -13,7 +13,6 @@ Conventions every mode keeps (the builders in `fsir.dialects.stitch`):
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -55,7 +54,7 @@ def _int(v: int):
 
 
 @dataclass(frozen=True)
-class FusionExplorePass(ModulePass):
+class FusionExplorePass(ExplorerOptions, ModulePass):
     """Group graph ops into stitch.fusion regions (mode=stitch by default, xla, none).
 
     mode=stitch|xla: the FusionStitching explorer (fsir/fusion/explorer.py) with the
@@ -72,27 +71,16 @@ class FusionExplorePass(ModulePass):
 
     name = "fusion-explore"
 
-    mode: str = "stitch"
-    top_k: int = 3
-    beam: int = 3
-    group_size: int = 2
-    remote: bool = True
-    gpu: str = "H100"
-    max_ops: int = 128
-    evaluator: str = "codegen"
-    evaluator_budget: int = 64
-    horizontal: bool = True
+    # The explorer's options are the pass's fields (inherited from ExplorerOptions).
     report: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.mode not in MODES:
             raise UserError(f"fusion-explore: unknown mode '{self.mode}' (expected one of: {', '.join(MODES)})")
         if self.mode != "none":
-            # The pass's options are the explorer's, by name (plus `report`).
-            options = ExplorerOptions(**{f.name: getattr(self, f.name) for f in dataclasses.fields(ExplorerOptions)})
             for f in list(op.walk()):
                 if isinstance(f, func.FuncOp) and not f.is_declaration:
-                    explore_function(f, options, report_stream() if self.report else None)
+                    explore_function(f, self, report_stream() if self.report else None)
             return
         for f in op.walk():
             if isinstance(f, func.FuncOp) and not f.is_declaration:

@@ -86,6 +86,8 @@ class LatencyEvaluator(Protocol):
 
 @dataclass(frozen=True)
 class ExplorerOptions:
+    """The explorer's options; `fusion-explore` (fsir/fusion/explore.py) has them as its fields."""
+
     mode: str = "stitch"
     top_k: int = 3
     beam: int = 3

@@ -53,6 +53,13 @@ def splat_value(op: graph.ConstantOp) -> float | int | bool | None:
     return bool(flat[0]) if flat.dtype == bool else (int(flat[0]) if flat.dtype.kind in "iu" else float(flat[0]))
 
 
+# The reduction by which each scatter kind but `none` combines an update with the value.
+_SCATTER_COMBINE = {
+    graph.ScatterKind.ADD: graph.ReduceKind.SUM, graph.ScatterKind.MUL: graph.ReduceKind.PROD,
+    graph.ScatterKind.MAX: graph.ReduceKind.MAX, graph.ScatterKind.MIN: graph.ReduceKind.MIN,
+}
+
+
 class ElementEmitter:
     def __init__(self, cursor: Cursor, shapes: ShapeCalc, buffers: dict[SSAValue, SSAValue],
                  row_values: dict[SSAValue, SSAValue]):
@@ -213,8 +220,8 @@ class ElementEmitter:
             for j, p in enumerate(point):
                 hit = self.and_(hit, ib.eq(sb.to_index(self.at(op.indices, [*bidx, j])), p))
             update = self.at(op.updates, [*bidx, *window])
-            new = update if kind == "none" else sb.round_to(
-                sb.combine({"add": "sum", "mul": "prod"}.get(kind, kind), carry[0], update), elem)
+            new = update if kind == graph.ScatterKind.NONE else sb.round_to(
+                sb.combine(_SCATTER_COMBINE[kind], carry[0], update), elem)
             return [new if isinstance(hit, bool) else sb.select(hit, new, carry[0])]
 
         start = self.at(op.input, idx)
@@ -229,7 +236,7 @@ class ElementEmitter:
         n = graph.shape_of(op.keys.type)[d]
         if n == graph.DYN:  # the verifier takes static sort dims only
             n = graph.shape_of(op.values.type)[d]
-        descending = op.direction.data == "descending"
+        descending = op.direction.data == graph.SortDirection.DESCENDING
 
         def at_dim(v: SSAValue, i: Index) -> SSAValue:
             return self.at(v, [*idx[:d], i, *idx[d + 1:]])

@@ -436,32 +436,32 @@ def _directed(parts, t, f64op):
     return None
 
 
-def op_add(D, ins, parts, ops):
+def _float_binary(D, ins, parts, ops, t, f):
+    """A float binary op `f` (add, sub, mul, div) with its rounding mode and ftz/sat."""
+    return _binary_fn(D, ins, parts, ops, _wrap_float(_directed(parts, t, f) or f, parts, t), t=t)
+
+
+def _add_sub(D, ins, parts, ops, f, carry: bool):
+    """add or sub (`f`): floats with their rounding, s32 saturating with .sat, and no
+    carry chains (.cc, or `carry` for the opcode's carry-in form)."""
     t = _need_type(parts, ins)
     if kind(t) in ("f", "fx2"):
-        f = _directed(parts, t, np.add) or np.add
-        return _binary_fn(D, ins, parts, ops, _wrap_float(f, parts, t), t=t)
+        return _float_binary(D, ins, parts, ops, t, f)
     if "sat" in parts and t == "s32":
         return _binary_fn(
-            D, ins, parts, ops, lambda a, b: np.clip(a.astype(I64) + b, -(2**31), 2**31 - 1).astype(np.int32), t=t
+            D, ins, parts, ops, lambda a, b: np.clip(f(a.astype(I64), b), -(2**31), 2**31 - 1).astype(np.int32), t=t
         )
-    if "cc" in parts or ins.opcode.startswith("addc"):
+    if "cc" in parts or carry:
         raise DecodeError(f"unsupported instruction '{ins.opcode}' (carry chains)")
-    return _binary_fn(D, ins, parts, ops, np.add, t=t)
+    return _binary_fn(D, ins, parts, ops, f, t=t)
+
+
+def op_add(D, ins, parts, ops):
+    return _add_sub(D, ins, parts, ops, np.add, ins.opcode.startswith("addc"))
 
 
 def op_sub(D, ins, parts, ops):
-    t = _need_type(parts, ins)
-    if kind(t) in ("f", "fx2"):
-        f = _directed(parts, t, np.subtract) or np.subtract
-        return _binary_fn(D, ins, parts, ops, _wrap_float(f, parts, t), t=t)
-    if "sat" in parts and t == "s32":
-        return _binary_fn(
-            D, ins, parts, ops, lambda a, b: np.clip(a.astype(I64) - b, -(2**31), 2**31 - 1).astype(np.int32), t=t
-        )
-    if "cc" in parts:
-        raise DecodeError(f"unsupported instruction '{ins.opcode}' (carry chains)")
-    return _binary_fn(D, ins, parts, ops, np.subtract, t=t)
+    return _add_sub(D, ins, parts, ops, np.subtract, False)
 
 
 def _wide(t):
@@ -501,8 +501,7 @@ def _mul_hi(t):
 def op_mul(D, ins, parts, ops):
     t = _need_type(parts, ins)
     if kind(t) in ("f", "fx2"):
-        f = _directed(parts, t, np.multiply) or np.multiply
-        return _binary_fn(D, ins, parts, ops, _wrap_float(f, parts, t), t=t)
+        return _float_binary(D, ins, parts, ops, t, np.multiply)
     if "wide" in parts:
         wt = _wide(t)
         wd = NP[wt]
@@ -642,8 +641,7 @@ def _trunc_div(a, b):
 def op_div(D, ins, parts, ops):
     t = _need_type(parts, ins)
     if kind(t) == "f":
-        f = _directed(parts, t, np.divide) or np.divide
-        return _binary_fn(D, ins, parts, ops, _wrap_float(f, parts, t), t=t)
+        return _float_binary(D, ins, parts, ops, t, np.divide)
     if t[0] == "s":
         return _binary_fn(D, ins, parts, ops, _trunc_div, t=t)
     dt = NP[t]
@@ -1388,23 +1386,37 @@ def _vec(parts):
     return 1
 
 
-def op_ld(D, ins, parts, ops):
+def _access_type(parts, ins) -> str:
+    """The element type of a ld/st (b128 moves are not modelled)."""
     t = _need_type(parts, ins)
     if t == "b128":
         raise DecodeError("unsupported type .b128")
+    return t
+
+
+def _access_operands(ins, parts, ops, mem_first: bool, what: str) -> tuple[Mem, list, int]:
+    """The address, the register operands (one, or the items of a `{..}` vector) and the
+    vector width of a ld (`d, [a]`) or st (`[a], s`); an L2 cache-policy operand is
+    dropped, as it does not change results."""
+    nv = _vec(parts)
+    if len(ops) == 3 and any(p.startswith("L2::cache_hint") for p in parts):
+        ops = ops[:2]
+    _nops(ops, 2, ins)
+    m, v = ops if mem_first else ops[::-1]
+    if not isinstance(m, Mem):
+        raise DecodeError(f"'{ins.opcode}' needs an address operand [..]")
+    regs = list(v.items) if isinstance(v, Vec) else [v]
+    if len(regs) != nv:
+        raise DecodeError(f"'{ins.opcode}' needs {nv} {what}")
+    return m, regs, nv
+
+
+def op_ld(D, ins, parts, ops):
+    t = _access_type(parts, ins)
     space = _space(parts)
     if space == "const":
         raise DecodeError("the .const state space is not supported")
-    nv = _vec(parts)
-    if len(ops) == 3 and any(p.startswith("L2::cache_hint") for p in parts):
-        ops = ops[:2]  # the cache-policy operand does not change results
-    _nops(ops, 2, ins)
-    d, m = ops
-    if not isinstance(m, Mem):
-        raise DecodeError(f"'{ins.opcode}' needs an address operand [..]")
-    dsts = list(d.items) if isinstance(d, Vec) else [d]
-    if len(dsts) != nv:
-        raise DecodeError(f"'{ins.opcode}' needs {nv} destination registers")
+    m, dsts, nv = _access_operands(ins, parts, ops, False, "destination registers")
     ws = [D.wr(x, t) for x in dsts]
     dt = NP[t]
     esz = dt.itemsize
@@ -1439,43 +1451,32 @@ def op_ld(D, ins, parts, ops):
             a = addr(ch, idx)
             vals = ch.mem_load(space, a, idx, dt, nv, line)
             ch.note_sync_read(a, idx, head)
-            if nv == 1:
-                ws[0](ch, idx, vals)
-            else:
-                for i, w in enumerate(ws):
-                    w(ch, idx, np.ascontiguousarray(vals[:, i]))
+            _write_loaded(ws, ch, idx, vals)
         return fn
 
     def fn(ch, idx):
-        a = addr(ch, idx)
-        vals = ch.mem_load(space, a, idx, dt, nv, line)
-        if nv == 1:
-            ws[0](ch, idx, vals)
-        else:
-            for i, w in enumerate(ws):
-                w(ch, idx, np.ascontiguousarray(vals[:, i]))
+        _write_loaded(ws, ch, idx, ch.mem_load(space, addr(ch, idx), idx, dt, nv, line))
     return fn
 
 
+def _write_loaded(ws, ch, idx, vals) -> None:
+    """Write the loaded values (one per lane, or a column per register of a vector) to the
+    destination registers."""
+    if len(ws) == 1:
+        ws[0](ch, idx, vals)
+    else:
+        for i, w in enumerate(ws):
+            w(ch, idx, np.ascontiguousarray(vals[:, i]))
+
+
 def op_st(D, ins, parts, ops):
-    t = _need_type(parts, ins)
-    if t == "b128":
-        raise DecodeError("unsupported type .b128")
+    t = _access_type(parts, ins)
     space = _space(parts)
     if space == "param":
         raise DecodeError("stores to .param outside a call sequence are not supported")
     if space == "const":
         raise DecodeError("stores to .const are not allowed")
-    nv = _vec(parts)
-    if len(ops) == 3 and any(p.startswith("L2::cache_hint") for p in parts):
-        ops = ops[:2]
-    _nops(ops, 2, ins)
-    m, s = ops
-    if not isinstance(m, Mem):
-        raise DecodeError(f"'{ins.opcode}' needs an address operand [..]")
-    srcs = list(s.items) if isinstance(s, Vec) else [s]
-    if len(srcs) != nv:
-        raise DecodeError(f"'{ins.opcode}' needs {nv} source values")
+    m, srcs, nv = _access_operands(ins, parts, ops, True, "source values")
     rs = [D.rd(x, t) for x in srcs]
     dt = NP[t]
     addr = _Addr(D, m, space)

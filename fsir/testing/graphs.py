@@ -1,5 +1,5 @@
 """Small graph-dialect functions that several test suites and benchmarks compile: LayerNorm,
-softmax and their variants, as MLIR text."""
+softmax and their variants, GEMMs, as MLIR text."""
 
 
 def layernorm_fusion(rows: str, cols: int, t: str = "f32") -> str:
@@ -71,29 +71,37 @@ func.func @softmax(%x: tensor<{R}x{C}xf32>) -> tensor<{R}x{C}xf32> {{
 """
 
 
-# LayerNorm of 6 rows of 200 elements, unfused
-GRAPH_LAYERNORM = """
-func.func @ln(%x: tensor<6x200xf32>, %g: tensor<200xf32>, %b: tensor<200xf32>) -> tensor<6x200xf32> {
-  %n = graph.constant dense<200.0> : tensor<6xf32>
-  %eps = graph.constant dense<1.0e-5> : tensor<6xf32>
-  %s = graph.reduce sum %x dims [1] : (tensor<6x200xf32>) -> tensor<6xf32>
-  %mean = graph.div %s, %n : tensor<6xf32>
-  %mb = graph.broadcast %mean dims [0] : (tensor<6xf32>) -> tensor<6x200xf32>
-  %xc = graph.sub %x, %mb : tensor<6x200xf32>
-  %sq = graph.mul %xc, %xc : tensor<6x200xf32>
-  %vs = graph.reduce sum %sq dims [1] : (tensor<6x200xf32>) -> tensor<6xf32>
-  %var = graph.div %vs, %n : tensor<6xf32>
-  %ve = graph.add %var, %eps : tensor<6xf32>
-  %rstd = graph.rsqrt %ve : tensor<6xf32>
-  %rb = graph.broadcast %rstd dims [0] : (tensor<6xf32>) -> tensor<6x200xf32>
-  %xn = graph.mul %xc, %rb : tensor<6x200xf32>
-  %gb = graph.broadcast %g dims [1] : (tensor<200xf32>) -> tensor<6x200xf32>
-  %bb = graph.broadcast %b dims [1] : (tensor<200xf32>) -> tensor<6x200xf32>
-  %y0 = graph.mul %xn, %gb : tensor<6x200xf32>
-  %y = graph.add %y0, %bb : tensor<6x200xf32>
-  func.return %y : tensor<6x200xf32>
-}
+def layernorm(rows: int, cols: int, name: str = "ln", mean_output: bool = False) -> str:
+    """LayerNorm of `rows` rows of `cols` f32 elements with γ and β, unfused; with
+    `mean_output` the function also returns the rows' means."""
+    x, v, r = f"tensor<{rows}x{cols}xf32>", f"tensor<{cols}xf32>", f"tensor<{rows}xf32>"
+    results, returned = (f"({x}, {r})", f"%y, %mean : {x}, {r}") if mean_output else (x, f"%y : {x}")
+    return f"""
+func.func @{name}(%x: {x}, %g: {v}, %b: {v}) -> {results} {{
+  %n = graph.constant dense<{cols}.0> : {r}
+  %eps = graph.constant dense<1.0e-5> : {r}
+  %s = graph.reduce sum %x dims [1] : ({x}) -> {r}
+  %mean = graph.div %s, %n : {r}
+  %mb = graph.broadcast %mean dims [0] : ({r}) -> {x}
+  %xc = graph.sub %x, %mb : {x}
+  %sq = graph.mul %xc, %xc : {x}
+  %vs = graph.reduce sum %sq dims [1] : ({x}) -> {r}
+  %var = graph.div %vs, %n : {r}
+  %ve = graph.add %var, %eps : {r}
+  %rstd = graph.rsqrt %ve : {r}
+  %rb = graph.broadcast %rstd dims [0] : ({r}) -> {x}
+  %xn = graph.mul %xc, %rb : {x}
+  %gb = graph.broadcast %g dims [1] : ({v}) -> {x}
+  %bb = graph.broadcast %b dims [1] : ({v}) -> {x}
+  %y0 = graph.mul %xn, %gb : {x}
+  %y = graph.add %y0, %bb : {x}
+  func.return {returned}
+}}
 """
+
+
+# LayerNorm of 6 rows of 200 elements, unfused
+GRAPH_LAYERNORM = layernorm(6, 200)
 
 
 def softmax(rows: int, cols: int, t: str = "f32") -> str:
@@ -155,5 +163,48 @@ func.func @ln(%x: {x}) -> {x} {{
   %rb = graph.broadcast %rstd dims [0] : ({r}) -> {x}
   %y = graph.mul %xc, %rb : {x}
   func.return %y : {x}
+}}
+"""
+
+
+def _tensor(shape: tuple[int, ...], t: str) -> str:
+    return f"tensor<{'x'.join(map(str, shape))}x{t}>"
+
+
+def dot(m: int, n: int, k: int, t: str) -> str:
+    """One m x k by k x n `graph.dot` of element type `t`."""
+    a, b, c = (_tensor(s, t) for s in ((m, k), (k, n), (m, n)))
+    return f"""
+func.func @f(%a: {a}, %b: {b}) -> {c} {{
+  %d = graph.dot %a, %b : ({a}, {b}) -> {c}
+  func.return %d : {c}
+}}
+"""
+
+
+def normalising_gemm(x_shape: tuple[int, ...], n: int, t: str) -> str:
+    """The GEMM kernel of a statistics kernel + normalising GEMM plan, as one
+    stitch.fusion: x·w with x (batch dims, rows, k) normalised by per-row mean and rstd
+    (of x's shape less k) and per-column γ and β (k) while loading; w is k x n."""
+    *rows, k = x_shape
+    x, w, v, r, o = (_tensor(s, t) for s in (x_shape, (k, n), (k,), tuple(rows), (*rows, n)))
+    row_dims = ", ".join(str(d) for d in range(len(rows)))
+    col_dim = len(rows)
+    return f"""
+func.func @f(%x: {x}, %mean: {r}, %rstd: {r}, %gamma: {v}, %beta: {v}, %w: {w}) -> {o} {{
+  %y = stitch.fusion (%x, %mean, %rstd, %gamma, %beta, %w) : ({x}, {r}, {r}, {v}, {v}, {w}) -> {o} {{
+  ^bb0(%xa: {x}, %mu: {r}, %rs: {r}, %ga: {v}, %be: {v}, %wa: {w}):
+    %mu_b = graph.broadcast %mu dims [{row_dims}] : ({r}) -> {x}
+    %xc = graph.sub %xa, %mu_b : {x}
+    %rs_b = graph.broadcast %rs dims [{row_dims}] : ({r}) -> {x}
+    %xn = graph.mul %xc, %rs_b : {x}
+    %ga_b = graph.broadcast %ga dims [{col_dim}] : ({v}) -> {x}
+    %g = graph.mul %xn, %ga_b : {x}
+    %be_b = graph.broadcast %be dims [{col_dim}] : ({v}) -> {x}
+    %a = graph.add %g, %be_b : {x}
+    %d = graph.dot %a, %wa : ({x}, {w}) -> {o}
+    stitch.yield %d : {o}
+  }}
+  func.return %y : {o}
 }}
 """

@@ -10,17 +10,22 @@ summation order differs from numpy's pairwise sum.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
 
+from fsir.codegen.mappings import mapping_of
+from fsir.codegen.summary import Summary
 from fsir.dialects.graph import numpy_dtype
 from fsir.dialects.schedule import KernelOp
+from fsir.gpuspec import gpu_spec
 from fsir.ir import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.runtime.compare import compare
 from fsir.runtime.executor import execute
 from fsir.runtime.reference import find_function, run
+from fsir.sim.stats import LaunchStats
 
 ARCHS = ("sm_80", "sm_90")
 
@@ -124,6 +129,27 @@ def schedule_kernels(text: str, rows: str = "auto", subroots: str = "auto") -> l
     options = PipelineOptions(fusion="stitch", rows=rows, subroots=subroots)
     module = lower(parse_module(text, "<test>"), options, until="stitch-codegen")
     return [op for op in module.walk() if isinstance(op, KernelOp)]
+
+
+def scheduled_kernel(text: str, options: PipelineOptions) -> tuple[KernelOp, Summary]:
+    """The one schedule kernel stitch-codegen makes of `text` under `options`, and its
+    summary on `options.gpu`."""
+    scheduled = lower(parse_module(text, "<test>"), options, until="stitch-codegen")
+    (kernel,) = [op for op in scheduled.walk() if isinstance(op, KernelOp)]
+    return kernel, mapping_of(kernel).summarize(kernel, gpu_spec(options.gpu))
+
+
+def simulate_kernel(text: str, options: PipelineOptions, shapes: Sequence[tuple[int, ...]],
+                    dtype: type[np.generic]) -> tuple[KernelOp, Summary, ModuleOp, LaunchStats]:
+    """`scheduled_kernel`'s kernel and summary, the lowered module, and the simulator's
+    counters of one run on standard-normal inputs of `shapes` (seed 0) cast to `dtype`:
+    what the cost tests hold a summary against."""
+    kernel, summary = scheduled_kernel(text, options)
+    lowered = lower(parse_module(text, "<test>"), options)
+    rng = np.random.default_rng(0)
+    _, stats = execute(lowered, [rng.standard_normal(shape).astype(dtype) for shape in shapes])
+    assert stats is not None, "the module launched no kernel"
+    return kernel, summary, lowered, stats
 
 
 def measure(text: str, atol: float = 1e-4, subroots: str = "auto"):

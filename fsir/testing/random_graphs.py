@@ -338,7 +338,7 @@ class GraphBuilder:
     def compare(self) -> Value:
         x = self.operand(lambda e: e != "i1", "f32")
         y = self.partner(x)
-        direction = self.ch.choice(graph.COMPARE_DIRECTIONS)
+        direction = self.ch.choice(tuple(graph.CompareDirection))
         return self.emit(f"compare {direction}", [x, y], "", self.result("i1", x.shape, _join(x.decl, y.decl)))
 
     def select(self) -> Value:
@@ -348,7 +348,7 @@ class GraphBuilder:
         if cond is None:
             x = a if a.elem != "i1" else self.input("f32", a.shape)
             y = self.partner(x)
-            cond = self.emit("compare " + self.ch.choice(graph.COMPARE_DIRECTIONS), [x, y], "",
+            cond = self.emit("compare " + self.ch.choice(tuple(graph.CompareDirection)), [x, y], "",
                              self.result("i1", x.shape, _join(x.decl, y.decl)))
         r = self.result(a.elem, a.shape, _join(cond.decl, a.decl, b.decl))
         return self.emit("select", [cond, a, b], "", r)

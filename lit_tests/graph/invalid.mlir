@@ -615,8 +615,48 @@ func.func @f(%x: tensor<8x4xf32>, %o: tensor<3xi32>) {
 // -----
 
 func.func @f(%x: tensor<4xf32>, %y: tensor<4xf32>) {
-  // expected-error @+1 {{unknown comparison direction 'gte'}}
-  %r = "graph.compare"(%x, %y) <{direction = "gte"}> : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  // expected-error @+1 {{Expected `eq`, `ne`, `lt`, `le`, `gt`, or `ge`.}}
+  %r = "graph.compare"(%x, %y) <{direction = #graph<compare_direction gte>}> : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>, %y: tensor<4xf32>) {
+  // expected-error @+1 {{'graph.compare' op "gt" should be of base attribute graph.compare_direction}}
+  %r = "graph.compare"(%x, %y) <{direction = "gt"}> : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<8xf32>, %i: tensor<3x1xi32>, %u: tensor<3xf32>) {
+  // expected-error @+1 {{Expected `none`, `add`, `mul`, `max`, or `min`.}}
+  %r = "graph.scatter"(%x, %i, %u) <{kind = #graph<scatter_kind sub>, dims = array<i64: 0>}> : (tensor<8xf32>, tensor<3x1xi32>, tensor<3xf32>) -> tensor<8xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<8xf32>, %i: tensor<3x1xi32>, %u: tensor<3xf32>) {
+  // expected-error @+1 {{'graph.scatter' op "add" should be of base attribute graph.scatter_kind}}
+  %r = "graph.scatter"(%x, %i, %u) <{kind = "add", dims = array<i64: 0>}> : (tensor<8xf32>, tensor<3x1xi32>, tensor<3xf32>) -> tensor<8xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%k: tensor<4x8xf32>) {
+  // expected-error @+1 {{Expected `ascending`, or `descending`.}}
+  %r = "graph.sort"(%k, %k) <{direction = #graph<sort_direction up>, dim = 1 : i64}> : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%k: tensor<4x8xf32>) {
+  // expected-error @+1 {{'graph.sort' op "ascending" should be of base attribute graph.sort_direction}}
+  %r = "graph.sort"(%k, %k) <{direction = "ascending", dim = 1 : i64}> : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   func.return
 }
 
@@ -681,5 +721,13 @@ func.func @f(%k: tensor<2x8xf32>, %v: tensor<2x7xf32>) {
 func.func @f(%k: tensor<2x8xf32>) {
   // expected-error @+1 {{Expected one of 'ascending', 'descending'}}
   %r = graph.sort upward %k, %k dim 1 : tensor<2x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<8xf32>, %i: tensor<3x1xi32>, %u: tensor<3xf32>) {
+  // expected-error @+1 {{Expected one of 'add', 'max', 'min', 'mul', 'none'}}
+  %r = graph.scatter sub %x, %i, %u dims [0] : (tensor<8xf32>, tensor<3x1xi32>, tensor<3xf32>) -> tensor<8xf32>
   func.return
 }

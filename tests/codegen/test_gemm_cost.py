@@ -39,19 +39,10 @@ from fsir.dialects.schedule import KernelOp, Mapping
 from fsir.gpuspec import gpu_spec
 from fsir.ir import parse_module
 from fsir.pipeline import PipelineOptions, lower
-from fsir.runtime.executor import execute
+from fsir.testing.graphs import dot as _dot
+from fsir.testing.pipeline import scheduled_kernel, simulate_kernel
 
 A100 = gpu_spec("A100")
-
-
-def _dot(m: int, n: int, k: int, t: str) -> str:
-    a, b, c = (f"tensor<{x}x{y}x{t}>" for x, y in ((m, k), (k, n), (m, n)))
-    return f"""
-func.func @f(%a: {a}, %b: {b}) -> {c} {{
-  %d = graph.dot %a, %b : ({a}, {b}) -> {c}
-  func.return %d : {c}
-}}
-"""
 
 
 def compile_gemm(m: int, n: int, k: int, t: str, gemm: str = "auto"):
@@ -59,17 +50,9 @@ def compile_gemm(m: int, n: int, k: int, t: str, gemm: str = "auto"):
     one dot; `t` = tf32 is an f32 dot under precision=tf32."""
     precision = "tf32" if t == "tf32" else "fp32"
     elem = "f32" if t == "tf32" else t
-    text = _dot(m, n, k, elem)
     options = PipelineOptions(fusion="none", gemm=gemm, precision=precision, gpu="A100")
-    scheduled = lower(parse_module(text, "<test>"), options, until="stitch-codegen")
-    (kernel,) = [op for op in scheduled.walk() if isinstance(op, KernelOp)]
-    summary = mapping_of(kernel).summarize(kernel, A100)
-    lowered = lower(parse_module(text, "<test>"), options)
     dtype = {"f16": np.float16, "f32": np.float32}[elem]
-    rng = np.random.default_rng(0)
-    _, stats = execute(lowered, [rng.standard_normal((m, k)).astype(dtype),
-                                 rng.standard_normal((k, n)).astype(dtype)])
-    return kernel, summary, lowered, stats
+    return simulate_kernel(_dot(m, n, k, elem), options, [(m, k), (k, n)], dtype)
 
 
 CASES = [
@@ -119,10 +102,7 @@ def test_summary_counts_agree_with_the_simulator(m, n, k, t, gemm):
 
 def scheduled_gemm(m: int, n: int, k: int, t: str, gemm: str = "auto"):
     """(schedule kernel, its summary) of one dot, without lowering or running it."""
-    options = PipelineOptions(fusion="none", gemm=gemm, gpu="A100")
-    scheduled = lower(parse_module(_dot(m, n, k, t), "<test>"), options, until="stitch-codegen")
-    (kernel,) = [op for op in scheduled.walk() if isinstance(op, KernelOp)]
-    return kernel, mapping_of(kernel).summarize(kernel, A100)
+    return scheduled_kernel(_dot(m, n, k, t), PipelineOptions(fusion="none", gemm=gemm, gpu="A100"))
 
 
 def test_tensor_core_tiles_chosen_by_compute_and_reuse():

@@ -20,44 +20,26 @@ from fsir.codegen.latency import estimate, estimate_summary
 from fsir.codegen.mappings import mapping_of
 from fsir.codegen.mappings.gemm import GemmConfig, split_candidates
 from fsir.dialects import gpu
-from fsir.dialects.schedule import KernelOp
 from fsir.gpuspec import gpu_spec
-from fsir.ir import parse_module
-from fsir.pipeline import PipelineOptions, lower
-from fsir.runtime.executor import execute
+from fsir.pipeline import PipelineOptions
+from fsir.testing.graphs import dot as _dot
+from fsir.testing.pipeline import scheduled_kernel, simulate_kernel
 
 A100 = gpu_spec("A100")
 
 
-def _dot(m: int, n: int, k: int, t: str) -> str:
-    a, b, c = (f"tensor<{x}x{y}x{t}>" for x, y in ((m, k), (k, n), (m, n)))
-    return f"""
-func.func @f(%a: {a}, %b: {b}) -> {c} {{
-  %d = graph.dot %a, %b : ({a}, {b}) -> {c}
-  func.return %d : {c}
-}}
-"""
-
-
 def scheduled_gemm(m: int, n: int, k: int, t: str, gemm: str = "auto", precision: str = "fp32"):
     """(schedule kernel, its summary) of one dot on an A100."""
-    options = PipelineOptions(fusion="none", gemm=gemm, gpu="A100", precision=precision)
-    scheduled = lower(parse_module(_dot(m, n, k, t), "<test>"), options, until="stitch-codegen")
-    (kernel,) = [op for op in scheduled.walk() if isinstance(op, KernelOp)]
-    return kernel, mapping_of(kernel).summarize(kernel, A100)
+    return scheduled_kernel(_dot(m, n, k, t), PipelineOptions(fusion="none", gemm=gemm, gpu="A100",
+                                                                precision=precision))
 
 
 def compile_gemm(m: int, n: int, k: int, t: str, gemm: str):
     """(schedule kernel, its summary, the lowered module, the launch's LaunchStats);
     `t` = tf32 is an f32 dot under precision=tf32."""
     precision, elem = ("tf32", "f32") if t == "tf32" else ("fp32", t)
-    kernel, summary = scheduled_gemm(m, n, k, elem, gemm, precision)
     options = PipelineOptions(fusion="none", gemm=gemm, precision=precision, gpu="A100")
-    lowered = lower(parse_module(_dot(m, n, k, elem), "<test>"), options)
-    rng = np.random.default_rng(0)
-    _, stats = execute(lowered, [rng.standard_normal((m, k)).astype(np.float32),
-                                 rng.standard_normal((k, n)).astype(np.float32)])
-    return kernel, summary, lowered, stats
+    return simulate_kernel(_dot(m, n, k, elem), options, [(m, k), (k, n)], np.float32)
 
 
 @pytest.mark.parametrize("m,n,k,t,gemm", [

@@ -16,6 +16,7 @@ from fsir.ir import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.runtime.executor import execute, module_ptx
 from fsir.sim import run_ptx
+from fsir.testing.graphs import layernorm
 from fsir.testing.pipeline import check
 
 # name -> (graph IR, the widths legal for its kernels, tolerance scale)
@@ -62,27 +63,7 @@ func.func @f(%x: tensor<8x64xi32>, %y: tensor<8x64xi32>) -> tensor<8x64xi32> {
   func.return %m : tensor<8x64xi32>
 }""", {1, 2, 4}, 1),
     # row kernels (rows kept in registers in slots of V)
-    "layernorm": ("""
-func.func @f(%x: tensor<64x256xf32>, %g: tensor<256xf32>, %b: tensor<256xf32>) -> tensor<64x256xf32> {
-  %n = graph.constant dense<2.560000e+02> : tensor<64xf32>
-  %eps = graph.constant dense<1.000000e-05> : tensor<64xf32>
-  %s = graph.reduce sum %x dims [1] : (tensor<64x256xf32>) -> tensor<64xf32>
-  %mean = graph.div %s, %n : tensor<64xf32>
-  %mb = graph.broadcast %mean dims [0] : (tensor<64xf32>) -> tensor<64x256xf32>
-  %xc = graph.sub %x, %mb : tensor<64x256xf32>
-  %sq = graph.mul %xc, %xc : tensor<64x256xf32>
-  %ss = graph.reduce sum %sq dims [1] : (tensor<64x256xf32>) -> tensor<64xf32>
-  %var = graph.div %ss, %n : tensor<64xf32>
-  %ve = graph.add %var, %eps : tensor<64xf32>
-  %rstd = graph.rsqrt %ve : tensor<64xf32>
-  %rb = graph.broadcast %rstd dims [0] : (tensor<64xf32>) -> tensor<64x256xf32>
-  %xhat = graph.mul %xc, %rb : tensor<64x256xf32>
-  %gb = graph.broadcast %g dims [1] : (tensor<256xf32>) -> tensor<64x256xf32>
-  %bb = graph.broadcast %b dims [1] : (tensor<256xf32>) -> tensor<64x256xf32>
-  %sc = graph.mul %xhat, %gb : tensor<64x256xf32>
-  %y = graph.add %sc, %bb : tensor<64x256xf32>
-  func.return %y : tensor<64x256xf32>
-}""", {1, 2, 4}, 4),
+    "layernorm": (layernorm(64, 256, name="f"), {1, 2, 4}, 4),
     "f16_softmax": ("""
 func.func @f(%x: tensor<8x512xf16>) -> tensor<8x512xf16> {
   %m = graph.reduce max %x dims [1] : (tensor<8x512xf16>) -> tensor<8xf16>

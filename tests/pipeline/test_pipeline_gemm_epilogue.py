@@ -12,6 +12,7 @@ from fsir.codegen.mappings.gemm import CANDIDATES
 from fsir.dialects.schedule import KernelOp
 from fsir.ir import parse_module
 from fsir.pipeline import PipelineOptions, lower
+from fsir.testing.graphs import normalising_gemm
 from fsir.testing.pipeline import check
 
 
@@ -248,25 +249,7 @@ def test_layernorm_prologue_batched(t):
     element's batch and row, loaded before the k-loop, and the result matches."""
     from xdsl.dialects import memref, scf
 
-    x, w, v, r, o = (_t(s, t) for s in ((2, 40, 64), (64, 24), (64,), (2, 40), (2, 40, 24)))
-    text = f"""
-func.func @f(%x: {x}, %mean: {r}, %rstd: {r}, %gamma: {v}, %beta: {v}, %w: {w}) -> {o} {{
-  %y = stitch.fusion (%x, %mean, %rstd, %gamma, %beta, %w) : ({x}, {r}, {r}, {v}, {v}, {w}) -> {o} {{
-  ^bb0(%xa: {x}, %mu: {r}, %rs: {r}, %ga: {v}, %be: {v}, %wa: {w}):
-    %mu_b = graph.broadcast %mu dims [0, 1] : ({r}) -> {x}
-    %xc = graph.sub %xa, %mu_b : {x}
-    %rs_b = graph.broadcast %rs dims [0, 1] : ({r}) -> {x}
-    %xn = graph.mul %xc, %rs_b : {x}
-    %ga_b = graph.broadcast %ga dims [2] : ({v}) -> {x}
-    %g = graph.mul %xn, %ga_b : {x}
-    %be_b = graph.broadcast %be dims [2] : ({v}) -> {x}
-    %a = graph.add %g, %be_b : {x}
-    %d = graph.dot %a, %wa : ({x}, {w}) -> {o}
-    stitch.yield %d : {o}
-  }}
-  func.return %y : {o}
-}}
-"""
+    text = normalising_gemm((2, 40, 64), 24, t)
     lowered = check(text)
     (gemm,) = [op for op in lowered.walk() if op.name == "gpu.func"]
     stats = set(gemm.body.blocks[0].args[1:3])

@@ -86,6 +86,21 @@ def test_integer_wraparound_and_signedness():
     np.testing.assert_array_equal(out, ((tid - 1) + (-1) + 15) % 2**32)
 
 
+@pytest.mark.parametrize("op,f", [("add", np.add), ("sub", np.subtract)])
+def test_saturating_s32_add_sub(op, f):
+    """add.sat.s32 / sub.sat.s32 clamp to [-2^31, 2^31 - 1] instead of wrapping."""
+    out = run1(f"""
+    mul.lo.s32 %r5, %r4, 0x40000000;   // 0, 2^30, -2^31, -2^30 (wrapped)
+    {op}.sat.s32 %r6, %r5, 0x50000000;
+    {op}.sat.s32 %r7, %r5, -1610612736;
+    xor.b32 %r6, %r6, %r7;
+    st.global.u32 [%rd2], %r6;
+""", n=4, dtype=np.int32)
+    x = (np.arange(4, dtype=np.int64) * 2**30 + 2**31) % 2**32 - 2**31
+    sat = [np.clip(f(x, c), -(2**31), 2**31 - 1) for c in (0x50000000, -1610612736)]
+    np.testing.assert_array_equal(out, (sat[0] ^ sat[1]).astype(np.int32))
+
+
 def test_mul_hi_wide_div_rem():
     out = run1("""
     sub.s32 %r5, 3, %r4;            // 3 - tid: 3, 2, 1, 0, -1, ...

@@ -494,6 +494,19 @@ LAST:
 """
 
 
+def thread_slots(size: int) -> str:
+    """PTX setting %r7 to thread t's `size`-byte slot of the shared `tile` (tile + size*t)
+    and %rd3 to its slot of the global `src` parameter."""
+    return f"""
+    ld.param.u64 %rd1, [src];
+    cvta.to.global.u64 %rd1, %rd1;
+    mov.u32 %r5, tile;
+    mul.lo.u32 %r6, %r2, {size};
+    add.u32 %r7, %r5, %r6;
+    mul.wide.u32 %rd2, %r2, {size};
+    add.s64 %rd3, %rd1, %rd2;"""
+
+
 def pipeline(wait="cp.async.wait_group 1;", steps=6):
     return kernel("pipe", ["out", "src"], PIPE.replace("WAIT", wait).replace("STEPS", str(steps)),
                   shared="    .shared .align 16 .b8 tile[1024];")
@@ -530,14 +543,7 @@ def test_cp_async_without_barrier_after_wait_is_a_race():
 
 def test_cp_async_data_lands_only_at_the_wait():
     """Without race checks, a read before the wait sees the old shared contents, as hardware may."""
-    body = """
-    ld.param.u64 %rd1, [src];
-    cvta.to.global.u64 %rd1, %rd1;
-    mov.u32 %r5, tile;
-    shl.b32 %r6, %r2, 2;
-    add.u32 %r7, %r5, %r6;
-    mul.wide.u32 %rd2, %r2, 4;
-    add.s64 %rd3, %rd1, %rd2;
+    body = thread_slots(4) + """
     mov.u32 %r9, 7;
     st.shared.u32 [%r7], %r9;
     cp.async.ca.shared.global [%r7], [%rd3], 4;
@@ -567,14 +573,7 @@ def test_cp_async_data_lands_only_at_the_wait():
                                                     r"that the cp.async of thread \(0,0,0\)"),
 ])
 def test_cp_async_overwriting_a_destination_in_flight_is_a_race(overwrite, what):
-    body = f"""
-    ld.param.u64 %rd1, [src];
-    cvta.to.global.u64 %rd1, %rd1;
-    mov.u32 %r5, tile;
-    shl.b32 %r6, %r2, 2;
-    add.u32 %r7, %r5, %r6;
-    mul.wide.u32 %rd2, %r2, 4;
-    add.s64 %rd3, %rd1, %rd2;
+    body = thread_slots(4) + f"""
     mov.u32 %r9, 7;
     cp.async.ca.shared.global [%r7], [%rd3], 4;
     cp.async.commit_group;
@@ -590,14 +589,7 @@ def test_cp_async_overwriting_a_destination_in_flight_is_a_race(overwrite, what)
 def test_cp_async_src_size_zero_fills_and_reads_only_src_size_bytes(size):
     """src-size = t % (size+1): bytes past it are zero, and are not read (the last thread's source runs
     past the end of the buffer by size - src-size bytes)."""
-    body = f"""
-    ld.param.u64 %rd1, [src];
-    cvta.to.global.u64 %rd1, %rd1;
-    mov.u32 %r5, tile;
-    mul.lo.u32 %r6, %r2, {size};
-    add.u32 %r7, %r5, %r6;
-    mul.wide.u32 %rd2, %r2, {size};
-    add.s64 %rd3, %rd1, %rd2;
+    body = thread_slots(size) + f"""
     rem.u32 %r8, %r2, {size + 1};
     setp.eq.u32 %p1, %r2, 31;
     selp.u32 %r8, 1, %r8, %p1;
@@ -628,15 +620,8 @@ def test_cp_async_src_size_zero_fills_and_reads_only_src_size_bytes(size):
     "cp.async.ca.shared::cta.global.L2::cache_hint.L2::256B [%r7], [%rd3], 16, 16, %rd9;",
 ])
 def test_cp_async_cache_hints_and_prefetch_sizes(instr):
-    body = f"""
-    ld.param.u64 %rd1, [src];
-    cvta.to.global.u64 %rd1, %rd1;
+    body = thread_slots(16) + f"""
     createpolicy.fractional.L2::evict_last.b64 %rd9, 1.0;
-    mov.u32 %r5, tile;
-    shl.b32 %r6, %r2, 4;
-    add.u32 %r7, %r5, %r6;
-    mul.wide.u32 %rd2, %r2, 16;
-    add.s64 %rd3, %rd1, %rd2;
     {instr}
     cp.async.wait_all;
     ld.shared.v4.u32 {{%r10, %r11, %r12, %r13}}, [%r7];
@@ -653,14 +638,7 @@ def test_cp_async_cache_hints_and_prefetch_sizes(instr):
 
 
 def test_cp_async_ignore_src_predicate_zero_fills():
-    body = """
-    ld.param.u64 %rd1, [src];
-    cvta.to.global.u64 %rd1, %rd1;
-    mov.u32 %r5, tile;
-    shl.b32 %r6, %r2, 4;
-    add.u32 %r7, %r5, %r6;
-    mul.wide.u32 %rd2, %r2, 16;
-    add.s64 %rd3, %rd1, %rd2;
+    body = thread_slots(16) + """
     and.b32 %r8, %r2, 1;
     setp.eq.u32 %p1, %r8, 1;
     cp.async.cg.shared.global [%r7], [%rd3], 16, %p1;
