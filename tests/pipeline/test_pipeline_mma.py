@@ -254,3 +254,48 @@ func.func @f(%a: tensor<?x?xf16>, %b: tensor<?x40xf16>) -> tensor<?x40xf16> {
 """
     lowered = check(src, shapes=[(37, 24), (24, 40)])
     assert "gpu.mma_sync" in kernel_ops(lowered)
+
+
+def _tf32_identity_product(values: np.ndarray, values_in_b: bool) -> np.ndarray:
+    """A 64x64 tf32 GEMM of `values` with the identity (on the side `values_in_b`
+    says): its result is the tf32 rounding of each value, whichever of a fragment's
+    registers (rounded by cvt.rna or by integer arithmetic, `round_tf32_bits`) holds it."""
+    eye = np.eye(64, dtype=np.float32)
+    a, b = (eye, values) if values_in_b else (values, eye)
+    lowered = lower(parse_module(_dot((64, 64), (64, 64), "f32", (64, 64)), "<test>"),
+                    PipelineOptions(fusion="none", precision="tf32", gemm="64x64x32_32x32_tf32"))
+    (got,), _ = execute(lowered, [a, b])
+    return got
+
+
+@pytest.mark.parametrize("values_in_b", [False, True])
+def test_tf32_rounding_of_every_fragment_register_is_cvt_rna(values_in_b):
+    """Finite values (ties, near-ties, subnormals, the largest tf32) come out exactly as
+    cvt.rna.tf32.f32 rounds them; a NaN whose payload's top bits are all ones (the
+    GPU's canonical 0x7fffffff, and its negative) stays a NaN rather than carrying
+    into the sign bit."""
+    from fsir.sim.tensorcore import to_tf32
+
+    rng = np.random.default_rng(1)
+    bits = rng.integers(0, 2**32, (64, 64), dtype=np.uint64).astype(np.uint32)
+    bits &= np.uint32(0xBFFFFFFF)  # finite, below 2: no product overflows
+    bits[::3] = (bits[::3] & np.uint32(0xFFFFE000)) | np.uint32(0x1000)  # exact ties
+    bits[1::7] &= np.uint32(0x807FFFFF)  # subnormals
+    bits[2, :8] = [0x3F801000, 0xBF801000, 0x3F800FFF, 0x7F7FEFFF, 0x7F7FE000, 0x00001000, 0x80000FFF, 0x3FFFF000]
+    values = bits.view(np.float32)
+    got = _tf32_identity_product(values, values_in_b)
+    # (as floats: a product's zero is +0 whatever the sign of the operand's zero)
+    np.testing.assert_array_equal(got, to_tf32(values).view(np.float32))
+
+    nans = np.ones((64, 64), np.float32)
+    nans[5, 9], nans[40, 33] = np.array([0x7FFFFFFF, 0xFFFFFFFF], np.uint32).view(np.float32)
+    got = _tf32_identity_product(nans, values_in_b)
+    # a NaN operand poisons its row of the product (A) or its column (B)
+    poisoned = np.zeros((64, 64), bool)
+    for r, c in ((5, 9), (40, 33)):
+        if values_in_b:
+            poisoned[:, c] = True
+        else:
+            poisoned[r, :] = True
+    assert np.isnan(got[poisoned]).all()
+    assert np.isfinite(got[~poisoned]).all()
