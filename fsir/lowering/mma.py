@@ -423,57 +423,10 @@ class MmaGemmLowering(GemmLowering):
 
     def tf32_matrices(self, tile: SSAValue, offset: Index) -> list[SSAValue]:
         """One ldmatrix.x4 of 32-bit elements at this lane's row address `offset`, each
-        register rounded to tf32 straight from the loaded bits: the even ones by
-        `cvt.rna.tf32.f32` (the SFU), the odd ones by integer arithmetic
-        (`round_tf32_bits`, the integer pipe), so the two pipes share the rounding."""
+        register rounded to tf32 (`cvt.rna.tf32.f32` straight from the loaded bits)."""
         op = gpu.LdMatrixOp(tile, [self.ib.ssa(offset)], 4)
         self.cursor.insert(op)
-        return [round_tf32_bits(self.cursor, v) if on_integer_pipe(i) else self.cursor.value(gpu.RoundTf32Op(v))
-                for i, v in enumerate(op.values)]
-
-
-# ---------------------------------------------------------------------------------------
-# tf32 rounding. A tf32 GEMM rounds every fragment register it loads; `cvt.rna` runs
-# at the SFU's rate (16 lanes per SM and cycle on an A100: a quarter of the rate the
-# tensor pipe consumes registers at with small warp tiles), so half of the registers
-# are rounded on the integer pipe instead, by the bit pattern's arithmetic.
-
-TF32_INT_ROUNDING_OPS = 4  # instructions of `round_tf32_bits`
-
-
-def on_integer_pipe(register: int) -> bool:
-    """Whether register `register` (0-3) of a tf32 ldmatrix.x4 is rounded by integer
-    arithmetic (`round_tf32_bits`) rather than by `cvt.rna.tf32.f32`."""
-    return register % 2 == 1
-
-
-def tf32_rounding(registers: int) -> tuple[int, int]:
-    """(cvt.rna instructions, integer instructions) that round `registers` fragment
-    registers loaded by ldmatrix.x4s (`MmaGemmLowering.tf32_matrices`)."""
-    assert registers % 4 == 0, registers
-    on_int = registers // 4 * sum(on_integer_pipe(i) for i in range(4))
-    return registers - on_int, on_int * TF32_INT_ROUNDING_OPS
-
-
-def round_tf32_bits(cursor, bits: SSAValue) -> SSAValue:
-    """The f32 bit pattern `bits` (i32) rounded to tf32 as `cvt.rna.tf32.f32` does:
-    adding half a tf32 ulp (0x1000) to the magnitude bits and clearing the 13 low bits
-    rounds to nearest, ties away from zero, overflowing to infinity where cvt.rna does.
-    Only NaNs could carry out of the magnitude: those whose payload's top bits are all
-    ones (the GPU's canonical NaN 0x7fffffff among them) are first lowered to a
-    payload that stays a NaN (min.u32 for negative patterns, min.s32 for positive
-    ones; no finite value or infinity is moved). A NaN whose payload lies only in the
-    12 low bits (0x7f800001-0x7f800fff and their negatives: signalling NaNs, which
-    arithmetic never produces) becomes an infinity of its sign, as with CUTLASS's
-    integer rounding (`round_half_ulp_truncate`)."""
-
-    def const(v: int) -> SSAValue:
-        return cursor.value(arith.ConstantOp(IntegerAttr(v, i32)))
-
-    bits = cursor.value(arith.MinUIOp(bits, const(-0x1001)))  # 0xffffefff
-    bits = cursor.value(arith.MinSIOp(bits, const(0x7FFFEFFF)))
-    bits = cursor.value(arith.AddiOp(bits, const(0x1000)))
-    return cursor.value(arith.AndIOp(bits, const(-0x2000)))  # 0xffffe000
+        return [self.cursor.value(gpu.RoundTf32Op(v)) for v in op.values]
 
 
 # ---------------------------------------------------------------------------------------

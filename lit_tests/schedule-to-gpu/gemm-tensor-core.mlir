@@ -49,27 +49,19 @@
 // TF32: cp.async.cg.shared.global {{.*}}, 16
 // TF32: cp.async.ca.shared.global {{.*}}, 4, %{{r[0-9]+}};
 // TF32: cp.async.wait_group 2;
-// A's tf32 fragment: one ldmatrix of four 8x4 matrices of 32-bit elements, each register
-// rounded straight from the ldmatrix registers (no move): the even ones by cvt.rna (SFU),
-// the odd ones by integer arithmetic (NaNs clamped by min.u32 / min.s32, + half an ulp,
-// low 13 bits cleared)
-// TF32: ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%[[R0:r[0-9]+]], %[[R1:r[0-9]+]], %{{r[0-9]+}}, %{{r[0-9]+}}}
+// A's tf32 fragment: one ldmatrix of four 8x4 matrices of 32-bit elements, each rounded
+// (rounded straight from the ldmatrix registers, no move)
+// TF32: ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%[[R0:r[0-9]+]], %{{r[0-9]+}}, %{{r[0-9]+}}, %{{r[0-9]+}}}
 // TF32-NEXT: cvt.rna.tf32.f32 %[[A0:r[0-9]+]], %[[R0]];
-// TF32-NEXT: min.u32 %[[U1:r[0-9]+]], %[[R1]], %{{r[0-9]+}};
-// TF32-NEXT: min.s32 %[[S1:r[0-9]+]], %[[U1]], %{{r[0-9]+}};
-// TF32-NEXT: add.s32 %[[H1:r[0-9]+]], %[[S1]], %{{r[0-9]+}};
-// TF32-NEXT: and.b32 %[[A1:r[0-9]+]], %[[H1]], %{{r[0-9]+}};
 // TF32: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // B's fragments of one 8-column tile (k 0-7, then 8-15): one non-transposing ldmatrix, each register rounded
 // TF32: ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%[[B0:r[0-9]+]], %[[B1:r[0-9]+]], %[[B2:r[0-9]+]], %[[B3:r[0-9]+]]}
 // TF32-NEXT: cvt.rna.tf32.f32 %[[RB0:r[0-9]+]], %[[B0]];
-// TF32-NEXT: min.u32 %[[UB1:r[0-9]+]], %[[B1]], %{{r[0-9]+}};
-// TF32: and.b32 %[[RB1:r[0-9]+]], %{{r[0-9]+}}, %{{r[0-9]+}};
+// TF32-NEXT: cvt.rna.tf32.f32 %[[RB1:r[0-9]+]], %[[B1]];
 // TF32-NEXT: cvt.rna.tf32.f32 %[[RB2:r[0-9]+]], %[[B2]];
-// TF32-NEXT: min.u32 %[[UB3:r[0-9]+]], %[[B3]], %{{r[0-9]+}};
-// TF32: and.b32 %[[RB3:r[0-9]+]], %{{r[0-9]+}}, %{{r[0-9]+}};
+// TF32-NEXT: cvt.rna.tf32.f32 %[[RB3:r[0-9]+]], %[[B3]];
 // TF32-NOT: ld.shared
-// TF32: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {{.*}}, {%[[A0]], %[[A1]], {{.*}}}, {%[[RB0]], %[[RB1]]}, {{.*}};
+// TF32: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {{.*}}, {%[[A0]], {{.*}}}, {%[[RB0]], %[[RB1]]}, {{.*}};
 // TF32: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {{.*}}, {%[[RB2]], %[[RB3]]}, {{.*}};
 // TF32: cp.async.wait_group 0;
 func.func @mm(%a: tensor<100x64xf16>, %b: tensor<64x128xf16>, %c: tensor<40x20xf16>, %d: tensor<20x24xf16>) -> (tensor<100x128xf16>, tensor<40x24xf16>) {

@@ -23,7 +23,7 @@ from fsir.dialects.graph import DYN
 from fsir.dialects.schedule import WARP, GemmMath, GemmParamsAttr, KernelOp
 from fsir.gpuspec import GpuSpec
 from fsir.lowering.emit import elem_type
-from fsir.lowering.mma import MAX_STAGES, STAGES, async_operand, chunk_elements, tf32_rounding
+from fsir.lowering.mma import MAX_STAGES, STAGES, async_operand, chunk_elements
 
 PRECISIONS = ("fp32", "tf32")
 """The `precision` option: what an f32 GEMM may compute in (fp32: exact FMAs)."""
@@ -120,12 +120,10 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
     mmas = (wm // 16) * (wn // 8) * (2 if p.math == GemmMath.TF32 else 1)
     if p.math == GemmMath.TF32:
         # A: an ldmatrix per 8-deep half of a 16-row piece; B: one per 8-column tile;
-        # each register rounded (half by cvt.rna at the SFU's rate, half by integer ops)
+        # each register rounded (a conversion: the SFU's rate)
         a_elements, b_elements = (wm // 16) * 8, (wn // 8) * 4
         step["smem"] += pieces * ((wm // 16) * 2 + wn // 8)
-        cvts, int_ops = tf32_rounding(a_elements + b_elements)
-        step["sfu"] += pieces * cvts
-        step["int"] += pieces * int_ops
+        step["sfu"] += pieces * (a_elements + b_elements)
     else:
         step["smem"] += pieces * (wm // 16 + wn // 16)
         step["int"] += pieces * 4 * (wm // 16 + wn // 16)
