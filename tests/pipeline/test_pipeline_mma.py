@@ -10,7 +10,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from fsir.codegen.mappings.gemm import GemmConfig
+from fsir.codegen.mappings.gemm import GemmConfig, shared_bytes
 from fsir.codegen.mappings.gemm_tc import TC_CANDIDATES, tc_candidates
 from fsir.dialects import gpu
 from fsir.dialects.schedule import GemmMath, KernelOp
@@ -305,3 +305,30 @@ def test_tf32_rounding_of_every_fragment_register_is_cvt_rna(values_in_b):
             poisoned[r, :] = True
     assert np.isnan(got[poisoned]).all()
     assert np.isfinite(got[~poisoned]).all()
+
+
+# the candidates the mapping may choose: those whose tiles fit the static shared arrays
+# (test_tf32_candidates_fit_static_shared_memory)
+CHOOSABLE = [c for c in [GemmConfig(*t, math=GemmMath.F16) for t in TC_CANDIDATES]
+             + [GemmConfig(*t, math=GemmMath.TF32) for t in tc_candidates(GemmMath.TF32)]
+             if shared_bytes(c, 4) <= 48 * 1024]
+
+
+@pytest.mark.parametrize("config", CHOOSABLE, ids=GemmConfig.text)
+def test_candidates_do_not_spill(config):
+    """Every tensor-core candidate the evaluator may choose keeps its accumulators,
+    fragments and cached copy offsets in registers (ptxas -v for sm_80 and sm_90: no
+    spill), on a problem of whole tiles, where each copy's offsets are computed once
+    before the k-loop (the most registers)."""
+    from fsir.ptx import print_ptx
+    from fsir.ptx.ptxas import assemble
+
+    t = "f32" if config.math == GemmMath.TF32 else "f16"
+    lowered = lower(parse_module(_dot((256, 512), (512, 256), t, (256, 256)), "<test>"),
+                    PipelineOptions(fusion="none", precision="tf32" if t == "f32" else "fp32",
+                                    gemm=config.text().replace("/", "_")))
+    for arch in ("sm_80", "sm_90"):
+        result = assemble(print_ptx(lowered, arch=arch), arch)
+        assert result.ok, result.errors
+        (usage,) = result.kernels.values()
+        assert usage.spill_stores == usage.spill_loads == 0, (arch, usage)
