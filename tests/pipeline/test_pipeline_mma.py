@@ -264,8 +264,8 @@ func.func @f(%a: tensor<?x?xf16>, %b: tensor<?x40xf16>) -> tensor<?x40xf16> {
 
 def _tf32_identity_product(values: np.ndarray, values_in_b: bool) -> np.ndarray:
     """A 64x64 tf32 GEMM of `values` with the identity (on the side `values_in_b`
-    says): its result is the tf32 rounding of each value, whichever of a fragment's
-    registers (rounded by cvt.rna or by integer arithmetic, `round_tf32_bits`) holds it."""
+    says): its result is the tf32 rounding of each value, whichever fragment register
+    of whichever warp holds it."""
     eye = np.eye(64, dtype=np.float32)
     a, b = (eye, values) if values_in_b else (values, eye)
     lowered = lower(parse_module(_dot((64, 64), (64, 64), "f32", (64, 64)), "<test>"),
@@ -277,9 +277,10 @@ def _tf32_identity_product(values: np.ndarray, values_in_b: bool) -> np.ndarray:
 @pytest.mark.parametrize("values_in_b", [False, True])
 def test_tf32_rounding_of_every_fragment_register_is_cvt_rna(values_in_b):
     """Finite values (ties, near-ties, subnormals, the largest tf32) come out exactly as
-    cvt.rna.tf32.f32 rounds them; a NaN whose payload's top bits are all ones (the
-    GPU's canonical 0x7fffffff, and its negative) stays a NaN rather than carrying
-    into the sign bit."""
+    cvt.rna.tf32.f32 rounds them (any other rounding of the fragments, e.g. integer
+    arithmetic without its carries handled, or none, fails here); a NaN whose
+    payload's top bits are all ones (the GPU's canonical 0x7fffffff, and its
+    negative) stays a NaN."""
     from fsir.sim.tensorcore import to_tf32
 
     rng = np.random.default_rng(1)
