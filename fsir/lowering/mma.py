@@ -24,10 +24,13 @@ extra barrier, more than the per-register conversions of the warps reading it.
 Staging: an operand that is a kernel input whose rows are whole 16-byte chunks (K, resp.
 N, a static multiple of 8 halves or 4 floats) is copied with `cp.async.cg` 16 bytes at
 a time (tf32's transposed B by 4-byte `cp.async.ca`s, `b_element_position`),
-zero-filled (src-size 0) where a chunk lies outside the operand, double buffered:
-the copies of step s + 1 are issued and committed before step s computes,
-`cp.async.wait_group 1` then a barrier make step s visible, and a barrier after the
-step's mma's protects the buffer the next copies overwrite. Otherwise (inlined
+zero-filled (src-size 0) where a chunk lies outside the operand, in a ring of
+2-4 stages (as many as fit 48 KB of static shared arrays, `pipeline_stages`): the
+copies of the first stages - 1 steps are committed before the k-loop; step s waits
+until at most stages - 2 groups are pending (`cp.async.wait_group stages-2`: its
+own group has landed), and one barrier both publishes its tiles and ends every
+warp's reads of step s - 1's stage, into which it then issues step s + stages - 1's
+copies before computing: one barrier per k-step. Otherwise (inlined
 producers, rows not 16-byte aligned) each thread loads its elements (zero outside),
 stores them to the swizzled tile, and a barrier publishes them.
 
@@ -51,7 +54,7 @@ from fsir.lowering.scalar import Index
 
 CHUNK_BYTES = 16  # one cp.async, one ldmatrix row
 STAGES = 2  # the fewest cp.async buffers per operand tile (double buffering)
-MAX_STAGES = 3
+MAX_STAGES = 4
 
 _MMA_TYPE = {GemmMath.F16: MmaTypeEnum.F16, GemmMath.BF16: MmaTypeEnum.BF16, GemmMath.TF32: MmaTypeEnum.TF32}
 
@@ -161,16 +164,16 @@ class MmaGemmLowering(GemmLowering):
             def k_step(k0: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
                 step = ib.div(k0, bk)
                 stage = ib.rem(step, stages)
+                # groups of steps up to this one are done (the stages - 2 newest may be
+                # in flight); the barrier makes them visible and ends every warp's
+                # reads of the previous step's stage, which the next copies refill
+                self.cursor.insert(gpu.CpAsyncWaitGroupOp(stages - 2))
+                self.cursor.insert(gpu.BarrierOp())
                 nxt = ib.add(step, stages - 1)
                 e.when(ib.lt(nxt, steps), lambda: self.issue(a_tile, b_tile, ib.rem(nxt, stages), ib.mul(nxt, bk),
                                                              m0, n0, m_size, n_size, k_size, bm, bn, bk))
-                self.cursor.insert(gpu.CpAsyncCommitGroupOp())
-                # every group but the stages - 1 newest is done: step's tiles have landed
-                self.cursor.insert(gpu.CpAsyncWaitGroupOp(stages - 1))
-                self.cursor.insert(gpu.BarrierOp())
-                out = compute(stage, accs)
-                self.cursor.insert(gpu.BarrierOp())
-                return out
+                self.cursor.insert(gpu.CpAsyncCommitGroupOp())  # (empty past the last step: counts stay aligned)
+                return compute(stage, accs)
         else:
             self.hoist_a_rows(lambda: [(ib.add(m0, r), e.and_(exists, self.below(ib.add(m0, r), m_size, bm)))
                                        for r, _, exists in self.sync_positions(bm, bk)])

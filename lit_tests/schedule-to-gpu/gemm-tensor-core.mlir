@@ -1,44 +1,50 @@
-// A tensor-core GEMM kernel: A and B staged by 16-byte cp.asyncs into three buffers
-// (a three-stage pipeline, as many as 48 KB of static shared arrays hold up to 3: two
-// k-steps are committed before the loop, and each step commits the copies two steps
-// ahead before its wait_group 2 and barrier), zero-filled past the ragged M edge (src-size 0), the
-// swizzled tiles read by ldmatrix (B transposed), mma.sync accumulating in f32, the
-// accumulators stored under edge guards. K = 20 rows are not whole 16-byte chunks:
-// those operands are staged synchronously.
+// A tensor-core GEMM kernel: A and B staged by 16-byte cp.asyncs into four buffers
+// (a four-stage pipeline, as many as MAX_STAGES allows and 48 KB of static shared arrays
+// hold: three k-steps are committed before the loop; each step waits until at most two
+// groups are pending (its own has landed), and one barrier publishes its tiles and frees
+// the previous step's buffer, which it refills three steps ahead before its mma's),
+// zero-filled past the ragged M edge (src-size 0), the swizzled tiles read by ldmatrix
+// (B transposed), mma.sync accumulating in f32, the accumulators stored under edge
+// guards. K = 20 rows are not whole 16-byte chunks: those operands are staged
+// synchronously.
 // RUN: fs-opt %s -p 'stitch-codegen{gemm="64x64x32/32x32/f16"},schedule-to-gpu' | filecheck %s
 // RUN: fs-opt %s -p 'stitch-codegen{gemm="64x64x32/32x32/f16"},schedule-to-gpu' -t ptx | filecheck %s --check-prefix=PTX
 // RUN: fs-opt %s -p 'stitch-codegen{precision=tf32},schedule-to-gpu' -t ptx | filecheck %s --check-prefix=TF32
 
 // CHECK-LABEL: gpu.func @mm_k0(
-// CHECK-SAME: workgroup(%[[AT:.*]] : memref<6144xf16, 3 : i64>, %[[BT:.*]] : memref<6144xf16, 3 : i64>) kernel attributes {gpu.known_block_size = array<i32: 128, 1, 1>}
-// CHECK: gpu.cp_async %[[AT]][%{{.*}}], %{{.*}}[%{{.*}}], 16, %{{.*}} : memref<6144xf16, 3 : i64>, memref<?xf16>
-// CHECK: gpu.cp_async %[[BT]][%{{.*}}], %{{.*}}[%{{.*}}], 16 : memref<6144xf16, 3 : i64>, memref<?xf16>
+// CHECK-SAME: workgroup(%[[AT:.*]] : memref<8192xf16, 3 : i64>, %[[BT:.*]] : memref<8192xf16, 3 : i64>) kernel attributes {gpu.known_block_size = array<i32: 128, 1, 1>}
+// CHECK: gpu.cp_async %[[AT]][%{{.*}}], %{{.*}}[%{{.*}}], 16, %{{.*}} : memref<8192xf16, 3 : i64>, memref<?xf16>
+// CHECK: gpu.cp_async %[[BT]][%{{.*}}], %{{.*}}[%{{.*}}], 16 : memref<8192xf16, 3 : i64>, memref<?xf16>
 // CHECK: gpu.cp_async_commit_group
 // CHECK: gpu.cp_async_commit_group
+// CHECK: gpu.cp_async_commit_group
+// CHECK-NOT: gpu.cp_async_commit_group
 // CHECK: scf.for
+// CHECK-NEXT: arith
+// CHECK: gpu.cp_async_wait_group 2
+// CHECK-NEXT: gpu.barrier
 // CHECK: scf.if
 // CHECK: gpu.cp_async %[[AT]]
 // CHECK: gpu.cp_async_commit_group
-// CHECK-NEXT: gpu.cp_async_wait_group 2
-// CHECK-NEXT: gpu.barrier
-// CHECK: gpu.ldmatrix %[[AT]][%{{.*}}] : memref<6144xf16, 3 : i64> -> i32, i32, i32, i32
-// CHECK: gpu.ldmatrix %[[BT]][%{{.*}}] trans : memref<6144xf16, 3 : i64> -> i32, i32, i32, i32
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.ldmatrix %[[AT]][%{{.*}}] : memref<8192xf16, 3 : i64> -> i32, i32, i32, i32
+// CHECK: gpu.ldmatrix %[[BT]][%{{.*}}] trans : memref<8192xf16, 3 : i64> -> i32, i32, i32, i32
 // CHECK: gpu.mma_sync f16
-// CHECK: gpu.barrier
+// CHECK-NOT: gpu.barrier
 // CHECK: scf.yield
 // CHECK: gpu.cp_async_wait_group 0
 // CHECK-LABEL: gpu.func @mm_k1(
 // CHECK-NOT: gpu.cp_async
-// CHECK: memref.store {{.*}} : memref<6144xf16, 3 : i64>
+// CHECK: memref.store {{.*}} : memref<8192xf16, 3 : i64>
 // CHECK: gpu.barrier
 // CHECK: gpu.ldmatrix
 // CHECK: gpu.mma_sync f16
 
 // PTX-LABEL: .visible .entry mm_k0(
 // PTX: cp.async.cg.shared.global [%rd{{[0-9]+}}], [%rd{{[0-9]+}}], 16, %r{{[0-9]+}};
-// PTX: cp.async.commit_group;
 // PTX: cp.async.wait_group 2;
 // PTX-NEXT: bar.sync 0;
+// PTX: cp.async.commit_group;
 // PTX: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // PTX: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // PTX: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32

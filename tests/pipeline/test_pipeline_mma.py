@@ -10,7 +10,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from fsir.codegen.mappings.gemm import GemmConfig
+from fsir.codegen.mappings.gemm import GemmConfig, shared_bytes
 from fsir.codegen.mappings.gemm_tc import TC_CANDIDATES, tc_candidates
 from fsir.dialects import gpu
 from fsir.dialects.schedule import GemmMath, KernelOp
@@ -114,8 +114,9 @@ def test_every_candidate(config):
 @pytest.mark.parametrize("config", [GemmConfig(*c, math=GemmMath.TF32) for c in tc_candidates(GemmMath.TF32)])
 def test_tf32_candidates_fit_static_shared_memory(config):
     """The tf32 candidates the mapping may choose hold as many pipeline stages as fit
-    48 KB of static shared arrays (3 for 64x64x32: 48 KB); 128x128x32 needs 64 KB for
-    two and is never chosen, and forcing it is a located error."""
+    48 KB of static shared arrays, up to four (3 for 64x64x32: 48 KB; 4 for 64x32x32);
+    128x128x32 needs 64 KB for two and is never chosen, and forcing it is a located
+    error."""
     from fsir.codegen.mappings.gemm import shared_bytes, tile_stages
 
     need = shared_bytes(config, 4)
@@ -124,11 +125,16 @@ def test_tf32_candidates_fit_static_shared_memory(config):
         with pytest.raises(UserError, match="static shared arrays"):
             run_mma((128, 64), (64, 128), "f32", precision="tf32", gemm=text)
         return
-    assert tile_stages(config) == (3 if (config.bm + config.bn) * config.bk * 4 * 3 <= 48 * 1024 else 2)
+    per_stage = (config.bm + config.bn) * config.bk * 4
+    assert tile_stages(config) == max(2, min(4, 48 * 1024 // per_stage))
     lowered, _ = run_mma((150, 96), (96, 136), "f32", precision="tf32", gemm=text)
     (k,) = [op for op in lowered.walk() if isinstance(op, gpu.FuncOp) and op.is_kernel]
     waits = [op.pending.value.data for op in k.walk() if isinstance(op, gpu.CpAsyncWaitGroupOp)]
-    assert waits == [tile_stages(config) - 1, 0]
+    # each step waits for its own group only: the stages - 2 after it may be in flight
+    assert waits == [tile_stages(config) - 2, 0]
+    # one barrier per k-step (it publishes a stage and frees the one computed before)
+    (loop,) = [op for op in k.walk() if op.name == "scf.for"]
+    assert sum(isinstance(op, gpu.BarrierOp) for op in loop.walk()) == 1
     assemble_all(lowered)
 
 
@@ -254,3 +260,76 @@ func.func @f(%a: tensor<?x?xf16>, %b: tensor<?x40xf16>) -> tensor<?x40xf16> {
 """
     lowered = check(src, shapes=[(37, 24), (24, 40)])
     assert "gpu.mma_sync" in kernel_ops(lowered)
+
+
+def _tf32_identity_product(values: np.ndarray, values_in_b: bool) -> np.ndarray:
+    """A 64x64 tf32 GEMM of `values` with the identity (on the side `values_in_b`
+    says): its result is the tf32 rounding of each value, whichever fragment register
+    of whichever warp holds it."""
+    eye = np.eye(64, dtype=np.float32)
+    a, b = (eye, values) if values_in_b else (values, eye)
+    lowered = lower(parse_module(_dot((64, 64), (64, 64), "f32", (64, 64)), "<test>"),
+                    PipelineOptions(fusion="none", precision="tf32", gemm="64x64x32_32x32_tf32"))
+    (got,), _ = execute(lowered, [a, b])
+    return got
+
+
+@pytest.mark.parametrize("values_in_b", [False, True])
+def test_tf32_rounding_of_every_fragment_register_is_cvt_rna(values_in_b):
+    """Finite values (ties, near-ties, subnormals, the largest tf32) come out exactly as
+    cvt.rna.tf32.f32 rounds them (any other rounding of the fragments, e.g. integer
+    arithmetic without its carries handled, or none, fails here); a NaN whose
+    payload's top bits are all ones (the GPU's canonical 0x7fffffff, and its
+    negative) stays a NaN."""
+    from fsir.sim.tensorcore import to_tf32
+
+    rng = np.random.default_rng(1)
+    bits = rng.integers(0, 2**32, (64, 64), dtype=np.uint64).astype(np.uint32)
+    bits &= np.uint32(0xBFFFFFFF)  # finite, below 2: no product overflows
+    bits[::3] = (bits[::3] & np.uint32(0xFFFFE000)) | np.uint32(0x1000)  # exact ties
+    bits[1::7] &= np.uint32(0x807FFFFF)  # subnormals
+    bits[2, :8] = [0x3F801000, 0xBF801000, 0x3F800FFF, 0x7F7FEFFF, 0x7F7FE000, 0x00001000, 0x80000FFF, 0x3FFFF000]
+    values = bits.view(np.float32)
+    got = _tf32_identity_product(values, values_in_b)
+    # (as floats: a product's zero is +0 whatever the sign of the operand's zero)
+    np.testing.assert_array_equal(got, to_tf32(values).view(np.float32))
+
+    nans = np.ones((64, 64), np.float32)
+    nans[5, 9], nans[40, 33] = np.array([0x7FFFFFFF, 0xFFFFFFFF], np.uint32).view(np.float32)
+    got = _tf32_identity_product(nans, values_in_b)
+    # a NaN operand poisons its row of the product (A) or its column (B)
+    poisoned = np.zeros((64, 64), bool)
+    for r, c in ((5, 9), (40, 33)):
+        if values_in_b:
+            poisoned[:, c] = True
+        else:
+            poisoned[r, :] = True
+    assert np.isnan(got[poisoned]).all()
+    assert np.isfinite(got[~poisoned]).all()
+
+
+# the candidates the mapping may choose: those whose tiles fit the static shared arrays
+# (test_tf32_candidates_fit_static_shared_memory)
+CHOOSABLE = [c for c in [GemmConfig(*t, math=GemmMath.F16) for t in TC_CANDIDATES]
+             + [GemmConfig(*t, math=GemmMath.TF32) for t in tc_candidates(GemmMath.TF32)]
+             if shared_bytes(c, 4) <= 48 * 1024]
+
+
+@pytest.mark.parametrize("config", CHOOSABLE, ids=GemmConfig.text)
+def test_candidates_do_not_spill(config):
+    """Every tensor-core candidate the evaluator may choose keeps its accumulators,
+    fragments and cached copy offsets in registers (ptxas -v for sm_80 and sm_90: no
+    spill), on a problem of whole tiles, where each copy's offsets are computed once
+    before the k-loop (the most registers)."""
+    from fsir.ptx import print_ptx
+    from fsir.ptx.ptxas import assemble
+
+    t = "f32" if config.math == GemmMath.TF32 else "f16"
+    lowered = lower(parse_module(_dot((256, 512), (512, 256), t, (256, 256)), "<test>"),
+                    PipelineOptions(fusion="none", precision="tf32" if t == "f32" else "fp32",
+                                    gemm=config.text().replace("/", "_")))
+    for arch in ("sm_80", "sm_90"):
+        result = assemble(print_ptx(lowered, arch=arch), arch)
+        assert result.ok, result.errors
+        (usage,) = result.kernels.values()
+        assert usage.spill_stores == usage.spill_loads == 0, (arch, usage)

@@ -71,8 +71,8 @@ def tile_bytes(math: GemmMath) -> int:
 
 def pipeline_stages(bm: int, bn: int, bk: int, math: GemmMath, limit: int) -> int:
     """How many k-steps a tensor-core kernel's shared tiles hold (`fsir/lowering/mma.py`
-    keeps all but one in flight): the most, up to `MAX_STAGES`, whose tiles fit in
-    `limit` bytes, and at least double buffering."""
+    computes one while refilling the one before it): the most, up to `MAX_STAGES`,
+    whose tiles fit in `limit` bytes, and at least double buffering."""
     per_stage = (bm + bn) * bk * tile_bytes(math)
     return max(STAGES, min(MAX_STAGES, limit // per_stage))
 
@@ -81,7 +81,8 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
                 product: SSAValue, out: SSAValue) -> Summary:
     """A tensor-core GEMM thread (`fsir/lowering/mma.py`) for the product (M, N, K) =
     `sizes`: per k-step its share of the tiles' 16-byte chunks (a cp.async each, or
-    element loads and shared stores when staged synchronously), two barriers, and per
+    element loads and shared stores when staged synchronously), a barrier (two when
+    staged synchronously), and per
     16-deep k piece the warp tile's ldmatrix (tf32 registers rounded) and mma
     instructions; then its accumulators through the epilogue. tf32's B tile is staged
     transposed, by a 4-byte cp.async per element."""
@@ -128,7 +129,7 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
         step["smem"] += pieces * (wm // 16 + wn // 16)
         step["int"] += pieces * 4 * (wm // 16 + wn // 16)
     step["tensor"] += pieces * mmas
-    step["barrier"] += 2
+    step["barrier"] += 1 if pipelined else 2  # (pipelined: one barrier publishes a stage and frees the last)
     step["int"] += 4
     a_type = k.shared_buffers()["a_tile"].buffer_type
     stages = max(STAGES, a_type.element_count() // (bm * bk))
@@ -156,8 +157,9 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
     s.global_bytes = (steps * nbytes + accs * element_bytes_of(out)
                       + accs * sum(element_bytes_of(v) for v in fused_inputs))
     pro.add_row_loads(s, -(-bm * bk // threads))
-    # all stages but the one computing are requested before the warp waits
-    s.bytes_in_flight = nbytes * (stages - 1 if pipelined else 1)
+    # the prologue requests the first stages - 1 k-steps (those there are) before the
+    # warp first waits
+    s.bytes_in_flight = nbytes * (min(stages - 1, steps) if pipelined else 1)
     s.distinct_bytes = distinct_bytes([*loaded_inputs(a, inputs), *loaded_inputs(b, inputs), *fused_inputs, out])
     return s
 
