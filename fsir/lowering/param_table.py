@@ -8,8 +8,8 @@ buffer arguments through one table of their device addresses: the kernel takes t
 table (`memref<Nxi64>`) first and its scalar arguments after it, and loads each
 buffer's address (`gpu.table_buffer`) in the innermost block that holds all the
 buffer's uses, so a column's addresses are loaded only by the warps that run the
-column. The host builds the table at the launch (`gpu.address_table`,
-`host_arguments`).
+column, but outside the loops around them (a column's bag loop). The host builds the
+table at the launch (`gpu.address_table`, `host_arguments`).
 
 A table may begin with words (64-bit immediates) and with rows of addresses that the
 kernel reads at a run-time offset (`add_table`): a `columns` kernel's clusters share a
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import DenseArrayBase, FunctionType, MemRefType, UnitAttr, i64
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
@@ -38,6 +39,7 @@ PARAM_BUDGET = 4096
 # that begin the table, then the signature positions of the buffers whose addresses follow.
 TABLE_VALUES_ATTR = "gpu.table_values"
 TABLE_ENTRIES_ATTR = "gpu.table_entries"
+LOOPS = (scf.ForOp, scf.WhileOp)
 
 
 def param_bytes(types: Sequence) -> int:
@@ -148,6 +150,10 @@ def _placement(v: SSAValue, entry: Block, positions: dict[Block, dict[Operation,
     depth = 0
     while all(len(c) > depth for c in chains) and len({c[depth][0] for c in chains}) == 1:
         depth += 1
+    # the table does not change while the kernel runs: the load leaves the loops around
+    # the uses (a column's bag loop), not the branches (the warps that run the column)
+    while depth > 1 and isinstance(chains[0][depth - 2][1], LOOPS):
+        depth -= 1
     block = chains[0][depth - 1][0]
     order = positions.get(block)
     if order is None:
