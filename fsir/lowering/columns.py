@@ -38,6 +38,7 @@ from fsir.dialects import gpu, graph
 from fsir.dialects.graph import DYN, numpy_dtype, shape_of
 from fsir.dialects.schedule import WARP, ColumnsParamsAttr, GroupOp, KernelOp, int_values
 from fsir.errors import UserError
+from fsir.fusion.columns import stretched_dims
 from fsir.ir import location_of
 from fsir.lowering.emit import _rounded, elem_type, splat_value
 from fsir.lowering.kernels import flat_memref
@@ -148,7 +149,7 @@ def column_row(g: GroupOp, output: SSAValue, order: dict[Operation, int]) -> Col
         if n < len(ops) - 1:  # (the reduction's result and what follows are of the concat operand's shape)
             row.sized.extend(op.results)
         row.shape.append((op.name, tuple(parts), tuple(op.properties.items()),
-                          isinstance(op, graph.GatherOp) and op.in_bounds is not None,
+                          isinstance(op, graph.GatherOp) and op.in_bounds is not None, stretched_dims(op),
                           tuple(len(shape_of(r.type)) for r in op.results),
                           None if n < len(ops) - 1 else tuple(r.type for r in op.results)))
         where.update({r: n for r in op.results})

@@ -357,3 +357,20 @@ def _ancestors(op):
     while p is not None:
         yield p
         p = p.parent_op()
+
+
+@pytest.mark.parametrize("batch", [8, 37])
+def test_a_weighted_bag_of_one_has_its_own_body(batch):
+    """A weight broadcast over the embedding stretches a bag of 1 (its code reads the
+    weight at index 0), so weighted columns with a bag of 1 do not share the body of
+    those with longer bags: code from a bag-1 column read every bag element's weight
+    at index 0. Unweighted bags of 1 still share."""
+    spec = [ColumnSpec(30 + bag, 8, bag, "mean", False, True) for bag in (1, 3, 24, 1)] + \
+        [ColumnSpec(20 + bag, 8, bag, "sum", False, False) for bag in (1, 5)]
+    text = to_mlir(spec, 8 if batch == 8 else "?", features=True)
+    f = next(iter(parse_module(text, "<test>").ops))
+    (s,) = column_sets(f.body.block.ops)
+    keys = [c.key for c in s.columns if c is not None]
+    assert keys[0] == keys[3] != keys[1] == keys[2] and keys[4] == keys[5]
+    _, inputs = _inputs(text, batch, seed=batch, spec=spec)
+    check(text, inputs=inputs, fusion="stitch", ptxas=False)
