@@ -161,7 +161,8 @@ def measure(n: int, mode: str, batch: int, max_rows: int, ptx: bool, seed: int, 
 
 def check_on_simulator(n: int, batches: list[int], max_rows: int, seed: int, ragged: float) -> None:
     """Compile the N-column model once with a `?` batch (stitch), run it on the PTX
-    simulator for every batch and compare with the numpy reference; one line per batch.
+    simulator for every batch and compare its outputs (the MLP's and the concatenated
+    features) with the numpy reference; one line per batch.
     Ids are drawn from -5 to three times their table's rows, so hashing and the
     gather's clamp both matter."""
     import numpy as np
@@ -175,9 +176,12 @@ def check_on_simulator(n: int, batches: list[int], max_rows: int, seed: int, rag
     from fsir.testing.pipeline import input_types
 
     spec = model_spec(n, seed, max_rows, ragged)
-    module = parse_module(to_mlir(spec, "?"), f"recom{n}")
+    # the concatenated features are a second output: the MLP's sigmoid saturates, so
+    # its output alone would hide a wrong column
+    text = to_mlir(spec, "?", features=True)
+    module = parse_module(text, f"recom{n}")
     c = time.process_time()
-    lowered = lower(parse_module(to_mlir(spec, "?"), f"recom{n}"), PipelineOptions(fusion="stitch"))
+    lowered = lower(parse_module(text, f"recom{n}"), PipelineOptions(fusion="stitch"))
     _progress(f"  N={n} `?` batch: compiled once in {time.process_time() - c:.1f} s CPU")
     f = next(iter(module.ops))
     for batch in batches:
