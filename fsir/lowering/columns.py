@@ -290,8 +290,7 @@ class ColumnsLowering(RowLowering):
             # the sizes that differ between the columns (a table's rows, the bag's length)
             varying = sorted({(p, a) for r in rows[1:] for p, (v, w) in enumerate(zip(r.sized, rep.sized))
                               for a, (x, y) in enumerate(zip(shape_of(v.type), shape_of(w.type))) if x != y})
-            c = SharedCluster(rep, varying, len(words), len(varying) + len(rep.splats) + 1, len(addresses),
-                              len(rep.buffers))
+            values = []  # a column's sizes, splats and concat offset
             for i, r in zip(members, rows):
                 dims = [shape_of(r.sized[p].type)[a] for p, a in varying]
                 offset = offsets[i]
@@ -299,7 +298,17 @@ class ColumnsLowering(RowLowering):
                     raise UserError(f"'schedule.kernel' op @{self.k.sym_name.data} cannot be lowered: concat "
                                     f"operand {i} shares a code body but has a '?' size of its own or offset",
                                     location_of(self.k))
-                words += [*dims, *(word(_splat(s), elem_type(s.result)) for s in r.splats), offset]
+                values.append([*dims, *(word(_splat(s), elem_type(s.result)) for s in r.splats), offset])
+            # a value equal to another in every column (the bag's rows, held by the ids and
+            # their gather) is one word of the row
+            slots: dict[tuple, int] = {}
+            where = [slots.setdefault(tuple(v[e] for v in values), len(slots)) for e in range(len(values[0]))]
+            c = SharedCluster(rep, varying, where, len(words), len(slots), len(addresses), len(rep.buffers))
+            for v, r in zip(values, rows):
+                row = [0] * len(slots)
+                for e, q in enumerate(where):
+                    row[q] = v[e]
+                words += row
                 addresses += [self.emit.buffers[b] for b in r.buffers]
             out.update({i: c for i in members})
         for c in {id(c): c for c in out.values()}.values():
@@ -316,12 +325,21 @@ class ColumnsLowering(RowLowering):
         table = self.table
         words = ib.add(c.words, ib.mul(slot, c.width))
         at = ib.ssa(ib.mul(slot, c.per_column))
+        loaded: dict[int, SSAValue] = {}
 
-        def load(q: int) -> SSAValue:
-            return self.cursor.value(memref.LoadOp.get(table, [ib.ssa(ib.add(words, q))]))
+        def load(entry: int) -> SSAValue:
+            q = c.where[entry]
+            if q not in loaded:
+                loaded[q] = self.cursor.value(memref.LoadOp.get(table, [ib.ssa(ib.add(words, q))]))
+            return loaded[q]
 
-        def index(q: int) -> SSAValue:
-            return self.cursor.value(arith.IndexCastOp(load(q), IndexType()))
+        indices: dict[int, SSAValue] = {}
+
+        def index(entry: int) -> SSAValue:
+            q = c.where[entry]
+            if q not in indices:
+                indices[q] = self.cursor.value(arith.IndexCastOp(load(entry), IndexType()))
+            return indices[q]
 
         rep = c.rep
         saved_buffers = {v: e.buffers.get(v) for v in rep.buffers}
@@ -344,7 +362,7 @@ class ColumnsLowering(RowLowering):
                 x = self.cursor.value(arith.BitcastOp(x, ct))
             self.row_values[s.result] = x
         try:
-            yield index(c.width - 1)
+            yield index(len(c.where) - 1)
         finally:
             _restore(e.buffers, saved_buffers)
             _restore(self.shapes.known, saved_dims)
@@ -386,12 +404,14 @@ class ColumnsLowering(RowLowering):
 @dataclass
 class SharedCluster:
     """A cluster whose columns share one code body: its representative's row, the sizes
-    that differ between its columns, where its rows' words begin in the table and how
-    many a column has (`width`), where its addresses begin and how many a column has
-    (`per_column`)."""
+    that differ between its columns, the word of the row holding each of a column's
+    values (`where`: its varying sizes, its splats, its concat offset; equal values
+    share a word), where its rows' words begin in the table and how many a column has
+    (`width`), where its addresses begin and how many a column has (`per_column`)."""
 
     rep: ColumnRow
     varying: list[tuple[int, int]]  # (value of `rep.sized`, axis): the sizes a row gives
+    where: list[int]
     words: int
     width: int
     addresses: int

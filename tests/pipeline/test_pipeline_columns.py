@@ -240,10 +240,10 @@ def test_one_code_body_per_cluster(batch):
     rows = [op for op in f.walk() if isinstance(op, gpu.TableBufferOp) and op.offset is not None]
     assert len(rows) == 2 + 3 + 3  # ids and table; table, ids and weights, twice (a row each, of 4 columns)
     values, entries = param_table.table_layout(f)
-    # words per column: (hashed sum) its rows, modulus, offset; (weighted mean) rows,
-    # scale, offset; (hashed weighted max) rows, modulus, offset
-    assert len(values) == 4 * (3 + 3 + 3)
-    offsets = [values[2 + 3 * j] for j in range(4)]  # the sum columns' concat offsets
+    # words per column: (hashed sum) its rows, which are its modulus too, and offset;
+    # (weighted mean) rows, scale, offset; (hashed weighted max) rows (= modulus), offset
+    assert len(values) == 4 * (2 + 3 + 2)
+    offsets = [values[1 + 2 * j] for j in range(4)]  # the sum columns' concat offsets
     assert offsets == [13 + 28 * j for j in range(4)]  # after the 13 dense features, 16 + 8 + 4 a round
 
 

@@ -115,9 +115,10 @@ def test_ragged_columns_of_one_structure_share_a_body():
     rows = [op for op in f.walk() if isinstance(op, gpu.TableBufferOp) and op.offset is not None]
     assert len(rows) == 4  # ids, offsets, table, weights
     values, _ = param_table.table_layout(f)
-    # a row per column: the sizes that differ (its bags' rows, for each value holding
-    # them, and its table's rows), its hash modulus, its offset in the concat
+    # a row per column: its bags' rows (once, though the ids, the weights and the gather
+    # hold them), its table's rows (its hash modulus too), its offset in the concat
     width = len(values) // 5
+    assert width == 3
     rows = [values[width * j:width * (j + 1)] for j in range(5)]
     assert [r[0] for r in rows] == [8 * c.bag for c in spec]
     assert [r[-2] for r in rows] == [c.rows for c in spec]
