@@ -36,7 +36,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from fsir.codegen.latency import estimate_summary
 from fsir.codegen.mappings.base import FusionContext, Mapping, check_supported
 from fsir.codegen.mappings.row import SEGMENT_BAG_HINT, SegmentSchedule, segment_column_schedule, segment_summary
-from fsir.codegen.mappings.segments import segment_work, static_bag
+from fsir.codegen.mappings.segments import global_reads, segment_work, static_bag
 from fsir.codegen.summary import Summary, op_mix
 from fsir.dialects import graph, schedule
 from fsir.dialects.graph import DYN, shape_of
@@ -102,11 +102,7 @@ def column_counts(column: Column) -> tuple[Counter[str], Counter[str], int, int]
             continue
         target = after if downstream else per_elem
         target.update(op_mix(op))
-        for o in op.operands:
-            if isinstance(o.owner, Operation) and o.owner in ops:
-                continue
-            if isinstance(o.owner, graph.ConstantOp) and graph.is_splat(o.owner.value):
-                continue
+        for o in global_reads(op, ops):
             target["global"] += 1
             target["alu"] += 1
             if downstream:
