@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from xdsl.dialects import arith, memref, scf
@@ -35,7 +36,7 @@ from xdsl.dialects.builtin import IndexType, IntegerType
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
 from fsir.dialects import gpu, graph
-from fsir.dialects.graph import DYN, numpy_dtype, shape_of
+from fsir.dialects.graph import numpy_dtype, shape_of
 from fsir.dialects.schedule import WARP, ColumnsParamsAttr, GroupOp, KernelOp, int_values
 from fsir.errors import UserError
 from fsir.fusion.columns import stretched_dims
@@ -273,7 +274,7 @@ class ColumnsLowering(RowLowering):
         concat) and its buffers' addresses; the kernel's address table begins with it."""
         if not shared:
             return {}
-        words: list[int] = []
+        words: list[int | BlockArgument] = []
         addresses: list[SSAValue] = []
         order = {op: n for n, op in enumerate(root_group(self.k).block.ops)}
         out: dict[int, SharedCluster] = {}
@@ -287,25 +288,30 @@ class ColumnsLowering(RowLowering):
                     raise UserError(f"'schedule.kernel' op @{self.k.sym_name.data} cannot be lowered: concat "
                                     f"operand {i} is not of the structure of operand {members[0]}, whose code "
                                     "body its cluster shares", location_of(self.k))
-            # the sizes that differ between the columns (a table's rows, the bag's length)
+            # the sizes that differ between the columns (a table's rows, the bag's length;
+            # `?` sizes of different size arguments)
+            dims = self.shapes.dims
             varying = sorted({(p, a) for r in rows[1:] for p, (v, w) in enumerate(zip(r.sized, rep.sized))
-                              for a, (x, y) in enumerate(zip(shape_of(v.type), shape_of(w.type))) if x != y})
-            values = []  # a column's sizes, splats and concat offset
+                              for a, (x, y) in enumerate(zip(dims(v), dims(w))) if x is not y and x != y})
+            values: list[list[int | BlockArgument]] = []  # a column's sizes, splats and concat offset
             for i, r in zip(members, rows):
-                dims = [shape_of(r.sized[p].type)[a] for p, a in varying]
+                # a `?` size (a ragged bag's rows) is the kernel's size argument: the host
+                # writes it into the row
+                dims = [self.shapes.dims(r.sized[p])[a] for p, a in varying]
                 offset = offsets[i]
-                if DYN in dims or not isinstance(offset, int):
+                if not all(isinstance(d, (int, BlockArgument)) for d in dims) or not isinstance(offset, int):
                     raise UserError(f"'schedule.kernel' op @{self.k.sym_name.data} cannot be lowered: concat "
-                                    f"operand {i} shares a code body but has a '?' size of its own or offset",
-                                    location_of(self.k))
-                values.append([*dims, *(word(_splat(s), elem_type(s.result)) for s in r.splats), offset])
+                                    f"operand {i} shares a code body but has a '?' size of its own that is not "
+                                    "a size argument, or a '?' offset", location_of(self.k))
+                values.append([*cast(list[int | BlockArgument], dims),
+                               *(word(_splat(s), elem_type(s.result)) for s in r.splats), offset])
             # a value equal to another in every column (the bag's rows, held by the ids and
             # their gather) is one word of the row
             slots: dict[tuple, int] = {}
             where = [slots.setdefault(tuple(v[e] for v in values), len(slots)) for e in range(len(values[0]))]
             c = SharedCluster(rep, varying, where, len(words), len(slots), len(addresses), len(rep.buffers))
             for v, r in zip(values, rows):
-                row = [0] * len(slots)
+                row: list[int | BlockArgument] = [0] * len(slots)
                 for e, q in enumerate(where):
                     row[q] = v[e]
                 words += row

@@ -136,3 +136,28 @@ def test_ptx_does_not_grow_with_the_ragged_columns_of_a_cluster():
 
     small, large = ptx_lines(5), ptx_lines(40)  # (the same longest bag: one schedule)
     assert abs(large - small) <= 4, (small, large)
+
+
+@pytest.mark.parametrize("batch", [1, 7, 37])
+def test_ragged_columns_of_a_dynamic_batch_share_a_body(batch):
+    """With a `?` batch every ragged column's rows are a size of its own, known at run
+    time: the columns still share one body, the host writes each column's rows into
+    its table row (`gpu.table_sizes`) and the kernel takes none of them as arguments."""
+    from xdsl.dialects import scf
+    from xdsl.dialects.builtin import IndexType
+
+    from fsir.dialects import gpu
+    from fsir.lowering import param_table
+
+    spec = _ragged_spec(5)
+    text = to_mlir(spec, "?", features=True)
+    lowered = check(text, inputs=_inputs(text, batch, spec, seed=batch), fusion="stitch", ptxas=batch == 7)
+    (f,) = [op for op in lowered.walk() if isinstance(op, gpu.FuncOp) and op.sym_name.data.endswith("_k0")]
+    assert sum(isinstance(op, scf.ForOp) for op in f.walk()) == 1
+    values, _ = param_table.table_layout(f)
+    sizes = param_table.table_sizes(f)
+    width = len(values) // 5
+    assert sorted(sizes) == [width * j for j in range(5)]  # each row's first word: its rows
+    assert sum(t == IndexType() for t in f.function_type.inputs.data) == 1  # the batch
+    (table,) = [op for op in lowered.walk() if isinstance(op, gpu.AddressTableOp) and op.sizes]
+    assert len(table.sizes) == 5
