@@ -161,3 +161,36 @@ def test_ragged_columns_of_a_dynamic_batch_share_a_body(batch):
     assert sum(t == IndexType() for t in f.function_type.inputs.data) == 1  # the batch
     (table,) = [op for op in lowered.walk() if isinstance(op, gpu.AddressTableOp) and op.sizes]
     assert len(table.sizes) == 5
+
+
+def test_a_tabled_size_is_loaded_where_the_kernel_used_it():
+    """A size argument the host writes into the table leaves the signature; the kernel
+    code that read it (here a loop bound) loads its word, outside the loop."""
+    from xdsl.dialects import memref, scf
+
+    from fsir.dialects import gpu
+    from fsir.lowering import param_table
+
+    m = parse_module("""
+builtin.module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%x: memref<?xf32>, %n: index, %b: index) kernel {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      scf.for %i = %c0 to %n step %c1 {
+        %v = memref.load %x[%i] : memref<?xf32>
+        memref.store %v, %x[%b] : memref<?xf32>
+      }
+      gpu.return
+    }
+  }
+}""", "<test>")
+    f = next(op for op in m.walk() if isinstance(op, gpu.FuncOp))
+    param_table.add_table(f, [7, f.body.blocks[0].args[1]], [])
+    assert param_table.table_arguments(f)
+    assert [str(t) for t in f.function_type.inputs.data] == ["memref<3xi64>", "index"]  # the table, %b
+    assert param_table.table_sizes(f) == {1: 1}
+    (loop,) = [op for op in f.walk() if isinstance(op, scf.ForOp)]
+    bound = loop.ub.owner.operands[0].owner
+    assert isinstance(bound, memref.LoadOp) and bound.parent_block() is f.body.blocks[0]
+    assert bound.indices[0].owner.value.value.data == 1
