@@ -187,11 +187,22 @@ def check_on_simulator(n: int, batches: list[int], max_rows: int, seed: int, rag
     for batch in batches:
         rng = np.random.default_rng(seed + batch)
         inputs = []
+        ids_of: dict[int, int] = {}  # a ragged column's ids (all its examples' bags)
         for arg, t in zip(f.body.block.args, input_types(module)):
             shape = tuple(batch if d == DYN else d for d in t.get_shape())
             name = arg.name_hint or ""
-            if name.startswith("ids"):
-                inputs.append(rng.integers(-5, 3 * spec[int(name[3:])].rows, shape).astype(np.int32))
+            i = int(name.lstrip("idsofw")) if name[:1] in "iow" and name.lstrip("idsofw").isdigit() else -1
+            if name.startswith("ids") and spec[i].ragged:  # bags of 0 to twice the mean
+                bags = rng.integers(0, 2 * spec[i].bag + 1, batch)
+                ids_of[i] = int(bags.sum())
+                offsets = np.concatenate([[0], np.cumsum(bags)[:-1]]).astype(np.int32)
+                inputs.append(rng.integers(-5, 3 * spec[i].rows, ids_of[i]).astype(np.int32))
+            elif name.startswith("off"):
+                inputs.append(offsets)  # (`off{i}` follows `ids{i}`)
+            elif name.startswith("ids"):
+                inputs.append(rng.integers(-5, 3 * spec[i].rows, shape).astype(np.int32))
+            elif name.startswith("w") and i in ids_of:
+                inputs.append(rng.standard_normal(ids_of[i]).astype(np.float32))
             else:
                 inputs.append(rng.standard_normal(shape).astype(np.float32))
         c = time.process_time()
