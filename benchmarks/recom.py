@@ -161,7 +161,8 @@ def measure(n: int, mode: str, batch: int, max_rows: int, ptx: bool, seed: int, 
 
 def check_on_simulator(n: int, batches: list[int], max_rows: int, seed: int, ragged: float) -> None:
     """Compile the N-column model once with a `?` batch (stitch), run it on the PTX
-    simulator for every batch and compare with the numpy reference; one line per batch.
+    simulator for every batch and compare its outputs (the MLP's and the concatenated
+    features) with the numpy reference; one line per batch.
     Ids are drawn from -5 to three times their table's rows, so hashing and the
     gather's clamp both matter."""
     import numpy as np
@@ -175,19 +176,33 @@ def check_on_simulator(n: int, batches: list[int], max_rows: int, seed: int, rag
     from fsir.testing.pipeline import input_types
 
     spec = model_spec(n, seed, max_rows, ragged)
-    module = parse_module(to_mlir(spec, "?"), f"recom{n}")
+    # the concatenated features are a second output: the MLP's sigmoid saturates, so
+    # its output alone would hide a wrong column
+    text = to_mlir(spec, "?", features=True)
+    module = parse_module(text, f"recom{n}")
     c = time.process_time()
-    lowered = lower(parse_module(to_mlir(spec, "?"), f"recom{n}"), PipelineOptions(fusion="stitch"))
+    lowered = lower(parse_module(text, f"recom{n}"), PipelineOptions(fusion="stitch"))
     _progress(f"  N={n} `?` batch: compiled once in {time.process_time() - c:.1f} s CPU")
     f = next(iter(module.ops))
     for batch in batches:
         rng = np.random.default_rng(seed + batch)
         inputs = []
+        ids_of: dict[int, int] = {}  # a ragged column's ids (all its examples' bags)
         for arg, t in zip(f.body.block.args, input_types(module)):
             shape = tuple(batch if d == DYN else d for d in t.get_shape())
             name = arg.name_hint or ""
-            if name.startswith("ids"):
-                inputs.append(rng.integers(-5, 3 * spec[int(name[3:])].rows, shape).astype(np.int32))
+            i = int(name.lstrip("idsofw")) if name[:1] in "iow" and name.lstrip("idsofw").isdigit() else -1
+            if name.startswith("ids") and spec[i].ragged:  # bags of 0 to twice the mean
+                bags = rng.integers(0, 2 * spec[i].bag + 1, batch)
+                ids_of[i] = int(bags.sum())
+                offsets = np.concatenate([[0], np.cumsum(bags)[:-1]]).astype(np.int32)
+                inputs.append(rng.integers(-5, 3 * spec[i].rows, ids_of[i]).astype(np.int32))
+            elif name.startswith("off"):
+                inputs.append(offsets)  # (`off{i}` follows `ids{i}`)
+            elif name.startswith("ids"):
+                inputs.append(rng.integers(-5, 3 * spec[i].rows, shape).astype(np.int32))
+            elif name.startswith("w") and i in ids_of:
+                inputs.append(rng.standard_normal(ids_of[i]).astype(np.float32))
             else:
                 inputs.append(rng.standard_normal(shape).astype(np.float32))
         c = time.process_time()

@@ -59,22 +59,29 @@ def model_spec(n: int, seed: int = 0, max_rows: int = 10**6, ragged: float = 0.0
     return out
 
 
+def _hashed(i: int, c: ColumnSpec, ids_t: str, dynamic: bool, lines: list[str]) -> str:
+    """Column i's ids into its table: hashed (`rem` by the table's rows, a splat; a `?`
+    shape takes it by a broadcast like the ids) or as they are."""
+    ids = f"%ids{i}"
+    if not c.hashed:
+        return ids
+    if dynamic:
+        lines.append(f"  %m{i} = graph.constant dense<{c.rows}> : tensor<i32>")
+        lines.append(f"  %mb{i} = graph.broadcast %m{i} dims [] like {ids} : (tensor<i32>, {ids_t}) -> {ids_t}")
+        lines.append(f"  %h{i} = graph.rem {ids}, %mb{i} : {ids_t}")
+    else:
+        lines.append(f"  %m{i} = graph.constant dense<{c.rows}> : {ids_t}")
+        lines.append(f"  %h{i} = graph.rem {ids}, %m{i} : {ids_t}")
+    return f"%h{i}"
+
+
 def _ragged_column(i: int, c: ColumnSpec, b: str, args: list[str], lines: list[str]) -> tuple[str, str]:
     """A ragged column's ops (ids of all bags, `?` with a `?` batch; offsets per
     example): its value and type for the concat."""
     n = "?" if b == "?" else str(int(b) * c.bag)
     ids_t, off_t = f"tensor<{n}xi32>", f"tensor<{b}xi32>"
     args += [f"%ids{i}: {ids_t}", f"%off{i}: {off_t}", f"%t{i}: tensor<{c.rows}x{c.dim}xf32>"]
-    ids = f"%ids{i}"
-    if c.hashed:
-        if n == "?":
-            lines.append(f"  %m{i} = graph.constant dense<{c.rows}> : tensor<i32>")
-            lines.append(f"  %mb{i} = graph.broadcast %m{i} dims [] like {ids} : (tensor<i32>, {ids_t}) -> {ids_t}")
-            lines.append(f"  %h{i} = graph.rem {ids}, %mb{i} : {ids_t}")
-        else:
-            lines.append(f"  %m{i} = graph.constant dense<{c.rows}> : {ids_t}")
-            lines.append(f"  %h{i} = graph.rem {ids}, %m{i} : {ids_t}")
-        ids = f"%h{i}"
+    ids = _hashed(i, c, ids_t, n == "?", lines)
     e_t = f"tensor<{n}x{c.dim}xf32>"
     lines.append(f"  %e{i} = graph.gather %t{i}, {ids} : (tensor<{c.rows}x{c.dim}xf32>, {ids_t}) -> {e_t}")
     e = f"%e{i}"
@@ -113,16 +120,7 @@ def to_mlir(cols: list[ColumnSpec], batch: int | str = 8, name: str = "recom", f
         ids_t = f"tensor<{b}x{c.bag}xi32>"
         args.append(f"%ids{i}: {ids_t}")
         args.append(f"%t{i}: tensor<{c.rows}x{c.dim}xf32>")
-        ids = f"%ids{i}"
-        if c.hashed:
-            lines.append(f"  %m{i} = graph.constant dense<{c.rows}> : tensor<{'i32' if dyn else ids_t[7:-1]}>"
-                         if dyn else f"  %m{i} = graph.constant dense<{c.rows}> : {ids_t}")
-            if dyn:
-                lines.append(f"  %mb{i} = graph.broadcast %m{i} dims [] like {ids} : (tensor<i32>, {ids_t}) -> {ids_t}")
-                lines.append(f"  %h{i} = graph.rem {ids}, %mb{i} : {ids_t}")
-            else:
-                lines.append(f"  %h{i} = graph.rem {ids}, %m{i} : {ids_t}")
-            ids = f"%h{i}"
+        ids = _hashed(i, c, ids_t, dyn, lines)
         e_t = f"tensor<{b}x{c.bag}x{c.dim}xf32>"
         lines.append(f"  %e{i} = graph.gather %t{i}, {ids} : (tensor<{c.rows}x{c.dim}xf32>, {ids_t}) -> {e_t}")
         e = f"%e{i}"

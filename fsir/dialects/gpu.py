@@ -1645,33 +1645,47 @@ ADDRESS_TABLE_ATTR = "gpu.address_table"  # (unit) on a gpu.func that takes an a
 
 @irdl_op_definition
 class AddressTableOp(IRDLOperation):
-    """Host side: a device buffer holding `values` (immediates, the per-column rows of a
-    `columns` kernel) then the device addresses of `buffers`, in order (one 64-bit word
-    each), valid for the launches that take it.
+    """Host side: a device buffer holding `values` (64-bit words, the per-column rows of a
+    `columns` kernel; a word may be a run-time size, an `index` operand) then the device
+    addresses of `buffers`, in order (one 64-bit word each), valid for the launches that
+    take it.
 
     ```mlir
     %t = gpu.address_table %a, %b : memref<?xf32>, memref<?xi32> -> memref<2xi64>
     %u = gpu.address_table values [16, 100] %a : memref<?xf32> -> memref<3xi64>
+    %v = gpu.address_table values [16, %n, 3] %a : memref<?xf32> -> memref<4xi64>
     ```
     """
 
     name = "gpu.address_table"
     buffers = var_operand_def(MemRefType)
+    sizes = var_operand_def(IndexType())
     values = opt_prop_def(DenseArrayBase)
+    dynamic = opt_prop_def(DenseArrayBase)  # the words `sizes` give, in order
     table = result_def(MemRefType)
 
-    def __init__(self, buffers: Sequence[SSAValue], values: Sequence[int] = (),
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(self, buffers: Sequence[SSAValue], values: Sequence[int | SSAValue] = (),
                  table_type: MemRefType | None = None):
-        props = {"values": DenseArrayBase.from_list(i64, list(values))} if values else {}
-        super().__init__(operands=[list(buffers)], properties=props,
-                         result_types=[table_type or MemRefType(i64, [len(values) + len(buffers)])])
+        words = list(values)
+        dynamic = [q for q, w in enumerate(words) if isinstance(w, SSAValue)]
+        props = {"values": DenseArrayBase.from_list(i64, [0 if isinstance(w, SSAValue) else int(w)
+                                                          for w in words])} if words else {}
+        if dynamic:
+            props["dynamic"] = DenseArrayBase.from_list(i64, dynamic)
+        super().__init__(operands=[list(buffers), [cast(SSAValue, words[q]) for q in dynamic]], properties=props,
+                         result_types=[table_type or MemRefType(i64, [len(words) + len(buffers)])])
 
     @classmethod
     def parse(cls, parser: Parser) -> AddressTableOp:
-        values: list[int] = []
+        words: list[int | UnresolvedOperand] = []
         if parser.parse_optional_keyword("values") is not None:
-            values = parser.parse_comma_separated_list(parser.Delimiter.SQUARE,
-                                                       lambda: parser.parse_integer(allow_boolean=False))
+            def word() -> int | UnresolvedOperand:
+                size = parser.parse_optional_unresolved_operand()
+                return size if size is not None else parser.parse_integer(allow_boolean=False)
+
+            words = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, word)
         buffers = parser.parse_optional_undelimited_comma_separated_list(
             parser.parse_optional_unresolved_operand, parser.parse_unresolved_operand) or []
         attrs = parser.parse_optional_attr_dict()
@@ -1684,14 +1698,19 @@ class AddressTableOp(IRDLOperation):
             parser.raise_error(f"gpu.address_table returns a memref, got {t}")
         if len(types) != len(buffers):
             parser.raise_error(f"gpu.address_table has {len(buffers)} buffers and {len(types)} types")
+        values: list[int | SSAValue] = [w if isinstance(w, int) else parser.resolve_operand(w, IndexType())
+                                        for w in words]
         op = cls(parser.resolve_operands(buffers, types, parser.pos), values, t)
         op.attributes |= attrs
         return op
 
     def print(self, printer: Printer) -> None:
-        values = self.value_list()
-        if values:
-            printer.print_string(f" values [{', '.join(map(str, values))}]")
+        words = self.words()
+        if words:
+            printer.print_string(" values [")
+            printer.print_list(words, lambda w: printer.print_operand(w) if isinstance(w, SSAValue)
+                               else printer.print_string(str(w)))
+            printer.print_string("]")
         if self.buffers:
             printer.print_string(" ")
             printer.print_list(self.buffers, printer.print_operand)
@@ -1701,18 +1720,33 @@ class AddressTableOp(IRDLOperation):
         printer.print_string(f" -> {self.table.type}")
 
     def value_list(self) -> list[int]:
-        return [] if self.values is None else [int(x) for x in cast("DenseArrayBase[IntegerType]",
-                                                                        self.values).get_values()]
+        """The words, 0 for those the `sizes` give at run time."""
+        return _ints(self.values)
+
+    def words(self) -> list[int | SSAValue]:
+        """The words: an int, or the `index` operand that gives it at run time."""
+        words: list[int | SSAValue] = list(self.value_list())
+        for q, size in zip(_ints(self.dynamic), self.sizes):
+            words[q] = size
+        return words
 
     def verify_(self) -> None:
         t = self.table.type
         assert isinstance(t, MemRefType)
-        if self.values is not None and self.values.elt_type != i64:
-            raise VerifyException("gpu.address_table values are i64")
+        for prop in (self.values, self.dynamic):
+            if prop is not None and prop.elt_type != i64:
+                raise VerifyException("gpu.address_table values and dynamic words are i64")
         nv, nb = len(self.value_list()), len(self.buffers)
+        dynamic = _ints(self.dynamic)
+        if len(dynamic) != len(self.sizes) or any(not 0 <= q < nv for q in dynamic):
+            raise VerifyException(f"gpu.address_table: {len(self.sizes)} sizes for the words {dynamic} of {nv}")
         if t.element_type != i64 or t.get_shape() != (nv + nb,):
             what = f"{nv} values and {nb} buffers" if nv else f"{nb} buffers"
             raise VerifyException(f"gpu.address_table of {what} returns memref<{nv + nb}xi64>, got {t}")
+
+
+def _ints(a: DenseArrayBase | None) -> list[int]:
+    return [] if a is None else [int(x) for x in cast("DenseArrayBase[IntegerType]", a).get_values()]
 
 
 @irdl_op_definition

@@ -221,6 +221,15 @@ def _downstream(r: Operation, members: set[Operation]) -> set[Operation]:
     return out
 
 
+def stretched_dims(op: Operation) -> tuple[int, ...]:
+    """A broadcast's operand dims of size 1: they stretch (their code reads index 0),
+    even where the size is a bag's, so a column with a bag of 1 there is not of the
+    structure of one with a bag of 3."""
+    if not isinstance(op, graph.BroadcastOp):
+        return ()
+    return tuple(a for a, d in enumerate(shape_of(op.input.type)) if d == 1)
+
+
 def structure_key(ops: Sequence[Operation], output: SSAValue) -> tuple:
     """The structural hash of a column: its ops (name, operands by position — an op of
     the column, or an outside value by its shape —, properties, whether a gather's ids
@@ -262,7 +271,7 @@ def structure_key(ops: Sequence[Operation], output: SSAValue) -> tuple:
                 operands.append(("in", shape(o, before), _elem(o)))
         results = tuple((shape(r, before and not isinstance(op, _BAGS)), _elem(r)) for r in op.results)
         parts.append((op.name, tuple(operands), tuple(op.properties.items()),
-                      isinstance(op, graph.GatherOp) and op.in_bounds is not None, results))
+                      isinstance(op, graph.GatherOp) and op.in_bounds is not None, results, stretched_dims(op)))
         where.update({r: n for r in op.results})
     parts.append(where[output])
     return tuple(parts)

@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from xdsl.dialects import arith, memref, scf
@@ -35,9 +36,10 @@ from xdsl.dialects.builtin import IndexType, IntegerType
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
 from fsir.dialects import gpu, graph
-from fsir.dialects.graph import DYN, numpy_dtype, shape_of
+from fsir.dialects.graph import numpy_dtype, shape_of
 from fsir.dialects.schedule import WARP, ColumnsParamsAttr, GroupOp, KernelOp, int_values
 from fsir.errors import UserError
+from fsir.fusion.columns import stretched_dims
 from fsir.ir import location_of
 from fsir.lowering.emit import _rounded, elem_type, splat_value
 from fsir.lowering.kernels import flat_memref
@@ -148,7 +150,7 @@ def column_row(g: GroupOp, output: SSAValue, order: dict[Operation, int]) -> Col
         if n < len(ops) - 1:  # (the reduction's result and what follows are of the concat operand's shape)
             row.sized.extend(op.results)
         row.shape.append((op.name, tuple(parts), tuple(op.properties.items()),
-                          isinstance(op, graph.GatherOp) and op.in_bounds is not None,
+                          isinstance(op, graph.GatherOp) and op.in_bounds is not None, stretched_dims(op),
                           tuple(len(shape_of(r.type)) for r in op.results),
                           None if n < len(ops) - 1 else tuple(r.type for r in op.results)))
         where.update({r: n for r in op.results})
@@ -272,7 +274,7 @@ class ColumnsLowering(RowLowering):
         concat) and its buffers' addresses; the kernel's address table begins with it."""
         if not shared:
             return {}
-        words: list[int] = []
+        words: list[int | BlockArgument] = []
         addresses: list[SSAValue] = []
         order = {op: n for n, op in enumerate(root_group(self.k).block.ops)}
         out: dict[int, SharedCluster] = {}
@@ -286,19 +288,33 @@ class ColumnsLowering(RowLowering):
                     raise UserError(f"'schedule.kernel' op @{self.k.sym_name.data} cannot be lowered: concat "
                                     f"operand {i} is not of the structure of operand {members[0]}, whose code "
                                     "body its cluster shares", location_of(self.k))
-            # the sizes that differ between the columns (a table's rows, the bag's length)
+            # the sizes that differ between the columns (a table's rows, the bag's length;
+            # `?` sizes of different size arguments)
+            dims = self.shapes.dims
             varying = sorted({(p, a) for r in rows[1:] for p, (v, w) in enumerate(zip(r.sized, rep.sized))
-                              for a, (x, y) in enumerate(zip(shape_of(v.type), shape_of(w.type))) if x != y})
-            c = SharedCluster(rep, varying, len(words), len(varying) + len(rep.splats) + 1, len(addresses),
-                              len(rep.buffers))
+                              for a, (x, y) in enumerate(zip(dims(v), dims(w))) if x is not y and x != y})
+            values: list[list[int | BlockArgument]] = []  # a column's sizes, splats and concat offset
             for i, r in zip(members, rows):
-                dims = [shape_of(r.sized[p].type)[a] for p, a in varying]
+                # a `?` size (a ragged bag's rows) is the kernel's size argument: the host
+                # writes it into the row
+                dims = [self.shapes.dims(r.sized[p])[a] for p, a in varying]
                 offset = offsets[i]
-                if DYN in dims or not isinstance(offset, int):
+                if not all(isinstance(d, (int, BlockArgument)) for d in dims) or not isinstance(offset, int):
                     raise UserError(f"'schedule.kernel' op @{self.k.sym_name.data} cannot be lowered: concat "
-                                    f"operand {i} shares a code body but has a '?' size of its own or offset",
-                                    location_of(self.k))
-                words += [*dims, *(word(_splat(s), elem_type(s.result)) for s in r.splats), offset]
+                                    f"operand {i} shares a code body but has a '?' size of its own that is not "
+                                    "a size argument, or a '?' offset", location_of(self.k))
+                values.append([*cast(list[int | BlockArgument], dims),
+                               *(word(_splat(s), elem_type(s.result)) for s in r.splats), offset])
+            # a value equal to another in every column (the bag's rows, held by the ids and
+            # their gather) is one word of the row
+            slots: dict[tuple, int] = {}
+            where = [slots.setdefault(tuple(v[e] for v in values), len(slots)) for e in range(len(values[0]))]
+            c = SharedCluster(rep, varying, where, len(words), len(slots), len(addresses), len(rep.buffers))
+            for v, r in zip(values, rows):
+                row: list[int | BlockArgument] = [0] * len(slots)
+                for e, q in enumerate(where):
+                    row[q] = v[e]
+                words += row
                 addresses += [self.emit.buffers[b] for b in r.buffers]
             out.update({i: c for i in members})
         for c in {id(c): c for c in out.values()}.values():
@@ -315,12 +331,21 @@ class ColumnsLowering(RowLowering):
         table = self.table
         words = ib.add(c.words, ib.mul(slot, c.width))
         at = ib.ssa(ib.mul(slot, c.per_column))
+        loaded: dict[int, SSAValue] = {}
 
-        def load(q: int) -> SSAValue:
-            return self.cursor.value(memref.LoadOp.get(table, [ib.ssa(ib.add(words, q))]))
+        def load(entry: int) -> SSAValue:
+            q = c.where[entry]
+            if q not in loaded:
+                loaded[q] = self.cursor.value(memref.LoadOp.get(table, [ib.ssa(ib.add(words, q))]))
+            return loaded[q]
 
-        def index(q: int) -> SSAValue:
-            return self.cursor.value(arith.IndexCastOp(load(q), IndexType()))
+        indices: dict[int, SSAValue] = {}
+
+        def index(entry: int) -> SSAValue:
+            q = c.where[entry]
+            if q not in indices:
+                indices[q] = self.cursor.value(arith.IndexCastOp(load(entry), IndexType()))
+            return indices[q]
 
         rep = c.rep
         saved_buffers = {v: e.buffers.get(v) for v in rep.buffers}
@@ -343,7 +368,7 @@ class ColumnsLowering(RowLowering):
                 x = self.cursor.value(arith.BitcastOp(x, ct))
             self.row_values[s.result] = x
         try:
-            yield index(c.width - 1)
+            yield index(len(c.where) - 1)
         finally:
             _restore(e.buffers, saved_buffers)
             _restore(self.shapes.known, saved_dims)
@@ -385,12 +410,14 @@ class ColumnsLowering(RowLowering):
 @dataclass
 class SharedCluster:
     """A cluster whose columns share one code body: its representative's row, the sizes
-    that differ between its columns, where its rows' words begin in the table and how
-    many a column has (`width`), where its addresses begin and how many a column has
-    (`per_column`)."""
+    that differ between its columns, the word of the row holding each of a column's
+    values (`where`: its varying sizes, its splats, its concat offset; equal values
+    share a word), where its rows' words begin in the table and how many a column has
+    (`width`), where its addresses begin and how many a column has (`per_column`)."""
 
     rep: ColumnRow
     varying: list[tuple[int, int]]  # (value of `rep.sized`, axis): the sizes a row gives
+    where: list[int]
     words: int
     width: int
     addresses: int

@@ -8,8 +8,8 @@ buffer arguments through one table of their device addresses: the kernel takes t
 table (`memref<Nxi64>`) first and its scalar arguments after it, and loads each
 buffer's address (`gpu.table_buffer`) in the innermost block that holds all the
 buffer's uses, so a column's addresses are loaded only by the warps that run the
-column. The host builds the table at the launch (`gpu.address_table`,
-`host_arguments`).
+column, but outside the loops around them (a column's bag loop). The host builds the
+table at the launch (`gpu.address_table`, `host_arguments`).
 
 A table may begin with words (64-bit immediates) and with rows of addresses that the
 kernel reads at a run-time offset (`add_table`): a `columns` kernel's clusters share a
@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import DenseArrayBase, FunctionType, MemRefType, UnitAttr, i64
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import DenseArrayBase, FunctionType, IndexType, IntegerAttr, MemRefType, UnitAttr, i64
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from fsir.dialects import gpu
@@ -38,6 +39,10 @@ PARAM_BUDGET = 4096
 # that begin the table, then the signature positions of the buffers whose addresses follow.
 TABLE_VALUES_ATTR = "gpu.table_values"
 TABLE_ENTRIES_ATTR = "gpu.table_entries"
+# ... and the words the host writes at the launch from scalar arguments (pairs: the word,
+# the argument's position in the signature before tabling); the kernel loads them.
+TABLE_SIZES_ATTR = "gpu.table_sizes"
+LOOPS = (scf.ForOp, scf.WhileOp)
 
 
 def param_bytes(types: Sequence) -> int:
@@ -60,29 +65,45 @@ def is_tabled(func: gpu.FuncOp) -> bool:
     return gpu.ADDRESS_TABLE_ATTR in func.attributes
 
 
+def _ints(func: gpu.FuncOp, name: str) -> list[int]:
+    a = func.attributes.get(name)
+    return [] if a is None else [int(x) for x in int_values(a)]
+
+
 def table_layout(func: gpu.FuncOp) -> tuple[list[int], list[int]]:
-    """A tabled `func`'s table: its immediate words, then the positions (in the signature
-    before tabling) of the buffer arguments whose addresses follow them."""
-    def ints(name: str) -> list[int]:
-        a = func.attributes.get(name)
-        return [] if a is None else [int(x) for x in int_values(a)]
-
-    return ints(TABLE_VALUES_ATTR), ints(TABLE_ENTRIES_ATTR)
+    """A tabled `func`'s table: its immediate words (0 for a word a scalar argument gives,
+    `table_sizes`), then the positions (in the signature before tabling) of the buffer
+    arguments whose addresses follow them."""
+    return _ints(func, TABLE_VALUES_ATTR), _ints(func, TABLE_ENTRIES_ATTR)
 
 
-def add_table(func: gpu.FuncOp, values: Sequence[int], rows: Sequence[BlockArgument]) -> BlockArgument:
+def table_sizes(func: gpu.FuncOp) -> dict[int, int]:
+    """A tabled `func`'s words that the host writes from scalar arguments: word -> the
+    argument's position in the signature before tabling (the kernel does not take it)."""
+    pairs = _ints(func, TABLE_SIZES_ATTR)
+    return dict(zip(pairs[::2], pairs[1::2]))
+
+
+def add_table(func: gpu.FuncOp, values: Sequence[int | BlockArgument], rows: Sequence[BlockArgument]
+              ) -> BlockArgument:
     """Give `func` its address table now, as its first argument, beginning with the words
-    `values` then the addresses of `rows` (buffer arguments; repeats allowed), for code
-    that reads a row picked at run time (`gpu.table_buffer` with an offset, a load of a
-    value): the rows of a `columns` kernel's clusters. `table_arguments` then passes the
-    other buffers through it too, whatever the parameter budget."""
+    `values` (an int, or a scalar argument whose value the host writes: a run-time size)
+    then the addresses of `rows` (buffer arguments; repeats allowed), for code that reads
+    a row picked at run time (`gpu.table_buffer` with an offset, a load of a value): the
+    rows of a `columns` kernel's clusters. `table_arguments` then passes the other
+    buffers through it too, whatever the parameter budget, and drops the scalars that
+    went into the table from the signature."""
     body = func.body.blocks[0]
     positions = [a.index for a in rows]  # (before the table shifts them)
+    sizes = [x for q, w in enumerate(values) if isinstance(w, BlockArgument) for x in (q, w.index)]
     table = body.insert_arg(MemRefType(i64, [DYN]), 0)
     table.name_hint = "table"
     func.attributes[gpu.ADDRESS_TABLE_ATTR] = UnitAttr()
-    func.attributes[TABLE_VALUES_ATTR] = DenseArrayBase.from_list(i64, list(values))
+    func.attributes[TABLE_VALUES_ATTR] = DenseArrayBase.from_list(
+        i64, [0 if isinstance(w, BlockArgument) else w for w in values])
     func.attributes[TABLE_ENTRIES_ATTR] = DenseArrayBase.from_list(i64, positions)
+    if sizes:
+        func.attributes[TABLE_SIZES_ATTR] = DenseArrayBase.from_list(i64, sizes)
     return table
 
 
@@ -123,10 +144,25 @@ def table_arguments(func: gpu.FuncOp, budget: int | None = None) -> bool:
             block, before = _placement(a, body, positions)
             block.insert_op_before(load, before)
             a.replace_all_uses_with(load.buffer)
-    for _, a in reversed(buffers):  # last first: an erasure renumbers the arguments after it
-        body.erase_arg(a)
+    # a scalar the host writes into the table: the kernel loads it from its word
+    sizes = table_sizes(func)
+    for q, p in sizes.items():
+        a = args[p]
+        if a.uses:
+            word = arith.ConstantOp(IntegerAttr(q, IndexType()))
+            load = memref.LoadOp.get(table, [word.result])
+            size = arith.IndexCastOp(load.res, a.type)
+            block, before = _placement(a, body, positions)
+            for op in (word, load, size):
+                block.insert_op_before(op, before)
+            a.replace_all_uses_with(size.result)
+    tabled = set(sizes.values())
+    dropped = [p for p, a in enumerate(args) if isinstance(a.type, MemRefType) or p in tabled]
+    for p in reversed(dropped):  # last first: an erasure renumbers the arguments after it
+        body.erase_arg(args[p])
+    tabled.update(dropped)
     func.function_type = FunctionType.from_lists(
-        [table.type, *(a.type for a in args if not isinstance(a.type, MemRefType))],
+        [table.type, *(a.type for p, a in enumerate(args) if p not in tabled)],
         list(func.function_type.outputs.data))
     func.arg_attrs = None
     return True
@@ -148,6 +184,10 @@ def _placement(v: SSAValue, entry: Block, positions: dict[Block, dict[Operation,
     depth = 0
     while all(len(c) > depth for c in chains) and len({c[depth][0] for c in chains}) == 1:
         depth += 1
+    # the table does not change while the kernel runs: the load leaves the loops around
+    # the uses (a column's bag loop), not the branches (the warps that run the column)
+    while depth > 1 and isinstance(chains[0][depth - 2][1], LOOPS):
+        depth -= 1
     block = chains[0][depth - 1][0]
     order = positions.get(block)
     if order is None:
@@ -162,10 +202,13 @@ def host_arguments(cursor: Cursor, func: gpu.FuncOp, args: list[SSAValue]) -> li
     if not is_tabled(func):
         return args
     values, entries = table_layout(func)
-    table = cursor.value(gpu.AddressTableOp([args[p] for p in entries], values))
+    sizes = table_sizes(func)
+    words: list[int | SSAValue] = [args[sizes[q]] if q in sizes else v for q, v in enumerate(values)]
+    table = cursor.value(gpu.AddressTableOp([args[p] for p in entries], words))
     table.name_hint = f"{func.sym_name.data}_table"
-    return [table, *(a for a in args if not isinstance(a.type, MemRefType))]
+    tabled = set(sizes.values())
+    return [table, *(a for p, a in enumerate(args) if not isinstance(a.type, MemRefType) and p not in tabled)]
 
 
 __all__ = ["PARAM_BUDGET", "add_table", "host_arguments", "is_tabled", "param_bytes", "table_arguments",
-           "table_layout"]
+           "table_layout", "table_sizes"]

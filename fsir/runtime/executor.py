@@ -210,7 +210,7 @@ def _host_value(op: Operation, env: dict, module: ModuleOp, device, owned: list)
         sizes = [next(dyn) if s == DYN else s for s in op.static_sizes.get_values()]
         return _view(get(op.source), sizes)
     if isinstance(op, gpu.AddressTableOp):
-        return BufferTable([get(b) for b in op.buffers], op.value_list())
+        return BufferTable([get(b) for b in op.buffers], [get(w) if isinstance(w, SSAValue) else w for w in op.words()])
     if isinstance(op, memref.GetGlobalOp):
         name = op.name_.root_reference.data
         for g in module.ops:

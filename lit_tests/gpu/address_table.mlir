@@ -28,6 +28,9 @@ builtin.module attributes {gpu.container_module} {
     // Immediate words first (a columns kernel's per-column rows), then the addresses.
     // CHECK: gpu.address_table values [16, 100] %x, %y : memref<?xf32>, memref<?xi32> -> memref<4xi64>
     %u = gpu.address_table values [16, 100] %x, %y : memref<?xf32>, memref<?xi32> -> memref<4xi64>
+    // A word known at run time (a ragged column's row count): an index operand.
+    // CHECK: gpu.address_table values [16, %n, 100, %n] %x : memref<?xf32> -> memref<5xi64>
+    %v = gpu.address_table values [16, %n, 100, %n] %x : memref<?xf32> -> memref<5xi64>
     func.return
   }
 }

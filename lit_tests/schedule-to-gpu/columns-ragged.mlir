@@ -23,7 +23,7 @@
 
 // @shared's host code (checked here: the host functions come before the kernels)
 // CHECK-LABEL: func.func @shared
-// CHECK:       gpu.address_table values [24, 100, 24, 3, 40, 30, 40, 11] %t0_flat, %ids0_flat, %off0_flat, %t1_flat, %ids1_flat, %off1_flat
+// CHECK:       gpu.address_table values [24, 100, 3, 40, 30, 11] %t0_flat, %ids0_flat, %off0_flat, %t1_flat, %ids1_flat, %off1_flat
 
 // CHECK-LABEL: gpu.func @rag_k0(
 // the fixed-length bag: its loop over the bag, 8 lanes, 3 shuffles
@@ -72,14 +72,15 @@ func.func @rag(%dense: tensor<8x3xf32>, %ids0: tensor<8x5xi32>, %t0: tensor<100x
 
 // Two ragged sums of one structure share one code body: each column's ids, offsets
 // and table from its row of the address table, whose words give its rows (24, 40: the
-// offsets' clamp), its table's rows and its offset in the concat.
+// offsets' clamp, one word for the ids' and the gather's rows), its table's rows and
+// its offset in the concat.
 // SCHED-LABEL: func.func @shared
 // SCHED:       schedule.group thread -> global {{{.*}}clusters = array<i64: 0, 1, 1>}
 
 // CHECK-LABEL: gpu.func @shared_k0(
-// CHECK:       %[[T:.*]] = gpu.table_buffer %table 8 [%[[ROW:.*]]] : memref<16xi64> -> memref<?xf32>
-// CHECK-NEXT:  %[[IDS:.*]] = gpu.table_buffer %table 9 [%[[ROW]]] : memref<16xi64> -> memref<?xi32>
-// CHECK-NEXT:  %[[OFF:.*]] = gpu.table_buffer %table 10 [%[[ROW]]] : memref<16xi64> -> memref<?xi32>
+// CHECK:       %[[T:.*]] = gpu.table_buffer %table 6 [%[[ROW:.*]]] : memref<14xi64> -> memref<?xf32>
+// CHECK-NEXT:  %[[IDS:.*]] = gpu.table_buffer %table 7 [%[[ROW]]] : memref<14xi64> -> memref<?xi32>
+// CHECK-NEXT:  %[[OFF:.*]] = gpu.table_buffer %table 8 [%[[ROW]]] : memref<14xi64> -> memref<?xi32>
 // CHECK:       memref.load %[[OFF]]
 // CHECK:       memref.load %[[OFF]]
 // CHECK:       scf.for

@@ -11,25 +11,27 @@
 
 // STITCH: schedule.group thread -> global {warps = array<i64: 0, 16, 32, 48, 56, 64, 72>, lanes = array<i64: 4, 8, 4, 8, 4, 8>, vectors = array<i64: 1, 1, 1, 1, 1, 1>, clusters = array<i64: 0, 1, 0, 1, 0, 1>}
 
-// The host: the words (per hashed column: rows, modulus, offset; per mean column: rows,
-// scale as f32 bits, offset), then the rows' addresses, then the output's.
+// The host: the words (per hashed column: rows, which are its modulus too, so one word,
+// and offset; per mean column: rows, scale as f32 bits, offset), then the rows'
+// addresses, then the output's.
 // CHECK-LABEL: func.func @six(
-// CHECK:       %[[T:.*]] = gpu.address_table values [100, 100, 0, 50, 50, 20, 70, 70, 40, 30, 1045220557, 16, 20, 1056964608, 36, 10, -1077936128, 56] %i0_flat, %t0_flat, %i1_flat, %t1_flat, %i3_flat, %t3_flat, %t2_flat, %i2_flat, %t4_flat, %i4_flat, %t5_flat, %i5_flat, %x_flat : {{.*}} -> memref<31xi64>
-// CHECK:       gpu.launch_func @kernels::@six_k0 {{.*}} args(%[[T]] : memref<31xi64>)
+// CHECK:       %[[T:.*]] = gpu.address_table values [100, 0, 50, 20, 70, 40, 30, 1045220557, 16, 20, 1056964608, 36, 10, -1077936128, 56] %i0_flat, %t0_flat, %i1_flat, %t1_flat, %i3_flat, %t3_flat, %t2_flat, %i2_flat, %t4_flat, %i4_flat, %t5_flat, %i5_flat, %x_flat : {{.*}} -> memref<28xi64>
+// CHECK:       gpu.launch_func @kernels::@six_k0 {{.*}} args(%[[T]] : memref<28xi64>)
 
-// CHECK-LABEL: gpu.func @six_k0(%table: memref<31xi64>) kernel
+// CHECK-LABEL: gpu.func @six_k0(%table: memref<28xi64>) kernel
 // CHECK:       %[[WARP:.*]] = arith.addi
 // CHECK:       %[[C:.*]] = arith.cmpi slt, %[[WARP]], %[[START1:.*]] : index
 // CHECK:       scf.if %[[C]] {
-// the hashed sums: 16 warps a column, 3 words and 2 addresses a row
+// the hashed sums: 16 warps a column, 2 words and 2 addresses a row (one product
+// finds both); the rows' word loaded once, as the clamp's bound and as the modulus
 // CHECK:         %[[SLOT:.*]] = arith.divui %[[WARP]], %{{.*}} : index
 // CHECK:         %[[W:.*]] = arith.muli %[[SLOT]], %{{.*}} : index
-// CHECK:         %[[A:.*]] = arith.muli %[[SLOT]], %{{.*}} : index
-// CHECK-NEXT:    %i0 = gpu.table_buffer %table 18 [%[[A]]] : memref<31xi64> -> memref<?xi32>
-// CHECK-NEXT:    %t0 = gpu.table_buffer %table 19 [%[[A]]] : memref<31xi64> -> memref<?xf32>
-// CHECK-NEXT:    %[[ROWS:.*]] = memref.load %table[%[[W]]] : memref<31xi64>
-// CHECK:         %[[MOD:.*]] = memref.load %table[%{{.*}}] : memref<31xi64>
-// CHECK-NEXT:    arith.trunci %[[MOD]] : i64 to i32
+// CHECK-NEXT:    %i0 = gpu.table_buffer %table 15 [%[[W]]] : memref<28xi64> -> memref<?xi32>
+// CHECK-NEXT:    %t0 = gpu.table_buffer %table 16 [%[[W]]] : memref<28xi64> -> memref<?xf32>
+// CHECK-NEXT:    %[[ROWS:.*]] = memref.load %table[%[[W]]] : memref<28xi64>
+// CHECK-NEXT:    arith.index_cast %[[ROWS]] : i64 to index
+// CHECK-NEXT:    arith.trunci %[[ROWS]] : i64 to i32
+// CHECK-NOT:     memref.load %table[%[[W]]]
 // CHECK:         scf.for
 // CHECK:           memref.load %i0
 // CHECK:           arith.remsi
@@ -41,8 +43,8 @@
 // CHECK:         %[[REL:.*]] = arith.subi %[[WARP]], %[[START1]] : index
 // CHECK:         %[[IN:.*]] = arith.cmpi slt, %[[REL]], %{{.*}} : index
 // CHECK-NEXT:    scf.if %[[IN]] {
-// CHECK:           %t2 = gpu.table_buffer %table 24 [%{{.*}}] : memref<31xi64> -> memref<?xf32>
-// CHECK-NEXT:      %i2 = gpu.table_buffer %table 25 [%{{.*}}] : memref<31xi64> -> memref<?xi32>
+// CHECK:           %t2 = gpu.table_buffer %table 21 [%{{.*}}] : memref<28xi64> -> memref<?xf32>
+// CHECK-NEXT:      %i2 = gpu.table_buffer %table 22 [%{{.*}}] : memref<28xi64> -> memref<?xi32>
 // CHECK:           %[[ROWS2:.*]] = memref.load %table
 // CHECK-NEXT:      arith.index_cast %[[ROWS2]] : i64 to index
 // CHECK:           %[[SCALE:.*]] = memref.load %table

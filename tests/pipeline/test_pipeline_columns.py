@@ -240,10 +240,10 @@ def test_one_code_body_per_cluster(batch):
     rows = [op for op in f.walk() if isinstance(op, gpu.TableBufferOp) and op.offset is not None]
     assert len(rows) == 2 + 3 + 3  # ids and table; table, ids and weights, twice (a row each, of 4 columns)
     values, entries = param_table.table_layout(f)
-    # words per column: (hashed sum) its rows, modulus, offset; (weighted mean) rows,
-    # scale, offset; (hashed weighted max) rows, modulus, offset
-    assert len(values) == 4 * (3 + 3 + 3)
-    offsets = [values[2 + 3 * j] for j in range(4)]  # the sum columns' concat offsets
+    # words per column: (hashed sum) its rows, which are its modulus too, and offset;
+    # (weighted mean) rows, scale, offset; (hashed weighted max) rows (= modulus), offset
+    assert len(values) == 4 * (2 + 3 + 2)
+    offsets = [values[1 + 2 * j] for j in range(4)]  # the sum columns' concat offsets
     assert offsets == [13 + 28 * j for j in range(4)]  # after the 13 dense features, 16 + 8 + 4 a round
 
 
@@ -312,3 +312,65 @@ def test_the_simulator_checks_a_short_table():
     table.erase()
     with pytest.raises(SimulatorError, match=r"past the end of argument 0 \(\S+, address table\)"):
         execute(lowered, inputs)
+
+
+def test_table_addresses_leave_the_bag_loops(monkeypatch):
+    """A lone column's addresses, read from the address table, are loaded before its
+    bag loop: the same result as loading them per bag element, in fewer instructions
+    (two loads and two conversions a bag element and thread, at least)."""
+    from xdsl.dialects import scf
+
+    from fsir.dialects import gpu
+    from fsir.lowering import param_table
+    from fsir.runtime.executor import execute
+    from fsir.runtime.reference import run
+
+    # a shared body (two sums) gives the kernel its table; the long max bag is alone
+    spec = [ColumnSpec(100, 8, 3, "sum", False, False), ColumnSpec(50, 8, 3, "sum", False, False),
+            ColumnSpec(30, 8, 40, "max", True, False)]
+    text = to_mlir(spec, 8, features=True)
+    _, inputs = _inputs(text, 8, spec=spec)
+
+    def run_with(loops):
+        monkeypatch.setattr(param_table, "LOOPS", loops)
+        lowered = lower(parse_module(text, "<test>"), PipelineOptions(fusion="stitch"))
+        f = _columns_func(lowered)
+        in_loops = [op for op in f.walk() if isinstance(op, gpu.TableBufferOp)
+                    and any(isinstance(p, scf.ForOp) for p in _ancestors(op))]
+        got, stats = execute(lowered, inputs)
+        return in_loops, got, stats
+
+    hoisted, got, stats = run_with(param_table.LOOPS)
+    inside, got_inside, stats_inside = run_with(())
+    assert not hoisted and len(inside) >= 2
+    want = run(parse_module(text, "<test>"), inputs)
+    for g, w, h in zip(got, want, got_inside):
+        np.testing.assert_allclose(g, w, rtol=3e-5, atol=3e-5)
+        np.testing.assert_array_equal(g, h)
+    # the max column's threads: 8 rows x 8 elements, at most 40 bag elements each
+    assert stats_inside.instructions - stats.instructions >= 8 * 8 * 2 * 2, \
+        (stats_inside.instructions, stats.instructions)
+
+
+def _ancestors(op):
+    p = op.parent_op()
+    while p is not None:
+        yield p
+        p = p.parent_op()
+
+
+@pytest.mark.parametrize("batch", [8, 37])
+def test_a_weighted_bag_of_one_has_its_own_body(batch):
+    """A weight broadcast over the embedding stretches a bag of 1 (its code reads the
+    weight at index 0), so weighted columns with a bag of 1 do not share the body of
+    those with longer bags: code from a bag-1 column read every bag element's weight
+    at index 0. Unweighted bags of 1 still share."""
+    spec = [ColumnSpec(30 + bag, 8, bag, "mean", False, True) for bag in (1, 3, 24, 1)] + \
+        [ColumnSpec(20 + bag, 8, bag, "sum", False, False) for bag in (1, 5)]
+    text = to_mlir(spec, 8 if batch == 8 else "?", features=True)
+    f = next(iter(parse_module(text, "<test>").ops))
+    (s,) = column_sets(f.body.block.ops)
+    keys = [c.key for c in s.columns if c is not None]
+    assert keys[0] == keys[3] != keys[1] == keys[2] and keys[4] == keys[5]
+    _, inputs = _inputs(text, batch, seed=batch, spec=spec)
+    check(text, inputs=inputs, fusion="stitch", ptxas=False)

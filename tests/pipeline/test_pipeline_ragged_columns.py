@@ -115,9 +115,10 @@ def test_ragged_columns_of_one_structure_share_a_body():
     rows = [op for op in f.walk() if isinstance(op, gpu.TableBufferOp) and op.offset is not None]
     assert len(rows) == 4  # ids, offsets, table, weights
     values, _ = param_table.table_layout(f)
-    # a row per column: the sizes that differ (its bags' rows, for each value holding
-    # them, and its table's rows), its hash modulus, its offset in the concat
+    # a row per column: its bags' rows (once, though the ids, the weights and the gather
+    # hold them), its table's rows (its hash modulus too), its offset in the concat
     width = len(values) // 5
+    assert width == 3
     rows = [values[width * j:width * (j + 1)] for j in range(5)]
     assert [r[0] for r in rows] == [8 * c.bag for c in spec]
     assert [r[-2] for r in rows] == [c.rows for c in spec]
@@ -135,3 +136,61 @@ def test_ptx_does_not_grow_with_the_ragged_columns_of_a_cluster():
 
     small, large = ptx_lines(5), ptx_lines(40)  # (the same longest bag: one schedule)
     assert abs(large - small) <= 4, (small, large)
+
+
+@pytest.mark.parametrize("batch", [1, 7, 37])
+def test_ragged_columns_of_a_dynamic_batch_share_a_body(batch):
+    """With a `?` batch every ragged column's rows are a size of its own, known at run
+    time: the columns still share one body, the host writes each column's rows into
+    its table row (`gpu.table_sizes`) and the kernel takes none of them as arguments."""
+    from xdsl.dialects import scf
+    from xdsl.dialects.builtin import IndexType
+
+    from fsir.dialects import gpu
+    from fsir.lowering import param_table
+
+    spec = _ragged_spec(5)
+    text = to_mlir(spec, "?", features=True)
+    lowered = check(text, inputs=_inputs(text, batch, spec, seed=batch), fusion="stitch", ptxas=batch == 7)
+    (f,) = [op for op in lowered.walk() if isinstance(op, gpu.FuncOp) and op.sym_name.data.endswith("_k0")]
+    assert sum(isinstance(op, scf.ForOp) for op in f.walk()) == 1
+    values, _ = param_table.table_layout(f)
+    sizes = param_table.table_sizes(f)
+    width = len(values) // 5
+    assert sorted(sizes) == [width * j for j in range(5)]  # each row's first word: its rows
+    assert sum(t == IndexType() for t in f.function_type.inputs.data) == 1  # the batch
+    (table,) = [op for op in lowered.walk() if isinstance(op, gpu.AddressTableOp) and op.sizes]
+    assert len(table.sizes) == 5
+
+
+def test_a_tabled_size_is_loaded_where_the_kernel_used_it():
+    """A size argument the host writes into the table leaves the signature; the kernel
+    code that read it (here a loop bound) loads its word, outside the loop."""
+    from xdsl.dialects import memref, scf
+
+    from fsir.dialects import gpu
+    from fsir.lowering import param_table
+
+    m = parse_module("""
+builtin.module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%x: memref<?xf32>, %n: index, %b: index) kernel {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      scf.for %i = %c0 to %n step %c1 {
+        %v = memref.load %x[%i] : memref<?xf32>
+        memref.store %v, %x[%b] : memref<?xf32>
+      }
+      gpu.return
+    }
+  }
+}""", "<test>")
+    f = next(op for op in m.walk() if isinstance(op, gpu.FuncOp))
+    param_table.add_table(f, [7, f.body.blocks[0].args[1]], [])
+    assert param_table.table_arguments(f)
+    assert [str(t) for t in f.function_type.inputs.data] == ["memref<3xi64>", "index"]  # the table, %b
+    assert param_table.table_sizes(f) == {1: 1}
+    (loop,) = [op for op in f.walk() if isinstance(op, scf.ForOp)]
+    bound = loop.ub.owner.operands[0].owner
+    assert isinstance(bound, memref.LoadOp) and bound.parent_block() is f.body.blocks[0]
+    assert bound.indices[0].owner.value.value.data == 1

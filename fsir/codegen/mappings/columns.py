@@ -36,7 +36,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from fsir.codegen.latency import estimate_summary
 from fsir.codegen.mappings.base import FusionContext, Mapping, check_supported
 from fsir.codegen.mappings.row import SEGMENT_BAG_HINT, SegmentSchedule, segment_column_schedule, segment_summary
-from fsir.codegen.mappings.segments import segment_work, static_bag
+from fsir.codegen.mappings.segments import global_reads, segment_work, static_bag
 from fsir.codegen.summary import Summary, op_mix
 from fsir.dialects import graph, schedule
 from fsir.dialects.graph import DYN, shape_of
@@ -102,11 +102,7 @@ def column_counts(column: Column) -> tuple[Counter[str], Counter[str], int, int]
             continue
         target = after if downstream else per_elem
         target.update(op_mix(op))
-        for o in op.operands:
-            if isinstance(o.owner, Operation) and o.owner in ops:
-                continue
-            if isinstance(o.owner, graph.ConstantOp) and graph.is_splat(o.owner.value):
-                continue
+        for o in global_reads(op, ops):
             target["global"] += 1
             target["alu"] += 1
             if downstream:
@@ -129,13 +125,13 @@ def bag_length(column: Column) -> int:
 def shared_clusters(s: ColumnSet) -> list[int]:
     """Each concat operand's cluster id: the columns of one structure share one code body
     (the lowering reads a column's buffers and constants from its row of a table) when
-    there are several of them and their tables' row counts and ragged bags' row counts
-    are static (a table row holds them); every other operand is its own."""
+    there are several of them and their tables' row counts are static (a table row holds
+    them; a ragged bag's `?` row count is a size the host writes into the row); every
+    other operand is its own."""
     ids = list(range(len(s.columns)))
     for members in s.clusters.values():
         columns = [_some(s.columns[i]) for i in members]
-        if len(members) > 1 and all(shape_of(g.table.type)[0] != DYN for c in columns for g in c.gathers) \
-                and all(_ragged_rows(c) != DYN for c in columns):
+        if len(members) > 1 and all(shape_of(g.table.type)[0] != DYN for c in columns for g in c.gathers):
             for i in members:
                 ids[i] = members[0]
     return ids
@@ -469,11 +465,6 @@ def _column_of_group(g: GroupOp, output: SSAValue) -> Column:
 def _segment(c: Column) -> graph.SegmentReduceOp:
     assert isinstance(c.reduce, graph.SegmentReduceOp)
     return c.reduce
-
-
-def _ragged_rows(c: Column) -> int | None:
-    """The rows of a ragged column's bags (all examples'), None for a fixed-length bag."""
-    return shape_of(c.reduce.data.type)[0] if isinstance(c.reduce, graph.SegmentReduceOp) else None
 
 
 def _group_summary(c: Column, lanes: int, vector: int) -> Summary:

@@ -22,7 +22,7 @@ result element.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence, Set
 
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, TensorType, i64
 from xdsl.ir import Operation, SSAValue
@@ -97,6 +97,17 @@ def segment_vectors(s: graph.SegmentReduceOp, operands: Sequence[SSAValue]) -> l
     return [1] + [v for v in (2, 4) if small and dim % v == 0]
 
 
+def global_reads(op: Operation, inside: Set[Operation]) -> Iterator[SSAValue]:
+    """The operands of `op` (an op of a fusion of the ops `inside`) that its thread loads
+    from global memory: neither computed in the fusion nor splat constants (immediates)."""
+    for o in op.operands:
+        if isinstance(o.owner, Operation) and o.owner in inside:
+            continue
+        if isinstance(o.owner, graph.ConstantOp) and graph.is_splat(o.owner.value):
+            continue
+        yield o
+
+
 def segment_work(s: graph.SegmentReduceOp, ops: Sequence[Operation]) -> SegmentWork:
     """What a row of a segment costs (see `SegmentWork`): ops with rank-1 results (ids,
     their hashing) and reads of rank-1 tensors once per row; everything with the row's
@@ -111,11 +122,7 @@ def segment_work(s: graph.SegmentReduceOp, ops: Sequence[Operation]) -> SegmentW
         rank = len(shape_of(op.results[0].type))
         target = per_row if rank <= 1 else per_element
         target.update(op_mix(op))
-        for o in op.operands:
-            if isinstance(o.owner, Operation) and o.owner in inside:
-                continue
-            if isinstance(o.owner, graph.ConstantOp) and graph.is_splat(o.owner.value):
-                continue
+        for o in global_reads(op, inside):
             t = o.type
             assert isinstance(t, TensorType)
             read_per_row = rank <= 1 or (isinstance(op, graph.GatherOp) and o is op.ids)
