@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, i32
 from xdsl.ir import SSAValue
 
@@ -231,20 +232,7 @@ class AttentionLowering(KernelLowering):
         def tile(k0: SSAValue, carry: list[SSAValue]) -> list[SSAValue]:
             m_run, l_run, acc = carry[:rw], carry[rw:2 * rw], carry[2 * rw:]
 
-            def staged(buf: SSAValue, width: int, pitch: int, load) -> None:
-                """The block_k x width tile at row pitch `pitch`, zero past Sk."""
-                def put(lin: Index) -> None:
-                    key, c = ib.div(lin, width), ib.rem(lin, width)
-                    j = ib.add(k0, key)
-                    inside = ib.lt(j, sk) if ragged_k else True
-                    value = e.guarded(inside, lambda: load(j, c), lambda: zero)
-                    e.store(value, buf, ib.add(ib.mul(key, pitch), c), f32)
-
-                cooperative(bk * width, put)
-
-            staged(k_tile, dk, kpitch, lambda j, c: e.at(m.qk.rhs, [*bidx, c, j]))
-            staged(v_tile, dv, dv, lambda j, c: e.at(m.pv.rhs, [*bidx, j, c]))
-            self.cursor.insert(gpu.BarrierOp())
+            self.stage_keys(m, bidx, k0, bk, (kpitch, dv), cooperative)
             k_row = ib.mul(lane, kpitch)
             q_rows = [ib.mul(lr, dk) for lr in local]
 
@@ -360,7 +348,12 @@ class AttentionLowering(KernelLowering):
             qi = ib.min(qi, sq - 1) if ragged_q else qi
             e.store(e.at(m.qk.lhs, [*bidx, qi, c]), q_tile, ib.add(ib.mul(r, qp), c), f32)
 
-        cooperative(bq * dk, put_q)  # published by the first key tile's barrier
+        cooperative(bq * dk, put_q)
+        # Q's A fragments stay in registers across the key tiles when they are few
+        # (`q_in_registers`); else each tile reads them again from the Q tile
+        held = q_in_registers(dk, kq)
+        if held:
+            self.cursor.insert(gpu.BarrierOp())  # the Q tile, published
 
         def q_fragment(kk: Index) -> list[SSAValue]:
             """The A fragment of S = Q·Kᵀ at head-dim offset kk."""
@@ -375,6 +368,14 @@ class AttentionLowering(KernelLowering):
             return operand_registers(self.cursor, vals, math)
 
         nt, dt = bk // 8, dv // 8
+        q_frags = [q_fragment(kk) for kk in range(0, dk, kq)] if held else []
+
+        def staged_registers(vals: list[SSAValue]) -> list[SSAValue]:
+            """The operand registers of values read from the K or V tile: tf32 ones
+            were rounded when staged (`stage_keys`) and are their bit patterns."""
+            if kq == 8:
+                return [self.cursor.value(arith.BitcastOp(v, i32)) for v in vals]
+            return operand_registers(self.cursor, vals, math)
 
         def mma(a: list[SSAValue], b: list[SSAValue], c: list[SSAValue]) -> list[SSAValue]:
             op = gpu.MmaSyncOp(mtype, a, b, c)
@@ -384,19 +385,7 @@ class AttentionLowering(KernelLowering):
         def tile(k0: SSAValue, carry: list[SSAValue]) -> list[SSAValue]:
             m_run, l_run, acc = carry[:2], carry[2:4], carry[4:]
 
-            def staged(buf: SSAValue, width: int, pitch: int, load) -> None:
-                def put(lin: Index) -> None:
-                    key, c = ib.div(lin, width), ib.rem(lin, width)
-                    j = ib.add(k0, key)
-                    inside = ib.lt(j, sk) if ragged_k else True
-                    value = e.guarded(inside, lambda: load(j, c), lambda: zero)
-                    e.store(value, buf, ib.add(ib.mul(key, pitch), c), f32)
-
-                cooperative(bk * width, put)
-
-            staged(k_tile, dk, kp, lambda j, c: e.at(m.qk.rhs, [*bidx, c, j]))
-            staged(v_tile, dv, vp, lambda j, c: e.at(m.pv.rhs, [*bidx, j, c]))
-            self.cursor.insert(gpu.BarrierOp())
+            self.stage_keys(m, bidx, k0, bk, (kp, vp), cooperative, tf32=kq == 8)
 
             def k_at(key: Index, d: Index) -> SSAValue:
                 return e.load(k_tile, ib.add(ib.mul(key, kp), d))
@@ -406,8 +395,7 @@ class AttentionLowering(KernelLowering):
 
             # S = Q·Kᵀ over the head dim in a loop: B(d, key) = K[key][d], the lane's B
             # column key g of each 8
-            def kk_step(kk: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
-                a = q_fragment(kk)
+            def kk_step(kk: Index, a: list[SSAValue], accs: list[SSAValue]) -> list[SSAValue]:
                 accs = list(accs)
                 for n in range(nt):
                     key = ib.add(g, n * 8)
@@ -415,10 +403,16 @@ class AttentionLowering(KernelLowering):
                         vals = [k_at(key, ib.add(ib.add(t, kk), dc)) for dc in (0, 4)]
                     else:
                         vals = [k_at(key, ib.add(ib.add(ib.mul(t, 2), kk), dc + h)) for dc in (0, 8) for h in (0, 1)]
-                    accs[n * 4:n * 4 + 4] = mma(a, operand_registers(self.cursor, vals, math), accs[n * 4:n * 4 + 4])
+                    accs[n * 4:n * 4 + 4] = mma(a, staged_registers(vals), accs[n * 4:n * 4 + 4])
                 return accs
 
-            s_accs = e.for_loop(0, dk, kq, [zero] * (nt * 4), kk_step)
+            if held:  # the head-dim steps unrolled over the held fragments
+                s_accs = [zero] * (nt * 4)
+                for step, a in enumerate(q_frags):
+                    s_accs = kk_step(step * kq, a, s_accs)
+            else:
+                s_accs = e.for_loop(0, dk, kq, [zero] * (nt * 4),
+                                    lambda kk, accs: kk_step(kk, q_fragment(kk), accs))
             xs: list[list[SSAValue]] = []
             for n in range(nt):
                 # accumulator c: row g (c < 2) or g + 8, key 2t + c % 2 of the 8
@@ -456,7 +450,7 @@ class AttentionLowering(KernelLowering):
                         keys = [ib.add(ib.mul(t, 2), kc + h) for h in (0, 1)]
                     else:
                         keys = [ib.add(ib.mul(t, 2), kc + dc + h) for dc in (0, 8) for h in (0, 1)]
-                    b = operand_registers(self.cursor, [v_at(key, col) for key in keys], math)
+                    b = staged_registers([v_at(key, col) for key in keys])
                     o[d * 4:d * 4 + 4] = mma(a, b, o[d * 4:d * 4 + 4])
             self.cursor.insert(gpu.BarrierOp())
             return [*out_m, *out_l, *o]
@@ -485,6 +479,33 @@ class AttentionLowering(KernelLowering):
 
             e.when(ib.lt(rows[h], sq) if ragged_q else True, store)
 
+    def stage_keys(self, m: AttentionMatch, bidx: list[Index], k0: SSAValue, bk: int, pitches: tuple[int, int],
+                   cooperative, tf32: bool = False) -> None:
+        """The K and V tiles of keys k0 .. k0 + bk (key-major, rows at `pitches`, zero past
+        Sk) staged by the block's threads (`cooperative(total, put)` spreads the elements),
+        then a barrier. With `tf32` each element is stored rounded to tf32 (its f32 bit
+        pattern), the mma's operand form: rounded once per block, not per warp's fragment."""
+        ib, e = self.ib, self.emit
+        _, sk, dk, dv = m.sizes
+        ragged_k = sk % bk != 0
+        f32 = Float32Type()
+
+        def staged(buf: SSAValue, width: int, pitch: int, load) -> None:
+            def put(lin: Index) -> None:
+                key, c = ib.div(lin, width), ib.rem(lin, width)
+                j = ib.add(k0, key)
+                inside = ib.lt(j, sk) if ragged_k else True
+                value = e.guarded(inside, lambda: load(j, c), lambda: self.sb.const(0.0, f32))
+                if tf32:
+                    value = self.cursor.value(arith.BitcastOp(self.cursor.value(gpu.RoundTf32Op(value)), f32))
+                e.store(value, buf, ib.add(ib.mul(key, pitch), c), f32)
+
+            cooperative(bk * width, put)
+
+        staged(self.smem["k_tile"], dk, pitches[0], lambda j, c: e.at(m.qk.rhs, [*bidx, c, j]))
+        staged(self.smem["v_tile"], dv, pitches[1], lambda j, c: e.at(m.pv.rhs, [*bidx, j, c]))
+        self.cursor.insert(gpu.BarrierOp())
+
     def shuffle(self, mode: str, v: SSAValue, offset: SSAValue) -> SSAValue:
         width = self.sb.const(WARP, i32)
         return self.cursor.insert(gpu.ShuffleOp(mode, v, offset, width)).results[0]
@@ -502,6 +523,13 @@ class AttentionLowering(KernelLowering):
 def mma_math(t) -> GemmMath:
     """The tensor-core math of attention operands of element type `t` (f32: tf32)."""
     return {Float16Type: GemmMath.F16, BFloat16Type: GemmMath.BF16}.get(type(t), GemmMath.TF32)
+
+
+def q_in_registers(dk: int, kq: int) -> bool:
+    """Whether the mma schedule keeps Q's A fragments (4 registers per head-dim step of
+    kq) in registers for the whole key loop: up to 32 registers (head dim 64 in tf32,
+    128 in f16 / bf16); more would spill beside the output accumulators."""
+    return 4 * (dk // kq) <= 32
 
 
 def staging_unroll(steps: int) -> int:
