@@ -70,7 +70,14 @@ from fsir.dialects.schedule import (
     inner_value,
 )
 from fsir.gpuspec import GpuSpec
-from fsir.lowering.attention import AttentionLowering, key_layout, mma_math, mma_pitches, staging_unroll
+from fsir.lowering.attention import (
+    AttentionLowering,
+    key_layout,
+    mma_math,
+    mma_pitches,
+    q_in_registers,
+    staging_unroll,
+)
 from fsir.lowering.emit import elem_type, splat_value
 from fsir.lowering.scalar import Index
 from fsir.lowering.shapes import ShapeCalc
@@ -88,11 +95,12 @@ WARP = AttentionParamsAttr.WARP
 # no spill; (32, 4) and 8 rows a warp spill or need 200 and more)
 WARP_CANDIDATES = ((16, 2), (32, 2), (64, 4))
 MMA_ROWS = AttentionParamsAttr.MMA_ROWS
-# (block_q, block_k) of the tensor-core schedule: a warp per 16 rows (ptxas -v at head
-# dim 64: 103 to 167 registers, no spill on sm_80 and sm_90; ptxas limits 4-warp blocks
-# to 128 registers on sm_80 and 80 on sm_90, and 64-key tiles need 250 for f16: they
-# spill)
-MMA_CANDIDATES = ((16, 32), (32, 32))
+# (block_q, block_k) of the tensor-core schedule: a warp per 16 rows; the more warps a
+# block has, the more rows share each staged K and V tile (64 rows read them a quarter
+# as often as 16). ptxas -v at head dim 64: at most 128 registers, no spill on sm_80 and
+# sm_90 (ptxas holds 4-warp blocks to 128 registers on sm_80); 64-key tiles need 250 for
+# f16 and spill, 128-row blocks need more than the 48 KB of static shared memory.
+MMA_CANDIDATES = ((16, 32), (32, 32), (64, 32))
 STATIC_SMEM = 48 * 1024  # the kernel's tiles are static shared arrays: at most 48 KB a block
 _FLOATS = (Float32Type, Float16Type, BFloat16Type)
 
@@ -678,12 +686,14 @@ def tensor_math(m: AttentionMatch, precision: str) -> GemmMath | None:
 
 def mma_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: GpuSpec) -> Summary:
     """A thread's work in the tensor-core schedule (`AttentionLowering.mma_schedule`):
-    its share of staging Q; per key
-    tile its share of staging K and V (in loops), per head-dim step of S its Q fragment
-    and per 8 keys a K fragment and an mma, the
-    score chain and two exponentials per accumulator, the quad's max (2 shuffles a row),
-    the P fragments converted from the accumulators, the V fragments' elements and the
-    P·V mmas; at the end the quad's sums, the divisions and stores."""
+    its share of staging Q, and Q's A fragments once when they stay in registers
+    (`q_in_registers`); per key tile its share of staging K and V (in loops; tf32
+    elements rounded as they are stored), per head-dim step of S its Q fragment unless
+    held, per 8 keys a K fragment and an mma, the score chain and two exponentials per
+    accumulator, the quad's max (2 shuffles a row), the P fragments converted from the
+    accumulators, the V fragments and the P·V mmas; at the end the quad's sums, the
+    divisions and stores. Index arithmetic and the operands' packing are `int`, the
+    roundings to tf32, f16 and bf16 conversions (`sfu`), the softmax's arithmetic `alu`."""
     bq, bk = p.block_q, p.block_k
     _, sk, dk, dv = m.sizes
     threads = p.threads
@@ -693,21 +703,33 @@ def mma_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: Gp
     kq = 8 if tf32 else 16
     per_reg = 2 if tf32 else 4  # elements (loads) per B fragment: 2 registers
     q_frag = 4 * (1 if tf32 else 2)  # elements of a Q fragment
-    convert = 1 if tf32 else 6  # instructions making one operand register
     nt, dt, ks, kc = bk // 8, dv // 8, dk // kq, bk // kq
+    held = q_in_registers(dk, kq)
     inputs: set[SSAValue] = set(k.block.args)
     per_q, per_k, per_v = (-(-n // threads) for n in (bq * dk, bk * dk, bk * dv))
     chain = element_counts([m.scores], inputs, seen={m.qk})
     exp = op_mix(next(op for op in m.core if op.name == "graph.exp"))
+
+    def operand_regs(regs: int) -> Counter[str]:
+        """Making `regs` operand registers from f32 values: a tf32 rounding each, or two
+        conversions to f16 / bf16 and their packing (`operand_registers`)."""
+        return Counter({"sfu": regs}) if tf32 else Counter({"sfu": 2 * regs, "int": 4 * regs})
+
     tile: Counter[str] = Counter()
     valid = sk / (tiles * bk)  # of the staged keys: the rest are zeros, not loaded
     tile.update({cls: n * per_k * valid for cls, n in element_counts([m.qk.rhs], inputs).items()})
     tile.update({cls: n * per_v * valid for cls, n in element_counts([m.pv.rhs], inputs).items()})
-    frag_loads = (nt * ks + kc * dt) * per_reg + ks * q_frag
+    b_regs = (nt * ks + kc * dt) * 2
+    frag_loads = b_regs * per_reg // 2 + (0 if held else ks * q_frag)
     tile["smem"] += per_k + per_v + frag_loads
     tile["tensor"] += nt * ks + kc * dt
-    tile["alu"] += (6 * (per_k + per_v) + 2 * frag_loads + (nt * ks + kc * dt) * 2 * convert
-                    + (kc + ks) * 4 * convert + 3 * ks + 2 * (2 * nt + 8) + 4 * nt + 4 * dt + 8)
+    tile["int"] += 6 * (per_k + per_v) + 2 * frag_loads + (0 if held else 3 * ks) + 4
+    if tf32:  # K and V rounded when staged; their fragments' registers are their bits
+        tile.update({"sfu": per_k + per_v, "int": per_k + per_v + b_regs})
+    else:
+        tile.update(operand_regs(b_regs))
+    tile.update(operand_regs(4 * kc + (0 if held else 4 * ks)))
+    tile["alu"] += 2 * (2 * nt + 8) + 4 * nt + 4 * dt + 4
     tile["shuffle"] += 4
     tile["barrier"] += 2
     cpi = spec.cpi
@@ -718,7 +740,12 @@ def mma_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: Gp
     s.add(tile, tiles)
     s.add(element_counts([m.qk.lhs], inputs), per_q)
     s.counts["smem"] += per_q
-    s.counts["alu"] += 6 * per_q + 16 + 4 * dt
+    s.counts["int"] += 6 * per_q + 16
+    s.counts["alu"] += 4 * dt
+    if held:
+        s.counts["smem"] += ks * q_frag
+        s.counts["int"] += 2 * ks * q_frag
+        s.add(operand_regs(4 * ks), 1)
     s.counts["shuffle"] += 4
     s.counts["global"] += 4 * dt
     s.counts["div"] += 4 * dt
