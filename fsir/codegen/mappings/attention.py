@@ -521,7 +521,10 @@ class AttentionMapping(Mapping):
         tile.update({cls: n * per_k for cls, n in element_counts([m.qk.rhs], inputs).items()})
         tile.update({cls: n * per_v for cls, n in element_counts([m.pv.rhs], inputs).items()})
         tile["smem"] += per_k + per_v + dk * (1 + bk) + 2 * bk + bk * (1 + dv)
-        tile["alu"] += 4 * (per_k + per_v) + dk * (bk + 3) + bk * (dv + 3) + 8 * bk + dv + 8
+        # the FMAs and the softmax's arithmetic on the FMA pipes, addresses and loop
+        # control on the integer pipe
+        tile["alu"] += dk * bk + bk * dv + 8 * bk + dv
+        tile["int"] += 4 * (per_k + per_v) + 3 * dk + 3 * bk + 8
         tile["sfu"] += bk + 1
         tile["barrier"] += 2
         tile.update({cls: n * bk for cls, n in chain.items()})
@@ -529,7 +532,8 @@ class AttentionMapping(Mapping):
         s.add(tile, tiles)
         s.add(element_counts([m.qk.lhs], inputs), dk)
         s.counts["smem"] += dk
-        s.counts["alu"] += 4 * dk + 3 * dv + 16
+        s.counts["int"] += 4 * dk + 16
+        s.counts["alu"] += 3 * dv
         s.counts["global"] += dv
         s.counts["div"] += dv
         # fitted to ptxas -v (sm_80): it keeps a step's K and V loads and its
@@ -622,8 +626,8 @@ def warp_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: G
     d_steps, j_steps = dk // vq, bk // 4
     v_loads = 1 if vv > 1 else cols
     tile["smem"] += per_k + per_v + d_steps * (rw + 1) + rw + j_steps * (rw + 4 * v_loads)
-    tile["alu"] += (4 * (per_k + per_v) + d_steps * (rw * vq + 3) + rw * (steps + 8 + cols)
-                    + j_steps * (4 * rw * cols + 6))
+    tile["alu"] += d_steps * rw * vq + rw * (steps + 8 + cols) + j_steps * 4 * rw * cols
+    tile["int"] += 4 * (per_k + per_v) + 3 * d_steps + 6 * j_steps  # addresses, loop control
     tile["shuffle"] += rw * steps
     tile["barrier"] += 3
     tile.update({cls: n * rw for cls, n in chain.items()})
@@ -632,7 +636,8 @@ def warp_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: G
     s.add(tile, tiles)
     s.add(element_counts([m.qk.lhs], inputs), per_q)
     s.counts["smem"] += per_q
-    s.counts["alu"] += 4 * per_q + rw * (steps + 4 + 3 * cols) + 16
+    s.counts["int"] += 4 * per_q + 16
+    s.counts["alu"] += rw * (steps + 4 + 3 * cols)
     s.counts["shuffle"] += rw * steps
     stores = rw * min(dv, bk * cols) * cols // (bk * cols) if dv % bk else rw * cols
     s.counts["global"] += max(1, stores)
