@@ -24,9 +24,10 @@ they add nothing to the sum or the output.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING
 
-from xdsl.dialects import arith
+from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, i32
 from xdsl.ir import SSAValue
 
@@ -42,6 +43,9 @@ if TYPE_CHECKING:
     from fsir.codegen.mappings.attention import AttentionMatch
 
 WARP = AttentionParamsAttr.WARP
+LOG2E = 1.4426950408889634
+# the instructions of one `exp_shifted`: a subtraction and a multiplication, the unit's ex2
+EXP_MIX = Counter({"alu": 2, "sfu": 1})
 MMA_TYPE = {GemmMath.F16: MmaTypeEnum.F16, GemmMath.BF16: MmaTypeEnum.BF16, GemmMath.TF32: MmaTypeEnum.TF32}
 
 
@@ -69,7 +73,6 @@ class AttentionLowering(KernelLowering):
         f32 = Float32Type()
         zero = sb.const(0.0, f32)
         neg_inf = sb.const(float("-inf"), f32)
-        exp = graph.ELEMENTWISE["exp"].lower
 
         tid = self.thread_id()
         bidx = ib.delinearize(self.block_id("y"), list(m.batch))
@@ -124,8 +127,8 @@ class AttentionLowering(KernelLowering):
             m_new = sb.max(m_run, _tree(xs, sb.max))
             # while every score so far is -inf, shift by 0 (exp(-inf - -inf) would be NaN)
             shift = sb.select(sb.compare("eq", m_new, neg_inf), zero, m_new)
-            alpha = exp(sb, sb.arith("sub", m_run, shift))
-            ps = [exp(sb, sb.arith("sub", x, shift)) for x in xs]
+            alpha = self.exp_shifted(m_run, shift)
+            ps = [self.exp_shifted(x, shift) for x in xs]
             l_new = sb.multiply_add(l_run, alpha, _tree(ps, lambda a, b: sb.arith("add", a, b)))
             # the output row: rescaled, then p·V over the tile's keys in a loop (the
             # thread's p row goes through shared memory, which a loop can index)
@@ -188,7 +191,6 @@ class AttentionLowering(KernelLowering):
         f32 = Float32Type()
         zero = sb.const(0.0, f32)
         neg_inf = sb.const(float("-inf"), f32)
-        exp = graph.ELEMENTWISE["exp"].lower
         tid = self.thread_id()
         warp, lane = ib.div(tid, bk), ib.rem(tid, bk)
         bidx = ib.delinearize(self.block_id("y"), list(m.batch))
@@ -252,8 +254,8 @@ class AttentionLowering(KernelLowering):
                 m_new = sb.max(m_run[r], self.warp_all("max", x))
                 # while every score so far is -inf, shift by 0 (exp(-inf - -inf) would be NaN)
                 shift = sb.select(sb.compare("eq", m_new, neg_inf), zero, m_new)
-                alpha = exp(sb, sb.arith("sub", m_run[r], shift))
-                pr = exp(sb, sb.arith("sub", x, shift))
+                alpha = self.exp_shifted(m_run[r], shift)
+                pr = self.exp_shifted(x, shift)
                 e.store(pr, p_tile, ib.add(p_rows[r], lane), f32)
                 out_m.append(m_new)
                 out_l.append(sb.multiply_add(l_run[r], alpha, pr))  # the lane's share of the row sum
@@ -309,7 +311,6 @@ class AttentionLowering(KernelLowering):
         f32 = Float32Type()
         zero = sb.const(0.0, f32)
         neg_inf = sb.const(float("-inf"), f32)
-        exp = graph.ELEMENTWISE["exp"].lower
         tid = self.thread_id()
         warp, lane = ib.div(tid, WARP), ib.rem(tid, WARP)
         g, t = ib.div(lane, 4), ib.rem(lane, 4)
@@ -428,10 +429,10 @@ class AttentionLowering(KernelLowering):
                 m_new = sb.max(m_run[h], row_max)
                 # while every score so far is -inf, shift by 0 (exp(-inf - -inf) would be NaN)
                 shift = sb.select(sb.compare("eq", m_new, neg_inf), zero, m_new)
-                alphas.append(exp(sb, sb.arith("sub", m_run[h], shift)))
+                alphas.append(self.exp_shifted(m_run[h], shift))
                 shifts.append(shift)
                 out_m.append(m_new)
-            ps = [[exp(sb, sb.arith("sub", x[c], shifts[c >> 1])) for c in range(4)] for x in xs]
+            ps = [[self.exp_shifted(x[c], shifts[c >> 1]) for c in range(4)] for x in xs]
             for h in range(2):
                 part = _tree([pr[c] for pr in ps for c in (2 * h, 2 * h + 1)], lambda a, b: sb.arith("add", a, b))
                 out_l.append(sb.multiply_add(l_run[h], alphas[h], part))  # the lane's share of the row sum
@@ -505,6 +506,16 @@ class AttentionLowering(KernelLowering):
         staged(self.smem["k_tile"], dk, pitches[0], lambda j, c: e.at(m.qk.rhs, [*bidx, c, j]))
         staged(self.smem["v_tile"], dv, pitches[1], lambda j, c: e.at(m.pv.rhs, [*bidx, j, c]))
         self.cursor.insert(gpu.BarrierOp())
+
+    def exp_shifted(self, x: SSAValue, shift: SSAValue) -> SSAValue:
+        """exp(x − shift) of a score and its row's running max (x ≤ shift, or -inf):
+        2^((x − shift)·log2e) on the unit (`ex2.approx`, ≤ 2 ulp): its argument is
+        never positive, so exp's range reduction is not needed, and a probability
+        below 2^-126, flushed to 0, is below the row sum's rounding (the max's own is
+        1). The mix of instructions is `EXP_MIX`."""
+        sb = self.sb
+        t = sb.arith("mul", sb.arith("sub", x, shift), sb.const(LOG2E, Float32Type()))
+        return self.cursor.value(math.Exp2Op(t, arith.FastMathFlagsAttr(["afn"])))
 
     def shuffle(self, mode: str, v: SSAValue, offset: SSAValue) -> SSAValue:
         width = self.sb.const(WARP, i32)

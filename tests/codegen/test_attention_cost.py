@@ -10,9 +10,14 @@ Stated agreement of `warp_summary` with what the simulator counts running the PT
   does not depend on the query row is loaded once for the rows a lane holds, which
   the summary counts per row);
 - load/store-unit instructions (global, shared, shuffles): within 5%;
-- all instructions: the simulator's are 1.5x to 2.5x the summary's, since it runs the
-  PTX as printed (64-bit index arithmetic, moves) where the summary counts what ptxas
-  keeps (as for GEMMs, tests/codegen/test_gemm_cost.py);
+- SFU instructions (the exponentials' ex2, tf32 roundings, f16 / bf16 conversions):
+  within 5% (the warp schedule's f16 loads aside: their widenings are the score
+  chain's);
+- all instructions: the simulator's are 1.5x to 2.5x the summary's in the warp
+  schedule, 1.2x to 2x in the mma schedule (whose summary states its operand packing
+  and conversions), since it runs the PTX as printed (64-bit index arithmetic, moves)
+  where the summary counts what ptxas keeps (as for GEMMs,
+  tests/codegen/test_gemm_cost.py);
 - the modeled memory time of the summary equals the one fs-bench computes from the
   simulator's counters, and the compute times differ by that instruction factor only.
 """
@@ -28,7 +33,7 @@ import pytest
 from xdsl.dialects.builtin import FloatAttr
 
 from fsir.codegen.kernel_time import kernel_time, launch_from_stats
-from fsir.codegen.latency import bytes_in_flight, estimate_summary
+from fsir.codegen.latency import bytes_in_flight, estimate_summary, lane_instructions
 from fsir.codegen.mappings import mapping_of
 from fsir.dialects import gpu
 from fsir.dialects.schedule import AttentionParamsAttr, KernelOp, Mapping
@@ -85,8 +90,12 @@ def test_summary_counts_agree_with_the_simulator(monkeypatch, sizes, kw, schedul
     assert requested <= s.global_bytes * threads <= 1.15 * requested
     lsu = (s.counts["global"] + s.counts["smem"] + s.counts["shuffle"]) * threads
     assert lsu == pytest.approx(st.lsu_instructions, rel=0.05)
+    lanes = lane_instructions(s.counts, threads)
+    if kw.get("t", "f32") == "f32" or schedule == "mma":
+        assert lanes["sfu"] == pytest.approx(st.sfu_instructions, rel=0.05)
     total = sum(s.counts.values()) * threads
-    assert 1.5 * total <= st.instructions <= 2.5 * total
+    low, high = (1.2, 2.0) if schedule == "mma" else (1.5, 2.5)
+    assert low * total <= st.instructions <= high * total
 
     (g,) = [op for op in lowered.walk() if isinstance(op, gpu.FuncOp)]
     est = estimate_summary(s, grid, block, A100, bandwidth=True)

@@ -56,7 +56,6 @@ from fsir.codegen.summary import (
     element_bytes_of,
     element_counts,
     loaded_inputs,
-    op_mix,
 )
 from fsir.dialects import graph, schedule
 from fsir.dialects.graph import DYN, shape_of
@@ -71,6 +70,7 @@ from fsir.dialects.schedule import (
 )
 from fsir.gpuspec import GpuSpec
 from fsir.lowering.attention import (
+    EXP_MIX,
     AttentionLowering,
     key_layout,
     mma_math,
@@ -617,8 +617,7 @@ def warp_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: G
     inputs: set[SSAValue] = set(k.block.args)
     per_q, per_k, per_v = (-(-n // threads) for n in (bq * dk, bk * dk, bk * dv))
     chain = element_counts([m.scores], inputs, seen={m.qk})
-    exp_op = next(op for op in m.core if op.name == "graph.exp")
-    exp = op_mix(exp_op)
+    exp = EXP_MIX
     tile: Counter[str] = Counter()
     tile.update({cls: n * per_k for cls, n in element_counts([m.qk.rhs], inputs).items()})
     tile.update({cls: n * per_v for cls, n in element_counts([m.pv.rhs], inputs).items()})
@@ -713,12 +712,13 @@ def mma_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: Gp
     inputs: set[SSAValue] = set(k.block.args)
     per_q, per_k, per_v = (-(-n // threads) for n in (bq * dk, bk * dk, bk * dv))
     chain = element_counts([m.scores], inputs, seen={m.qk})
-    exp = op_mix(next(op for op in m.core if op.name == "graph.exp"))
+    exp = EXP_MIX
 
     def operand_regs(regs: int) -> Counter[str]:
         """Making `regs` operand registers from f32 values: a tf32 rounding each, or two
-        conversions to f16 / bf16 and their packing (`operand_registers`)."""
-        return Counter({"sfu": regs}) if tf32 else Counter({"sfu": 2 * regs, "int": 4 * regs})
+        conversions to f16 / bf16, their widenings to 32 bits (conversions too) and the
+        moves, shift and or packing them (`operand_registers`)."""
+        return Counter({"sfu": regs}) if tf32 else Counter({"sfu": 4 * regs, "int": 4 * regs})
 
     tile: Counter[str] = Counter()
     valid = sk / (tiles * bk)  # of the staged keys: the rest are zeros, not loaded
