@@ -56,6 +56,7 @@ from fsir.codegen.summary import (
     element_bytes_of,
     element_counts,
     loaded_inputs,
+    op_mix,
 )
 from fsir.dialects import graph, schedule
 from fsir.dialects.graph import DYN, shape_of
@@ -630,7 +631,9 @@ def warp_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: G
     tile["shuffle"] += rw * steps
     tile["barrier"] += 3
     tile.update({cls: n * rw for cls, n in chain.items()})
-    tile.update({cls: n * 2 * rw for cls, n in exp.items()})
+    tile.update({cls: n * rw for cls, n in exp.items()})
+    alpha_exp = op_mix(next(op for op in m.core if op.name == "graph.exp"))  # the rescaling's
+    tile.update({cls: n * rw for cls, n in alpha_exp.items()})
     s = Summary()
     s.add(tile, tiles)
     s.add(element_counts([m.qk.lhs], inputs), per_q)
@@ -667,7 +670,8 @@ def warp_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: G
     # exponentials (rows independent); then P·V (loads independent, FMAs carried)
     per_tile = ((per_k + per_v) * (cpi["global"] + cpi["smem"]) / 2 + 3 * cpi["barrier"]
                 + cpi["smem"] + d_steps * max(vq * cpi["alu"], rw * (vq + 1) + 1)
-                + butterfly + chain_cycles(chain, cpi) + 2 * chain_cycles(exp, cpi) + 4 * cpi["alu"]
+                + butterfly + chain_cycles(chain, cpi) + chain_cycles(exp, cpi) + chain_cycles(alpha_exp, cpi)
+                + 4 * cpi["alu"]
                 + rw * (sum(chain.values()) + steps + 8)
                 + cpi["smem"] + j_steps * max(4 * cpi["alu"], rw * (1 + 4 * cols) + 4 * v_loads))
     s.ilp_cycles = tiles * per_tile + per_q * (cpi["global"] + cpi["smem"]) + butterfly + cpi["div"] + cpi["global"]
