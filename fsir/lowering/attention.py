@@ -9,13 +9,18 @@ the registers of the threads that compute it. Three schedules (`AttentionParamsA
   as a broadcast, of the rows' Q), xor-shuffle butterflies give each row's running max
   (and, after the key loop, its sum of the lanes' partial sums), the probabilities go
   through shared memory, and for P·V the lanes split the value columns;
-- a warp per 16 rows on the tensor cores (`mma_schedule`, FlashAttention-2): per key
-  tile S = Q·Kᵀ by `mma.sync` (Q's A fragments read from the shared Q tile per head-dim
-  step, K's B fragments from the K tile), the score chain and online softmax on the
-  accumulators (a row's 4 lanes combine their max and sum by shuffles), then the
-  accumulators, converted to f16 / bf16 / tf32 in registers, are the A fragments of
-  O += P·V (for tf32 the mma's k columns t and t + 4 are taken as keys 2t and 2t + 1,
-  so each lane's accumulators are its A fragment without shuffles).
+- a warp per 16 rows on the tensor cores (`mma_schedule`, FlashAttention-2), up to 4
+  warps a block sharing each staged K and V tile: per key tile S = Q·Kᵀ by `mma.sync`
+  (Q's A fragments read from the shared Q tile and converted once, before the key
+  loop, when they fit in 32 registers, else per head-dim step; K's B fragments from
+  the K tile, whose f32 elements were rounded to tf32 as they were staged), the score
+  chain and online softmax on the accumulators (a row's 4 lanes combine their max and
+  sum by shuffles), then the accumulators, converted to f16 / bf16 / tf32 in
+  registers, are the A fragments of O += P·V (for tf32 the mma's k columns t and t + 4
+  are taken as keys 2t and 2t + 1, so each lane's accumulators are its A fragment
+  without shuffles).
+
+The probabilities exp(x − m) are the unit's ex2 of (x − m)·log2e (`exp_shifted`).
 
 Rows past Sq (the last block of a ragged Sq) compute on row Sq - 1 and store nothing;
 keys past Sk (the last tile of a ragged Sk) are staged as zeros and get score -inf, so
