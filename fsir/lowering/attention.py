@@ -381,10 +381,8 @@ class AttentionLowering(KernelLowering):
 
         def staged_registers(vals: list[SSAValue]) -> list[SSAValue]:
             """The operand registers of values read from the K or V tile: tf32 ones
-            were rounded when staged (`stage_keys`) and are their bit patterns."""
-            if kq == 8:
-                return [self.cursor.value(arith.BitcastOp(v, i32)) for v in vals]
-            return operand_registers(self.cursor, vals, math)
+            were rounded when staged (`stage_keys`), the loads are the registers."""
+            return vals if kq == 8 else operand_registers(self.cursor, vals, math)
 
         def mma(a: list[SSAValue], b: list[SSAValue], c: list[SSAValue]) -> list[SSAValue]:
             op = gpu.MmaSyncOp(mtype, a, b, c)
@@ -493,7 +491,8 @@ class AttentionLowering(KernelLowering):
         """The K and V tiles of keys k0 .. k0 + bk (key-major, rows at `pitches`, zero past
         Sk) staged by the block's threads (`cooperative(total, put)` spreads the elements),
         then a barrier. With `tf32` each element is stored rounded to tf32 (its f32 bit
-        pattern), the mma's operand form: rounded once per block, not per warp's fragment."""
+        pattern in the i32 tiles of `tile_types`), the mma's operand form: rounded once per
+        block, not per warp's fragment."""
         ib, e = self.ib, self.emit
         _, sk, dk, dv = m.sizes
         ragged_k = sk % bk != 0
@@ -506,8 +505,8 @@ class AttentionLowering(KernelLowering):
                 inside = ib.lt(j, sk) if ragged_k else True
                 value = e.guarded(inside, lambda: load(j, c), lambda: self.sb.const(0.0, f32))
                 if tf32:
-                    value = self.cursor.value(arith.BitcastOp(self.cursor.value(gpu.RoundTf32Op(value)), f32))
-                e.store(value, buf, ib.add(ib.mul(key, pitch), c), f32)
+                    value = self.cursor.value(gpu.RoundTf32Op(value))
+                e.store(value, buf, ib.add(ib.mul(key, pitch), c), value.type)
 
             cooperative(bk * width, put)
 

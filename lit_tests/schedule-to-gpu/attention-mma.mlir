@@ -4,9 +4,9 @@
 // once, before the key loop (held in registers: `q_in_registers`). Each step of the
 // key loop (carrying the lane's two rows' running max and sum and its 4 output
 // accumulators) stages the K and V tiles in loops, each element rounded to tf32 as it
-// is stored (its bits, as f32); then S = Q·Kᵀ: per head-dim step each n-tile's K
-// fragment (loaded bits, no rounding) feeds an mma with the held Q fragment, 8 mmas
-// unrolled. The score chain, then per row a max over the lane's scores and the 4
+// is stored (the K and V tiles hold i32 bit patterns); then S = Q·Kᵀ: per head-dim
+// step each n-tile's K fragment (two loads, the operand registers themselves) feeds an
+// mma with the held Q fragment, 8 mmas unrolled. The score chain, then per row a max over the lane's scores and the 4
 // lanes of the row (2 xor shuffles); the output accumulators are rescaled and the
 // probabilities, rounded in registers in the order (key 2t, row g + 8 key 2t, key
 // 2t + 1, ...), are the A fragments of the P·V mmas. After the loop the rows' sums
@@ -14,7 +14,7 @@
 // RUN: fs-opt %s -p schedule-to-gpu | filecheck %s
 
 // CHECK-LABEL: gpu.func @attn_k0(
-// CHECK-SAME: workgroup(%[[QT:.*]] : memref<320xf32, 3 : i64>, %[[KT:.*]] : memref<640xf32, 3 : i64>, %[[VT:.*]] : memref<384xf32, 3 : i64>) kernel attributes {gpu.known_block_size = array<i32: 32, 1, 1>}
+// CHECK-SAME: workgroup(%[[QT:.*]] : memref<320xf32, 3 : i64>, %[[KT:.*]] : memref<640xi32, 3 : i64>, %[[VT:.*]] : memref<384xi32, 3 : i64>) kernel attributes {gpu.known_block_size = array<i32: 32, 1, 1>}
 // CHECK: memref.store %{{.*}}, %[[QT]]
 // CHECK: gpu.barrier
 // CHECK: memref.load %[[QT]]
@@ -29,15 +29,14 @@
 // CHECK-NEXT: %[[B3:.*]] = gpu.round_tf32
 // CHECK: scf.for {{.*}} iter_args(%[[M0:[^ ]+]] = %{{[^,]+}}, %[[M1:[^ ]+]] = %{{[^,]+}}, %[[L0:[^ ]+]] = %{{[^,]+}}, %[[L1:[^ ]+]] = %{{[^,]+}}, %[[O0:[^ ]+]] = %{{[^,]+}}, %{{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32) {
 // CHECK: %[[KR:.*]] = gpu.round_tf32
-// CHECK-NEXT: %[[KB:.*]] = arith.bitcast %[[KR]] : i32 to f32
-// CHECK: memref.store %[[KB]], %[[KT]]
+// CHECK: memref.store %[[KR]], %[[KT]]
 // CHECK: memref.store %{{.*}}, %[[VT]]
 // CHECK: gpu.barrier
 // CHECK-NOT: scf.for
 // CHECK-NOT: gpu.round_tf32
 // CHECK: %[[K0:.*]] = memref.load %[[KT]]
-// CHECK: arith.bitcast %[[K0]] : f32 to i32
-// CHECK: gpu.mma_sync tf32 [%[[A0]], %[[A1]], %[[A2]], %[[A3]]]
+// CHECK-NEXT: %[[K1:.*]] = memref.load %[[KT]]
+// CHECK-NEXT: gpu.mma_sync tf32 [%[[A0]], %[[A1]], %[[A2]], %[[A3]]] [%[[K0]], %[[K1]]]
 // CHECK-COUNT-3: gpu.mma_sync tf32 [%[[A0]], %[[A1]], %[[A2]], %[[A3]]]
 // CHECK-NOT: gpu.round_tf32
 // CHECK: gpu.mma_sync tf32 [%[[B0]], %[[B1]], %[[B2]], %[[B3]]]
@@ -69,8 +68,8 @@ func.func @attn(%q: tensor<1x2x20x16xf32>, %k: tensor<1x2x20x16xf32>, %v: tensor
   %o = schedule.kernel @attn_k0 attention<block_q = 16, block_k = 32, warp_rows = 16, mma> grid [2, 2, 1] block [32, 1, 1] (%k, %q, %mask, %v) : (tensor<1x2x20x16xf32>, tensor<1x2x20x16xf32>, tensor<1x1x1x20xf32>, tensor<1x2x20x8xf32>) -> tensor<1x2x20x8xf32> {
   ^bb0(%k_1: tensor<1x2x20x16xf32>, %q_1: tensor<1x2x20x16xf32>, %mask_1: tensor<1x1x1x20xf32>, %v_1: tensor<1x2x20x8xf32>):
     schedule.shared @q_tile : memref<320xf32, 3 : i64>
-    schedule.shared @k_tile : memref<640xf32, 3 : i64>
-    schedule.shared @v_tile : memref<384xf32, 3 : i64>
+    schedule.shared @k_tile : memref<640xi32, 3 : i64>
+    schedule.shared @v_tile : memref<384xi32, 3 : i64>
     %o_1 = schedule.group block -> global : tensor<1x2x20x8xf32> {
       %scale = graph.constant dense<2.500000e-01> : tensor<1x2x20x20xf32>
       %kt = graph.transpose %k_1 perm [0, 1, 3, 2] : (tensor<1x2x20x16xf32>) -> tensor<1x2x16x20xf32>

@@ -43,8 +43,16 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IntegerAttr, MemRefType, i64
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    i64,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from fsir.codegen.mappings.base import FusionContext, GroupSpec, Mapping, op_error
 from fsir.codegen.mappings.gemm import GemmMapping
@@ -414,6 +422,15 @@ def tile_sizes(bq: int, bk: int, dk: int, dv: int, warp_rows: int = 0, mma: bool
     return {"q_tile": bq * (dk + 1), "k_tile": bk * dk, "v_tile": bk * dv, "p_tile": bq * (bk + 1)}
 
 
+def tile_types(m: AttentionMatch, mma: bool) -> dict[str, Attribute]:
+    """The element types of the kernel's shared buffers: f32, but the tf32 mma
+    schedule's K and V tiles hold their elements rounded to tf32 as i32 bit patterns,
+    the mma's operand registers, loaded without a move (`stage_keys`)."""
+    bits = mma and mma_math(elem_type(m.qk.lhs)) == GemmMath.TF32
+    return {name: IntegerType(32) if bits and name in ("k_tile", "v_tile") else Float32Type()
+            for name in ("q_tile", "k_tile", "v_tile", "p_tile")}
+
+
 @dataclass(frozen=True)
 class AttentionConfig:
     block_q: int
@@ -490,8 +507,8 @@ class AttentionMapping(Mapping):
         sq, _, dk, dv = m.sizes
         grid = (-(-sq // config.block_q), max(1, math.prod(m.batch)), 1)
         space = IntegerAttr(3, i64)
-        f32 = Float32Type()
-        shared = [SharedOp(name, MemRefType(f32, [size], memory_space=space))
+        types = tile_types(m, config.mma)
+        shared = [SharedOp(name, MemRefType(types[name], [size], memory_space=space))
                   for name, size in tile_sizes(config.block_q, config.block_k, dk, dv, config.warp_rows,
                                                config.mma).items()]
         groups = [GroupSpec([out], Composition.BLOCK, Storage.GLOBAL)]
@@ -591,13 +608,13 @@ class AttentionMapping(Mapping):
             raise self.cannot_lower(k, f"an attention kernel on the tensor cores needs f16, bf16 or f32 operands "
                                        f"of one type, a head dim a multiple of 16 and a value dim a multiple "
                                        f"of 8, got {dk} and {dv}")
+        types = tile_types(m, bool(p.mma))
         for name, size in tile_sizes(p.block_q, p.block_k, dk, dv, p.warp_rows, p.mma).items():
             buf = k.shared_buffers().get(name)
             if buf is None:
                 raise self.cannot_lower(k, f"an attention kernel needs the shared buffer @{name}")
-            if buf.buffer_type.element_count() < size or not isinstance(buf.buffer_type.element_type,
-                                                                         Float32Type):
-                raise self.cannot_lower(k, f"@{name} must hold {size} f32 elements")
+            if buf.buffer_type.element_count() < size or buf.buffer_type.element_type != types[name]:
+                raise self.cannot_lower(k, f"@{name} must hold {size} {types[name]} elements")
 
 
 def warp_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: GpuSpec) -> Summary:
@@ -734,7 +751,7 @@ def mma_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: Gp
     tile["tensor"] += nt * ks + kc * dt
     tile["int"] += 6 * (per_k + per_v) + 2 * frag_loads + (0 if held else 3 * ks) + 4
     if tf32:  # K and V rounded when staged; their fragments' registers are their bits
-        tile.update({"sfu": per_k + per_v, "int": per_k + per_v + b_regs})
+        tile["sfu"] += per_k + per_v
     else:
         tile.update(operand_regs(b_regs))
     tile.update(operand_regs(4 * kc + (0 if held else 4 * ks)))
