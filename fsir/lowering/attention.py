@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, i32
+from xdsl.dialects.utils import FastMathFlag
 from xdsl.ir import SSAValue
 
 from fsir.dialects import gpu, graph
@@ -522,7 +523,7 @@ class AttentionLowering(KernelLowering):
         1). The mix of instructions is `EXP_MIX`."""
         sb = self.sb
         t = sb.arith("mul", sb.arith("sub", x, shift), sb.const(LOG2E, Float32Type()))
-        return self.cursor.value(math.Exp2Op(t, arith.FastMathFlagsAttr(["afn"])))
+        return self.cursor.value(math.Exp2Op(t, arith.FastMathFlagsAttr([FastMathFlag.APPROX_FUNC])))
 
     def shuffle(self, mode: str, v: SSAValue, offset: SSAValue) -> SSAValue:
         width = self.sb.const(WARP, i32)

@@ -72,6 +72,7 @@ from math import factorial
 
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import Float64Type
+from xdsl.dialects.utils import FastMathFlag
 from xdsl.ir import Operation
 
 from fsir.ptx import types as T
@@ -544,7 +545,7 @@ def _exp2(e: KernelEmitter, op: Operation) -> None:
     narrower value the unit's `ex2.approx.ftz.f32` alone: ≤ 2 ulp, results below 2^-126
     flushed to 0, where `exp2_f32`'s range reduction keeps them."""
     flags = op.properties.get("fastmath")
-    if isinstance(flags, arith.FastMathFlagsAttr) and "afn" in flags.data \
+    if isinstance(flags, arith.FastMathFlagsAttr) and FastMathFlag.APPROX_FUNC in flags.data \
             and not isinstance(op.results[0].type, Float64Type):
         _EXP2_APPROX(e, op)
     else:
