@@ -9,13 +9,18 @@ the registers of the threads that compute it. Three schedules (`AttentionParamsA
   as a broadcast, of the rows' Q), xor-shuffle butterflies give each row's running max
   (and, after the key loop, its sum of the lanes' partial sums), the probabilities go
   through shared memory, and for P·V the lanes split the value columns;
-- a warp per 16 rows on the tensor cores (`mma_schedule`, FlashAttention-2): per key
-  tile S = Q·Kᵀ by `mma.sync` (Q's A fragments read from the shared Q tile per head-dim
-  step, K's B fragments from the K tile), the score chain and online softmax on the
-  accumulators (a row's 4 lanes combine their max and sum by shuffles), then the
-  accumulators, converted to f16 / bf16 / tf32 in registers, are the A fragments of
-  O += P·V (for tf32 the mma's k columns t and t + 4 are taken as keys 2t and 2t + 1,
-  so each lane's accumulators are its A fragment without shuffles).
+- a warp per 16 rows on the tensor cores (`mma_schedule`, FlashAttention-2), up to 4
+  warps a block sharing each staged K and V tile: per key tile S = Q·Kᵀ by `mma.sync`
+  (Q's A fragments read from the shared Q tile and converted once, before the key
+  loop, when they fit in 32 registers, else per head-dim step; K's B fragments from
+  the K tile, whose f32 elements were rounded to tf32 as they were staged), the score
+  chain and online softmax on the accumulators (a row's 4 lanes combine their max and
+  sum by shuffles), then the accumulators, converted to f16 / bf16 / tf32 in
+  registers, are the A fragments of O += P·V (for tf32 the mma's k columns t and t + 4
+  are taken as keys 2t and 2t + 1, so each lane's accumulators are its A fragment
+  without shuffles).
+
+The probabilities exp(x − m) are the unit's ex2 of (x − m)·log2e (`exp_shifted`).
 
 Rows past Sq (the last block of a ragged Sq) compute on row Sq - 1 and store nothing;
 keys past Sk (the last tile of a ragged Sk) are staged as zeros and get score -inf, so
@@ -24,9 +29,12 @@ they add nothing to the sum or the output.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING
 
+from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, i32
+from xdsl.dialects.utils import FastMathFlag
 from xdsl.ir import SSAValue
 
 from fsir.dialects import gpu, graph
@@ -41,6 +49,9 @@ if TYPE_CHECKING:
     from fsir.codegen.mappings.attention import AttentionMatch
 
 WARP = AttentionParamsAttr.WARP
+LOG2E = 1.4426950408889634
+# the instructions of one `exp_shifted`: a subtraction and a multiplication, the unit's ex2
+EXP_MIX = Counter({"alu": 2, "sfu": 1})
 MMA_TYPE = {GemmMath.F16: MmaTypeEnum.F16, GemmMath.BF16: MmaTypeEnum.BF16, GemmMath.TF32: MmaTypeEnum.TF32}
 
 
@@ -68,7 +79,6 @@ class AttentionLowering(KernelLowering):
         f32 = Float32Type()
         zero = sb.const(0.0, f32)
         neg_inf = sb.const(float("-inf"), f32)
-        exp = graph.ELEMENTWISE["exp"].lower
 
         tid = self.thread_id()
         bidx = ib.delinearize(self.block_id("y"), list(m.batch))
@@ -123,8 +133,8 @@ class AttentionLowering(KernelLowering):
             m_new = sb.max(m_run, _tree(xs, sb.max))
             # while every score so far is -inf, shift by 0 (exp(-inf - -inf) would be NaN)
             shift = sb.select(sb.compare("eq", m_new, neg_inf), zero, m_new)
-            alpha = exp(sb, sb.arith("sub", m_run, shift))
-            ps = [exp(sb, sb.arith("sub", x, shift)) for x in xs]
+            alpha = self.exp_shifted(m_run, shift)
+            ps = [self.exp_shifted(x, shift) for x in xs]
             l_new = sb.multiply_add(l_run, alpha, _tree(ps, lambda a, b: sb.arith("add", a, b)))
             # the output row: rescaled, then p·V over the tile's keys in a loop (the
             # thread's p row goes through shared memory, which a loop can index)
@@ -187,7 +197,6 @@ class AttentionLowering(KernelLowering):
         f32 = Float32Type()
         zero = sb.const(0.0, f32)
         neg_inf = sb.const(float("-inf"), f32)
-        exp = graph.ELEMENTWISE["exp"].lower
         tid = self.thread_id()
         warp, lane = ib.div(tid, bk), ib.rem(tid, bk)
         bidx = ib.delinearize(self.block_id("y"), list(m.batch))
@@ -231,20 +240,7 @@ class AttentionLowering(KernelLowering):
         def tile(k0: SSAValue, carry: list[SSAValue]) -> list[SSAValue]:
             m_run, l_run, acc = carry[:rw], carry[rw:2 * rw], carry[2 * rw:]
 
-            def staged(buf: SSAValue, width: int, pitch: int, load) -> None:
-                """The block_k x width tile at row pitch `pitch`, zero past Sk."""
-                def put(lin: Index) -> None:
-                    key, c = ib.div(lin, width), ib.rem(lin, width)
-                    j = ib.add(k0, key)
-                    inside = ib.lt(j, sk) if ragged_k else True
-                    value = e.guarded(inside, lambda: load(j, c), lambda: zero)
-                    e.store(value, buf, ib.add(ib.mul(key, pitch), c), f32)
-
-                cooperative(bk * width, put)
-
-            staged(k_tile, dk, kpitch, lambda j, c: e.at(m.qk.rhs, [*bidx, c, j]))
-            staged(v_tile, dv, dv, lambda j, c: e.at(m.pv.rhs, [*bidx, j, c]))
-            self.cursor.insert(gpu.BarrierOp())
+            self.stage_keys(m, bidx, k0, bk, (kpitch, dv), cooperative)
             k_row = ib.mul(lane, kpitch)
             q_rows = [ib.mul(lr, dk) for lr in local]
 
@@ -264,8 +260,11 @@ class AttentionLowering(KernelLowering):
                 m_new = sb.max(m_run[r], self.warp_all("max", x))
                 # while every score so far is -inf, shift by 0 (exp(-inf - -inf) would be NaN)
                 shift = sb.select(sb.compare("eq", m_new, neg_inf), zero, m_new)
-                alpha = exp(sb, sb.arith("sub", m_run[r], shift))
-                pr = exp(sb, sb.arith("sub", x, shift))
+                # the rescaling, once a row and tile, keeps exp's range-reduced form:
+                # with both on the unit ptxas (sm_90) fits this 512-thread block into 64
+                # registers and spills
+                alpha = graph.ELEMENTWISE["exp"].lower(sb, sb.arith("sub", m_run[r], shift))
+                pr = self.exp_shifted(x, shift)
                 e.store(pr, p_tile, ib.add(p_rows[r], lane), f32)
                 out_m.append(m_new)
                 out_l.append(sb.multiply_add(l_run[r], alpha, pr))  # the lane's share of the row sum
@@ -321,7 +320,6 @@ class AttentionLowering(KernelLowering):
         f32 = Float32Type()
         zero = sb.const(0.0, f32)
         neg_inf = sb.const(float("-inf"), f32)
-        exp = graph.ELEMENTWISE["exp"].lower
         tid = self.thread_id()
         warp, lane = ib.div(tid, WARP), ib.rem(tid, WARP)
         g, t = ib.div(lane, 4), ib.rem(lane, 4)
@@ -360,7 +358,12 @@ class AttentionLowering(KernelLowering):
             qi = ib.min(qi, sq - 1) if ragged_q else qi
             e.store(e.at(m.qk.lhs, [*bidx, qi, c]), q_tile, ib.add(ib.mul(r, qp), c), f32)
 
-        cooperative(bq * dk, put_q)  # published by the first key tile's barrier
+        cooperative(bq * dk, put_q)
+        # Q's A fragments stay in registers across the key tiles when they are few
+        # (`q_in_registers`); else each tile reads them again from the Q tile
+        held = q_in_registers(dk, kq)
+        if held:
+            self.cursor.insert(gpu.BarrierOp())  # the Q tile, published
 
         def q_fragment(kk: Index) -> list[SSAValue]:
             """The A fragment of S = Q·Kᵀ at head-dim offset kk."""
@@ -375,6 +378,12 @@ class AttentionLowering(KernelLowering):
             return operand_registers(self.cursor, vals, math)
 
         nt, dt = bk // 8, dv // 8
+        q_frags = [q_fragment(kk) for kk in range(0, dk, kq)] if held else []
+
+        def staged_registers(vals: list[SSAValue]) -> list[SSAValue]:
+            """The operand registers of values read from the K or V tile: tf32 ones
+            were rounded when staged (`stage_keys`), the loads are the registers."""
+            return vals if kq == 8 else operand_registers(self.cursor, vals, math)
 
         def mma(a: list[SSAValue], b: list[SSAValue], c: list[SSAValue]) -> list[SSAValue]:
             op = gpu.MmaSyncOp(mtype, a, b, c)
@@ -384,19 +393,7 @@ class AttentionLowering(KernelLowering):
         def tile(k0: SSAValue, carry: list[SSAValue]) -> list[SSAValue]:
             m_run, l_run, acc = carry[:2], carry[2:4], carry[4:]
 
-            def staged(buf: SSAValue, width: int, pitch: int, load) -> None:
-                def put(lin: Index) -> None:
-                    key, c = ib.div(lin, width), ib.rem(lin, width)
-                    j = ib.add(k0, key)
-                    inside = ib.lt(j, sk) if ragged_k else True
-                    value = e.guarded(inside, lambda: load(j, c), lambda: zero)
-                    e.store(value, buf, ib.add(ib.mul(key, pitch), c), f32)
-
-                cooperative(bk * width, put)
-
-            staged(k_tile, dk, kp, lambda j, c: e.at(m.qk.rhs, [*bidx, c, j]))
-            staged(v_tile, dv, vp, lambda j, c: e.at(m.pv.rhs, [*bidx, j, c]))
-            self.cursor.insert(gpu.BarrierOp())
+            self.stage_keys(m, bidx, k0, bk, (kp, vp), cooperative, tf32=kq == 8)
 
             def k_at(key: Index, d: Index) -> SSAValue:
                 return e.load(k_tile, ib.add(ib.mul(key, kp), d))
@@ -406,8 +403,7 @@ class AttentionLowering(KernelLowering):
 
             # S = Q·Kᵀ over the head dim in a loop: B(d, key) = K[key][d], the lane's B
             # column key g of each 8
-            def kk_step(kk: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
-                a = q_fragment(kk)
+            def kk_step(kk: Index, a: list[SSAValue], accs: list[SSAValue]) -> list[SSAValue]:
                 accs = list(accs)
                 for n in range(nt):
                     key = ib.add(g, n * 8)
@@ -415,10 +411,16 @@ class AttentionLowering(KernelLowering):
                         vals = [k_at(key, ib.add(ib.add(t, kk), dc)) for dc in (0, 4)]
                     else:
                         vals = [k_at(key, ib.add(ib.add(ib.mul(t, 2), kk), dc + h)) for dc in (0, 8) for h in (0, 1)]
-                    accs[n * 4:n * 4 + 4] = mma(a, operand_registers(self.cursor, vals, math), accs[n * 4:n * 4 + 4])
+                    accs[n * 4:n * 4 + 4] = mma(a, staged_registers(vals), accs[n * 4:n * 4 + 4])
                 return accs
 
-            s_accs = e.for_loop(0, dk, kq, [zero] * (nt * 4), kk_step)
+            if held:  # the head-dim steps unrolled over the held fragments
+                s_accs = [zero] * (nt * 4)
+                for step, a in enumerate(q_frags):
+                    s_accs = kk_step(step * kq, a, s_accs)
+            else:
+                s_accs = e.for_loop(0, dk, kq, [zero] * (nt * 4),
+                                    lambda kk, accs: kk_step(kk, q_fragment(kk), accs))
             xs: list[list[SSAValue]] = []
             for n in range(nt):
                 # accumulator c: row g (c < 2) or g + 8, key 2t + c % 2 of the 8
@@ -434,10 +436,10 @@ class AttentionLowering(KernelLowering):
                 m_new = sb.max(m_run[h], row_max)
                 # while every score so far is -inf, shift by 0 (exp(-inf - -inf) would be NaN)
                 shift = sb.select(sb.compare("eq", m_new, neg_inf), zero, m_new)
-                alphas.append(exp(sb, sb.arith("sub", m_run[h], shift)))
+                alphas.append(self.exp_shifted(m_run[h], shift))
                 shifts.append(shift)
                 out_m.append(m_new)
-            ps = [[exp(sb, sb.arith("sub", x[c], shifts[c >> 1])) for c in range(4)] for x in xs]
+            ps = [[self.exp_shifted(x[c], shifts[c >> 1]) for c in range(4)] for x in xs]
             for h in range(2):
                 part = _tree([pr[c] for pr in ps for c in (2 * h, 2 * h + 1)], lambda a, b: sb.arith("add", a, b))
                 out_l.append(sb.multiply_add(l_run[h], alphas[h], part))  # the lane's share of the row sum
@@ -456,7 +458,7 @@ class AttentionLowering(KernelLowering):
                         keys = [ib.add(ib.mul(t, 2), kc + h) for h in (0, 1)]
                     else:
                         keys = [ib.add(ib.mul(t, 2), kc + dc + h) for dc in (0, 8) for h in (0, 1)]
-                    b = operand_registers(self.cursor, [v_at(key, col) for key in keys], math)
+                    b = staged_registers([v_at(key, col) for key in keys])
                     o[d * 4:d * 4 + 4] = mma(a, b, o[d * 4:d * 4 + 4])
             self.cursor.insert(gpu.BarrierOp())
             return [*out_m, *out_l, *o]
@@ -485,6 +487,44 @@ class AttentionLowering(KernelLowering):
 
             e.when(ib.lt(rows[h], sq) if ragged_q else True, store)
 
+    def stage_keys(self, m: AttentionMatch, bidx: list[Index], k0: SSAValue, bk: int, pitches: tuple[int, int],
+                   cooperative, tf32: bool = False) -> None:
+        """The K and V tiles of keys k0 .. k0 + bk (key-major, rows at `pitches`, zero past
+        Sk) staged by the block's threads (`cooperative(total, put)` spreads the elements),
+        then a barrier. With `tf32` each element is stored rounded to tf32 (its f32 bit
+        pattern in the i32 tiles of `tile_types`), the mma's operand form: rounded once per
+        block, not per warp's fragment."""
+        ib, e = self.ib, self.emit
+        _, sk, dk, dv = m.sizes
+        ragged_k = sk % bk != 0
+        f32 = Float32Type()
+
+        def staged(buf: SSAValue, width: int, pitch: int, load) -> None:
+            def put(lin: Index) -> None:
+                key, c = ib.div(lin, width), ib.rem(lin, width)
+                j = ib.add(k0, key)
+                inside = ib.lt(j, sk) if ragged_k else True
+                value = e.guarded(inside, lambda: load(j, c), lambda: self.sb.const(0.0, f32))
+                if tf32:
+                    value = self.cursor.value(gpu.RoundTf32Op(value))
+                e.store(value, buf, ib.add(ib.mul(key, pitch), c), value.type)
+
+            cooperative(bk * width, put)
+
+        staged(self.smem["k_tile"], dk, pitches[0], lambda j, c: e.at(m.qk.rhs, [*bidx, c, j]))
+        staged(self.smem["v_tile"], dv, pitches[1], lambda j, c: e.at(m.pv.rhs, [*bidx, j, c]))
+        self.cursor.insert(gpu.BarrierOp())
+
+    def exp_shifted(self, x: SSAValue, shift: SSAValue) -> SSAValue:
+        """exp(x − shift) of a score and its row's running max (x ≤ shift, or -inf):
+        2^((x − shift)·log2e) on the unit (`ex2.approx`, ≤ 2 ulp): its argument is
+        never positive, so exp's range reduction is not needed, and a probability
+        below 2^-126, flushed to 0, is below the row sum's rounding (the max's own is
+        1). The mix of instructions is `EXP_MIX`."""
+        sb = self.sb
+        t = sb.arith("mul", sb.arith("sub", x, shift), sb.const(LOG2E, Float32Type()))
+        return self.cursor.value(math.Exp2Op(t, arith.FastMathFlagsAttr([FastMathFlag.APPROX_FUNC])))
+
     def shuffle(self, mode: str, v: SSAValue, offset: SSAValue) -> SSAValue:
         width = self.sb.const(WARP, i32)
         return self.cursor.insert(gpu.ShuffleOp(mode, v, offset, width)).results[0]
@@ -502,6 +542,13 @@ class AttentionLowering(KernelLowering):
 def mma_math(t) -> GemmMath:
     """The tensor-core math of attention operands of element type `t` (f32: tf32)."""
     return {Float16Type: GemmMath.F16, BFloat16Type: GemmMath.BF16}.get(type(t), GemmMath.TF32)
+
+
+def q_in_registers(dk: int, kq: int) -> bool:
+    """Whether the mma schedule keeps Q's A fragments (4 registers per head-dim step of
+    kq) in registers for the whole key loop: up to 32 registers (head dim 64 in tf32,
+    128 in f16 / bf16); more would spill beside the output accumulators."""
+    return 4 * (dk // kq) <= 32
 
 
 def staging_unroll(steps: int) -> int:

@@ -70,8 +70,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from math import factorial
 
-from xdsl.dialects import math
+from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import Float64Type
+from xdsl.dialects.utils import FastMathFlag
 from xdsl.ir import Operation
 
 from fsir.ptx import types as T
@@ -535,9 +536,25 @@ def _round_to_integer(mode: str) -> Lowering:
     return lower
 
 
+_EXP2 = _transcendental(exp2_f32, lambda e, x: exp_f64(e, x, base2=True))
+_EXP2_APPROX = _transcendental(lambda e, x: F32(e)("ex2.approx.ftz.f32", x))
+
+
+def _exp2(e: KernelEmitter, op: Operation) -> None:
+    """exp2; with the `afn` fast-math flag (approximate functions allowed) on an f32 or
+    narrower value the unit's `ex2.approx.ftz.f32` alone: ≤ 2 ulp, results below 2^-126
+    flushed to 0, where `exp2_f32`'s range reduction keeps them."""
+    flags = op.properties.get("fastmath")
+    if isinstance(flags, arith.FastMathFlagsAttr) and FastMathFlag.APPROX_FUNC in flags.data \
+            and not isinstance(op.results[0].type, Float64Type):
+        _EXP2_APPROX(e, op)
+    else:
+        _EXP2(e, op)
+
+
 MATH_LOWERINGS: dict[type[Operation], Lowering] = dict([
     rule(math.ExpOp, _transcendental(exp_f32, exp_f64)),
-    rule(math.Exp2Op, _transcendental(exp2_f32, lambda e, x: exp_f64(e, x, base2=True))),
+    rule(math.Exp2Op, lambda e, op: _exp2(e, op)),
     rule(math.LogOp, _log(LN2, 1.0, "e")),
     rule(math.Log2Op, _log(1.0, LOG2E, "2")),
     rule(math.Log10Op, _log(LOG10_2, LOG10E, "10")),

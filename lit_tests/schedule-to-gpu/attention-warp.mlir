@@ -5,7 +5,8 @@
 // computes the dot products of its key k0 + l with the warp's 2 rows (4-wide loads of
 // its K row and of each Q row: a broadcast), the score chain (scale, mask, -inf past
 // the last key), per row a butterfly of 5 xor shuffles for the tile's max, the
-// rescale α = exp(m - m') and its probability, stored to the rows' probabilities in
+// rescale α = exp(m - m') and its probability (the unit's 2^((x - m')·log2e): exp2
+// with fast-math afn), stored to the rows' probabilities in
 // shared memory; after a barrier P·V runs over the tile's keys 4 at a time (4-wide
 // probability loads, the lane's value column). The lanes' partial row sums meet in a
 // sum butterfly after the loop; a lane stores its column of each row.
@@ -42,9 +43,10 @@
 // CHECK-NEXT: arith.cmpf oeq, %[[MNEW]]
 // CHECK-NEXT: %[[SHIFT:.*]] = arith.select
 // CHECK-NEXT: arith.subf %[[M0]], %[[SHIFT]]
-// CHECK-NEXT: %[[ALPHA:.*]] = math.exp
-// CHECK-NEXT: arith.subf %[[X0]], %[[SHIFT]]
-// CHECK-NEXT: %[[P0:.*]] = math.exp
+// CHECK-NEXT: %[[ALPHA:.*]] = math.exp %{{.*}} : f32
+// CHECK-NEXT: %[[SH0:.*]] = arith.subf %[[X0]], %[[SHIFT]]
+// CHECK-NEXT: %[[SL0:.*]] = arith.mulf %[[SH0]], %{{.*}} : f32
+// CHECK-NEXT: %[[P0:.*]] = math.exp2 %[[SL0]] fastmath<afn> : f32
 // CHECK-NEXT: memref.store %[[P0]], %[[PT]]
 // CHECK-NEXT: math.fma %[[L0]], %[[ALPHA]], %[[P0]] : f32
 // CHECK: arith.mulf %[[D1]]

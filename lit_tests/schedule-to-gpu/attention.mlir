@@ -3,7 +3,8 @@
 // padded by one); each step of the key loop stages a block_k x d tile of K and of V
 // (zero past the 20 keys), computes the block_k dot products in a loop over the head
 // dim, applies the score chain (scale, mask loaded per key) with -inf past the last
-// key, and updates the running max m, the running sum l (l·α + Σ p, α = exp(m - m'))
+// key, and updates the running max m, the running sum l (l·α + Σ p, α = exp(m - m'),
+// each exp(x - m') the unit's 2^((x - m')·log2e): math.exp2 with fast-math afn)
 // and the output row (acc·α, then Σ p·V in a loop over the tile's keys, p read back
 // from the thread's row of shared memory) -- the loop's iter_args; the row is divided
 // by l and stored under the row guard. No score is stored to global memory.
@@ -39,8 +40,9 @@
 // CHECK-NEXT: %[[NINF:.*]] = arith.cmpf oeq, %[[MNEW]]
 // CHECK-NEXT: %[[SHIFT:.*]] = arith.select %[[NINF]], %{{.*}}, %[[MNEW]] : f32
 // CHECK-NEXT: %[[D:.*]] = arith.subf %[[M]], %[[SHIFT]] : f32
-// CHECK-NEXT: %[[ALPHA:.*]] = math.exp %[[D]] : f32
-// CHECK-COUNT-8: math.exp
+// CHECK-NEXT: %[[DL:.*]] = arith.mulf %[[D]], %[[LOG2E:.*]] : f32
+// CHECK-NEXT: %[[ALPHA:.*]] = math.exp2 %[[DL]] fastmath<afn> : f32
+// CHECK-COUNT-8: math.exp2 %{{.*}} fastmath<afn>
 // CHECK-COUNT-6: arith.addf
 // CHECK-NEXT: %[[PSUM:.*]] = arith.addf
 // CHECK-NEXT: %[[LNEW:.*]] = math.fma %[[L]], %[[ALPHA]], %[[PSUM]] : f32

@@ -10,9 +10,14 @@ Stated agreement of `warp_summary` with what the simulator counts running the PT
   does not depend on the query row is loaded once for the rows a lane holds, which
   the summary counts per row);
 - load/store-unit instructions (global, shared, shuffles): within 5%;
-- all instructions: the simulator's are 1.5x to 2.5x the summary's, since it runs the
-  PTX as printed (64-bit index arithmetic, moves) where the summary counts what ptxas
-  keeps (as for GEMMs, tests/codegen/test_gemm_cost.py);
+- SFU instructions in the mma schedule (the exponentials' ex2, tf32 roundings, f16 /
+  bf16 conversions): within 5% (the warp schedule's rescaling takes exp's
+  range-reduced form, which the evaluator's table states as 4 SFU instructions);
+- all instructions: the simulator's are 1.5x to 2.5x the summary's in the warp
+  schedule, 1.2x to 2x in the mma schedule (whose summary states its operand packing
+  and conversions), since it runs the PTX as printed (64-bit index arithmetic, moves)
+  where the summary counts what ptxas keeps (as for GEMMs,
+  tests/codegen/test_gemm_cost.py);
 - the modeled memory time of the summary equals the one fs-bench computes from the
   simulator's counters, and the compute times differ by that instruction factor only.
 """
@@ -28,7 +33,7 @@ import pytest
 from xdsl.dialects.builtin import FloatAttr
 
 from fsir.codegen.kernel_time import kernel_time, launch_from_stats
-from fsir.codegen.latency import bytes_in_flight, estimate_summary
+from fsir.codegen.latency import bytes_in_flight, estimate_summary, lane_instructions
 from fsir.codegen.mappings import mapping_of
 from fsir.dialects import gpu
 from fsir.dialects.schedule import AttentionParamsAttr, KernelOp, Mapping
@@ -85,8 +90,12 @@ def test_summary_counts_agree_with_the_simulator(monkeypatch, sizes, kw, schedul
     assert requested <= s.global_bytes * threads <= 1.15 * requested
     lsu = (s.counts["global"] + s.counts["smem"] + s.counts["shuffle"]) * threads
     assert lsu == pytest.approx(st.lsu_instructions, rel=0.05)
+    lanes = lane_instructions(s.counts, threads)
+    if schedule == "mma":
+        assert lanes["sfu"] == pytest.approx(st.sfu_instructions, rel=0.05)
     total = sum(s.counts.values()) * threads
-    assert 1.5 * total <= st.instructions <= 2.5 * total
+    low, high = (1.2, 2.0) if schedule == "mma" else (1.5, 2.5)
+    assert low * total <= st.instructions <= high * total
 
     (g,) = [op for op in lowered.walk() if isinstance(op, gpu.FuncOp)]
     est = estimate_summary(s, grid, block, A100, bandwidth=True)
@@ -115,14 +124,13 @@ def test_the_bert_attention_kernel_does_not_spill(t, precision, gpu_name, arch):
     assert usage.registers <= (128 if not p.mma else 255)
 
 
-def test_bert_attention_models_faster_than_xlas_kernels():
-    """The BERT layer on an A100 in exact f32: the attention kernel's modeled time (it
-    computes the heads' split and the projections' bias too) is below the sum of xla
-    mode's kernels between the Q/K/V projections and the output projection (the heads'
-    split, the score GEMM, the softmax kernels, the P·V GEMM and the heads' merge).
-    (Under tf32 the tensor-core kernel models at 16.2 µs against xla's 15.4: staging
-    K and V through the heads' reshape costs index arithmetic per element and block.)"""
-    precision = "fp32"
+@pytest.mark.parametrize("precision", ["fp32", "tf32"])
+def test_bert_attention_models_faster_than_xlas_kernels(precision):
+    """The BERT layer on an A100, in exact f32 and under tf32: the attention kernel's
+    modeled time (it computes the heads' split and the projections' bias too) is below
+    the sum of xla mode's kernels between the Q/K/V projections and the output
+    projection (the heads' split, the score GEMM, the softmax kernels, the P·V GEMM and
+    the heads' merge); under tf32 the tensor-core kernel against xla's tf32 GEMMs."""
     text = (EXAMPLES / "bert_layer.mlir").read_text()
 
     def estimates(fusion: str) -> list[tuple[KernelOp, float]]:

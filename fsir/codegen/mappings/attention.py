@@ -43,8 +43,16 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IntegerAttr, MemRefType, i64
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    i64,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from fsir.codegen.mappings.base import FusionContext, GroupSpec, Mapping, op_error
 from fsir.codegen.mappings.gemm import GemmMapping
@@ -70,7 +78,15 @@ from fsir.dialects.schedule import (
     inner_value,
 )
 from fsir.gpuspec import GpuSpec
-from fsir.lowering.attention import AttentionLowering, key_layout, mma_math, mma_pitches, staging_unroll
+from fsir.lowering.attention import (
+    EXP_MIX,
+    AttentionLowering,
+    key_layout,
+    mma_math,
+    mma_pitches,
+    q_in_registers,
+    staging_unroll,
+)
 from fsir.lowering.emit import elem_type, splat_value
 from fsir.lowering.scalar import Index
 from fsir.lowering.shapes import ShapeCalc
@@ -88,11 +104,12 @@ WARP = AttentionParamsAttr.WARP
 # no spill; (32, 4) and 8 rows a warp spill or need 200 and more)
 WARP_CANDIDATES = ((16, 2), (32, 2), (64, 4))
 MMA_ROWS = AttentionParamsAttr.MMA_ROWS
-# (block_q, block_k) of the tensor-core schedule: a warp per 16 rows (ptxas -v at head
-# dim 64: 103 to 167 registers, no spill on sm_80 and sm_90; ptxas limits 4-warp blocks
-# to 128 registers on sm_80 and 80 on sm_90, and 64-key tiles need 250 for f16: they
-# spill)
-MMA_CANDIDATES = ((16, 32), (32, 32))
+# (block_q, block_k) of the tensor-core schedule: a warp per 16 rows; the more warps a
+# block has, the more rows share each staged K and V tile (64 rows read them a quarter
+# as often as 16). ptxas -v at head dim 64: at most 128 registers, no spill on sm_80 and
+# sm_90 (ptxas holds 4-warp blocks to 128 registers on sm_80); 64-key tiles need 250 for
+# f16 and spill, 128-row blocks need more than the 48 KB of static shared memory.
+MMA_CANDIDATES = ((16, 32), (32, 32), (64, 32))
 STATIC_SMEM = 48 * 1024  # the kernel's tiles are static shared arrays: at most 48 KB a block
 _FLOATS = (Float32Type, Float16Type, BFloat16Type)
 
@@ -405,6 +422,15 @@ def tile_sizes(bq: int, bk: int, dk: int, dv: int, warp_rows: int = 0, mma: bool
     return {"q_tile": bq * (dk + 1), "k_tile": bk * dk, "v_tile": bk * dv, "p_tile": bq * (bk + 1)}
 
 
+def tile_types(m: AttentionMatch, mma: bool) -> dict[str, Attribute]:
+    """The element types of the kernel's shared buffers: f32, but the tf32 mma
+    schedule's K and V tiles hold their elements rounded to tf32 as i32 bit patterns,
+    the mma's operand registers, loaded without a move (`stage_keys`)."""
+    bits = mma and mma_math(elem_type(m.qk.lhs)) == GemmMath.TF32
+    return {name: IntegerType(32) if bits and name in ("k_tile", "v_tile") else Float32Type()
+            for name in ("q_tile", "k_tile", "v_tile", "p_tile")}
+
+
 @dataclass(frozen=True)
 class AttentionConfig:
     block_q: int
@@ -481,8 +507,8 @@ class AttentionMapping(Mapping):
         sq, _, dk, dv = m.sizes
         grid = (-(-sq // config.block_q), max(1, math.prod(m.batch)), 1)
         space = IntegerAttr(3, i64)
-        f32 = Float32Type()
-        shared = [SharedOp(name, MemRefType(f32, [size], memory_space=space))
+        types = tile_types(m, config.mma)
+        shared = [SharedOp(name, MemRefType(types[name], [size], memory_space=space))
                   for name, size in tile_sizes(config.block_q, config.block_k, dk, dv, config.warp_rows,
                                                config.mma).items()]
         groups = [GroupSpec([out], Composition.BLOCK, Storage.GLOBAL)]
@@ -513,7 +539,10 @@ class AttentionMapping(Mapping):
         tile.update({cls: n * per_k for cls, n in element_counts([m.qk.rhs], inputs).items()})
         tile.update({cls: n * per_v for cls, n in element_counts([m.pv.rhs], inputs).items()})
         tile["smem"] += per_k + per_v + dk * (1 + bk) + 2 * bk + bk * (1 + dv)
-        tile["alu"] += 4 * (per_k + per_v) + dk * (bk + 3) + bk * (dv + 3) + 8 * bk + dv + 8
+        # the FMAs and the softmax's arithmetic on the FMA pipes, addresses and loop
+        # control on the integer pipe
+        tile["alu"] += dk * bk + bk * dv + 8 * bk + dv
+        tile["int"] += 4 * (per_k + per_v) + 3 * dk + 3 * bk + 8
         tile["sfu"] += bk + 1
         tile["barrier"] += 2
         tile.update({cls: n * bk for cls, n in chain.items()})
@@ -521,7 +550,8 @@ class AttentionMapping(Mapping):
         s.add(tile, tiles)
         s.add(element_counts([m.qk.lhs], inputs), dk)
         s.counts["smem"] += dk
-        s.counts["alu"] += 4 * dk + 3 * dv + 16
+        s.counts["int"] += 4 * dk + 16
+        s.counts["alu"] += 3 * dv
         s.counts["global"] += dv
         s.counts["div"] += dv
         # fitted to ptxas -v (sm_80): it keeps a step's K and V loads and its
@@ -578,13 +608,13 @@ class AttentionMapping(Mapping):
             raise self.cannot_lower(k, f"an attention kernel on the tensor cores needs f16, bf16 or f32 operands "
                                        f"of one type, a head dim a multiple of 16 and a value dim a multiple "
                                        f"of 8, got {dk} and {dv}")
+        types = tile_types(m, bool(p.mma))
         for name, size in tile_sizes(p.block_q, p.block_k, dk, dv, p.warp_rows, p.mma).items():
             buf = k.shared_buffers().get(name)
             if buf is None:
                 raise self.cannot_lower(k, f"an attention kernel needs the shared buffer @{name}")
-            if buf.buffer_type.element_count() < size or not isinstance(buf.buffer_type.element_type,
-                                                                         Float32Type):
-                raise self.cannot_lower(k, f"@{name} must hold {size} f32 elements")
+            if buf.buffer_type.element_count() < size or buf.buffer_type.element_type != types[name]:
+                raise self.cannot_lower(k, f"@{name} must hold {size} {types[name]} elements")
 
 
 def warp_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: GpuSpec) -> Summary:
@@ -605,8 +635,7 @@ def warp_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: G
     inputs: set[SSAValue] = set(k.block.args)
     per_q, per_k, per_v = (-(-n // threads) for n in (bq * dk, bk * dk, bk * dv))
     chain = element_counts([m.scores], inputs, seen={m.qk})
-    exp_op = next(op for op in m.core if op.name == "graph.exp")
-    exp = op_mix(exp_op)
+    exp = EXP_MIX
     tile: Counter[str] = Counter()
     tile.update({cls: n * per_k for cls, n in element_counts([m.qk.rhs], inputs).items()})
     tile.update({cls: n * per_v for cls, n in element_counts([m.pv.rhs], inputs).items()})
@@ -614,17 +643,20 @@ def warp_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: G
     d_steps, j_steps = dk // vq, bk // 4
     v_loads = 1 if vv > 1 else cols
     tile["smem"] += per_k + per_v + d_steps * (rw + 1) + rw + j_steps * (rw + 4 * v_loads)
-    tile["alu"] += (4 * (per_k + per_v) + d_steps * (rw * vq + 3) + rw * (steps + 8 + cols)
-                    + j_steps * (4 * rw * cols + 6))
+    tile["alu"] += d_steps * rw * vq + rw * (steps + 8 + cols) + j_steps * 4 * rw * cols
+    tile["int"] += 4 * (per_k + per_v) + 3 * d_steps + 6 * j_steps  # addresses, loop control
     tile["shuffle"] += rw * steps
     tile["barrier"] += 3
     tile.update({cls: n * rw for cls, n in chain.items()})
-    tile.update({cls: n * 2 * rw for cls, n in exp.items()})
+    tile.update({cls: n * rw for cls, n in exp.items()})
+    alpha_exp = op_mix(next(op for op in m.core if op.name == "graph.exp"))  # the rescaling's
+    tile.update({cls: n * rw for cls, n in alpha_exp.items()})
     s = Summary()
     s.add(tile, tiles)
     s.add(element_counts([m.qk.lhs], inputs), per_q)
     s.counts["smem"] += per_q
-    s.counts["alu"] += 4 * per_q + rw * (steps + 4 + 3 * cols) + 16
+    s.counts["int"] += 4 * per_q + 16
+    s.counts["alu"] += rw * (steps + 4 + 3 * cols)
     s.counts["shuffle"] += rw * steps
     stores = rw * min(dv, bk * cols) * cols // (bk * cols) if dv % bk else rw * cols
     s.counts["global"] += max(1, stores)
@@ -655,7 +687,8 @@ def warp_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: G
     # exponentials (rows independent); then P·V (loads independent, FMAs carried)
     per_tile = ((per_k + per_v) * (cpi["global"] + cpi["smem"]) / 2 + 3 * cpi["barrier"]
                 + cpi["smem"] + d_steps * max(vq * cpi["alu"], rw * (vq + 1) + 1)
-                + butterfly + chain_cycles(chain, cpi) + 2 * chain_cycles(exp, cpi) + 4 * cpi["alu"]
+                + butterfly + chain_cycles(chain, cpi) + chain_cycles(exp, cpi) + chain_cycles(alpha_exp, cpi)
+                + 4 * cpi["alu"]
                 + rw * (sum(chain.values()) + steps + 8)
                 + cpi["smem"] + j_steps * max(4 * cpi["alu"], rw * (1 + 4 * cols) + 4 * v_loads))
     s.ilp_cycles = tiles * per_tile + per_q * (cpi["global"] + cpi["smem"]) + butterfly + cpi["div"] + cpi["global"]
@@ -678,12 +711,14 @@ def tensor_math(m: AttentionMatch, precision: str) -> GemmMath | None:
 
 def mma_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: GpuSpec) -> Summary:
     """A thread's work in the tensor-core schedule (`AttentionLowering.mma_schedule`):
-    its share of staging Q; per key
-    tile its share of staging K and V (in loops), per head-dim step of S its Q fragment
-    and per 8 keys a K fragment and an mma, the
-    score chain and two exponentials per accumulator, the quad's max (2 shuffles a row),
-    the P fragments converted from the accumulators, the V fragments' elements and the
-    P·V mmas; at the end the quad's sums, the divisions and stores."""
+    its share of staging Q, and Q's A fragments once when they stay in registers
+    (`q_in_registers`); per key tile its share of staging K and V (in loops; tf32
+    elements rounded as they are stored), per head-dim step of S its Q fragment unless
+    held, per 8 keys a K fragment and an mma, the score chain and two exponentials per
+    accumulator, the quad's max (2 shuffles a row), the P fragments converted from the
+    accumulators, the V fragments and the P·V mmas; at the end the quad's sums, the
+    divisions and stores. Index arithmetic and the operands' packing are `int`, the
+    roundings to tf32, f16 and bf16 conversions (`sfu`), the softmax's arithmetic `alu`."""
     bq, bk = p.block_q, p.block_k
     _, sk, dk, dv = m.sizes
     threads = p.threads
@@ -693,21 +728,34 @@ def mma_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: Gp
     kq = 8 if tf32 else 16
     per_reg = 2 if tf32 else 4  # elements (loads) per B fragment: 2 registers
     q_frag = 4 * (1 if tf32 else 2)  # elements of a Q fragment
-    convert = 1 if tf32 else 6  # instructions making one operand register
     nt, dt, ks, kc = bk // 8, dv // 8, dk // kq, bk // kq
+    held = q_in_registers(dk, kq)
     inputs: set[SSAValue] = set(k.block.args)
     per_q, per_k, per_v = (-(-n // threads) for n in (bq * dk, bk * dk, bk * dv))
     chain = element_counts([m.scores], inputs, seen={m.qk})
-    exp = op_mix(next(op for op in m.core if op.name == "graph.exp"))
+    exp = EXP_MIX
+
+    def operand_regs(regs: int) -> Counter[str]:
+        """Making `regs` operand registers from f32 values: a tf32 rounding each, or two
+        conversions to f16 / bf16, their widenings to 32 bits (conversions too) and the
+        moves, shift and or packing them (`operand_registers`)."""
+        return Counter({"sfu": regs}) if tf32 else Counter({"sfu": 4 * regs, "int": 4 * regs})
+
     tile: Counter[str] = Counter()
     valid = sk / (tiles * bk)  # of the staged keys: the rest are zeros, not loaded
     tile.update({cls: n * per_k * valid for cls, n in element_counts([m.qk.rhs], inputs).items()})
     tile.update({cls: n * per_v * valid for cls, n in element_counts([m.pv.rhs], inputs).items()})
-    frag_loads = (nt * ks + kc * dt) * per_reg + ks * q_frag
+    b_regs = (nt * ks + kc * dt) * 2
+    frag_loads = b_regs * per_reg // 2 + (0 if held else ks * q_frag)
     tile["smem"] += per_k + per_v + frag_loads
     tile["tensor"] += nt * ks + kc * dt
-    tile["alu"] += (6 * (per_k + per_v) + 2 * frag_loads + (nt * ks + kc * dt) * 2 * convert
-                    + (kc + ks) * 4 * convert + 3 * ks + 2 * (2 * nt + 8) + 4 * nt + 4 * dt + 8)
+    tile["int"] += 6 * (per_k + per_v) + 2 * frag_loads + (0 if held else 3 * ks) + 4
+    if tf32:  # K and V rounded when staged; their fragments' registers are their bits
+        tile["sfu"] += per_k + per_v
+    else:
+        tile.update(operand_regs(b_regs))
+    tile.update(operand_regs(4 * kc + (0 if held else 4 * ks)))
+    tile["alu"] += 2 * (2 * nt + 8) + 4 * nt + 4 * dt + 4
     tile["shuffle"] += 4
     tile["barrier"] += 2
     cpi = spec.cpi
@@ -718,7 +766,12 @@ def mma_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: Gp
     s.add(tile, tiles)
     s.add(element_counts([m.qk.lhs], inputs), per_q)
     s.counts["smem"] += per_q
-    s.counts["alu"] += 6 * per_q + 16 + 4 * dt
+    s.counts["int"] += 6 * per_q + 16
+    s.counts["alu"] += 4 * dt
+    if held:
+        s.counts["smem"] += ks * q_frag
+        s.counts["int"] += 2 * ks * q_frag
+        s.add(operand_regs(4 * ks), 1)
     s.counts["shuffle"] += 4
     s.counts["global"] += 4 * dt
     s.counts["div"] += 4 * dt
