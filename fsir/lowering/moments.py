@@ -184,9 +184,12 @@ class _Folding:
         return self._apply("div", x, y)
 
 
-def _pick(e: ElementEmitter, c: Index, first: SSAValue, second: SSAValue) -> SSAValue:
-    """Element c of the pair (first, second) along a last dim of 2."""
+def _pick(e: ElementEmitter, op: graph.GraphOp, idx: list[Index], first: SSAValue, second: SSAValue) -> SSAValue:
+    """Element idx = (…, c) of the pair (first, second) along a last dim of 2; with a
+    constant c the other element is provided too (a LayerNorm reads both)."""
+    *rest, c = idx
     if isinstance(c, int):
+        e.provide(op.results[0], [*rest, 1 - c], second if c == 0 else first)
         return first if c == 0 else second
     is_first = e.ib.eq(c, 0)
     assert not isinstance(is_first, bool)
@@ -200,7 +203,7 @@ def tile_moments_element(e: ElementEmitter, op: graph.TileMomentsOp, idx: list[I
     from fsir.lowering.emit import elem_type
 
     ib, sb = e.ib, e.sb
-    *row, t, c = idx
+    *row, t, _ = idx
     n, w = e.shapes.dims(op.input)[-1], op.width
     ct = compute_type(elem_type(op.result))
     lo = ib.mul(t, w)
@@ -225,7 +228,7 @@ def tile_moments_element(e: ElementEmitter, op: graph.TileMomentsOp, idx: list[I
         d = sb.arith("sub", widened(x), mean)
         return sb.multiply_add(d, d, acc)
 
-    return _pick(e, c, mean, over_tile(square))
+    return _pick(e, op, idx, mean, over_tile(square))
 
 
 def combine_moments_element(e: ElementEmitter, op: graph.CombineMomentsOp, idx: list[Index]) -> SSAValue:
@@ -233,7 +236,7 @@ def combine_moments_element(e: ElementEmitter, op: graph.CombineMomentsOp, idx: 
     combined tile 0 first (unrolled: the tiles are a few dozen)."""
     from fsir.lowering.emit import elem_type
 
-    *row, c = idx
+    row = idx[:-1]
     ar = _Folding(e.sb, compute_type(elem_type(op.result)))
     acc: Moments | None = None
     for t, count in enumerate(op.counts()):
@@ -241,4 +244,4 @@ def combine_moments_element(e: ElementEmitter, op: graph.CombineMomentsOp, idx: 
         acc = part if acc is None else combine(ar, acc, part)
     assert acc is not None
     mean, var = (ar._ssa(x) for x in (acc.mean, ar.div(acc.m2, float(op.row))))  # type: ignore[arg-type]
-    return _pick(e, c, mean, var)
+    return _pick(e, op, idx, mean, var)

@@ -14,6 +14,13 @@ normalised activation, and saves writing and re-reading it.
     %mean_b = graph.broadcast %mean dims [0] : (tensor<64xf32>) -> tensor<64x48xf32>
     %xc = graph.sub %x, %mean_b : tensor<64x48xf32>         <- %mean a kernel input
     %d = graph.dot %xc, %w ...                               row_statistics: [%mean_b]
+
+A row statistic may also be computed in the kernel from per-row inputs: a two-pass
+LayerNorm's mean and variance combined from the partial moments its producer wrote
+(`graph.combine_moments`, `fsir/fusion/ln_stat.py`), then `rsqrt(var + eps)`. The
+hoist computes it once per staged row too, before the k-loop; `row_statistic_ops`
+are those ops, which the capability check admits besides the light ones
+(`fsir/codegen/mappings/epilogue.py`).
 """
 
 from __future__ import annotations
@@ -49,7 +56,9 @@ def _broadcasts_along(dot: graph.DotOp, inputs: set[SSAValue], dim: int) -> list
         if shape_of(op.results[0].type) != shape:
             continue
         if isinstance(op, graph.BroadcastOp):
-            if op.operands[0] in inputs and len(shape) - dim not in op.dims.get_values():
+            src = op.operands[0]
+            if len(shape) - dim not in op.dims.get_values() and \
+                    (src in inputs or (dim == 1 and _statistic_cone(src, inputs, shape) is not None)):
                 found.append(op)
         elif isinstance(op, SAME_INDEX_OPS):
             stack.extend(op.operands)
@@ -59,14 +68,43 @@ def _broadcasts_along(dot: graph.DotOp, inputs: set[SSAValue], dim: int) -> list
     return sorted(found, key=block.get_operation_index)
 
 
+def _statistic_cone(v: SSAValue, inputs: set[SSAValue], shape: tuple[int, ...]) -> list[Operation] | None:
+    """The ops computing a broadcast source `v` from kernel `inputs` when none of them
+    is of A's `shape` (so each is a per-row value: A's elements are read by the k-loop,
+    not by a statistic); None otherwise."""
+    ops: list[Operation] = []
+    seen: set[SSAValue] = set()
+    stack = [v]
+    while stack:
+        w = stack.pop()
+        if w in inputs or w in seen:
+            continue
+        seen.add(w)
+        op = w.owner
+        if not isinstance(op, graph.GraphOp) or isinstance(op, graph.DotOp) or \
+                shape_of(op.results[0].type) == shape:
+            return None
+        ops.append(op)
+        stack.extend(op.operands)
+    return ops
+
+
 def row_statistics(dot: graph.DotOp, inputs: set[SSAValue]) -> list[graph.BroadcastOp]:
     """The broadcasts A's element (…, m, k) reads at an index without k: per-row values
-    such as a LayerNorm's mean and rstd, the same in every k-step."""
+    such as a LayerNorm's mean and rstd, the same in every k-step (kernel inputs, or
+    computed from inputs per row: `row_statistic_ops`)."""
     return _broadcasts_along(dot, inputs, 1)
 
 
+def row_statistic_ops(dot: graph.DotOp, inputs: set[SSAValue]) -> set[Operation]:
+    """The ops computing `row_statistics`' sources in the kernel (combining partial
+    moments, a variance's rsqrt): computed once per staged row."""
+    shape = shape_of(dot.lhs.type)
+    return {op for b in row_statistics(dot, inputs) for op in _statistic_cone(b.operands[0], inputs, shape) or []}
+
+
 def statistic_inputs(dot: graph.DotOp, inputs: set[SSAValue]) -> set[SSAValue]:
-    """The kernel inputs `row_statistics` reads (loaded once per staged tile row)."""
+    """The values `row_statistics` broadcast (loaded or computed once per staged tile row)."""
     return {b.operands[0] for b in row_statistics(dot, inputs)}
 
 

@@ -26,6 +26,10 @@ mapping); each reduction is combined across the threads holding a tile row
 
     ops = {dot, add(bias), reduce sum, div, sub, mul, reduce sum, rsqrt, broadcast, ...}
 
+A prologue's row statistics computed in the kernel once per staged row (a two-pass
+LayerNorm's `graph.combine_moments` of its partial moments, the variance's rsqrt:
+`fsir.lowering.prologue.row_statistic_ops`) may be of any class but compute.
+
 The explorer learns that a compute-intensive op's kernel goes on past it from its
 mapping's `fuses_epilogue` (`fsir.codegen.capability.takes_epilogue`).
 """
@@ -41,7 +45,7 @@ from xdsl.ir import Operation, SSAValue
 
 from fsir.dialects import graph
 from fsir.dialects.graph import shape_of
-from fsir.lowering.prologue import SAME_INDEX_OPS
+from fsir.lowering.prologue import SAME_INDEX_OPS, row_statistic_ops
 from fsir.lowering.row_epilogue import epilogue_of
 from fsir.lowering.scalar import compute_type
 
@@ -100,8 +104,11 @@ def epilogue_problem(product: graph.GraphOp, ops: Sequence[Operation], outputs: 
         if not (isinstance(op, EPILOGUE_OPS) or _keeps_order(op, shape)) or shape_of(op.results[0].type) not in shapes:
             return (f"only elementwise ops on the {noun}'s result shape can be fused after a {noun}, not "
                     f"'{op.name}' on {graph.fmt_shape(shape_of(op.results[0].type))}")
+    inside = set(ops)
+    inputs = {v for op in ops for v in op.operands if v.owner not in inside}
+    statistics = row_statistic_ops(product, inputs) if isinstance(product, graph.DotOp) else set()
     for op in ops:
-        if op is product or op in epilogue:
+        if op is product or op in epilogue or op in statistics:
             continue
         if graph.op_class(op) == graph.OpClass.COMPUTE:
             return f"a {noun} must be the only compute-intensive op of its kernel"
