@@ -18,6 +18,7 @@ from fsir.dialects import gpu, graph
 from fsir.dialects.schedule import GemmParamsAttr, GroupOp, TiledParamsAttr
 from fsir.lowering.emit import elem_type
 from fsir.lowering.kernels import KernelLowering
+from fsir.lowering.ln_partials import store_tile_moments
 from fsir.lowering.prologue import row_statistics
 from fsir.lowering.row_epilogue import provide_row_reductions, row_reductions
 from fsir.lowering.scalar import Index, compute_type
@@ -85,7 +86,7 @@ class TiledGemmLowering(KernelLowering):
         product's accumulator there: the product itself, or the fused elementwise ops
         reading it (the product is read at that element only, which the mapping's
         capability check guarantees), computed from the accumulator in registers."""
-        _, out = self.outputs[0]
+        _, out = self.outputs[self.main_output]
         if out is self.root.results[0]:
             return acc
         e = self.emit
@@ -99,9 +100,14 @@ class TiledGemmLowering(KernelLowering):
         """Store the output element of product element `idx` (its accumulator `acc`).
         An epilogue with a reshape has the product's elements in row-major order in
         another shape (`fsir/codegen/mappings/epilogue.py`)."""
-        _, out = self.outputs[0]
+        _, out = self.outputs[self.main_output]
         idx = self.index_in(idx, out)
-        self.store_output(0, self.epilogue(acc, idx), idx)
+        self.store_output(self.main_output, self.epilogue(acc, idx), idx)
+
+    @property
+    def main_output(self) -> int:
+        """The output of the product's shape (besides it: its rows' partial moments)."""
+        return next(i for i, (_, v) in enumerate(self.outputs) if not isinstance(v.owner, graph.TileMomentsOp))
 
     def index_in(self, idx: list[Index], v: SSAValue) -> list[Index]:
         """Product element `idx`'s index in the epilogue's value `v`: the same, or its
@@ -143,6 +149,7 @@ class TiledGemmLowering(KernelLowering):
 
         def store(values: list[SSAValue]) -> None:
             self.combine_row_reductions(values, elements, inside)
+            store_tile_moments(self, tid, values, elements, inside)
             for acc, (m, n, _, _) in zip(values, elements):
                 e.when(inside(m, n), lambda acc=acc, m=m, n=n: self.store_result(acc, self.result_index(m, n)))
 

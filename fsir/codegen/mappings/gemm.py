@@ -46,6 +46,7 @@ from fsir.codegen.mappings.base import (
 )
 from fsir.codegen.mappings.epilogue import (
     epilogue_problem,
+    moment_configs,
     row_reduction_counts,
     row_reduction_cycles,
     row_store_chain,
@@ -90,6 +91,7 @@ from fsir.lowering.emit import elem_type
 from fsir.lowering.gemm import GemmLowering, a_tile_stride, product_root, vector_fragments
 from fsir.lowering.kernels import KernelInterface, lower
 from fsir.lowering.mma import STAGES, MmaGemmLowering, tile_element_type
+from fsir.lowering.ln_partials import tile_moments_of
 from fsir.lowering.row_epilogue import row_reductions
 from fsir.lowering.scalar import Index
 from fsir.lowering.shapes import ShapeCalc
@@ -294,7 +296,8 @@ class GemmMapping(Mapping):
         why = gemm_problem(ctx.ops, outputs, light_only=False) if len(ctx.ops) > 1 else None
         if why is not None:
             raise op_error(dot, f"cannot be generated with the ops fused with it: {why}")
-        out = outputs[0]
+        moments = tile_moments_of(dot, ctx.ops)  # a second output: its rows' partial moments
+        out = next(v for v in outputs if moments is None or v is not moments.result)
         problem = dot.problem(graph.static_dims, graph.STATIC)
         m, n = problem.m, problem.n
         sizes = (m, n, numel(shape_of(dot.result.type)))
@@ -332,8 +335,10 @@ class GemmMapping(Mapping):
                 tile = forced.text() if forced else "auto"
                 raise op_error(dot, f"cannot run as gemm={tile} with the LayerNorm epilogue fused with it: its "
                                     f"block tile must span the {n} columns of a row")
+        if moments is not None:
+            configs = moment_configs(dot, moments, configs, forced)
         splits = []
-        if forced is None and not rows and DYN not in (m, n, problem.k) and None not in sizes:
+        if forced is None and not rows and moments is None and DYN not in (m, n, problem.k) and None not in sizes:
             splits = split_candidates(configs, m, n, problem.k, numel(problem.batch) or 1, spec)
         if DYN in sizes or None in sizes:
             # `?` sizes: the evaluator cannot count waves
@@ -397,7 +402,8 @@ class GemmMapping(Mapping):
         a_rows = config.bm if config.math != GemmMath.FMA else a_tile_rows(config, True)
         shared = [SharedOp("a_tile", MemRefType(acc, [stages * a_rows * config.bk], memory_space=space)),
                   SharedOp("b_tile", MemRefType(acc, [stages * config.bk * config.bn], memory_space=space))]
-        groups = [GroupSpec([out], Composition.BLOCK, Storage.GLOBAL)]
+        moments = [v for v in ctx.yields if v is not out and isinstance(v.owner, graph.TileMomentsOp)]
+        groups = [GroupSpec([out, *moments], Composition.BLOCK, Storage.GLOBAL)]
         return ctx.kernel(config.params(), grid, (config.threads, 1, 1), groups, shared)
 
     def grid(self, k: KernelOp, axis: int, shapes: ShapeCalc) -> Index:
