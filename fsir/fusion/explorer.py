@@ -61,6 +61,7 @@ from fsir.fusion.columns import fixed_column_patterns
 from fsir.fusion.dataflow import DataflowGraph, build_dataflow
 from fsir.fusion.delta_evaluator import DeltaEvaluator, Pattern
 from fsir.fusion.horizontal import merge_sibling_dots, sibling_dots
+from fsir.fusion.ln_stat import rewrite_two_pass, two_pass_patterns
 from fsir.fusion.patterns import CandidateGenerator, CandidateOptions, Capability, attention_patterns
 from fsir.fusion.plan import Plan, beam_search, build_plan, greedy_by_score
 from fsir.fusion.prologue import copy_normalised_operands
@@ -206,7 +207,8 @@ def _writes(g: DataflowGraph, k: Pattern) -> bool:
 
 def _explore(block: Block, options: ExplorerOptions, capability: Capability | None,
              latency: LatencyEvaluator | None) -> Exploration:
-    # GEMM prologues (`prologue.py`)
+    # two-pass LayerNorms after GEMMs (`ln_stat.py`), then GEMM prologues (`prologue.py`)
+    two_pass = rewrite_two_pass(block) if options.mode == "stitch" else []
     prologues = copy_normalised_operands(block) if options.mode == "stitch" else []
     g = build_dataflow(block)
     ev = DeltaEvaluator(g, gpu_spec(options.gpu))
@@ -220,6 +222,7 @@ def _explore(block: Block, options: ExplorerOptions, capability: Capability | No
     cap = capability or CodegenCapability()
     if options.mode == "xla":
         cap = with_xla_rules(cap)
+    fixed += two_pass_patterns(g, ev, cap, two_pass)
     copts = CandidateOptions(options.top_k, options.group_size, options.max_ops)
     # Attention is one kernel in every plan (`attention_patterns`); the search covers the rest.
     attention = attention_patterns(g, ev, cap) if options.mode == "stitch" else []

@@ -103,6 +103,20 @@ def row_statistic_ops(dot: graph.DotOp, inputs: set[SSAValue]) -> set[Operation]
     return {op for b in row_statistics(dot, inputs) for op in _statistic_cone(b.operands[0], inputs, shape) or []}
 
 
+def kernel_statistic_ops(ops: list[Operation] | set[Operation], inputs: set[SSAValue],
+                         shape: tuple[int, ...]) -> set[Operation]:
+    """The ops among `ops` computing the sources of broadcasts to `shape` (a GEMM
+    product's or an operand's) from kernel `inputs`, none on `shape` itself: per-row
+    values (a two-pass LayerNorm's combined moments and rsqrt) read by the prologue or
+    by the epilogue's operands (a residual normalised from the partials)."""
+    found: set[Operation] = set()
+    for op in ops:
+        if isinstance(op, graph.BroadcastOp) and op.operands[0] not in inputs:
+            cone = _statistic_cone(op.operands[0], inputs, shape_of(op.results[0].type))
+            found.update(cone or [])
+    return found & set(ops)
+
+
 def statistic_inputs(dot: graph.DotOp, inputs: set[SSAValue]) -> set[SSAValue]:
     """The values `row_statistics` broadcast (loaded or computed once per staged tile row)."""
     return {b.operands[0] for b in row_statistics(dot, inputs)}
