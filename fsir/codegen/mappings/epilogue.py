@@ -193,3 +193,20 @@ def moment_configs(dot: graph.DotOp, moments: graph.TileMomentsOp, configs: list
         raise op_error(dot, f"cannot run as gemm={tile} writing the partial moments of its rows: no block tile "
                             f"holds a tile of {moments.width} columns in one group of lanes")
     return kept
+
+
+def statistics_buffer(dot: graph.DotOp, ops: Sequence[Operation], bm: int) -> list:
+    """The shared buffer of a GEMM kernel whose prologue computes row statistics (one
+    f32 per block tile row and statistic: `fsir.lowering.prologue.hoist_row_statistics`),
+    as a list of zero or one `schedule.shared`."""
+    from xdsl.dialects.builtin import IntegerAttr, MemRefType, i64
+
+    from fsir.dialects.schedule import SharedOp
+    from fsir.lowering.prologue import STATS_BUFFER, computed_statistics
+
+    inside = set(ops)
+    inputs = {v for op in ops for v in op.operands if v.owner not in inside}
+    n = len(computed_statistics(dot, inputs))
+    if not n:
+        return []
+    return [SharedOp(STATS_BUFFER, MemRefType(f32, [n * bm], memory_space=IntegerAttr(3, i64)))]

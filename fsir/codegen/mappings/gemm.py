@@ -47,6 +47,7 @@ from fsir.codegen.mappings.base import (
 from fsir.codegen.mappings.epilogue import (
     epilogue_problem,
     moment_configs,
+    statistics_buffer,
     row_reduction_counts,
     row_reduction_cycles,
     row_store_chain,
@@ -402,6 +403,7 @@ class GemmMapping(Mapping):
         a_rows = config.bm if config.math != GemmMath.FMA else a_tile_rows(config, True)
         shared = [SharedOp("a_tile", MemRefType(acc, [stages * a_rows * config.bk], memory_space=space)),
                   SharedOp("b_tile", MemRefType(acc, [stages * config.bk * config.bn], memory_space=space))]
+        shared += statistics_buffer(dot, ctx.ops, config.bm)
         moments = [v for v in ctx.yields if v is not out and isinstance(v.owner, graph.TileMomentsOp)]
         groups = [GroupSpec([out, *moments], Composition.BLOCK, Storage.GLOBAL)]
         return ctx.kernel(config.params(), grid, (config.threads, 1, 1), groups, shared)
@@ -636,7 +638,7 @@ def tiled_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SS
     s.shared_bytes = k.shared_bytes()
     s.global_bytes = (steps * (bytes_a + bytes_b) + outs * element_bytes_of(out)
                       + outs * sum(element_bytes_of(v) for v in fused_inputs))
-    pro.add_row_loads(s, -(-bm * bk // threads))
+    pro.add_row_loads(s, -(-bm * bk // threads), -(-bm // threads))
     # an unguarded tile's loads are one straight run before the barrier; a guarded
     # element is a branch of its own
     s.bytes_in_flight = sum(nbytes if chain else nbytes / max(1, -(-rows * cols // threads))

@@ -155,7 +155,7 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
     s.shared_bytes = k.shared_bytes()
     s.global_bytes = (steps * nbytes + accs * element_bytes_of(out)
                       + accs * sum(element_bytes_of(v) for v in fused_inputs))
-    pro.add_row_loads(s, -(-bm * bk // threads))
+    pro.add_row_loads(s, -(-bm * bk // threads), -(-bm // threads))
     # all stages but the one computing are requested before the warp waits
     s.bytes_in_flight = nbytes * (stages - 1 if pipelined else 1)
     s.distinct_bytes = distinct_bytes([*loaded_inputs(a, inputs), *loaded_inputs(b, inputs), *fused_inputs, out])

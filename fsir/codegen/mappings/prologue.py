@@ -55,19 +55,26 @@ class PrologueLoads:
         parallel["global"] = min(parallel["global"], 1)
         return chain_cycles(parallel, cpi)
 
-    def add_row_loads(self, s: Summary, rows: int) -> None:
+    def add_row_loads(self, s: Summary, rows: int, block_rows: int = 0) -> None:
         """A thread's loads of the row statistics for its `rows` staged A-tile rows (one
-        each, with its address and guard), kept in registers across the k-loop."""
+        each, with its address and guard), kept in registers across the k-loop. The
+        statistics computed in the kernel (`row_counts` each) are computed for
+        `block_rows` rows of the block tile per thread into shared memory, then read
+        once per staged row after a barrier (`fsir.lowering.prologue.hoist_row_statistics`)."""
         if not self.rows:
             return
-        loaded = [v for v in self.rows if not self.row_counts or v not in self._computed]
+        computed = self._computed if self.row_counts else frozenset()
+        loaded = [v for v in self.rows if v not in computed]
         loads = rows * len(loaded)
         s.counts["global"] += loads
         s.counts["alu"] += 3 * loads
         s.global_bytes += rows * sum(element_bytes_of(v) for v in loaded)
         s.registers += rows * len(self.rows)
-        s.add(self.row_counts, rows)
-        s.global_bytes += rows * self.row_bytes
+        if computed:
+            s.add(self.row_counts, block_rows)
+            s.global_bytes += block_rows * self.row_bytes
+            s.counts["smem"] += (block_rows + rows) * len(computed)
+            s.counts["barrier"] += 1
 
     @property
     def _computed(self) -> frozenset[SSAValue]:
