@@ -32,7 +32,7 @@ from fsir.dialects import graph
 from fsir.dialects.graph import shape_of, tensor
 from fsir.lowering.prologue import SAME_INDEX_OPS
 
-TILE = 32  # columns per partial: an FMA row's lanes or a tensor-core warp tile's quad hold one
+TILE = 16  # columns per partial: an FMA row's lanes or a tensor-core warp tile's quad hold one
 WIDEST_ROW_TILE = 128  # wider rows than a row-normalising GEMM epilogue's block tile
 
 
