@@ -2685,7 +2685,8 @@ class TileMomentsOp(GraphOp):
         from fsir.lowering.moments import tile_moments
 
         parts = tile_moments(x, self.width)
-        return np.stack([parts.mean, parts.m2], -1).astype(numpy_dtype(self.result_type.element_type))
+        return np.stack([np.asarray(parts.mean), np.asarray(parts.m2)], -1).astype(
+            numpy_dtype(self.result_type.element_type))
 
 
 @irdl_op_definition

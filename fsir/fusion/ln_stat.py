@@ -236,7 +236,7 @@ def _statistic_ops(moments: graph.TileMomentsOp, n: int, rows: tuple[int, ...], 
         operands=[moments.result], result_types=[pair],
         properties={"tile": graph._int_attr(TILE), "size": graph._int_attr(n)})
     ops: list[Operation] = [combine]
-    for c, target in ((0, mean), (1, var)):
+    for c in (0, 1):
         start = [0] * len(rows) + [c]
         limit = [*rows, c + 1]
         sl = graph.SliceOp.build(operands=[combine.results[0]], result_types=[one], properties={

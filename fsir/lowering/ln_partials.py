@@ -139,7 +139,7 @@ def write_tile_moments(e: ElementEmitter, moments: graph.TileMomentsOp, groups: 
             v = value(i)
             return v if v.type == ct else sb.convert(v, ct)
 
-        values = [e.guarded(cond, lambda i=i: widened(i), lambda: zero) for i in accs]
+        values = [e.guarded(cond, lambda i=i: widened(i), lambda zero=zero: zero) for i in accs]
         total = values[0]
         for v in values[1:]:
             total = sb.arith("add", total, v)

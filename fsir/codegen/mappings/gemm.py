@@ -47,11 +47,11 @@ from fsir.codegen.mappings.base import (
 from fsir.codegen.mappings.epilogue import (
     epilogue_problem,
     moment_configs,
-    statistics_buffer,
     row_reduction_counts,
     row_reduction_cycles,
     row_store_chain,
     row_tile_problem,
+    statistics_buffer,
 )
 from fsir.codegen.mappings.gemm_tc import (
     TC_CANDIDATES,
@@ -91,8 +91,8 @@ from fsir.gpuspec import GpuSpec
 from fsir.lowering.emit import elem_type
 from fsir.lowering.gemm import GemmLowering, a_tile_stride, product_root, vector_fragments
 from fsir.lowering.kernels import KernelInterface, lower
-from fsir.lowering.mma import STAGES, MmaGemmLowering, tile_element_type
 from fsir.lowering.ln_partials import tile_moments_of
+from fsir.lowering.mma import STAGES, MmaGemmLowering, tile_element_type
 from fsir.lowering.row_epilogue import row_reductions
 from fsir.lowering.scalar import Index
 from fsir.lowering.shapes import ShapeCalc
