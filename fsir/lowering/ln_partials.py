@@ -192,3 +192,21 @@ def store_tile_moments(low, tid: SSAValue, accs: list[SSAValue], elements: Seque
 
     write_tile_moments(e, moments, groups, value, inside, index, store)
 
+
+
+def moment_counts(moments: graph.TileMomentsOp, tiled: bool, tm: int, tn: int, lanes: int, chunk: int,
+                  wm: int, wn: int) -> tuple[dict[str, int], int]:
+    """A thread's instructions writing the partial moments (`write_tile_moments`) and
+    the bytes its stores write (a tile's leader stores 8): per tile, its values added,
+    a butterfly, the mean, the squared deviations, a butterfly, the stores."""
+    w = moments.width
+    if tiled:
+        per = max(1, w // (chunk * lanes)) * chunk
+        span = min(w // chunk, lanes)
+        tiles, values = tm * (tn // per), per
+    else:
+        span, values = 4, 2 * (w // 8)
+        tiles = (wm // 16) * 2 * ((wn // 8) // (w // 8))
+    steps = max(0, span.bit_length() - 1)
+    per_tile = {"alu": 3 * values + 2 * steps + 6, "shuffle": 2 * steps, "global": 2}
+    return {k: v * tiles for k, v in per_tile.items()}, -(-8 * tiles // span)

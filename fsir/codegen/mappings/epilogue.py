@@ -210,3 +210,20 @@ def statistics_buffer(dot: graph.DotOp, ops: Sequence[Operation], bm: int) -> li
     if not n:
         return []
     return [SharedOp(STATS_BUFFER, MemRefType(f32, [n * bm], memory_space=IntegerAttr(3, i64)))]
+
+
+def add_moment_costs(s, k, ops, p) -> None:
+    """Add to a GEMM kernel's summary `s` (of kernel `k`, params `p`) the writing of its
+    output's partial moments, if it has them (`fsir.lowering.ln_partials.moment_counts`)."""
+    from fsir.lowering.gemm import vector_fragments
+    from fsir.lowering.ln_partials import moment_counts
+
+    moments = next((op for op in ops if isinstance(op, graph.TileMomentsOp)), None)
+    if moments is None:
+        return
+    tiled = not p.tensor_cores
+    chunk = 4 if tiled and vector_fragments(p.thread_m, p.thread_n) else 1
+    counts, nbytes = moment_counts(moments, tiled, p.thread_m, p.thread_n, p.tile_n // p.thread_n, chunk,
+                                   p.thread_m, p.thread_n)
+    s.add(Counter(counts))
+    s.global_bytes += nbytes

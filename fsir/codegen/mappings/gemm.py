@@ -45,6 +45,7 @@ from fsir.codegen.mappings.base import (
     unique,
 )
 from fsir.codegen.mappings.epilogue import (
+    add_moment_costs,
     epilogue_problem,
     moment_configs,
     row_reduction_counts,
@@ -373,6 +374,7 @@ class GemmMapping(Mapping):
             s = mma_summary(k, spec, sizes, dot.lhs, dot.rhs, dot.result, out)
         else:
             s = tiled_summary(k, spec, sizes, dot.lhs, dot.rhs, dot.result, out, vector=True)
+        add_moment_costs(s, k, g.block.ops, p)
         if p.split_k == 1:
             return s
         inputs: set[SSAValue] = set(k.block.args)
