@@ -3,14 +3,15 @@ partial moments of z's rows (`graph.tile_moments`, `fsir/lowering/ln_partials.py
 each consumer of the normalised value combines them (`graph.combine_moments`, Chan's
 formula: `fsir/lowering/moments.py`) and normalises z where it reads it: a GEMM as it
 stages its A tiles (the statistics combined once per staged row,
-`fsir/lowering/prologue.py`), a GEMM epilogue reading it as a residual. No kernel of
-its own computes the LayerNorm.
+`fsir/lowering/prologue.py`); a copy read as a residual goes where the explorer puts
+it (after BERT's FFN2, into the next LayerNorm's row kernel). No kernel of its own
+computes the LayerNorm.
 
     %z  = add(dot(%a, %w), ...)           ─┐ one GEMM kernel: z and
     %p  = graph.tile_moments %z tile 16    ─┘ its rows' partials
     %s  = graph.combine_moments %p ...      ─┐ per consumer (a copy each):
     %h  = (z - mean) * rsqrt(var + eps) * γ + β │ in FFN1's tile loads,
-    dot(%h, %w1) ; add(dot(..), %h)         ─┘ in FFN2's epilogue
+    dot(%h, %w1) ; add(dot(..), %h)         ─┘ where the residual is read
 
 This replaces the row kernel (bias + residual + LayerNorm) of a post-LN transformer
 layer whose hidden size is wider than a block tile (`row_epilogue.py` handles

@@ -25,8 +25,6 @@ are those ops, which the capability check admits besides the light ones
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from xdsl.ir import Operation, SSAValue
 
 from fsir.dialects import graph
@@ -104,21 +102,6 @@ def row_statistic_ops(dot: graph.DotOp, inputs: set[SSAValue]) -> set[Operation]
     moments, a variance's rsqrt): computed once per staged row."""
     shape = shape_of(dot.lhs.type)
     return {op for b in row_statistics(dot, inputs) for op in _statistic_cone(b.operands[0], inputs, shape) or []}
-
-
-def kernel_statistic_ops(ops: Iterable[Operation], inputs: set[SSAValue],
-                         shape: tuple[int, ...]) -> set[Operation]:
-    """The ops among `ops` computing the sources of broadcasts to `shape` (a GEMM
-    product's or an operand's) from kernel `inputs`, none on `shape` itself: per-row
-    values (a two-pass LayerNorm's combined moments and rsqrt) read by the prologue or
-    by the epilogue's operands (a residual normalised from the partials)."""
-    found: set[Operation] = set()
-    ops = list(ops)
-    for op in ops:
-        if isinstance(op, graph.BroadcastOp) and op.operands[0] not in inputs:
-            cone = _statistic_cone(op.operands[0], inputs, shape_of(op.results[0].type))
-            found.update(cone or [])
-    return found & set(ops)
 
 
 def statistic_inputs(dot: graph.DotOp, inputs: set[SSAValue]) -> set[SSAValue]:

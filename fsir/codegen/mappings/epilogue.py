@@ -50,7 +50,7 @@ from xdsl.ir import Operation, SSAValue
 from fsir.dialects import graph
 from fsir.dialects.graph import shape_of
 from fsir.lowering.ln_partials import tile_fits, tile_moments_of, tile_moments_problem
-from fsir.lowering.prologue import SAME_INDEX_OPS, kernel_statistic_ops, row_statistic_ops
+from fsir.lowering.prologue import SAME_INDEX_OPS, row_statistic_ops
 from fsir.lowering.row_epilogue import epilogue_of
 from fsir.lowering.scalar import compute_type
 
@@ -119,7 +119,6 @@ def epilogue_problem(product: graph.GraphOp, ops: Sequence[Operation], outputs: 
     inside = set(ops)
     inputs = {v for op in ops for v in op.operands if v.owner not in inside}
     statistics = row_statistic_ops(product, inputs) if isinstance(product, graph.DotOp) else set()
-    statistics |= kernel_statistic_ops(ops, inputs, shape) if moments is None else set()
     for op in ops:
         if op is product or op in epilogue or op in statistics:
             continue
