@@ -92,6 +92,12 @@ def op_mix(op: Operation) -> Counter[str]:
         rank = len(shape_of(op.results[0].type))
         k = math.prod(op.params()[0])
         return Counter(alu=k * (2 * rank + 3), **{"global": k - 1})
+    if isinstance(op, graph.TileMomentsOp):  # two passes over the tile: load, add / sub, fma
+        w = op.width
+        return Counter({"alu": 5 * w + 4, "global": 2 * w - 1})
+    if isinstance(op, graph.CombineMomentsOp):  # per tile: its two partials, Chan's step
+        t = len(op.counts())
+        return Counter({"alu": 8 * t, "global": 2 * t - 1})
     if isinstance(op, graph.ScatterOp):  # every update visited: its point's K ids and the update loaded
         k = shape_of(op.indices.type)[-1]
         updates = math.prod(d for d in shape_of(op.indices.type)[:-1] if d != DYN)
@@ -121,7 +127,7 @@ def element_counts(values: Iterable[SSAValue], inputs: set[SSAValue], loaded: se
                 out["int"] += 1  # its address
             continue
         op = v.owner
-        if not isinstance(op, Operation) or op in seen:
+        if not isinstance(op, Operation) or op in seen or v in loaded:  # or held in a register
             continue
         seen.add(op)
         out += op_mix(op)

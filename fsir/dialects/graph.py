@@ -2669,6 +2669,128 @@ class DimsAttr(ParametrizedAttribute):
 DIMS_ATTR = "graph.dims"  # the attribute's name on function arguments, results and ops
 
 
+# -- two-pass row statistics (a LayerNorm's mean and variance from per-tile partials) --
+
+
+def _moments_type(elem: Attribute, shape: Sequence[int]) -> TensorType:
+    """Moments are taken in f32 (f64 for f64 values): the kernels' compute type."""
+    if not isinstance(elem, FLOAT_TYPES):
+        raise VerifyException(f"moments are taken of float tensors, not of {elem}")
+    return tensor(Float64Type() if isinstance(elem, Float64Type) else f32, shape)
+
+
+@irdl_op_definition
+class TileMomentsOp(GraphOp):
+    """The partial moments of the last dim in tiles of `tile` consecutive elements (the
+    last tile may be shorter): result element (…, t, 0) is tile t's mean, (…, t, 1)
+    its M2, the sum of squared deviations from that mean (two passes over the tile).
+    `graph.combine_moments` merges a row's partials (Chan's formula,
+    `fsir/lowering/moments.py`). A GEMM epilogue writes them from its accumulators, a
+    block tile of `tile` columns at a time, so a LayerNorm after a GEMM whose tile
+    spans only part of the row needs no row kernel (`fsir/fusion/ln_stat.py`).
+
+        %p = graph.tile_moments %z tile 32 : (tensor<256x768xf32>) -> tensor<256x24x2xf32>
+
+    The last dim must be static (a tile's count is known where the partials are
+    combined). Computed per element by a loop over its tile, as a window reduction is,
+    so it is of the gather class.
+    """
+
+    name = "graph.tile_moments"
+    INT_PROPS: ClassVar = (("tile", "tile", False),)
+    tile = prop_def(IntegerAttr[I64])
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), Gather())
+
+    @property
+    def width(self) -> int:
+        return self.tile.value.data
+
+    def infer_type(self) -> TensorType:
+        src = shape_of(self.input.type)
+        if not src:
+            raise VerifyException("tile moments need a tensor of rank 1 or more")
+        if src[-1] == DYN:
+            raise VerifyException("tile moments need a static last dim (the tiles' counts)")
+        if self.width < 1:
+            raise VerifyException(f"tile width {self.width} must be positive")
+        return _moments_type(tensor_type(self.input).element_type, self.reify_dims(static_dims, STATIC))
+
+    def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
+        dims = list(dims_of(self.input))
+        return [*dims[:-1], -(-shape_of(self.input.type)[-1] // self.width), 2]
+
+    def reference(self, x):
+        from fsir.lowering.moments import tile_moments
+
+        parts = tile_moments(x, self.width)
+        return np.stack([np.asarray(parts.mean), np.asarray(parts.m2)], -1).astype(
+            numpy_dtype(self.result_type.element_type))
+
+
+@irdl_op_definition
+class CombineMomentsOp(GraphOp):
+    """A row's mean and (population) variance from its tiles' partial moments
+    (`graph.tile_moments` of a row of `size` elements in tiles of `tile`): result
+    element (…, 0) is the mean, (…, 1) the variance, the partials combined tile 0 first
+    by Chan's formula (deterministic; every term a deviation from a mean, so rows with
+    a large mean do not cancel: `fsir/lowering/moments.py`).
+
+        %s = graph.combine_moments %p tile 32 size 768 : (tensor<256x24x2xf32>) -> tensor<256x2xf32>
+
+    Computed per element by an unrolled loop over the row's partials (a few dozen),
+    so it is of the gather class; a GEMM prologue computes it once per staged row
+    before its k-loop (`fsir/lowering/prologue.py`).
+    """
+
+    name = "graph.combine_moments"
+    INT_PROPS: ClassVar = (("tile", "tile", False), ("size", "size", False))
+    tile = prop_def(IntegerAttr[I64])
+    size = prop_def(IntegerAttr[I64])
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), Gather())
+
+    @property
+    def width(self) -> int:
+        return self.tile.value.data
+
+    @property
+    def row(self) -> int:
+        return self.size.value.data
+
+    def counts(self) -> list[int]:
+        """Each tile's count of values."""
+        return [min(self.width, self.row - lo) for lo in range(0, self.row, self.width)]
+
+    def infer_type(self) -> TensorType:
+        src = shape_of(self.input.type)
+        if self.width < 1 or self.row < 1:
+            raise VerifyException(f"tile {self.width} and size {self.row} must be positive")
+        tiles = len(self.counts())
+        if len(src) < 2 or src[-1] != 2 or src[-2] not in (tiles, DYN):
+            raise VerifyException(f"expected partial moments of shape [..., {tiles}, 2] ({self.row} values in "
+                                  f"tiles of {self.width}), got {fmt_shape(src)}")
+        elem = tensor_type(self.input).element_type
+        if not isinstance(elem, (Float32Type, Float64Type)):
+            raise VerifyException(f"partial moments are f32 or f64, not {elem}")
+        return tensor(elem, self.reify_dims(static_dims, STATIC))
+
+    def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
+        return [*list(dims_of(self.input))[:-2], 2]
+
+    def reference(self, p):
+        from fsir.lowering.moments import Moments, combine_tiles
+
+        counts = np.broadcast_to(np.asarray(self.counts(), p.dtype), p.shape[:-1])
+        total = combine_tiles(Moments(counts, p[..., 0], p[..., 1]))
+        var = np.asarray(total.m2) / p.dtype.type(self.row)
+        return np.stack([np.asarray(total.mean), var], -1).astype(p.dtype)
+
+
+
+
 Graph = Dialect(
     "graph",
     [
@@ -2693,6 +2815,8 @@ Graph = Dialect(
         ScatterOp,
         SortOp,
         SegmentReduceOp,
+        TileMomentsOp,
+        CombineMomentsOp,
     ],
     [ReduceKindAttr, SegmentKindAttr, PadModeAttr, CompareDirectionAttr, ScatterKindAttr, SortDirectionAttr,
      DimsAttr],

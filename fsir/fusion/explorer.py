@@ -61,6 +61,7 @@ from fsir.fusion.columns import fixed_column_patterns
 from fsir.fusion.dataflow import DataflowGraph, build_dataflow
 from fsir.fusion.delta_evaluator import DeltaEvaluator, Pattern
 from fsir.fusion.horizontal import merge_sibling_dots, sibling_dots
+from fsir.fusion.ln_stat import TwoPass, rewrite_two_pass, two_pass_patterns
 from fsir.fusion.patterns import CandidateGenerator, CandidateOptions, Capability, attention_patterns
 from fsir.fusion.plan import Plan, beam_search, build_plan, greedy_by_score
 from fsir.fusion.prologue import copy_normalised_operands
@@ -160,7 +161,7 @@ def explore(block: Block, options: ExplorerOptions = ExplorerOptions(),
     try:
         if options.mode == "stitch" and options.horizontal and sibling_dots(block):
             return _explore_horizontal(block, options, capability, latency)
-        return _explore(block, options, capability, latency)
+        return _explore_two_pass(block, options, capability, latency)
     finally:
         if enabled:
             gc.enable()
@@ -175,18 +176,11 @@ def _explore_horizontal(block: Block, options: ExplorerOptions, capability: Capa
     assert region is not None
     trial = region.clone().blocks[0]
     merge_sibling_dots(trial)
-    merged = _explore(trial, options, capability, latency)
-    plain = _explore(block, options, capability, latency)
+    merged = _explore_two_pass(trial, options, capability, latency)
+    plain = _explore_two_pass(block, options, capability, latency)
     if _plan_time(plain, options.evaluator_budget) <= _plan_time(merged, options.evaluator_budget):
         return plain
-    for op in reversed(list(block.ops)):
-        op.detach()
-        op.erase(safe_erase=False)
-    for new, old in zip(trial.args, block.args):
-        new.replace_all_uses_with(old)
-    for op in list(trial.ops):
-        op.detach()
-        block.add_op(op)
+    _adopt(block, trial)
     return merged
 
 
@@ -206,8 +200,42 @@ def _writes(g: DataflowGraph, k: Pattern) -> bool:
     return any(u.operation not in ops for op in ops for r in op.results for u in r.uses)
 
 
+def _explore_two_pass(block: Block, options: ExplorerOptions, capability: Capability | None,
+                      latency: LatencyEvaluator | None) -> Exploration:
+    """A LayerNorm after a GEMM may become two-pass (`ln_stat.py`: the GEMM writes its
+    rows' partial moments, the LayerNorm's consumers combine them): the block is
+    planned as it is and, on a copy, rewritten; the plan the latency-evaluator scores
+    lower is kept (the rewritten copy's ops then replace the block's)."""
+    region = block.parent
+    assert region is not None
+    trial = region.clone().blocks[0]
+    rewrites = rewrite_two_pass(trial) if options.mode == "stitch" else []
+    if not rewrites:
+        return _explore(block, options, capability, latency)
+    two_pass = _explore(trial, options, capability, latency, rewrites)
+    plain = _explore(block, options, capability, latency)
+    if _plan_time(plain, options.evaluator_budget) <= _plan_time(two_pass, options.evaluator_budget):
+        return plain
+    _adopt(block, trial)
+    return two_pass
+
+
+def _adopt(block: Block, trial: Block) -> None:
+    """Replace `block`'s ops by those of `trial` (a rewritten copy of its region)."""
+    for op in reversed(list(block.ops)):
+        op.detach()
+        op.erase(safe_erase=False)
+    for new, old in zip(trial.args, block.args):
+        new.replace_all_uses_with(old)
+    for op in list(trial.ops):
+        op.detach()
+        block.add_op(op)
+
+
 def _explore(block: Block, options: ExplorerOptions, capability: Capability | None,
-             latency: LatencyEvaluator | None) -> Exploration:
+             latency: LatencyEvaluator | None, two_pass: Sequence[TwoPass] = ()) -> Exploration:
+    """One exploration of `block`; `two_pass`: its LayerNorms rewritten into the
+    two-pass form (`ln_stat.py`), whose GEMM patterns are fixed."""
     # GEMM prologues (`prologue.py`)
     prologues = copy_normalised_operands(block) if options.mode == "stitch" else []
     g = build_dataflow(block)
@@ -222,6 +250,7 @@ def _explore(block: Block, options: ExplorerOptions, capability: Capability | No
     cap = capability or CodegenCapability()
     if options.mode == "xla":
         cap = with_xla_rules(cap)
+    fixed += two_pass_patterns(g, ev, cap, list(two_pass))
     copts = CandidateOptions(options.top_k, options.group_size, options.max_ops)
     # Attention is one kernel in every plan (`attention_patterns`); the search covers the rest.
     attention = attention_patterns(g, ev, cap) if options.mode == "stitch" else []

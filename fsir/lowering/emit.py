@@ -25,6 +25,7 @@ from fsir.dialects import graph
 from fsir.dialects.graph import constant_array
 from fsir.errors import UserError
 from fsir.ir import location_of
+from fsir.lowering.moments import combine_moments_element, tile_moments_element
 from fsir.lowering.scalar import (
     Cursor,
     Index,
@@ -403,6 +404,9 @@ ELEMENT_RULES: dict[type[graph.GraphOp], ElementRule] = {
     graph.SortOp: ElementEmitter._sort,
     # a data-dependent loop over the rows of its segment
     graph.SegmentReduceOp: ElementEmitter._segment_reduce,
+    # a loop over a tile of the row; the unrolled combination of a row's tiles
+    graph.TileMomentsOp: tile_moments_element,
+    graph.CombineMomentsOp: combine_moments_element,
 }
 
 

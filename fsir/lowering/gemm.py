@@ -18,7 +18,8 @@ from fsir.dialects import gpu, graph
 from fsir.dialects.schedule import GemmParamsAttr, GroupOp, TiledParamsAttr
 from fsir.lowering.emit import elem_type
 from fsir.lowering.kernels import KernelLowering
-from fsir.lowering.prologue import row_statistics
+from fsir.lowering.ln_partials import store_tile_moments
+from fsir.lowering.prologue import hoist_row_statistics
 from fsir.lowering.row_epilogue import provide_row_reductions, row_reductions
 from fsir.lowering.scalar import Index, compute_type
 from fsir.lowering.split_k import SEMAPHORES, WORKSPACE, SplitK, split_of
@@ -85,7 +86,7 @@ class TiledGemmLowering(KernelLowering):
         product's accumulator there: the product itself, or the fused elementwise ops
         reading it (the product is read at that element only, which the mapping's
         capability check guarantees), computed from the accumulator in registers."""
-        _, out = self.outputs[0]
+        _, out = self.outputs[self.main_output]
         if out is self.root.results[0]:
             return acc
         e = self.emit
@@ -99,9 +100,14 @@ class TiledGemmLowering(KernelLowering):
         """Store the output element of product element `idx` (its accumulator `acc`).
         An epilogue with a reshape has the product's elements in row-major order in
         another shape (`fsir/codegen/mappings/epilogue.py`)."""
-        _, out = self.outputs[0]
+        _, out = self.outputs[self.main_output]
         idx = self.index_in(idx, out)
-        self.store_output(0, self.epilogue(acc, idx), idx)
+        self.store_output(self.main_output, self.epilogue(acc, idx), idx)
+
+    @property
+    def main_output(self) -> int:
+        """The output of the product's shape (besides it: its rows' partial moments)."""
+        return next(i for i, (_, v) in enumerate(self.outputs) if not isinstance(v.owner, graph.TileMomentsOp))
 
     def index_in(self, idx: list[Index], v: SSAValue) -> list[Index]:
         """Product element `idx`'s index in the epilogue's value `v`: the same, or its
@@ -143,6 +149,7 @@ class TiledGemmLowering(KernelLowering):
 
         def store(values: list[SSAValue]) -> None:
             self.combine_row_reductions(values, elements, inside)
+            store_tile_moments(self, tid, values, elements, inside)
             for acc, (m, n, _, _) in zip(values, elements):
                 e.when(inside(m, n), lambda acc=acc, m=m, n=n: self.store_result(acc, self.result_index(m, n)))
 
@@ -311,29 +318,16 @@ class GemmLowering(TiledGemmLowering):
 
     def hoist_a_rows(self, rows: Callable[[], list[tuple[Index, bool | SSAValue]]]) -> None:
         """The A operand's row statistics (`row_statistics`: a LayerNorm prologue's mean
-        and rstd) at each staged row m, loaded once into registers and provided as
-        the elements the k-steps' A loads read (the row indices are pure index
-        arithmetic, so the k-step's equal ones are these)."""
+        and rstd) at each staged row m, loaded (or computed) once into registers and
+        provided as the elements the k-steps' A loads read (the row indices are pure
+        index arithmetic, so the k-step's equal ones are these):
+        `fsir/lowering/prologue.py`."""
         if self.problem.lhs_vector:
             return
-        e, ib = self.emit, self.ib
-        statistics = row_statistics(self.dot, set(e.buffers))
-        staged = rows() if statistics else []
-        for bcast in statistics:
-            src = bcast.operands[0]
-            for m, inside in staged:
-                if inside is False:
-                    continue
-                idx = bcast.operand_indices([*self.a_batch, m, 0], self.shapes.dims, ib)[0]
-                loaded: list[SSAValue] = []
-
-                def load(src=src, idx=idx, loaded=loaded) -> SSAValue:
-                    loaded.append(e.at(src, idx))
-                    return loaded[0]
-
-                # a row the thread does not stage reads no statistic: any value serves
-                value = e.guarded(inside, load, lambda loaded=loaded: self.sb.const(0, loaded[0].type))
-                e.provide(src, idx, value)
+        p = self.k.params
+        assert isinstance(p, TiledParamsAttr)
+        m0 = self.ib.mul(self.block_id("y"), p.tile_m)
+        hoist_row_statistics(self, rows, self.a_batch, m0, p.tile_m, self.problem.m)
 
     def result_index(self, m: Index, n: Index) -> list[Index]:
         p = self.problem

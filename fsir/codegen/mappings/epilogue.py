@@ -26,6 +26,14 @@ mapping); each reduction is combined across the threads holding a tile row
 
     ops = {dot, add(bias), reduce sum, div, sub, mul, reduce sum, rsqrt, broadcast, ...}
 
+The kernel may also write the partial moments of its output's rows
+(`graph.tile_moments`, a two-pass LayerNorm's first pass: `fsir/lowering/ln_partials.py`)
+as a second output.
+
+A prologue's row statistics computed in the kernel once per staged row (a two-pass
+LayerNorm's `graph.combine_moments` of its partial moments, the variance's rsqrt:
+`fsir.lowering.prologue.row_statistic_ops`) may be of any class but compute.
+
 The explorer learns that a compute-intensive op's kernel goes on past it from its
 mapping's `fuses_epilogue` (`fsir.codegen.capability.takes_epilogue`).
 """
@@ -41,7 +49,8 @@ from xdsl.ir import Operation, SSAValue
 
 from fsir.dialects import graph
 from fsir.dialects.graph import shape_of
-from fsir.lowering.prologue import SAME_INDEX_OPS
+from fsir.lowering.ln_partials import tile_fits, tile_moments_of, tile_moments_problem
+from fsir.lowering.prologue import SAME_INDEX_OPS, row_statistic_ops
 from fsir.lowering.row_epilogue import epilogue_of
 from fsir.lowering.scalar import compute_type
 
@@ -80,6 +89,13 @@ def epilogue_problem(product: graph.GraphOp, ops: Sequence[Operation], outputs: 
     "dot"). Without `light_only` the other ops may be of any class but compute: a
     kernel can inline any producer (the explorer proposes light ones only, as each is
     recomputed in every tile that reads it)."""
+    moments = tile_moments_of(product, ops)
+    if moments is not None:  # a two-pass LayerNorm's first pass, written besides the output
+        why = tile_moments_problem(product, moments, outputs, noun)
+        if why is not None:
+            return why
+        ops = [op for op in ops if op is not moments]
+        outputs = [v for v in outputs if v is not moments.result]
     epilogue = epilogue_of(product, ops)
     if len(outputs) != 1:
         return f"a {noun} kernel has one output (the {noun}'s result or its fused epilogue's)"
@@ -100,8 +116,11 @@ def epilogue_problem(product: graph.GraphOp, ops: Sequence[Operation], outputs: 
         if not (isinstance(op, EPILOGUE_OPS) or _keeps_order(op, shape)) or shape_of(op.results[0].type) not in shapes:
             return (f"only elementwise ops on the {noun}'s result shape can be fused after a {noun}, not "
                     f"'{op.name}' on {graph.fmt_shape(shape_of(op.results[0].type))}")
+    inside = set(ops)
+    inputs = {v for op in ops for v in op.operands if v.owner not in inside}
+    statistics = row_statistic_ops(product, inputs) if isinstance(product, graph.DotOp) else set()
     for op in ops:
-        if op is product or op in epilogue:
+        if op is product or op in epilogue or op in statistics:
             continue
         if graph.op_class(op) == graph.OpClass.COMPUTE:
             return f"a {noun} must be the only compute-intensive op of its kernel"
@@ -153,3 +172,57 @@ def row_store_chain(fused: Counter[str], cpi) -> float:
     chain = Counter(fused)
     chain["global"] = min(chain["global"], 1)
     return sum(n * cpi.get(cls, cpi["alu"]) for cls, n in chain.items())
+
+
+def moment_configs(dot: graph.DotOp, moments: graph.TileMomentsOp, configs: list, forced) -> list:
+    """The GEMM configs (`fsir.codegen.mappings.gemm.GemmConfig`) whose lanes hold each
+    tile of the partial `moments` together (`tile_fits`)."""
+    from fsir.codegen.mappings.base import op_error
+    from fsir.codegen.mappings.gemm import GemmMath
+    from fsir.lowering.gemm import vector_fragments
+
+    def fits(c) -> bool:
+        tiled = c.math == GemmMath.FMA
+        chunk = 4 if tiled and vector_fragments(c.tm, c.tn) else 1
+        return tile_fits(moments.width, tiled, c.bn, c.tn, c.tn, chunk)
+
+    kept = [c for c in configs if fits(c)]
+    if not kept:
+        tile = forced.text() if forced is not None else "auto"
+        raise op_error(dot, f"cannot run as gemm={tile} writing the partial moments of its rows: no block tile "
+                            f"holds a tile of {moments.width} columns in one group of lanes")
+    return kept
+
+
+def statistics_buffer(dot: graph.DotOp, ops: Sequence[Operation], bm: int) -> list:
+    """The shared buffer of a GEMM kernel whose prologue computes row statistics (one
+    f32 per block tile row and statistic: `fsir.lowering.prologue.hoist_row_statistics`),
+    as a list of zero or one `schedule.shared`."""
+    from xdsl.dialects.builtin import IntegerAttr, MemRefType, i64
+
+    from fsir.dialects.schedule import SharedOp
+    from fsir.lowering.prologue import STATS_BUFFER, computed_statistics
+
+    inside = set(ops)
+    inputs = {v for op in ops for v in op.operands if v.owner not in inside}
+    n = len(computed_statistics(dot, inputs))
+    if not n:
+        return []
+    return [SharedOp(STATS_BUFFER, MemRefType(f32, [n * bm], memory_space=IntegerAttr(3, i64)))]
+
+
+def add_moment_costs(s, k, ops, p) -> None:
+    """Add to a GEMM kernel's summary `s` (of kernel `k`, params `p`) the writing of its
+    output's partial moments, if it has them (`fsir.lowering.ln_partials.moment_counts`)."""
+    from fsir.lowering.gemm import vector_fragments
+    from fsir.lowering.ln_partials import moment_counts
+
+    moments = next((op for op in ops if isinstance(op, graph.TileMomentsOp)), None)
+    if moments is None:
+        return
+    tiled = not p.tensor_cores
+    chunk = 4 if tiled and vector_fragments(p.thread_m, p.thread_n) else 1
+    counts, nbytes = moment_counts(moments, tiled, p.thread_m, p.thread_n, p.tile_n // p.thread_n, chunk,
+                                   p.thread_m, p.thread_n)
+    s.add(Counter(counts))
+    s.global_bytes += nbytes

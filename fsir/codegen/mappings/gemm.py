@@ -45,11 +45,14 @@ from fsir.codegen.mappings.base import (
     unique,
 )
 from fsir.codegen.mappings.epilogue import (
+    add_moment_costs,
     epilogue_problem,
+    moment_configs,
     row_reduction_counts,
     row_reduction_cycles,
     row_store_chain,
     row_tile_problem,
+    statistics_buffer,
 )
 from fsir.codegen.mappings.gemm_tc import (
     TC_CANDIDATES,
@@ -89,6 +92,7 @@ from fsir.gpuspec import GpuSpec
 from fsir.lowering.emit import elem_type
 from fsir.lowering.gemm import GemmLowering, a_tile_stride, product_root, vector_fragments
 from fsir.lowering.kernels import KernelInterface, lower
+from fsir.lowering.ln_partials import tile_moments_of
 from fsir.lowering.mma import STAGES, MmaGemmLowering, tile_element_type
 from fsir.lowering.row_epilogue import row_reductions
 from fsir.lowering.scalar import Index
@@ -294,7 +298,8 @@ class GemmMapping(Mapping):
         why = gemm_problem(ctx.ops, outputs, light_only=False) if len(ctx.ops) > 1 else None
         if why is not None:
             raise op_error(dot, f"cannot be generated with the ops fused with it: {why}")
-        out = outputs[0]
+        moments = tile_moments_of(dot, ctx.ops)  # a second output: its rows' partial moments
+        out = next(v for v in outputs if moments is None or v is not moments.result)
         problem = dot.problem(graph.static_dims, graph.STATIC)
         m, n = problem.m, problem.n
         sizes = (m, n, numel(shape_of(dot.result.type)))
@@ -332,8 +337,10 @@ class GemmMapping(Mapping):
                 tile = forced.text() if forced else "auto"
                 raise op_error(dot, f"cannot run as gemm={tile} with the LayerNorm epilogue fused with it: its "
                                     f"block tile must span the {n} columns of a row")
+        if moments is not None:
+            configs = moment_configs(dot, moments, configs, forced)
         splits = []
-        if forced is None and not rows and DYN not in (m, n, problem.k) and None not in sizes:
+        if forced is None and not rows and moments is None and DYN not in (m, n, problem.k) and None not in sizes:
             splits = split_candidates(configs, m, n, problem.k, numel(problem.batch) or 1, spec)
         if DYN in sizes or None in sizes:
             # `?` sizes: the evaluator cannot count waves
@@ -367,6 +374,7 @@ class GemmMapping(Mapping):
             s = mma_summary(k, spec, sizes, dot.lhs, dot.rhs, dot.result, out)
         else:
             s = tiled_summary(k, spec, sizes, dot.lhs, dot.rhs, dot.result, out, vector=True)
+        add_moment_costs(s, k, g.block.ops, p)
         if p.split_k == 1:
             return s
         inputs: set[SSAValue] = set(k.block.args)
@@ -397,7 +405,9 @@ class GemmMapping(Mapping):
         a_rows = config.bm if config.math != GemmMath.FMA else a_tile_rows(config, True)
         shared = [SharedOp("a_tile", MemRefType(acc, [stages * a_rows * config.bk], memory_space=space)),
                   SharedOp("b_tile", MemRefType(acc, [stages * config.bk * config.bn], memory_space=space))]
-        groups = [GroupSpec([out], Composition.BLOCK, Storage.GLOBAL)]
+        shared += statistics_buffer(dot, ctx.ops, config.bm)
+        moments = [v for v in ctx.yields if v is not out and isinstance(v.owner, graph.TileMomentsOp)]
+        groups = [GroupSpec([out, *moments], Composition.BLOCK, Storage.GLOBAL)]
         return ctx.kernel(config.params(), grid, (config.threads, 1, 1), groups, shared)
 
     def grid(self, k: KernelOp, axis: int, shapes: ShapeCalc) -> Index:
@@ -631,7 +641,7 @@ def tiled_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SS
     s.shared_bytes = k.shared_bytes()
     s.global_bytes = (steps * (bytes_a + bytes_b) + outs * element_bytes_of(out)
                       + outs * sum(element_bytes_of(v) for v in fused_inputs))
-    pro.add_row_loads(s, -(-bm * bk // threads))
+    pro.add_row_loads(s, -(-bm * bk // threads), -(-bm // threads))
     # an unguarded tile's loads are one straight run before the barrier; a guarded
     # element is a branch of its own
     s.bytes_in_flight = sum(nbytes if chain else nbytes / max(1, -(-rows * cols // threads))

@@ -156,7 +156,7 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
     s.shared_bytes = k.shared_bytes()
     s.global_bytes = (steps * nbytes + accs * element_bytes_of(out)
                       + accs * sum(element_bytes_of(v) for v in fused_inputs))
-    pro.add_row_loads(s, -(-bm * bk // threads))
+    pro.add_row_loads(s, -(-bm * bk // threads), -(-bm // threads))
     # the prologue requests the first stages - 1 k-steps (those there are) before the
     # warp first waits
     s.bytes_in_flight = nbytes * (min(stages - 1, steps) if pipelined else 1)

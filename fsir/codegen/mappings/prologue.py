@@ -9,12 +9,13 @@ dependence chain holds one global latency, then the normalisation's ops."""
 
 from __future__ import annotations
 
+import math
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from xdsl.ir import SSAValue
 
-from fsir.codegen.summary import Summary, chain_cycles, element_bytes_of
+from fsir.codegen.summary import Summary, chain_cycles, element_bytes_of, element_counts, loaded_inputs
 from fsir.dialects import graph
 from fsir.lowering.prologue import column_inputs, statistic_inputs
 
@@ -25,6 +26,10 @@ class PrologueLoads:
 
     rows: frozenset[SSAValue] = frozenset()  # before the k-loop, one per staged row
     columns: frozenset[SSAValue] = frozenset()  # once per k-step
+    # computing the row statistics that are not kernel inputs (a combination of partial
+    # moments, an rsqrt), per staged row, and the bytes it loads
+    row_counts: Counter[str] = field(default_factory=Counter)
+    row_bytes: int = 0
 
     @property
     def skipped(self) -> frozenset[SSAValue]:
@@ -50,16 +55,30 @@ class PrologueLoads:
         parallel["global"] = min(parallel["global"], 1)
         return chain_cycles(parallel, cpi)
 
-    def add_row_loads(self, s: Summary, rows: int) -> None:
+    def add_row_loads(self, s: Summary, rows: int, block_rows: int = 0) -> None:
         """A thread's loads of the row statistics for its `rows` staged A-tile rows (one
-        each, with its address and guard), kept in registers across the k-loop."""
+        each, with its address and guard), kept in registers across the k-loop. The
+        statistics computed in the kernel (`row_counts` each) are computed for
+        `block_rows` rows of the block tile per thread into shared memory, then read
+        once per staged row after a barrier (`fsir.lowering.prologue.hoist_row_statistics`)."""
         if not self.rows:
             return
-        loads = rows * len(self.rows)
+        computed = self._computed if self.row_counts else frozenset()
+        loaded = [v for v in self.rows if v not in computed]
+        loads = rows * len(loaded)
         s.counts["global"] += loads
         s.counts["alu"] += 3 * loads
-        s.global_bytes += rows * sum(element_bytes_of(v) for v in self.rows)
-        s.registers += loads
+        s.global_bytes += rows * sum(element_bytes_of(v) for v in loaded)
+        s.registers += rows * len(self.rows)
+        if computed:
+            s.add(self.row_counts, block_rows)
+            s.global_bytes += block_rows * self.row_bytes
+            s.counts["smem"] += (block_rows + rows) * len(computed)
+            s.counts["barrier"] += 1
+
+    @property
+    def _computed(self) -> frozenset[SSAValue]:
+        return frozenset(v for v in self.rows if isinstance(v.owner, graph.GraphOp))
 
 
 NO_PROLOGUE = PrologueLoads()
@@ -71,4 +90,18 @@ def prologue_loads(product: SSAValue, inputs: set[SSAValue]) -> PrologueLoads:
     if not isinstance(dot, graph.DotOp):
         return NO_PROLOGUE
     rows = statistic_inputs(dot, inputs)
-    return PrologueLoads(frozenset(rows), frozenset(column_inputs(dot, inputs) - rows))
+    computed = [v for v in rows if v not in inputs]
+    counts = element_counts(computed, inputs) if computed else Counter()
+    read = {u for v in computed for u in loaded_inputs(v, inputs)}
+    return PrologueLoads(frozenset(rows), frozenset(column_inputs(dot, inputs) - rows), counts,
+                         sum(element_bytes_of(v) * _row_elements(v, computed) for v in read))
+
+
+def _row_elements(v: SSAValue, rows: list[SSAValue]) -> int:
+    """Elements of input `v` one row of the statistics reads: all of v's elements per
+    row of the statistics' shape (a row's partial moments)."""
+    def elements(u: SSAValue) -> int:
+        return math.prod(max(d, 1) for d in graph.shape_of(u.type))
+
+    per_row = max((elements(r) for r in rows), default=1)
+    return max(1, elements(v) // per_row)
