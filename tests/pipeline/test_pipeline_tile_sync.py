@@ -360,11 +360,11 @@ def _synced_function(module, policy: str) -> func.FuncOp:
     # one head: Q, K, V = column tiles 0-1, 2-3, 4-5 of 6x4; stride 2, groups {0, 2, 4}, {1, 3, 5}
     # (the attention kernel reads Q, K and V inside its loops over key tiles, where its
     # waits are placed, and the output GEMM waits inside its k-loop: counts per iteration)
-    ("attention", {"attention_k1": 32, "attention_k2": 32}, {"attention_k1": 96, "attention_k2": 32},
-     {"attention_k1": 16, "attention_k2": 8}),
+    ("attention", {"attention_k1": 16, "attention_k2": 16}, {"attention_k1": 48, "attention_k2": 16},
+     {"attention_k1": 8, "attention_k2": 8}),
     # two heads: 12x4 tiles, stride 4; head h's groups 2h, 2h + 1 of each row
-    ("heads", {"qkv_heads_k1": 32, "qkv_heads_k2": 32}, {"qkv_heads_k1": 96, "qkv_heads_k2": 96},
-     {"qkv_heads_k1": 16, "qkv_heads_k2": 16}),
+    ("heads", {"qkv_heads_k1": 16, "qkv_heads_k2": 16}, {"qkv_heads_k1": 48, "qkv_heads_k2": 48},
+     {"qkv_heads_k1": 8, "qkv_heads_k2": 8}),
 ])
 def test_strided_sync_waits_once_per_group(name, strided, tile, row):
     """StridedSync's semaphores: a QKV tile posts to group 4y + x mod stride (of the producer
@@ -458,7 +458,7 @@ def test_strided_consumer_first(wait_kernel):
         return
     got, stats = execute(lower_synced(module, sync), inputs, dev)
     _check(got, want, exact)
-    assert stats.waits == 64 + 2  # the consumers' 32 + 32, and one per wait-kernel
+    assert stats.waits == 32 + 2  # the consumers' 16 + 16, and one per wait-kernel
 
 
 def test_auto_on_many_waves_keeps_strided_sync_with_its_tile_order(monkeypatch):
