@@ -331,13 +331,17 @@ class MmaGemmLowering(GemmLowering):
             return e.guarded(inside, load, lambda: zero)
 
         def b_value(r: Index, c: Index) -> SSAValue:
+            if self.b_piece is not None:  # one source for the tile (`b_sources`)
+                k = ib.add(k0, r)
+                exists, load = self.b_piece(k, c)
+                return e.guarded(e.and_(self.below(k, k_size, bk), exists), load, lambda: zero)
             k, n = ib.add(k0, r), ib.add(n0, c)
             exists, load = self.b_element(k, n)
             inside = e.and_(e.and_(self.below(k, k_size, bk), self.below(n, n_size, bn)), exists)
             return e.guarded(inside, load, lambda: zero)
 
         fill(a_tile, bm, bk, a_value)
-        fill(b_tile, bk, bn, b_value, self.b_transposed)
+        self.b_sources(n0, bn, lambda: fill(b_tile, bk, bn, b_value, self.b_transposed))
 
     # -- fragments -------------------------------------------------------------------
 

@@ -63,12 +63,14 @@ from fsir.codegen.mappings.gemm_tc import (
 from fsir.codegen.mappings.prologue import NO_PROLOGUE, PrologueLoads, prologue_loads
 from fsir.codegen.mappings.row import STATIC_SMEM_LIMIT
 from fsir.codegen.summary import (
+    OperandStaging,
     Summary,
     chain_cycles,
     distinct_bytes,
     element_bytes_of,
     element_counts,
     loaded_inputs,
+    operand_staging,
 )
 from fsir.dialects import graph, schedule
 from fsir.dialects.graph import DYN, shape_of
@@ -87,7 +89,7 @@ from fsir.dialects.schedule import (
 from fsir.errors import UserError
 from fsir.gpuspec import GpuSpec
 from fsir.lowering.emit import elem_type
-from fsir.lowering.gemm import GemmLowering, a_tile_stride, product_root, vector_fragments
+from fsir.lowering.gemm import GemmLowering, a_tile_stride, product_root, tile_sources, vector_fragments
 from fsir.lowering.kernels import KernelInterface, lower
 from fsir.lowering.mma import STAGES, MmaGemmLowering, tile_element_type
 from fsir.lowering.row_epilogue import row_reductions
@@ -218,6 +220,18 @@ def gemm_candidates(m: int, n: int, spec: GpuSpec, vector: bool = False) -> list
     return out
 
 
+def staged_directly(operand: SSAValue, inside: set[Operation], tile_cols: int | None) -> bool:
+    """Whether a GEMM stages `operand`'s elements as loads of kernel inputs (not inside
+    the kernel's ops `inside`): read directly, or a concat of such inputs whose pieces
+    its `tile_cols`-wide tiles never straddle (staged from one piece per tile,
+    `fsir.lowering.gemm.tile_sources`)."""
+    op = operand.owner
+    if op not in inside:
+        return True
+    return (isinstance(op, graph.ConcatOp) and tile_cols is not None and tile_sources(operand, tile_cols) is not None
+            and all(piece.owner not in inside for piece in op.operands))
+
+
 def block_smem(spec: GpuSpec) -> int:
     """The shared memory a GEMM block may have: its tiles are static shared arrays."""
     return min(spec.smem_per_block, STATIC_SMEM_LIMIT)
@@ -317,12 +331,13 @@ class GemmMapping(Mapping):
                        if c.bm <= _covering(m) and c.bn <= _covering(n) and shared_bytes(c, 4) <= block_smem(spec)]
             configs = configs or [GemmConfig(*TC_CANDIDATES[0], math=math)]
         else:
-            # vector-fragment tiles only for operands read directly: their summaries do
-            # not count a fused producer's recomputation in the transposed staging (the
-            # gpu-IR evaluator measured 2.5x their estimate on BERT's concat-fed QKV dot)
+            # vector-fragment tiles only where the operands are staged as loads of
+            # kernel inputs (`staged_directly`): their summaries do not count other fused
+            # producers' recomputation in the transposed staging
             inside = set(ctx.ops)
-            direct = not any(v.owner in inside for v in dot.operands)
-            configs = gemm_candidates(m, n, spec, vector=direct)
+            configs = gemm_candidates(m, n, spec)
+            configs += [c for c in gemm_candidates(m, n, spec, vector=True) if c not in configs and
+                        all(staged_directly(v, inside, c.bn if v is dot.rhs else None) for v in dot.operands)]
         if rows:
             configs = [c for c in ([forced] if forced else ROW_CANDIDATES) if c.bn >= n and
                        (forced or c.bn == max(64, _covering(n))) and shared_bytes(c, 4) <= block_smem(spec)]
@@ -564,16 +579,20 @@ def tiled_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SS
     cpi = spec.cpi
 
     def staging(operand: SSAValue, rows: int, cols: int, guards: list[str], index: int = 0, holes: bool = False,
-                pro: PrologueLoads = NO_PROLOGUE) -> tuple[Counter[str], float, float, int]:
+                pro: PrologueLoads = NO_PROLOGUE,
+                tile_cols: int | None = None) -> tuple[Counter[str], float, float, int, OperandStaging]:
         """One k-step's staging of a tile: (instructions, cycles of its guarded elements,
-        the dependence chain of an unguarded one, bytes); a prologue's statistics are
-        loaded before the k-loop, its column vectors once per k-step (`pro`)."""
+        the dependence chain of an unguarded one, bytes, the operand's staging); a
+        prologue's statistics are loaded before the k-loop, its column vectors once per
+        k-step (`pro`); `tile_cols`: the tile's width along a concat it may be staged
+        from per tile (`operand_staging`)."""
         per = -(-rows * cols // threads)
         partial = per * threads > rows * cols
-        guarded = holes or any(crosses[x] for x in guards)
-        pro = pro.staged(threads, cols, guarded)
-        loads = element_counts([operand], inputs, loaded=set(pro.skipped))
-        nbytes = sum(element_bytes_of(v) for v in loaded_inputs(operand, inputs) if v not in pro.skipped)
+        pro = pro.staged(threads, cols, holes or any(crosses[x] for x in guards))
+        how = operand_staging(operand, inputs, tile_cols, pro.skipped)
+        guarded = holes or how.branches or any(crosses[x] for x in guards)
+        loads = how.element
+        nbytes = how.nbytes
         elem: Counter[str] = Counter(loads)
         elem["int"] += 2 + index  # tile position and shared address
         elem["smem"] += 1
@@ -584,19 +603,24 @@ def tiled_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SS
             out[cls] = c * per
         if partial:
             out["int"] += 2
-        out += pro.step_counts()
+        out += pro.step_counts() + how.per_tile
         chain_one = pro.chain(loads, cpi) + 2 * cpi["alu"] + cpi["smem"]
         if guarded:  # every element its own branch: no overlap between them
-            return out, per * (chain_one + cpi["alu"]), 0.0, per * nbytes + pro.step_bytes()
-        return out, 0.0, chain_one, per * nbytes + pro.step_bytes()
+            return out, per * (chain_one + cpi["alu"]), 0.0, per * nbytes + pro.step_bytes(), how
+        return out, 0.0, chain_one, per * nbytes + pro.step_bytes(), how
 
     pro = prologue_loads(product, inputs)
-    stage_a, branches_a, chain_a, bytes_a = staging(a, bm, bk, ["m", "k"], a_index, a_guarded, pro)
-    stage_b, branches_b, chain_b, bytes_b = staging(b, bk, bn, ["k", "n"])
+    stage_a, branches_a, chain_a, bytes_a, _ = staging(a, bm, bk, ["m", "k"], a_index, a_guarded, pro)
+    stage_b, branches_b, chain_b, bytes_b, how_b = staging(b, bk, bn, ["k", "n"], tile_cols=bn)
     step: Counter[str] = stage_a + stage_b
-    # the unguarded elements of both tiles form one straight run before the barrier
-    unguarded = [c for c, chain in ((stage_a, chain_a), (stage_b, chain_b)) if chain]
-    run = max(chain_a, chain_b, sum(sum(c.values()) for c in unguarded)) if unguarded else 0.0
+    # the unguarded elements of both tiles form one straight run before the barrier; a
+    # tile staged from a concat's piece runs alone, inside the branches choosing it
+    together = [(c, chain) for c, chain, alone in ((stage_a, chain_a, False), (stage_b, chain_b, how_b.own_run))
+                if chain and not alone]
+    run = max([chain for _, chain in together] + [sum(sum(c.values()) for c, _ in together)]) if together else 0.0
+    if how_b.own_run:
+        levels = how_b.per_tile["int"] // 2
+        run += levels * cpi["alu"] + (max(chain_b, sum(stage_b.values())) if chain_b else 0.0)
     step["barrier"] += 2
     fragments = (tm + tn) // 4 if vector and vector_fragments(tm, tn) else tm + tn
     step["smem"] += bk * fragments
