@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -310,3 +310,17 @@ def operand_staging(operand: SSAValue, inputs: set[SSAValue], tile_cols: int | N
     element = widest.element + search
     element["int"] += 1  # the index within the piece
     return OperandStaging(element, widest.nbytes, widest.per_tile, True)
+
+
+def staged_from_inputs(operand: SSAValue, is_input: Callable[[SSAValue], bool], tile_cols: int | None) -> bool:
+    """Whether a GEMM stages `operand`'s elements as plain loads (or copies) of kernel
+    inputs: it is one, or a concat of them whose pieces its `tile_cols`-wide tiles
+    never straddle (staged from one piece per tile,
+    `fsir.lowering.gemm.tile_sources`)."""
+    from fsir.lowering.gemm import tile_sources
+
+    if is_input(operand):
+        return True
+    op = operand.owner
+    return (isinstance(op, graph.ConcatOp) and tile_cols is not None and tile_sources(operand, tile_cols) is not None
+            and all(is_input(piece) for piece in op.operands))

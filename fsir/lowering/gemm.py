@@ -108,6 +108,8 @@ class TiledGemmLowering(KernelLowering):
     # While a B tile is staged from one source (`b_sources`): element (k, c) of the
     # source for the tile's column c, None when each element finds its own.
     b_piece: Callable[[Index, Index], Element] | None = None
+    # ... and that source with the tile's first column in it (copies read it directly)
+    b_source: tuple[SSAValue, Index] | None = None
 
     def b_sources(self, n0: Index, bn: int, stage: Callable[[], None]) -> None:
         """Stage the B tile of columns n0 .. n0 + bn (`stage()`, reading `b_piece` or
@@ -347,14 +349,18 @@ class GemmLowering(TiledGemmLowering):
         idx = [k] if self.problem.rhs_vector else [*self.b_batch, k, n]
         return True, lambda: self.emit.at(self.dot.rhs, idx)
 
+    def b_pieces(self, bn: int) -> list[tuple[int, SSAValue]] | None:
+        """The pieces of B that bn-wide tiles are staged from (`tile_sources`), if any."""
+        rhs = self.dot.rhs
+        return None if self.problem.rhs_vector or rhs in self.emit.buffers else tile_sources(rhs, bn)
+
     def b_sources(self, n0: Index, bn: int, stage: Callable[[], None]) -> None:
         """A B operand concatenated from pieces that tiles never straddle
         (`tile_sources`): the tile's piece found once, by a binary search of uniform
         branches on the tile's first column n0, and each branch stages the whole tile
         from its piece (its columns from n0 minus the piece's first), so no element
         searches the pieces itself."""
-        rhs = self.dot.rhs
-        pieces = None if self.problem.rhs_vector or rhs in self.emit.buffers else tile_sources(rhs, bn)
+        pieces = self.b_pieces(bn)
         if pieces is None:
             stage()
             return
@@ -365,10 +371,11 @@ class GemmLowering(TiledGemmLowering):
                 first, piece = pieces[lo]
                 base = ib.sub(n0, first)  # the tile's first column in the piece
                 self.b_piece = lambda k, c: (True, lambda: e.at(piece, [*self.b_batch, k, ib.add(base, c)]))
+                self.b_source = (piece, base)
                 try:
                     stage()
                 finally:
-                    self.b_piece = None
+                    self.b_piece = self.b_source = None
                 return
             mid = (lo + hi) // 2
             first_half = ib.lt(n0, pieces[mid][0])

@@ -71,6 +71,7 @@ from fsir.codegen.summary import (
     element_counts,
     loaded_inputs,
     operand_staging,
+    staged_from_inputs,
 )
 from fsir.dialects import graph, schedule
 from fsir.dialects.graph import DYN, shape_of
@@ -89,7 +90,7 @@ from fsir.dialects.schedule import (
 from fsir.errors import UserError
 from fsir.gpuspec import GpuSpec
 from fsir.lowering.emit import elem_type
-from fsir.lowering.gemm import GemmLowering, a_tile_stride, product_root, tile_sources, vector_fragments
+from fsir.lowering.gemm import GemmLowering, a_tile_stride, product_root, vector_fragments
 from fsir.lowering.kernels import KernelInterface, lower
 from fsir.lowering.mma import STAGES, MmaGemmLowering, tile_element_type
 from fsir.lowering.row_epilogue import row_reductions
@@ -220,18 +221,6 @@ def gemm_candidates(m: int, n: int, spec: GpuSpec, vector: bool = False) -> list
     return out
 
 
-def staged_directly(operand: SSAValue, inside: set[Operation], tile_cols: int | None) -> bool:
-    """Whether a GEMM stages `operand`'s elements as loads of kernel inputs (not inside
-    the kernel's ops `inside`): read directly, or a concat of such inputs whose pieces
-    its `tile_cols`-wide tiles never straddle (staged from one piece per tile,
-    `fsir.lowering.gemm.tile_sources`)."""
-    op = operand.owner
-    if op not in inside:
-        return True
-    return (isinstance(op, graph.ConcatOp) and tile_cols is not None and tile_sources(operand, tile_cols) is not None
-            and all(piece.owner not in inside for piece in op.operands))
-
-
 def block_smem(spec: GpuSpec) -> int:
     """The shared memory a GEMM block may have: its tiles are static shared arrays."""
     return min(spec.smem_per_block, STATIC_SMEM_LIMIT)
@@ -332,12 +321,16 @@ class GemmMapping(Mapping):
             configs = configs or [GemmConfig(*TC_CANDIDATES[0], math=math)]
         else:
             # vector-fragment tiles only where the operands are staged as loads of
-            # kernel inputs (`staged_directly`): their summaries do not count other fused
-            # producers' recomputation in the transposed staging
+            # kernel inputs (`staged_from_inputs`): their summaries do not count other
+            # fused producers' recomputation in the transposed staging
             inside = set(ctx.ops)
+
+            def is_input(v: SSAValue) -> bool:
+                return v.owner not in inside
+
             configs = gemm_candidates(m, n, spec)
             configs += [c for c in gemm_candidates(m, n, spec, vector=True) if c not in configs and
-                        all(staged_directly(v, inside, c.bn if v is dot.rhs else None) for v in dot.operands)]
+                        all(staged_from_inputs(v, is_input, c.bn if v is dot.rhs else None) for v in dot.operands)]
         if rows:
             configs = [c for c in ([forced] if forced else ROW_CANDIDATES) if c.bn >= n and
                        (forced or c.bn == max(64, _covering(n))) and shared_bytes(c, 4) <= block_smem(spec)]
