@@ -78,7 +78,12 @@ def op_mix(op: Operation) -> Counter[str]:
         return Counter(dict(_mix(op.name.removeprefix("graph."), str(elem), elem)))
     if isinstance(op, (graph.CompareOp, graph.SelectOp, graph.ConvertOp, graph.BitcastOp, graph.IotaOp)):
         return Counter(alu=1)
-    if isinstance(op, (graph.ReshapeOp, graph.SliceOp)):
+    if isinstance(op, graph.SliceOp):
+        # per sliced dim, an index shifted by its start and scaled by its stride (a dim
+        # kept whole, a zero start and a unit stride cost nothing: `operand_indices`)
+        start, strides = op.start.get_values(), op.strides.get_values()
+        return Counter(int=sum(int(s != 0) + int(k != 1) for s, k in zip(start, strides)))
+    if isinstance(op, graph.ReshapeOp):
         return Counter(alu=2 * len(shape_of(op.results[0].type)))
     if isinstance(op, graph.ConcatOp):
         return Counter(alu=2 * len(op.operands))
