@@ -650,8 +650,11 @@ def tiled_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SS
                       + outs * sum(element_bytes_of(v) for v in fused_inputs))
     pro.add_row_loads(s, -(-bm * bk // threads))
     # an unguarded tile's loads are one straight run before the barrier; a guarded
-    # element is a branch of its own
-    s.bytes_in_flight = sum(nbytes if chain else nbytes / max(1, -(-rows * cols // threads))
-                            for nbytes, chain, rows, cols in ((bytes_a, chain_a, bm, bk), (bytes_b, chain_b, bk, bn)))
+    # element is a branch of its own, as is a tile staged from a concat's piece, and
+    # either splits the step's loads into runs
+    runs = [nbytes if chain else nbytes / max(1, -(-rows * cols // threads))
+            for nbytes, chain, rows, cols in ((bytes_a, chain_a, bm, bk), (bytes_b, chain_b, bk, bn))]
+    split = how_b.own_run or how_b.branches
+    s.bytes_in_flight = max(runs) if split else sum(runs)
     s.distinct_bytes = distinct_bytes([*loaded_inputs(a, inputs), *loaded_inputs(b, inputs), *fused_inputs, out])
     return s

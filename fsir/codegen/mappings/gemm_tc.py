@@ -115,6 +115,12 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
             chunks = -(-elems // width // threads)
             step["global"] += chunks
             step["int"] += 8 * chunks  # position, swizzle, bounds, src-size
+            if operand not in inputs:
+                # copied in the branch of the tile's piece (`operand_staging`), where the
+                # chunks' offsets are recomputed each step rather than kept from the first
+                # (measured: 16 more index instructions per chunk)
+                step["int"] += 16 * chunks
+                step.update(operand_staging(operand, inputs, bn).per_tile)
             nbytes += chunks * width * element_bytes_of(operand)
         else:
             per = -(-elems // threads)
