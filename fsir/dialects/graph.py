@@ -1406,15 +1406,7 @@ class ReshapeOp(GraphOp):
         return out
 
     def operand_indices(self, idx: Sequence, dims_of: DimsOf, b: DimBuilder) -> list[list]:
-        """Leading dims both shapes share (static and equal) pass through; the rest is
-        re-linearised (a head split [B,S,H] -> [B,S,h,d] divides no B, S index)."""
-        out_dims, in_dims = dims_of(self.result), dims_of(self.input)
-        keep = 0
-        while (keep < min(len(out_dims), len(in_dims)) - 1 and isinstance(out_dims[keep], int)
-               and out_dims[keep] == in_dims[keep]):
-            keep += 1
-        rest = b.delinearize(b.linearize(idx[keep:], out_dims[keep:]), in_dims[keep:])
-        return [[*idx[:keep], *rest]]
+        return [b.delinearize(b.linearize(idx, dims_of(self.result)), dims_of(self.input))]
 
     def reference(self, x):
         shape = [(-1 if d == DYN else d) for d in shape_of(self.result_type)]
