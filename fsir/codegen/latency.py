@@ -418,10 +418,13 @@ def tensor_fma_counts(ops: Iterable[Operation], weight: int = 1) -> Counter[str]
 def bytes_in_flight(ops: Iterable[Operation]) -> int:
     """The most global bytes one thread loads in a straight run (between barriers,
     loops and branches, which ptxas does not hoist loads across): what it has in flight
-    before it waits. A cp.async stage counts whole, as its group is waited for once."""
+    before it waits. A cp.async stage counts whole, as its group is waited for once
+    (copies issued in a branch, as from the piece a tile reads, join the stage)."""
     most = run = 0
     for op in ops:
-        if op.regions or isinstance(op, gpu.BarrierOp):
+        if isinstance(op, scf.IfOp) and any(isinstance(o, gpu.CpAsyncOp) for o in op.walk()):
+            run += max((bytes_in_flight(b.ops) for r in op.regions for b in r.blocks), default=0)
+        elif op.regions or isinstance(op, gpu.BarrierOp):
             most = max(most, run)
             run = 0
             for r in op.regions:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -78,7 +78,12 @@ def op_mix(op: Operation) -> Counter[str]:
         return Counter(dict(_mix(op.name.removeprefix("graph."), str(elem), elem)))
     if isinstance(op, (graph.CompareOp, graph.SelectOp, graph.ConvertOp, graph.BitcastOp, graph.IotaOp)):
         return Counter(alu=1)
-    if isinstance(op, (graph.ReshapeOp, graph.SliceOp)):
+    if isinstance(op, graph.SliceOp):
+        # per sliced dim, an index shifted by its start and scaled by its stride (a dim
+        # kept whole, a zero start and a unit stride cost nothing: `operand_indices`)
+        start, strides = op.start.get_values(), op.strides.get_values()
+        return Counter(int=sum(int(s != 0) + int(k != 1) for s, k in zip(start, strides)))
+    if isinstance(op, graph.ReshapeOp):
         return Counter(alu=2 * len(shape_of(op.results[0].type)))
     if isinstance(op, graph.ConcatOp):
         return Counter(alu=2 * len(op.operands))
@@ -268,3 +273,65 @@ def _has_rows(shape, row_shape) -> bool:
     rows = _squeeze(row_shape)
     sq = _squeeze(shape)
     return len(sq) > 0 and len(rows) > 0 and sq[: len(rows)] == rows
+
+
+@dataclass(frozen=True)
+class OperandStaging:
+    """What staging one element of a GEMM operand tile costs a thread (the lowering's
+    `TiledGemmLowering.body` / `MmaGemmLowering.stage_sync`): `element`, its
+    instructions (loads with their addresses, inlined producers); `nbytes`, the global
+    bytes it loads; `per_tile`, instructions the tile's staging issues once per k-step
+    (a concatenated operand's uniform branches choosing its piece); `branches`,
+    whether every element is a branch of its own (a concat the tile straddles: each
+    element searches the pieces), so the elements' loads do not overlap."""
+
+    element: Counter[str]
+    nbytes: int
+    per_tile: Counter[str] = field(default_factory=Counter)
+    branches: bool = False
+
+    @property
+    def own_run(self) -> bool:
+        """The tile is staged inside its piece's branch: a straight run of its own."""
+        return bool(self.per_tile)
+
+
+def operand_staging(operand: SSAValue, inputs: set[SSAValue], tile_cols: int | None,
+                    loaded: Iterable[SSAValue] = ()) -> OperandStaging:
+    """The staging of one element of `operand` (inputs in `loaded` are held in
+    registers already). A concat whose pieces a `tile_cols`-wide tile never straddles
+    (`fsir.lowering.gemm.tile_sources`: the B operand of merged sibling dots) is staged
+    from the tile's piece: one piece's element, after a uniform branch per level of
+    the search over the pieces; any other concat makes each element search the
+    pieces (a branch per level) and load from its one piece."""
+    from fsir.lowering.gemm import tile_sources
+
+    skip = set(loaded)
+    op = operand.owner
+    if operand in inputs or not isinstance(op, graph.ConcatOp):
+        return OperandStaging(element_counts([operand], inputs, loaded=set(skip)),
+                              sum(element_bytes_of(v) for v in loaded_inputs(operand, inputs) if v not in skip))
+    parts = [operand_staging(piece, inputs, None, skip) for piece in op.operands]
+    widest = max(parts, key=lambda s: (sum(s.element.values()), s.nbytes))
+    levels = max(1, math.ceil(math.log2(len(op.operands))))
+    search: Counter[str] = Counter(int=2 * levels)  # per level: a compare and the branch
+    pieces = None if tile_cols is None else tile_sources(operand, tile_cols)
+    if pieces is not None:
+        return OperandStaging(widest.element, widest.nbytes, search + widest.per_tile, widest.branches)
+    element = widest.element + search
+    element["int"] += 1  # the index within the piece
+    return OperandStaging(element, widest.nbytes, widest.per_tile, True)
+
+
+def staged_from_inputs(operand: SSAValue, is_input: Callable[[SSAValue], bool], tile_cols: int | None) -> bool:
+    """Whether a GEMM stages `operand`'s elements as plain loads (or copies) of kernel
+    inputs: it is one, or a concat of them whose pieces its `tile_cols`-wide tiles
+    never straddle (staged from one piece per tile,
+    `fsir.lowering.gemm.tile_sources`)."""
+    from fsir.lowering.gemm import tile_sources
+
+    if is_input(operand):
+        return True
+    op = operand.owner
+    return (isinstance(op, graph.ConcatOp) and tile_cols is not None and tile_sources(operand, tile_cols) is not None
+            and all(is_input(piece) for piece in op.operands))

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from xdsl.dialects.builtin import MemRefType
-from xdsl.ir import SSAValue
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import IntegerAttr, MemRefType
+from xdsl.ir import Block, Region, SSAValue
 
 from fsir.dialects import gpu, graph
 from fsir.dialects.schedule import GemmParamsAttr, GroupOp, TiledParamsAttr
@@ -51,6 +52,30 @@ def product_root(group: GroupOp) -> graph.GraphOp:
                 if isinstance(op, graph.GraphOp) and graph.op_class(op) == graph.OpClass.COMPUTE)
 
 
+def tile_sources(b: SSAValue, bn: int) -> list[tuple[int, SSAValue]] | None:
+    """The pieces of a B operand concatenated along N (merged sibling dots,
+    `fsir/fusion/horizontal.py`) as (first column, piece) when each is a static
+    multiple of `bn` wide: a bn-wide tile of B then lies in one piece, so its staging
+    picks the piece once per tile instead of per element (`GemmLowering.b_sources`).
+    None for any other operand (its tiles would straddle pieces)."""
+    op = b.owner
+    rank = len(graph.shape_of(b.type))
+    if not isinstance(op, graph.ConcatOp) or rank < 2:
+        return None
+    dim = op.dim
+    assert isinstance(dim, IntegerAttr)  # graph.concat's verifier
+    if dim.value.data != rank - 1:
+        return None
+    pieces, start = [], 0
+    for piece in op.operands:
+        width = graph.shape_of(piece.type)[-1]
+        if width == graph.DYN or width % bn:
+            return None
+        pieces.append((start, piece))
+        start += width
+    return pieces
+
+
 class TiledGemmLowering(KernelLowering):
     """The tiling; a subclass sets up its problem in `prepare` and provides the
     elements of A (`a_element`, m x k) and B (`b_element`, k x n) and the result index
@@ -80,6 +105,17 @@ class TiledGemmLowering(KernelLowering):
         (`rows()`: m and whether the thread stages that row, built only when needed,
         as it hoists the staging's index arithmetic too) read in every k-step alike (a
         prologue's row statistics); none by default."""
+
+    # While a B tile is staged from one source (`b_sources`): element (k, c) of the
+    # source for the tile's column c, None when each element finds its own.
+    b_piece: Callable[[Index, Index], Element] | None = None
+    # ... and that source with the tile's first column in it (copies read it directly)
+    b_source: tuple[SSAValue, Index] | None = None
+
+    def b_sources(self, n0: Index, bn: int, stage: Callable[[], None]) -> None:
+        """Stage the B tile of columns n0 .. n0 + bn (`stage()`, reading `b_piece` or
+        `b_element`); by default every element finds its own source."""
+        stage()
 
     def epilogue(self, acc: SSAValue, idx: list[Index]) -> SSAValue:
         """The kernel's output element at `idx` (an index of the output), given the
@@ -238,6 +274,10 @@ class TiledGemmLowering(KernelLowering):
             return e.guarded(inside, load, lambda: zero)
 
         def b_value(k0, r, c) -> SSAValue:
+            if self.b_piece is not None:  # the pieces tile N exactly: no column is outside
+                k = ib.add(k0, r)
+                exists, load = self.b_piece(k, c)
+                return e.guarded(e.and_(below(k, k_size, bk), exists), load, lambda: zero)
             k, n = ib.add(k0, r), ib.add(n0, c)
             exists, load = self.b_element(k, n)
             inside = e.and_(e.and_(below(k, k_size, bk), below(n, n_size, bn)), exists)
@@ -266,7 +306,7 @@ class TiledGemmLowering(KernelLowering):
                                                             acc_t))
             else:
                 stage(k0, a_tile, bk, a_elements, a_value)
-            stage(k0, b_tile, bn, b_elements, b_value)
+            self.b_sources(n0, bn, lambda: stage(k0, b_tile, bn, b_elements, b_value))
             self.cursor.insert(gpu.BarrierOp())
             accs = list(accs)
             for kk in range(bk):
@@ -315,6 +355,48 @@ class GemmLowering(TiledGemmLowering):
     def b_element(self, k: Index, n: Index) -> Element:
         idx = [k] if self.problem.rhs_vector else [*self.b_batch, k, n]
         return True, lambda: self.emit.at(self.dot.rhs, idx)
+
+    def b_pieces(self, bn: int) -> list[tuple[int, SSAValue]] | None:
+        """The pieces of B that bn-wide tiles are staged from (`tile_sources`), if any."""
+        rhs = self.dot.rhs
+        return None if self.problem.rhs_vector or rhs in self.emit.buffers else tile_sources(rhs, bn)
+
+    def b_sources(self, n0: Index, bn: int, stage: Callable[[], None]) -> None:
+        """A B operand concatenated from pieces that tiles never straddle
+        (`tile_sources`): the tile's piece found once, by a binary search of uniform
+        branches on the tile's first column n0, and each branch stages the whole tile
+        from its piece (its columns from n0 minus the piece's first), so no element
+        searches the pieces itself."""
+        pieces = self.b_pieces(bn)
+        if pieces is None:
+            stage()
+            return
+        ib, e = self.ib, self.emit
+
+        def staged_from(lo: int, hi: int) -> None:
+            if hi - lo == 1:
+                first, piece = pieces[lo]
+                base = ib.sub(n0, first)  # the tile's first column in the piece
+                self.b_piece = lambda k, c: (True, lambda: e.at(piece, [*self.b_batch, k, ib.add(base, c)]))
+                self.b_source = (piece, base)
+                try:
+                    stage()
+                finally:
+                    self.b_piece = self.b_source = None
+                return
+            mid = (lo + hi) // 2
+            first_half = ib.lt(n0, pieces[mid][0])
+            if isinstance(first_half, bool):
+                staged_from(*((lo, mid) if first_half else (mid, hi)))
+                return
+            then, other = Block(), Block()
+            for block, (a, b) in ((then, (lo, mid)), (other, (mid, hi))):
+                with self.cursor.at(block):
+                    staged_from(a, b)
+                    block.add_op(scf.YieldOp())
+            self.cursor.insert(scf.IfOp(first_half, [], Region(then), Region(other)))
+
+        staged_from(0, len(pieces))
 
     def hoist_a_rows(self, rows: Callable[[], list[tuple[Index, bool | SSAValue]]]) -> None:
         """The A operand's row statistics (`row_statistics`: a LayerNorm prologue's mean

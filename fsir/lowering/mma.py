@@ -229,21 +229,31 @@ class MmaGemmLowering(GemmLowering):
         if self.problem.lhs_vector or self.problem.rhs_vector:
             return False
         dims_a, dims_b = self.shapes.dims(self.dot.lhs), self.shapes.dims(self.dot.rhs)
-        return (self.dot.lhs in self.emit.buffers and self.dot.rhs in self.emit.buffers
+        # a B concatenated from kernel inputs is copied from the tile's piece (`b_sources`)
+        assert isinstance(self.k.params, GemmParamsAttr)
+        pieces = self.b_pieces(self.k.params.tile_n)
+        b_rows = [dims_b[-1]] if pieces is None else [self.shapes.dims(piece)[-1] for _, piece in pieces]
+        return (self.dot.lhs in self.emit.buffers
+                and all(v in self.emit.buffers for v in ([self.dot.rhs] if pieces is None else [v for _, v in pieces]))
                 and async_operand(self.math, dims_a[-1] if isinstance(dims_a[-1], int) else None)
-                and async_operand(self.math, dims_b[-1] if isinstance(dims_b[-1], int) else None))
+                and all(async_operand(self.math, n if isinstance(n, int) else None) for n in b_rows))
 
     def issue(self, a_tile: SSAValue, b_tile: SSAValue, stage: Index, k0: Index, m0: Index, n0: Index,
               m_size: Index, n_size: Index, k_size: Index, bm: int, bn: int, bk: int) -> None:
         """This thread's cp.asyncs of the A and B tiles of k-step `k0` into `stage`."""
         ib = self.ib
-        n_row = self.shapes.dims(self.dot.rhs)[-1]
-        assert isinstance(n_row, int)  # (`pipelined`)
         self.copy_tile(a_tile, ib.mul(stage, bm * bk), bm, bk, self.dot.lhs, self.a_batch,
                        lambda r, c: (ib.add(m0, r), ib.add(k0, c)), (m_size, k_size), (bm, bk), k0, 1)
-        self.copy_tile(b_tile, ib.mul(stage, bk * bn), bk, bn, self.dot.rhs, self.b_batch,
-                       lambda r, c: (ib.add(k0, r), ib.add(n0, c)), (k_size, n_size), (bk, bn), k0, n_row,
-                       transposed=self.b_transposed)
+
+        def copy_b() -> None:
+            operand, first = self.b_source or (self.dot.rhs, n0)  # B, or the tile's piece of it
+            n_row = self.shapes.dims(operand)[-1]
+            assert isinstance(n_row, int)  # (`pipelined`)
+            self.copy_tile(b_tile, ib.mul(stage, bk * bn), bk, bn, operand, self.b_batch,
+                           lambda r, c: (ib.add(k0, r), ib.add(first, c)), (k_size, n_size), (bk, bn), k0, n_row,
+                           transposed=self.b_transposed)
+
+        self.b_sources(n0, bn, copy_b)
 
     def copy_tile(self, tile: SSAValue, base: Index, rows: int, cols: int, operand: SSAValue, batch: list[Index],
                   at: Callable[[Index, Index], tuple[Index, Index]], sizes: tuple[Index, Index],
@@ -263,7 +273,9 @@ class MmaGemmLowering(GemmLowering):
         tid = self.thread_id()
         src_buf = e.buffers[operand]
         dims = self.shapes.dims(operand)
-        first: list[tuple[Index, Index]] | None = self._first_chunks.get(tile)
+        # chunks staged inside a piece's branch (`b_sources`) keep their offsets there
+        reuse = self.b_source is None
+        first: list[tuple[Index, Index]] | None = self._first_chunks.get(tile) if reuse else None
         for s in range(-(-total // threads)):
             q = ib.add(tid, s * threads)
             if first is not None and s < len(first):
@@ -288,7 +300,7 @@ class MmaGemmLowering(GemmLowering):
                                                               self.sb.const(0, i32)))
                 dst_off = self.swizzled(0, rows, c, r) if transposed else self.swizzled(0, cols, r, c)
                 dst = ib.add(base, dst_off)
-                if k0 == 0 and inside is True:
+                if k0 == 0 and inside is True and reuse:
                     self._first_chunks.setdefault(tile, []).append((dst_off, src))
 
             def copy(dst=dst, src=src, nbytes=nbytes) -> None:
@@ -334,13 +346,17 @@ class MmaGemmLowering(GemmLowering):
             return e.guarded(inside, load, lambda: zero)
 
         def b_value(r: Index, c: Index) -> SSAValue:
+            if self.b_piece is not None:  # one source for the tile (`b_sources`)
+                k = ib.add(k0, r)
+                exists, load = self.b_piece(k, c)
+                return e.guarded(e.and_(self.below(k, k_size, bk), exists), load, lambda: zero)
             k, n = ib.add(k0, r), ib.add(n0, c)
             exists, load = self.b_element(k, n)
             inside = e.and_(e.and_(self.below(k, k_size, bk), self.below(n, n_size, bn)), exists)
             return e.guarded(inside, load, lambda: zero)
 
         fill(a_tile, bm, bk, a_value)
-        fill(b_tile, bk, bn, b_value, self.b_transposed)
+        self.b_sources(n0, bn, lambda: fill(b_tile, bk, bn, b_value, self.b_transposed))
 
     # -- fragments -------------------------------------------------------------------
 

@@ -45,14 +45,33 @@ from fsir.testing.pipeline import scheduled_kernel, simulate_kernel
 A100 = gpu_spec("A100")
 
 
-def compile_gemm(m: int, n: int, k: int, t: str, gemm: str = "auto"):
+def _concat_dot(m: int, widths: list[int], k: int, t: str) -> str:
+    """A dot whose B is the concat of weights `widths` wide (merged sibling dots)."""
+    n = sum(widths)
+    a, b, c = (f"tensor<{x}x{y}x{t}>" for x, y in ((m, k), (k, n), (m, n)))
+    ws = [f"tensor<{k}x{w}x{t}>" for w in widths]
+    args = ", ".join(f"%w{i}: {w}" for i, w in enumerate(ws))
+    return f"""
+func.func @f(%a: {a}, {args}) -> {c} {{
+  %b = graph.concat {", ".join(f"%w{i}" for i in range(len(ws)))} dim 1 : ({", ".join(ws)}) -> {b}
+  %d = graph.dot %a, %b : ({a}, {b}) -> {c}
+  func.return %d : {c}
+}}
+"""
+
+
+def compile_gemm(m: int, n: int | list[int], k: int, t: str, gemm: str = "auto"):
     """(schedule kernel, its summary, the lowered module, the launch's LaunchStats) of
-    one dot; `t` = tf32 is an f32 dot under precision=tf32."""
+    one dot; `t` = tf32 is an f32 dot under precision=tf32; `n` a list of widths: B is
+    the concat of weights that wide, inlined into the GEMM (stitch mode)."""
     precision = "tf32" if t == "tf32" else "fp32"
     elem = "f32" if t == "tf32" else t
-    options = PipelineOptions(fusion="none", gemm=gemm, precision=precision, gpu="A100")
+    widths = n if isinstance(n, list) else [n]
+    text = _concat_dot(m, widths, k, elem) if isinstance(n, list) else _dot(m, n, k, elem)
+    options = PipelineOptions(fusion="stitch" if isinstance(n, list) else "none", gemm=gemm, precision=precision,
+                              gpu="A100")
     dtype = {"f16": np.float16, "f32": np.float32}[elem]
-    return simulate_kernel(_dot(m, n, k, elem), options, [(m, k), (k, n)], dtype)
+    return simulate_kernel(text, options, [(m, k), *((k, w) for w in widths)], dtype)
 
 
 CASES = [
@@ -65,6 +84,12 @@ CASES = [
     (128, 128, 64, "tf32", "64x64x32_32x32_tf32"),  # three cp.async stages (48 KB)
     (128, 128, 256, "tf32", "128x64x32_64x32_tf32"),  # two stages (48 KB)
     (128, 96, 64, "tf32", "64x32x32_32x16_tf32"),  # tf32's tall tile
+    # B concatenated from three weights (merged Q, K, V): each tile from one weight ...
+    (128, [64, 64, 64], 64, "f32", "64x64x16_4x4"),
+    (128, [64, 64, 64], 64, "f32", "64x64x16_8x8"),  # vector fragments
+    (128, [64, 64, 64], 64, "tf32", "64x64x32_32x32_tf32"),  # cp.async from the tile's weight
+    # ... or, where tiles straddle the weights, each element searching them
+    (128, [48, 48, 96], 64, "f32", "64x32x16_4x2"),
 ]
 
 

@@ -66,12 +66,15 @@ from fsir.codegen.mappings.gemm_tc import (
 from fsir.codegen.mappings.prologue import NO_PROLOGUE, PrologueLoads, prologue_loads
 from fsir.codegen.mappings.row import STATIC_SMEM_LIMIT
 from fsir.codegen.summary import (
+    OperandStaging,
     Summary,
     chain_cycles,
     distinct_bytes,
     element_bytes_of,
     element_counts,
     loaded_inputs,
+    operand_staging,
+    staged_from_inputs,
 )
 from fsir.dialects import graph, schedule
 from fsir.dialects.graph import DYN, shape_of
@@ -322,12 +325,17 @@ class GemmMapping(Mapping):
                        if c.bm <= _covering(m) and c.bn <= _covering(n) and shared_bytes(c, 4) <= block_smem(spec)]
             configs = configs or [GemmConfig(*TC_CANDIDATES[0], math=math)]
         else:
-            # vector-fragment tiles only for operands read directly: their summaries do
-            # not count a fused producer's recomputation in the transposed staging (the
-            # gpu-IR evaluator measured 2.5x their estimate on BERT's concat-fed QKV dot)
+            # vector-fragment tiles only where the operands are staged as loads of
+            # kernel inputs (`staged_from_inputs`): their summaries do not count other
+            # fused producers' recomputation in the transposed staging
             inside = set(ctx.ops)
-            direct = not any(v.owner in inside for v in dot.operands)
-            configs = gemm_candidates(m, n, spec, vector=direct)
+
+            def is_input(v: SSAValue) -> bool:
+                return v.owner not in inside
+
+            configs = gemm_candidates(m, n, spec)
+            configs += [c for c in gemm_candidates(m, n, spec, vector=True) if c not in configs and
+                        all(staged_from_inputs(v, is_input, c.bn if v is dot.rhs else None) for v in dot.operands)]
         if rows:
             configs = [c for c in ([forced] if forced else ROW_CANDIDATES) if c.bn >= n and
                        (forced or c.bn == max(64, _covering(n))) and shared_bytes(c, 4) <= block_smem(spec)]
@@ -574,16 +582,20 @@ def tiled_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SS
     cpi = spec.cpi
 
     def staging(operand: SSAValue, rows: int, cols: int, guards: list[str], index: int = 0, holes: bool = False,
-                pro: PrologueLoads = NO_PROLOGUE) -> tuple[Counter[str], float, float, int]:
+                pro: PrologueLoads = NO_PROLOGUE,
+                tile_cols: int | None = None) -> tuple[Counter[str], float, float, int, OperandStaging]:
         """One k-step's staging of a tile: (instructions, cycles of its guarded elements,
-        the dependence chain of an unguarded one, bytes); a prologue's statistics are
-        loaded before the k-loop, its column vectors once per k-step (`pro`)."""
+        the dependence chain of an unguarded one, bytes, the operand's staging); a
+        prologue's statistics are loaded before the k-loop, its column vectors once per
+        k-step (`pro`); `tile_cols`: the tile's width along a concat it may be staged
+        from per tile (`operand_staging`)."""
         per = -(-rows * cols // threads)
         partial = per * threads > rows * cols
-        guarded = holes or any(crosses[x] for x in guards)
-        pro = pro.staged(threads, cols, guarded)
-        loads = element_counts([operand], inputs, loaded=set(pro.skipped))
-        nbytes = sum(element_bytes_of(v) for v in loaded_inputs(operand, inputs) if v not in pro.skipped)
+        pro = pro.staged(threads, cols, holes or any(crosses[x] for x in guards))
+        how = operand_staging(operand, inputs, tile_cols, pro.skipped)
+        guarded = holes or how.branches or any(crosses[x] for x in guards)
+        loads = how.element
+        nbytes = how.nbytes
         elem: Counter[str] = Counter(loads)
         elem["int"] += 2 + index  # tile position and shared address
         elem["smem"] += 1
@@ -594,19 +606,24 @@ def tiled_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SS
             out[cls] = c * per
         if partial:
             out["int"] += 2
-        out += pro.step_counts()
+        out += pro.step_counts() + how.per_tile
         chain_one = pro.chain(loads, cpi) + 2 * cpi["alu"] + cpi["smem"]
         if guarded:  # every element its own branch: no overlap between them
-            return out, per * (chain_one + cpi["alu"]), 0.0, per * nbytes + pro.step_bytes()
-        return out, 0.0, chain_one, per * nbytes + pro.step_bytes()
+            return out, per * (chain_one + cpi["alu"]), 0.0, per * nbytes + pro.step_bytes(), how
+        return out, 0.0, chain_one, per * nbytes + pro.step_bytes(), how
 
     pro = prologue_loads(product, inputs)
-    stage_a, branches_a, chain_a, bytes_a = staging(a, bm, bk, ["m", "k"], a_index, a_guarded, pro)
-    stage_b, branches_b, chain_b, bytes_b = staging(b, bk, bn, ["k", "n"])
+    stage_a, branches_a, chain_a, bytes_a, _ = staging(a, bm, bk, ["m", "k"], a_index, a_guarded, pro)
+    stage_b, branches_b, chain_b, bytes_b, how_b = staging(b, bk, bn, ["k", "n"], tile_cols=bn)
     step: Counter[str] = stage_a + stage_b
-    # the unguarded elements of both tiles form one straight run before the barrier
-    unguarded = [c for c, chain in ((stage_a, chain_a), (stage_b, chain_b)) if chain]
-    run = max(chain_a, chain_b, sum(sum(c.values()) for c in unguarded)) if unguarded else 0.0
+    # the unguarded elements of both tiles form one straight run before the barrier; a
+    # tile staged from a concat's piece runs alone, inside the branches choosing it
+    together = [(c, chain) for c, chain, alone in ((stage_a, chain_a, False), (stage_b, chain_b, how_b.own_run))
+                if chain and not alone]
+    run = max([chain for _, chain in together] + [sum(sum(c.values()) for c, _ in together)]) if together else 0.0
+    if how_b.own_run:
+        levels = how_b.per_tile["int"] // 2
+        run += levels * cpi["alu"] + (max(chain_b, sum(stage_b.values())) if chain_b else 0.0)
     step["barrier"] += 2
     fragments = (tm + tn) // 4 if vector and vector_fragments(tm, tn) else tm + tn
     step["smem"] += bk * fragments
@@ -643,8 +660,11 @@ def tiled_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SS
                       + outs * sum(element_bytes_of(v) for v in fused_inputs))
     pro.add_row_loads(s, -(-bm * bk // threads), -(-bm // threads))
     # an unguarded tile's loads are one straight run before the barrier; a guarded
-    # element is a branch of its own
-    s.bytes_in_flight = sum(nbytes if chain else nbytes / max(1, -(-rows * cols // threads))
-                            for nbytes, chain, rows, cols in ((bytes_a, chain_a, bm, bk), (bytes_b, chain_b, bk, bn)))
+    # element is a branch of its own, as is a tile staged from a concat's piece, and
+    # either splits the step's loads into runs
+    runs = [nbytes if chain else nbytes / max(1, -(-rows * cols // threads))
+            for nbytes, chain, rows, cols in ((bytes_a, chain_a, bm, bk), (bytes_b, chain_b, bk, bn))]
+    split = how_b.own_run or how_b.branches
+    s.bytes_in_flight = max(runs) if split else sum(runs)
     s.distinct_bytes = distinct_bytes([*loaded_inputs(a, inputs), *loaded_inputs(b, inputs), *fused_inputs, out])
     return s

@@ -17,7 +17,15 @@ from xdsl.ir import Operation, SSAValue
 
 from fsir.codegen.latency import UNKNOWN_TRIP_COUNT
 from fsir.codegen.mappings.prologue import NO_PROLOGUE, prologue_loads
-from fsir.codegen.summary import Summary, distinct_bytes, element_bytes_of, element_counts, loaded_inputs
+from fsir.codegen.summary import (
+    Summary,
+    distinct_bytes,
+    element_bytes_of,
+    element_counts,
+    loaded_inputs,
+    operand_staging,
+    staged_from_inputs,
+)
 from fsir.dialects import graph
 from fsir.dialects.graph import DYN
 from fsir.dialects.schedule import WARP, GemmMath, GemmParamsAttr, KernelOp
@@ -94,7 +102,9 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
     steps = UNKNOWN_TRIP_COUNT if kk == DYN else -(-kk // bk)
     inputs: set[SSAValue] = set(k.block.args)
     epc = chunk_elements(p.math)
-    pipelined = (a in inputs and b in inputs and async_operand(p.math, kk if kk != DYN else None)
+    # (a B concatenated from inputs is copied from each tile's piece, `operand_staging`)
+    pipelined = (a in inputs and staged_from_inputs(b, inputs.__contains__, bn)
+                 and async_operand(p.math, kk if kk != DYN else None)
                  and async_operand(p.math, n if n != DYN else None))
     step: Counter[str] = Counter()
     nbytes = 0
@@ -106,16 +116,23 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
             chunks = -(-elems // width // threads)
             step["global"] += chunks
             step["int"] += 8 * chunks  # position, swizzle, bounds, src-size
+            if operand not in inputs:
+                # copied in the branch of the tile's piece (`operand_staging`), where the
+                # chunks' offsets are recomputed each step rather than kept from the first
+                # (measured: 16 more index instructions per chunk)
+                step["int"] += 16 * chunks
+                step.update(operand_staging(operand, inputs, bn).per_tile)
             nbytes += chunks * width * element_bytes_of(operand)
         else:
             per = -(-elems // threads)
             op_pro = pro if operand is a else NO_PROLOGUE
-            skip = op_pro.skipped
-            step.update({cls: c * per for cls, c in element_counts([operand], inputs, loaded=set(skip)).items()})
+            how = operand_staging(operand, inputs, bn if operand is b else None, op_pro.skipped)
+            step.update({cls: c * per for cls, c in how.element.items()})
+            step.update(how.per_tile)
             step["int"] += 8 * per
             step["smem"] += per
             step.update(op_pro.step_counts())
-            nbytes += per * sum(element_bytes_of(v) for v in loaded_inputs(operand, inputs) if v not in skip)
+            nbytes += per * how.nbytes
             nbytes += op_pro.step_bytes()
     pieces = bk // 16
     mmas = (wm // 16) * (wn // 8) * (2 if p.math == GemmMath.TF32 else 1)
