@@ -483,10 +483,6 @@ def split_candidates(configs: Sequence[GemmConfig], m: int, n: int, k: int, batc
     workspace traffic and serialised reductions (`add_split_reduction`)."""
     out = []
     for c in configs:
-        if c.math == GemmMath.TF32:
-            # the tf32 slices' transposed B copies keep their per-element index
-            # arithmetic inside the slice loop, which the summary does not count
-            continue
         tiles = -(-m // c.bm) * -(-n // c.bn) * batch
         steps = -(-k // c.bk)
         if tiles >= spec.sms:
