@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 import pytest
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import StringAttr
 
 from fsir.codegen.latency import estimate, estimate_summary
@@ -134,3 +135,20 @@ def test_ffn2_is_split_under_tf32():
     for text in ("64x32x32_32x16_tf32", "128x64x32_64x32_tf32"):
         whole, ws = scheduled_gemm(256, 768, 3072, "f32", text, precision="tf32")
         assert estimate_summary(ws, *whole.launch(), A100, bandwidth=True).seconds > split_us, text
+
+
+def test_tf32_slices_stage_like_the_unsplit_kernel():
+    """A slice's first k-step is known only at run time, yet its cp.async chunk
+    offsets (the transposed B tile's one per element) are computed once before the
+    k-loop, as the unsplit kernel's: its k-loop has the unsplit loop's index
+    arithmetic, plus the slice's start (without the hoisting: 256 against 60)."""
+    def loop_ops(gemm: str) -> tuple[int, int]:
+        options = PipelineOptions(fusion="none", gemm=gemm, precision="tf32")
+        lowered = lower(parse_module(_dot(128, 128, 512, "f32"), "<test>"), options)
+        (loop,) = [op for op in lowered.walk() if isinstance(op, scf.ForOp)]
+        names = [op.name for op in loop.body.walk()]
+        return sum(n.startswith("arith.") for n in names), names.count("gpu.cp_async")
+
+    whole, split = loop_ops("64x32x32_32x16_tf32"), loop_ops("64x32x32_32x16_tf32_s4")
+    assert split[1] == whole[1] > 0
+    assert whole[0] <= split[0] <= whole[0] + 2
