@@ -546,7 +546,7 @@ class GemmParamsAttr(TiledParamsAttr):
 
     With `split_k = S` (split-K, `fsir/lowering/split_k.py`) S blocks share each
     output tile, each reducing one slice of the k-steps; the slices add up in k order
-    in an f32 workspace and the last one applies the epilogue.
+    (in the f32 output, else in an f32 workspace) and the last one applies the epilogue.
     """
 
     name = "schedule.gemm"

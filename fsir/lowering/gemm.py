@@ -23,7 +23,7 @@ from fsir.lowering.ln_partials import store_tile_moments
 from fsir.lowering.prologue import hoist_row_statistics
 from fsir.lowering.row_epilogue import provide_row_reductions, row_reductions
 from fsir.lowering.scalar import Index, compute_type
-from fsir.lowering.split_k import SEMAPHORES, WORKSPACE, SplitK, split_of
+from fsir.lowering.split_k import Partials, SplitK, buffer_types, split_of
 
 # An operand element of the product: (whether it exists, the code loading it); a
 # missing one is zero.
@@ -157,7 +157,7 @@ class TiledGemmLowering(KernelLowering):
     split: SplitK | None = None  # a split_k > 1 kernel's slice (`fsir/lowering/split_k.py`)
 
     def extra_argument_types(self) -> list[MemRefType]:
-        return [SEMAPHORES, WORKSPACE] if split_of(self.k) > 1 else []
+        return buffer_types(self.k)
 
     def block_id(self, dim: str = "x") -> SSAValue:
         """A split kernel's tile ids come from its ticket."""
@@ -171,16 +171,19 @@ class TiledGemmLowering(KernelLowering):
         if split == 1:
             return
         (gx, gy, gz), _ = self.k.launch()
-        sems, workspace = self.extra_args
-        sems.name_hint, workspace.name_hint = "sems", "workspace"
-        self.split = SplitK(self.ib, self.sb, sems, workspace, split, (gx, gy, gz // split))
+        sems, *workspace = self.extra_args
+        sems.name_hint = "sems"
+        for w in workspace:
+            w.name_hint = "workspace"
+        self.split = SplitK(self.ib, self.sb, sems, workspace[0] if workspace else None, split, (gx, gy, gz // split))
 
     def store_tile(self, tid: SSAValue, accs: list[SSAValue], elements: list[tuple[Index, Index, Index, Index]],
                    inside: Callable[[Index, Index], bool | SSAValue], bm: int, bn: int) -> None:
         """Store the thread's accumulators, at product elements (m, n) that are
         elements (r, c) of the block's bm x bn tile, through the epilogue into the
         output where `inside(m, n)`; a split kernel's slice first adds them to the
-        tile's partial sums, and only the last slice stores (`SplitK.reduce`)."""
+        tile's running sums (in the workspace, or at the output elements the
+        epilogue writes), and only the last slice stores (`SplitK.reduce`)."""
         e = self.emit
 
         def store(values: list[SSAValue]) -> None:
@@ -189,10 +192,20 @@ class TiledGemmLowering(KernelLowering):
             for acc, (m, n, _, _) in zip(values, elements):
                 e.when(inside(m, n), lambda acc=acc, m=m, n=n: self.store_result(acc, self.result_index(m, n)))
 
-        if self.split is None:
+        split = self.split
+        if split is None:
             store(accs)
+            return
+        if split.workspace is not None:
+            partials = split.workspace_partials([(r, c) for _, _, r, c in elements], bm, bn)
         else:
-            self.split.reduce(e, tid, accs, [(r, c) for _, _, r, c in elements], bm, bn, store)
+            _, out = self.outputs[0]
+            dims = self.shapes.dims(out)
+            partials = Partials(self.out_buffers[0],
+                                [self.ib.linearize(self.index_in(self.result_index(m, n), out), dims)
+                                 for m, n, _, _ in elements],
+                                [inside(m, n) for m, n, _, _ in elements])
+        split.reduce(e, tid, accs, partials, store)
 
     def combine_row_reductions(self, accs: list[SSAValue], elements: list[tuple[Index, Index, Index, Index]],
                                inside: Callable[[Index, Index], bool | SSAValue]) -> None:

@@ -152,6 +152,10 @@ class MmaGemmLowering(GemmLowering):
             stages = max(STAGES, a_type.element_count() // (bm * bk))
             # k-steps first_step .. steps - 1 (a split kernel's slice); step s in stage s mod stages
             first_step, steps = ib.div(k_lo, bk), ib.ceildiv(k_hi, bk)
+            if split is not None:
+                # a slice starts at a k-step known only at run time: its chunks' offsets
+                # at k-step 0, computed here, serve every step (`copy_tile`)
+                self.issue(a_tile, b_tile, 0, 0, m0, n0, m_size, n_size, k_size, bm, bn, bk, plan=True)
             for first in range(stages - 1):
                 def prologue(first=first) -> None:
                     step = ib.add(first_step, first)
@@ -239,11 +243,12 @@ class MmaGemmLowering(GemmLowering):
                 and all(async_operand(self.math, n if isinstance(n, int) else None) for n in b_rows))
 
     def issue(self, a_tile: SSAValue, b_tile: SSAValue, stage: Index, k0: Index, m0: Index, n0: Index,
-              m_size: Index, n_size: Index, k_size: Index, bm: int, bn: int, bk: int) -> None:
-        """This thread's cp.asyncs of the A and B tiles of k-step `k0` into `stage`."""
+              m_size: Index, n_size: Index, k_size: Index, bm: int, bn: int, bk: int, plan: bool = False) -> None:
+        """This thread's cp.asyncs of the A and B tiles of k-step `k0` into `stage`
+        (`plan`: only their offsets, `copy_tile`)."""
         ib = self.ib
         self.copy_tile(a_tile, ib.mul(stage, bm * bk), bm, bk, self.dot.lhs, self.a_batch,
-                       lambda r, c: (ib.add(m0, r), ib.add(k0, c)), (m_size, k_size), (bm, bk), k0, 1)
+                       lambda r, c: (ib.add(m0, r), ib.add(k0, c)), (m_size, k_size), (bm, bk), k0, 1, plan=plan)
 
         def copy_b() -> None:
             operand, first = self.b_source or (self.dot.rhs, n0)  # B, or the tile's piece of it
@@ -251,19 +256,23 @@ class MmaGemmLowering(GemmLowering):
             assert isinstance(n_row, int)  # (`pipelined`)
             self.copy_tile(b_tile, ib.mul(stage, bk * bn), bk, bn, operand, self.b_batch,
                            lambda r, c: (ib.add(k0, r), ib.add(first, c)), (k_size, n_size), (bk, bn), k0, n_row,
-                           transposed=self.b_transposed)
+                           transposed=self.b_transposed, plan=plan)
 
+        if plan and self.b_pieces(bn) is not None:
+            return  # chunks staged inside a piece's branch compute their offsets there
         self.b_sources(n0, bn, copy_b)
 
     def copy_tile(self, tile: SSAValue, base: Index, rows: int, cols: int, operand: SSAValue, batch: list[Index],
                   at: Callable[[Index, Index], tuple[Index, Index]], sizes: tuple[Index, Index],
-                  tiles: tuple[int, int], k0: Index, k_stride: int, transposed: bool = False) -> None:
+                  tiles: tuple[int, int], k0: Index, k_stride: int, transposed: bool = False,
+                  plan: bool = False) -> None:
         """This thread's 16-byte chunks of a rows x cols tile (chunk tid + s x threads),
         copied from `operand` at the global position `at(row, column)` of k-step `k0`
         (`k_stride` elements further per k); `transposed`: its elements, one 4-byte copy
         each (`b_element_position`), to a cols x rows tile. Where no chunk can leave the
         operand, a chunk's shared and global offsets are those of the first k-step
-        (computed once, before the k-loop) plus the stage's base and k0 x `k_stride`."""
+        (computed once, before the k-loop) plus the stage's base and k0 x `k_stride`;
+        `plan` (k0 = 0) only computes those offsets, copying nothing."""
         ib, e, epc = self.ib, self.emit, self.epc
         width = 1 if transposed else epc
         nbytes_each = width * CHUNK_BYTES // epc
@@ -276,6 +285,8 @@ class MmaGemmLowering(GemmLowering):
         # chunks staged inside a piece's branch (`b_sources`) keep their offsets there
         reuse = self.b_source is None
         first: list[tuple[Index, Index]] | None = self._first_chunks.get(tile) if reuse else None
+        if plan and (first is not None or not reuse):
+            return
         for s in range(-(-total // threads)):
             q = ib.add(tid, s * threads)
             if first is not None and s < len(first):
@@ -306,7 +317,8 @@ class MmaGemmLowering(GemmLowering):
             def copy(dst=dst, src=src, nbytes=nbytes) -> None:
                 self.cursor.insert(gpu.CpAsyncOp(tile, [ib.ssa(dst)], src_buf, [ib.ssa(src)], nbytes_each, nbytes))
 
-            e.when(True if (s + 1) * threads <= total else ib.lt(q, total), copy)
+            if not plan:
+                e.when(True if (s + 1) * threads <= total else ib.lt(q, total), copy)
 
     def sync_positions(self, rows: int, cols: int) -> list[tuple[Index, Index, bool | SSAValue]]:
         """A thread's elements of a rows x cols tile staged synchronously: element

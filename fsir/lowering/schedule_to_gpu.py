@@ -183,14 +183,17 @@ class HostLowering:
 
     def split_buffers(self, k: KernelOp, name: str) -> list[SSAValue]:
         """A split-K kernel's semaphores (zeroed; the kernel leaves them zero, so its
-        launches share them) and workspace (`fsir/lowering/split_k.py`)."""
+        launches share them) and workspace, unless it reduces in its output
+        (`fsir/lowering/split_k.py`)."""
         if name not in self.split_k:
             sems, floats = buffer_sizes(k)
             sem_buf = self.cursor.value(memref.AllocOp([], [], MemRefType(i32, [sems])))
             sem_buf.name_hint = f"{name}_sems"
-            work = self.cursor.value(memref.AllocOp([], [], MemRefType(f32, [floats])))
-            work.name_hint = f"{name}_workspace"
-            views = [self.flat(sem_buf, [sems]), self.flat(work, [floats])]
+            views = [self.flat(sem_buf, [sems])]
+            if floats:
+                work = self.cursor.value(memref.AllocOp([], [], MemRefType(f32, [floats])))
+                work.name_hint = f"{name}_workspace"
+                views.append(self.flat(work, [floats]))
             self.cursor.insert(gpu.MemsetOp(views[0], self.cursor.value(arith.ConstantOp(IntegerAttr(0, i32)))))
             self.split_k[name] = views
         return self.split_k[name]

@@ -6,18 +6,26 @@ A block takes a ticket from one global counter at start (`gpu.next_tile`): tile
 so slice s only ever waits for slices that have already started (they took earlier
 tickets and hold their SMs): no deadlock under any dispatch order. Once its k-loop
 is done, slice s waits until the tile's semaphore says s slices are done
-(`gpu.sem_wait`), adds its accumulators to the partial sum in the f32 workspace
-(slice 0 adds nothing) and stores the sum back, then posts (`gpu.sem_post`). The last
-slice instead passes the sum through the fused epilogue into the output and resets the
-tile's semaphore; the block with the last ticket resets the counter. Slices add in
-k order whatever order blocks run in, so results do not depend on dispatch; f32
-results differ from an unsplit kernel's by the summation order only
-(the partial sums of slices are added, rather than every product in turn).
+(`gpu.sem_wait`), adds its accumulators to the tile's running sums (slice 0 adds
+nothing) and stores the sums back, then posts (`gpu.sem_post`). The last slice instead
+passes the sums through the fused epilogue into the output and resets the tile's
+semaphore; the block with the last ticket resets the counter. Slices add in k order
+whatever order blocks run in, so results do not depend on dispatch; f32 results differ
+from an unsplit kernel's by the summation order only (the partial sums of slices are
+added, rather than every product in turn).
 
-Host side: the kernel takes two buffers after its dynamic sizes (`buffers`),
+Where the running sums live (`in_output`): a kernel with one f32 output keeps them in
+the output itself (CUTLASS's "serial" split-K): slices before the last store their
+sums at the output elements the epilogue will write, and the next slice reads them
+back there, so no workspace is needed; the sums are exactly the f32 values the
+workspace would hold, so both forms give bitwise the same result. Other kernels (a
+16-bit output, whose elements cannot hold the f32 partial sums) keep them in an f32
+workspace of whole tiles.
+
+Host side: the kernel takes its buffers after its dynamic sizes (`buffers`),
 `i32[1 + tiles]` (the counter, then one semaphore per tile; zeroed once, as the kernel
-leaves them zero) and the workspace `f32[tiles * bm * bn]` (a tile's partial sums,
-row-major; never needs zeroing).
+leaves them zero) and, unless it reduces in its output, the workspace
+`f32[tiles * bm * bn]` (a tile's partial sums, row-major; never needs zeroing).
 """
 
 from __future__ import annotations
@@ -26,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr, MemRefType, f32, i32
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr, MemRefType, TensorType, f32, i32
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from fsir.dialects import gpu
@@ -43,13 +51,41 @@ def split_of(k: KernelOp) -> int:
     return k.params.split_k if isinstance(k.params, GemmParamsAttr) else 1
 
 
+def in_output(k: KernelOp) -> bool:
+    """Whether a split kernel keeps its running sums in its output (serial split-K):
+    it has one output, of f32 elements (one per product element: the epilogue is
+    elementwise, perhaps reshaped)."""
+    outs = k.yielded()
+    return len(outs) == 1 and isinstance(outs[0].type, TensorType) and outs[0].type.element_type == f32
+
+
+def buffer_types(k: KernelOp) -> list[MemRefType]:
+    """The buffers a split kernel takes after its dynamic sizes: the semaphores, and
+    the workspace unless it reduces in its output."""
+    if split_of(k) == 1:
+        return []
+    return [SEMAPHORES] if in_output(k) else [SEMAPHORES, WORKSPACE]
+
+
 def buffer_sizes(k: KernelOp) -> tuple[int, int]:
-    """(semaphore words, workspace floats) of a split kernel with a static grid."""
+    """(semaphore words, workspace floats: 0 when it reduces in its output) of a split
+    kernel with a static grid."""
     p = k.params
     assert isinstance(p, GemmParamsAttr)
     (gx, gy, gz), _ = k.launch()
     tiles = gx * gy * (gz // p.split_k)
-    return 1 + tiles, tiles * p.tile_m * p.tile_n
+    return 1 + tiles, 0 if in_output(k) else tiles * p.tile_m * p.tile_n
+
+
+@dataclass
+class Partials:
+    """Where a thread's running sums live: per accumulator, its offset in the f32
+    `buffer` and whether it exists there (an output element past a ragged edge does
+    not; the workspace holds whole tiles)."""
+
+    buffer: SSAValue
+    offsets: list[Index]
+    exists: list[bool | SSAValue]
 
 
 @dataclass
@@ -61,7 +97,7 @@ class SplitK:
     ib: IndexBuilder
     sb: ScalarBuilder
     sems: SSAValue
-    workspace: SSAValue
+    workspace: SSAValue | None  # None: the running sums live in the output (`in_output`)
     split: int
     grid: tuple[int, int, int]  # the tile grid (x, y, batch), without the slices
 
@@ -103,28 +139,38 @@ class SplitK:
         extent = -(-k_size // bk) // self.split * bk
         return emit.for_loop(0, extent, bk, inits, lambda k0, accs: k_step(ib.ssa(ib.add(lo, k0)), accs))
 
-    def reduce(self, emit: ElementEmitter, tid: SSAValue, accs: list[SSAValue], places: list[tuple[Index, Index]],
-               bm: int, bn: int, store: Callable[[list[SSAValue]], None]) -> None:
-        """Add the thread's accumulators `accs` (at tile elements `places`) to the
-        tile's partial sums once the slices before this one are done: slices after the
-        first load them from the workspace, all in one branch (the workspace holds whole
-        tiles: no edge guards); the last slice passes the sums to `store` (the output
-        through the epilogue), the others store them back in one branch; then `post`."""
+    def workspace_partials(self, places: list[tuple[Index, Index]], bm: int, bn: int) -> Partials:
+        """The running sums of the thread's tile elements `places` in the workspace
+        (row-major whole tiles: no edge guards)."""
+        ib = self.ib
+        assert self.workspace is not None
+        at: list[Index] = [ib.add(ib.mul(self.tile, bm * bn), ib.add(ib.mul(r, bn), col)) for r, col in places]
+        return Partials(self.workspace, at, [True] * len(at))
+
+    def reduce(self, emit: ElementEmitter, tid: SSAValue, accs: list[SSAValue], partials: Partials,
+               store: Callable[[list[SSAValue]], None]) -> None:
+        """Add the thread's accumulators `accs` to the tile's running sums (`partials`,
+        in the workspace or the output) once the slices before this one are done:
+        slices after the first load them, all in one branch; the last slice passes the
+        sums to `store` (the output through the epilogue), the others store them back
+        in one branch; then `post`."""
         ib, c = self.ib, self.ib.c
         c.insert(gpu.SemWaitOp(self.sems, ib.ssa(ib.add(self.tile, 1)), c.value(_i32(self, "slice"))))
-        at = [ib.add(ib.mul(self.tile, bm * bn), ib.add(ib.mul(r, bn), col)) for r, col in places]
+        entries = list(zip(partials.offsets, partials.exists))
         then_block, else_block = Block(), Block()
         with c.at(then_block):
-            loaded = [emit.load(self.workspace, a) for a in at]
+            zero = self.sb.const(0, f32)
+            loaded = [emit.guarded(ex, lambda a=a: emit.load(partials.buffer, a), lambda: zero) for a, ex in entries]
             then_block.add_op(scf.YieldOp(*loaded))
         with c.at(else_block):
             zero = self.sb.const(0, f32)
-            else_block.add_op(scf.YieldOp(*[zero] * len(at)))
+            else_block.add_op(scf.YieldOp(*[zero] * len(entries)))
         later = self.sb.not_(ib.ssa(ib.eq(self.slice, 0)))
-        prev = c.insert(scf.IfOp(later, [f32] * len(at), Region(then_block), Region(else_block))).results
+        prev = c.insert(scf.IfOp(later, [f32] * len(entries), Region(then_block), Region(else_block))).results
         sums = [self.sb.arith("add", p, a) for p, a in zip(prev, accs)]
         emit.when(self.last, lambda: store(sums))
-        emit.when(self.not_last, lambda: [emit.store(v, self.workspace, a, f32) for v, a in zip(sums, at)])
+        emit.when(self.not_last, lambda: [emit.when(ex, lambda v=v, a=a: emit.store(v, partials.buffer, a, f32))
+                                          for v, (a, ex) in zip(sums, entries)])
         self.post(tid, emit)
 
     def post(self, tid: SSAValue, emit: ElementEmitter) -> None:

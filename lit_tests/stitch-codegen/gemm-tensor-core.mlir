@@ -40,9 +40,10 @@ func.func @single(%a: tensor<96x64xf32>, %b: tensor<64x80xf32>) -> tensor<96x80x
 // WARP: stitch-codegen: gemm=96x96x32/24x48/f16: a tensor-core gemm needs warp tiles of multiples of 16x16
 
 // tf32 stages B a 4-byte copy per element (transposed for ldmatrix): for BERT's 256x768x768
-// product the evaluator takes the tall tf32 tile, half the B copies per multiply-add
+// product the evaluator takes the tall tf32 tile, half the B copies per multiply-add, and
+// splits its 24 k-steps 4 ways (96 tiles for 108 SMs)
 // TF32-LABEL: func.func @qkv
-// TF32: schedule.kernel @qkv_k0 gemm<tile = 64x32x32, thread = 32x16, math = tf32>
+// TF32: schedule.kernel @qkv_k0 gemm<tile = 64x32x32, thread = 32x16, math = tf32, split_k = 4> grid [24, 4, 4]
 func.func @qkv(%a: tensor<256x768xf32>, %b: tensor<768x768xf32>) -> tensor<256x768xf32> {
   %d = graph.dot %a, %b : (tensor<256x768xf32>, tensor<768x768xf32>) -> tensor<256x768xf32>
   func.return %d : tensor<256x768xf32>

@@ -20,6 +20,7 @@ import pytest
 from fsir.dialects.graph import tf32_dots
 from fsir.dialects.schedule import KernelOp
 from fsir.ir import parse_module
+from fsir.lowering import split_k
 from fsir.pipeline import PipelineOptions, lower
 from fsir.runtime.compare import compare
 from fsir.runtime.device import SimDevice
@@ -58,6 +59,29 @@ func.func @f(%x: {x}, %w: {w}, %b: {b}) -> {y} {{
   func.return %y : {y}
 }}
 """
+
+
+def residual_bias(m: int, k: int, n: int, t: str = "f32") -> str:
+    """x·w + b + r: a residual add and a bias in the epilogue."""
+    x, w, b, y = _t((m, k), t), _t((k, n), t), _t((n,), t), _t((m, n), t)
+    return f"""
+func.func @f(%x: {x}, %w: {w}, %b: {b}, %r: {y}) -> {y} {{
+  %d = graph.dot %x, %w : ({x}, {w}) -> {y}
+  %bb = graph.broadcast %b dims [1] : ({b}) -> {y}
+  %h = graph.add %d, %bb : {y}
+  %y = graph.add %h, %r : {y}
+  func.return %y : {y}
+}}
+"""
+
+
+def kernel_arguments(text: str, gemm: str, precision: str = "fp32") -> list[str]:
+    """The split kernel's argument names after lowering."""
+    from fsir.dialects import gpu
+
+    lowered = lower(parse_module(text, "<test>"), PipelineOptions(fusion="stitch", gemm=gemm, precision=precision))
+    (f,) = [op for op in lowered.walk() if isinstance(op, gpu.FuncOp)]
+    return [a.name_hint or "" for a in f.body.blocks[0].args]
 
 
 def run_split(text: str, gemm: str, precision: str = "fp32") -> tuple[KernelOp, np.ndarray]:
@@ -136,3 +160,39 @@ def test_split_result_equals_the_partial_sums_in_k_order():
             acc = (acc.astype(np.float64) + a[:, kk:kk + 1].astype(np.float64) * b[kk:kk + 1, :]).astype(np.float32)
         halves.append(acc)
     assert np.array_equal(got, (np.float32(0) + halves[0]) + halves[1])
+
+
+@pytest.mark.parametrize("text, gemm, precision", [
+    (biased_gelu(20, 64, 33), "16x16x8_2x2_s4", "fp32"),
+    (residual_bias(20, 64, 33), "16x16x8_2x2_s3", "fp32"),
+    (residual_bias(40, 128, 48), "32x32x32_16x16_tf32_s2", "tf32"),  # ragged, staged by the threads
+    (residual_bias(32, 256, 64), "32x32x32_16x16_tf32_s4", "tf32"),  # the cp.async pipeline
+    (biased_gelu(32, 256, 64), "32x32x32_16x16_tf32_s2", "tf32"),
+])
+def test_serial_split_reduces_in_the_output(text, gemm, precision):
+    """One f32 output: the slices' running sums live in the output (no workspace
+    argument), the epilogue (bias, GELU, residual) runs once in the last slice; the
+    same result under every dispatch order."""
+    kernel, _ = run_split(text, gemm, precision)
+    assert kernel.params.split_k > 1
+    args = kernel_arguments(text, gemm, precision)
+    assert "sems" in args and "workspace" not in args
+
+
+@pytest.mark.parametrize("text, gemm, precision", [
+    (residual_bias(20, 64, 33), "16x16x8_2x2_s3", "fp32"),
+    (residual_bias(32, 256, 64), "32x32x32_16x16_tf32_s4", "tf32"),
+])
+def test_serial_split_equals_the_workspace_form(text, gemm, precision, monkeypatch):
+    """The running sums in the output are the f32 values the workspace would hold:
+    the same kernel with its sums in a workspace (the form 16-bit outputs take) gives
+    bitwise the same result."""
+    _, serial = run_split(text, gemm, precision)
+    monkeypatch.setattr(split_k, "in_output", lambda k: False)
+    assert "workspace" in kernel_arguments(text, gemm, precision)
+    _, workspace = run_split(text, gemm, precision)
+    assert np.array_equal(serial, workspace)
+
+
+def test_a_16_bit_output_keeps_the_workspace():
+    assert "workspace" in kernel_arguments(dot(20, 64, 33, "f16"), "16x16x8_2x2_s4")

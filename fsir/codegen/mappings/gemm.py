@@ -501,10 +501,6 @@ def split_candidates(configs: Sequence[GemmConfig], m: int, n: int, k: int, batc
     workspace traffic and serialised reductions (`add_split_reduction`)."""
     out = []
     for c in configs:
-        if c.math == GemmMath.TF32:
-            # the tf32 slices' transposed B copies keep their per-element index
-            # arithmetic inside the slice loop, which the summary does not count
-            continue
         tiles = -(-m // c.bm) * -(-n // c.bn) * batch
         steps = -(-k // c.bk)
         if tiles >= spec.sms:
@@ -526,33 +522,48 @@ def add_split_reduction(s: Summary, k: KernelOp, spec: GpuSpec, epilogue_bytes: 
     """A split kernel's thread (`s`: the thread of one slice's product, storing its
     outputs through the epilogue, which reads and writes `epilogue_bytes` per output)
     plus the reduction of the slices: only the last slice runs the epilogue; per
-    output element, slices after the first load the
-    partial sum from the f32 workspace and all but the last store it back, i.e.
-    2 (S - 1) / S accesses of 4 bytes on average; the ticket, the wait and the post
-    are a few instructions and a global round trip each. Slices reduce one after the
-    other, and a tile's slices run in the same wave and finish their products together,
-    so the wave lasts until the last slice has waited for the S - 1 reductions before
-    its own, each a load and a store of its elements at global latency (the loads, and
-    the stores, issue together). The
-    workspace (bm x bn floats per tile, written and re-read) and the semaphores count
-    once in the distinct bytes."""
+    output element, slices after the first load the running sum (from the output, or
+    the f32 workspace: `fsir/lowering/split_k.py`) and all but the last store it back,
+    i.e. 2 (S - 1) / S accesses of 4 bytes on average; the ticket, the wait and the
+    post are a few instructions and a global round trip each. Slices reduce one after
+    the other, and a tile's slices run in the same wave and finish their products
+    together, so the wave lasts until the last slice has waited for the S - 1
+    reductions before its own (`split_wait_cycles`). The workspace, if any (bm x bn
+    floats per tile, written and re-read), and the semaphores count once in the
+    distinct bytes."""
     p = k.params
     assert isinstance(p, GemmParamsAttr)
     split = p.split_k
     outs = p.tile_m * p.tile_n // p.threads
     share = 2 * (split - 1) / split
-    cpi = spec.cpi
-    s.counts["global"] += round(outs * share) + 3  # workspace, ticket, wait, post
-    s.counts["int"] += 4 * outs + 16  # workspace offsets, slice tests, tile ids
+    s.counts["global"] += round(outs * share) + 3  # running sums, ticket, wait, post
+    s.counts["int"] += 4 * outs + 16  # running sums' offsets, slice tests, tile ids
     s.counts["barrier"] += 3
     s.registers += 20  # ticket, tile ids, slice tests, the partial sums loaded (the gpu IR's liveness)
     s.global_bytes += round(outs * share * 4 - outs * epilogue_bytes * (split - 1) / split)
-    reduction = 2 * cpi["global"] + outs * cpi["alu"]
-    waits = 3 * cpi["global"] + 3 * cpi["barrier"] + (split - 1) * reduction
-    s.ilp_cycles = (s.ilp_cycles or 0.0) + reduction + waits
+    s.ilp_cycles = (s.ilp_cycles or 0.0) + split_reduction_cycles(k, spec) + split_wait_cycles(k, spec)
     if s.distinct_bytes is not None:
         s.distinct_bytes += 4 * sum(buffer_sizes(k))
     return s
+
+
+def split_reduction_cycles(k: KernelOp, spec: GpuSpec) -> float:
+    """One slice's reduction (`add_split_reduction`): a load and a store of its
+    elements at global latency (they issue together) and the additions."""
+    p = k.params
+    assert isinstance(p, GemmParamsAttr)
+    return 2 * spec.cpi["global"] + p.tile_m * p.tile_n // p.threads * spec.cpi["alu"]
+
+
+def split_wait_cycles(k: KernelOp, spec: GpuSpec) -> float:
+    """How long the last slice of a tile waits (`add_split_reduction`): the ticket,
+    wait and post round trips, and the S - 1 reductions before its own. Blocks
+    waiting on each other are beyond what one thread's instructions show (the gpu
+    IR's evaluator counts the reduction, not these waits)."""
+    p = k.params
+    assert isinstance(p, GemmParamsAttr)
+    cpi = spec.cpi
+    return 3 * cpi["global"] + 3 * cpi["barrier"] + (p.split_k - 1) * split_reduction_cycles(k, spec)
 
 
 def tiled_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAValue, b: SSAValue,
