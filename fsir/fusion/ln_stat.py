@@ -164,7 +164,7 @@ def _normalisation(z: SSAValue, stats: list[SSAValue], block: Block, dead: set[O
             cone.add(op)
             values.update(op.results)
     cone |= {v.owner for op in list(cone) for v in op.operands
-             if isinstance(v.owner, (graph.BroadcastOp, graph.ConstantOp))}  # type: ignore[misc]
+             if isinstance(v.owner, (graph.BroadcastOp, graph.ConstantOp))}  # type: ignore[misc]  # an op
     ordered = [op for op in block.ops if op in cone]
     outside = [(u.operation, u.index) for op in ordered if not isinstance(op, (graph.BroadcastOp, graph.ConstantOp))
                for r in op.results for u in r.uses if u.operation not in cone and u.operation not in dead]
@@ -173,8 +173,8 @@ def _normalisation(z: SSAValue, stats: list[SSAValue], block: Block, dead: set[O
 
 def rewrite_two_pass(block: Block) -> list[TwoPass]:
     """Rewrite each LayerNorm of a GEMM epilogue's output z (rows wider than
-    `WIDEST_ROW_TILE`, a multiple of `TILE`) whose normalised value a dot reads into the
-    two-pass form, each consumer of the normalised value with its own copy."""
+    `WIDEST_ROW_TILE`, a multiple of `TILE`) whose normalised value only dots read into
+    the two-pass form, each consumer of the normalised value with its own copy."""
     done: list[TwoPass] = []
     for op in list(block.ops):
         if not isinstance(op, graph.ReduceOp) or op.parent_block() is not block:
@@ -194,7 +194,9 @@ def rewrite_two_pass(block: Block) -> list[TwoPass]:
         mean, var, dead = found
         # the normalisation as it reads the statistics now, and who reads its values
         cone, outside = _normalisation(z, [mean.results[0], var.results[0]], block, set(dead))
-        if not any(isinstance(user, graph.DotOp) for user, _ in outside) or \
+        # only dots read the normalised value: their prologues combine the statistics once
+        # per row, where other kernels would recompute them per element
+        if not outside or not all(isinstance(user, graph.DotOp) for user, _ in outside) or \
                 any(isinstance(o, graph.ReduceOp) for o in cone):
             continue
         rows = shape[:-1]

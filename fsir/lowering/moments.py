@@ -243,5 +243,5 @@ def combine_moments_element(e: ElementEmitter, op: graph.CombineMomentsOp, idx: 
         part = Moments(float(count), e.at(op.input, [*row, t, 0]), e.at(op.input, [*row, t, 1]))
         acc = part if acc is None else combine(ar, acc, part)
     assert acc is not None
-    mean, var = (ar._ssa(x) for x in (acc.mean, ar.div(acc.m2, float(op.row))))  # type: ignore[arg-type]
+    mean, var = (ar._ssa(x) for x in (acc.mean, ar.div(acc.m2, float(op.row))))  # type: ignore[arg-type]  # Scalars
     return _pick(e, op, idx, mean, var)

@@ -420,3 +420,14 @@ func.func @segments(%d: tensor<?x16xf32>, %o: tensor<?xi64>, %t: tensor<8x16xf32
   %g = graph.gather %t, %i {in_bounds} : (tensor<8x16xf32>, tensor<4xi32>) -> tensor<4x16xf32>
   func.return %s, %g : tensor<?x16xf32>, tensor<4x16xf32>
 }
+
+// The two-pass row statistic (more in moments.mlir): per-tile partial moments and
+// their combination.
+// CHECK-LABEL: func.func @moments
+func.func @moments(%z: tensor<4x80xf32>) -> tensor<4x2xf32> {
+  // CHECK-NEXT: %[[P:.*]] = graph.tile_moments %{{.*}} tile 32 : (tensor<4x80xf32>) -> tensor<4x3x2xf32>
+  // CHECK-NEXT: graph.combine_moments %[[P]] tile 32 size 80 : (tensor<4x3x2xf32>) -> tensor<4x2xf32>
+  %p = graph.tile_moments %z tile 32 : (tensor<4x80xf32>) -> tensor<4x3x2xf32>
+  %s = graph.combine_moments %p tile 32 size 80 : (tensor<4x3x2xf32>) -> tensor<4x2xf32>
+  func.return %s : tensor<4x2xf32>
+}
