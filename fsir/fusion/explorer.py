@@ -178,10 +178,7 @@ def _explore_horizontal(block: Block, options: ExplorerOptions, capability: Capa
     merge_sibling_dots(trial)
     merged = _explore_two_pass(trial, options, capability, latency)
     plain = _explore_two_pass(block, options, capability, latency)
-    if _plan_time(plain, options.evaluator_budget) <= _plan_time(merged, options.evaluator_budget):
-        return plain
-    _adopt(block, trial)
-    return merged
+    return _faster(block, plain, trial, merged, options.evaluator_budget)
 
 
 def _plan_time(ex: Exploration, budget: int) -> float:
@@ -214,10 +211,16 @@ def _explore_two_pass(block: Block, options: ExplorerOptions, capability: Capabi
         return _explore(block, options, capability, latency)
     two_pass = _explore(trial, options, capability, latency, rewrites)
     plain = _explore(block, options, capability, latency)
-    if _plan_time(plain, options.evaluator_budget) <= _plan_time(two_pass, options.evaluator_budget):
+    return _faster(block, plain, trial, two_pass, options.evaluator_budget)
+
+
+def _faster(block: Block, plain: Exploration, trial: Block, rewritten: Exploration, budget: int) -> Exploration:
+    """The exploration of `block` as it is or of `trial` (its rewritten copy), whichever
+    plan the latency-evaluator scores lower; the copy's ops replace the block's if it wins."""
+    if _plan_time(plain, budget) <= _plan_time(rewritten, budget):
         return plain
     _adopt(block, trial)
-    return two_pass
+    return rewritten
 
 
 def _adopt(block: Block, trial: Block) -> None:
