@@ -531,6 +531,8 @@ class Estimate:
     # the throughput floors (kernel_time.py) behind `seconds`, when computed
     compute_seconds: float = 0.0
     memory_seconds: float = 0.0
+    # global bytes the threads request (what the L2 serves), when computed
+    requested_bytes: float = 0.0
 
     def summary(self) -> str:
         return (f"{self.seconds * 1e6:.2f} us = {self.waves} waves x {self.warp_cycles:.0f} cycles/warp; "
@@ -594,10 +596,11 @@ def estimate_summary(summary: Summary, grid: Sequence[int], block: Sequence[int]
     load = launch_of(summary, grid, block, occ, spec, bandwidth)
     compute, memory = compute_time(load, spec), memory_time(load, spec)
     seconds = max(est.seconds, compute if summary.ilp_cycles is not None else 0.0, memory)
+    requested = summary.global_bytes * math.prod(grid) * math.prod(block)
     if seconds <= est.seconds:
-        return replace(est, compute_seconds=compute, memory_seconds=memory)
+        return replace(est, compute_seconds=compute, memory_seconds=memory, requested_bytes=requested)
     return Estimate(seconds * spec.clock_hz, seconds, est.waves, est.warp_cycles, regs, smem, occ, dict(counts),
-                    compute, memory)
+                    compute, memory, requested)
 
 
 def launch_of(summary: Summary, grid: Sequence[int], block: Sequence[int], occ: Occupancy, spec: GpuSpec,

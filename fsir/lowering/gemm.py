@@ -9,17 +9,19 @@ matrices (`GemmLowering`) or a convolution's implicit im2col view
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import IntegerAttr, MemRefType
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 
 from fsir.dialects import gpu, graph
+from fsir.dialects.graph import D, DimBuilder, DimsOf, MatmulProblem, shape_of
 from fsir.dialects.schedule import GemmParamsAttr, GroupOp, TiledParamsAttr
 from fsir.lowering.emit import elem_type
 from fsir.lowering.kernels import KernelLowering
-from fsir.lowering.ln_partials import store_tile_moments
+from fsir.lowering.ln_partials import store_tile_moments, tile_moments_of
 from fsir.lowering.prologue import hoist_row_statistics
 from fsir.lowering.row_epilogue import provide_row_reductions, row_reductions
 from fsir.lowering.scalar import Index, compute_type
@@ -344,9 +346,38 @@ class TiledGemmLowering(KernelLowering):
         self.store_tile(tid, accs, elements, lambda m, n: e.and_(below(m, m_size, bm), below(n, n_size, bn)), bm, bn)
 
 
+def folds_batch(dot: graph.DotOp, ops: Sequence[Operation]) -> bool:
+    """Whether `dot`'s kernel (its ops `ops`) computes a batch of matrices times one
+    matrix as one taller product (`product_problem`): the rhs has no batch dims, A is
+    loaded as it is (not computed in the kernel) and no epilogue works per row (row
+    reductions, tile moments), so only the row index of A's loads and the result's
+    stores changes."""
+    p = dot.problem(graph.static_dims, graph.STATIC)
+    if not p.batch or p.lhs_vector or p.rhs_vector or len(shape_of(dot.rhs.type)) != 2:
+        return False
+    if dot.lhs.owner in ops:
+        return False
+    return not row_reductions(dot, ops) and tile_moments_of(dot, ops) is None
+
+
+def product_problem(dot: graph.DotOp, dims_of: DimsOf, b: DimBuilder[D], fold: bool) -> MatmulProblem[D]:
+    """The matrix product a gemm kernel computes for `dot`: with `fold`
+    (`folds_batch`), [B..., M, K] x [K, N] as one (B... x M) x K product, since the
+    batch's rows are consecutive in the row-major lhs and result. A block tile then
+    spans batches and the rhs is read once per row tile, not once per batch and row
+    tile (M = 128, B = 2: half the B traffic for 256-row tiles)."""
+    p = dot.problem(dims_of, b)
+    if not fold:
+        return p
+    m = p.m
+    for d in p.batch:
+        m = b.mul(m, d)
+    return replace(p, batch=[], m=m)
+
+
 class GemmLowering(TiledGemmLowering):
-    """A `graph.dot` (numpy.matmul semantics): batch dims on grid z, vector operands
-    as one-row or one-column matrices."""
+    """A `graph.dot` (numpy.matmul semantics): batch dims on grid z (or folded into the
+    rows: `folds_batch`), vector operands as one-row or one-column matrices."""
 
     vectorizes = True
 
@@ -355,15 +386,37 @@ class GemmLowering(TiledGemmLowering):
         dot, ib = self.root, self.ib
         assert isinstance(dot, graph.DotOp)
         self.dot = dot
-        self.problem = problem = dot.problem(self.shapes.dims, ib)
+        (g,) = self.k.groups()
+        fold = folds_batch(dot, list(g.block.ops))
+        unfolded = dot.problem(self.shapes.dims, ib)
+        self.problem = problem = product_problem(dot, self.shapes.dims, ib, fold)
+        # a folded row's (batch..., row) in the unfolded problem
+        self.folded_rows: list[Index] | None = [*unfolded.batch, unfolded.m] if fold else None
         self.bidx = ib.delinearize(self.block_id("z"), problem.batch)
-        self.a_batch = [] if problem.lhs_vector else dot.batch_index(dot.lhs, self.bidx, self.shapes.dims, ib)
+        # (folded: A is read as rows x K, `a_dims`)
+        self.a_batch = [] if problem.lhs_vector or fold else dot.batch_index(dot.lhs, self.bidx, self.shapes.dims, ib)
         self.b_batch = [] if problem.rhs_vector else dot.batch_index(dot.rhs, self.bidx, self.shapes.dims, ib)
         return problem.m, problem.n, problem.k
 
+    def split_row(self, m: Index) -> tuple[list[Index], Index]:
+        """Row `m` of the product as (the result's batch index, its row)."""
+        if self.folded_rows is None:
+            return self.bidx, m
+        *batch, row = self.ib.delinearize(m, self.folded_rows)
+        return batch, row
+
+    def a_dims(self) -> list[Index]:
+        """The lhs's dims as the product reads it (folded: rows x K)."""
+        dims = list(self.shapes.dims(self.dot.lhs))
+        return dims if self.folded_rows is None else [self.problem.m, dims[-1]]
+
     def a_element(self, m: Index, k: Index) -> Element:
+        e = self.emit
+        if self.folded_rows is not None:
+            # A is a kernel input: row m of the rows x K view is at m x K
+            return True, lambda: e.load(e.buffers[self.dot.lhs], self.ib.linearize([m, k], self.a_dims()))
         idx = [k] if self.problem.lhs_vector else [*self.a_batch, m, k]
-        return True, lambda: self.emit.at(self.dot.lhs, idx)
+        return True, lambda: e.at(self.dot.lhs, idx)
 
     def b_element(self, k: Index, n: Index) -> Element:
         idx = [k] if self.problem.rhs_vector else [*self.b_batch, k, n]
@@ -426,4 +479,5 @@ class GemmLowering(TiledGemmLowering):
 
     def result_index(self, m: Index, n: Index) -> list[Index]:
         p = self.problem
-        return [*self.bidx, *([] if p.lhs_vector else [m]), *([] if p.rhs_vector else [n])]
+        batch, row = self.split_row(m)
+        return [*batch, *([] if p.lhs_vector else [row]), *([] if p.rhs_vector else [n])]

@@ -281,7 +281,7 @@ class MmaGemmLowering(GemmLowering):
         threads = self.block_size
         tid = self.thread_id()
         src_buf = e.buffers[operand]
-        dims = self.shapes.dims(operand)
+        dims = self.a_dims() if operand is self.dot.lhs else self.shapes.dims(operand)
         # chunks staged inside a piece's branch (`b_sources`) keep their offsets there
         reuse = self.b_source is None
         first: list[tuple[Index, Index]] | None = self._first_chunks.get(tile) if reuse else None

@@ -179,7 +179,8 @@ def test_bert_layer_gemms_cost_their_flops(precision, peak):
         est = k.cost.data["estimate_us"]
         assert isinstance(est, FloatAttr)
         ideal = flops / A100.peak_flops(peak if not p.lhs_vector and p.m > 1 else "fp32")
-        assert est.value.data * 1e-6 >= ideal, (p, est.value.data)
+        # (the cost attribute keeps 3 decimals of a µs: a grid filling every SM sits on the peak)
+        assert (est.value.data + 5e-4) * 1e-6 >= ideal, (p, est.value.data)
         if precision == "fp32":
             assert est.value.data * 1e-6 <= 5 * ideal, (p, est.value.data)
         seen += 1

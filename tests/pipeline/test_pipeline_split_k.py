@@ -35,8 +35,8 @@ def _t(shape: tuple[int, ...], t: str) -> str:
     return f"tensor<{'x'.join(map(str, shape))}x{t}>"
 
 
-def dot(m: int, k: int, n: int, t: str = "f32", batch: tuple[int, ...] = ()) -> str:
-    a, b, c = _t((*batch, m, k), t), _t((k, n), t), _t((*batch, m, n), t)
+def dot(m: int, k: int, n: int, t: str = "f32", batch: tuple[int, ...] = (), rhs_batch: bool = False) -> str:
+    a, b, c = _t((*batch, m, k), t), _t((*batch, k, n) if rhs_batch else (k, n), t), _t((*batch, m, n), t)
     return f"""
 func.func @f(%a: {a}, %b: {b}) -> {c} {{
   %d = graph.dot %a, %b : ({a}, {b}) -> {c}
@@ -124,9 +124,12 @@ def test_more_slices_than_k_steps():
 
 
 def test_split_batched_dot():
-    """Batch dims on grid z with the slices: z = batch x S."""
-    kernel, _ = run_split(dot(24, 48, 16, batch=(3,)), "16x16x8_2x2_s2")
+    """Batch dims of a batched rhs on grid z with the slices: z = batch x S; with an
+    unbatched rhs the batch is folded into the rows (`folds_batch`): 72 rows, z = S."""
+    kernel, _ = run_split(dot(24, 48, 16, batch=(3,), rhs_batch=True), "16x16x8_2x2_s2")
     assert kernel.launch()[0][2] == 6
+    kernel, _ = run_split(dot(24, 48, 16, batch=(3,)), "16x16x8_2x2_s2")
+    assert kernel.launch()[0] == (1, 5, 2)
 
 
 def test_split_with_fused_epilogue():

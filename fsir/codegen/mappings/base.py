@@ -287,9 +287,10 @@ C = TypeVar("C", bound=Config)
 REGISTER_MARGIN = 2
 
 
-def _order(est: Estimate) -> tuple[float, float]:
-    """How `Mapping.choose` ranks estimates: time, then issued warp cycles."""
-    return (est.seconds, est.waves * est.warp_cycles)
+def _order(est: Estimate) -> tuple[float, float, float]:
+    """How `Mapping.choose` ranks estimates: time, then the global bytes requested
+    (served by the L2, which concurrent kernels share), then issued warp cycles."""
+    return (est.seconds, est.requested_bytes, est.waves * est.warp_cycles)
 
 
 @dataclass
@@ -303,7 +304,7 @@ class _Scored(Generic[C]):
     summary: Summary
     exact: bool = False
 
-    def key(self) -> tuple[float, float]:
+    def key(self) -> tuple[float, float, float]:
         return _order(self.estimate)
 
     def settle(self, est: Estimate) -> None:
@@ -368,8 +369,10 @@ class Mapping:
         evaluator's figures in its `cost` (the others are discarded). Every mapping's
         kernel is made here, so each carries its estimate. A launch with a `?` grid cannot
         be counted in waves: the first configuration (the rules' choice) is kept unscored.
-        Between equal estimates (both at the bandwidth floor) the one issuing fewer
-        instructions wins: it leaves more issue slots to the rest of the GPU.
+        Between equal estimates (both at a bandwidth or pipe floor) the one requesting
+        fewer global bytes wins (the L2 serves them and is shared with the kernels
+        running beside it), then the one issuing fewer instructions: it leaves more
+        issue slots to the rest of the GPU.
 
         Candidates are scored from their summaries. A summary's registers may be off by
         a few, which only matters at an occupancy step: a candidate whose estimate

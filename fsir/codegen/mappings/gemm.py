@@ -93,7 +93,14 @@ from fsir.dialects.schedule import (
 from fsir.errors import UserError
 from fsir.gpuspec import GpuSpec
 from fsir.lowering.emit import elem_type
-from fsir.lowering.gemm import GemmLowering, a_tile_stride, product_root, vector_fragments
+from fsir.lowering.gemm import (
+    GemmLowering,
+    a_tile_stride,
+    folds_batch,
+    product_problem,
+    product_root,
+    vector_fragments,
+)
 from fsir.lowering.kernels import KernelInterface, lower
 from fsir.lowering.ln_partials import tile_moments_of
 from fsir.lowering.mma import STAGES, MmaGemmLowering, tile_element_type
@@ -303,7 +310,7 @@ class GemmMapping(Mapping):
             raise op_error(dot, f"cannot be generated with the ops fused with it: {why}")
         moments = tile_moments_of(dot, ctx.ops)  # a second output: its rows' partial moments
         out = next(v for v in outputs if moments is None or v is not moments.result)
-        problem = dot.problem(graph.static_dims, graph.STATIC)
+        problem = product_problem(dot, graph.static_dims, graph.STATIC, folds_batch(dot, ctx.ops))
         m, n = problem.m, problem.n
         sizes = (m, n, numel(shape_of(dot.result.type)))
         spec = ctx.spec
@@ -374,7 +381,7 @@ class GemmMapping(Mapping):
         dot = product_root(g)
         assert isinstance(dot, graph.DotOp)
         out = g.yielded()[0]
-        problem = dot.problem(graph.static_dims, graph.STATIC)
+        problem = product_problem(dot, graph.static_dims, graph.STATIC, folds_batch(dot, list(g.block.ops)))
         p = k.params
         assert isinstance(p, GemmParamsAttr)
         sizes = (problem.m, problem.n, slice_k(problem.k, p.tile_k, p.split_k))
@@ -398,9 +405,9 @@ class GemmMapping(Mapping):
 
     def kernel(self, ctx: FusionContext, dot: graph.DotOp, out: SSAValue, config: GemmConfig) -> KernelOp:
         """The schedule.kernel under one configuration: a block per bm x bn output tile
-        (batch dims on grid z), (bm / tm) x (bn / tn) threads; `out` is the dot's result
-        or its fused epilogue's."""
-        problem = dot.problem(graph.static_dims, graph.STATIC)
+        (batch dims on grid z unless folded into the rows, `folds_batch`), (bm / tm) x
+        (bn / tn) threads; `out` is the dot's result or its fused epilogue's."""
+        problem = product_problem(dot, graph.static_dims, graph.STATIC, folds_batch(dot, ctx.ops))
         m, n = problem.m, problem.n
         nb = numel(problem.batch)
         grid = tuple(DYNAMIC if s == DYN else max(1, -(-s // t)) for s, t in ((n, config.bn), (m, config.bm))) + (
@@ -424,7 +431,7 @@ class GemmMapping(Mapping):
         dot = product_root(g)
         p = k.params
         assert isinstance(dot, graph.DotOp) and isinstance(p, GemmParamsAttr)
-        problem = dot.problem(shapes.dims, ib)
+        problem = product_problem(dot, shapes.dims, ib, folds_batch(dot, list(g.block.ops)))
         if axis == 0:
             return ib.max(ib.ceildiv(problem.n, p.tile_n), 1)
         if axis == 1:
@@ -475,7 +482,7 @@ class GemmMapping(Mapping):
                                            f"the tiles need {size}")
 
 
-SPLITS = (2, 4, 8)
+SPLITS = (2, 3, 4, 6, 8)
 # A split configuration must be this much faster than the best unsplit one: its slices'
 # waits depend on how the blocks progress, which the model only bounds, and it needs a
 # workspace.

@@ -46,8 +46,13 @@ TC_CANDIDATES = (
 TC_DYNAMIC_DEFAULT = (64, 64, 32, 32, 32)
 # tf32 also tries a tile twice as tall as wide: its B tile is staged by a 4-byte copy per
 # element (transposed, `fsir/lowering/mma.py`), A's by 16-byte chunks, so a tall tile
-# costs fewer staging instructions per multiply-add.
-TF32_CANDIDATES = ((64, 32, 32, 32, 16),)
+# costs fewer staging instructions per multiply-add. Its 4-byte tiles fill 48 KB of
+# shared memory at half f16's size, so its large tiles are 16 deep and eight warps
+# (two stages of 256 x 128 fill it): a block re-reads its operands from the L2 fewer
+# times for few rows (M = 256: 128 x 128 reads A N/128 times, 256 x 128 reads B once).
+# ptxas -v gives 159 and 246 registers, no spills (a 64 x 64 warp tile in a 128 x 128
+# block of four warps spills).
+TF32_CANDIDATES = ((64, 32, 32, 32, 16), (128, 128, 16, 64, 32), (256, 64, 16, 64, 32), (256, 128, 16, 64, 64))
 
 
 def tc_candidates(math: GemmMath) -> tuple[tuple[int, int, int, int, int], ...]:
