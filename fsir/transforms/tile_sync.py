@@ -71,6 +71,7 @@ from fsir.dialects.schedule import (
 )
 from fsir.errors import UserError
 from fsir.gpuspec import GpuSpec, gpu_spec
+from fsir.lowering.gemm import folds_batch
 
 POLICIES = ("auto", *SyncPolicy)
 TileSyncChoice = SyncPolicy | Literal["auto"] | None
@@ -113,7 +114,8 @@ def waves(k: KernelOp, spec: GpuSpec) -> int:
 
 def tile_grid(k: KernelOp) -> tuple[int, int] | None:
     """The tiles of a kernel that can be a stage (a static grid) as (columns, rows): grid
-    z (a batched GEMM's batch) folds into the rows, tile row Y = z * grid y + y."""
+    z (a batched GEMM's batch, unless the GEMM folds it into its rows: `folds_batch`)
+    folds into the rows, tile row Y = z * grid y + y."""
     grid, _ = k.launch()
     if DYNAMIC in grid:
         return None
@@ -278,12 +280,13 @@ def dependency(consumer: KernelOp, operand: int, producer: KernelOp) -> tuple[Af
     shape = graph.shape_of(arg.type)
     if dot is None or len(producer.results) != 1:
         return everything
-    if len(shape) != 2:
+    if len(shape) != 2 and not (dot.lhs is arg and folds_batch(dot, list(consumer.groups()[0].block.ops))):
         return _batched(consumer, dot, arg, producer) or everything
     as_lhs, as_rhs = dot.lhs is arg, dot.rhs is arg
     if as_lhs == as_rhs:  # read otherwise (through other ops), or as both operands
         return everything
-    rows, cols = shape
+    # (a batch folded into the consumer's rows: its tile rows are rows of [B... x M, K])
+    rows, cols = math.prod(shape[:-1]), shape[-1]
     if consumer.launch()[0][2] != 1 or producer.launch()[0][2] != 1:
         return _batched(consumer, dot, arg, producer) or everything
     if isinstance(p, TiledParamsAttr) and isinstance(p, GemmParamsAttr):

@@ -207,13 +207,16 @@ func.func @bmlp(%x: tensor<2x32x48xf32>, %w1: tensor<48x32xf32>, %w2: tensor<32x
 
 
 def test_batched_gemms_fold_the_batch_into_tile_rows():
-    """[B, S, H] GEMMs keep the batch on grid z: tile row Y = z * grid y + y, and a
-    consumer row reads the producer rows of its batch (a GEMM's, or a loop kernel's)."""
+    """[B, S, H] GEMMs of unbatched weights fold the batch into their rows
+    (`folds_batch`): tile row y holds rows of [B x S, H], and a consumer row reads the
+    producer rows it covers (one GEMM tile row of 16, or three loop-kernel blocks),
+    not every producer tile."""
     module = fsir.pipeline.load(BATCHED)
     sync = TileSyncPass(policy="row", wait_kernel="true", tile_order="row-major")
     scheduled = lower_synced(module, sync, until="tile-sync")
     deps = [op for op in scheduled.walk() if isinstance(op, TileDepOp)]
     assert [(d.consumer_name, d.producer_name) for d in deps] == [("bmlp_k1", "bmlp_k0"), ("bmlp_k3", "bmlp_k2")]
+    assert [d.ranges for d in deps] == [(2, 1), (1, 3)]
     assert check_dependencies(module) == []
     f = find_function(module)
     inputs = random_inputs(f, 0)
