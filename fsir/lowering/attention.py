@@ -211,7 +211,7 @@ class AttentionLowering(KernelLowering):
                 e.when(True if (s + 1) * threads <= total else ib.lt(lin, total), lambda lin=lin: put(lin))
 
         def put_q(lin: Index) -> None:
-            r, c = ib.div(lin, dk), ib.rem(lin, dk)
+            r, c = self.tile_position(lin, dk, m.qk.lhs, -2)
             qi = ib.add(q0, r)
             qi = ib.min(qi, sq - 1) if ragged_q else qi  # rows past Sq repeat row Sq - 1
             e.store(e.at(m.qk.lhs, [*bidx, qi, c]), q_tile, lin, f32)
@@ -288,7 +288,8 @@ class AttentionLowering(KernelLowering):
             self.cursor.insert(gpu.BarrierOp())
             return [*out_m, *out_l, *out]
 
-        final = e.for_loop(0, sk, bk, [neg_inf] * rw + [zero] * rw + [zero] * (rw * cols), tile)
+        # (a bias of K and V at the thread's fixed columns is loaded once, before the loop)
+        final = e.for_loop(0, sk, bk, [neg_inf] * rw + [zero] * rw + [zero] * (rw * cols), tile, hoist=True)
         sums = [self.warp_all("sum", v) for v in final[rw:2 * rw]]
         acc = final[2 * rw:]
         for r in range(rw):
@@ -340,8 +341,8 @@ class AttentionLowering(KernelLowering):
                     put(ib.add(ib.add(tid, s), u * threads))
                 return []
 
-            if full:
-                e.for_loop(0, full * threads, unroll * threads, [], step)
+            if full:  # (an input element every step reads alike, a bias, is loaded before)
+                e.for_loop(0, full * threads, unroll * threads, [], step, hoist=True)
             if total % threads:
                 lin = ib.add(tid, full * threads)
                 e.when(ib.lt(lin, total), lambda: put(lin))
@@ -353,7 +354,7 @@ class AttentionLowering(KernelLowering):
         idx = [ib.min(r, sq - 1) if ragged_q else r for r in rows]  # rows past Sq repeat row Sq - 1
 
         def put_q(lin: Index) -> None:
-            r, c = ib.div(lin, dk), ib.rem(lin, dk)
+            r, c = self.tile_position(lin, dk, m.qk.lhs, -2)
             qi = ib.add(q0, r)
             qi = ib.min(qi, sq - 1) if ragged_q else qi
             e.store(e.at(m.qk.lhs, [*bidx, qi, c]), q_tile, ib.add(ib.mul(r, qp), c), f32)
@@ -463,7 +464,9 @@ class AttentionLowering(KernelLowering):
             self.cursor.insert(gpu.BarrierOp())
             return [*out_m, *out_l, *o]
 
-        final = e.for_loop(0, sk, bk, [neg_inf, neg_inf, zero, zero, *[zero] * (dt * 4)], tile)
+        # the key tiles' loop: what staging reads alike in every tile (a bias of K and V
+        # at the thread's fixed column, `tile_position`) is loaded once, before it
+        final = e.for_loop(0, sk, bk, [neg_inf, neg_inf, zero, zero, *[zero] * (dt * 4)], tile, hoist=True)
         sums = []
         for h in range(2):
             v = final[2 + h]
@@ -493,15 +496,15 @@ class AttentionLowering(KernelLowering):
         Sk) staged by the block's threads (`cooperative(total, put)` spreads the elements),
         then a barrier. With `tf32` each element is stored rounded to tf32 (its f32 bit
         pattern in the i32 tiles of `tile_types`), the mma's operand form: rounded once per
-        block, not per warp's fragment."""
+        block, not per warp's fragment. Elements are placed by `tile_position`."""
         ib, e = self.ib, self.emit
         _, sk, dk, dv = m.sizes
         ragged_k = sk % bk != 0
         f32 = Float32Type()
 
-        def staged(buf: SSAValue, width: int, pitch: int, load) -> None:
+        def staged(buf: SSAValue, width: int, pitch: int, load, v: SSAValue, row_dim: int) -> None:
             def put(lin: Index) -> None:
-                key, c = ib.div(lin, width), ib.rem(lin, width)
+                key, c = self.tile_position(lin, width, v, row_dim)
                 j = ib.add(k0, key)
                 inside = ib.lt(j, sk) if ragged_k else True
                 value = e.guarded(inside, lambda: load(j, c), lambda: self.sb.const(0.0, f32))
@@ -511,9 +514,26 @@ class AttentionLowering(KernelLowering):
 
             cooperative(bk * width, put)
 
-        staged(self.smem["k_tile"], dk, pitches[0], lambda j, c: e.at(m.qk.rhs, [*bidx, c, j]))
-        staged(self.smem["v_tile"], dv, pitches[1], lambda j, c: e.at(m.pv.rhs, [*bidx, j, c]))
+        staged(self.smem["k_tile"], dk, pitches[0], lambda j, c: e.at(m.qk.rhs, [*bidx, c, j]), m.qk.rhs, -1)
+        staged(self.smem["v_tile"], dv, pitches[1], lambda j, c: e.at(m.pv.rhs, [*bidx, j, c]), m.pv.rhs, -2)
         self.cursor.insert(gpu.BarrierOp())
+
+    def tile_position(self, lin: Index, width: int, v: SSAValue, row_dim: int) -> tuple[Index, Index]:
+        """(row, column) of element `lin` (tid + a multiple of the block's threads) of a
+        tile `width` wide of `v` (its dim `row_dim` along the tile's rows). When the
+        threads are a multiple of the width, every element of a thread is in its column
+        tid % width; where an input of v is read at an index not depending on the row
+        (`invariant_inputs`: a bias) the column is computed from the thread id alone, so
+        the loads of that input are seen to be the same for all of the thread's elements
+        and made once (`ElementEmitter.for_loop`'s hoisting)."""
+        from fsir.codegen.summary import invariant_inputs
+
+        ib = self.ib
+        rank = len(graph.shape_of(v.type))
+        if self.block_size % width or not invariant_inputs(v, set(self.k.block.args), rank + row_dim):
+            return ib.div(lin, width), ib.rem(lin, width)
+        c = ib.rem(self.thread_id(), width)
+        return ib.div(ib.sub(lin, c), width), c
 
     def exp_shifted(self, x: SSAValue, shift: SSAValue) -> SSAValue:
         """exp(x − shift) of a score and its row's running max (x ≤ shift, or -inf):

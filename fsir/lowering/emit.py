@@ -112,11 +112,15 @@ class ElementEmitter:
         self.c.insert(scf.IfOp(cond, [], Region(block), Region()))
 
     def for_loop(self, lb: Index, ub: Index, step: Index, inits: Sequence[SSAValue],
-                 body: Callable[[SSAValue, list[SSAValue]], list[SSAValue]]) -> list[SSAValue]:
+                 body: Callable[[SSAValue, list[SSAValue]], list[SSAValue]], hoist: bool = False) -> list[SSAValue]:
+        """An scf.for; with `hoist` (and static bounds of at least one iteration) the
+        loads of kernel inputs at indices invariant in the loop are made once before it
+        (`_compute`)."""
         from xdsl.dialects.builtin import IndexType
 
         block = Block(arg_types=[IndexType(), *[v.type for v in inits]])
-        with self.c.at(block):
+        runs = isinstance(lb, int) and isinstance(ub, int) and lb < ub
+        with self.c.at(block, hoistable=hoist and runs):
             out = body(block.args[0], list(block.args[1:]))
             block.add_op(scf.YieldOp(*out))
         op = scf.ForOp(self.ib.ssa(lb), self.ib.ssa(ub), self.ib.ssa(step), list(inits), block)
@@ -157,6 +161,9 @@ class ElementEmitter:
     def _compute(self, v: SSAValue, idx: list[Index]) -> SSAValue:
         ib = self.ib
         if v in self.buffers:
+            level = self.c.hoist_level([i for i in idx if not isinstance(i, int)])
+            if level < self.c.level:
+                return self._hoisted_load(v, idx, level)
             return self.load(self.buffers[v], ib.linearize(idx, self.shapes.dims(v)))
         if v in self.row_elements:
             inner, buf, base, row_dims = self.row_elements[v]
@@ -172,6 +179,19 @@ class ElementEmitter:
             raise UserError(f"'{op.name}' op cannot be computed per element here: it must lead a group of a row "
                             "kernel (a reduction) or be a gemm kernel's root (a dot)", location_of(op))
         return rule(self, op, idx)
+
+    def _hoisted_load(self, v: SSAValue, idx: list[Index], level: int) -> SSAValue:
+        """The input element `idx` (invariant in the loops inside `level`) loaded at
+        `level`, before those loops, once for every reader there (a bias a staging
+        loop adds to each row it stages)."""
+        outer = [i if isinstance(i, int) else self.c.rebuilt(i, level) for i in idx]
+        with self.c.hoisted(level):
+            key = self._element_key(v, outer)
+            found = self.c.lookup(key)
+            if found is None:
+                found = self.load(self.buffers[v], self.ib.linearize(outer, self.shapes.dims(v)))
+                self.c.memo()[key] = found
+        return found
 
     def operands_at(self, op: graph.GraphOp, idx: list[Index]) -> list[SSAValue]:
         """The operands' scalars read by the result's element `idx` (the op's index rule)."""
@@ -367,6 +387,48 @@ def _forward(e: ElementEmitter, op: graph.GraphOp, idx: list[Index]) -> SSAValue
     return e.operands_at(op, idx)[0]
 
 
+def reshape_groups(src: Sequence[int], dst: Sequence[int]) -> list[tuple[range, range]] | None:
+    """The dims of a reshape's input (`src`) and result (`dst`) as consecutive groups of
+    equal size, the finest such split: (input dims, result dims) per group, e.g. [2, 128,
+    768] and [2, 128, 12, 64] as [2]/[2], [128]/[128], [768]/[12, 64]. None when a size is
+    `?` or 0."""
+    if graph.DYN in src or graph.DYN in dst or 0 in src or 0 in dst:
+        return None
+    groups = []
+    i = j = 0
+    while i < len(src) or j < len(dst):
+        i0, j0, ps, pd = i, j, 1, 1
+        if i < len(src):
+            ps, i = src[i], i + 1
+        if j < len(dst):
+            pd, j = dst[j], j + 1
+        while ps != pd:  # (the sizes are equal overall: the smaller side has dims left)
+            if ps < pd:
+                ps, i = ps * src[i], i + 1
+            else:
+                pd, j = pd * dst[j], j + 1
+        groups.append((range(i0, i), range(j0, j)))
+    return groups
+
+
+def _reshape(e: ElementEmitter, op: graph.ReshapeOp, idx: list[Index]) -> SSAValue:
+    """The input's element, its index re-linearised per group of dims (`reshape_groups`)
+    rather than whole: splitting [.., 768] into [.., 12, 64] reads column h·64 + c, an
+    index that depends on h and c only (not on the other dims, as a remainder of the
+    whole offset would), so a load at it is seen to be the same for every row. An index
+    delinearised from a whole offset (a row kernel's element) keeps that offset."""
+    ib = e.ib
+    groups = reshape_groups(graph.shape_of(op.input.type), graph.shape_of(op.result.type))
+    rdims, idims = e.shapes.dims(op.result), e.shapes.dims(op.input)
+    if groups is None or len(groups) < 2 or ib.known_linear(idx, rdims):
+        return _forward(e, op, idx)
+    out: list[Index] = []
+    for src, dst in groups:
+        lin = ib.linearize([idx[d] for d in dst], [rdims[d] for d in dst])
+        out += ib.delinearize(lin, [idims[d] for d in src])
+    return e.at(op.input, out)
+
+
 def _constant(e: ElementEmitter, op: graph.ConstantOp, idx: list[Index]) -> SSAValue:
     value = splat_value(op)
     if value is None:
@@ -390,7 +452,7 @@ ELEMENT_RULES: dict[type[graph.GraphOp], ElementRule] = {
     graph.IotaOp: lambda e, op, idx: e.sb.round_to(
         e.sb.index_to(idx[op.dim.value.data], compute_type(elem_type(op.result))), elem_type(op.result)),
     graph.BroadcastOp: _forward,
-    graph.ReshapeOp: _forward,
+    graph.ReshapeOp: _reshape,
     graph.TransposeOp: _forward,
     graph.SliceOp: _forward,
     # data-dependent: the operand read depends on the index (concat) or on a loaded id (gather)

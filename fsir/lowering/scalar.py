@@ -68,6 +68,10 @@ class Cursor:
     def __init__(self, block: Block):
         self.block = block
         self._scopes: list[dict] = [{}]
+        # the blocks of the scopes, and whether each is the body of a loop that code
+        # invariant in it may be hoisted out of (`at(..., hoistable=True)`, `hoisted`)
+        self._blocks: list[Block] = [block]
+        self._hoistable: list[bool] = [False]
 
     def insert(self, op: Operation) -> Operation:
         """Insert `op`, or return an equal pure op already available here."""
@@ -87,16 +91,86 @@ class Cursor:
         return self.insert(op).results[0]
 
     @contextmanager
-    def at(self, block: Block) -> Iterator[Block]:
-        """Insert into `block` (a nested region's block) for the duration."""
+    def at(self, block: Block, hoistable: bool = False) -> Iterator[Block]:
+        """Insert into `block` (a nested region's block) for the duration. `hoistable`:
+        the block is the body of a loop that runs at least once and is inserted into the
+        enclosing block after its body is built, so ops invariant in it may be inserted
+        at the enclosing block's end instead (`hoist_level`, `hoisted`)."""
         saved = self.block
         self.block = block
         self._scopes.append({})
+        self._blocks.append(block)
+        self._hoistable.append(hoistable)
         try:
             yield block
         finally:
             self._scopes.pop()
+            self._blocks.pop()
+            self._hoistable.pop()
             self.block = saved
+
+    @property
+    def level(self) -> int:
+        """The nesting depth of the current block (0: the outermost)."""
+        return len(self._blocks) - 1
+
+    def defined_level(self, v: SSAValue) -> int:
+        """The level of the block defining `v` (0 for values from outside the cursor's
+        blocks)."""
+        block = v.owner.parent_block() if isinstance(v.owner, Operation) else v.owner
+        for level in range(len(self._blocks) - 1, 0, -1):
+            if self._blocks[level] is block:
+                return level
+        return 0
+
+    def available_level(self, v: SSAValue, depth: int = 16) -> int:
+        """The outermost level at which `v` can be had: where it is defined, or, for a
+        pure op's result (an index division: `IndexBuilder._once`), where its operands
+        are (the op can be built there again)."""
+        level = self.defined_level(v)
+        op = v.owner
+        if level == 0 or depth == 0 or not isinstance(op, Operation) or not _rebuildable(op):
+            return level
+        return max((self.available_level(o, depth - 1) for o in op.operands), default=0)
+
+    def hoist_level(self, values: Sequence[SSAValue]) -> int:
+        """The outermost level the code using `values` may move to: out of enclosing
+        hoistable loop bodies (`at`) as long as the values are available there."""
+        need = max((self.available_level(v) for v in values), default=0)
+        level = self.level
+        while level > need and self._hoistable[level]:
+            level -= 1
+        return level
+
+    @contextmanager
+    def hoisted(self, level: int) -> Iterator[None]:
+        """Insert at the end of the block at `level` (before the loop nest being built
+        in it), seeing only that level's scopes, for the duration."""
+        saved = self.block, self._scopes, self._blocks, self._hoistable
+        self.block = self._blocks[level]
+        self._scopes, self._blocks = self._scopes[:level + 1], self._blocks[:level + 1]
+        self._hoistable = self._hoistable[:level + 1]
+        try:
+            yield
+        finally:
+            self.block, self._scopes, self._blocks, self._hoistable = saved
+
+    def rebuilt(self, v: SSAValue, level: int) -> SSAValue:
+        """`v` at `level`: itself when defined there or further out, else its op built
+        again at that level from its operands (`available_level` says it can be)."""
+        if self.defined_level(v) <= level:
+            return v
+        op = v.owner
+        assert isinstance(op, Operation)
+        operands = [self.rebuilt(o, level) for o in op.operands]
+        key = ("rebuilt", op.name, tuple(id(o) for o in operands), str(op.properties))
+        with self.hoisted(level):
+            found = self.lookup(key)  # (divisions are not pure ops: `insert` would not reuse them)
+            if found is None:
+                clone = op.clone_without_regions()
+                clone.operands = operands
+                found = self.memo()[key] = self.insert(clone).results[op.results.index(v)]
+        return found
 
     def memo(self) -> dict:
         """The innermost scope's dictionary, for callers' own reuse keys."""
@@ -107,6 +181,15 @@ class Cursor:
             if key in scope:
                 return scope[key]
         return None
+
+
+def _rebuildable(op: Operation) -> bool:
+    """Whether `op` can be built again elsewhere from its operands: a pure op without
+    regions, or an index division or remainder (never by 0 here, `IndexBuilder._once`)."""
+    if op.regions:
+        return False
+    return op.has_trait(Pure) or (isinstance(op, (arith.DivUIOp, arith.RemUIOp))
+                                  and isinstance(op.results[0].type, IndexType))
 
 
 def _const_addend(v: Index) -> tuple[SSAValue, int] | None:
@@ -318,6 +401,11 @@ class IndexBuilder:
         for i, d in zip(idx[start:], dims[start:]):
             out = self.add(self.mul(out, d), i)
         return out
+
+    def known_linear(self, idx: Sequence[Index], dims: Sequence[Index]) -> bool:
+        """Whether `idx` was delinearized from an offset in shape `dims` (`linearize`
+        returns that offset without arithmetic)."""
+        return bool(dims) and self.c.lookup(("delinearized", self._key(idx), self._key(dims))) is not None
 
     def delinearize(self, linear: Index, dims: Sequence[Index]) -> list[Index]:
         """The row-major multi-index of `linear` (< prod(dims)) in shape `dims`; the

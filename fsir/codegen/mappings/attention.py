@@ -63,6 +63,7 @@ from fsir.codegen.summary import (
     distinct_bytes,
     element_bytes_of,
     element_counts,
+    invariant_inputs,
     loaded_inputs,
     op_mix,
 )
@@ -637,8 +638,9 @@ def warp_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: G
     chain = element_counts([m.scores], inputs, seen={m.qk})
     exp = EXP_MIX
     tile: Counter[str] = Counter()
-    tile.update({cls: n * per_k for cls, n in element_counts([m.qk.rhs], inputs).items()})
-    tile.update({cls: n * per_v for cls, n in element_counts([m.pv.rhs], inputs).items()})
+    (k_each, v_each, q_each), once = staged_loads(m, inputs, threads, sk % bk == 0)
+    tile.update({cls: n * per_k for cls, n in k_each.items()})
+    tile.update({cls: n * per_v for cls, n in v_each.items()})
     vq, _, vv = key_layout(dk, dv)
     d_steps, j_steps = dk // vq, bk // 4
     v_loads = 1 if vv > 1 else cols
@@ -653,7 +655,8 @@ def warp_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: G
     tile.update({cls: n * rw for cls, n in alpha_exp.items()})
     s = Summary()
     s.add(tile, tiles)
-    s.add(element_counts([m.qk.lhs], inputs), per_q)
+    s.add(q_each, per_q)
+    s.add(once, 1)
     s.counts["smem"] += per_q
     s.counts["int"] += 4 * per_q + 16
     s.counts["alu"] += rw * (steps + 4 + 3 * cols)
@@ -693,6 +696,27 @@ def warp_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: G
                 + cpi["smem"] + j_steps * max(4 * cpi["alu"], rw * (1 + 4 * cols) + 4 * v_loads))
     s.ilp_cycles = tiles * per_tile + per_q * (cpi["global"] + cpi["smem"]) + butterfly + cpi["div"] + cpi["global"]
     return s
+
+
+def staged_loads(m: AttentionMatch, inputs: set[SSAValue], threads: int,
+                 whole_tiles: bool) -> tuple[tuple[Counter[str], Counter[str], Counter[str]], Counter[str]]:
+    """The instructions staging one element of K, V and Q costs in the warp and mma
+    schedules, and those made once per thread: where the threads are a multiple of a
+    tile's width each thread stages one column (`AttentionLowering.tile_position`), so
+    the inputs read at an index not depending on the row (`invariant_inputs`: a bias of
+    the rows) are loaded once, before the loops (K's and V's when no tile is ragged:
+    elements past Sk are guarded one by one)."""
+    _, _, dk, dv = m.sizes
+    rank = len(shape_of(m.qk.rhs.type))
+    once: set[SSAValue] = set()
+    each = []
+    for v, row, width, hoisted in ((m.qk.rhs, rank - 1, dk, whole_tiles), (m.pv.rhs, rank - 2, dv, whole_tiles),
+                                   (m.qk.lhs, rank - 2, dk, True)):
+        fixed = invariant_inputs(v, inputs, row) if hoisted and threads % width == 0 else set()
+        once |= fixed
+        each.append(element_counts([v], inputs, loaded=set(fixed)))
+    k_each, v_each, q_each = each
+    return (k_each, v_each, q_each), Counter({"global": len(once), "int": len(once)})
 
 
 def tensor_math(m: AttentionMatch, precision: str) -> GemmMath | None:
@@ -743,8 +767,9 @@ def mma_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: Gp
 
     tile: Counter[str] = Counter()
     valid = sk / (tiles * bk)  # of the staged keys: the rest are zeros, not loaded
-    tile.update({cls: n * per_k * valid for cls, n in element_counts([m.qk.rhs], inputs).items()})
-    tile.update({cls: n * per_v * valid for cls, n in element_counts([m.pv.rhs], inputs).items()})
+    (k_each, v_each, q_each), once = staged_loads(m, inputs, threads, sk % bk == 0)
+    tile.update({cls: n * per_k * valid for cls, n in k_each.items()})
+    tile.update({cls: n * per_v * valid for cls, n in v_each.items()})
     b_regs = (nt * ks + kc * dt) * 2
     frag_loads = b_regs * per_reg // 2 + (0 if held else ks * q_frag)
     tile["smem"] += per_k + per_v + frag_loads
@@ -764,7 +789,8 @@ def mma_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: Gp
     tile.update({cls: n * (4 * nt + 2) for cls, n in exp.items()})
     s = Summary()
     s.add(tile, tiles)
-    s.add(element_counts([m.qk.lhs], inputs), per_q)
+    s.add(q_each, per_q)
+    s.add(once, 1)
     s.counts["smem"] += per_q
     s.counts["int"] += 6 * per_q + 16
     s.counts["alu"] += 4 * dt
