@@ -200,14 +200,26 @@ def row_candidates(trailing: bool, longest: int, layout: RowLayout, spec: GpuSpe
     blocks = [b for b in BLOCK_SIZES if b <= longest]
     shapes = [("thread", 256), ("interleaved", 256)] if not trailing else (
         [("thread", 256), ("warp", 256)] + [("block", b) for b in blocks])
+    # Register slots on a block past the row's end leave lanes that load a clamped
+    # element and discard it (768 columns on 512 threads: a quarter of the loads), a
+    # cost the latency model does not see either: of the block sizes, a register-cached
+    # configuration is offered only at those that clamp the fewest elements for its
+    # vector width (768: 128 and 256 threads, not 512).
+    least = {vec: min((clamped(layout.lengths, b, vec) for b in blocks
+                       if register_slots(layout.lengths, b, layout.rows, vec)), default=0)
+             for vec in (1, *vectors)}
     out: list[RowConfig] = []
     for name, block in shapes:
         base = RowConfig.make(name, block, longest, layout, spec, cached=False)
         out.append(base)
-        if register_slots(layout.lengths, base.per_row, layout.rows):
+
+        def tight(vec: int, name=name, block=block) -> bool:
+            return name != "block" or clamped(layout.lengths, block, vec) <= least[vec]
+
+        if register_slots(layout.lengths, base.per_row, layout.rows) and tight(1):
             out.append(RowConfig.make(name, block, longest, layout, spec))
         for vec in vectors if trailing and not base.interleaved else ():
-            if (register_slots(layout.lengths, base.per_row, layout.rows, vec)
+            if (register_slots(layout.lengths, base.per_row, layout.rows, vec) and tight(vec)
                     and clamped(layout.lengths, base.per_row, vec) <= clamped(layout.lengths, base.per_row, 1)):
                 out.append(RowConfig.make(name, block, longest, layout, spec, vector=vec))
     return out
