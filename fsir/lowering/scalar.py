@@ -389,16 +389,8 @@ class IndexBuilder:
             known = self.c.lookup(("delinearized", self._key([*idx[:-1], split[0]]), self._key(dims)))
             if known is not None:
                 return self.add(known, split[1])
-        # a leading part delinearized from one index in the leading dims (a GEMM's folded
-        # batch and row, `fsir/lowering/gemm.py`) is that index
         out: Index = 0
-        start = 0
-        for j in range(len(idx) - 1, 1, -1):
-            prefix = self.c.lookup(("delinearized", self._key(idx[:j]), self._key(dims[:j])))
-            if prefix is not None:
-                out, start = prefix, j
-                break
-        for i, d in zip(idx[start:], dims[start:]):
+        for i, d in zip(idx, dims):
             out = self.add(self.mul(out, d), i)
         return out
 
