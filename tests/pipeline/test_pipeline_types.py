@@ -215,7 +215,10 @@ def test_convert_edges(src):
 
 
 @pytest.mark.parametrize("src", ["f32", "f64", "i64", "ui64", "f16"])
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# (hypothesis's own f16 array generation discards many draws: seen failing the
+# filter_too_much health check in CI with 9 kept of 59; the test itself filters nothing)
+@settings(max_examples=12, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.filter_too_much])
 @given(data=st.data())
 def test_convert_random(src, data):
     """Hypothesis picks the source values (floats of every magnitude, NaN and infinities,
