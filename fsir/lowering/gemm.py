@@ -360,14 +360,15 @@ def folds_batch(dot: graph.DotOp, ops: Sequence[Operation]) -> bool:
     return not row_reductions(dot, ops) and tile_moments_of(dot, ops) is None
 
 
-def product_problem(dot: graph.DotOp, dims_of: DimsOf, b: DimBuilder[D], fold: bool) -> MatmulProblem[D]:
-    """The matrix product a gemm kernel computes for `dot`: with `fold`
-    (`folds_batch`), [B..., M, K] x [K, N] as one (B... x M) x K product, since the
+def product_problem(dot: graph.DotOp, ops: Sequence[Operation], dims_of: DimsOf = graph.static_dims,
+                    b: DimBuilder[D] = graph.STATIC) -> MatmulProblem[D]:
+    """The matrix product a gemm kernel (its ops `ops`) computes for `dot`: where it
+    `folds_batch`, [B..., M, K] x [K, N] as one (B... x M) x K product, since the
     batch's rows are consecutive in the row-major lhs and result. A block tile then
     spans batches and the rhs is read once per row tile, not once per batch and row
     tile (M = 128, B = 2: half the B traffic for 256-row tiles)."""
     p = dot.problem(dims_of, b)
-    if not fold:
+    if not folds_batch(dot, ops):
         return p
     m = p.m
     for d in p.batch:
@@ -387,9 +388,10 @@ class GemmLowering(TiledGemmLowering):
         assert isinstance(dot, graph.DotOp)
         self.dot = dot
         (g,) = self.k.groups()
-        fold = folds_batch(dot, list(g.block.ops))
+        ops = list(g.block.ops)
+        fold = folds_batch(dot, ops)
         unfolded = dot.problem(self.shapes.dims, ib)
-        self.problem = problem = product_problem(dot, self.shapes.dims, ib, fold)
+        self.problem = problem = product_problem(dot, ops, self.shapes.dims, ib)
         # a folded row's (batch..., row) in the unfolded problem
         self.folded_rows: list[Index] | None = [*unfolded.batch, unfolded.m] if fold else None
         self.bidx = ib.delinearize(self.block_id("z"), problem.batch)

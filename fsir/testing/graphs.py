@@ -71,14 +71,24 @@ func.func @softmax(%x: tensor<{R}x{C}xf32>) -> tensor<{R}x{C}xf32> {{
 """
 
 
-def layernorm(rows: int, cols: int, name: str = "ln", mean_output: bool = False) -> str:
+def layernorm(rows: int, cols: int, name: str = "ln", mean_output: bool = False,
+              bias_residual: bool = False) -> str:
     """LayerNorm of `rows` rows of `cols` f32 elements with γ and β, unfused; with
-    `mean_output` the function also returns the rows' means."""
+    `mean_output` the function also returns the rows' means; with `bias_residual` it
+    normalises mm + bias + residual (BERT's post-attention block; arguments mm, bias,
+    residual, γ, β)."""
     x, v, r = f"tensor<{rows}x{cols}xf32>", f"tensor<{cols}xf32>", f"tensor<{rows}xf32>"
     results, returned = (f"({x}, {r})", f"%y, %mean : {x}, {r}") if mean_output else (x, f"%y : {x}")
+    args, prefix = f"%x: {x}", ""
+    if bias_residual:
+        args = f"%mm: {x}, %bias: {v}, %residual: {x}"
+        prefix = f"""  %bias_b = graph.broadcast %bias dims [1] : ({v}) -> {x}
+  %biased = graph.add %mm, %bias_b : {x}
+  %x = graph.add %biased, %residual : {x}
+"""
     return f"""
-func.func @{name}(%x: {x}, %g: {v}, %b: {v}) -> {results} {{
-  %n = graph.constant dense<{cols}.0> : {r}
+func.func @{name}({args}, %g: {v}, %b: {v}) -> {results} {{
+{prefix}  %n = graph.constant dense<{cols}.0> : {r}
   %eps = graph.constant dense<1.0e-5> : {r}
   %s = graph.reduce sum %x dims [1] : ({x}) -> {r}
   %mean = graph.div %s, %n : {r}

@@ -12,7 +12,7 @@ from fsir.ir import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.runtime.executor import execute, module_ptx
 from fsir.runtime.reference import run
-from fsir.testing.graphs import softmax
+from fsir.testing.graphs import layernorm, softmax
 from fsir.testing.paths import EXAMPLES
 from fsir.testing.pipeline import check, measure
 
@@ -38,43 +38,13 @@ def test_long_rows_get_block_composition():
     assert "bar.sync" in ptx and ".shared" in ptx and "shfl.sync" in ptx
 
 
-def bias_residual_layernorm(rows: int, cols: int) -> str:
-    """BERT's post-attention block: y = LayerNorm(mm + bias + x) with γ and β."""
-    x, v, r = f"tensor<{rows}x{cols}xf32>", f"tensor<{cols}xf32>", f"tensor<{rows}xf32>"
-    return f"""
-func.func @ln(%mm: {x}, %bias: {v}, %x: {x}, %g: {v}, %b: {v}) -> {x} {{
-  %bb = graph.broadcast %bias dims [1] : ({v}) -> {x}
-  %a = graph.add %mm, %bb : {x}
-  %res = graph.add %a, %x : {x}
-  %n = graph.constant dense<{cols}.0> : {r}
-  %eps = graph.constant dense<1.0e-5> : {r}
-  %s = graph.reduce sum %res dims [1] : ({x}) -> {r}
-  %mean = graph.div %s, %n : {r}
-  %mb = graph.broadcast %mean dims [0] : ({r}) -> {x}
-  %xc = graph.sub %res, %mb : {x}
-  %sq = graph.mul %xc, %xc : {x}
-  %ss = graph.reduce sum %sq dims [1] : ({x}) -> {r}
-  %var = graph.div %ss, %n : {r}
-  %ve = graph.add %var, %eps : {r}
-  %rstd = graph.rsqrt %ve : {r}
-  %rb = graph.broadcast %rstd dims [0] : ({r}) -> {x}
-  %xn = graph.mul %xc, %rb : {x}
-  %gb = graph.broadcast %g dims [1] : ({v}) -> {x}
-  %be = graph.broadcast %b dims [1] : ({v}) -> {x}
-  %y0 = graph.mul %xn, %gb : {x}
-  %y = graph.add %y0, %be : {x}
-  func.return %y : {x}
-}}
-"""
-
-
 def test_no_lane_loads_past_the_row():
     """256 rows of 768 on the A100 (BERT's LayerNorms): the row kernel's lanes request
     each element of the two row inputs and of the bias, γ and β once per row, none
     past the row's end (512 threads with a slot of 2 would request a third more: the
     128 lanes past 768 load a clamped element and discard it)."""
     rows, cols = 256, 768
-    text = bias_residual_layernorm(rows, cols)
+    text = layernorm(rows, cols, bias_residual=True)
     module = parse_module(text, "<test>")
     rng = np.random.default_rng(0)
     shapes = [(rows, cols), (cols,), (rows, cols), (cols,), (cols,)]

@@ -96,7 +96,6 @@ from fsir.lowering.emit import elem_type
 from fsir.lowering.gemm import (
     GemmLowering,
     a_tile_stride,
-    folds_batch,
     product_problem,
     product_root,
     vector_fragments,
@@ -310,7 +309,7 @@ class GemmMapping(Mapping):
             raise op_error(dot, f"cannot be generated with the ops fused with it: {why}")
         moments = tile_moments_of(dot, ctx.ops)  # a second output: its rows' partial moments
         out = next(v for v in outputs if moments is None or v is not moments.result)
-        problem = product_problem(dot, graph.static_dims, graph.STATIC, folds_batch(dot, ctx.ops))
+        problem = product_problem(dot, ctx.ops)
         m, n = problem.m, problem.n
         sizes = (m, n, numel(shape_of(dot.result.type)))
         spec = ctx.spec
@@ -381,7 +380,7 @@ class GemmMapping(Mapping):
         dot = product_root(g)
         assert isinstance(dot, graph.DotOp)
         out = g.yielded()[0]
-        problem = product_problem(dot, graph.static_dims, graph.STATIC, folds_batch(dot, list(g.block.ops)))
+        problem = product_problem(dot, list(g.block.ops))
         p = k.params
         assert isinstance(p, GemmParamsAttr)
         sizes = (problem.m, problem.n, slice_k(problem.k, p.tile_k, p.split_k))
@@ -407,7 +406,7 @@ class GemmMapping(Mapping):
         """The schedule.kernel under one configuration: a block per bm x bn output tile
         (batch dims on grid z unless folded into the rows, `folds_batch`), (bm / tm) x
         (bn / tn) threads; `out` is the dot's result or its fused epilogue's."""
-        problem = product_problem(dot, graph.static_dims, graph.STATIC, folds_batch(dot, ctx.ops))
+        problem = product_problem(dot, ctx.ops)
         m, n = problem.m, problem.n
         nb = numel(problem.batch)
         grid = tuple(DYNAMIC if s == DYN else max(1, -(-s // t)) for s, t in ((n, config.bn), (m, config.bm))) + (
@@ -431,7 +430,7 @@ class GemmMapping(Mapping):
         dot = product_root(g)
         p = k.params
         assert isinstance(dot, graph.DotOp) and isinstance(p, GemmParamsAttr)
-        problem = product_problem(dot, shapes.dims, ib, folds_batch(dot, list(g.block.ops)))
+        problem = product_problem(dot, list(g.block.ops), shapes.dims, ib)
         if axis == 0:
             return ib.max(ib.ceildiv(problem.n, p.tile_n), 1)
         if axis == 1:
