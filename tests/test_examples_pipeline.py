@@ -45,6 +45,24 @@ def test_example_assembles(path, mode, loaded):
     assemble_all(lowered)
 
 
+def _has_f32_dot(path: Path) -> bool:
+    from xdsl.dialects.builtin import Float32Type
+
+    from fsir.dialects import graph
+
+    return any(isinstance(op, graph.DotOp) and isinstance(op.result.type.element_type, Float32Type)
+               for op in read_model(path).walk())
+
+
+F32_GEMMS = [p for p in MODELS if _has_f32_dot(p)]
+
+
+@pytest.mark.parametrize("path", F32_GEMMS, ids=_id)
+def test_example_assembles_under_tf32(path, loaded):
+    """The f32 GEMMs on the tensor cores (larger, deeper-pipelined tiles, split-K)."""
+    assemble_all(lower(loaded(path), PipelineOptions(fusion="stitch", gpu="A100", precision="tf32")))
+
+
 CASES = [(p, m) for p in MODELS for m in MODES if m == "stitch" or not any(b in p.name for b in BIG)]
 
 

@@ -126,6 +126,7 @@ class KernelEmitter:
         self.buffers: dict[SSAValue, Buffer] = {}
         self.labels = 0
         self.decls: list[str] = []  # .shared/.local arrays of this kernel
+        self.shared_arrays: dict[str, int] = {}  # .shared array symbol -> bytes
         self.uses_dynamic_smem = False
         self.block_labels: dict[Block, str] = {}
 
@@ -295,6 +296,8 @@ class KernelEmitter:
         size = max(1, t.element_count() * T.byte_size(t.element_type))
         sym = f"{self.name}_{'smem' if space == 'shared' else 'local'}{len(self.decls)}"
         self.decls.append(f"\t.{space} .align 16 .b8 {sym}[{size}];")
+        if space == "shared":
+            self.shared_arrays[sym] = size
         base = self.new(T.B64)
         self.ins(f"mov.u64 {base}, {sym}")
         return self.buffer_from_type(base, space, t, None, what)

@@ -1,6 +1,8 @@
 """PTX of tile synchronisation (cuSync): the tile counter, semaphore waits and posts.
 
     gpu.next_tile %counter     thread 0: atom.global.add.u32, st.shared; bar.sync; ld.shared
+                               (in a shared word of its own, or the first word of the
+                               kernel's first shared array, then a second bar.sync)
     gpu.sem_wait %s[%i], %v    thread 0 spins on ld.acquire.gpu.global.u32 until >= v; bar.sync
     gpu.sem_post %s[%i], %v    bar.sync; thread 0: fence.acq_rel.gpu, red.release.gpu.global.add.u32
 
@@ -37,15 +39,33 @@ def _next_tile(e: KernelEmitter, op: gpu.NextTileOp) -> None:
         raise unsupported(op, "the tile counter must be a kernel argument in global memory")
     addr = f"[{buf.base}]"
     first = _thread0(e)
-    sym = f"{e.name}_tile{len(e.decls)}"
-    e.decls.append(f"\t.shared .align 4 .b32 {sym}[1];")
+    sym = _borrowed_word(e, op)
+    if sym is None:
+        sym = f"{e.name}_tile{len(e.decls)}"
+        e.decls.append(f"\t.shared .align 4 .b32 {sym}[1];")
     slot, taken, tile = e.new(T.B64), e.new(T.B32), e.new(T.B32)
     e.ins(f"mov.u64 {slot}, {sym}")
     e.ins(f"@{first} atom.global.add.u32 {taken}, {addr}, 1")
     e.ins(f"@{first} st.shared.u32 [{slot}], {taken}")
     e.ins("bar.sync 0")
     e.ins(f"ld.shared.u32 {tile}, [{slot}]")
+    if sym in e.shared_arrays:
+        e.ins("bar.sync 0")  # every thread has the ticket before the array is written
     e.ins(f"cvt.u64.u32 {e.define(op.result)}, {tile}")
+
+
+def _borrowed_word(e: KernelEmitter, op: gpu.NextTileOp) -> str | None:
+    """A shared array of the kernel whose first word can pass the ticket on, or None.
+
+    A kernel whose tiles fill the 48 KB of static shared memory ptxas allows has no room
+    for a word of its own. Its arrays hold nothing yet when the ticket is taken at the
+    top of the kernel before any shared access, so the first one can carry it (a second
+    barrier then keeps the array's first writes after every thread's read)."""
+    if not e.shared_arrays or op.parent_block() is not e.func.body.blocks[0]:
+        return None
+    if any(".shared" in line for line in e.lines):
+        return None
+    return next(iter(e.shared_arrays))
 
 
 def _sem_wait(e: KernelEmitter, op: gpu.SemWaitOp) -> None:

@@ -37,6 +37,10 @@ from fsir.sim.parser import (
     type_size,
 )
 
+# Bytes of static .shared arrays a kernel may declare: ptxas refuses more ("uses too much
+# shared data"); larger tiles need dynamic shared memory and the launch's opt-in.
+STATIC_SHARED_LIMIT = 48 * 1024
+
 
 class KernelLayout:
     """Registers, symbols and the decoded code of one kernel (independent of the launch)."""
@@ -78,6 +82,11 @@ class KernelLayout:
         for v in externs:
             self.shared_syms[v.name] = self.dynamic_shared_offset
         self.static_shared = soff
+        if soff > STATIC_SHARED_LIMIT:
+            last = next(v for v in reversed(shared_decls) if v not in externs)
+            raise SimulatorError(
+                f"kernel '{self.name}', PTX line {last.line}: {soff} bytes of static .shared arrays; ptxas "
+                f"accepts at most {STATIC_SHARED_LIMIT} (more must be dynamic shared memory)")
         loff = 0
         for v in body_decls:
             if v.space == "local":

@@ -40,6 +40,21 @@
 // CHECK: bar.sync 0;
 // CHECK-NEXT: ret;
 
+// A kernel with shared arrays takes the ticket through the first one's first word (tiles
+// filling the 48 KB of static shared memory leave no room for a word of its own); a
+// second barrier keeps the array's first writes after every thread has read it.
+// CHECK-LABEL: .visible .entry staged(
+// CHECK: .shared .align 16 .b8 [[TILES:staged_smem[0-9]+]][49152];
+// CHECK-NOT: .b32 staged_tile
+// CHECK: setp.eq.u32 %[[FIRST2:p[0-9]+]], %{{r[0-9]+}}, 0;
+// CHECK-NEXT: mov.u64 %[[SLOT2:rd[0-9]+]], [[TILES]];
+// CHECK-NEXT: @%[[FIRST2]] atom.global.add.u32 %[[TAKEN2:r[0-9]+]], [%{{rd[0-9]+}}], 1;
+// CHECK-NEXT: @%[[FIRST2]] st.shared.u32 [%[[SLOT2]]], %[[TAKEN2]];
+// CHECK-NEXT: bar.sync 0;
+// CHECK-NEXT: ld.shared.u32 %{{r[0-9]+}}, [%[[SLOT2]]];
+// CHECK-NEXT: bar.sync 0;
+// CHECK: st.shared.f32
+
 builtin.module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @stage(%x: memref<?xf32>, %y: memref<?xf32>, %counter: memref<?xi32>, %sems_in: memref<?xi32>, %sems_out: memref<?xi32>) kernel attributes {gpu.known_block_size = array<i32: 64, 1, 1>} {
@@ -60,6 +75,16 @@ builtin.module attributes {gpu.container_module} {
       %c0 = arith.constant 0 : index
       %one = arith.constant 1 : i32
       gpu.sem_wait %starts[%c0], %one : memref<?xi32>
+      gpu.return
+    }
+    gpu.func @staged(%x: memref<?xf32>, %counter: memref<?xi32>) workgroup(%tiles : memref<12288xf32, 3>) kernel attributes {gpu.known_block_size = array<i32: 64, 1, 1>} {
+      %t = gpu.next_tile %counter : memref<?xi32>
+      %tid = gpu.thread_id x
+      %c64 = arith.constant 64 : index
+      %base = arith.muli %t, %c64 : index
+      %i = arith.addi %base, %tid : index
+      %v = memref.load %x[%i] : memref<?xf32>
+      memref.store %v, %tiles[%tid] : memref<12288xf32, 3>
       gpu.return
     }
   }

@@ -148,6 +148,20 @@ def test_tensor_core_split(text, gemm, precision):
     assert kernel.params.tensor_cores and kernel.params.split_k > 1
 
 
+def test_split_tiles_filling_the_static_shared_limit():
+    """Three tf32 stages of 64x64x32 tiles fill the 48 KB of static shared memory ptxas
+    accepts: the slice's ticket passes through the first tile's first word (no word of
+    its own, which would make 48 KB + 4) and the kernel assembles and runs."""
+    from fsir.ptx import print_ptx
+
+    text = dot(64, 384, 64)
+    run_split(text, "64x64x32_32x32_tf32_s4", "tf32")
+    options = PipelineOptions(fusion="stitch", gemm="64x64x32_32x32_tf32_s4", precision="tf32")
+    ptx = print_ptx(lower(parse_module(text, "<test>"), options), arch="sm_80")
+    sizes = [int(line.rsplit("[", 1)[1].split("]")[0]) for line in ptx.splitlines() if line.strip().startswith(".shared")]
+    assert sum(sizes) == 48 * 1024, sizes
+
+
 def test_split_result_equals_the_partial_sums_in_k_order():
     """The f32 result is exactly the slices' partial sums added in k order (slice 0
     first), each slice's sum accumulated as the unsplit kernel does."""

@@ -931,6 +931,29 @@ def test_dynamic_shared_memory_is_sized_by_shared_bytes():
         run1(body, n=32, pre=pre, shared_bytes=64)
 
 
+def test_static_shared_arrays_beyond_48_kb_are_refused():
+    """ptxas refuses more than 48 KB of static .shared arrays; the simulator too, with the
+    line of the declaration that crosses it (dynamic shared memory may go beyond)."""
+    body = """
+    .shared .align 16 .b8 tiles[49152];
+    .shared .align 4 .b32 word[1];
+    st.global.u32 [%rd2], %r4;
+"""
+    text = kern("k", [("u64", "out")], PRO + body)  # not in ALL_PTX: ptxas refuses it too
+    with pytest.raises(SimulatorError, match=r"49156 bytes of static .shared arrays; ptxas accepts at most 49152"):
+        run_ptx(text, "k", (1,), (32,), [np.zeros(32, np.uint32)])
+    ptxas = find_ptxas()
+    if ptxas:
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "k.ptx")
+            with open(path, "w") as f:
+                f.write(text)
+            r = subprocess.run([ptxas, "-arch=sm_80", "-o", os.devnull, path], capture_output=True, text=True,
+                               check=False)
+        assert r.returncode != 0 and "too much shared data" in r.stderr
+    run1(body.replace("49152", "49148"), n=32)
+
+
 def test_bf16_arithmetic_and_generic_global_access():
     text = ptxk("k", [("u64", "out")], """
     ld.param.u64 %rd1, [out];          // generic address of a global buffer, no cvta
