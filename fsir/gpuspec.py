@@ -27,7 +27,7 @@ MB = 1024 * 1024
 DEFAULT_CPI: Mapping[str, float] = MappingProxyType({
     "alu": 4.0,        # fadd/fmul/ffma/float compare/convert
     "int": 4.0,        # iadd/imad/shifts/logic/integer compare and select (addresses)
-    "sfu": 18.0,       # exp/log/rsqrt/tanh/erf... (multi-instruction sequences on the SFU)
+    "sfu": 18.0,       # one SFU instruction: ex2/lg2/rcp/sqrt approximations, conversions
     "div": 30.0,       # f32 division (Newton iterations)
     "shuffle": 30.0,   # shfl.sync
     "smem": 24.0,      # ld/st.shared

@@ -23,6 +23,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import cache
 
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import (
@@ -53,15 +54,6 @@ BASE_REGISTERS = 10
 UNKNOWN_TRIP_COUNT = 8
 # Register allocation granularity: registers are given to warps in blocks of 256.
 REG_ALLOC_UNIT = 256
-
-# Instruction classes of math ops; the sequences the PTX printer emits are several
-# instructions long, which the second number counts (documented in fsir/ptx/math_ops.py).
-_MATH_COST: dict[str, tuple[str, int]] = {
-    "math.exp": ("sfu", 4), "math.exp2": ("sfu", 1), "math.log": ("sfu", 4), "math.log2": ("sfu", 1),
-    "math.tanh": ("sfu", 12), "math.erf": ("sfu", 16), "math.sqrt": ("sfu", 1), "math.rsqrt": ("sfu", 1),
-    "math.powf": ("sfu", 20), "math.sin": ("sfu", 2), "math.cos": ("sfu", 2),
-}
-
 
 def _registers_of(t: Attribute) -> int:
     """32-bit registers one value of type `t` occupies (0 for predicates)."""
@@ -359,15 +351,39 @@ def _classify(op: Operation) -> tuple[str, int] | None:
         return ("global", 1)
     if isinstance(op, gpu.BarrierOp):
         return ("barrier", 1)
-    if isinstance(op, gpu.RoundTf32Op):
-        return ("sfu", 1)  # a conversion (cvt.rna), at the SFU's rate
     if isinstance(op, arith.DivfOp):
         return ("div", 1)
-    if op.name in _MATH_COST:
-        return _MATH_COST[op.name]
     if op.name.startswith(("arith.", "math.")):
         return ("int", 1) if _integer_result(op) else ("alu", 1)
     return None
+
+
+_LANE_TO_CLASS = {"fp32": "alu", "fp16": "alu", "fp64": "alu", "sfu": "sfu", "int": "int", "lsu": "smem",
+                  "tensor": "tensor"}
+_ELEMENT_NAMES = {Float16Type: "f16", BFloat16Type: "bf16", Float32Type: "f32", Float64Type: "f64"}
+
+
+@cache
+def _printed(name: str, element: str, operands: int) -> dict[str, int]:
+    from fsir.ptx.costs import printed_mix
+
+    out: Counter[str] = Counter()
+    for lane, n in printed_mix(name, element, operands).items():
+        out[_LANE_TO_CLASS[lane]] += n
+    return dict(out)
+
+
+def _mix(op: Operation) -> dict[str, int] | None:
+    """Instructions of one op by class (None: it costs none). A math function costs
+    the instructions of the sequence the PTX printer emits for it (`printed_mix`)."""
+    if isinstance(op, gpu.RoundTf32Op):
+        return {"sfu": 1}  # a conversion (cvt.rna), at the SFU's rate
+    if op.name.startswith("math.") and op.results and not _integer_result(op):
+        element = _ELEMENT_NAMES.get(type(op.results[0].type))
+        if element is not None:
+            return _printed(op.name, element, len(op.operands)) or {"alu": 1}
+    c = _classify(op)
+    return None if c is None else {c[0]: c[1]}
 
 
 def _integer_result(op: Operation) -> bool:
@@ -457,9 +473,8 @@ def instruction_counts(ops: Iterable[Operation], weight: int = 1) -> Counter[str
                 for b in r.blocks:
                     counts += instruction_counts(b.ops, weight * UNKNOWN_TRIP_COUNT)
         else:
-            c = _classify(op)
-            if c is not None:
-                counts[c[0]] += c[1] * weight
+            for cls, n in (_mix(op) or {}).items():
+                counts[cls] += n * weight
     return counts
 
 
@@ -669,16 +684,17 @@ def ilp_warp_cycles(ops: Iterable[Operation], spec: GpuSpec) -> float:
             flush()
             total += spec.cpi["barrier"]
         else:
-            c = _classify(op)
-            if c is None:
+            mix = _mix(op)
+            if mix is None:
                 continue
             start = max((ready.get(o, 0.0) for o in op.operands), default=0.0)
             # a cp.async is waited for by a later step's wait_group, not by its issuer
-            done = start + (1 if isinstance(op, gpu.CpAsyncOp) else c[1] * spec.cpi.get(c[0], spec.cpi["alu"]))
+            done = start + (1 if isinstance(op, gpu.CpAsyncOp)
+                            else sum(n * spec.cpi.get(cls, spec.cpi["alu"]) for cls, n in mix.items()))
             for r in op.results:
                 ready[r] = done
             chain = max(chain, done)
-            issued += c[1]
+            issued += sum(mix.values())
     flush()
     return total
 
