@@ -109,6 +109,13 @@ class GpuSpec:
 #   lsu   load/store unit: global, shared and local accesses, shuffles, ldmatrix
 LANE_CLASSES = ("fp32", "fp16", "fp64", "sfu", "int", "lsu")
 
+# What ptxas makes of `cvt.rna.tf32.f32` for sm_80 and sm_90 (read back with
+# `cuobjdump -sass`): FSETP testing |x| < inf (the FMA pipe) and a predicated IADD of
+# half a tf32 ulp (the integer pipe). Where the result is stored a LOP3 also clears the
+# 13 low bits; an mma operand keeps them, the tensor cores ignoring them. The
+# conversion unit (SFU rate) is not involved. Both models count the mma-operand form.
+TF32_ROUNDING: Mapping[str, int] = MappingProxyType({"fp32": 1, "int": 1})
+
 
 def _rates(fp32: int, fp16: int, fp64: int, sfu: int = 16, int_: int = 64, lsu: int = 32) -> Mapping[str, int]:
     return MappingProxyType({"fp32": fp32, "fp16": fp16, "fp64": fp64, "sfu": sfu, "int": int_, "lsu": lsu})

@@ -41,7 +41,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from fsir.codegen.kernel_time import Launch, compute_time, memory_time
 from fsir.codegen.summary import Summary
 from fsir.dialects import gpu
-from fsir.gpuspec import GpuSpec
+from fsir.gpuspec import TF32_ROUNDING, GpuSpec
 
 # Registers ptxas keeps besides the kernel's values (parameter pointers it converts,
 # address temporaries, the stack pointer). Calibrated against `ptxas -v` on the
@@ -358,6 +358,8 @@ def _classify(op: Operation) -> tuple[str, int] | None:
     return None
 
 
+# A rounding to tf32 (`gpu.round_tf32`): the machine instructions ptxas makes of it.
+TF32_ROUNDING_MIX: dict[str, int] = {{"fp32": "alu", "int": "int"}[lane]: n for lane, n in TF32_ROUNDING.items()}
 _LANE_TO_CLASS = {"fp32": "alu", "fp16": "alu", "fp64": "alu", "sfu": "sfu", "int": "int", "lsu": "smem",
                   "tensor": "tensor"}
 _ELEMENT_NAMES = {Float16Type: "f16", BFloat16Type: "bf16", Float32Type: "f32", Float64Type: "f64"}
@@ -377,7 +379,7 @@ def _mix(op: Operation) -> dict[str, int] | None:
     """Instructions of one op by class (None: it costs none). A math function costs
     the instructions of the sequence the PTX printer emits for it (`printed_mix`)."""
     if isinstance(op, gpu.RoundTf32Op):
-        return {"sfu": 1}  # a conversion (cvt.rna), at the SFU's rate
+        return TF32_ROUNDING_MIX
     if op.name.startswith("math.") and op.results and not _integer_result(op):
         element = _ELEMENT_NAMES.get(type(op.results[0].type))
         if element is not None:

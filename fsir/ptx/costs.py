@@ -6,7 +6,7 @@ A math function is a sequence of instructions (fsir/ptx/math_ops.py gives each);
 latency-evaluator charges an op what its sequence issues rather than a figure of its
 own, so the two cannot drift apart. The sequence is printed once per op and element
 type in a one-op kernel and its instructions are classed as the simulator classes
-executed ones (`fsir.sim.classes.classify`); a branchy sequence counts both sides.
+executed ones (`fsir.sim.classes.expansion`); a branchy sequence counts both sides.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def _kernel(op_name: str | None, t: Attribute, operands: int) -> gpu.FuncOp:
 
 
 def _count(text: str) -> Counter[str]:
-    from fsir.sim.classes import CLASS_FIELDS, classify
+    from fsir.sim.classes import CLASS_FIELDS, expansion
 
     counts: Counter[str] = Counter()
     for line in text.splitlines():
@@ -61,7 +61,8 @@ def _count(text: str) -> Counter[str]:
             continue
         words = line.split()
         opcode = words[1] if words[0].startswith("@") else words[0]
-        counts[CLASS_FIELDS[classify(opcode.rstrip(";"))].removesuffix("_instructions")] += 1
+        for cls, n in expansion(opcode.rstrip(";")):
+            counts[CLASS_FIELDS[cls].removesuffix("_instructions")] += n
     return counts
 
 

@@ -12,6 +12,11 @@ each instruction runs on (`fsir.gpuspec.LANE_CLASSES`):
   int                  everything else: integer and logic arithmetic, moves and selects
                        (of any type), branches, barriers
 
+A PTX instruction counts once, on its pipe, except where ptxas makes several machine
+instructions of it on other pipes (`EXPANSIONS`: a rounding to tf32 is a float compare
+and two integer instructions, `fsir.gpuspec.TF32_ROUNDING`); the class counters then sum
+to more than `instructions`.
+
 `fma_instructions` counts the floating-point fma/mad among them (two FLOPs each).
 """
 
@@ -20,6 +25,7 @@ from __future__ import annotations
 import re
 from weakref import WeakKeyDictionary
 
+from fsir.gpuspec import TF32_ROUNDING
 from fsir.sim.stats import LaunchStats
 
 CLASS_FIELDS = ("fp32_instructions", "fp16_instructions", "fp64_instructions", "sfu_instructions",
@@ -53,6 +59,15 @@ def classify(opcode: str) -> int:
     return floats[0] if floats else INT
 
 
+def expansion(opcode: str) -> tuple[tuple[int, int], ...]:
+    """(class, machine instructions) of one PTX opcode: `classify`'s class once, or the
+    pipes ptxas spreads it over."""
+    parts = opcode.split(".")
+    if parts[0] == "cvt" and "tf32" in parts[1:]:
+        return tuple((CLASS_FIELDS.index(f"{cls}_instructions"), n) for cls, n in TF32_ROUNDING.items())
+    return ((classify(opcode), 1),)
+
+
 def mma_fmas(opcode: str) -> tuple[str, int] | None:
     """(precision, multiply-adds per warp) of an mma opcode; None for other opcodes."""
     parts = opcode.split(".")
@@ -73,13 +88,15 @@ def add_class_counts(stats: LaunchStats, layout, lanes: list[int]) -> None:
     """Add `lanes[pc]` (lanes that executed instruction pc) to `stats` by class."""
     classes = _CLASSES.get(layout)
     if classes is None:
-        classes = _CLASSES[layout] = [classify(i.opcode) for i in layout.instrs]
+        classes = _CLASSES[layout] = [expansion(i.opcode) for i in layout.instrs]
     totals = [0] * len(CLASS_FIELDS)
     tf32 = fmas = 0
     for pc, n in enumerate(lanes):
         if n:
-            c = classes[pc]
-            totals[c] += n
+            spread = classes[pc]
+            for c, times in spread:
+                totals[c] += n * times
+            c = spread[0][0]
             if c in (FP32, FP16, FP64) and layout.instrs[pc].opcode.startswith(("fma.", "mad.")):
                 fmas += n
             elif c == TENSOR:

@@ -33,7 +33,8 @@ class LaunchStats:
     mma_instructions: int = 0  # warp-level mma.sync instructions
     tensor_flops: int = 0  # 2*m*n*k per warp-level mma.sync (the tensor cores' multiply-adds, counted twice)
     # Thread-instructions by the pipe they run on (fsir/sim/classes.py; they sum to
-    # `instructions`), for the throughput model (fsir/codegen/kernel_time.py).
+    # `instructions` plus the extra machine instructions of a rounding to tf32, which
+    # ptxas spreads over two pipes), for the throughput model (fsir/codegen/kernel_time.py).
     fp32_instructions: int = 0
     fp16_instructions: int = 0
     fp64_instructions: int = 0

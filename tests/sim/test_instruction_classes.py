@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from fsir.sim import run_ptx
-from fsir.sim.classes import CLASS_FIELDS, classify, mma_fmas
+from fsir.sim.classes import CLASS_FIELDS, classify, expansion, mma_fmas
 
 # y[i] = exp2(x[i] * x[i] + 1) for i < n, with a divergent early exit.
 PTX = """
@@ -64,6 +64,20 @@ def test_class_counters_partition_the_instructions():
 ])
 def test_classify(opcode, field):
     assert CLASS_FIELDS[classify(opcode)] == field
+
+
+def test_a_rounding_to_tf32_is_counted_as_ptxas_compiles_it():
+    """cvt.rna.tf32.f32 is an FSETP and an IADD in SASS (fsir.gpuspec.TF32_ROUNDING), not
+    a conversion at the SFU's rate: one PTX instruction, two machine instructions."""
+    text = PTX.replace("ex2.approx.f32 %f3, %f2;", "cvt.rna.tf32.f32 %r3, %f2;\n  mov.b32 %f3, %r3;")
+    x = np.linspace(-1, 1, 64, dtype=np.float32)
+    y = np.zeros(64, np.float32)
+    st = run_ptx(text, "k", (1,), (64,), [x, y, np.uint32(40)])
+    assert st.sfu_instructions == 0
+    assert st.fp32_instructions == 40 + 40  # the fma and the rounding's compare
+    assert sum(getattr(st, f) for f in CLASS_FIELDS) == st.instructions + 40  # its second instruction
+    assert expansion("cvt.rna.tf32.f32") == ((CLASS_FIELDS.index("fp32_instructions"), 1),
+                                              (CLASS_FIELDS.index("int_instructions"), 1))
 
 
 def test_mma_multiply_adds():

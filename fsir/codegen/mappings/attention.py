@@ -54,6 +54,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from fsir.codegen.latency import TF32_ROUNDING_MIX
 from fsir.codegen.mappings.base import FusionContext, GroupSpec, Mapping, op_error
 from fsir.codegen.mappings.gemm import GemmMapping
 from fsir.codegen.mappings.gemm_tc import mma_step_cycles
@@ -741,8 +742,9 @@ def mma_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: Gp
     held, per 8 keys a K fragment and an mma, the score chain and two exponentials per
     accumulator, the quad's max (2 shuffles a row), the P fragments converted from the
     accumulators, the V fragments and the P·V mmas; at the end the quad's sums, the
-    divisions and stores. Index arithmetic and the operands' packing are `int`, the
-    roundings to tf32, f16 and bf16 conversions (`sfu`), the softmax's arithmetic `alu`."""
+    divisions and stores. Index arithmetic and the operands' packing are `int`, f16 and
+    bf16 conversions `sfu`, roundings to tf32 `TF32_ROUNDING_MIX`, the softmax's
+    arithmetic `alu`."""
     bq, bk = p.block_q, p.block_k
     _, sk, dk, dv = m.sizes
     threads = p.threads
@@ -763,7 +765,9 @@ def mma_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: Gp
         """Making `regs` operand registers from f32 values: a tf32 rounding each, or two
         conversions to f16 / bf16, their widenings to 32 bits (conversions too) and the
         moves, shift and or packing them (`operand_registers`)."""
-        return Counter({"sfu": regs}) if tf32 else Counter({"sfu": 4 * regs, "int": 4 * regs})
+        if tf32:
+            return Counter({cls: n * regs for cls, n in TF32_ROUNDING_MIX.items()})
+        return Counter({"sfu": 4 * regs, "int": 4 * regs})
 
     tile: Counter[str] = Counter()
     valid = sk / (tiles * bk)  # of the staged keys: the rest are zeros, not loaded
@@ -776,7 +780,7 @@ def mma_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: Gp
     tile["tensor"] += nt * ks + kc * dt
     tile["int"] += 6 * (per_k + per_v) + 2 * frag_loads + (0 if held else 3 * ks) + 4
     if tf32:  # K and V rounded when staged; their fragments' registers are their bits
-        tile["sfu"] += per_k + per_v
+        tile.update({cls: n * (per_k + per_v) for cls, n in TF32_ROUNDING_MIX.items()})
     else:
         tile.update(operand_regs(b_regs))
     tile.update(operand_regs(4 * kc + (0 if held else 4 * ks)))

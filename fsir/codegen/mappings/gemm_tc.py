@@ -15,7 +15,7 @@ from collections import Counter
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type
 from xdsl.ir import Operation, SSAValue
 
-from fsir.codegen.latency import UNKNOWN_TRIP_COUNT
+from fsir.codegen.latency import TF32_ROUNDING_MIX, UNKNOWN_TRIP_COUNT
 from fsir.codegen.mappings.prologue import NO_PROLOGUE, prologue_loads
 from fsir.codegen.summary import (
     Summary,
@@ -143,10 +143,10 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
     mmas = (wm // 16) * (wn // 8) * (2 if p.math == GemmMath.TF32 else 1)
     if p.math == GemmMath.TF32:
         # A: an ldmatrix per 8-deep half of a 16-row piece; B: one per 8-column tile;
-        # each register rounded (a conversion: the SFU's rate)
+        # each register rounded
         a_elements, b_elements = (wm // 16) * 8, (wn // 8) * 4
         step["smem"] += pieces * ((wm // 16) * 2 + wn // 8)
-        step["sfu"] += pieces * (a_elements + b_elements)
+        step.update({cls: n * pieces * (a_elements + b_elements) for cls, n in TF32_ROUNDING_MIX.items()})
     else:
         step["smem"] += pieces * (wm // 16 + wn // 16)
         step["int"] += pieces * 4 * (wm // 16 + wn // 16)
