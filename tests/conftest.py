@@ -1,7 +1,7 @@
 """pytest options shared by the suites."""
 
 RANDOM_GRAPHS = 200  # tests/pipeline/test_pipeline_fuzz.py: random graphs per run
-MUTANTS = 2000  # tests/fuzz/test_mutation_fuzz.py: mutants of the examples per run
+MUTANTS = 1000  # tests/fuzz/test_mutation_fuzz.py: mutants of the examples per run (CI; --fuzz-count for more)
 MUTANT_BATCH = 100  # mutants per test item (items spread over xdist workers)
 
 
@@ -13,6 +13,28 @@ def pytest_addoption(parser):
     )
     parser.addoption("--fuzz-seed", type=int, default=0,
                      help="first seed of the random graphs and of the mutants (default 0)")
+    parser.addoption(
+        "--full", action="store_true",
+        help="also run the tests marked `full` (deselected by default, minutes each): the full-size "
+             "BERT layer (examples/bert_layer.mlir, B=2 S=128 H=768) on the simulator; CI runs the same "
+             "checks on the BERT layer at B=2 S=16 H=64. `pytest --full` runs everything, "
+             "`pytest --full -m full` only these",
+    )
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "full: minutes-long case of a check CI runs on smaller inputs; runs only with --full")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--full"):
+        return
+    # deselected, not skipped: the summary line counts them as "deselected"
+    deselected = [item for item in items if item.get_closest_marker("full")]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = [item for item in items if not item.get_closest_marker("full")]
 
 
 def pytest_generate_tests(metafunc):

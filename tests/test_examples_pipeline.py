@@ -1,7 +1,8 @@
 """Every example (hand-written .mlir, JAX-dumped .hlo, PyTorch-exported .onnx) compiles
 under every fusion mode, its PTX assembles with ptxas for sm_80 and sm_90, and it runs
-on the simulator within tolerance of the reference interpreter (the BERT-sized models
-run in the default stitch mode only, to keep the suite fast)."""
+on the simulator within tolerance of the reference interpreter (the BERT-shaped models
+run in the default stitch mode only, to keep the suite fast; the full-size BERT layer,
+`bert_layer.mlir`, takes minutes on the simulator and runs there with `--full`)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from fsir.testing.pipeline import assemble_all
 
 MODELS = sorted(p for p in EXAMPLES.rglob("*") if p.suffix in (".mlir", ".hlo", ".onnx"))
 BIG = ("bert",)  # simulated in stitch mode only
+FULL_SIZE = ("bert_layer.mlir",)  # simulated only with --full (B=2, S=128, H=768: minutes)
 MODES = ("stitch", "xla", "none")
 
 
@@ -38,11 +40,23 @@ def loaded():
     return get
 
 
+@pytest.fixture(scope="module")
+def lowered(loaded):
+    """Each (model, mode) is lowered once per worker: assembling and simulating only read it."""
+    cache = {}
+
+    def get(path, mode):
+        if (path, mode) not in cache:
+            cache[path, mode] = lower(loaded(path), PipelineOptions(fusion=mode))
+        return cache[path, mode]
+
+    return get
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("path", MODELS, ids=_id)
-def test_example_assembles(path, mode, loaded):
-    lowered = lower(loaded(path), PipelineOptions(fusion=mode))
-    assemble_all(lowered)
+def test_example_assembles(path, mode, lowered):
+    assemble_all(lowered(path, mode))
 
 
 def _has_f32_dot(path: Path) -> bool:
@@ -63,17 +77,20 @@ def test_example_assembles_under_tf32(path, loaded):
     assemble_all(lower(loaded(path), PipelineOptions(fusion="stitch", gpu="A100", precision="tf32")))
 
 
-CASES = [(p, m) for p in MODELS for m in MODES if m == "stitch" or not any(b in p.name for b in BIG)]
+CASES = [
+    pytest.param(p, m, id=f"{_id(p)}-{m}", marks=[pytest.mark.full] if p.name in FULL_SIZE else [])
+    for p in MODELS for m in MODES if m == "stitch" or not any(b in p.name for b in BIG)
+]
 
 
-@pytest.mark.parametrize("path, mode", CASES, ids=[f"{_id(p)}-{m}" for p, m in CASES])
-def test_example_runs_on_simulator(path, mode, loaded):
+@pytest.mark.parametrize("path, mode", CASES)
+def test_example_runs_on_simulator(path, mode, loaded, lowered):
     module = loaded(path)
     f = find_function(module)
     inputs = random_inputs(f, 0)
     want = run_function(f, inputs)
     exact = run_function_float64(f, inputs)
-    got, stats = execute(lower(module, PipelineOptions(fusion=mode)), inputs)
+    got, stats = execute(lowered(path, mode), inputs)
     assert stats.launches >= 1
     for i, (g, w, e) in enumerate(zip(got, want, exact)):
         c = compare(g, w, exact=e)

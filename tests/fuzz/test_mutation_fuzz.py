@@ -5,7 +5,7 @@ ones. Each must either run (exit 0; with --check, its outputs match the referenc
 refused with exit 1 and a located `file:line:col: error:` message: no traceback, no internal
 error (exit 3), no wrong result (exit 2).
 
-2,000 mutants per run by default (seeds 0..1999, in batches of 100);
+1,000 mutants per run by default (seeds 0..999, in batches of 100);
 `pytest tests/fuzz --fuzz-count 20000 --fuzz-seed 5000` runs more. A failing seed is
 reproduced by `.venv/bin/python tests/fuzz/mutants.py --seed N`.
 """
