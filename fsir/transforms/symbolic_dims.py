@@ -20,6 +20,7 @@ of ops again.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -164,9 +165,18 @@ class MonoDims(DimBuilder[Mono]):
 
     def opaque(self, kind: str, *xs: Mono | int) -> Mono:
         # one symbol per distinct expression, named as a symbol must be (`#graph.dims`
-        # holds names and products, not expressions)
+        # holds names and products, not expressions); the name is a digest of the
+        # expression rather than a count, since expressions of sizes not yet known
+        # equal (an earlier round's) would shift a count: the pass run again on its
+        # own output must write the same names
         text = f"{kind}({', '.join(str(self.lift(x)) for x in xs)})"
-        return self.t.symbol(self.t.opaque.setdefault(text, f"_{kind}{len(self.t.opaque)}"))
+        name = self.t.opaque.get(text)
+        if name is None:
+            taken = set(self.t.opaque.values())
+            digest = hashlib.sha1(text.encode()).hexdigest()
+            name = next(c for n in range(6, len(digest) + 1) if (c := f"_{kind}_{digest[:n]}") not in taken)
+            self.t.opaque[text] = name
+        return self.t.symbol(name)
 
     def add(self, a, b):
         a, b = self.lift(a), self.lift(b)
