@@ -358,10 +358,11 @@ def _classify(op: Operation) -> tuple[str, int] | None:
     return None
 
 
-# A rounding to tf32 (`gpu.round_tf32`): the machine instructions ptxas makes of it.
-TF32_ROUNDING_MIX: dict[str, int] = {{"fp32": "alu", "int": "int"}[lane]: n for lane, n in TF32_ROUNDING.items()}
+# The evaluator's class of the instructions of a lane class (`LANE_CLASS` maps back).
 _LANE_TO_CLASS = {"fp32": "alu", "fp16": "alu", "fp64": "alu", "sfu": "sfu", "int": "int", "lsu": "smem",
                   "tensor": "tensor"}
+# A rounding to tf32 (`gpu.round_tf32`): the machine instructions ptxas makes of it.
+TF32_ROUNDING_MIX: dict[str, int] = {_LANE_TO_CLASS[lane]: n for lane, n in TF32_ROUNDING.items()}
 _ELEMENT_NAMES = {Float16Type: "f16", BFloat16Type: "bf16", Float32Type: "f32", Float64Type: "f64"}
 
 

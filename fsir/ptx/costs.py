@@ -1,6 +1,6 @@
 """The instructions the PTX printer emits for one op, by the pipe each runs on.
 
-    printed_mix("math.erf", "f32")   # {"fp32": 21, "int": 5, "sfu": 3}
+    printed_mix("math.erf", "f32")   # {"fp32": 28, "int": 11, "sfu": 4}
 
 A math function is a sequence of instructions (fsir/ptx/math_ops.py gives each); the
 latency-evaluator charges an op what its sequence issues rather than a figure of its
@@ -82,4 +82,3 @@ def printed_mix(op_name: str, element: str, operands: int = 1) -> Mapping[str, i
     without = _count(KernelEmitter(_kernel(None, t, operands), LOWERINGS).emit())
     with_op.subtract(without)
     return MappingProxyType({cls: n for cls, n in with_op.items() if n > 0})
-
