@@ -9,8 +9,9 @@ Measured on the simulator (loads+stores / distinct bytes, MB): stitch 12 launche
 
 That simulator run takes minutes at full size, so CI checks the accounting on the
 same layer at B=2 S=16 H=64 (examples/hlo/bert_layer*.hlo, dumped from JAX before
-and after XLA's optimizations; their weights are arguments, as in bert_layer.mlir)
-and the full-size run is a `full` case (`pytest --full`).
+and after XLA's optimizations; their weights are arguments, as in bert_layer.mlir, and
+examples/onnx/bert_layer.onnx, whose weights are initializers) and the full-size run is
+a `full` case (`pytest --full`).
 """
 
 
@@ -47,6 +48,8 @@ def test_stitch_beats_xla_beats_none():
 @pytest.mark.parametrize("path", [
     pytest.param(EXAMPLES / "hlo" / "bert_layer.hlo", id="hlo-small"),
     pytest.param(EXAMPLES / "hlo" / "bert_layer.opt.hlo", id="hlo-opt-small"),
+    # its weights are initializers: constant tables the kernels read (`constant_table_bytes`)
+    pytest.param(EXAMPLES / "onnx" / "bert_layer.onnx", id="onnx-small"),
     pytest.param(BERT, id="full-size", marks=pytest.mark.full),
 ])
 def test_stitch_plan_on_the_simulator_matches_its_accounting(path):

@@ -56,7 +56,7 @@ from fsir.errors import UserError
 from fsir.gpuspec import GpuSpec, gpu_spec
 from fsir.ir import location_of
 from fsir.lowering.emit import elem_type
-from fsir.lowering.kernels import KernelInterface, KernelLowering, lower
+from fsir.lowering.kernels import KernelInterface, KernelLowering, lower, non_splat_constants
 from fsir.lowering.scalar import Index, compute_type
 from fsir.lowering.shapes import ShapeCalc
 
@@ -255,6 +255,13 @@ class FusionContext:
                      [r.type for r in self.fusion.results], Region(body),
                      cost=self.cost(grid, block, shared))
         k.location = self.fusion.location
+        tables = constant_table_bytes(k)
+        if tables and k.cost is not None and "global_bytes" in k.cost.data:
+            cost = dict(k.cost.data)
+            total = cost["global_bytes"]
+            assert isinstance(total, IntegerAttr)
+            cost["global_bytes"] = IntegerAttr(total.value.data + tables, i64)
+            k.cost = DictionaryAttr(cost)
         return k
 
     def cost(self, grid, block, shared: list[SharedOp]) -> dict[str, Attribute]:
@@ -309,6 +316,16 @@ class _Scored(Generic[C]):
 
     def settle(self, est: Estimate) -> None:
         self.estimate, self.exact = est, True
+
+
+def constant_table_bytes(k: KernelOp) -> int:
+    """Bytes of the constants `k` reads from global memory: its non-splat constants (a
+    model's initializers), which the kernel takes as buffers (`non_splat_constants`)."""
+    total = 0
+    for c in non_splat_constants(k):
+        n = numel(shape_of(c.result.type))
+        total += (n or 0) * element_bytes(elem_type(c.result))
+    return total
 
 
 class Mapping:
