@@ -13,8 +13,8 @@ each instruction runs on (`fsir.gpuspec.LANE_CLASSES`):
                        (of any type), branches, barriers
 
 A PTX instruction counts once, on its pipe, except where ptxas makes several machine
-instructions of it on other pipes (`EXPANSIONS`: a rounding to tf32 is a float compare
-and two integer instructions, `fsir.gpuspec.TF32_ROUNDING`); the class counters then sum
+instructions of it on other pipes (`expansion`: a rounding to tf32 is a float compare
+and an integer add, `fsir.gpuspec.TF32_ROUNDING`); the class counters then sum
 to more than `instructions`.
 
 `fma_instructions` counts the floating-point fma/mad among them (two FLOPs each).

@@ -251,22 +251,20 @@ class FusionContext:
                 produced[v] = r
                 r.name_hint = v.name_hint
         body.add_op(YieldOp([produced[v] if v in produced else env[v] for v in self.yields]))
+        return self.kernel_of(params, grid, block, body, shared)
+
+    def kernel_of(self, params, grid, block, body: Block, shared: list[SharedOp]) -> KernelOp:
+        """The fusion's schedule.kernel with body `body`, its location and its cost."""
         k = KernelOp(self.name, params, grid, block, list(self.fusion.operands),
-                     [r.type for r in self.fusion.results], Region(body),
-                     cost=self.cost(grid, block, shared))
+                     [r.type for r in self.fusion.results], Region(body))
         k.location = self.fusion.location
-        tables = constant_table_bytes(k)
-        if tables and k.cost is not None and "global_bytes" in k.cost.data:
-            cost = dict(k.cost.data)
-            total = cost["global_bytes"]
-            assert isinstance(total, IntegerAttr)
-            cost["global_bytes"] = IntegerAttr(total.value.data + tables, i64)
-            k.cost = DictionaryAttr(cost)
+        k.cost = DictionaryAttr(self.cost(grid, block, shared, constant_table_bytes(k)))
         return k
 
-    def cost(self, grid, block, shared: list[SharedOp]) -> dict[str, Attribute]:
-        """What the launch and the tensors say statically (`Mapping.choose` adds the
-        latency-evaluator's figures)."""
+    def cost(self, grid, block, shared: list[SharedOp], tables: int = 0) -> dict[str, Attribute]:
+        """What the launch and the tensors say statically, with `tables` bytes of
+        constants the kernel reads (`Mapping.choose` adds the latency-evaluator's
+        figures)."""
         out: dict[str, Attribute] = {}
         if DYNAMIC not in grid:
             threads = math.prod(grid) * math.prod(block)
@@ -275,7 +273,7 @@ class FusionContext:
         sizes = [numel(shape_of(v.type)) for v in tensors]
         if None not in sizes:
             total = sum(s * element_bytes(elem_type(v)) for s, v in zip(sizes, tensors) if s is not None)
-            out["global_bytes"] = IntegerAttr(total, i64)
+            out["global_bytes"] = IntegerAttr(total + tables, i64)
         out["smem_bytes"] = IntegerAttr(sum(s.bytes for s in shared), i64)
         return out
 

@@ -327,10 +327,7 @@ class ColumnsMapping(Mapping):
         assert list(ctx.yields) == [s.concat.result], "a column set's fusion yields its concat"
         body.add_op(YieldOp([root.results[0]]))
         block = (THREADS, 1, 1)
-        k = KernelOp(ctx.name, params, grid, block, list(ctx.fusion.operands),
-                     [r.type for r in ctx.fusion.results], Region(body), cost=ctx.cost(grid, block, []))
-        k.location = ctx.fusion.location
-        return k
+        return ctx.kernel_of(params, grid, block, body, [])
 
     def summarize(self, k: KernelOp, spec: GpuSpec) -> Summary:
         """The average thread: each operand's thread (`column_summary`; a copy loads and
