@@ -19,6 +19,11 @@ from fsir.errors import UserError
 KB = 1024
 MB = 1024 * 1024
 
+# Bytes of static .shared arrays one kernel may declare: ptxas refuses more ("uses too
+# much shared data"). Beyond it shared memory is dynamic: the module's `.extern .shared`
+# array, sized by the launch (and opted in to above 48 KB by the CUDA driver).
+STATIC_SHARED_LIMIT = 48 * KB
+
 # Cycles per instruction by instruction class, for the latency-evaluator (§4.3:
 # L_warp = N_instruction x CPI). Dependent-issue latencies from the microbenchmark
 # papers the FusionStitching paper cites (Jia et al., "Dissecting the NVIDIA Volta /

@@ -3,7 +3,8 @@ lowering shares.
 
 The kernel takes flat 1-D global buffers `memref<?xT>` (inputs, outputs, then non-splat
 constants) and one `index` argument per dynamic dim of its inputs; shared buffers are
-workgroup attributions. `KernelLowering` sets up that interface, the index and scalar
+workgroup attributions, or views of dynamic shared memory when they exceed what static
+arrays may hold (`shared_layout`). `KernelLowering` sets up that interface, the index and scalar
 builders and the element emitter; each mapping's subclass writes the body
 (`fsir/lowering/loop.py`, `rows.py`, `gemm.py`), reached from the mapping object
 (`fsir.codegen.mappings`). `lower` then hoists and shares computation (§4.5) and
@@ -15,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Set
 from dataclasses import dataclass, field
 
+from xdsl.dialects import memref
 from xdsl.dialects.builtin import IndexType, MemRefType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
@@ -22,6 +24,7 @@ from fsir.dialects import gpu, graph
 from fsir.dialects.graph import DYN, shape_of
 from fsir.dialects.schedule import KernelOp, inner_value
 from fsir.errors import UserError
+from fsir.gpuspec import STATIC_SHARED_LIMIT
 from fsir.ir import location_of
 from fsir.lowering.emit import ElementEmitter, elem_type, splat_value
 from fsir.lowering.scalar import Cursor, Index, IndexBuilder, ScalarBuilder
@@ -57,6 +60,22 @@ def dim_classes(k: KernelOp) -> dict[tuple[int, int], tuple[int, int]]:
     return kernel_dim_classes(k)
 
 
+SHARED_ALIGN = 16  # a cp.async chunk, an ldmatrix row
+
+
+def shared_layout(k: KernelOp) -> tuple[dict[str, int], int]:
+    """Where `k`'s shared buffers lie in dynamic shared memory: each buffer's byte
+    offset (16-byte aligned) and the bytes the launch provides; ({}, 0) when they fit
+    the static `.shared` arrays ptxas accepts (`STATIC_SHARED_LIMIT`), which they
+    then are."""
+    offsets: dict[str, int] = {}
+    end = 0
+    for name, buf in k.shared_buffers().items():
+        offsets[name] = end
+        end += -(-buf.bytes // SHARED_ALIGN) * SHARED_ALIGN
+    return (offsets, end) if end > STATIC_SHARED_LIMIT else ({}, 0)
+
+
 def non_splat_constants(k: KernelOp) -> list[graph.ConstantOp]:
     out = []
     for g in k.groups():
@@ -80,13 +99,15 @@ class KernelLowering:
                      + [flat_memref(elem_type(c.result)) for c in self.constants] + [IndexType()] * len(self.dynamic)
                      + self.extra_argument_types())
         shared = list(k.shared_buffers().values())
+        offsets, dynamic_bytes = shared_layout(k)
         _, block = k.launch()
         self.block_size = block[0]
         # `vector_width` V: a thread takes V consecutive elements of the innermost
         # dimension where it took one; the vectorizer merges their loads and stores.
         self.vector = k.params.vector_width
         self.func = gpu.FuncOp(k.sym_name.data, (arg_types, []), kernel=True,
-                               workgroup=[s.buffer_type for s in shared], known_block_size=list(block))
+                               workgroup=[] if dynamic_bytes else [s.buffer_type for s in shared],
+                               known_block_size=list(block))
         self.func.location = k.location
         body = self.func.body.blocks[0]
         n_in, n_out, n_c = len(operands), len(results), len(self.constants)
@@ -96,10 +117,15 @@ class KernelLowering:
         for a, v in zip(args[n_in:], results):
             a.name_hint = (v.name_hint or "out")
         self.out_buffers = args[n_in:n_in + n_out]
-        self.smem = dict(zip([s.sym_name.data for s in shared], args[len(arg_types):]))
         self.cursor = Cursor(body)
         self.ib = IndexBuilder(self.cursor)
         self.sb = ScalarBuilder(self.cursor)
+        if dynamic_bytes:
+            dyn = self.cursor.value(gpu.DynamicSharedMemoryOp())
+            self.smem = {s.sym_name.data: self.cursor.value(memref.ViewOp(
+                dyn, self.ib.const(offsets[s.sym_name.data]), [], s.buffer_type)) for s in shared}
+        else:
+            self.smem = dict(zip([s.sym_name.data for s in shared], args[len(arg_types):]))
         known: dict[SSAValue, list[Index]] = {}
         dyn_args = args[n_in + n_out + n_c:n_in + n_out + n_c + len(self.dynamic)]
         self.extra_args = args[n_in + n_out + n_c + len(self.dynamic):len(arg_types)]

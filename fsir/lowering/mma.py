@@ -25,7 +25,8 @@ Staging: an operand that is a kernel input whose rows are whole 16-byte chunks (
 N, a static multiple of 8 halves or 4 floats) is copied with `cp.async.cg` 16 bytes at
 a time (tf32's transposed B by 4-byte `cp.async.ca`s, `b_element_position`),
 zero-filled (src-size 0) where a chunk lies outside the operand, in a ring of
-2-4 stages (as many as fit 48 KB of static shared arrays, `pipeline_stages`): the
+2-4 stages (as many as fit 48 KB, and at least two, `pipeline_stages`; tiles beyond
+the 48 KB of static arrays are dynamic shared memory, `shared_layout`): the
 copies of the first stages - 1 steps are committed before the k-loop; step s waits
 until at most stages - 2 groups are pending (`cp.async.wait_group stages-2`: its
 own group has landed), and one barrier both publishes its tiles and ends every

@@ -54,7 +54,7 @@ from fsir.dialects.graph import DYN, shape_of
 from fsir.dialects.schedule import DYNAMIC, KernelOp, StageOp, TileDepOp
 from fsir.errors import UserError
 from fsir.ir import location_of
-from fsir.lowering.kernels import dim_classes, erase_unused_arith, extra_arguments
+from fsir.lowering.kernels import dim_classes, erase_unused_arith, extra_arguments, shared_layout
 from fsir.lowering.param_table import host_arguments, is_tabled
 from fsir.lowering.scalar import Cursor, Index, IndexBuilder
 from fsir.lowering.shapes import DimChecks, ShapeCalc, bind_declared_dims
@@ -175,7 +175,9 @@ class HostLowering:
             args += self.sync.host_arguments(name, self.cursor, self.ib, self.flat)
             if self.sync.stages[name].wait_kernel is not None:
                 self.wait_kernel(k)
-        launch = gpu.LaunchFuncOp(SymbolRefAttr(GPU_MODULE, [name]), grid_values, block_values, args)
+        _, dynamic_smem = shared_layout(k)
+        smem = self.cursor.value(arith.ConstantOp(IntegerAttr(dynamic_smem, i32))) if dynamic_smem else None
+        launch = gpu.LaunchFuncOp(SymbolRefAttr(GPU_MODULE, [name]), grid_values, block_values, args, smem)
         launch.location = k.location
         if staged:
             launch.attributes[gpu.STAGE_ATTR] = self.sync.stage_attr(name)

@@ -10,6 +10,7 @@ from collections import OrderedDict
 import numpy as np
 
 from fsir.errors import SimulatorError
+from fsir.gpuspec import STATIC_SHARED_LIMIT
 from fsir.sim.decoder import NP, DecodeError, Decoder
 from fsir.sim.inline import InlineError, has_calls, inline_calls
 from fsir.sim.memory import (
@@ -36,10 +37,6 @@ from fsir.sim.parser import (
     parse_ptx,
     type_size,
 )
-
-# Bytes of static .shared arrays a kernel may declare: ptxas refuses more ("uses too much
-# shared data"); larger tiles need dynamic shared memory and the launch's opt-in.
-STATIC_SHARED_LIMIT = 48 * 1024
 
 
 class KernelLayout:

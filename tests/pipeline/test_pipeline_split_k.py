@@ -16,7 +16,9 @@ from contextlib import nullcontext
 
 import numpy as np
 import pytest
+from xdsl.dialects import arith
 
+from fsir.dialects import gpu
 from fsir.dialects.graph import tf32_dots
 from fsir.dialects.schedule import KernelOp
 from fsir.ir import parse_module
@@ -160,6 +162,31 @@ def test_split_tiles_filling_the_static_shared_limit():
     ptx = print_ptx(lower(parse_module(text, "<test>"), options), arch="sm_80")
     sizes = [int(line.rsplit("[", 1)[1].split("]")[0]) for line in ptx.splitlines() if line.strip().startswith(".shared")]
     assert sum(sizes) == 48 * 1024, sizes
+
+
+@pytest.mark.parametrize("gemm", ["128x128x32_64x32_tf32", "128x128x32_64x32_tf32_s2", "256x64x32_64x32_tf32_s2"])
+def test_tiles_beyond_the_static_limit_are_dynamic_shared_memory(gemm):
+    """Two tf32 stages of 128x128x32 (64 KB) or 256x64x32 (80 KB) tiles are more than
+    static arrays may hold: they are views of the launch's dynamic shared memory, the
+    split slices' ticket keeps a static word of its own, and the kernel runs under
+    every dispatch order (the SMs' shared memory counting the launch's bytes) and
+    assembles."""
+    from fsir.ptx import print_ptx
+
+    text = dot(256, 256, 256)
+    run_split(text, gemm, "tf32")
+    options = PipelineOptions(fusion="stitch", gemm=gemm, precision="tf32")
+    lowered = lower(parse_module(text, "<test>"), options)
+    (launch,) = [op for op in lowered.walk() if isinstance(op, gpu.LaunchFuncOp) and "wait" not in str(op.kernel)]
+    size = launch.dynamicSharedMemorySize
+    assert size is not None and isinstance(size.owner, arith.ConstantOp)
+    bm, bn, bk = (int(x) for x in gemm.split("_")[0].split("x"))
+    assert size.owner.value.value.data == 2 * (bm + bn) * bk * 4
+    ptx = print_ptx(lowered, arch="sm_80")
+    static = [line.split()[-1] for line in ptx.splitlines() if line.strip().startswith(".shared")]
+    assert static == ([f"{launch.kernel.nested_references.data[-1].data}_tile0[1];"] if gemm.endswith("_s2")
+                      else []), static
+    assert ".extern .shared .align 16 .b8 __fsir_dynamic_smem[];" in ptx
 
 
 def test_split_result_equals_the_partial_sums_in_k_order():

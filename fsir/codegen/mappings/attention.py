@@ -79,7 +79,7 @@ from fsir.dialects.schedule import (
     Storage,
     inner_value,
 )
-from fsir.gpuspec import GpuSpec
+from fsir.gpuspec import STATIC_SHARED_LIMIT, GpuSpec
 from fsir.lowering.attention import (
     EXP_MIX,
     AttentionLowering,
@@ -110,9 +110,9 @@ MMA_ROWS = AttentionParamsAttr.MMA_ROWS
 # block has, the more rows share each staged K and V tile (64 rows read them a quarter
 # as often as 16). ptxas -v at head dim 64: at most 128 registers, no spill on sm_80 and
 # sm_90 (ptxas holds 4-warp blocks to 128 registers on sm_80); 64-key tiles need 250 for
-# f16 and spill, 128-row blocks need more than the 48 KB of static shared memory.
+# f16 and spill; the tiles stay within static shared arrays (`STATIC_SHARED_LIMIT`), which
+# 128-row blocks exceed.
 MMA_CANDIDATES = ((16, 32), (32, 32), (64, 32))
-STATIC_SMEM = 48 * 1024  # the kernel's tiles are static shared arrays: at most 48 KB a block
 _FLOATS = (Float32Type, Float16Type, BFloat16Type)
 
 
@@ -493,7 +493,7 @@ class AttentionMapping(Mapping):
         configs += [AttentionConfig(q, WARP, r) for q, r in WARP_CANDIDATES if q <= max(covering_q, 4 * r)]
         def fits(c: AttentionConfig) -> bool:
             return 4 * sum(tile_sizes(c.block_q, c.block_k, dk, dv, c.warp_rows, c.mma).values()) \
-                <= min(ctx.spec.smem_per_block, STATIC_SMEM)
+                <= min(ctx.spec.smem_per_block, STATIC_SHARED_LIMIT)
 
         # where the precision allows the tensor cores (f16, bf16; f32 under tf32) they
         # compute, as the gemm mapping's do

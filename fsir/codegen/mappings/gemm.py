@@ -64,7 +64,6 @@ from fsir.codegen.mappings.gemm_tc import (
     tile_bytes,
 )
 from fsir.codegen.mappings.prologue import NO_PROLOGUE, PrologueLoads, prologue_loads
-from fsir.codegen.mappings.row import STATIC_SMEM_LIMIT
 from fsir.codegen.summary import (
     OperandStaging,
     Summary,
@@ -91,7 +90,7 @@ from fsir.dialects.schedule import (
     element_bytes,
 )
 from fsir.errors import UserError
-from fsir.gpuspec import GpuSpec
+from fsir.gpuspec import STATIC_SHARED_LIMIT, GpuSpec
 from fsir.lowering.emit import elem_type
 from fsir.lowering.gemm import (
     GemmLowering,
@@ -232,16 +231,18 @@ def gemm_candidates(m: int, n: int, spec: GpuSpec, vector: bool = False) -> list
 
 
 def block_smem(spec: GpuSpec) -> int:
-    """The shared memory a GEMM block may have: its tiles are static shared arrays."""
-    return min(spec.smem_per_block, STATIC_SMEM_LIMIT)
+    """The shared memory a GEMM block may have on `spec`: tiles beyond the static
+    arrays' limit are dynamic shared memory (`fsir.lowering.kernels.shared_layout`)."""
+    return spec.smem_per_block
 
 
 def tile_stages(config: GemmConfig) -> int:
     """The k-steps a configuration's shared tiles hold: on the tensor cores as many as
-    fit the static shared arrays (`pipeline_stages`), on the FMA pipes 1."""
+    fit the static shared arrays' limit, and at least two (`pipeline_stages`; two
+    stages of a large tile are dynamic shared memory), on the FMA pipes 1."""
     if config.math == GemmMath.FMA:
         return 1
-    return pipeline_stages(config.bm, config.bn, config.bk, config.math, STATIC_SMEM_LIMIT)
+    return pipeline_stages(config.bm, config.bn, config.bk, config.math, STATIC_SHARED_LIMIT)
 
 
 def shared_bytes(config: GemmConfig, acc_bytes: int, vector: bool = False) -> int:
@@ -324,7 +325,7 @@ class GemmMapping(Mapping):
             need = shared_bytes(forced, element_bytes(accumulator_type(dot.result.type.element_type)), True)
             if need > block_smem(spec):
                 raise op_error(dot, f"cannot run as gemm={forced.text()}: its tiles need {need} bytes of "
-                                    f"shared memory, more than a block's static shared arrays have on "
+                                    f"shared memory, more than a block may have on "
                                     f"{spec.name} ({block_smem(spec)})")
         elif math != GemmMath.FMA:
             configs = [c for c in (GemmConfig(*t, math=math) for t in tc_candidates(math))

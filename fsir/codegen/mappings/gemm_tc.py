@@ -46,13 +46,17 @@ TC_CANDIDATES = (
 TC_DYNAMIC_DEFAULT = (64, 64, 32, 32, 32)
 # tf32 also tries a tile twice as tall as wide: its B tile is staged by a 4-byte copy per
 # element (transposed, `fsir/lowering/mma.py`), A's by 16-byte chunks, so a tall tile
-# costs fewer staging instructions per multiply-add. Its 4-byte tiles fill 48 KB of
-# shared memory at half f16's size, so its large tiles are 16 deep and eight warps
-# (two stages of 256 x 128 fill it): a block re-reads its operands from the L2 fewer
-# times for few rows (M = 256: 128 x 128 reads A N/128 times, 256 x 128 reads B once).
-# ptxas -v gives 159 and 246 registers, no spills (a 64 x 64 warp tile in a 128 x 128
-# block of four warps spills).
-TF32_CANDIDATES = ((64, 32, 32, 32, 16), (128, 128, 16, 64, 32), (256, 64, 16, 64, 32), (256, 128, 16, 64, 64))
+# costs fewer staging instructions per multiply-add. Its large tiles have eight warps
+# and re-read their operands from the L2 fewer times for few rows (M = 256: 128 x 128
+# reads A N/128 times, 256 x 128 reads B once). 16 deep, their two stages fit the 48 KB
+# of static shared arrays; 32 deep (half the k-steps, barriers and waits) two stages of
+# 128 x 128 or 256 x 64 take 64 and 80 KB of dynamic shared memory. ptxas -v (sm_80):
+# 159 registers for 128 x 128 x 16, 225 for 128 x 128 x 32, 199 for 256 x 64 x 32, 246
+# for 256 x 128 x 16, no spills (256 x 128 x 32 spills, as does a 64 x 64 warp tile in
+# a 128 x 128 block of four warps).
+TF32_CANDIDATES = ((64, 32, 32, 32, 16),
+                   (128, 128, 16, 64, 32), (256, 64, 16, 64, 32), (256, 128, 16, 64, 64),
+                   (128, 128, 32, 64, 32), (256, 64, 32, 64, 32))
 
 
 def tc_candidates(math: GemmMath) -> tuple[tuple[int, int, int, int, int], ...]:

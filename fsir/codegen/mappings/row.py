@@ -73,7 +73,7 @@ from fsir.dialects.schedule import (
     int_values,
 )
 from fsir.errors import UserError
-from fsir.gpuspec import GpuSpec
+from fsir.gpuspec import STATIC_SHARED_LIMIT, GpuSpec
 from fsir.lowering.emit import elem_type
 from fsir.lowering.rows import RowLowering, group_reduce, row_count
 from fsir.lowering.scalar import Index
@@ -83,7 +83,6 @@ WARP_ROW_LIMIT = 512  # rows up to this length get one warp (BladeDISC's thresho
 COLUMN_SLICES = 8  # threads per row of a column reduction with few rows
 COLUMN_SPLIT_MIN = 64  # ... when its rows are at least this long
 COLUMN_THREAD_ROWS = 8192  # with this many rows a thread per row already fills the GPU
-STATIC_SMEM_LIMIT = 48 * 1024  # bytes of static .shared arrays ptxas accepts per kernel
 SUBROOT_MODES = ("auto", "all", "none")
 
 # Row elements a thread keeps in registers: 8 is where the register estimate still tracks
@@ -751,9 +750,10 @@ class RowKernels:
 
     @property
     def smem_limit(self) -> int:
-        """Shared memory a block may declare: the GPU's, and at most the 48 KB ptxas
-        allows static `.shared` arrays (the PTX printer declares no dynamic ones)."""
-        return min(self.ctx.spec.smem_per_block, STATIC_SMEM_LIMIT)
+        """Shared memory a block may declare: the GPU's, and at most what static
+        `.shared` arrays may hold (row kernels' occupancy was calibrated there; a GEMM's
+        larger tiles are dynamic shared memory, `fsir.lowering.kernels.shared_layout`)."""
+        return min(self.ctx.spec.smem_per_block, STATIC_SHARED_LIMIT)
 
     def row_smem(self, config: RowConfig, layout: RowLayout) -> int:
         return sum(s.bytes for s in self.row_shared(config, layout, self.group_order(config, layout))[0])
