@@ -31,6 +31,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from fsir.ptx import types as T
+from fsir.ptx.divide import constant_divisor, divide
 from fsir.ptx.kernel import KernelEmitter, Lowering, rule, unsupported
 
 # ------------------------------------------------------------------ floats
@@ -266,10 +267,15 @@ def convert_int(e: KernelEmitter, src: str, sw: int, dw: int, signed: bool,
 
 def _int_args(e: KernelEmitter, op: Operation, signed: bool, agnostic: bool = False) -> tuple[int, list[str]]:
     """The operands' registers, 8-bit ones extended as the op reads them (`agnostic`:
-    the op's low 8 bits do not depend on it, as for add or and)."""
+    the op's low 8 bits do not depend on it, as for add or and). A constant second
+    operand of 16 bits or more is an immediate: ptxas strength-reduces a division or
+    remainder by an immediate (a shift, a mask or a multiply-high) where one by a
+    register holding the same constant stays a call to its 64-bit division routine."""
     t = op.operands[0].type
     w = T.int_width(t)
     regs = [e.reg(v) for v in op.operands]
+    if w > 8 and len(regs) == 2:
+        regs[1] = e.operand(op.operands[1])
     if w == 1:
         regs = [convert_int(e, r, 1, 32, signed) for r in regs]
     elif w == 8 and not agnostic:
@@ -319,6 +325,20 @@ def _shift(opcode: str, signed: bool) -> Lowering:
             b = b32
         sfx = f"b{16 if cw <= 16 else cw}" if opcode == "shl" else T.int_suffix(cw, signed)
         _finish_int(e, op, w, lambda d: e.ins(f"{opcode}.{sfx} {d}, {a}, {b}"))
+
+    return lower
+
+
+def _unsigned_div(remainder: bool) -> Lowering:
+    """divui / remui: by a constant as shifts and multiplies (`fsir.ptx.divide`)."""
+    general = int_binop("rem" if remainder else "div", signed=False)
+
+    def lower(e: KernelEmitter, op: Operation) -> None:
+        d = constant_divisor(e, op)
+        if d is None:
+            general(e, op)
+        else:
+            divide(e, op, d, remainder)
 
     return lower
 
@@ -523,9 +543,9 @@ ARITH_LOWERINGS: dict[type[Operation], Lowering] = dict([
     rule(arith.SubiOp, int_binop("sub", pred_op="xor")),
     rule(arith.MuliOp, int_binop("mul.lo", pred_op="and")),
     rule(arith.DivSIOp, int_binop("div", signed=True)),
-    rule(arith.DivUIOp, int_binop("div", signed=False)),
+    rule(arith.DivUIOp, _unsigned_div(remainder=False)),
     rule(arith.RemSIOp, int_binop("rem", signed=True)),
-    rule(arith.RemUIOp, int_binop("rem", signed=False)),
+    rule(arith.RemUIOp, _unsigned_div(remainder=True)),
     rule(arith.FloorDivSIOp, _floor_ceil_div("floor")),
     rule(arith.CeilDivSIOp, _floor_ceil_div("ceil")),
     rule(arith.CeilDivUIOp, _floor_ceil_div("ceilu")),

@@ -14,9 +14,9 @@ builtin.module attributes {gpu.container_module} {
       // CHECK: sub.s32
       // CHECK: mul.lo.s32
       // CHECK: div.s32
-      // CHECK: div.u32
+      // CHECK: mul.hi.u32
       // CHECK: rem.s32
-      // CHECK: rem.u32
+      // CHECK: mul.hi.u32
       %0 = arith.addi %a, %c3 : i32
       %1 = arith.subi %0, %m1 : i32
       %2 = arith.muli %1, %a : i32

@@ -9,7 +9,8 @@ builtin.module attributes {gpu.container_module} {
       %t = gpu.thread_id x
       %c4 = arith.constant 4 : index
       %i = arith.muli %t, %c4 : index
-      // CHECK:      mul.lo.s64 %[[OFF:rd[0-9]+]], %{{rd[0-9]+}}, 4;
+      // CHECK:      mul.lo.s64 %[[I:rd[0-9]+]], %{{rd[0-9]+}}, 4;
+      // CHECK-NEXT: mul.lo.s64 %[[OFF:rd[0-9]+]], %[[I]], 4;
       // CHECK-NEXT: add.s64 %[[P:rd[0-9]+]], %{{rd[0-9]+}}, %[[OFF]];
       // CHECK-NEXT: ld.global.v4.f32 {%[[X:f[0-9]+]], %[[Y:f[0-9]+]], %[[Z:f[0-9]+]], %[[W:f[0-9]+]]}, [%[[P]]];
       %x, %y, %z, %w = gpu.load_vector %a[%i] : memref<?xf32> -> f32, f32, f32, f32

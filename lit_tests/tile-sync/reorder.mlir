@@ -11,7 +11,7 @@
 // at the barrier, then A's element, both to shared memory, then the k-step's barrier.
 // CHECK-LABEL: .visible .entry fig4a_k1(
 // CHECK: ld.global.f32 %[[B:f[0-9]+]], [%{{rd[0-9]+}}];
-// CHECK-NEXT: setp.eq.s64 %[[FIRST:p[0-9]+]], %{{rd[0-9]+}}, %{{rd[0-9]+}};
+// CHECK-NEXT: setp.eq.s64 %[[FIRST:p[0-9]+]], %{{rd[0-9]+}}, 0;
 // CHECK-NEXT: @!%[[FIRST]] bra
 // CHECK: ld.acquire.gpu.global.u32
 // CHECK: bar.sync 0;

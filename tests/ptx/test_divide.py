@@ -1,0 +1,93 @@
+"""Unsigned division and remainder by constants (`fsir/ptx/divide.py`): the magic
+multipliers are exact for every operand of their width, and the printed sequences give
+numpy's quotients and remainders on the simulator and assemble."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from fsir import sim
+from fsir.ptx import print_ptx
+from fsir.ptx.divide import magic
+from fsir.ptx.ptxas import assemble
+from fsir.testing.ptx import parse
+
+WIDTHS = (16, 32, 64)
+
+
+@st.composite
+def divisions(draw):
+    w = draw(st.sampled_from(WIDTHS))
+    d = draw(st.integers(3, (1 << w) - 1).filter(lambda d: d & (d - 1)))
+    n = draw(st.one_of(st.integers(0, (1 << w) - 1), st.sampled_from([(1 << w) - 1, (1 << w) // d * d - 1])))
+    return w, d, n
+
+
+@settings(max_examples=3000, deadline=None)
+@given(divisions())
+@example((64, 7, (1 << 64) - 1))  # a 65-bit multiplier (the add form)
+@example((64, 3, (1 << 64) - 1))
+@example((32, 641, (1 << 32) - 1))
+@example((64, (1 << 63) + 1, (1 << 64) - 1))
+def test_magic_quotient_is_exact(case):
+    w, d, n = case
+    assert magic(d, w).quotient(n, w) == n // d
+
+
+DIVISORS = (2, 3, 7, 12, 32, 641, 768, 3072, 1000003)
+TYPES = {"i64": np.uint64, "i32": np.uint32, "i16": np.uint16}
+
+
+def kernel_text(t: str) -> str:
+    """A kernel writing n / d and n % d for each divisor of `DIVISORS` (i16: those that fit)."""
+    width = int(t[1:])
+    ds = [d for d in DIVISORS if d < 1 << (width - 1)]
+    lines = [f"      %c{d} = arith.constant {d} : {t}" for d in ds]
+    for j, d in enumerate(ds):
+        lines += [f"      %q{d} = arith.divui %n, %c{d} : {t}",
+                  f"      %r{d} = arith.remui %n, %c{d} : {t}",
+                  f"      %jq{d} = arith.constant {2 * j} : index",
+                  f"      %jr{d} = arith.constant {2 * j + 1} : index",
+                  f"      %oq{d} = arith.addi %base, %jq{d} : index",
+                  f"      %or{d} = arith.addi %base, %jr{d} : index",
+                  f"      memref.store %q{d}, %y[%oq{d}] : memref<?x{t}>",
+                  f"      memref.store %r{d}, %y[%or{d}] : memref<?x{t}>"]
+    body = "\n".join(lines)
+    return f"""
+builtin.module attributes {{gpu.container_module}} {{
+  gpu.module @kernels {{
+    gpu.func @k(%x: memref<?x{t}>, %y: memref<?x{t}>) kernel {{
+      %i = gpu.thread_id x
+      %n = memref.load %x[%i] : memref<?x{t}>
+      %per = arith.constant {2 * len(ds)} : index
+      %base = arith.muli %i, %per : index
+{body}
+      gpu.return
+    }}
+  }}
+}}
+"""
+
+
+@pytest.mark.parametrize("t", list(TYPES))
+def test_divisions_by_constants_run_as_numpy_divides(t):
+    dtype = TYPES[t]
+    width = int(t[1:])
+    ds = [d for d in DIVISORS if d < 1 << (width - 1)]
+    top = (1 << width) - 1
+    rng = np.random.default_rng(7)
+    x = np.concatenate([np.array([0, 1, 2, 6, 7, 11, 12, 767, 768, top, top - 1, top // 3 * 3], dtype=dtype),
+                        rng.integers(0, top, 116, dtype=dtype, endpoint=True)])
+    ptx = print_ptx(parse(kernel_text(t)))
+    assert "div." not in ptx and "rem." not in ptx
+    y = np.zeros(x.size * 2 * len(ds), dtype)
+    sim.launch(sim.load_module(ptx), "k", (1,), (x.size,), [x, y])
+    got = y.reshape(x.size, len(ds), 2)
+    for j, d in enumerate(ds):
+        assert np.array_equal(got[:, j, 0], x // dtype(d)), d
+        assert np.array_equal(got[:, j, 1], x % dtype(d)), d
+    result = assemble(ptx)
+    assert result.ok, result.errors
