@@ -45,11 +45,13 @@ from fsir.gpuspec import TF32_ROUNDING, GpuSpec
 
 # Registers ptxas keeps besides the kernel's values (parameter pointers it converts,
 # address temporaries, the stack pointer). Calibrated against `ptxas -v` on the
-# examples' kernels (tests/codegen/test_latency.py): with 10, `index` counted as one register
+# examples' kernels (tests/codegen/test_latency.py): with 8, `index` counted as one register
 # (ptxas does most index arithmetic of bounded thread/block ids in 32 bits) and kernel
-# parameters live from their first use, estimates are within 9 registers per kernel
-# and 3.6 on average (signed mean within ±1.1, so neither side is favoured).
-BASE_REGISTERS = 10
+# parameters live from their first use, estimates are within 11 registers per kernel
+# and 3.9 on average (signed mean within ±0.8, so neither side is favoured; it was 10
+# while ptxas compiled the index divisions to calls of its division routine, whose
+# registers the strength-reduced sequences no longer need).
+BASE_REGISTERS = 8
 # Trip count assumed for a loop whose bounds are only known at run time.
 UNKNOWN_TRIP_COUNT = 8
 # Register allocation granularity: registers are given to warps in blocks of 256.
