@@ -282,7 +282,7 @@ def gemm_problem(ops: Sequence[Operation], outputs: Sequence[SSAValue], light_on
 # Registers of a GEMM thread besides its accumulators and operand fragments: addresses,
 # tile positions, loop state and ptxas's base (calibrated against the gpu-IR
 # evaluator's liveness on the candidates of the examples' GEMMs).
-GEMM_BASE_REGISTERS = 28
+GEMM_BASE_REGISTERS = 26
 
 
 class GemmMapping(Mapping):
