@@ -57,6 +57,14 @@ def magic(d: int, width: int) -> Magic:
     return Magic(m, top, True)
 
 
+def sequence_length(d: int, width: int, remainder: bool) -> int:
+    """The instructions `divide` emits for a `width`-bit division (or remainder) by `d`."""
+    if d & (d - 1) == 0:
+        return 1
+    mg = magic(d, width)
+    return 1 + (4 if mg.add else 1) + (2 if remainder else 0)
+
+
 def constant_divisor(e: KernelEmitter, op: Operation) -> int | None:
     """The divisor of an unsigned division or remainder of 16 bits or more when it is
     a positive constant (i8 and i1 operands keep `div` / `rem`)."""

@@ -91,3 +91,38 @@ def test_divisions_by_constants_run_as_numpy_divides(t):
         assert np.array_equal(got[:, j, 1], x % dtype(d)), d
     result = assemble(ptx)
     assert result.ok, result.errors
+
+
+def _one_division(d: int, op: str, t: str) -> str:
+    return f"""
+builtin.module attributes {{gpu.container_module}} {{
+  gpu.module @kernels {{
+    gpu.func @k(%x: memref<?x{t}>) kernel {{
+      %i = gpu.thread_id x
+      %n = memref.load %x[%i] : memref<?x{t}>
+      %d = arith.constant {d} : {t}
+      %q = arith.{op} %n, %d : {t}
+      memref.store %q, %x[%i] : memref<?x{t}>
+      gpu.return
+    }}
+  }}
+}}
+"""
+
+
+@pytest.mark.parametrize("t", ["i64", "i32"])
+@pytest.mark.parametrize("op", ["divui", "remui"])
+@pytest.mark.parametrize("d", [2, 12, 7, 641, 3072])
+def test_sequence_length_counts_the_printed_instructions(d, op, t):
+    """What the latency-evaluator charges for a division by a constant
+    (`sequence_length`) is what the printer emits: the PTX of a one-division kernel has
+    that many instructions more than with a division by one (a shift by zero)."""
+    from fsir.ptx.divide import sequence_length
+
+    def instructions(divisor: int) -> int:
+        ptx = print_ptx(parse(_one_division(divisor, op, t)))
+        body = ptx[ptx.index("{", ptx.index(".entry")):]
+        return sum(1 for line in body.splitlines() if line.startswith("\t") and not line.startswith("\t."))
+
+    width = int(t[1:])
+    assert instructions(d) - instructions(1) == sequence_length(d, width, op == "remui") - 1
