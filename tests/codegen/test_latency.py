@@ -202,3 +202,28 @@ def test_many_output_loop_kernel_registers():
     assert result.ok, result.errors
     (k,) = kernels(lowered)
     assert abs(estimate_registers(k) - result.kernels[k.sym_name.data].registers) <= 2 * MAX_ABS_ERROR
+
+
+def test_lowered_estimate_counts_dynamic_shared_memory():
+    """A kernel whose tiles are dynamic shared memory (two tf32 stages of 128x128x32:
+    64 KB) is scored lowered with those bytes, as its summary is (the gpu.func declares
+    no shared arrays of its own)."""
+    from fsir.codegen.latency import estimate_summary
+    from fsir.codegen.mappings import mapping_of
+    from fsir.dialects.schedule import KernelOp
+
+    text = """
+func.func @mm(%a: tensor<256x64xf32>, %b: tensor<64x256xf32>) -> tensor<256x256xf32> {
+  %d = graph.dot %a, %b : (tensor<256x64xf32>, tensor<64x256xf32>) -> tensor<256x256xf32>
+  func.return %d : tensor<256x256xf32>
+}
+"""
+    spec = gpu_spec("A100")
+    options = PipelineOptions(fusion="stitch", gemm="128x128x32_64x32_tf32", precision="tf32", gpu="A100")
+    (k,) = [op for op in lower(parse_module(text, "mm.mlir"), options, until="stitch-codegen").walk()
+            if isinstance(op, KernelOp)]
+    mapping = mapping_of(k)
+    grid, block = k.launch()
+    lowered = mapping.score_lowered(k, spec)
+    summary = estimate_summary(mapping.summarize(k, spec), grid, block, spec, bandwidth=True)
+    assert lowered.shared_bytes == summary.shared_bytes == 64 * 1024

@@ -56,7 +56,7 @@ from fsir.errors import UserError
 from fsir.gpuspec import GpuSpec, gpu_spec
 from fsir.ir import location_of
 from fsir.lowering.emit import elem_type
-from fsir.lowering.kernels import KernelInterface, KernelLowering, lower, non_splat_constants
+from fsir.lowering.kernels import KernelInterface, KernelLowering, lower, non_splat_constants, shared_layout
 from fsir.lowering.scalar import Index, compute_type
 from fsir.lowering.shapes import ShapeCalc
 
@@ -376,8 +376,8 @@ class Mapping:
         (the tests hold the summaries' choices to it)."""
         grid, block = kernel.launch()
         distinct = self.summarize(kernel, spec).distinct_bytes if self.ilp else None
-        return estimate(self.lower(kernel).func, grid, block, spec, bandwidth=True, ilp=self.ilp,
-                        distinct_bytes=distinct)
+        return estimate(self.lower(kernel).func, grid, block, spec, shared_layout(kernel)[1], bandwidth=True,
+                        ilp=self.ilp, distinct_bytes=distinct)
 
     def choose(self, configs: Sequence[C], build: Callable[[C], KernelOp], spec: GpuSpec) -> KernelOp:
         """Build and score every configuration; return the fastest kernel with the
