@@ -481,8 +481,12 @@ def _mul_hi(t):
         ub = np.asarray(b).view(np.uint64) if np.ndim(b) else np.uint64(np.asarray(b).view(np.uint64))
         m32 = np.uint64(0xFFFFFFFF)
         s32 = np.uint64(32)
-        a0, a1 = ua & m32, ua >> s32
         b0, b1 = ub & m32, ub >> s32
+        if t == "u64" and np.ndim(ub) == 0 and np.max(ua, initial=0) <= m32:
+            # a 32-bit index times a constant (the printer's division by a constant):
+            # a * b1 + (a * b0 >> 32) does not overflow
+            return (ua * b1 + ((ua * b0) >> s32)) >> s32
+        a0, a1 = ua & m32, ua >> s32
         p00 = a0 * b0
         p01 = a0 * b1
         p10 = a1 * b0
