@@ -9,7 +9,7 @@ number m and a shift (Granlund and Montgomery, "Division by invariant integers u
 multiplication", PLDI 1994, §4), and the remainder n - q d.
 
 ```
-%q = arith.divui %n, %c12 : index      mul.hi.u64 %rd2, %rd1, 0xAAAAAAAAAAAAAAAB;
+%q = arith.divui %n, %c12 : index      mul.hi.u64 %rd2, %rd1, 0xaaaaaaaaaaaaaaab;
                                     -> shr.u64 %rd3, %rd2, 3;
 ```
 """
