@@ -17,6 +17,7 @@ multiplication", PLDI 1994, §4), and the remainder n - q d.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 from xdsl.ir import Operation
 
@@ -42,6 +43,7 @@ class Magic:
         return (t + ((n - t) >> 1)) >> (self.shift - 1)
 
 
+@cache
 def magic(d: int, width: int) -> Magic:
     """The multiplier of an unsigned `width`-bit division by `d` (not a power of two):
     the smallest shift s whose m = ceil(2^(width + s) / d) fits `width` bits with an
