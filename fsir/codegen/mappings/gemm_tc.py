@@ -50,10 +50,10 @@ TC_DYNAMIC_DEFAULT = (64, 64, 32, 32, 32)
 # and re-read their operands from the L2 fewer times for few rows (M = 256: 128 x 128
 # reads A N/128 times, 256 x 128 reads B once). 16 deep, their two stages fit the 48 KB
 # of static shared arrays; 32 deep (half the k-steps, barriers and waits) two stages of
-# 128 x 128 or 256 x 64 take 64 and 80 KB of dynamic shared memory. ptxas -v (sm_80):
-# 159 registers for 128 x 128 x 16, 225 for 128 x 128 x 32, 199 for 256 x 64 x 32, 246
-# for 256 x 128 x 16, no spills (256 x 128 x 32 spills, as does a 64 x 64 warp tile in
-# a 128 x 128 block of four warps).
+# 128 x 128 or 256 x 64 take 64 and 80 KB of dynamic shared memory. ptxas -v (sm_80, a
+# 256 x 3072 x 768 product): 166 registers for 128 x 128 x 16, 236 for 128 x 128 x 32,
+# 150 for 256 x 64 x 16, 204 for 256 x 64 x 32, 248 for 256 x 128 x 16, no spills
+# (256 x 128 x 32 spills, as does a 64 x 64 warp tile in a 128 x 128 block of four warps).
 TF32_CANDIDATES = ((64, 32, 32, 32, 16),
                    (128, 128, 16, 64, 32), (256, 64, 16, 64, 32), (256, 128, 16, 64, 64),
                    (128, 128, 32, 64, 32), (256, 64, 32, 64, 32))
