@@ -49,9 +49,9 @@ from fsir.ptx.divide import sequence_length
 # examples' kernels (tests/codegen/test_latency.py): with 8, `index` counted as one register
 # (ptxas does most index arithmetic of bounded thread/block ids in 32 bits) and kernel
 # parameters live from their first use, estimates are within 11 registers per kernel
-# and 3.9 on average (signed mean within ±0.8, so neither side is favoured; it was 10
-# while ptxas compiled the index divisions to calls of its division routine, whose
-# registers the strength-reduced sequences no longer need).
+# and 3.9 on average (signed mean within ±0.8, so neither side is favoured). Index
+# divisions are multiplies and shifts (`fsir/ptx/divide.py`); a call of ptxas's
+# division routine would hold about 8 more.
 BASE_REGISTERS = 8
 # Trip count assumed for a loop whose bounds are only known at run time.
 UNKNOWN_TRIP_COUNT = 8

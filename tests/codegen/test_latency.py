@@ -162,8 +162,7 @@ def test_ilp_warp_cycles_follow_dependences():
 # Measured worst / mean: 4 / 2.8, 10 / 6.7, 10 / 3.3, 4 / 3.0, 4 / 3.5. The micro-tile
 # kernels need the pipelining model (ptxas issues the staged tile's global loads, and the
 # next k-step's fragments, ahead): without it 4x4 tiles were ~9 registers under ptxas.
-# 2x2 tiles are overestimated: ptxas keeps their products' threads at 32 registers (40
-# while it called its division routine for the index arithmetic).
+# 2x2 tiles are overestimated: ptxas keeps their threads at 32 registers.
 @pytest.mark.parametrize("config,mean_bound", [("16x16x16/1x1", MAX_MEAN_ABS_ERROR), ("32x32x16/2x2", 7.0),
                                                ("64x32x16/4x2", MAX_MEAN_ABS_ERROR),
                                                ("64x64x16/4x4", MAX_MEAN_ABS_ERROR),
