@@ -42,7 +42,7 @@ from fsir.codegen.kernel_time import Launch, compute_time, memory_time
 from fsir.codegen.summary import Summary
 from fsir.dialects import gpu
 from fsir.gpuspec import TF32_ROUNDING, GpuSpec
-from fsir.ptx.divide import sequence_length
+from fsir.ptx.divide import reducible, sequence_length
 
 # Registers ptxas keeps besides the kernel's values (parameter pointers it converts,
 # address temporaries, the stack pointer). Calibrated against `ptxas -v` on the
@@ -357,11 +357,11 @@ def _classify(op: Operation) -> tuple[str, int] | None:
     if isinstance(op, arith.DivfOp):
         return ("div", 1)
     if isinstance(op, (arith.DivUIOp, arith.RemUIOp)):
-        d, t = _const_index(op.rhs), op.rhs.type
+        t = op.rhs.type
         width = 64 if isinstance(t, IndexType) else t.width.data if isinstance(t, IntegerType) else 0
-        if d is not None and width >= 16 and d % (1 << width):
-            # the printer's shifts and multiplies (`fsir/ptx/divide.py`)
-            return ("int", sequence_length(d % (1 << width), width, isinstance(op, arith.RemUIOp)))
+        d = reducible(_const_index(op.rhs), width)
+        if d is not None:  # the printer's shifts and multiplies (`fsir/ptx/divide.py`)
+            return ("int", sequence_length(d, width, isinstance(op, arith.RemUIOp)))
     if op.name.startswith(("arith.", "math.")):
         return ("int", 1) if _integer_result(op) else ("alu", 1)
     return None

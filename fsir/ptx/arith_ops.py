@@ -268,9 +268,7 @@ def convert_int(e: KernelEmitter, src: str, sw: int, dw: int, signed: bool,
 def _int_args(e: KernelEmitter, op: Operation, signed: bool, agnostic: bool = False) -> tuple[int, list[str]]:
     """The operands' registers, 8-bit ones extended as the op reads them (`agnostic`:
     the op's low 8 bits do not depend on it, as for add or and). A constant second
-    operand of 16 bits or more is an immediate: ptxas strength-reduces a division or
-    remainder by an immediate (a shift, a mask or a multiply-high) where one by a
-    register holding the same constant stays a call to its 64-bit division routine."""
+    operand of 16 bits or more is an immediate rather than a register holding it."""
     t = op.operands[0].type
     w = T.int_width(t)
     regs = [e.reg(v) for v in op.operands]

@@ -67,15 +67,19 @@ def sequence_length(d: int, width: int, remainder: bool) -> int:
     return 1 + (4 if mg.add else 1) + (2 if remainder else 0)
 
 
-def constant_divisor(e: KernelEmitter, op: Operation) -> int | None:
-    """The divisor of an unsigned division or remainder of 16 bits or more when it is
-    a positive constant (i8 and i1 operands keep `div` / `rem`)."""
-    w = T.int_width(op.operands[0].type)
-    d = e.const_int(op.operands[1])
-    if w < 16 or d is None:
+def reducible(d: int | None, width: int) -> int | None:
+    """The divisor `d` (a constant, or None) of a `width`-bit unsigned division that is
+    printed as shifts and multiplies: of 16 bits or more and not zero (i8 and i1
+    operands keep `div` / `rem`)."""
+    if width < 16 or d is None:
         return None
-    d &= (1 << w) - 1  # (a constant's attribute may hold the signed value)
+    d &= (1 << width) - 1  # (a constant's attribute may hold the signed value)
     return d or None
+
+
+def constant_divisor(e: KernelEmitter, op: Operation) -> int | None:
+    """`op`'s divisor when `divide` prints it (`reducible`)."""
+    return reducible(e.const_int(op.operands[1]), T.int_width(op.operands[0].type))
 
 
 def divide(e: KernelEmitter, op: Operation, d: int, remainder: bool) -> None:
@@ -109,4 +113,3 @@ def divide(e: KernelEmitter, op: Operation, d: int, remainder: bool) -> None:
         p = e.new(rf)
         e.ins(f"mul.lo.{u} {p}, {q}, {d}")
         e.ins(f"sub.{u} {dst}, {n}, {p}")
-
