@@ -4,27 +4,29 @@ tf32` (`#schedule.gemm<tile = 64x64x32, thread = 32x32, math = f16>`).
 A block computes a bm x bn tile of the product; its warps tile it in wm x wn warp
 tiles (`thread`), each a grid of 16 x 8 `mma.sync` tiles whose f32 accumulators stay in
 registers. Each k-step the bm x bk tile of A and the bk x bn tile of B are staged in
-shared memory, row-major (tf32's B N-major, see below), in 16-byte chunks permuted by an
-XOR swizzle (`swizzle`): a chunk's index within its 128-byte line is XORed with its
-row's (rows of whole lines) or its line's index, mod 8, so the eight row addresses of
-an `ldmatrix` matrix (eight rows at one logical chunk) fall into eight different 16-byte
-bank groups: no bank conflicts.
+shared memory, row-major, in 16-byte chunks permuted by an XOR swizzle (`swizzle`): a
+chunk's index within its 128-byte line is XORed with its row's (rows of whole lines) or
+its line's index, mod 8, so the eight row addresses of an `ldmatrix` matrix (eight rows
+at one logical chunk) fall into eight different 16-byte bank groups: no bank conflicts.
 
 Fragments: f16/bf16 operands are read with `ldmatrix.x4` (A: a 16x16 piece, the
 m16n8k16 A fragment) and `ldmatrix.x4.trans` (B: a 16x16 piece, the B fragments of two
-16x8 tiles). tf32 operands are f32 in shared memory, read by `ldmatrix.x4` of 32-bit
-elements (8x4 matrices: lane l receives element (l/4, l%4) of each); a transposing
-ldmatrix would split 32-bit elements, so tf32's B tile is staged transposed (bn x bk,
-N-major), where matrix (n 0-7, k 0-3) gives lane l the m16n8k8 B fragment's b0 =
-(k = l%4, n = l/4) and the matrix four columns on its b1. Each fragment register is
-rounded once with `cvt.rna.tf32.f32`: cp.async stages the raw f32 values, so rounding
-while staging would cost a shared load, a conversion and a store per element and an
-extra barrier, more than the per-register conversions of the warps reading it.
+16x8 tiles). tf32 operands are f32 in shared memory. A is read by `ldmatrix.x4` of
+32-bit elements (8x4 matrices: lane l receives element (l/4, l%4) of each). B cannot
+be: a transposing ldmatrix would split 32-bit elements, and the m16n8k8 B fragment
+wants b0 = (k = l%4, n = l/4), b1 four k further, a column of the row-major tile. Each
+lane reads them with scalar shared loads; B's swizzle XORs twice the row index (`spread`
+2), so the four k rows x two chunks a warp's loads touch are eight different bank
+groups. (Staging B transposed for ldmatrix would cost a 4-byte `cp.async` per element
+instead of one per 16 bytes; packing the four loads into vectors needs moves, ptxas
+pairing each mma's b0 and b1 registers.) Each fragment register is rounded once with
+`cvt.rna.tf32.f32`: cp.async stages the raw f32 values, so rounding while staging would
+cost a shared load, a conversion and a store per element and an extra barrier, more
+than the per-register conversions of the warps reading it.
 
 Staging: an operand that is a kernel input whose rows are whole 16-byte chunks (K, resp.
 N, a static multiple of 8 halves or 4 floats) is copied with `cp.async.cg` 16 bytes at
-a time (tf32's transposed B by 4-byte `cp.async.ca`s, `b_element_position`),
-zero-filled (src-size 0) where a chunk lies outside the operand, in a ring of
+a time, zero-filled (src-size 0) where a chunk lies outside the operand, in a ring of
 2-4 stages (as many as fit 48 KB, and at least two, `pipeline_stages`; tiles beyond
 the 48 KB of static arrays are dynamic shared memory, `shared_layout`): the
 copies of the first stages - 1 steps are committed before the k-loop; step s waits
@@ -42,8 +44,9 @@ The epilogue passes each accumulator through the kernel's fused elementwise cons
 from __future__ import annotations
 
 from collections.abc import Callable
+from math import gcd
 
-from xdsl.dialects import arith
+from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import IntegerAttr, IntegerType, MemRefType, bf16, f16, f32, i32
 from xdsl.ir import Attribute, SSAValue
 
@@ -66,13 +69,22 @@ def tile_element_type(math: GemmMath) -> Attribute:
     return {GemmMath.F16: f16, GemmMath.BF16: bf16, GemmMath.TF32: f32}[math]
 
 
-def swizzle(chunk: int, row_chunks: int) -> int:
+def swizzle(chunk: int, row_chunks: int, spread: int = 1) -> int:
     """The position of 16-byte chunk `chunk` of a tile whose rows are `row_chunks`
-    chunks wide: its index within its 128-byte line XORed with the row's index (mod 8)
-    when rows are whole lines, else with the line's index (mod 8), so eight consecutive
-    rows at one logical chunk use eight bank groups. The lowering emits the same
-    arithmetic on index values (`MmaGemmLowering.swizzled`)."""
-    return chunk ^ ((chunk // (row_chunks if row_chunks % 8 == 0 else 8)) % 8)
+    chunks wide: its index within its 128-byte line XORed with `spread` times the row's
+    index (mod 8) when rows are whole lines, else times the line's index, so eight
+    consecutive rows at one logical chunk use eight bank groups (`spread` 1, ldmatrix's
+    rows), or four consecutive rows at two consecutive chunks do (`spread` 2, tf32's B
+    fragment columns). The lowering emits the same arithmetic on index values
+    (`MmaGemmLowering.swizzled`)."""
+    return chunk ^ ((spread * (chunk // (row_chunks if row_chunks % 8 == 0 else 8))) % 8)
+
+
+def swizzle_period(row_chunks: int, spread: int) -> int:
+    """Rows after which `swizzle`'s permutation repeats (a fragment that many rows
+    further is at the same offset plus the rows' elements)."""
+    lines = 8 // gcd(spread, 8)
+    return lines if row_chunks % 8 == 0 else max(1, lines * 8 // row_chunks)
 
 
 def chunk_elements(math: GemmMath) -> int:
@@ -83,15 +95,6 @@ def async_operand(math: GemmMath, row_length: int | None) -> bool:
     """Whether an input operand whose rows are `row_length` elements long (None: not
     static) can be staged by 16-byte `cp.async`s (each chunk inside a row)."""
     return row_length is not None and row_length > 0 and row_length % chunk_elements(math) == 0
-
-
-def b_element_position(q: int, bk: int) -> tuple[int, int]:
-    """The (k, n) element of a bk x bn B tile that copy `q` (thread + s x threads) of a
-    transposed (N-major) staging moves: eight consecutive n by four consecutive k per
-    warp, so its global reads are four full 32-byte sectors and its shared writes hit
-    eight swizzled 16-byte chunks (eight n rows) at four words each: 32 banks. The
-    lowering emits the same arithmetic on index values (`MmaGemmLowering.copy_tile`)."""
-    return (q // 8) % bk, q // (8 * bk) * 8 + q % 8
 
 
 class MmaGemmLowering(GemmLowering):
@@ -215,17 +218,18 @@ class MmaGemmLowering(GemmLowering):
             return True
         return self.ib.lt(i, size)
 
-    def swizzled(self, base: Index, cols: int, r: Index, c: Index) -> Index:
+    def swizzled(self, base: Index, cols: int, r: Index, c: Index, spread: int = 1) -> Index:
         """The element offset of (r, c) of a row-major tile `cols` wide whose 16-byte
-        chunks are XOR-swizzled (`c` a multiple of the chunk, or any column: the offset
-        within the chunk is kept)."""
+        chunks are XOR-swizzled (`swizzle`; `c` a multiple of the chunk, or any column:
+        the offset within the chunk is kept)."""
         ib, epc = self.ib, self.epc
         row_chunks = cols // epc
         chunk = ib.add(ib.mul(r, row_chunks), ib.div(c, epc))
         if isinstance(chunk, int):
-            swz: Index = swizzle(chunk, row_chunks)
+            swz: Index = swizzle(chunk, row_chunks, spread)
         else:
-            factor = ib.rem(r if row_chunks % 8 == 0 else ib.div(chunk, 8), 8)
+            line = r if row_chunks % 8 == 0 else ib.div(chunk, 8)
+            factor = ib.rem(line, 8) if spread == 1 else ib.rem(ib.mul(line, spread), 8)
             swz = self.cursor.value(arith.XOrIOp(ib.ssa(chunk), ib.ssa(factor)))
         return ib.add(base, ib.add(ib.mul(swz, epc), ib.rem(c, epc)))
 
@@ -257,7 +261,7 @@ class MmaGemmLowering(GemmLowering):
             assert isinstance(n_row, int)  # (`pipelined`)
             self.copy_tile(b_tile, ib.mul(stage, bk * bn), bk, bn, operand, self.b_batch,
                            lambda r, c: (ib.add(k0, r), ib.add(first, c)), (k_size, n_size), (bk, bn), k0, n_row,
-                           transposed=self.b_transposed, plan=plan)
+                           spread=self.b_spread, plan=plan)
 
         if plan and self.b_pieces(bn) is not None:
             return  # chunks staged inside a piece's branch compute their offsets there
@@ -265,19 +269,16 @@ class MmaGemmLowering(GemmLowering):
 
     def copy_tile(self, tile: SSAValue, base: Index, rows: int, cols: int, operand: SSAValue, batch: list[Index],
                   at: Callable[[Index, Index], tuple[Index, Index]], sizes: tuple[Index, Index],
-                  tiles: tuple[int, int], k0: Index, k_stride: int, transposed: bool = False,
+                  tiles: tuple[int, int], k0: Index, k_stride: int, spread: int = 1,
                   plan: bool = False) -> None:
         """This thread's 16-byte chunks of a rows x cols tile (chunk tid + s x threads),
         copied from `operand` at the global position `at(row, column)` of k-step `k0`
-        (`k_stride` elements further per k); `transposed`: its elements, one 4-byte copy
-        each (`b_element_position`), to a cols x rows tile. Where no chunk can leave the
+        (`k_stride` elements further per k), into the tile swizzled with `spread`. Where no chunk can leave the
         operand, a chunk's shared and global offsets are those of the first k-step
         (computed once, before the k-loop) plus the stage's base and k0 x `k_stride`;
         `plan` (k0 = 0) only computes those offsets, copying nothing."""
         ib, e, epc = self.ib, self.emit, self.epc
-        width = 1 if transposed else epc
-        nbytes_each = width * CHUNK_BYTES // epc
-        chunks_per_row = cols // width
+        chunks_per_row = cols // epc
         total = rows * chunks_per_row
         threads = self.block_size
         tid = self.thread_id()
@@ -296,11 +297,7 @@ class MmaGemmLowering(GemmLowering):
                 nbytes: SSAValue | None = None
                 inside: bool | SSAValue = True
             else:
-                if transposed:
-                    r = ib.rem(ib.div(q, 8), rows)
-                    c = ib.add(ib.mul(ib.div(q, 8 * rows), 8), ib.rem(q, 8))
-                else:
-                    r, c = ib.div(q, chunks_per_row), ib.mul(ib.rem(q, chunks_per_row), epc)
+                r, c = ib.div(q, chunks_per_row), ib.mul(ib.rem(q, chunks_per_row), epc)
                 gr, gc = at(r, c)
                 inside = e.and_(self.below(gr, sizes[0], tiles[0]), self.below(gc, sizes[1], tiles[1]))
                 # outside chunks read nothing (src-size 0); their address is kept in bounds
@@ -308,15 +305,15 @@ class MmaGemmLowering(GemmLowering):
                 if isinstance(inside, bool):
                     nbytes = None if inside else self.sb.const(0, i32)
                 else:
-                    nbytes = self.cursor.value(arith.SelectOp(inside, self.sb.const(nbytes_each, i32),
+                    nbytes = self.cursor.value(arith.SelectOp(inside, self.sb.const(CHUNK_BYTES, i32),
                                                               self.sb.const(0, i32)))
-                dst_off = self.swizzled(0, rows, c, r) if transposed else self.swizzled(0, cols, r, c)
+                dst_off = self.swizzled(0, cols, r, c, spread)
                 dst = ib.add(base, dst_off)
                 if k0 == 0 and inside is True and reuse:
                     self._first_chunks.setdefault(tile, []).append((dst_off, src))
 
             def copy(dst=dst, src=src, nbytes=nbytes) -> None:
-                self.cursor.insert(gpu.CpAsyncOp(tile, [ib.ssa(dst)], src_buf, [ib.ssa(src)], nbytes_each, nbytes))
+                self.cursor.insert(gpu.CpAsyncOp(tile, [ib.ssa(dst)], src_buf, [ib.ssa(src)], CHUNK_BYTES, nbytes))
 
             if not plan:
                 e.when(True if (s + 1) * threads <= total else ib.lt(q, total), copy)
@@ -343,11 +340,11 @@ class MmaGemmLowering(GemmLowering):
         zero = sb.const(0, f32)
 
         def fill(tile: SSAValue, rows: int, cols: int, value: Callable[[Index, Index], SSAValue],
-                 transposed: bool = False) -> None:
+                 spread: int = 1) -> None:
             for r, c, exists in self.sync_positions(rows, cols):
 
                 def put(r=r, c=c) -> None:
-                    at = self.swizzled(0, rows, c, r) if transposed else self.swizzled(0, cols, r, c)
+                    at = self.swizzled(0, cols, r, c, spread)
                     e.store(value(r, c), tile, at, self.tile_t)
 
                 e.when(exists, put)
@@ -369,22 +366,21 @@ class MmaGemmLowering(GemmLowering):
             return e.guarded(inside, load, lambda: zero)
 
         fill(a_tile, bm, bk, a_value)
-        self.b_sources(n0, bn, lambda: fill(b_tile, bk, bn, b_value, self.b_transposed))
+        self.b_sources(n0, bn, lambda: fill(b_tile, bk, bn, b_value, self.b_spread))
 
     # -- fragments -------------------------------------------------------------------
 
     @property
-    def b_transposed(self) -> bool:
-        """Whether the B tile is staged N-major (bn x bk): tf32, whose 32-bit B fragments
-        a non-transposing ldmatrix reads from it."""
-        return self.math == GemmMath.TF32
+    def b_spread(self) -> int:
+        """The B tile's `swizzle` spread: 2 for tf32, whose fragments are read as
+        columns of four rows by scalar loads; 1 (ldmatrix's) otherwise."""
+        return 2 if self.math == GemmMath.TF32 else 1
 
-    def keeps_swizzle(self, rows: int, cols: int) -> bool:
+    def keeps_swizzle(self, rows: int, cols: int, spread: int = 1) -> bool:
         """Whether rows `rows` further down a tile `cols` wide every chunk keeps its
         swizzle (`swizzle`'s XOR factor and position within the line), so that the
         offset there is the offset here plus rows x cols."""
-        row_chunks = cols // self.epc
-        return rows % 8 == 0 if row_chunks % 8 == 0 else rows * row_chunks % 64 == 0
+        return rows % swizzle_period(cols // self.epc, spread) == 0
 
     def lane_offsets(self, bk: int, bn: int, wrow: Index, wcol: Index, lane: Index,
                      wn: int) -> tuple[dict[tuple[int, ...], Index], dict[tuple[int, ...], Index]]:
@@ -392,8 +388,8 @@ class MmaGemmLowering(GemmLowering):
         address of a k-step is a constant number of rows away (`keeps_swizzle`): for A
         one per 16-deep piece (and for tf32 per 8-deep half and column group), at the
         warp's first row; for B one per 16-column group of the warp tile, at k row 0,
-        or for tf32 (B N-major) one per 16-deep piece and 8-column tile, at the warp's
-        first column."""
+        or for tf32 one per 8-column tile, at the lane's fragment element (k = l%4,
+        n = l/4) of the first k-step's row."""
         ib = self.ib
         a: dict[tuple[int, ...], Index] = {}
         b: dict[tuple[int, ...], Index] = {}
@@ -403,8 +399,10 @@ class MmaGemmLowering(GemmLowering):
                 for half in (0, 8):
                     a[kk, half] = self.swizzled(0, bk, ib.add(ib.add(wrow, ib.mul(ib.rem(mat, 2), 8)), i),
                                                 ib.add(ib.mul(ib.div(mat, 2), 4), kk + half))
+            t, g = ib.rem(lane, 4), ib.div(lane, 4)
+            for j in range(wn // 16):
                 for nt in (0, 8):
-                    b[kk, nt] = self.swizzled(0, bk, ib.add(ib.add(wcol, nt), i), ib.add(ib.mul(mat, 4), kk))
+                    b[j, nt] = self.swizzled(0, bn, t, ib.add(ib.add(wcol, j * 16 + nt), g), self.b_spread)
             return a, b
         for kk in range(0, bk, 16):
             a[(kk,)] = self.swizzled(0, bk, ib.add(ib.add(wrow, ib.mul(ib.rem(mat, 2), 8)), i),
@@ -414,8 +412,9 @@ class MmaGemmLowering(GemmLowering):
                                     ib.add(ib.add(wcol, j * 16), ib.mul(ib.div(mat, 2), 8)))
         return a, b
 
-    def below_offset(self, at: dict[tuple[int, ...], Index], key: tuple[int, ...], rows: int, cols: int) -> Index:
-        assert self.keeps_swizzle(rows, cols), (rows, cols)
+    def below_offset(self, at: dict[tuple[int, ...], Index], key: tuple[int, ...], rows: int, cols: int,
+                     spread: int = 1) -> Index:
+        assert self.keeps_swizzle(rows, cols, spread), (rows, cols, spread)
         return self.ib.add(at[key], rows * cols)
 
     def a_fragment(self, tile: SSAValue, at: dict[tuple[int, ...], Index], bk: int, row: int,
@@ -436,11 +435,13 @@ class MmaGemmLowering(GemmLowering):
                     j: int) -> list[list[SSAValue]]:
         """The B fragments of the two 16 x 8 tiles of the 16 x 16 piece at (kk, warp
         column + 16j): one ldmatrix.x4.trans (matrix m: k rows +8(m%2), columns
-        +8(m/2)), or for tf32 (B N-major) per 8-column tile one ldmatrix.x4 of 32-bit
-        elements (matrix m: n rows 0-7, k columns +4m: the two m16n8k8 fragments' b0,
-        b1 of k 0-7, then of k 8-15), rounded."""
+        +8(m/2)), or for tf32 per 8-column tile four scalar loads (the two m16n8k8
+        fragments' b0 and b1, of k 0-7 then of k 8-15), rounded."""
         if self.math == GemmMath.TF32:
-            return [self.tf32_matrices(tile, self.below_offset(at, (kk, nt), j * 16, self.k_tile)) for nt in (0, 8)]
+            ib = self.ib
+            return [[self.cursor.value(gpu.RoundTf32Op(self.cursor.value(memref.LoadOp.get(
+                tile, [ib.ssa(self.below_offset(at, (j, nt), kk + half + d, bn, self.b_spread))]))))
+                for half in (0, 8) for d in (0, 4)] for nt in (0, 8)]
         op = gpu.LdMatrixOp(tile, [self.ib.ssa(self.below_offset(at, (j,), kk, bn))], 4, trans=True)
         self.cursor.insert(op)
         v = list(op.values)

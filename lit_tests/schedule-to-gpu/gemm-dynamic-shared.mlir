@@ -18,9 +18,9 @@
 // CHECK-NEXT: %[[B_AT:.*]] = arith.constant 32768 : index
 // CHECK-NEXT: %[[B:.*]] = memref.view %[[DYN]][%[[B_AT]]][] : memref<?xi8, 3 : i64> to memref<8192xf32, 3 : i64>
 // CHECK: gpu.cp_async %[[A]][%{{.*}}], %{{.*}}[%{{.*}}], 16
-// CHECK: gpu.cp_async %[[B]][%{{.*}}], %{{.*}}[%{{.*}}], 4
+// CHECK: gpu.cp_async %[[B]][%{{.*}}], %{{.*}}[%{{.*}}], 16
 // CHECK: gpu.ldmatrix %[[A]]
-// CHECK: gpu.ldmatrix %[[B]]
+// CHECK: memref.load %[[B]]
 // CHECK: gpu.mma_sync tf32
 
 // PTX: .extern .shared .align 16 .b8 __fsir_dynamic_smem[];

@@ -51,22 +51,27 @@
 // PTX: cp.async.wait_group 0;
 
 // TF32-LABEL: .visible .entry single_k0(
-// A by 16-byte chunks; B transposed (N-major) by one 4-byte copy per element
+// A and B by 16-byte chunks
 // TF32: cp.async.cg.shared.global {{.*}}, 16
-// TF32: cp.async.ca.shared.global {{.*}}, 4, %{{r[0-9]+}};
+// TF32: cp.async.cg.shared.global {{.*}}, 16
+// TF32-NOT: cp.async.ca
 // TF32: cp.async.wait_group 2;
 // A's tf32 fragment: one ldmatrix of four 8x4 matrices of 32-bit elements, each rounded
 // (rounded straight from the ldmatrix registers, no move)
 // TF32: ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%[[R0:r[0-9]+]], %{{r[0-9]+}}, %{{r[0-9]+}}, %{{r[0-9]+}}}
 // TF32-NEXT: cvt.rna.tf32.f32 %[[A0:r[0-9]+]], %[[R0]];
 // TF32: ldmatrix.sync.aligned.m8n8.x4.shared.b16
-// B's fragments of one 8-column tile (k 0-7, then 8-15): one non-transposing ldmatrix, each register rounded
-// TF32: ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%[[B0:r[0-9]+]], %[[B1:r[0-9]+]], %[[B2:r[0-9]+]], %[[B3:r[0-9]+]]}
+// B's fragments of one 8-column tile (b0, b1 of k 0-7, then of k 8-15): a scalar load
+// from a column of the row-major tile each, rounded
+// TF32: ld.shared.f32 %[[B0:f[0-9]+]]
 // TF32-NEXT: cvt.rna.tf32.f32 %[[RB0:r[0-9]+]], %[[B0]];
+// TF32: ld.shared.f32 %[[B1:f[0-9]+]]
 // TF32-NEXT: cvt.rna.tf32.f32 %[[RB1:r[0-9]+]], %[[B1]];
+// TF32: ld.shared.f32 %[[B2:f[0-9]+]]
 // TF32-NEXT: cvt.rna.tf32.f32 %[[RB2:r[0-9]+]], %[[B2]];
+// TF32: ld.shared.f32 %[[B3:f[0-9]+]]
 // TF32-NEXT: cvt.rna.tf32.f32 %[[RB3:r[0-9]+]], %[[B3]];
-// TF32-NOT: ld.shared
+// TF32-NOT: ldmatrix
 // TF32: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {{.*}}, {%[[A0]], {{.*}}}, {%[[RB0]], %[[RB1]]}, {{.*}};
 // TF32: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {{.*}}, {%[[RB2]], %[[RB3]]}, {{.*}};
 // TF32: cp.async.wait_group 0;

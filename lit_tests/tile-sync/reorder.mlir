@@ -38,7 +38,7 @@
 // TC-NEXT: gpu.cp_async_commit_group
 
 // TCPTX-LABEL: .visible .entry fig4a_k1(
-// TCPTX-COUNT-8: cp.async.ca.shared.global [%{{rd[0-9]+}}], [%{{rd[0-9]+}}], 4, %{{r[0-9]+}};
+// TCPTX-COUNT-2: cp.async.cg.shared.global [%{{rd[0-9]+}}], [%{{rd[0-9]+}}], 16, %{{r[0-9]+}};
 // TCPTX-NOT: cp.async
 // TCPTX: ld.acquire.gpu.global.u32
 // TCPTX-NOT: cp.async

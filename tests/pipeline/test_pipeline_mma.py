@@ -219,29 +219,29 @@ def test_swizzle_is_conflict_free(row_chunks):
 
 
 
-@pytest.mark.parametrize("bk,bn", [(32, 32), (32, 64), (16, 64), (64, 128)])
-def test_tf32_transposed_b_is_conflict_free(bk, bn):
-    """tf32's B tile is staged N-major (bn rows of bk floats, swizzled): each warp's 32
-    four-byte copies (`b_element_position`) read four whole 32-byte sectors of global
-    memory and write 32 different banks, and each 8x4 matrix of the B fragments' ldmatrix
-    (eight n rows at one k chunk) reads eight different 16-byte bank groups."""
-    from fsir.lowering.mma import b_element_position, swizzle
+@pytest.mark.parametrize("bk,bn", [(32, 16), (32, 32), (32, 64), (16, 64), (32, 128)])
+def test_tf32_b_columns_are_conflict_free(bk, bn):
+    """tf32's B tile is row-major (bk rows of bn floats) with the swizzle spread 2: the
+    32 scalar loads of a warp's b0 (lane l: k = l%4, n = l/4 of an 8-column tile; b1
+    four rows further) read 32 different banks, at every k-step row and column tile;
+    the swizzle keeps each chunk in its 128-byte line and repeats every
+    `swizzle_period` rows."""
+    from fsir.lowering.mma import swizzle, swizzle_period
 
-    row_chunks = bk // 4
+    row_chunks = bn // 4
 
-    def word(n: int, k: int) -> int:  # the element's 4-byte word in the shared tile
-        return swizzle(n * row_chunks + k // 4, row_chunks) * 4 + k % 4
+    def word(k: int, n: int) -> int:  # the element's 4-byte word in the shared tile
+        return swizzle(k * row_chunks + n // 4, row_chunks, spread=2) * 4 + n % 4
 
-    positions = [b_element_position(q, bk) for q in range(bk * bn)]
-    assert sorted(positions) == [(k, n) for k in range(bk) for n in range(bn)]
-    for w in range(0, bk * bn, 32):
-        warp = positions[w:w + 32]
-        assert len({word(n, k) % 32 for k, n in warp}) == 32
-        sectors = {(k, (n * 4) // 32) for k, n in warp}
-        assert len(sectors) == 4
-    for n0 in range(0, bn, 8):
-        for k in range(0, bk, 4):
-            assert len({word(n, k) // 4 % 8 for n in range(n0, n0 + 8)}) == 8
+    for k0 in range(0, bk, 4):
+        for n0 in range(0, bn, 8):
+            banks = {word(k0 + lane % 4, n0 + lane // 4) % 32 for lane in range(32)}
+            assert len(banks) == 32, (k0, n0)
+    chunks = range(bk * row_chunks)
+    assert sorted(swizzle(q, row_chunks, 2) for q in chunks) == list(chunks)
+    assert all(swizzle(q, row_chunks, 2) // 8 == q // 8 for q in chunks)
+    period = swizzle_period(row_chunks, 2)
+    assert all(word(k + period, n) == word(k, n) + period * bn for k in range(bk - period) for n in range(bn))
 
 
 def test_dynamic_sizes():

@@ -109,8 +109,8 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
     element loads and shared stores when staged synchronously), a barrier (two when
     staged synchronously), and per
     16-deep k piece the warp tile's ldmatrix (tf32 registers rounded) and mma
-    instructions; then its accumulators through the epilogue. tf32's B tile is staged
-    transposed, by a 4-byte cp.async per element."""
+    instructions (tf32's B fragments by four scalar shared loads per 8-column tile);
+    then its accumulators through the epilogue."""
     p = k.params
     assert isinstance(p, GemmParamsAttr) and p.tensor_cores
     bm, bn, bk, wm, wn = p.tile_m, p.tile_n, p.tile_k, p.thread_m, p.thread_n
@@ -129,8 +129,7 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
         threads, bk, m == DYN or m % bm != 0 or kk == DYN or kk % bk != 0)
     for operand, elems in ((a, bm * bk), (b, bk * bn)):
         if pipelined:
-            width = 1 if operand is b and p.math == GemmMath.TF32 else epc  # elements per copy
-            chunks = -(-elems // width // threads)
+            chunks = -(-elems // epc // threads)
             step["global"] += chunks
             step["int"] += 8 * chunks  # position, swizzle, bounds, src-size
             if operand not in inputs:
@@ -139,7 +138,7 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
                 # (measured: 16 more index instructions per chunk)
                 step["int"] += 16 * chunks
                 step.update(operand_staging(operand, inputs, bn).per_tile)
-            nbytes += chunks * width * element_bytes_of(operand)
+            nbytes += chunks * epc * element_bytes_of(operand)
         else:
             per = -(-elems // threads)
             op_pro = pro if operand is a else NO_PROLOGUE
@@ -154,10 +153,10 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
     pieces = bk // 16
     mmas = (wm // 16) * (wn // 8) * (2 if p.math == GemmMath.TF32 else 1)
     if p.math == GemmMath.TF32:
-        # A: an ldmatrix per 8-deep half of a 16-row piece; B: one per 8-column tile;
-        # each register rounded
+        # A: an ldmatrix per 8-deep half of a 16-row piece; B: a scalar load per
+        # register of an 8-column tile; each register rounded
         a_elements, b_elements = (wm // 16) * 8, (wn // 8) * 4
-        step["smem"] += pieces * ((wm // 16) * 2 + wn // 8)
+        step["smem"] += pieces * ((wm // 16) * 2 + b_elements)
         step.update({cls: n * pieces * (a_elements + b_elements) for cls, n in TF32_ROUNDING_MIX.items()})
     else:
         step["smem"] += pieces * (wm // 16 + wn // 16)
