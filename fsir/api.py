@@ -176,6 +176,7 @@ def compile(source: str | bytes | os.PathLike[str] | ModuleOp, *, fusion: str = 
     rules) or none (one kernel per op). arch: the PTX target (sm_80, sm_90).
     options: the other fields of `fsir.pipeline.PipelineOptions` (gpu, rows,
     registers, subroots, vector, gemm, precision: fp32 or tf32 for f32 GEMMs,
+    traffic_slack: GEMM time traded for fewer requested bytes (0 to 1),
     tile_sync: off (None), auto or a `tile-sync` policy: tile, row, strided, conv;
     text or a `SyncPolicy`)."""
     known = {f.name for f in fields(PipelineOptions)} - {"fusion", "arch"}

@@ -52,6 +52,8 @@ class PipelineOptions:
         latency-evaluator's); see `fs-opt --help`.
     precision: what f32 GEMMs compute in: fp32 (exact FMAs) or tf32 (tensor cores,
         operands rounded to tf32); f16/bf16 GEMMs always use the tensor cores.
+    traffic_slack: the fraction of a GEMM's time stitch-codegen may trade for fewer
+        requested global bytes (0: the fastest configuration).
     arch: the PTX target architecture (sm_80, sm_90).
     tile_sync: None (off, the default), a `SyncPolicy` or "auto": dependent kernels as
         cuSync pipelines synchronised tile by tile by the `tile-sync` pass (text such as
@@ -66,6 +68,7 @@ class PipelineOptions:
     vector: str | int = "auto"
     gemm: str = "auto"
     precision: str = "fp32"
+    traffic_slack: float = 0.0
     arch: str = "sm_80"
     tile_sync: TileSyncChoice = None
 
@@ -87,7 +90,7 @@ def passes(options: PipelineOptions = DEFAULT) -> list[ModulePass]:
         FusionExplorePass(mode=options.fusion, gpu=options.gpu),
         StitchCodegenPass(rows=options.rows, gpu=options.gpu, registers=options.registers,
                           subroots=options.subroots, vector=options.vector, gemm=options.gemm,
-                          precision=options.precision),
+                          precision=options.precision, traffic_slack=options.traffic_slack),
         *sync,
         ScheduleToGpuPass(),
     ]

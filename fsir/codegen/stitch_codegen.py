@@ -34,11 +34,11 @@ class FusionCodegen(FusionContext):
 
     def __init__(self, fusion: FusionOp, name: str, row_schedule: str = "auto", gpu: str = "H100",
                  registers: bool = True, subroots: str = "auto", vector: int | None = None,
-                 gemm: GemmConfig | None = None, precision: str = "fp32"):
+                 gemm: GemmConfig | None = None, precision: str = "fp32", traffic_slack: float = 0.0):
         if row_schedule not in ("auto", *ROW_SCHEDULES):
             raise UserError(f"stitch-codegen: unknown row schedule '{row_schedule}' "
                             f"(expected auto, {', '.join(ROW_SCHEDULES)})")
-        super().__init__(fusion, name, row_schedule, gpu, registers, subroots, vector, gemm, precision)
+        super().__init__(fusion, name, row_schedule, gpu, registers, subroots, vector, gemm, precision, traffic_slack)
 
     def build(self) -> KernelOp:
         return mapping_for(self.ops).build(self)
@@ -46,7 +46,8 @@ class FusionCodegen(FusionContext):
 
 def codegen_function(f: func.FuncOp, row_schedule: str = "auto", gpu: str = "H100", registers: bool = True,
                      subroots: str = "auto", vector: int | None = None, gemm: GemmConfig | None = None,
-                     planned: dict[tuple, KernelOp] | None = None, precision: str = "fp32") -> None:
+                     planned: dict[tuple, KernelOp] | None = None, precision: str = "fp32",
+                     traffic_slack: float = 0.0) -> None:
     """Every fusion of `f` (and every op left outside one) becomes a schedule.kernel.
     `planned` maps fusion signatures to kernels already chosen (by the pass, for the
     whole module): a fusion equal to an earlier one up to names (a model's repeated
@@ -68,7 +69,7 @@ def codegen_function(f: func.FuncOp, row_schedule: str = "auto", gpu: str = "H10
     for op in list(f.body.block.ops):
         if isinstance(op, FusionOp):
             ctx = FusionCodegen(op, f"{f.sym_name.data}_k{index}", row_schedule, gpu, registers, subroots, vector,
-                                gemm, precision)
+                                gemm, precision, traffic_slack)
             key = ctx.signature()
             earlier = planned.get(key)
             if earlier is None:
@@ -109,6 +110,10 @@ class StitchCodegenPass(ModulePass):
     precision=fp32|tf32: what f32 GEMMs compute in: exact f32 FMAs (fp32), or on the
     tensor cores with operands rounded to tf32 (`mappings.gemm_tc`); f16 and bf16 GEMMs
     always use the tensor cores.
+    traffic_slack=0.0: a GEMM kernel may be up to this fraction slower than the fastest
+    configuration if it requests fewer global bytes (larger tiles re-reading their
+    operands less: L2 traffic, which concurrent kernels share); it then takes the
+    leanest such configuration. 0: the fastest.
     """
 
     name = "stitch-codegen"
@@ -120,6 +125,7 @@ class StitchCodegenPass(ModulePass):
     vector: str | int = "auto"
     gemm: str = "auto"
     precision: str = "fp32"
+    traffic_slack: float | int = 0.0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.registers not in ("auto", "off"):
@@ -132,8 +138,10 @@ class StitchCodegenPass(ModulePass):
         gemm = None if self.gemm == "auto" else GemmConfig.parse(self.gemm)
         if self.precision not in PRECISIONS:
             raise UserError(f"stitch-codegen: precision={self.precision} (expected {' or '.join(PRECISIONS)})")
+        if not 0 <= self.traffic_slack <= 1:
+            raise UserError(f"stitch-codegen: traffic_slack={self.traffic_slack} (expected a fraction from 0 to 1)")
         planned: dict[tuple, KernelOp] = {}
         for f in list(op.walk()):
             if isinstance(f, func.FuncOp) and not f.is_declaration:
                 codegen_function(f, self.rows, self.gpu, self.registers == "auto", self.subroots, vector, gemm,
-                                 planned, self.precision)
+                                 planned, self.precision, self.traffic_slack)

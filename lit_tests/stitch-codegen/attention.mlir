@@ -6,7 +6,7 @@
 // RUN: fs-opt %s -p stitch-codegen | filecheck %s
 
 // CHECK-LABEL: func.func @additive
-// CHECK: %[[O:.*]] = schedule.kernel @additive_k0 attention<block_q = 16, block_k = 32, warp_rows = 2> grid [1, 2, 1] block [256, 1, 1] cost {{{.*}}candidates = 3 : i64, config = "attention/16x32/2rows"} (%k, %q, %mask, %v)
+// CHECK: %[[O:.*]] = schedule.kernel @additive_k0 attention<block_q = 16, block_k = 32, warp_rows = 2> grid [1, 2, 1] block [256, 1, 1] cost {{{.*}}candidates = 3 : i64, config = "attention/16x32/2rows", requested_bytes = {{[0-9]+}} : i64} (%k, %q, %mask, %v)
 // CHECK-NEXT: ^bb0(
 // CHECK-NEXT: schedule.shared @q_tile : memref<128xf32, 3 : i64>
 // CHECK-NEXT: schedule.shared @k_tile : memref<384xf32, 3 : i64>

@@ -6,6 +6,8 @@
 // RUN: fs-opt %s -p 'stitch-codegen{gemm="128x128x32/64x64/f16"}' | filecheck %s --check-prefix=FORCED
 // RUN: not fs-opt %s -p 'stitch-codegen{precision=fp16}' 2>&1 | filecheck %s --check-prefix=PRECISION
 // RUN: not fs-opt %s -p 'stitch-codegen{gemm="96x96x32/24x48/f16"}' 2>&1 | filecheck %s --check-prefix=WARP
+// RUN: fs-opt %s -p 'stitch-codegen{precision=tf32 traffic_slack=0.3}' | filecheck %s --check-prefix=SLACK
+// RUN: not fs-opt %s -p 'stitch-codegen{traffic_slack=1.5}' 2>&1 | filecheck %s --check-prefix=SLACK-RANGE
 
 // CHECK-LABEL: func.func @half
 // CHECK: schedule.kernel @half_k0 gemm<tile = {{[0-9]+}}x{{[0-9]+}}x32, thread = {{[0-9]+}}x{{[0-9]+}}, math = f16> grid [{{.*}}] block [128, 1, 1] cost {{{.*}}config = "gemm/{{.*}}/f16"
@@ -43,6 +45,13 @@ func.func @single(%a: tensor<96x64xf32>, %b: tensor<64x80xf32>) -> tensor<96x80x
 // 108 SMs; no split-K variant is 5% faster (`SPLIT_MARGIN`)
 // TF32-LABEL: func.func @qkv
 // TF32: schedule.kernel @qkv_k0 gemm<tile = 64x32x32, thread = 32x16, math = tf32> grid [24, 4, 1]
+// TF32-SAME: config = "gemm/64x32x32/32x16/tf32", requested_bytes = 29097984 : i64}
+// With traffic_slack=0.3 a configuration up to 30% slower that requests fewer bytes is
+// preferred: 64x64 tiles re-read A half as often (19.7 MB against 29.1)
+// SLACK-LABEL: func.func @qkv
+// SLACK: schedule.kernel @qkv_k0 gemm<tile = 64x64x32, thread = 32x32, math = tf32> grid [12, 4, 1]
+// SLACK-SAME: requested_bytes = 19660800 : i64}
+// SLACK-RANGE: stitch-codegen: traffic_slack=1.5 (expected a fraction from 0 to 1)
 func.func @qkv(%a: tensor<256x768xf32>, %b: tensor<768x768xf32>) -> tensor<256x768xf32> {
   %d = graph.dot %a, %b : (tensor<256x768xf32>, tensor<768x768xf32>) -> tensor<256x768xf32>
   func.return %d : tensor<256x768xf32>

@@ -7,7 +7,7 @@
 // CHECK-LABEL: func.func @chain
 // CHECK-SAME: (%[[X:.*]]: tensor<3x37xf32>)
 func.func @chain(%x: tensor<3x37xf32>) -> tensor<3x37xf32> {
-  // CHECK-NEXT: %[[Y:.*]] = schedule.kernel @chain_k0 loop grid [1, 1, 1] block [256, 1, 1] cost {warps = 8 : i64, global_bytes = 888 : i64, smem_bytes = 0 : i64, estimate_us = {{[0-9.e+-]+}} : f64, registers = {{[0-9]+}} : i64, occupancy = {{[0-9]+}} : i64, waves = 1 : i64, candidates = 1 : i64, config = "loop/256"} (%[[X]]) : (tensor<3x37xf32>) -> tensor<3x37xf32> {
+  // CHECK-NEXT: %[[Y:.*]] = schedule.kernel @chain_k0 loop grid [1, 1, 1] block [256, 1, 1] cost {warps = 8 : i64, global_bytes = 888 : i64, smem_bytes = 0 : i64, estimate_us = {{[0-9.e+-]+}} : f64, registers = {{[0-9]+}} : i64, occupancy = {{[0-9]+}} : i64, waves = 1 : i64, candidates = 1 : i64, config = "loop/256", requested_bytes = {{[0-9]+}} : i64} (%[[X]]) : (tensor<3x37xf32>) -> tensor<3x37xf32> {
   // CHECK-NEXT: ^{{.*}}(%[[A:.*]]: tensor<3x37xf32>):
   // CHECK-NEXT: %[[G:.*]] = schedule.group thread -> global : tensor<3x37xf32> {
   // CHECK-NEXT: %[[E:.*]] = graph.exp %[[A]] : tensor<3x37xf32>

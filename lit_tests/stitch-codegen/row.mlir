@@ -4,9 +4,10 @@
 // RUN: fs-opt %s -p stitch-codegen | filecheck %s
 
 // Rows of 1024: the latency-evaluator picks a block of 1024 threads per row, each
-// keeping its element in a register; sub-root results in shared slots.
+// keeping its element in a register; sub-root results in shared slots. Its threads
+// request each byte once (requested_bytes = global_bytes).
 // CHECK-LABEL: func.func @softmax
-// CHECK: schedule.kernel @softmax_k0 row<threads_per_row = 1024, rows_per_block = 1, elements_per_thread = 1> grid [4, 1, 1] block [1024, 1, 1] cost {warps = 128 : i64, global_bytes = 32768 : i64, smem_bytes = 132 : i64, estimate_us = {{.*}}, config = "block/1024/reg1"}
+// CHECK: schedule.kernel @softmax_k0 row<threads_per_row = 1024, rows_per_block = 1, elements_per_thread = 1> grid [4, 1, 1] block [1024, 1, 1] cost {warps = 128 : i64, global_bytes = 32768 : i64, smem_bytes = 132 : i64, estimate_us = {{.*}}, config = "block/1024/reg1", requested_bytes = 32768 : i64}
 // CHECK-NEXT: ^{{.*}}(%[[X:.*]]: tensor<4x1024xf32>):
 // CHECK-NEXT: schedule.shared @partials_f32 : memref<32xf32, 3 : i64>
 // CHECK-NEXT: schedule.shared @results_f32 : memref<1xf32, 3 : i64>

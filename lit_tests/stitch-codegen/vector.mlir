@@ -18,14 +18,14 @@
 // by V.
 // CHECK-LABEL: func.func @scale
 // CHECK:       schedule.kernel @scale_k0 loop grid [64, 1, 1]
-// CHECK-SAME:  candidates = 3 : i64, config = "loop/256"}
+// CHECK-SAME:  candidates = 3 : i64, config = "loop/256", requested_bytes = {{[0-9]+}} : i64}
 // V4-LABEL:    func.func @scale
 // V4:          schedule.kernel @scale_k0 loop<vector_width = 4> grid [16, 1, 1] block [256, 1, 1]
 // V2-LABEL:    func.func @scale
 // V2:          schedule.kernel @scale_k0 loop<vector_width = 2> grid [32, 1, 1] block [256, 1, 1]
 // V1-LABEL:    func.func @scale
 // V1:          schedule.kernel @scale_k0 loop grid [64, 1, 1] block [256, 1, 1]
-// V1-SAME:     candidates = 1 : i64, config = "loop/256"}
+// V1-SAME:     candidates = 1 : i64, config = "loop/256", requested_bytes = {{[0-9]+}} : i64}
 func.func @scale(%x: tensor<64x256xf32>, %b: tensor<256xf32>) -> tensor<64x256xf32> {
   %bb = graph.broadcast %b dims [1] : (tensor<256xf32>) -> tensor<64x256xf32>
   %y = graph.mul %x, %bb : tensor<64x256xf32>

@@ -46,7 +46,7 @@ def scored(monkeypatch):
     seen: dict[tuple, list] = {}
     original = Mapping.choose
 
-    def choose(self, configs, build, spec):
+    def choose(self, configs, build, spec, *rest):
         built = []
         for config in configs:
             k = build(config)
@@ -61,7 +61,7 @@ def scored(monkeypatch):
                          for config, k in built]
         rows = seen[key]
         calls.append(rows)
-        kernel = original(self, configs, build, spec)
+        kernel = original(self, configs, build, spec, *rest)
         for _, k in built:
             k.drop_all_references()
         return kernel

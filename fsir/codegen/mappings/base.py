@@ -168,7 +168,7 @@ class FusionContext:
 
     def __init__(self, fusion: FusionOp, name: str, row_schedule: str = "auto", gpu: str = "H100",
                  registers: bool = True, subroots: str = "auto", vector: int | None = None,
-                 gemm: GemmConfig | None = None, precision: str = "fp32"):
+                 gemm: GemmConfig | None = None, precision: str = "fp32", traffic_slack: float = 0.0):
         self.subroots = subroots  # auto | all | none (checked by the pass)
         self.row_schedule = row_schedule  # auto or one of row.ROW_SCHEDULES (checked by the pass)
         self.vector = vector  # a forced vector width (None: the evaluator's choice)
@@ -176,6 +176,7 @@ class FusionContext:
         self.registers = registers
         self.gemm_config = gemm  # None: the evaluator chooses
         self.precision = precision  # what f32 GEMMs compute in: fp32 (FMAs) or tf32 (tensor cores)
+        self.traffic_slack = traffic_slack  # a GEMM's time traded for fewer requested bytes (`Mapping.choose`)
         self.fusion = fusion
         self.name = name
         self.block = fusion.block
@@ -309,6 +310,12 @@ class _Scored(Generic[C]):
     summary: Summary
     exact: bool = False
 
+    @property
+    def requested_bytes(self) -> float:
+        """The global bytes its threads request, as its summary counts them (the gpu
+        IR's count of a split-K kernel's slice reduction is coarser)."""
+        return self.summary.global_bytes * math.prod(self.kernel.launch()[0]) * math.prod(self.kernel.launch()[1])
+
     def key(self) -> tuple[float, float, float]:
         return _order(self.estimate)
 
@@ -379,7 +386,8 @@ class Mapping:
         return estimate(self.lower(kernel).func, grid, block, spec, shared_layout(kernel)[1], bandwidth=True,
                         ilp=self.ilp, distinct_bytes=distinct)
 
-    def choose(self, configs: Sequence[C], build: Callable[[C], KernelOp], spec: GpuSpec) -> KernelOp:
+    def choose(self, configs: Sequence[C], build: Callable[[C], KernelOp], spec: GpuSpec,
+               traffic_slack: float = 0.0) -> KernelOp:
         """Build and score every configuration; return the fastest kernel with the
         evaluator's figures in its `cost` (the others are discarded). Every mapping's
         kernel is made here, so each carries its estimate. A launch with a `?` grid cannot
@@ -387,7 +395,9 @@ class Mapping:
         Between equal estimates (both at a bandwidth or pipe floor) the one requesting
         fewer global bytes wins (the L2 serves them and is shared with the kernels
         running beside it), then the one issuing fewer instructions: it leaves more
-        issue slots to the rest of the GPU.
+        issue slots to the rest of the GPU. With `traffic_slack` s > 0 (`leaner`), the
+        candidate requesting the fewest bytes among those at most a fraction s slower
+        than the fastest wins.
 
         Candidates are scored from their summaries. A summary's registers may be off by
         a few, which only matters at an occupancy step: a candidate whose estimate
@@ -422,14 +432,25 @@ class Mapping:
                 break
             for e in challengers:
                 e.settle(self.score_lowered(e.kernel, spec))
+        best = self.leaner(scored, best, traffic_slack)
         for entry in scored:
             if entry is not best:
                 self._discard(entry.kernel)
-        self.record(best.kernel, best.estimate, best.config, len(configs))
+        self.record(best.kernel, best.estimate, best.config, len(configs), best.requested_bytes)
         return best.kernel
 
     @staticmethod
-    def record(k: KernelOp, est, config: Config, candidates: int) -> None:
+    def leaner(scored: list[_Scored[C]], best: _Scored[C], slack: float) -> _Scored[C]:
+        """The candidate requesting the fewest global bytes among those within `slack`
+        of `best`'s time, or `best`."""
+        if slack <= 0:
+            return best
+        limit = (1 + slack) * best.estimate.seconds
+        return min((e for e in scored if e.estimate.seconds <= limit),
+                   key=lambda e: (e.requested_bytes, e.key()))
+
+    @staticmethod
+    def record(k: KernelOp, est, config: Config, candidates: int, requested: float) -> None:
         """The evaluator's choice and estimate, visible in the schedule IR."""
         cost = dict(k.cost.data) if k.cost is not None else {}
         cost["estimate_us"] = FloatAttr(round(est.seconds * 1e6, 3) if math.isfinite(est.seconds) else -1.0, f64)
@@ -438,6 +459,7 @@ class Mapping:
         cost["waves"] = IntegerAttr(est.waves, i64)
         cost["candidates"] = IntegerAttr(candidates, i64)
         cost["config"] = StringAttr(config.describe())
+        cost["requested_bytes"] = IntegerAttr(int(requested), i64)
         k.cost = DictionaryAttr(cost)
 
 

@@ -366,11 +366,12 @@ class GemmMapping(Mapping):
             assert kernel.cost is not None  # `FusionContext.kernel` gives every kernel its static cost
             kernel.cost = DictionaryAttr({**kernel.cost.data, "config": StringAttr(config.describe())})
             return kernel
-        best = self.choose(configs, lambda c: self.kernel(ctx, dot, out, c), spec)
+        slack = ctx.traffic_slack
+        best = self.choose(configs, lambda c: self.kernel(ctx, dot, out, c), spec, slack)
         if not splits:
             return best
-        split = self.choose(splits, lambda c: self.kernel(ctx, dot, out, c), spec)
-        keep, drop = (split, best) if estimate_us(split) < (1 - SPLIT_MARGIN) * estimate_us(best) else (best, split)
+        split = self.choose(splits, lambda c: self.kernel(ctx, dot, out, c), spec, slack)
+        keep, drop = (split, best) if split_wins(split, best, slack) else (best, split)
         self._discard(drop)
         assert keep.cost is not None
         keep.cost = DictionaryAttr({**keep.cost.data, "candidates": IntegerAttr(len(configs) + len(splits), i64)})
@@ -487,6 +488,24 @@ SPLITS = (2, 3, 4, 6, 8)
 # waits depend on how the blocks progress, which the model only bounds, and it needs a
 # workspace.
 SPLIT_MARGIN = 0.05
+
+
+def split_wins(split: KernelOp, best: KernelOp, slack: float = 0.0) -> bool:
+    """Whether the split-K kernel is taken over the best unsplit one: it is faster by
+    `SPLIT_MARGIN`, or (`traffic_slack`, `Mapping.choose`) its time counted so is
+    within the slack of the faster and it requests fewer global bytes."""
+    t_split, t_best = estimate_us(split) / (1 - SPLIT_MARGIN), estimate_us(best)
+    if slack > 0 and max(t_split, t_best) <= (1 + slack) * min(t_split, t_best):
+        return requested_bytes(split) < requested_bytes(best)
+    return t_split < t_best
+
+
+def requested_bytes(k: KernelOp) -> int:
+    """The global bytes a chosen kernel's threads request (its recorded cost)."""
+    assert k.cost is not None
+    attr = k.cost.data["requested_bytes"]
+    assert isinstance(attr, IntegerAttr)
+    return attr.value.data
 
 
 def estimate_us(k: KernelOp) -> float:

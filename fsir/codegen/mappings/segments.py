@@ -174,7 +174,8 @@ class SegmentsMapping(Mapping):
                                                       None if segments == DYN else segments, static_bag(s),
                                                       ctx.spec, forced)
         k = self.kernel(ctx, s, chosen)
-        self.record(k, est, chosen, scored)  # (for a `?` segment count: the estimate at the rules' hints)
+        # (for a `?` segment count: the estimate at the rules' hints)
+        self.record(k, est, chosen, scored, est.requested_bytes)
         return k
 
     def kernel(self, ctx: FusionContext, s: graph.SegmentReduceOp, c: SegmentSchedule) -> KernelOp:
