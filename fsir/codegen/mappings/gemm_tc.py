@@ -185,7 +185,13 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
     s.tensor_fmas[precision] = steps * step["tensor"] * mma_fmas // WARP
     s.ilp_cycles = steps * mma_step_cycles(step, pieces, mma_fmas, precision, pipelined, spec) \
         + spec.cpi["global"] + accs * spec.cpi["alu"]
-    s.registers = 32 + accs + (wm // 16) * 4 + (wn // 8) * 2
+    if p.math == GemmMath.TF32:
+        # fitted to ptxas -v (sm_80) of nine tf32 candidate tiles of a 256 x 3072 x 768
+        # product (76 to 224 registers, within 7): each 16-deep piece keeps an 8-deep
+        # half's fragments live; the copies' and fragments' offsets are the 57
+        s.registers = 57 + accs + pieces * ((wm // 16) * 4 + (wn // 8) * 2)
+    else:
+        s.registers = 32 + accs + (wm // 16) * 4 + (wn // 8) * 2
     s.shared_bytes = k.shared_bytes()
     s.global_bytes = (steps * nbytes + accs * element_bytes_of(out)
                       + accs * sum(element_bytes_of(v) for v in fused_inputs))
