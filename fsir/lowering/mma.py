@@ -273,10 +273,10 @@ class MmaGemmLowering(GemmLowering):
                   plan: bool = False) -> None:
         """This thread's 16-byte chunks of a rows x cols tile (chunk tid + s x threads),
         copied from `operand` at the global position `at(row, column)` of k-step `k0`
-        (`k_stride` elements further per k), into the tile swizzled with `spread`. Where no chunk can leave the
-        operand, a chunk's shared and global offsets are those of the first k-step
-        (computed once, before the k-loop) plus the stage's base and k0 x `k_stride`;
-        `plan` (k0 = 0) only computes those offsets, copying nothing."""
+        (`k_stride` elements further per k) into the tile, swizzled with `spread`. Where
+        no chunk can leave the operand, a chunk's shared and global offsets are those of
+        the first k-step (computed once, before the k-loop) plus the stage's base and
+        k0 x `k_stride`; `plan` (k0 = 0) only computes those offsets, copying nothing."""
         ib, e, epc = self.ib, self.emit, self.epc
         chunks_per_row = cols // epc
         total = rows * chunks_per_row
