@@ -314,7 +314,8 @@ class _Scored(Generic[C]):
     def requested_bytes(self) -> float:
         """The global bytes its threads request, as its summary counts them (the gpu
         IR's count of a split-K kernel's slice reduction is coarser)."""
-        return self.summary.global_bytes * math.prod(self.kernel.launch()[0]) * math.prod(self.kernel.launch()[1])
+        grid, block = self.kernel.launch()
+        return self.summary.global_bytes * math.prod(grid) * math.prod(block)
 
     def key(self) -> tuple[float, float, float]:
         return _order(self.estimate)
