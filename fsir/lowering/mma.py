@@ -388,8 +388,8 @@ class MmaGemmLowering(GemmLowering):
         address of a k-step is a constant number of rows away (`keeps_swizzle`): for A
         one per 16-deep piece (and for tf32 per 8-deep half and column group), at the
         warp's first row; for B one per 16-column group of the warp tile, at k row 0,
-        or for tf32 one per 8-column tile, at the lane's fragment element (k = l%4,
-        n = l/4) of the first k-step's row."""
+        or for tf32 one per 8-column tile and row phase (`b_row_phases`), at the lane's
+        fragment element (k = l%4 + phase, n = l/4)."""
         ib = self.ib
         a: dict[tuple[int, ...], Index] = {}
         b: dict[tuple[int, ...], Index] = {}
@@ -402,7 +402,9 @@ class MmaGemmLowering(GemmLowering):
             t, g = ib.rem(lane, 4), ib.div(lane, 4)
             for j in range(wn // 16):
                 for nt in (0, 8):
-                    b[j, nt] = self.swizzled(0, bn, t, ib.add(ib.add(wcol, j * 16 + nt), g), self.b_spread)
+                    for r0 in self.b_row_phases(bk, bn):
+                        b[j, nt, r0] = self.swizzled(0, bn, ib.add(t, r0), ib.add(ib.add(wcol, j * 16 + nt), g),
+                                                     self.b_spread)
             return a, b
         for kk in range(0, bk, 16):
             a[(kk,)] = self.swizzled(0, bk, ib.add(ib.add(wrow, ib.mul(ib.rem(mat, 2), 8)), i),
@@ -411,6 +413,12 @@ class MmaGemmLowering(GemmLowering):
             b[(j,)] = self.swizzled(0, bn, ib.add(ib.mul(ib.rem(mat, 2), 8), i),
                                     ib.add(ib.add(wcol, j * 16), ib.mul(ib.div(mat, 2), 8)))
         return a, b
+
+    def b_row_phases(self, bk: int, bn: int) -> range:
+        """tf32's B fragment rows (a lane's k = l%4 plus a multiple of 4) within one
+        swizzle period: those at which `lane_offsets` keeps an offset (one for tiles of
+        whole-line rows, more for narrower ones)."""
+        return range(0, min(bk, swizzle_period(bn // self.epc, self.b_spread)), 4)
 
     def below_offset(self, at: dict[tuple[int, ...], Index], key: tuple[int, ...], rows: int, cols: int,
                      spread: int = 1) -> Index:
@@ -438,10 +446,14 @@ class MmaGemmLowering(GemmLowering):
         +8(m/2)), or for tf32 per 8-column tile four scalar loads (the two m16n8k8
         fragments' b0 and b1, of k 0-7 then of k 8-15), rounded."""
         if self.math == GemmMath.TF32:
-            ib = self.ib
-            return [[self.cursor.value(gpu.RoundTf32Op(self.cursor.value(memref.LoadOp.get(
-                tile, [ib.ssa(self.below_offset(at, (j, nt), kk + half + d, bn, self.b_spread))]))))
-                for half in (0, 8) for d in (0, 4)] for nt in (0, 8)]
+            ib, period = self.ib, swizzle_period(bn // self.epc, self.b_spread)
+
+            def load(nt: int, row: int) -> SSAValue:
+                at_row = self.below_offset(at, (j, nt, row % period), row - row % period, bn, self.b_spread)
+                value = self.cursor.value(memref.LoadOp.get(tile, [ib.ssa(at_row)]))
+                return self.cursor.value(gpu.RoundTf32Op(value))
+
+            return [[load(nt, kk + half + d) for half in (0, 8) for d in (0, 4)] for nt in (0, 8)]
         op = gpu.LdMatrixOp(tile, [self.ib.ssa(self.below_offset(at, (j,), kk, bn))], 4, trans=True)
         self.cursor.insert(op)
         v = list(op.values)

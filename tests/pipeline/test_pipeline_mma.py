@@ -244,6 +244,16 @@ def test_tf32_b_columns_are_conflict_free(bk, bn):
     assert all(word(k + period, n) == word(k, n) + period * bn for k in range(bk - period) for n in range(bn))
 
 
+@pytest.mark.parametrize("a,b,gemm", [((37, 21), (21, 19), "32x16x16_16x16_tf32"),
+                                       ((64, 30), (30, 48), "32x16x32_16x16_tf32")])
+def test_tf32_narrow_b_tiles(a, b, gemm):
+    """A forced tf32 tile 16 columns wide: B's rows are half a 128-byte line, its swizzle
+    repeats every 8 rows, so a lane keeps a fragment offset for k rows 0-3 and 4-7 of
+    the period (`b_row_phases`); ragged edges, on the simulator."""
+    lowered, _ = run_mma(a, b, "f32", precision="tf32", gemm=gemm)
+    assemble_all(lowered)
+
+
 def test_dynamic_sizes():
     """`?` sizes: the default tensor-core configuration, synchronously staged (row
     lengths unknown at compile time), guarded at every edge."""
