@@ -356,12 +356,13 @@ def _classify(op: Operation) -> tuple[str, int] | None:
         return ("barrier", 1)
     if isinstance(op, arith.DivfOp):
         return ("div", 1)
-    if isinstance(op, (arith.DivUIOp, arith.RemUIOp)):
+    if isinstance(op, (arith.DivUIOp, arith.RemUIOp, arith.DivSIOp, arith.RemSIOp)):
         t = op.rhs.type
         width = 64 if isinstance(t, IndexType) else t.width.data if isinstance(t, IntegerType) else 0
-        d = reducible(_const_index(op.rhs), width)
+        signed = isinstance(op, (arith.DivSIOp, arith.RemSIOp))
+        d = reducible(_const_index(op.rhs), width, signed)
         if d is not None:  # the printer's shifts and multiplies (`fsir/ptx/divide.py`)
-            return ("int", sequence_length(d, width, isinstance(op, arith.RemUIOp)))
+            return ("int", sequence_length(d, width, isinstance(op, (arith.RemUIOp, arith.RemSIOp)), signed))
     if op.name.startswith(("arith.", "math.")):
         return ("int", 1) if _integer_result(op) else ("alu", 1)
     return None

@@ -491,12 +491,18 @@ class ScalarBuilder:
                 return self.fmod(x, y)
             return self.c.value(self._FLOAT_ARITH[name](x, y))
         if name in ("div", "rem"):
+            unsigned = is_unsigned_int(x.type)
+            if isinstance(y.owner, arith.ConstantOp) and isinstance(y.owner.value, IntegerAttr) \
+                    and y.owner.value.value.data != 0:
+                # a nonzero constant: no guard, so the printer sees the constant divisor
+                # and multiplies (`fsir/ptx/divide.py`)
+                op = {"div": (arith.DivSIOp, arith.DivUIOp), "rem": (arith.RemSIOp, arith.RemUIOp)}[name][unsigned]
+                return self.c.value(op(x, y))
             # x / 0 is 0 and x % 0 is x (graph semantics); PTX leaves both undefined,
             # so divide by a safe divisor and select.
             zero = self.const(0, x.type)
             is_zero = self.c.value(arith.CmpiOp(y, zero, "eq"))
             safe = self.c.value(arith.SelectOp(is_zero, self.const(1, x.type), y))
-            unsigned = is_unsigned_int(x.type)
             if name == "div":
                 q = self.c.value((arith.DivUIOp if unsigned else arith.DivSIOp)(x, safe))
                 return self.c.value(arith.SelectOp(is_zero, zero, q))

@@ -31,7 +31,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from fsir.ptx import types as T
-from fsir.ptx.divide import constant_divisor, divide
+from fsir.ptx.divide import constant_divisor, divide, quotient, rem_of
 from fsir.ptx.kernel import KernelEmitter, Lowering, rule, unsupported
 
 # ------------------------------------------------------------------ floats
@@ -327,16 +327,17 @@ def _shift(opcode: str, signed: bool) -> Lowering:
     return lower
 
 
-def _unsigned_div(remainder: bool) -> Lowering:
-    """divui / remui: by a constant as shifts and multiplies (`fsir.ptx.divide`)."""
-    general = int_binop("rem" if remainder else "div", signed=False)
+def _int_div(remainder: bool, signed: bool) -> Lowering:
+    """divui / remui / divsi / remsi: by a constant as shifts and multiplies
+    (`fsir.ptx.divide`)."""
+    general = int_binop("rem" if remainder else "div", signed=signed)
 
     def lower(e: KernelEmitter, op: Operation) -> None:
-        d = constant_divisor(e, op)
+        d = constant_divisor(e, op, signed)
         if d is None:
             general(e, op)
         else:
-            divide(e, op, d, remainder)
+            divide(e, op, d, remainder, signed)
 
     return lower
 
@@ -352,10 +353,17 @@ def _floor_ceil_div(kind: str) -> Lowering:
         sfx = T.int_suffix(cw, signed)
         rf = T.reg_file_for_bits(16 if cw <= 16 else cw)
 
+        const = constant_divisor(e, op, signed)
+
         def emit(d: str) -> None:
-            q, r = e.new(rf), e.new(rf)
-            e.ins(f"div.{sfx} {q}, {a}, {b}")
-            e.ins(f"rem.{sfx} {r}, {a}, {b}")
+            r = e.new(rf)
+            if const is None:
+                q = e.new(rf)
+                e.ins(f"div.{sfx} {q}, {a}, {b}")
+                e.ins(f"rem.{sfx} {r}, {a}, {b}")
+            else:  # (`fsir.ptx.divide`; i1 and i8 operands are never `const`)
+                q = quotient(e, a, const, cw, signed)
+                rem_of(e, a, q, const, cw, r, sfx[0])
             nz = e.new(T.PRED)
             e.ins(f"setp.ne.{sfx} {nz}, {r}, 0")
             if kind == "ceilu":
@@ -540,10 +548,10 @@ ARITH_LOWERINGS: dict[type[Operation], Lowering] = dict([
     rule(arith.AddiOp, int_binop("add", pred_op="xor")),
     rule(arith.SubiOp, int_binop("sub", pred_op="xor")),
     rule(arith.MuliOp, int_binop("mul.lo", pred_op="and")),
-    rule(arith.DivSIOp, int_binop("div", signed=True)),
-    rule(arith.DivUIOp, _unsigned_div(remainder=False)),
-    rule(arith.RemSIOp, int_binop("rem", signed=True)),
-    rule(arith.RemUIOp, _unsigned_div(remainder=True)),
+    rule(arith.DivSIOp, _int_div(remainder=False, signed=True)),
+    rule(arith.DivUIOp, _int_div(remainder=False, signed=False)),
+    rule(arith.RemSIOp, _int_div(remainder=True, signed=True)),
+    rule(arith.RemUIOp, _int_div(remainder=True, signed=False)),
     rule(arith.FloorDivSIOp, _floor_ceil_div("floor")),
     rule(arith.CeilDivSIOp, _floor_ceil_div("ceil")),
     rule(arith.CeilDivUIOp, _floor_ceil_div("ceilu")),

@@ -1,6 +1,7 @@
 // A gather whose ids are unproven clamps each id into [0, rows-1] (max, then min with
 // rows-1) before it addresses the table; one whose ids prove in range (a masked hash
-// `rem` by the table size) loads the row straight from the id.
+// `rem` by the table size: a multiply-high and a subtraction) loads the row straight
+// from the id.
 // RUN: fs-opt %s --split-input-file -p prove-gather-bounds,fusion-explore,stitch-codegen,schedule-to-gpu -t ptx | filecheck %s
 // Without the interval pass, both keep the clamp.
 // RUN: fs-opt %s --split-input-file -p fusion-explore,stitch-codegen,schedule-to-gpu -t ptx | filecheck %s --check-prefix=NOPROOF
@@ -20,7 +21,7 @@ func.func @unproven(%t: tensor<1000x16xf32>, %ids: tensor<8xi32>) -> tensor<8x16
 // -----
 
 // CHECK-LABEL: .visible .entry proven_k0(
-// CHECK:         rem.s32
+// CHECK:         mul.hi.s32
 // CHECK-NOT:     max.s64
 // CHECK-NOT:     min.s64
 // CHECK:         ld.global.f32
@@ -28,7 +29,7 @@ func.func @unproven(%t: tensor<1000x16xf32>, %ids: tensor<8xi32>) -> tensor<8x16
 // CHECK-NOT:     min.s64
 // CHECK:         ret;
 // NOPROOF-LABEL: .visible .entry proven_k0(
-// NOPROOF:         rem.s32
+// NOPROOF:         mul.hi.s32
 // NOPROOF:         max.s64
 // NOPROOF:         min.s64
 func.func @proven(%t: tensor<1000x16xf32>, %raw: tensor<8xi32>) -> tensor<8x16xf32> {

@@ -13,9 +13,10 @@ builtin.module attributes {gpu.container_module} {
       // CHECK: add.s32
       // CHECK: sub.s32
       // CHECK: mul.lo.s32
-      // CHECK: div.s32
+      // (divisions by a constant are multiplies: lit_tests/ptx/divide.mlir)
+      // CHECK: mul.hi.s32
       // CHECK: mul.hi.u32
-      // CHECK: rem.s32
+      // CHECK: mul.hi.s32
       // CHECK: mul.hi.u32
       %0 = arith.addi %a, %c3 : i32
       %1 = arith.subi %0, %m1 : i32
@@ -44,9 +45,13 @@ builtin.module attributes {gpu.container_module} {
       %14 = arith.shli %13, %c3 : i32
       %15 = arith.shrsi %14, %c3 : i32
       %16 = arith.shrui %15, %c3 : i32
-      // floordivsi: q - 1 when the remainder is nonzero and of the other sign
-      // CHECK: div.s32 %[[Q:r[0-9]+]],
-      // CHECK-NEXT: rem.s32 %[[R:r[0-9]+]],
+      // floordivsi: q - 1 when the remainder is nonzero and of the other sign (by a
+      // constant: the truncated q by a multiply-high, r = n - 3q)
+      // CHECK: mul.hi.s32 %[[T:r[0-9]+]], %[[N:r[0-9]+]], 1431655766;
+      // CHECK-NEXT: shr.u32 %[[S:r[0-9]+]], %[[N]], 31;
+      // CHECK-NEXT: add.s32 %[[Q:r[0-9]+]], %[[T]], %[[S]];
+      // CHECK-NEXT: mul.lo.s32 %[[P:r[0-9]+]], %[[Q]], 3;
+      // CHECK-NEXT: sub.s32 %[[R:r[0-9]+]], %[[N]], %[[P]];
       // CHECK-NEXT: setp.ne.s32 %[[NZ:p[0-9]+]], %[[R]], 0;
       // CHECK-NEXT: xor.b32
       // CHECK-NEXT: setp.lt.s32

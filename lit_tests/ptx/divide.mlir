@@ -57,5 +57,41 @@ builtin.module attributes {gpu.container_module} {
       memref.store %r, %y[%i] : memref<?xi8>
       gpu.return
     }
+
+    // Signed division by a positive constant truncates: by 7 a signed multiply-high by
+    // the negative magic 0x92492493, n added back, an arithmetic shift and n's sign bit
+    // added; by 8, d - 1 added to a negative n before the arithmetic shift. floordivsi
+    // adjusts the quotient from the remainder n - 7q; a negative divisor keeps div.
+    // CHECK-LABEL: .visible .entry signed(
+    gpu.func @signed(%x: memref<?xi32>) kernel {
+      %i = gpu.thread_id x
+      %a = memref.load %x[%i] : memref<?xi32>
+      %c7 = arith.constant 7 : i32
+      %c8 = arith.constant 8 : i32
+      %cm3 = arith.constant -3 : i32
+      // CHECK: mul.hi.s32 %[[T:r[0-9]+]], %[[A:r[0-9]+]], -1840700269;
+      // CHECK-NEXT: add.s32 %[[T]], %[[T]], %[[A]];
+      // CHECK-NEXT: shr.s32 %[[T]], %[[T]], 2;
+      // CHECK-NEXT: shr.u32 %[[S:r[0-9]+]], %[[A]], 31;
+      // CHECK-NEXT: add.s32 %{{r[0-9]+}}, %[[T]], %[[S]];
+      %q = arith.divsi %a, %c7 : i32
+      // CHECK: shr.s32 %[[U:r[0-9]+]], %[[A]], 31;
+      // CHECK-NEXT: shr.u32 %[[U]], %[[U]], 29;
+      // CHECK-NEXT: add.s32 %[[U]], %[[A]], %[[U]];
+      // CHECK-NEXT: shr.s32 %{{r[0-9]+}}, %[[U]], 3;
+      %h = arith.divsi %a, %c8 : i32
+      // CHECK: mul.hi.s32
+      // CHECK: mul.lo.s32 %[[P:r[0-9]+]], %[[Q:r[0-9]+]], 7;
+      // CHECK-NEXT: sub.s32 %[[R:r[0-9]+]], %[[A]], %[[P]];
+      // CHECK-NEXT: setp.ne.s32 %{{p[0-9]+}}, %[[R]], 0;
+      %f = arith.floordivsi %a, %c7 : i32
+      // CHECK: div.s32 %{{r[0-9]+}}, %[[A]], -3;
+      %n = arith.divsi %a, %cm3 : i32
+      %s0 = arith.addi %q, %h : i32
+      %s1 = arith.addi %s0, %f : i32
+      %s2 = arith.addi %s1, %n : i32
+      memref.store %s2, %x[%i] : memref<?xi32>
+      gpu.return
+    }
   }
 }

@@ -38,7 +38,9 @@ builtin.module attributes {gpu.container_module} {
       // CHECK: $L__collatz_[[HEAD:[0-9]+]]:
       // CHECK: setp.gt.s32 %[[C:p[0-9]+]],
       // CHECK: @!%[[C]] bra $L__collatz_[[EXIT:[0-9]+]];
-      // CHECK: rem.s32
+      // (the remainder by 2: a shift, an add, a shift, a multiply and a subtraction)
+      // CHECK: shr.s32
+      // CHECK: sub.s32
       // CHECK: bra $L__collatz_[[HEAD]];
       // CHECK-NEXT: $L__collatz_[[EXIT]]:
       %n, %s = scf.while (%a = %v, %k = %c0) : (i32, i32) -> (i32, i32) {

@@ -1,5 +1,6 @@
-"""Unsigned division and remainder by constants (`fsir/ptx/divide.py`): the magic
-multipliers are exact for every operand of their width, and the printed sequences give
+"""Integer division and remainder by constants (`fsir/ptx/divide.py`): the magic
+multipliers are exact for every operand of their width, unsigned and signed, and the
+printed sequences (divui, remui, divsi, remsi, floordivsi, ceildivsi, ceildivui) give
 numpy's quotients and remainders on the simulator and assemble."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 
 from fsir import sim
 from fsir.ptx import print_ptx
-from fsir.ptx.divide import magic
+from fsir.ptx.divide import magic, signed_magic
 from fsir.ptx.ptxas import assemble
 from fsir.testing.ptx import parse
 
@@ -128,3 +129,108 @@ def test_sequence_length_counts_the_printed_instructions(d, op, t):
 
     width = int(t[1:])
     assert instructions(d) - instructions(1) == sequence_length(d, width, op == "remui") - 1
+
+
+@st.composite
+def signed_divisions(draw):
+    w = draw(st.sampled_from(WIDTHS))
+    d = draw(st.integers(3, (1 << (w - 1)) - 1).filter(lambda d: d & (d - 1)))
+    lo, hi = -(1 << (w - 1)), (1 << (w - 1)) - 1
+    n = draw(st.one_of(st.integers(lo, hi), st.sampled_from([lo, lo + 1, -1, hi, hi // d * d - 1, -(hi // d * d)])))
+    return w, d, n
+
+
+@settings(max_examples=3000, deadline=None)
+@given(signed_divisions())
+@example((32, 7, -(1 << 31)))  # a negative multiplier (n added back)
+@example((32, 3, -(1 << 31)))
+@example((64, (1 << 62) + 1, -(1 << 63)))
+@example((16, 32767, -32768))
+def test_signed_magic_quotient_truncates(case):
+    w, d, n = case
+    want = abs(n) // d * (1 if n >= 0 else -1)
+    assert signed_magic(d, w).quotient(n, w) == want
+
+
+SIGNED_OPS = ("divsi", "remsi", "floordivsi", "ceildivsi", "ceildivui")
+SIGNED_DIVISORS = (2, 3, 7, 12, 32, 641, 768, 1000003)
+
+
+def signed_kernel(t: str) -> str:
+    """A kernel writing each op of `SIGNED_OPS` by each divisor of `SIGNED_DIVISORS` that fits."""
+    width = int(t[1:])
+    ds = [d for d in SIGNED_DIVISORS if d < 1 << (width - 1)]
+    lines = [f"      %c{d} = arith.constant {d} : {t}" for d in ds]
+    j = 0
+    for d in ds:
+        for op in SIGNED_OPS:
+            lines += [f"      %{op}{d} = arith.{op} %n, %c{d} : {t}",
+                      f"      %j{op}{d} = arith.constant {j} : index",
+                      f"      %o{op}{d} = arith.addi %base, %j{op}{d} : index",
+                      f"      memref.store %{op}{d}, %y[%o{op}{d}] : memref<?x{t}>"]
+            j += 1
+    body = "\n".join(lines)
+    return f"""
+builtin.module attributes {{gpu.container_module}} {{
+  gpu.module @kernels {{
+    gpu.func @k(%x: memref<?x{t}>, %y: memref<?x{t}>) kernel {{
+      %i = gpu.thread_id x
+      %n = memref.load %x[%i] : memref<?x{t}>
+      %per = arith.constant {j} : index
+      %base = arith.muli %i, %per : index
+{body}
+      gpu.return
+    }}
+  }}
+}}
+"""
+
+
+@pytest.mark.parametrize("t", ["i64", "i32", "i16"])
+def test_signed_and_rounded_divisions_by_constants_run_as_numpy(t):
+    """divsi / remsi truncate (C), floordivsi / ceildivsi round down / up, ceildivui
+    rounds up the unsigned value: every one by a constant prints no div or rem and
+    matches numpy on the simulator, edge values included; the PTX assembles."""
+    width = int(t[1:])
+    sdt, udt = {"i64": (np.int64, np.uint64), "i32": (np.int32, np.uint32), "i16": (np.int16, np.uint16)}[t]
+    ds = [d for d in SIGNED_DIVISORS if d < 1 << (width - 1)]
+    lo, hi = -(1 << (width - 1)), (1 << (width - 1)) - 1
+    rng = np.random.default_rng(11)
+    edges = [lo, lo + 1, -768, -13, -12, -7, -1, 0, 1, 6, 7, 12, 767, 768, hi - 1, hi]
+    x = np.concatenate([np.array(edges, dtype=sdt), rng.integers(lo, hi, 112, dtype=sdt, endpoint=True)])
+    ptx = print_ptx(parse(signed_kernel(t)))
+    assert "div." not in ptx and "rem." not in ptx
+    y = np.zeros(x.size * len(ds) * len(SIGNED_OPS), sdt)
+    sim.launch(sim.load_module(ptx), "k", (1,), (x.size,), [x, y])
+    got = y.reshape(x.size, len(ds), len(SIGNED_OPS))
+    xs = [int(v) for v in x]
+    for j, d in enumerate(ds):
+        trunc = [abs(n) // d * (1 if n >= 0 else -1) for n in xs]
+        want = {"divsi": trunc, "remsi": [n - q * d for n, q in zip(xs, trunc)],
+                "floordivsi": [n // d for n in xs], "ceildivsi": [-(-n // d) for n in xs],
+                "ceildivui": [-(-(n % (1 << width)) // d) for n in xs]}
+        for k, op in enumerate(SIGNED_OPS):
+            expect = np.array(want[op], dtype=object)
+            if op == "ceildivui":
+                assert [int(v) for v in got[:, j, k].astype(udt)] == list(expect), (op, d)
+            else:
+                assert [int(v) for v in got[:, j, k]] == list(expect), (op, d)
+    result = assemble(ptx)
+    assert result.ok, result.errors
+
+
+@pytest.mark.parametrize("t", ["i64", "i32"])
+@pytest.mark.parametrize("op", ["divsi", "remsi"])
+@pytest.mark.parametrize("d", [2, 32, 3, 7, 641, 768])
+def test_signed_sequence_length_counts_the_printed_instructions(d, op, t):
+    """`sequence_length` of a signed division is what the printer emits (against a
+    division by one, which prints the general `div`: one instruction)."""
+    from fsir.ptx.divide import sequence_length
+
+    def instructions(divisor: int) -> int:
+        ptx = print_ptx(parse(_one_division(divisor, op, t)))
+        body = ptx[ptx.index("{", ptx.index(".entry")):]
+        return sum(1 for line in body.splitlines() if line.startswith("\t") and not line.startswith("\t."))
+
+    width = int(t[1:])
+    assert instructions(d) - instructions(1) == sequence_length(d, width, op == "remsi", signed=True) - 1
