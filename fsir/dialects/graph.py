@@ -669,9 +669,11 @@ def _accepts(kind: str, t: Attribute) -> bool:
 
 def _int_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """C/PTX integer division: truncates toward zero; x / 0 is defined as 0 here."""
-    safe = np.where(b == 0, 1, b)
-    q = np.abs(a) // np.abs(safe)
-    q = np.where((a < 0) != (safe < 0), -q, q).astype(a.dtype)
+    safe = np.where(b == 0, 1, b).astype(a.dtype)
+    with np.errstate(over="ignore"):  # (INT_MIN / -1 wraps, as in PTX)
+        q = a // safe  # numpy floors; |a| would overflow at INT_MIN
+        inexact = a - q * safe != 0
+    q = np.where(inexact & ((a < 0) != (safe < 0)), q + 1, q).astype(a.dtype)
     return np.where(b == 0, 0, q).astype(a.dtype)
 
 

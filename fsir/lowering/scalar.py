@@ -192,6 +192,17 @@ def _rebuildable(op: Operation) -> bool:
                                   and isinstance(op.results[0].type, IndexType))
 
 
+def integer_constant(v: SSAValue) -> int | None:
+    """The value of an integer constant, also seen through the bitcast that gives an
+    unsigned type its constants (`arith.constant 7 : i32` then `arith.bitcast` to ui32)."""
+    op = v.owner
+    if isinstance(op, arith.BitcastOp):
+        op = op.input.owner
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+        return op.value.value.data
+    return None
+
+
 def _const_addend(v: Index) -> tuple[SSAValue, int] | None:
     """(x, c) when `v` is the index `x + c` for a constant c."""
     if isinstance(v, int) or not isinstance(v.owner, arith.AddiOp):
@@ -492,8 +503,7 @@ class ScalarBuilder:
             return self.c.value(self._FLOAT_ARITH[name](x, y))
         if name in ("div", "rem"):
             unsigned = is_unsigned_int(x.type)
-            if isinstance(y.owner, arith.ConstantOp) and isinstance(y.owner.value, IntegerAttr) \
-                    and y.owner.value.value.data != 0:
+            if integer_constant(y) not in (None, 0):
                 # a nonzero constant: no guard, so the printer sees the constant divisor
                 # and multiplies (`fsir/ptx/divide.py`)
                 op = {"div": (arith.DivSIOp, arith.DivUIOp), "rem": (arith.RemSIOp, arith.RemUIOp)}[name][unsigned]

@@ -164,8 +164,11 @@ class KernelEmitter:
             ) from None
 
     def const_int(self, value: SSAValue) -> int | None:
-        """The value of an integer/index arith.constant, if `value` is one."""
+        """The value of an integer/index arith.constant, if `value` is one (or the
+        bitcast of one that gives an unsigned type its constants: the same bits)."""
         owner = value.owner
+        if isinstance(owner, arith.BitcastOp) and T.is_int(owner.input.type) and T.is_int(value.type):
+            owner = owner.input.owner
         if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
             return owner.value.value.data
         return None

@@ -234,3 +234,33 @@ def test_signed_sequence_length_counts_the_printed_instructions(d, op, t):
 
     width = int(t[1:])
     assert instructions(d) - instructions(1) == sequence_length(d, width, op == "remsi", signed=True) - 1
+
+
+@pytest.mark.parametrize("t,c", [(t, c) for t in ("i32", "i64", "i16", "ui32") for c in (7, -3, 8, 1000)
+                                 if c > 0 or not t.startswith("ui")])
+def test_graph_division_by_a_constant_end_to_end(t, c):
+    """graph.div / graph.rem by a nonzero constant skip the zero-divisor guard, so the
+    printer multiplies (a negative divisor keeps `div`); on the simulator they match the
+    reference over the type's whole range, INT_MIN included (whose magnitude the
+    reference once overflowed)."""
+    from fsir.dialects.graph import numpy_dtype
+    from fsir.ir import parse_module
+    from fsir.pipeline import PipelineOptions, emit_ptx, lower
+    from fsir.testing.pipeline import check
+
+    src = f"""func.func @f(%a: tensor<128x{t}>) -> (tensor<128x{t}>, tensor<128x{t}>) {{
+  %c = graph.constant dense<{c}> : tensor<128x{t}>
+  %q = graph.div %a, %c : tensor<128x{t}>
+  %r = graph.rem %a, %c : tensor<128x{t}>
+  func.return %q, %r : tensor<128x{t}>, tensor<128x{t}>
+}}"""
+    module = parse_module(src, "<test>")
+    dtype = numpy_dtype(module.body.block.first_op.function_type.inputs.data[0].element_type)  # type: ignore[union-attr]
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(3)
+    edges = sorted(v for v in {int(info.min), int(info.min) + 1, -1, 0, 1, int(info.max)} if v >= info.min)
+    x = np.concatenate([np.array(edges, dtype=dtype),
+                        rng.integers(info.min, info.max, 128 - len(edges), dtype=dtype, endpoint=True)])
+    check(src, inputs=[x])
+    ptx = emit_ptx(lower(parse_module(src, "<test>"), PipelineOptions(fusion="none")), PipelineOptions())
+    assert ("div." in ptx) == (c < 0)
