@@ -506,8 +506,9 @@ class ScalarBuilder:
             if integer_constant(y) not in (None, 0):
                 # a nonzero constant: no guard, so the printer sees the constant divisor
                 # and multiplies (`fsir/ptx/divide.py`)
-                op = {"div": (arith.DivSIOp, arith.DivUIOp), "rem": (arith.RemSIOp, arith.RemUIOp)}[name][unsigned]
-                return self.c.value(op(x, y))
+                if name == "div":
+                    return self.c.value((arith.DivUIOp if unsigned else arith.DivSIOp)(x, y))
+                return self.c.value((arith.RemUIOp if unsigned else arith.RemSIOp)(x, y))
             # x / 0 is 0 and x % 0 is x (graph semantics); PTX leaves both undefined,
             # so divide by a safe divisor and select.
             zero = self.const(0, x.type)
