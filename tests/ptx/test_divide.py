@@ -42,20 +42,20 @@ DIVISORS = (2, 3, 7, 12, 32, 641, 768, 3072, 1000003)
 TYPES = {"i64": np.uint64, "i32": np.uint32, "i16": np.uint16}
 
 
-def kernel_text(t: str) -> str:
-    """A kernel writing n / d and n % d for each divisor of `DIVISORS` (i16: those that fit)."""
+def ops_kernel(t: str, ops: tuple[str, ...], divisors: tuple[int, ...]) -> str:
+    """A kernel writing n <op> d for each divisor (those that fit a signed `t`) and each
+    op, thread i's results at i * per + j in divisor-major order."""
     width = int(t[1:])
-    ds = [d for d in DIVISORS if d < 1 << (width - 1)]
+    ds = [d for d in divisors if d < 1 << (width - 1)]
     lines = [f"      %c{d} = arith.constant {d} : {t}" for d in ds]
-    for j, d in enumerate(ds):
-        lines += [f"      %q{d} = arith.divui %n, %c{d} : {t}",
-                  f"      %r{d} = arith.remui %n, %c{d} : {t}",
-                  f"      %jq{d} = arith.constant {2 * j} : index",
-                  f"      %jr{d} = arith.constant {2 * j + 1} : index",
-                  f"      %oq{d} = arith.addi %base, %jq{d} : index",
-                  f"      %or{d} = arith.addi %base, %jr{d} : index",
-                  f"      memref.store %q{d}, %y[%oq{d}] : memref<?x{t}>",
-                  f"      memref.store %r{d}, %y[%or{d}] : memref<?x{t}>"]
+    j = 0
+    for d in ds:
+        for op in ops:
+            lines += [f"      %{op}{d} = arith.{op} %n, %c{d} : {t}",
+                      f"      %j{op}{d} = arith.constant {j} : index",
+                      f"      %o{op}{d} = arith.addi %base, %j{op}{d} : index",
+                      f"      memref.store %{op}{d}, %y[%o{op}{d}] : memref<?x{t}>"]
+            j += 1
     body = "\n".join(lines)
     return f"""
 builtin.module attributes {{gpu.container_module}} {{
@@ -63,7 +63,7 @@ builtin.module attributes {{gpu.container_module}} {{
     gpu.func @k(%x: memref<?x{t}>, %y: memref<?x{t}>) kernel {{
       %i = gpu.thread_id x
       %n = memref.load %x[%i] : memref<?x{t}>
-      %per = arith.constant {2 * len(ds)} : index
+      %per = arith.constant {j} : index
       %base = arith.muli %i, %per : index
 {body}
       gpu.return
@@ -84,7 +84,7 @@ def test_divisions_by_constants_run_as_numpy_divides(t, bits):
     rng = np.random.default_rng(7)
     x = np.concatenate([np.array([0, 1, 2, 6, 7, 11, 12, 767, 768, top, top - 1, top // 3 * 3], dtype=dtype),
                         rng.integers(0, top, 116, dtype=dtype, endpoint=True)])
-    ptx = print_ptx(parse(kernel_text(t)))
+    ptx = print_ptx(parse(ops_kernel(t, ("divui", "remui"), DIVISORS)))
     assert "div." not in ptx and "rem." not in ptx
     y = np.zeros(x.size * 2 * len(ds), dtype)
     sim.launch(sim.load_module(ptx), "k", (1,), (x.size,), [x, y])
@@ -156,36 +156,6 @@ SIGNED_OPS = ("divsi", "remsi", "floordivsi", "ceildivsi", "ceildivui")
 SIGNED_DIVISORS = (2, 3, 7, 12, 32, 641, 768, 1000003)
 
 
-def signed_kernel(t: str) -> str:
-    """A kernel writing each op of `SIGNED_OPS` by each divisor of `SIGNED_DIVISORS` that fits."""
-    width = int(t[1:])
-    ds = [d for d in SIGNED_DIVISORS if d < 1 << (width - 1)]
-    lines = [f"      %c{d} = arith.constant {d} : {t}" for d in ds]
-    j = 0
-    for d in ds:
-        for op in SIGNED_OPS:
-            lines += [f"      %{op}{d} = arith.{op} %n, %c{d} : {t}",
-                      f"      %j{op}{d} = arith.constant {j} : index",
-                      f"      %o{op}{d} = arith.addi %base, %j{op}{d} : index",
-                      f"      memref.store %{op}{d}, %y[%o{op}{d}] : memref<?x{t}>"]
-            j += 1
-    body = "\n".join(lines)
-    return f"""
-builtin.module attributes {{gpu.container_module}} {{
-  gpu.module @kernels {{
-    gpu.func @k(%x: memref<?x{t}>, %y: memref<?x{t}>) kernel {{
-      %i = gpu.thread_id x
-      %n = memref.load %x[%i] : memref<?x{t}>
-      %per = arith.constant {j} : index
-      %base = arith.muli %i, %per : index
-{body}
-      gpu.return
-    }}
-  }}
-}}
-"""
-
-
 @pytest.mark.parametrize("t", ["i64", "i32", "i16"])
 def test_signed_and_rounded_divisions_by_constants_run_as_numpy(t):
     """divsi / remsi truncate (C), floordivsi / ceildivsi round down / up, ceildivui
@@ -198,7 +168,7 @@ def test_signed_and_rounded_divisions_by_constants_run_as_numpy(t):
     rng = np.random.default_rng(11)
     edges = [lo, lo + 1, -768, -13, -12, -7, -1, 0, 1, 6, 7, 12, 767, 768, hi - 1, hi]
     x = np.concatenate([np.array(edges, dtype=sdt), rng.integers(lo, hi, 112, dtype=sdt, endpoint=True)])
-    ptx = print_ptx(parse(signed_kernel(t)))
+    ptx = print_ptx(parse(ops_kernel(t, SIGNED_OPS, SIGNED_DIVISORS)))
     assert "div." not in ptx and "rem." not in ptx
     y = np.zeros(x.size * len(ds) * len(SIGNED_OPS), sdt)
     sim.launch(sim.load_module(ptx), "k", (1,), (x.size,), [x, y])
