@@ -13,8 +13,9 @@ import math
 import re
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import DYNAMIC_INDEX, FileLineColLoc, IntAttr, ModuleOp, StringAttr
-from xdsl.ir import Operation
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import DYNAMIC_INDEX, FileLineColLoc, IntAttr, IntegerAttr, IntegerType, ModuleOp, StringAttr
+from xdsl.ir import Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 from xdsl.utils.lexer import Input
@@ -185,3 +186,15 @@ def format_error(err: UserError, source: str | None = None) -> str:
             line = lines[err.loc.line - 1]
             out += f"\n{line}\n{' ' * (err.loc.col - 1)}^"
     return out
+
+
+def integer_constant(v: SSAValue) -> int | None:
+    """The value of an integer or index `arith.constant`, also seen through the bitcast
+    that gives an unsigned type its constants (`arith.constant 7 : i32` then
+    `arith.bitcast` to ui32: the same bits)."""
+    op = v.owner
+    if isinstance(op, arith.BitcastOp) and isinstance(v.type, IntegerType):
+        op = op.input.owner
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+        return op.value.value.data
+    return None

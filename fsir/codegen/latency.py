@@ -42,6 +42,7 @@ from fsir.codegen.kernel_time import Launch, compute_time, memory_time
 from fsir.codegen.summary import Summary
 from fsir.dialects import gpu
 from fsir.gpuspec import TF32_ROUNDING, GpuSpec
+from fsir.ir import integer_constant
 from fsir.ptx.divide import reducible, sequence_length
 
 # Registers ptxas keeps besides the kernel's values (parameter pointers it converts,
@@ -265,7 +266,7 @@ def _unrolled_overlap(kernel: gpu.FuncOp) -> int:
     for op in kernel.walk():
         if not isinstance(op, scf.ForOp) or not 2 <= _trip_count(op) <= PTXAS_UNROLL_TRIPS:
             continue
-        if any(c is None for c in (_const_index(op.lb), _const_index(op.ub))):
+        if any(c is None for c in (integer_constant(op.lb), integer_constant(op.ub))):
             continue
         body = [o for o in op.body.block.ops if not isinstance(o, scf.YieldOp)]
         if body and isinstance(body[-1], gpu.BarrierOp):
@@ -281,17 +282,10 @@ def _unrolled_overlap(kernel: gpu.FuncOp) -> int:
     return extra
 
 
-def _const_index(v: SSAValue) -> int | None:
-    owner = v.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return owner.value.value.data
-    return None
-
-
 def _upper_bound(v: SSAValue) -> int | None:
     """A constant bound on an index: a constant, or either side of a select (a row
     loop's `valid ? n : 0`) or min."""
-    c = _const_index(v)
+    c = integer_constant(v)
     if c is not None:
         return c
     owner = v.owner
@@ -307,7 +301,7 @@ def _upper_bound(v: SSAValue) -> int | None:
 def _trip_count(op: scf.ForOp) -> int:
     """Iterations of the thread that runs the most: a lower bound that is a thread
     index (a row's lane) counts as 0."""
-    lb, ub, step = (_const_index(v) for v in (op.lb, op.ub, op.step))
+    lb, ub, step = (integer_constant(v) for v in (op.lb, op.ub, op.step))
     if lb is None:
         lb = 0
     ub = _upper_bound(op.ub)
@@ -360,7 +354,7 @@ def _classify(op: Operation) -> tuple[str, int] | None:
         t = op.rhs.type
         width = 64 if isinstance(t, IndexType) else t.width.data if isinstance(t, IntegerType) else 0
         signed = isinstance(op, (arith.DivSIOp, arith.RemSIOp))
-        d = reducible(_const_index(op.rhs), width, signed)
+        d = reducible(integer_constant(op.rhs), width, signed)
         if d is not None:  # the printer's shifts and multiplies (`fsir/ptx/divide.py`)
             return ("int", sequence_length(d, width, isinstance(op, (arith.RemUIOp, arith.RemSIOp)), signed))
     if op.name.startswith(("arith.", "math.")):

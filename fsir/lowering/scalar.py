@@ -42,6 +42,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import Pure
 
+from fsir.ir import integer_constant
+
 index = IndexType()
 Index = int | SSAValue  # a folded constant or a runtime `index` value
 
@@ -190,17 +192,6 @@ def _rebuildable(op: Operation) -> bool:
         return False
     return op.has_trait(Pure) or (isinstance(op, (arith.DivUIOp, arith.RemUIOp))
                                   and isinstance(op.results[0].type, IndexType))
-
-
-def integer_constant(v: SSAValue) -> int | None:
-    """The value of an integer constant, also seen through the bitcast that gives an
-    unsigned type its constants (`arith.constant 7 : i32` then `arith.bitcast` to ui32)."""
-    op = v.owner
-    if isinstance(op, arith.BitcastOp):
-        op = op.input.owner
-    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
-        return op.value.value.data
-    return None
 
 
 def _const_addend(v: Index) -> tuple[SSAValue, int] | None:

@@ -34,9 +34,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar, cast
 
-from xdsl.dialects import arith, cf, memref, scf
+from xdsl.dialects import cf, memref, scf
 from xdsl.dialects.builtin import (
-    IntegerAttr,
     MemRefType,
     NoneAttr,
     StridedLayoutAttr,
@@ -46,7 +45,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from fsir.dialects import gpu
 from fsir.errors import UserError
-from fsir.ir import location_of
+from fsir.ir import integer_constant, location_of
 from fsir.ptx import types as T
 
 DYNAMIC_SMEM_SYMBOL = "__fsir_dynamic_smem"
@@ -166,12 +165,7 @@ class KernelEmitter:
     def const_int(self, value: SSAValue) -> int | None:
         """The value of an integer/index arith.constant, if `value` is one (or the
         bitcast of one that gives an unsigned type its constants: the same bits)."""
-        owner = value.owner
-        if isinstance(owner, arith.BitcastOp) and T.is_int(owner.input.type) and T.is_int(value.type):
-            owner = owner.input.owner
-        if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-            return owner.value.value.data
-        return None
+        return integer_constant(value)
 
     def operand(self, value: SSAValue) -> str:
         """A register, or an immediate for small integer constants."""

@@ -17,7 +17,7 @@ import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, ClassVar, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 from xdsl.dialects.builtin import (
     DenseArrayBase,
@@ -299,6 +299,18 @@ def _order(est: Estimate) -> tuple[float, float, float]:
     return (est.seconds, est.requested_bytes, est.waves * est.warp_cycles)
 
 
+T = TypeVar("T")
+
+
+def leanest(candidates: Sequence[tuple[float, float, Any, T]], slack: float) -> T:
+    """Of (seconds, requested bytes, rank, candidate) tuples, the candidate requesting
+    the fewest bytes among those at most a fraction `slack` slower than the fastest
+    (ties: the lower rank): the `traffic_slack` rule of `Mapping.choose` and
+    `gemm.split_wins`."""
+    limit = (1 + slack) * min(c[0] for c in candidates)
+    return min((c for c in candidates if c[0] <= limit), key=lambda c: (c[1], c[2]))[3]
+
+
 @dataclass
 class _Scored(Generic[C]):
     """A candidate in `Mapping.choose`: its kernel, configuration, estimate and summary;
@@ -442,13 +454,10 @@ class Mapping:
 
     @staticmethod
     def leaner(scored: list[_Scored[C]], best: _Scored[C], slack: float) -> _Scored[C]:
-        """The candidate requesting the fewest global bytes among those within `slack`
-        of `best`'s time, or `best`."""
+        """`best`, or with a `slack` the `leanest` candidate."""
         if slack <= 0:
             return best
-        limit = (1 + slack) * best.estimate.seconds
-        return min((e for e in scored if e.estimate.seconds <= limit),
-                   key=lambda e: (e.requested_bytes, e.key()))
+        return leanest([(e.estimate.seconds, e.requested_bytes, e.key(), e) for e in scored], slack)
 
     @staticmethod
     def record(k: KernelOp, est, config: Config, candidates: int, requested: float) -> None:

@@ -40,6 +40,7 @@ from fsir.codegen.mappings.base import (
     GroupSpec,
     Mapping,
     accumulator_type,
+    leanest,
     numel,
     op_error,
     unique,
@@ -495,8 +496,9 @@ def split_wins(split: KernelOp, best: KernelOp, slack: float = 0.0) -> bool:
     `SPLIT_MARGIN`, or (`traffic_slack`, `Mapping.choose`) its time counted so is
     within the slack of the faster and it requests fewer global bytes."""
     t_split, t_best = estimate_us(split) / (1 - SPLIT_MARGIN), estimate_us(best)
-    if slack > 0 and max(t_split, t_best) <= (1 + slack) * min(t_split, t_best):
-        return requested_bytes(split) < requested_bytes(best)
+    if slack > 0:
+        return leanest([(t_best, requested_bytes(best), t_best, False),
+                        (t_split, requested_bytes(split), t_split, True)], slack)
     return t_split < t_best
 
 
