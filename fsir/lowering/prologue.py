@@ -119,12 +119,19 @@ def column_inputs(dot: graph.DotOp, inputs: set[SSAValue]) -> set[SSAValue]:
 STATS_BUFFER = "row_stats"  # the shared buffer of a block's computed row statistics
 
 
+def varies_with_row(bcast: graph.BroadcastOp) -> bool:
+    """Whether a row statistic's broadcast reads its source at an index holding A's row
+    m (a LayerNorm's mean: one value per row), not only batch dims (a scale computed
+    from a shape: one value for the whole tile, which other operands may read too)."""
+    return len(shape_of(bcast.results[0].type)) - 2 in bcast.dims.get_values()
+
+
 def computed_statistics(dot: graph.DotOp, inputs: set[SSAValue]) -> list[SSAValue]:
-    """The sources of `row_statistics` computed in the kernel (not inputs), in block
-    order of their broadcasts."""
+    """The per-row sources of `row_statistics` computed in the kernel (not inputs), in
+    block order of their broadcasts: a block computes them into `STATS_BUFFER`."""
     out: list[SSAValue] = []
     for b in row_statistics(dot, inputs):
-        if b.operands[0] not in inputs and b.operands[0] not in out:
+        if b.operands[0] not in inputs and b.operands[0] not in out and varies_with_row(b):
             out.append(b.operands[0])
     return out
 
@@ -164,6 +171,12 @@ def hoist_row_statistics(low, rows, batch: list[Index], m0: Index, bm: int, m_si
     staged = rows()
     for bcast in statistics:
         src = bcast.operands[0]
+        if not varies_with_row(bcast):
+            # One element for every row, in bounds for every thread, and possibly read
+            # by the B operand too: provided unguarded, so every reader sees its value.
+            idx = bcast.operand_indices([*batch, m0, 0], low.shapes.dims, ib)[0]
+            e.provide(src, idx, e.at(src, idx))
+            continue
         for m, inside in staged:
             if inside is False:
                 continue
