@@ -404,3 +404,31 @@ def test_conv_scale_folded_into_weights_within_its_bound():
     magnitude = np.einsum("bchwij,ocij->bohw", windows, w64) * np.abs(scale.astype(np.float64))[None, :, None, None]
     bound = (gamma(36) + U32) * magnitude + U32 * np.abs(want)
     check_bound(np.abs(got - want), bound)
+
+
+# -- segment (bag) reductions (fsir/lowering/segments.py) ---------------------------------
+
+def segment_sum(rows: int, segments: int, dim: int) -> str:
+    d, o, r = tensor((rows, dim), "f32"), tensor((segments,), "i32"), tensor((segments, dim), "f32")
+    return f"""func.func @f(%d: {d}, %o: {o}) -> {r} {{
+  %b = graph.segment_reduce sum %d, %o : ({d}, {o}) -> {r}
+  func.return %b : {r}
+}}"""
+
+
+@pytest.mark.parametrize("schedule", ["thread", "warp", "block"])
+def test_segment_sum_within_gamma_of_its_depth(schedule):
+    """|ŝ − s| ≤ γ_d·Σ|x|, d = ⌈L/lanes⌉ + log2(lanes) (+ the warps whose partials
+    the first lane of a run longer than a warp adds in turn) for a bag of L rows."""
+    rows, segments, dim = 4096, 8, 32
+    text = segment_sum(rows, segments, dim)
+    lowered, (kernel,) = compile_graph(text, rows=schedule)
+    lanes = kernel.params.lanes
+    length = rows // segments
+    d = -(-length // lanes) + math.ceil(math.log2(lanes)) + (lanes // 32 if lanes > 32 else 0)
+    data = np.random.default_rng(10).uniform(0, 1, (rows, dim)).astype(np.float32)
+    offsets = np.arange(0, rows, length, dtype=np.int32)
+    (got,) = simulate(lowered, [data, offsets])
+    (want,) = exact(text, [data, offsets])
+    magnitude = np.abs(data.astype(np.float64)).reshape(segments, length, dim).sum(1)
+    check_bound(np.abs(got - want), gamma(d) * magnitude)
