@@ -127,13 +127,20 @@ def varies_with_row(bcast: graph.BroadcastOp) -> bool:
 
 
 def computed_statistics(dot: graph.DotOp, inputs: set[SSAValue]) -> list[SSAValue]:
-    """The per-row sources of `row_statistics` computed in the kernel (not inputs), in
-    block order of their broadcasts: a block computes them into `STATS_BUFFER`."""
+    """The per-row float sources of `row_statistics` computed in the kernel (not
+    inputs), in block order of their broadcasts: a block computes them into the f32
+    `STATS_BUFFER`. Others (a guard's per-row compare, i1) each thread computes per
+    staged row, as it does a loaded statistic."""
     out: list[SSAValue] = []
     for b in row_statistics(dot, inputs):
-        if b.operands[0] not in inputs and b.operands[0] not in out and varies_with_row(b):
-            out.append(b.operands[0])
+        src = b.operands[0]
+        if src not in inputs and src not in out and varies_with_row(b) and graph.is_float(element_type(src)):
+            out.append(src)
     return out
+
+
+def element_type(v: SSAValue):
+    return v.type.element_type
 
 
 def hoist_row_statistics(low, rows, batch: list[Index], m0: Index, bm: int, m_size: Index) -> None:
