@@ -11,7 +11,7 @@ is marked as a modelling assumption next to the field. Kernel launch cost is XLA
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from fsir.errors import UserError
@@ -145,8 +145,14 @@ GPUS: Mapping[str, GpuSpec] = MappingProxyType({
                     tensor_fma_per_cycle=MappingProxyType({"f16": 2048, "tf32": 1024}), tensor_clock_hz=1.83e9,
                     l2_bytes_per_cycle=5120),
 })
+# H200 (SXM): an H100 SXM's GH100 die (132 SMs, 1.98 GHz boost, 50 MB L2, the same SM and
+# tensor-core rates) with more and faster memory: 141 GB of HBM3e at 4.8 TB/s (NVIDIA's
+# H200 datasheet and product page, "NVIDIA H200 Tensor Core GPU": 141 GB, 4.8 TB/s; its
+# FP32/FP64/tensor peaks equal H100 SXM's). Only the bandwidth differs from the H100 row.
+GPUS = MappingProxyType({**GPUS, "H200": replace(GPUS["H100"], name="H200", hbm_bandwidth=4800e9)})
 
-_ALIASES = {"A100-80GB": "A100", "A100_80GB": "A100", "H100-SXM": "H100", "H100_SXM": "H100"}
+_ALIASES = {"A100-80GB": "A100", "A100_80GB": "A100", "H100-SXM": "H100", "H100_SXM": "H100",
+            "H200-SXM": "H200", "H200_SXM": "H200"}
 
 
 def gpu_spec(name: str) -> GpuSpec:
@@ -156,3 +162,17 @@ def gpu_spec(name: str) -> GpuSpec:
     if key not in GPUS:
         raise UserError(f"unknown GPU '{name}' (known: {', '.join(GPUS)})")
     return GPUS[key]
+
+
+# Device names (as the CUDA driver reports them: "NVIDIA H200", "NVIDIA A100-SXM4-80GB",
+# "Tesla V100-SXM2-16GB") to tables, the more specific name first (GH200 contains H200).
+_DEVICE_NAMES = (("H200", "H200"), ("H100", "H100"), ("A100", "A100"), ("V100", "V100"), ("T4", "T4"))
+
+
+def spec_for_device(device_name: str) -> GpuSpec | None:
+    """The table fsir's models use for a CUDA device of this name (None: no table fits)."""
+    upper = device_name.upper()
+    for part, key in _DEVICE_NAMES:
+        if part in upper:
+            return GPUS[key]
+    return None

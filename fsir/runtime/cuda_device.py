@@ -4,6 +4,10 @@ The driver API is used directly (cuModuleLoadData on the PTX text, cuMemAlloc/cu
 events for timing). Kernel parameters are packed with the simulator's parameter layout (same type
 checks and conversions), so both devices accept exactly the same arguments.
 
+`time_launch` launches one kernel repeatedly, one launch at a time between two events (what
+benchmarks/gpu_check.py measures kernels with); `properties()` is what the driver reports
+about the GPU (SMs, clocks, memory); `last_pipeline_ms` spans the last pipeline's launches.
+
 Without a GPU (no libcuda, cuInit failing, zero devices) constructing a CudaDevice raises a
 one-line UserError `no CUDA GPU found: <reason>`; `probe_gpu()` answers the question without raising.
 """
@@ -11,6 +15,7 @@ one-line UserError `no CUDA GPU found: <reason>`; `probe_gpu()` answers the ques
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
@@ -98,6 +103,27 @@ class CudaModule:
         self.functions: dict = {}
 
 
+@dataclass(frozen=True)
+class DeviceProperties:
+    """What the driver reports about a GPU (None: an attribute this driver does not report)."""
+
+    name: str
+    compute_capability: str | None
+    sms: int | None
+    clock_mhz: float | None  # the SMs' peak clock
+    memory_clock_mhz: float | None
+    memory_bus_bits: int | None
+    memory_bytes: int | None
+    l2_bytes: int | None
+    driver_version: int | None
+
+
+# DeviceProperties fields read with cuDeviceGetAttribute, and the attribute of each.
+_ATTRIBUTES = {"sms": "MULTIPROCESSOR_COUNT", "clock_mhz": "CLOCK_RATE", "memory_clock_mhz": "MEMORY_CLOCK_RATE",
+               "memory_bus_bits": "GLOBAL_MEMORY_BUS_WIDTH", "l2_bytes": "L2_CACHE_SIZE",
+               "cc_major": "COMPUTE_CAPABILITY_MAJOR", "cc_minor": "COMPUTE_CAPABILITY_MINOR"}
+
+
 class CudaDevice(Device):
     """A CUDA GPU driven by cuda-python. Launches are timed with events on one stream."""
 
@@ -118,6 +144,35 @@ class CudaDevice(Device):
         self._start = self._check(driver.cuEventCreate(0), "cuEventCreate")
         self._end = self._check(driver.cuEventCreate(0), "cuEventCreate")
         self.timing = CudaTiming()
+        self.last_pipeline_ms: float | None = None  # first start to last end of the last pipeline
+
+    def properties(self) -> DeviceProperties:
+        """The GPU's name, compute capability, SMs, clocks and memory, as the driver reports them."""
+        v = {field: self._attribute(attr) for field, attr in _ATTRIBUTES.items()}
+
+        def mhz(khz: int | None) -> float | None:
+            return None if khz is None else khz / 1000
+
+        major = v["cc_major"]
+        return DeviceProperties(name=self.name.removeprefix("cuda:"),
+                                compute_capability=None if major is None else f"{major}.{v['cc_minor']}",
+                                sms=v["sms"], clock_mhz=mhz(v["clock_mhz"]),
+                                memory_clock_mhz=mhz(v["memory_clock_mhz"]),
+                                memory_bus_bits=v["memory_bus_bits"], l2_bytes=v["l2_bytes"],
+                                memory_bytes=self._optional(self._d.cuDeviceTotalMem, self._dev),
+                                driver_version=self._optional(self._d.cuDriverGetVersion))
+
+    def _attribute(self, name: str) -> int | None:
+        attr = getattr(self._d.CUdevice_attribute, f"CU_DEVICE_ATTRIBUTE_{name}", None)
+        return None if attr is None else self._optional(self._d.cuDeviceGetAttribute, attr, self._dev)
+
+    def _optional(self, call, *args) -> int | None:
+        """A driver query's integer value, None when the driver lacks it or refuses."""
+        try:
+            err, value = call(*args)
+        except Exception:  # an attribute or entry point a driver version removed
+            return None
+        return int(value) if err == self._d.CUresult.CUDA_SUCCESS else None
 
     # -- helpers ----------------------------------------------------------------------
     def _check(self, result, what: str) -> Any:
@@ -250,19 +305,42 @@ class CudaDevice(Device):
         done = False
         try:
             f, grid, block, _packed, ptrs = self._prepare(module, kernel, grid, block, args, shared_bytes, temps)
-            d = self._d
-            self._check(d.cuEventRecord(self._start, self._stream), "cuEventRecord")
-            self._check(d.cuLaunchKernel(f, *grid, *block, int(shared_bytes), self._stream,
-                                         ptrs.ctypes.data if ptrs is not None else 0, 0), "cuLaunchKernel")
-            self._check(d.cuEventRecord(self._end, self._stream), "cuEventRecord")
-            self._check(d.cuEventSynchronize(self._end), f"kernel '{kernel}'")
-            ms = self._check(d.cuEventElapsedTime(self._start, self._end), "cuEventElapsedTime")
+            ms = self._timed_launch(kernel, f, grid, block, shared_bytes, ptrs)
             done = True
         finally:
             self._finish(temps, done)
-        t = CudaTiming(1, float(ms))
+        t = CudaTiming(1, ms)
         self.timing = self.timing + t
         return t
+
+    def time_launch(self, module, kernel: str, grid, block, args, shared_bytes: int = 0, warmup: int = 2,
+                    repeats: int = 10) -> list[float]:
+        """Launch one kernel `warmup` + `repeats` times, one at a time, each between two
+        events on the device's stream; returns the repeats' kernel milliseconds. The
+        arguments are those of `launch` (numpy arrays are copied back after the last)."""
+        if isinstance(module, str):
+            module = self.load(module)
+        self._current()
+        temps: list[tuple[DeviceBuffer, np.ndarray]] = []
+        done = False
+        try:
+            f, grid, block, _packed, ptrs = self._prepare(module, kernel, grid, block, args, shared_bytes, temps)
+            times = [self._timed_launch(kernel, f, grid, block, shared_bytes, ptrs) for _ in range(warmup + repeats)]
+            done = True
+        finally:
+            self._finish(temps, done)
+        self.timing = self.timing + CudaTiming(warmup + repeats, sum(times))
+        return times[warmup:]
+
+    def _timed_launch(self, kernel: str, f, grid, block, shared_bytes: int, ptrs) -> float:
+        """One launch between the start and end events; waits for it and returns its milliseconds."""
+        d = self._d
+        self._check(d.cuEventRecord(self._start, self._stream), "cuEventRecord")
+        self._check(d.cuLaunchKernel(f, *grid, *block, int(shared_bytes), self._stream,
+                                     ptrs.ctypes.data if ptrs is not None else 0, 0), "cuLaunchKernel")
+        self._check(d.cuEventRecord(self._end, self._stream), "cuEventRecord")
+        self._check(d.cuEventSynchronize(self._end), f"kernel '{kernel}'")
+        return float(self._check(d.cuEventElapsedTime(self._start, self._end), "cuEventElapsedTime"))
 
     def launch_pipeline(self, requests) -> list[CudaTiming]:
         """Launches that synchronise with each other through global memory (a cuSync
@@ -307,6 +385,9 @@ class CudaDevice(Device):
                 self._check(d.cuEventSynchronize(end), f"kernel '{r.kernel}'")
             out = [CudaTiming(1, float(self._check(d.cuEventElapsedTime(s, e), "cuEventElapsedTime")))
                    for s, e in events]
+            first = events[0][0]
+            self.last_pipeline_ms = max(float(self._check(d.cuEventElapsedTime(first, e), "cuEventElapsedTime"))
+                                        for _, e in events)
             done = True
         finally:
             for s, e in events:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fake_cuda import FakeDriver, install
 
 from fsir.errors import UserError
 from fsir.runtime.cuda_device import probe_gpu
@@ -95,124 +96,9 @@ def test_timing_adds():
     assert t == CudaTiming(3, 1.5) and sum([t, t]) == CudaTiming(6, 3.0)
 
 
-class FakeDriver:
-    """Just enough of cuda.bindings.driver to run CudaDevice's code without a GPU: memory is
-    host arrays keyed by fake device pointers; cuLaunchKernel decodes the kernelParams pointer
-    array exactly as the driver would and runs the kernel on the simulator."""
-
-    import enum as _enum
-
-    class CUresult(_enum.IntEnum):
-        CUDA_SUCCESS = 0
-        CUDA_ERROR_INVALID_VALUE = 1
-
-    class CUfunction_attribute:
-        CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
-
-    OK = CUresult.CUDA_SUCCESS
-
-    def __init__(self):
-        self.mem: dict[int, np.ndarray] = {}
-        self.next = 0x10000
-        self.launches = []
-
-    def cuInit(self, flags):
-        return (self.OK,)
-
-    def cuDeviceGetCount(self):
-        return (self.OK, 1)
-
-    def cuDeviceGet(self, i):
-        return (self.OK, i)
-
-    def cuDevicePrimaryCtxRetain(self, dev):
-        return (self.OK, "ctx")
-
-    def cuCtxSetCurrent(self, ctx):
-        return (self.OK,)
-
-    def cuDeviceGetName(self, n, dev):
-        return (self.OK, b"Fake GPU\0\0\0")
-
-    def cuStreamCreate(self, flags):
-        return (self.OK, "stream")
-
-    def cuEventCreate(self, flags):
-        return (self.OK, object())
-
-    def cuModuleLoadData(self, ptr):
-        import ctypes
-        return (self.OK, ctypes.string_at(ptr).decode())
-
-    def cuModuleGetFunction(self, mod, name):
-        return (self.OK, (mod, name.decode()))
-
-    def cuMemAlloc(self, n):
-        p = self.next
-        self.next += (n + 511) // 256 * 256
-        self.mem[p] = np.zeros(n, np.uint8)
-        return (self.OK, p)
-
-    def cuMemFree(self, p):
-        del self.mem[p]
-        return (self.OK,)
-
-    def cuMemcpyHtoD(self, dst, src, n):
-        import ctypes
-        self.mem[dst][:n] = np.frombuffer(ctypes.string_at(src, n), np.uint8)
-        return (self.OK,)
-
-    def cuMemcpyDtoH(self, dst, src, n):
-        import ctypes
-        ctypes.memmove(dst, self.mem[src].ctypes.data, n)
-        return (self.OK,)
-
-    def cuFuncSetAttribute(self, f, attr, v):
-        return (self.OK,)
-
-    def cuLaunchKernel(self, f, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
-        import ctypes
-
-        from fsir.sim import parse_ptx, run_ptx
-        from fsir.sim.decoder import NP
-
-        ptx, name = f
-        ps = parse_ptx(ptx).kernels[name].params
-        ptrs = (ctypes.c_void_p * len(ps)).from_address(params)
-        args = []
-        for p, ptr in zip(ps, ptrs):
-            dt = NP[p.type]
-            v = np.frombuffer(ctypes.string_at(ptr, dt.itemsize), dt)[0]
-            args.append(self.mem[int(v)] if dt.itemsize == 8 and int(v) in self.mem else v.item())
-        self.launches.append((name, (gx, gy, gz), (bx, by, bz), smem))
-        run_ptx(ptx, name, (gx, gy, gz), (bx, by, bz), args, smem)
-        return (self.OK,)
-
-    def cuEventRecord(self, e, s):
-        return (self.OK,)
-
-    def cuEventSynchronize(self, e):
-        return (self.OK,)
-
-    def cuEventElapsedTime(self, a, b):
-        return (self.OK, 0.25)
-
-    def cuStreamSynchronize(self, s):
-        return (self.OK,)
-
-    def cuGetErrorName(self, e):
-        return (self.OK, b"CUDA_ERROR_INVALID_VALUE")
-
-
 @pytest.fixture
 def fake_gpu(monkeypatch):
-    import fsir.runtime.cuda_device as cd
-
-    drv = FakeDriver()
-    monkeypatch.setattr(cd, "_driver", lambda: drv)
-    monkeypatch.setattr(cd, "_PROBE", None)
-    yield drv
-    cd._PROBE = None
+    return install(monkeypatch, FakeDriver())
 
 
 def test_cuda_device_marshalling_with_fake_driver(fake_gpu):
@@ -245,40 +131,7 @@ def test_cuda_device_marshalling_with_fake_driver(fake_gpu):
     y = np.zeros_like(x)
     dev.launch(dev.load(softmax), "softmax_rows", (3,), (128,), [x, y, 70], 512)
     np.testing.assert_allclose(y.sum(1), 1, rtol=1e-5)
-    assert fake_gpu.launches[-1] == ("softmax_rows", (3, 1, 1), (128, 1, 1), 512)
-
-
-class PipelineFakeDriver(FakeDriver):
-    """FakeDriver with prioritised streams; launches run at once (in issue order)."""
-
-    class CUstream_flags:
-        CU_STREAM_NON_BLOCKING = 1
-
-    def __init__(self):
-        super().__init__()
-        self.streams: dict[str, int] = {}
-        self.destroyed = 0
-
-    def cuCtxGetStreamPriorityRange(self):
-        return (self.OK, 0, -5)  # (least, greatest), as CUDA reports them
-
-    def cuStreamCreateWithPriority(self, flags, priority):
-        name = f"s{len(self.streams)}"
-        assert flags == self.CUstream_flags.CU_STREAM_NON_BLOCKING
-        self.streams[name] = priority
-        return (self.OK, name)
-
-    def cuLaunchKernel(self, f, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
-        out = super().cuLaunchKernel(f, gx, gy, gz, bx, by, bz, smem, stream, params, extra)
-        self.launches[-1] = (*self.launches[-1], stream)
-        return out
-
-    def cuEventDestroy(self, e):
-        return (self.OK,)
-
-    def cuStreamDestroy(self, s):
-        self.destroyed += 1
-        return (self.OK,)
+    assert fake_gpu.launches[-1] == ("softmax_rows", (3, 1, 1), (128, 1, 1), 512, "stream")
 
 
 def test_cuda_device_launches_a_pipeline_on_prioritised_streams(monkeypatch):
@@ -293,9 +146,7 @@ def test_cuda_device_launches_a_pipeline_on_prioritised_streams(monkeypatch):
     from fsir.testing.tile_sync import lower_synced
     from fsir.transforms.tile_sync import TileSyncPass
 
-    drv = PipelineFakeDriver()
-    monkeypatch.setattr(cd, "_driver", lambda: drv)
-    monkeypatch.setattr(cd, "_PROBE", None)
+    drv = install(monkeypatch, FakeDriver())
     module = read_model(EXAMPLES / "cusync" / "fig4a.mlir")
     f = find_function(module)
     inputs = random_inputs(f, 0)
@@ -307,3 +158,28 @@ def test_cuda_device_launches_a_pipeline_on_prioritised_streams(monkeypatch):
     assert [(name, drv.streams[s]) for name, *_, s in drv.launches] == [
         ("fig4a_k0", -5), ("fig4a_k1_wait", -4), ("fig4a_k1", -4)]
     assert drv.destroyed == 2 and timing == CudaTiming(3, 0.75) and not drv.mem
+    assert dev.last_pipeline_ms == 0.25
+
+
+def test_cuda_device_times_one_kernel_and_reports_its_properties(fake_gpu):
+    """time_launch: warm-up and repeats of one launch, each between events; properties:
+    the driver's attributes (clocks in MHz)."""
+    from fsir.runtime.cuda_device import CudaDevice, DeviceProperties
+
+    fake_gpu.name, fake_gpu.ms_per_block = "NVIDIA H200", 0.5
+    dev = CudaDevice()
+    n = 300
+    a = np.arange(n, dtype=np.float32)
+    c = np.zeros(n, np.float32)
+    times = dev.time_launch(dev.load(VADD), "vec_add", (2,), (256,), [a, a, c, n], warmup=2, repeats=3)
+    assert times == [1.0, 1.0, 1.0] and len(fake_gpu.launches) == 5 and not fake_gpu.mem
+    np.testing.assert_array_equal(c, 2 * a)
+    assert dev.timing == CudaTiming(5, 5.0)
+    props = dev.properties()
+    assert props == DeviceProperties("NVIDIA H200", "9.0", sms=132, clock_mhz=1980.0, memory_clock_mhz=2619.0,
+                                     memory_bus_bits=6144, memory_bytes=141 * 10**9, l2_bytes=50 * 2**20,
+                                     driver_version=12080)
+    fake_gpu.fail_kernels = {"vec_"}
+    with pytest.raises(UserError, match="CUDA_ERROR_LAUNCH_FAILED"):
+        dev.time_launch(dev.load(VADD), "vec_add", (2,), (256,), [a, a, c, n])
+    assert not fake_gpu.mem
