@@ -122,8 +122,12 @@ STATS_BUFFER = "row_stats"  # the shared buffer of a block's computed row statis
 def varies_with_row(bcast: graph.BroadcastOp) -> bool:
     """Whether a row statistic's broadcast reads its source at an index holding A's row
     m (a LayerNorm's mean: one value per row), not only batch dims (a scale computed
-    from a shape: one value for the whole tile, which other operands may read too)."""
-    return len(shape_of(bcast.results[0].type)) - 2 in bcast.dims.get_values()
+    from a shape: one value for the whole tile, which other operands may read too). A
+    source dim of size 1 for the rows (M = 1, or a kept dim) is read at 0 by every row:
+    the staged rows beyond M would share, and zero, that one element."""
+    dims = list(bcast.dims.get_values())
+    row = len(shape_of(bcast.results[0].type)) - 2
+    return row in dims and shape_of(bcast.operands[0].type)[dims.index(row)] != 1
 
 
 def computed_statistics(dot: graph.DotOp, inputs: set[SSAValue]) -> list[SSAValue]:

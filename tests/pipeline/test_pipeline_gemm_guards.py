@@ -1,13 +1,16 @@
 """Guards and row reductions next to a GEMM, as exporters write attention (found by
-tests/pipeline/test_pipeline_fuzz_attention.py; each ran with fusion none and failed
-to compile with stitch):
+tests/pipeline/test_pipeline_fuzz_attention.py; each ran right with fusion none and
+failed to compile, or ran wrong, with stitch):
 
 - a GEMM prologue whose A operand is selected by a per-row guard (a compare of a
   row's max, i1) computed in the kernel: the row statistics' shared buffer holds f32,
   so an i1 statistic is computed per staged row instead (`computed_statistics`);
 - a batched dot with a batch of one whose epilogue reduces its rows (a softmax's max):
   the reduction was provided at the batch index of grid z, and the broadcast reading
-  it asks at 0, the only index of a size-1 dim (`provide_row_reductions`).
+  it asks at 0, the only index of a size-1 dim (`provide_row_reductions`);
+- a per-row scale of a one-row product (M = 1, a batch on grid z): every staged row
+  reads the statistic's one element, and a staged row beyond M provided it as 0 for
+  all (wrong results on the tensor cores; `varies_with_row`).
 """
 
 from __future__ import annotations
@@ -63,3 +66,19 @@ def test_row_guard_on_the_tensor_cores():
 def test_row_max_of_a_one_batch_product():
     lowered = check(ONE_BATCH_ROW_MAX, fusion="stitch")
     assert _kernels(lowered) == 1  # the max is the GEMM's epilogue, not a kernel of its own
+
+
+ONE_ROW_SCALE = """
+func.func @f(%x: tensor<3x1x24xf16>, %s: tensor<3x1xf16>, %w: tensor<24x33xf16>) -> tensor<3x1x33xf16> {
+  %sb = graph.broadcast %s dims [0, 1] : (tensor<3x1xf16>) -> tensor<3x1x24xf16>
+  %xs = graph.mul %x, %sb : tensor<3x1x24xf16>
+  %d = graph.dot %xs, %w : (tensor<3x1x24xf16>, tensor<24x33xf16>) -> tensor<3x1x33xf16>
+  func.return %d : tensor<3x1x33xf16>
+}
+"""
+
+
+@pytest.mark.parametrize("elem", ["f16", "f32"])
+@pytest.mark.parametrize("gemm", ["auto", "16x16x16/1x1", "32x32x16/4x4"])
+def test_row_scale_of_a_one_row_product(elem, gemm):
+    check(ONE_ROW_SCALE.replace("f16", elem), fusion="stitch", gemm=gemm)
