@@ -1,6 +1,7 @@
-"""ONNX's backend test suite on fsir: every node case (and the model cases) classified
-as passed / refused (a located error) / failed (a wrong result) / crashed, with a table
-per op type and per target family (`fsir.onnx.conformance.TARGET_FAMILIES`: the op
+"""ONNX's backend test suite on fsir: every node case (and the model cases) run in each
+fusion mode (stitch, xla, none) and classified as passed / refused (a located error) /
+failed (a wrong result, or modes that disagree) / crashed, with a table per op type and
+per target family (`fsir.onnx.conformance.TARGET_FAMILIES`: the op
 types inference graphs of CNNs, transformers and recommenders use; each should pass
 ≥ 90% of its node tests).
 
@@ -8,9 +9,11 @@ types inference graphs of CNNs, transformers and recommenders use; each should p
     python benchmarks/onnx_conformance.py --models        # also pytorch-converted/-operator, simple, light
     python benchmarks/onnx_conformance.py --ops Conv,MaxPool --show refused,failed
     python benchmarks/onnx_conformance.py --tsv results.tsv   # one line per case
+    python benchmarks/onnx_conformance.py --modes stitch      # one fusion mode only
 
-Runs on the simulator (the backend's "CPU" device). `tests/onnx/test_onnx_backend.py`
-runs a fixed sample of the same cases in CI.
+Runs on the simulator (the backend's "CPU" device). A case's outcome in the tables is
+its outcome in every mode, or failed when the modes disagree; the totals are also
+printed per mode. `tests/onnx/test_onnx_backend.py` runs the same node cases in CI.
 """
 
 from __future__ import annotations
@@ -23,13 +26,14 @@ from collections import Counter, defaultdict
 
 from fsir.onnx.conformance import (
     MODEL_KINDS,
+    MODES,
     TARGET_FAMILIES,
     TARGET_OPS,
+    ModeResults,
     Outcome,
-    Result,
     model_cases,
     node_cases,
-    run_case,
+    run_case_modes,
 )
 
 OUTCOMES = list(Outcome)
@@ -53,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--show", default="crashed,failed", help="list the cases with these outcomes (comma-separated)")
     ap.add_argument("--tsv", help="write one line per case: name, op type, outcome, seconds, message")
     ap.add_argument("--all-ops", action="store_true", help="print every op type, not only the target families")
+    ap.add_argument("--modes", default=",".join(MODES), help="fusion modes to run each case in (comma-separated)")
     args = ap.parse_args(argv)
 
     with warnings.catch_warnings():
@@ -64,12 +69,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.models:
         cases += model_cases()
 
-    results: list[Result] = []
+    modes = args.modes.split(",")
+    results: list[ModeResults] = []
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for i, case in enumerate(cases, 1):
-            results.append(run_case(case))
+            results.append(run_case_modes(case, modes))
             if i % 50 == 0 or i == len(cases):
                 print(f"\r[{i}/{len(cases)}] {time.perf_counter() - start:.0f} s", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
@@ -103,19 +109,29 @@ def main(argv: list[str] | None = None) -> int:
     print(row("target op types", target, width))
     print(row("other op types", other, width))
     print(row("all cases", Counter(r.outcome for r in results), width))
-    print(f"({time.perf_counter() - start:.0f} s on the simulator)")
+    for mode in modes:
+        print(row(f"  {mode} mode alone", Counter(r.results[mode].outcome for r in results), width))
+    print(f"({time.perf_counter() - start:.0f} s on the simulator; "
+          f"{sum(r.disagreement is not None for r in results)} case(s) where the modes disagree)")
 
     show = {Outcome(s) for s in args.show.split(",") if s}
     for r in results:
         if r.outcome in show:
-            last = r.message.strip().splitlines()[-1] if r.message.strip() else ""
-            print(f"{r.outcome.value:>8} {r.case.name}: {last[:160]}")
+            print(f"{r.outcome.value:>8} {r.case.name}: {_why(r)[:160]}")
     if args.tsv:
         with open(args.tsv, "w") as f:
             for r in results:
-                msg = r.message.strip().splitlines()[-1] if r.message.strip() else ""
-                f.write(f"{r.case.name}\t{r.case.op_type}\t{r.outcome.value}\t{r.seconds:.2f}\t{msg}\n")
+                seconds = sum(m.seconds for m in r.results.values())
+                f.write(f"{r.case.name}\t{r.case.op_type}\t{r.outcome.value}\t{seconds:.2f}\t{_why(r)}\n")
     return 0
+
+
+def _why(run: ModeResults) -> str:
+    """The disagreement of the modes, else the last line of the first mode's message."""
+    if run.disagreement:
+        return f"modes disagree: {run.disagreement}"
+    message = next(iter(run.results.values())).message.strip()
+    return message.splitlines()[-1] if message else ""
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
     from fsir.dialects.schedule import KernelOp
 
-__all__ = ["Executable", "KernelSummary", "compile", "kernel_summary"]
+__all__ = ["Executable", "KernelSummary", "PlanCache", "compile", "kernel_summary"]
 
 
 @dataclass(frozen=True)
@@ -167,7 +167,8 @@ def _bind(f: FuncOp, inputs: Sequence[Any] | Mapping[str, Any]) -> list[Any]:
 
 
 def compile(source: str | bytes | os.PathLike[str] | ModuleOp, *, fusion: str = PipelineOptions.fusion,
-            arch: str = PipelineOptions.arch, frontend: str | None = None, **options: Any) -> Executable:
+            arch: str = PipelineOptions.arch, frontend: str | None = None, plans: PlanCache | None = None,
+            **options: Any) -> Executable:
     """Compile a model to GPU kernels.
 
     source: a file (.mlir, .hlo, .onnx, by extension or `frontend`), IR text (MLIR, or
@@ -178,7 +179,9 @@ def compile(source: str | bytes | os.PathLike[str] | ModuleOp, *, fusion: str = 
     registers, subroots, vector, gemm, precision: fp32 or tf32 for f32 GEMMs,
     traffic_slack: GEMM time traded for fewer requested bytes (0 to 1),
     tile_sync: off (None), auto or a `tile-sync` policy: tile, row, strided, conv;
-    text or a `SyncPolicy`)."""
+    text or a `SyncPolicy`). plans: a `PlanCache` shared between compiles (of one
+    model in several fusion modes, say): a compile whose fusion plan equals one compiled
+    before reuses its lowering."""
     known = {f.name for f in fields(PipelineOptions)} - {"fusion", "arch"}
     unknown = sorted(set(options) - known)
     if unknown:
@@ -190,6 +193,44 @@ def compile(source: str | bytes | os.PathLike[str] | ModuleOp, *, fusion: str = 
         options["tile_sync"] = parse_tile_sync(options["tile_sync"])
     module = load(source, frontend)
     opts = PipelineOptions(fusion=fusion, arch=arch, **options)
+    if plans is None:
+        return _lower_from(module, module, opts)
+    stitched = lower(module, opts, until=FUSION_STAGE)
+    key = (plan_text(stitched), replace(opts, fusion=""))
+    if key not in plans.executables:
+        plans.executables[key] = _lower_from(module, stitched, opts, after=FUSION_STAGE)
+    return replace(plans.executables[key], source=module, options=opts)
+
+
+FUSION_STAGE = "stitch-codegen"
+
+
+@dataclass
+class PlanCache:
+    """Executables by fusion plan (the stitch IR `fusion-explore` made, up to its
+    annotations, and the options of the later passes), for `compile(..., plans=)`: modes
+    whose plans are equal (one-op models, say) share one lowering, and executables
+    compiled from the same plan share their lowered `module`."""
+
+    executables: dict[tuple[str, PipelineOptions], Executable] = field(default_factory=dict)
+
+
+def plan_text(stitched: ModuleOp) -> str:
+    """The stitch IR without the explorer's annotations (a fusion's pattern number and
+    score), which no later pass reads."""
+    from fsir.dialects.stitch import FusionOp
+
+    plain = stitched.clone()
+    for op in plain.walk():
+        if isinstance(op, FusionOp):
+            for name in ("pattern", "score"):
+                op.attributes.pop(name, None)
+    return str(plain)
+
+
+def _lower_from(source: ModuleOp, module: ModuleOp, opts: PipelineOptions, after: str | None = None) -> Executable:
+    """`source`'s executable, lowered from `module` (`source` itself, or the output of
+    the pass `after`)."""
     kernels: list[KernelSummary] = []
 
     def on_stage(stage: str, seconds: float, ir: ModuleOp) -> None:
@@ -198,5 +239,5 @@ def compile(source: str | bytes | os.PathLike[str] | ModuleOp, *, fusion: str = 
 
             kernels.extend(kernel_summary(op) for op in ir.walk() if isinstance(op, KernelOp))
 
-    lowered = lower(module, opts, on_stage=on_stage)
-    return Executable(module, lowered, kernels, opts)
+    lowered = lower(module, opts, after=after, on_stage=on_stage)
+    return Executable(source, lowered, kernels, opts)

@@ -113,18 +113,22 @@ def target_text(options: PipelineOptions = DEFAULT) -> str:
 
 
 def lower(module: ModuleOp, options: PipelineOptions = DEFAULT, *, until: str | None = None,
-          on_stage: StageCallback | None = None) -> ModuleOp:
+          after: str | None = None, on_stage: StageCallback | None = None) -> ModuleOp:
     """A copy of `module` lowered by `passes(options)` (the original is left untouched),
     verified after each pass, which is timed and reported to `on_stage`. `until`
-    stops after the pass of that name (e.g. `stitch-codegen` for the schedule IR)."""
+    stops after the pass of that name (e.g. `stitch-codegen` for the schedule IR);
+    `after` resumes from the output of the pass of that name (`module` is that IR)."""
     from xdsl.context import Context
 
     from fsir.ir import verify
 
     pipeline = passes(options)
     names = [p.name for p in pipeline]
-    if until is not None and until not in names:
-        raise UserError(f"unknown stage '{until}' (stages: {', '.join(names)})")
+    for stage in (until, after):
+        if stage is not None and stage not in names:
+            raise UserError(f"unknown stage '{stage}' (stages: {', '.join(names)})")
+    if after is not None:
+        pipeline = pipeline[names.index(after) + 1:]
     lowered = module.clone()
     ctx = Context()
     for p in pipeline:

@@ -212,30 +212,97 @@ def _similar(expected: np.ndarray, actual: np.ndarray, rtol: float, atol: float)
     return None if np.array_equal(expected, actual) else f"{int((expected != actual).sum())} values differ"
 
 
+MODES = ("stitch", "xla", "none")  # the fusion modes a case runs in, the default first
+
+
+@dataclass
+class ModeResults:
+    """One case run in several fusion modes: each mode's result, and why the modes
+    disagree (None when they agree: the same outcome, outputs within the case's
+    tolerance of each other)."""
+
+    case: Case
+    results: dict[str, Result]
+    disagreement: str | None = None
+
+    @property
+    def outcome(self) -> Outcome:
+        """The first mode's outcome, or FAILED when the modes disagree."""
+        return Outcome.FAILED if self.disagreement else next(iter(self.results.values())).outcome
+
+
 def run_case(case: Case, device: str = "CPU", **options) -> Result:
-    """Compile and run one case on fsir and classify the outcome."""
+    """Compile and run one case on fsir (options: `fsir.compile`'s) and classify it."""
+    fusion = options.pop("fusion", MODES[0])
+    return run_case_modes(case, (fusion,), device, **options).results[fusion]
+
+
+def run_case_modes(case: Case, modes: Sequence[str] = MODES, device: str = "CPU", **options) -> ModeResults:
+    """Run one case in each fusion mode of `modes`, classify each and compare the modes
+    with each other. Modes whose fusion plans are equal share one lowering and one run
+    (`fsir.api.PlanCache`)."""
+    from fsir.api import PlanCache
+
+    plans = PlanCache()
+    results: dict[str, Result] = {}
+    outputs: dict[str, list[list]] = {}
+    ran: list[tuple[object, list[list]]] = []  # (lowered module, outputs per data set) of earlier modes
+    for mode in modes:
+        results[mode], outputs[mode] = _run_mode(case, device, ran, fusion=mode, plans=plans, **options)
+    return ModeResults(case, results, _disagreement(case, results, outputs))
+
+
+def _run_mode(case: Case, device: str, ran: list[tuple[object, list[list]]],
+              **options) -> tuple[Result, list[list]]:
+    """One mode's result and outputs per data set; a mode whose executable shares its
+    lowered module with an earlier mode's reuses that mode's outputs."""
     from fsir.onnx.backend import FsirBackend
 
     start = time.perf_counter()
+    outputs: list[list] = []
     try:
         model, data = case.load()
         rep = FsirBackend.prepare(model, device, **options)
-        for ins, expected in data:
-            outs = rep.run(ins)
-            if len(outs) != len(expected):
-                return Result(case, Outcome.FAILED, f"{len(outs)} outputs, expected {len(expected)}",
-                              time.perf_counter() - start)
-            for i, (e, a) in enumerate(zip(expected, outs)):
-                why = _similar(e, a, case.rtol, case.atol)
-                if why is not None:
-                    return Result(case, Outcome.FAILED, f"output {i}: {why}", time.perf_counter() - start)
-        return Result(case, Outcome.PASSED, "", time.perf_counter() - start)
+        module = rep.executable.module if rep.executable is not None else None
+        earlier = next((outs for m, outs in ran if module is not None and m is module), None)
+        outputs = earlier if earlier is not None else [list(rep.run(ins)) for ins, _ in data]
+        if earlier is None and module is not None:
+            ran.append((module, outputs))
+        why = _mismatch(outputs, [expected for _, expected in data], case.rtol, case.atol)
+        outcome = Outcome.PASSED if why is None else Outcome.FAILED
+        return Result(case, outcome, why or "", time.perf_counter() - start), outputs
     except UserError as err:
         where = f"{err.loc}: " if err.loc else ""
         return Result(case, Outcome.REFUSED, f"{where}{err.message}", time.perf_counter() - start,
-                      located=err.loc is not None)
+                      located=err.loc is not None), outputs
     except Exception:  # classified, not hidden: the caller reports crashes
-        return Result(case, Outcome.CRASHED, traceback.format_exc(limit=-3), time.perf_counter() - start)
+        return Result(case, Outcome.CRASHED, traceback.format_exc(limit=-3), time.perf_counter() - start), outputs
+
+
+def _mismatch(outputs: list[list], expected: list[list], rtol: float, atol: float) -> str | None:
+    """Why the outputs (per data set) differ from the expected ones, or None."""
+    for got, want in zip(outputs, expected):
+        if len(got) != len(want):
+            return f"{len(got)} outputs, expected {len(want)}"
+        for i, (e, a) in enumerate(zip(want, got)):
+            why = _similar(e, a, rtol, atol)
+            if why is not None:
+                return f"output {i}: {why}"
+    return None
+
+
+def _disagreement(case: Case, results: dict[str, Result], outputs: dict[str, list[list]]) -> str | None:
+    """Why the modes disagree: different outcomes, or outputs of modes that both ran
+    beyond the case's tolerance of each other (the first mode's as the expected)."""
+    outcomes = {mode: r.outcome for mode, r in results.items()}
+    if len(set(outcomes.values())) > 1:
+        return ", ".join(f"{mode} {o.value}" for mode, o in outcomes.items())
+    ran = [m for m in results if outputs[m]]
+    for mode in ran[1:]:
+        why = _mismatch(outputs[mode], outputs[ran[0]], case.rtol, case.atol)
+        if why is not None:
+            return f"{mode} differs from {ran[0]}: {why}"
+    return None
 
 
 def run_cases(cases: Sequence[Case], device: str = "CPU", **options) -> Iterator[Result]:

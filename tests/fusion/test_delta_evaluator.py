@@ -120,12 +120,12 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<32xf32> {
 
 
 def test_gpu_tables():
-    assert set(GPUS) == {"V100", "T4", "A100", "H100"}
+    assert set(GPUS) == {"V100", "T4", "A100", "H100", "H200"}
     h100 = gpu_spec("h100")
     assert (h100.sms, h100.hbm_bandwidth, h100.launch_cost) == (132, 3350e9, 1e-6)
     assert gpu_spec("A100-80GB") is GPUS["A100"]
     assert gpu_spec("T4").max_warps_per_sm == 32
-    with pytest.raises(UserError, match=r"unknown GPU 'B200' \(known: V100, T4, A100, H100\)"):
+    with pytest.raises(UserError, match=r"unknown GPU 'B200' \(known: V100, T4, A100, H100, H200\)"):
         gpu_spec("B200")
     with pytest.raises(dataclasses.FrozenInstanceError):
         h100.sms = 1  # type: ignore[misc]
