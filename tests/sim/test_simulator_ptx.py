@@ -754,12 +754,25 @@ def test_write_write_race_in_one_instruction():
 
 
 def test_atomics_are_not_races():
+    """64 threads of each of 2 blocks add to one shared cell (atom and red) and to one
+    global counter: no race is reported, and no increment is lost."""
     text = ptxk("k", [("u64", "out")], PRO + """
     .shared .align 4 .b32 cell;
+    setp.eq.u32 %p1, %r4, 0;
+    @%p1 st.shared.u32 [cell], 0;
+    bar.sync 0;
     atom.shared.add.u32 %r5, [cell], 1;
     red.shared.add.u32 [cell], 1;
+    bar.sync 0;
+    @%p1 ld.shared.u32 %r6, [cell];
+    mul.wide.u32 %rd4, %r2, 4;
+    add.s64 %rd5, %rd1, %rd4;
+    @%p1 st.global.u32 [%rd5], %r6;
+    atom.global.add.u32 %r7, [%rd1+8], 1;
 """)
-    run_ptx(text, "k", (2,), (64,), [np.zeros(1, np.uint32)])
+    out = np.zeros(3, np.uint32)
+    run_ptx(text, "k", (2,), (64,), [out])
+    np.testing.assert_array_equal(out, [128, 128, 128])
 
 
 def test_parse_error_has_line_and_column():
