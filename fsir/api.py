@@ -5,9 +5,11 @@
     exe.kernels[0]                                           # KernelSummary(name='layernorm_k0', mapping='row', ...)
     outputs = exe.run({"x": x, "gamma": g, "beta": b})      # or a list in argument order
     exe.last_stats.launches                                  # the simulator's counters of that run
+    exe.compile_stats.kernels_lowered                        # what the compile did (fsir.stats)
 
 `compile` runs `fsir.pipeline` (the passes fs-run and fs-opt run) and keeps the lowered
-module; its PTX is printed on first use. Problems with the model or the inputs raise
+module; its PTX is printed on first use. Lowered kernels are kept in the persistent
+kernel cache (`fsir.cache`; `cache=False` bypasses it). Problems with the model or the inputs raise
 `fsir.errors.UserError` (with a `file:line:col` location when one is known).
 """
 
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fsir import cache as kernel_cache
 from fsir.errors import UserError
 from fsir.pipeline import (
     PipelineOptions,
@@ -30,12 +33,14 @@ from fsir.pipeline import (
     pipeline_text,
     target_text,
 )
+from fsir.stats import CompileStats, collecting
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
     from xdsl.dialects.func import FuncOp
 
     from fsir.dialects.schedule import KernelOp
+    from fsir.runtime.profile import RunStats
 
 __all__ = ["Executable", "KernelSummary", "PlanCache", "compile", "kernel_summary"]
 
@@ -99,15 +104,17 @@ class Executable:
     module: the lowered IR (gpu dialect kernels and a host function per function).
     kernels: one KernelSummary per kernel, in the order stitch-codegen made them.
     options: the pipeline options it was compiled with.
-    last_stats: the device's counters of the last `run` (None before the first run;
-        the simulator counts launches, bytes, sectors and instructions).
+    last_stats: a `fsir.runtime.profile.RunStats` of the last `run` (None before the
+        first run): the device's summed counters read through it (`last_stats.launches`
+        is the launch count; the simulator counts bytes, sectors and instructions), and
+        `last_stats.per_launch` holds one LaunchRecord per launch.
     """
 
     source: ModuleOp
     module: ModuleOp
     kernels: list[KernelSummary]
     options: PipelineOptions
-    last_stats: Any = field(default=None, init=False)
+    last_stats: RunStats | None = field(default=None, init=False)
 
     @cached_property
     def ptx(self) -> str:
@@ -125,23 +132,28 @@ class Executable:
         return target_text(self.options)
 
     def run(self, inputs: Sequence[Any] | Mapping[str, Any], device: str = "auto",
-            entry: str | None = None) -> list[np.ndarray]:
+            entry: str | None = None, progress: bool | None = None) -> list[np.ndarray]:
         """Run function `entry` (default: the first) on `inputs` and return its outputs.
 
         inputs: arrays in argument order, or a dict by argument name (as written in
         the source, without `%`, or arg0, arg1, ...). Shapes must match the signature
         (`?` dims take any size) and element types must be of the same kind (floats
         are converted to the argument's precision). device: auto (a GPU when
-        cuda-python finds one, else the simulator), cuda, or sim."""
+        cuda-python finds one, else the simulator), cuda, or sim. progress: the
+        simulator's progress bar on standard error (None: on a terminal, for runs longer
+        than two seconds; False: never; True: always). Leaves a `RunStats` in `last_stats`."""
         from fsir.runtime.device import select_device
         from fsir.runtime.executor import execute
+        from fsir.runtime.profile import LaunchRecord, RunStats
         from fsir.runtime.reference import check_inputs, find_function
 
         f = find_function(self.source, entry)
         arrays = check_inputs(f, _bind(f, inputs))
         dev = select_device(device)
-        outputs, stats = execute(self.module, arrays, dev, entry=f.sym_name.data, ptx=self.ptx)
-        self.last_stats = stats
+        records: list[LaunchRecord] = []
+        outputs, stats = execute(self.module, arrays, dev, entry=f.sym_name.data, ptx=self.ptx, record=records,
+                                 progress=progress)
+        self.last_stats = None if stats is None else RunStats(stats, tuple(records), self.module)
         return outputs
 
     def __repr__(self) -> str:

@@ -19,6 +19,7 @@ outputs are copied back as numpy arrays and every buffer the run allocated is fr
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,7 @@ from fsir.dialects.graph import DYN, constant_array, fmt_shape, numpy_dtype
 from fsir.errors import UserError
 from fsir.ir import location_of
 from fsir.runtime.device import BufferTable, DeviceBuffer, LaunchRequest
+from fsir.runtime.profile import LaunchRecord, attach_timelines, launch_record
 
 _PTX_CACHE: dict[tuple[int, str], tuple[ModuleOp, str]] = {}
 
@@ -76,14 +78,44 @@ _CMPI = {0: lambda a, b: a == b, 1: lambda a, b: a != b, 2: lambda a, b: a < b, 
 
 
 def execute(lowered: ModuleOp, inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray], device=None,
-            entry: str | None = None, ptx: str | None = None):
+            entry: str | None = None, ptx: str | None = None, record: list[LaunchRecord] | None = None,
+            progress: bool | None = None):
     """Run the host function on `inputs` on `device` (default: the simulator); returns
     (outputs as numpy arrays shaped like the function's results, summed launch stats).
-    `ptx` is the module's PTX when already printed (default: `module_ptx(lowered)`)."""
+    `ptx` is the module's PTX when already printed (default: `module_ptx(lowered)`).
+    `record`: a list that receives one LaunchRecord per launch (fsir/runtime/profile.py).
+    `progress`: the simulator's progress bar (fsir/runtime/progress.py): None on a terminal
+    for runs longer than two seconds, False never, True always."""
     from fsir.runtime.device import SimDevice
 
     device = device or SimDevice()
     f = host_function(lowered, entry)
+    records: list[LaunchRecord] = []
+    log_from, timelines_from = (len(device.launch_log), len(device.timelines)) if isinstance(device, SimDevice) \
+        else (0, 0)
+    with _progress(device, f, progress) as bar:
+        result = _execute(lowered, f, inputs, device, ptx, records, bar)
+    if record is not None:
+        if isinstance(device, SimDevice):
+            records = attach_timelines(records, device, log_from, timelines_from)
+        record.extend(records)
+    return result
+
+
+def _progress(device, f: func.FuncOp, enabled: bool | None):
+    """The simulator's progress bar over `f`'s launches (none on other devices: a GPU is fast)."""
+    from fsir.runtime.device import SimDevice
+
+    if not isinstance(device, SimDevice) or enabled is False:
+        return nullcontext(None)
+    from fsir.runtime.progress import sim_progress
+
+    launches = sum(1 for op in f.body.blocks[0].ops if isinstance(op, gpu.LaunchFuncOp))
+    return sim_progress(launches, enabled=enabled)
+
+
+def _execute(lowered: ModuleOp, f: func.FuncOp, inputs, device, ptx: str | None, records: list[LaunchRecord],
+             bar) -> tuple[list[np.ndarray], Any]:
     args = list(f.body.blocks[0].args)
     if isinstance(inputs, Mapping):
         inputs = [inputs[a.name_hint or f"arg{i}"] for i, a in enumerate(args)]
@@ -109,8 +141,9 @@ def execute(lowered: ModuleOp, inputs: Sequence[np.ndarray] | Mapping[str, np.nd
     def issue() -> None:
         nonlocal stats, pipeline_id
         if pipeline:
-            for s in device.launch_pipeline(list(pipeline)):
+            for r, s in zip(pipeline, device.launch_pipeline(list(pipeline))):
                 stats = s if stats is None else stats + s
+                records.append(launch_record(r.kernel, r.grid, r.block, r.shared_bytes, s, r.stream))
         pipeline.clear()
         pipeline_id = None
 
@@ -127,6 +160,8 @@ def execute(lowered: ModuleOp, inputs: Sequence[np.ndarray] | Mapping[str, np.nd
                 smem = 0 if op.dynamicSharedMemorySize is None else int(env[op.dynamicSharedMemorySize])
                 kargs = [env[v] for v in op.kernelOperands]
                 kernel = op.kernel.nested_references.data[-1].data
+                if bar is not None:
+                    bar.launch_started(grid[0] * grid[1] * grid[2])
                 stage = op.attributes.get(gpu.STAGE_ATTR)
                 if isinstance(stage, gpu.StageAttr):
                     if pipeline_id != stage.pipeline:
@@ -138,6 +173,7 @@ def execute(lowered: ModuleOp, inputs: Sequence[np.ndarray] | Mapping[str, np.nd
                 issue()
                 s = device.launch(handle, kernel, grid, block, kargs, smem)
                 stats = s if stats is None else stats + s
+                records.append(launch_record(kernel, grid, block, smem, s))
                 continue
             if isinstance(op, gpu.MemsetOp):
                 issue()  # (a pipeline in flight may use the buffer)

@@ -48,7 +48,7 @@ from fsir.errors import SimulatorError, UserError
 from fsir.gpuspec import GpuSpec, gpu_spec
 from fsir.sim.chunk import Chunk, LaunchState, _Template
 from fsir.sim.engine import ChunkRunner
-from fsir.sim.launcher import GlobalLayout, check_launch
+from fsir.sim.launcher import GlobalLayout, check_launch, report_blocks_done
 from fsir.sim.loader import SimModule
 from fsir.sim.memory import GLOBAL_BASE, GlobalMemory, TouchMap
 from fsir.sim.params import pack_params
@@ -397,6 +397,7 @@ def run_concurrent(launches: list[Launch], *, spec: GpuSpec | None = None, dispa
                 sms.free(*res.place, threads[res.li], smem[res.li])
                 pools[res.li].append(res.tpl)
                 remaining[res.li] -= 1
+                report_blocks_done(1)
                 continue
             if res.runner.park_seq != gm.wseq or not res.watch:
                 # a write since its lanes parked (by the block itself) may be the one they wait for

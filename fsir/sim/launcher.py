@@ -10,6 +10,9 @@ caches and in RAM.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import numpy as np
 
@@ -25,6 +28,27 @@ CHUNK_LANES = 64 * 1024  # lanes per chunk (whole blocks); smaller chunks stay i
 CHUNK_SMEM_BYTES = 32 << 20
 CHUNK_STATE_BYTES = 512 << 20  # registers + local memory of a chunk if every register is materialised
 MAX_SHARED_BYTES = 227 * 1024  # the largest per-block shared memory of any current GPU
+
+# Who hears of finished blocks (a progress bar, fsir/runtime/progress.py). A context variable
+# rather than a launch argument, so the launches of every device and pipeline report without
+# threading a callback through each call between the executor and the chunk loop.
+_BLOCKS_DONE: ContextVar[Callable[[int], None] | None] = ContextVar("fsir_sim_blocks_done", default=None)
+
+
+@contextmanager
+def on_blocks_done(callback: Callable[[int], None]) -> Iterator[None]:
+    """Call `callback(n)` as simulated launches finish `n` more blocks, within the block."""
+    token = _BLOCKS_DONE.set(callback)
+    try:
+        yield
+    finally:
+        _BLOCKS_DONE.reset(token)
+
+
+def report_blocks_done(n: int) -> None:
+    callback = _BLOCKS_DONE.get()
+    if callback is not None:
+        callback(n)
 
 
 def launch_dims(d, what: str) -> tuple[int, int, int]:
@@ -188,6 +212,7 @@ def launch(mod: SimModule, kernel: str, grid, block, args, shared_bytes: int = 0
         for b0 in range(0, L.nblocks, per):
             ch = Chunk(L, b0, min(per, L.nblocks - b0))
             run_chunk(ch)
+            report_blocks_done(min(per, L.nblocks - b0))
     layout.write_back(gm)
     L.stats.global_unique_bytes = gm.unique_bytes()
     return L.stats
