@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from fsir.runtime.device import SimDevice
 from fsir.sim.stats import LaunchStats
 
 if TYPE_CHECKING:
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
 
     from fsir.api import KernelSummary
     from fsir.gpuspec import GpuSpec
-    from fsir.runtime.device import SimDevice
 
 # The simulator's thread-instruction counters by the pipe they run on (fsir/sim/classes.py).
 INSTRUCTION_CLASSES = ("fp32", "fp16", "fp64", "sfu", "int", "lsu", "tensor")
@@ -265,3 +265,18 @@ def _placements(records: Sequence[LaunchRecord], figures: Sequence[LaunchFigures
         out.append((now, dur, MEASURED if rec.measured_us is not None else f"{KERNEL_TIME_MODEL} on {gpu}"))
         now += dur
     return out
+
+
+
+class RecordingSimDevice(SimDevice):
+    """The simulator, keeping a LaunchRecord of each single launch in `records` (what fs-bench
+    used before `execute(..., record=)`, which also records the launches of pipelines)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[LaunchRecord] = []
+
+    def launch(self, module, kernel: str, grid, block, args, shared_bytes: int = 0) -> LaunchStats:
+        st = super().launch(module, kernel, grid, block, args, shared_bytes)
+        self.records.append(launch_record(kernel, grid, block, shared_bytes, st))
+        return st

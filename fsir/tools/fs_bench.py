@@ -45,28 +45,17 @@ import numpy as np
 
 from fsir.errors import UserError
 from fsir.runtime.device import SimDevice
-from fsir.sim import LaunchStats
+from fsir.runtime.profile import LaunchFigures, LaunchRecord, RecordingSimDevice, model_launches
+from fsir.runtime.progress import progress_over
 from fsir.tools.driver import run_tool
+
+# The per-launch model lives in fsir/runtime/profile.py (fs-run --profile and
+# Executable.last_stats share it); these names stay importable from here.
+__all__ = ["LaunchFigures", "RecordingSimDevice", "Result", "bench_model", "model_launches"]
 
 MODES = ("none", "xla", "stitch")
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 IMPORT_STAGE = "import"
-
-
-@dataclass
-class LaunchFigures:
-    """One launch, as the simulator counted it and the model times it."""
-
-    kernel: str
-    grid: tuple[int, ...]
-    block: tuple[int, ...]
-    bytes: int  # distinct global bytes
-    requested_bytes: int  # loads and stores as the threads request them
-    load_bytes: int  # the loads among them
-    flops: int
-    memory_us: float
-    compute_us: float
-    modeled_us: float  # max(memory, compute) + launch cost
 
 
 @dataclass
@@ -142,7 +131,7 @@ def model_inputs(path: Path, f, seed: int) -> list[np.ndarray]:
     return check_inputs(f, inputs)
 
 
-def bench_model(path: Path, modes, spec, seed: int, check: bool) -> list[Result]:
+def bench_model(path: Path, modes, spec, seed: int, check: bool, progress: bool | None = None) -> list[Result]:
     from fsir.pipeline import PipelineOptions, emit_ptx, lower, read_model
     from fsir.runtime.compare import compare
     from fsir.runtime.executor import execute
@@ -167,15 +156,16 @@ def bench_model(path: Path, modes, spec, seed: int, check: bool) -> list[Result]
         lowered = lower(module, options, on_stage=on_stage)
         ptx = emit_ptx(lowered, options, on_stage=on_stage)
         t = time.perf_counter()
-        device = RecordingSimDevice()
-        outputs, stats = execute(lowered, inputs, device, ptx=ptx)
+        device = SimDevice()
+        records: list[LaunchRecord] = []
+        outputs, stats = execute(lowered, inputs, device, ptx=ptx, record=records, progress=progress)
         r.run_s = time.perf_counter() - t
         assert stats is not None, f"{path.name} launches no kernel"
         r.kernels = r.launches = int(stats.launches)
         r.bytes = int(stats.global_unique_bytes)
         r.load_bytes, r.store_bytes = int(stats.global_load_bytes), int(stats.global_store_bytes)
         r.sectors, r.instructions = int(stats.global_sectors), int(stats.instructions)
-        r.per_launch = model_launches(lowered, device.records, spec)
+        r.per_launch = model_launches(lowered, records, spec)
         r.modeled_us = sum(f.modeled_us for f in r.per_launch)
         r.modeled_memory_us = sum(f.memory_us for f in r.per_launch)
         r.modeled_compute_us = sum(f.compute_us for f in r.per_launch)
@@ -185,45 +175,6 @@ def bench_model(path: Path, modes, spec, seed: int, check: bool) -> list[Result]
             r.check = "ok" if ok else "MISMATCH"
         results.append(r)
     return results
-
-
-class RecordingSimDevice(SimDevice):
-    """The simulator, keeping each launch's kernel, launch dimensions and counters."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.records: list[tuple[str, tuple[int, ...], tuple[int, ...], int, LaunchStats]] = []
-
-    def launch(self, module, kernel: str, grid, block, args, shared_bytes: int = 0) -> LaunchStats:
-        st = super().launch(module, kernel, grid, block, args, shared_bytes)
-        self.records.append((kernel, tuple(grid), tuple(block), shared_bytes, st))
-        return st
-
-
-def model_launches(lowered, records, spec) -> list[LaunchFigures]:
-    """Every recorded launch timed by the kernel-time model (fsir/codegen/kernel_time.py),
-    its occupancy from the gpu.func's estimated registers and shared memory, the bytes
-    a warp keeps in flight from its straight runs of loads."""
-    from fsir.codegen.kernel_time import kernel_time, launch_from_stats
-    from fsir.codegen.latency import bytes_in_flight, estimate_registers, occupancy, shared_bytes
-    from fsir.dialects import gpu
-
-    funcs = {op.sym_name.data: op for op in lowered.walk() if isinstance(op, gpu.FuncOp)}
-    resources: dict[str, tuple[int, int, int]] = {}
-    out = []
-    for name, grid, block, dynamic_smem, st in records:
-        if name not in resources:
-            f = funcs[name]
-            resources[name] = (estimate_registers(f), shared_bytes(f), bytes_in_flight(f.body.blocks[0].ops))
-        regs, smem, in_flight = resources[name]
-        threads = math.prod(block)
-        occ = occupancy(threads, regs, smem + dynamic_smem, spec)
-        t = kernel_time(launch_from_stats(st, math.prod(grid), threads, occ.blocks_per_sm,
-                                          in_flight * spec.warp_size), spec)
-        out.append(LaunchFigures(name, grid, block, int(st.global_unique_bytes), int(st.global_bytes),
-                                 int(st.global_load_bytes),
-                                 int(st.flops), 1e6 * t.memory, 1e6 * t.compute, 1e6 * t.total))
-    return out
 
 
 # Column heads for the pipeline's stages.
@@ -288,6 +239,8 @@ def main_impl(argv=None) -> int:
     p.add_argument("--gpu", default="A100", help="GPU whose bandwidth and launch cost model the time (default A100)")
     p.add_argument("--seed", type=int, default=0, help="seed for random inputs")
     p.add_argument("--no-check", action="store_true", help="skip comparing with the reference interpreter")
+    p.add_argument("--quiet", action="store_true", help="no progress bars on standard error (shown on a terminal "
+                                                        "when a run takes more than two seconds)")
     args = p.parse_args(argv)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     spec = gpu_spec(args.gpu)
@@ -295,8 +248,9 @@ def main_impl(argv=None) -> int:
     out = Path(args.out)
     os.makedirs(out, exist_ok=True)
     results: list[Result] = []
-    for path in paths:
-        rows = bench_model(path, modes, spec, args.seed, not args.no_check)
+    progress = False if args.quiet else None
+    for path in progress_over(paths, desc="models", enabled=progress):
+        rows = bench_model(path, modes, spec, args.seed, not args.no_check, progress)
         results += rows
         print(format_table(rows, spec.name) + "\n", flush=True)
     with open(out / "bench.json", "w") as fh:
