@@ -92,6 +92,16 @@ def build_arg_parser() -> argparse.ArgumentParser:
     p.add_argument("--sim-slots", metavar="SMSxBLOCKS",
                    help="shrink the simulated GPU to SMS SMs of at most BLOCKS resident blocks each (e.g. 2x2), so "
                         "that small grids fill it: how a dispatch order that deadlocks is shown on a small model")
+    p.add_argument("--profile", action="store_true",
+                   help="print a table per launch (kernel, mapping/config, grid x block, registers, shared bytes, "
+                        "instructions by class, requested/distinct bytes, sectors, time and %% of the total), sorted "
+                        "by time: measured on a GPU, else the kernel-time model on --sim-gpu (a model)")
+    p.add_argument("--trace", metavar="FILE.json",
+                   help="write the run as a Chrome trace (Perfetto, chrome://tracing): a track per stream, a slice per "
+                        "launch with its figures; on the simulator the timeline model's times (a model)")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress bar (shown on standard error when it is a terminal and a simulator run takes "
+                        "more than two seconds)")
     p.add_argument("--timeline", help="draw the timeline model of every launch (SM slots x modeled time) into this "
                                       "PNG; also adds modeled_us to --stats-json (a model, not a measurement)")
     return p
@@ -112,8 +122,9 @@ def main_impl(argv=None) -> int:
     stats: dict | None = None
     t0 = time.perf_counter()
     if device_name == "reference":
-        if args.dump_ptx or args.stats_json or args.timeline:
-            raise UserError("--dump-ptx, --stats-json and --timeline need a compiled run (--device sim or cuda)")
+        if args.dump_ptx or args.stats_json or args.timeline or args.profile or args.trace:
+            raise UserError("--dump-ptx, --stats-json, --timeline, --profile and --trace need a compiled run "
+                            "(--device sim or cuda)")
         outputs = run_function(f, inputs)
     else:
         outputs, stats, device_name = run_compiled(module, f.sym_name.data, inputs, args)
@@ -140,6 +151,7 @@ def run_compiled(module, entry: str, inputs, args):
     from fsir.pipeline import emit_ptx, lower
     from fsir.runtime.device import select_device
     from fsir.runtime.executor import execute
+    from fsir.runtime.profile import LaunchRecord, model_launches
     from fsir.transforms.tile_sync import parse_tile_sync
 
     device = select_device(args.device)
@@ -148,17 +160,71 @@ def run_compiled(module, entry: str, inputs, args):
                               tile_sync=parse_tile_sync(args.tile_sync, "--tile-sync"))
     lowered = lower(module, options)
     ptx = emit_ptx(lowered, options)
+    kernels = profile_kernels(module, options) if args.profile else []
     if args.dump_ptx:
         with open(args.dump_ptx, "w") as fh:
             fh.write(ptx)
-    outputs, stats = execute(lowered, inputs, device, entry=entry, ptx=ptx)
+    records: list[LaunchRecord] = []
+    outputs, stats = execute(lowered, inputs, device, entry=entry, ptx=ptx, record=records,
+                             progress=False if args.quiet else None)
+    figures = model_launches(lowered, records, sim_gpu(args))
     record = {"device": device.name, **stats_dict(stats), "kernels": count_kernels(lowered)}
     record.update(sim_record(device, args))
+    record["per_launch"] = [launch_dict(r, f) for r, f in zip(records, figures)]
+    report_launches(records, figures, kernels, args)
     return outputs, record, device.name
 
 
+def sim_gpu(args):
+    """The GpuSpec of --sim-gpu: the simulator's GPU and the one the per-launch model times."""
+    from fsir.gpuspec import gpu_spec
+
+    return gpu_spec(args.sim_gpu)
+
+
+def profile_kernels(module, options: PipelineOptions) -> list:
+    """The KernelSummary of each kernel (its mapping and configuration) for --profile: the
+    schedule.kernel ops stitch-codegen makes, which the lowered module no longer has (a
+    second lowering up to that pass, only with --profile)."""
+    from fsir.api import kernel_summary
+    from fsir.dialects.schedule import KernelOp
+    from fsir.pipeline import lower
+
+    scheduled = lower(module, options, until="stitch-codegen")
+    return [kernel_summary(op) for op in scheduled.walk() if isinstance(op, KernelOp)]
+
+
+def report_launches(records, figures, kernels: list, args) -> None:
+    """--profile's table and --trace's Chrome trace."""
+    from fsir.runtime.profile import chrome_trace, format_profile
+
+    if args.profile:
+        print(format_profile(figures, args.sim_gpu, {k.name: k for k in kernels}))
+    if args.trace:
+        with open(args.trace, "w") as fh:
+            json.dump(chrome_trace(records, figures, args.sim_gpu), fh, indent=1)
+            fh.write("\n")
+
+
+def launch_dict(rec, fig) -> dict:
+    """--stats-json's entry of one launch: the summed counters' keys (so the list sums to
+    the totals), the launch's configuration and the kernel-time model's figures."""
+    item = {"kernel": rec.kernel, "grid": list(rec.grid), "block": list(rec.block), "stream": rec.stream,
+            "shared_bytes": fig.shared_bytes, "registers": fig.registers,
+            **{k: v for k, v in stats_dict(rec.stats or {"launches": 1}).items() if k != "kernels"},
+            "requested_bytes": fig.requested_bytes, "instructions_by_class": dict(fig.instructions),
+            "kernel_time_us": round(fig.modeled_us, 4), "memory_us": round(fig.memory_us, 4),
+            "compute_us": round(fig.compute_us, 4)}
+    if rec.timeline_us is not None:
+        item["modeled_us"] = round(rec.timeline_us, 4)  # the timeline model's, as before
+    if rec.measured_us is not None:
+        item["measured_us"] = round(rec.measured_us, 4)
+    return item
+
+
 def configure_sim(device, args) -> None:
-    """Apply --sim-dispatch, --sim-gpu and --timeline to the simulator device."""
+    """Apply --sim-dispatch, --sim-gpu and --timeline (or --trace: both need the timeline
+    model of every launch) to the simulator device."""
     from fsir.gpuspec import gpu_spec
     from fsir.runtime.device import SimDevice
     from fsir.sim.concurrent import parse_dispatch
@@ -176,24 +242,17 @@ def configure_sim(device, args) -> None:
             raise UserError(f"--sim-slots '{args.sim_slots}': expected SMSxBLOCKS, two positive integers (e.g. 2x2)")
         device.spec = dataclasses.replace(device.spec, sms=int(sms),
                                           max_blocks_per_sm=min(int(blocks), device.spec.max_blocks_per_sm))
-    device.model_launches = bool(args.timeline)
+    device.model_launches = bool(args.timeline or args.trace)
 
 
 def sim_record(device, args) -> dict:
-    """--stats-json keys of the simulator: each launch's counters and, for launches the
-    timeline model saw, the modeled µs (summed over pipelines run one after another)."""
+    """--stats-json keys of the simulator's timeline model: its µs (summed over pipelines
+    run one after another), when it ran (each launch's entry is in `per_launch`)."""
     from fsir.runtime.device import SimDevice
 
     if not isinstance(device, SimDevice):
         return {}
-    per_launch = []
-    for kernel, st, us in device.launch_log:
-        item = {"kernel": kernel, "waits": int(st.waits), "posts": int(st.posts), "spins": int(st.spins),
-                "instructions": int(st.instructions)}
-        if us is not None:
-            item["modeled_us"] = round(us, 4)
-        per_launch.append(item)
-    out: dict = {"per_launch": per_launch}
+    out: dict = {}
     if device.timelines:
         out["modeled_us"] = round(sum(tl.modeled_us for tl in device.timelines), 4)
         out["model"] = f"timeline model on {device.spec.name} (fsir/sim/timeline.py; a model, not a measurement)"
