@@ -1,7 +1,21 @@
 """pytest options shared by the suites."""
 
+import atexit
+import os
+import shutil
+import tempfile
+
+# The persistent kernel cache (fsir/cache.py) is off in the suite, for the tools run in
+# subprocesses too: a test's result must not depend on which tests ran before it, and
+# the user's cache must not be read or written. The cache's own tests turn it on, in
+# their own directories; this one (removed at exit) catches any that forget to.
+os.environ["FSIR_CACHE"] = "0"
+os.environ["FSIR_CACHE_DIR"] = tempfile.mkdtemp(prefix="fsir-test-cache-")
+atexit.register(shutil.rmtree, os.environ["FSIR_CACHE_DIR"], ignore_errors=True)
+
 RANDOM_GRAPHS = 200  # tests/pipeline/test_pipeline_fuzz.py: random graphs per run
 MUTANTS = 1000  # tests/fuzz/test_mutation_fuzz.py: mutants of the examples per run (CI; --fuzz-count for more)
+ATTENTION_GRAPHS = 60  # tests/pipeline/test_pipeline_fuzz_attention.py: attention/normalisation graphs per run
 MUTANT_BATCH = 100  # mutants per test item (items spread over xdist workers)
 
 
@@ -43,6 +57,9 @@ def pytest_generate_tests(metafunc):
     if "fuzz_seed" in metafunc.fixturenames:
         count = RANDOM_GRAPHS if count is None else count
         metafunc.parametrize("fuzz_seed", range(start, start + count))
+    if "attention_seed" in metafunc.fixturenames:
+        count = ATTENTION_GRAPHS if count is None else count
+        metafunc.parametrize("attention_seed", range(start, start + count))
     if "mutant_seeds" in metafunc.fixturenames:
         count = MUTANTS if count is None else count
         batches = [range(s, min(s + MUTANT_BATCH, start + count)) for s in range(start, start + count, MUTANT_BATCH)]

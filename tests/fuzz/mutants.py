@@ -10,6 +10,14 @@ numbers and element types, byte flips and truncation; ONNX models get byte flips
 truncation of the serialized protobuf and structural mutations of the decoded model:
 dropped or duplicated nodes and initializers, wrong element types and shapes in graph
 inputs, outputs and initializers, dangling node inputs, changed attributes.
+
+Graph-dialect examples (.mlir) also get the patterns exporters write around attention and
+normalisation inserted (`PATTERN_MUTATORS`): a dot's operands scaled by a value computed from
+a shape (constant shape, gather, convert, sqrt, div, broadcast), a `Cast` chain after a value,
+a per-row guard (reduce max, compare, select) or a mul on a dot's operand. These mutants are
+valid graphs, so they must run and, on the simulator, match the reference; the small graphs of
+tests/fuzz/corpus/ (an attention and a LayerNorm feeding a projection, rows not a multiple of
+a tile) run on the simulator with --check, so the stitch-fused kernels are checked.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
+CORPUS = Path(__file__).resolve().parent / "corpus"  # small graphs for the pattern mutators
 
 
 @dataclass(frozen=True)
@@ -58,6 +67,9 @@ EXAMPLE_TABLE = (
     Example(EXAMPLES / "onnx" / "bert_layer.onnx", 1.0, "reference"),
     Example(EXAMPLES / "onnx" / "bert_layer_legacy.onnx", 0.5, "reference"),
     Example(EXAMPLES / "onnx" / "bert_tiny.onnx", 0.15, "reference"),
+    # ~0.3 s per mutant (compiled with stitch, run on the simulator): picked in ~1 of 40
+    Example(CORPUS / "attention.mlir", 0.12, "sim"),
+    Example(CORPUS / "layernorm_dot.mlir", 0.08, "sim"),
 )
 
 
@@ -180,6 +192,172 @@ TEXT_MUTATORS: dict[str, Callable[[bytes, random.Random], bytes]] = {
     "change_number": _text(change_number),
     "change_type": _text(change_type),
 }
+
+
+# ---------------------------------------------------------------------------------------------
+# pattern mutators (.mlir): exporter-style ops inserted into a valid graph, which stays valid
+# ---------------------------------------------------------------------------------------------
+
+_DEF = re.compile(r"^(\s*)(%[\w.]+) = graph\.(\w+)\b.*? : (?:\(.*\) -> )?(tensor<[^>]*>)\s*$")
+_DOT = re.compile(r"^\s*%[\w.]+ = graph\.dot (%[\w.]+), (%[\w.]+) : \((tensor<[^>]*>), (tensor<[^>]*>)\)")
+_FLOAT = ("f32", "f16", "bf16")
+
+
+@dataclass
+class _Graph:
+    """A graph-dialect function as lines, with fresh names for inserted values."""
+
+    lines: list[str]
+    made: int = 0
+
+    def fresh(self) -> str:
+        self.made += 1
+        return f"%mut{self.made}"
+
+    def insert(self, at: int, ops: list[str]) -> None:
+        self.lines[at:at] = ["  " + op + "\n" for op in ops]
+
+    def rename_uses(self, old: str, new: str, after: int) -> None:
+        """Uses of `old` on lines from `after` on read `new` (its definition stays)."""
+        use = re.compile(re.escape(old) + r"(?![\w.])")
+        for i in range(after, len(self.lines)):
+            self.lines[i] = use.sub(new, self.lines[i])
+
+
+def _dims(t: str) -> tuple[list[int], str]:
+    *dims, elem = t[len("tensor<"):-1].split("x")
+    return [int(d) for d in dims], elem
+
+
+def _tensor(dims: list[int], elem: str) -> str:
+    return "tensor<" + "".join(f"{d}x" for d in dims) + elem + ">"
+
+
+def _float_dots(g: _Graph) -> list[tuple[int, re.Match]]:
+    found = [(i, _DOT.match(line)) for i, line in enumerate(g.lines)]
+    return [(i, m) for i, m in found if m and _dims(m.group(3))[1] in _FLOAT and "?" not in m.group(0)]
+
+
+def _shape_scale(g: _Graph, dims: list[int], elem: str, root: bool) -> tuple[list[str], str]:
+    """Ops computing 1/sqrt(dims[-1]) (its square root if `root`) from a constant shape,
+    as the expanded ONNX functions do; the scalar's name."""
+    shape, at, size, f, one, sq, inv = (g.fresh() for _ in range(7))
+    ops = [f"{shape} = graph.constant dense<[{', '.join(map(str, dims))}]> : tensor<{len(dims)}xi64>",
+           f"{at} = graph.constant dense<{len(dims) - 1}> : tensor<i64>",
+           f"{size} = graph.gather {shape}, {at} : (tensor<{len(dims)}xi64>, tensor<i64>) -> tensor<i64>",
+           f"{f} = graph.convert {size} : (tensor<i64>) -> tensor<f32>",
+           f"{one} = graph.constant dense<1.0> : tensor<f32>",
+           f"{sq} = graph.sqrt {f} : tensor<f32>",
+           f"{inv} = graph.div {one}, {sq} : tensor<f32>"]
+    if root:
+        r = g.fresh()
+        ops.append(f"{r} = graph.sqrt {inv} : tensor<f32>")
+        inv = r
+    if elem != "f32":
+        c = g.fresh()
+        ops.append(f"{c} = graph.convert {inv} : (tensor<f32>) -> tensor<{elem}>")
+        inv = c
+    return ops, inv
+
+
+def _scaled(g: _Graph, x: str, t: str, s: str, op: str = "mul") -> tuple[list[str], str]:
+    """x (of type t) times the scalar s broadcast to t."""
+    b, y = g.fresh(), g.fresh()
+    elem = _dims(t)[1]
+    return [f"{b} = graph.broadcast {s} dims [] : (tensor<{elem}>) -> {t}",
+            f"{y} = graph.{op} {x}, {b} : {t}"], y
+
+
+def scale_dot_operands(g: _Graph, rng: random.Random) -> bool:
+    """A dot's operands multiplied by one scale computed from A's shape: both (each by
+    the square root, as ONNX's Attention with a `scale`), A only, or B only."""
+    dots = _float_dots(g)
+    if not dots:
+        return False
+    i, m = rng.choice(dots)
+    a, b, ta, tb = m.groups()
+    which = rng.choice(("both", "both", "a", "b"))
+    ops, s = _shape_scale(g, *_dims(ta), root=which == "both")
+    line = g.lines[i]
+    if which in ("both", "a"):
+        more, a2 = _scaled(g, a, ta, s)
+        ops += more
+        line = line.replace(f"graph.dot {a}, ", f"graph.dot {a2}, ", 1)
+    if which in ("both", "b"):
+        more, b2 = _scaled(g, b, tb, s, rng.choice(("mul", "div")) if which == "b" else "mul")
+        ops += more
+        line = line.replace(f", {b} :", f", {b2} :", 1)
+    g.lines[i] = line
+    g.insert(i, ops)
+    return True
+
+
+def convert_chain(g: _Graph, rng: random.Random) -> bool:
+    """A float value cast to another float type and back (or to f32 twice), read by
+    every later use: the `Cast` chains exporters leave around mixed precision."""
+    defs = [(i, d) for i, line in enumerate(g.lines) if (d := _DEF.match(line)) and _dims(d.group(4))[1] in _FLOAT
+            and "?" not in d.group(4)]
+    if not defs:
+        return False
+    i, d = rng.choice(defs)
+    x, t = d.group(2), d.group(4)
+    dims, elem = _dims(t)
+    via = rng.choice([e for e in _FLOAT if e != elem] + ["f32"])
+    c1, c2 = g.fresh(), g.fresh()
+    g.insert(i + 1, [f"{c1} = graph.convert {x} : ({t}) -> {_tensor(dims, via)}",
+                     f"{c2} = graph.convert {c1} : ({_tensor(dims, via)}) -> {t}"])
+    g.rename_uses(x, c2, i + 3)
+    return True
+
+
+def guard_dot_operand(g: _Graph, rng: random.Random) -> bool:
+    """A dot's A operand selected by a per-row guard (rows whose max passes a bound
+    read 0, as ONNX's Attention zeroes fully masked rows) or multiplied by a constant
+    (a dropout scale, a probability modifier): between a reduction and the dot."""
+    dots = [(i, m) for i, m in _float_dots(g) if len(_dims(m.group(3))[0]) >= 2]
+    if not dots:
+        return False
+    i, m = rng.choice(dots)
+    a, ta = m.group(1), m.group(3)
+    dims, elem = _dims(ta)
+    if rng.random() < 0.3:
+        c, y = g.fresh(), g.fresh()
+        ops = [f"{c} = graph.constant dense<{rng.choice(('1.25', '0.5', '2.0'))}> : {ta}",
+               f"{y} = graph.mul {a}, {c} : {ta}"]
+    else:
+        rows = _tensor(dims[:-1], elem)
+        cond = _tensor(dims[:-1], "i1")
+        mx, bound, bad, badb, zero, y = (g.fresh() for _ in range(6))
+        ops = [f"{mx} = graph.reduce max {a} dims [{len(dims) - 1}] : ({ta}) -> {rows}",
+               f"{bound} = graph.constant dense<{rng.choice(('0.5', '1.0', '2.0'))}> : {rows}",
+               f"{bad} = graph.compare {rng.choice(('gt', 'lt'))} {mx}, {bound} : ({rows}, {rows}) -> {cond}",
+               f"{badb} = graph.broadcast {bad} dims [{', '.join(map(str, range(len(dims) - 1)))}] : "
+               f"({cond}) -> {_tensor(dims, 'i1')}",
+               f"{zero} = graph.constant dense<0.0> : {ta}",
+               f"{y} = graph.select {badb}, {zero}, {a} : ({_tensor(dims, 'i1')}, {ta}, {ta}) -> {ta}"]
+    g.lines[i] = g.lines[i].replace(f"graph.dot {a}, ", f"graph.dot {y}, ", 1)
+    g.insert(i, ops)
+    return True
+
+
+def _patterns(fn: Callable[[_Graph, random.Random], bool]) -> Callable[[bytes, random.Random], bytes]:
+    """One to three insertions of pattern `fn` or the others (falling back to a text
+    mutation where no pattern fits)."""
+    def mutate(data: bytes, rng: random.Random) -> bytes:
+        g = _Graph(_lines(data.decode()))
+        applied = fn(g, rng)
+        for _ in range(rng.choice((0, 0, 1, 2))):
+            applied = rng.choice(_PATTERNS)(g, rng) or applied
+        if not applied:
+            return _text(swap_tokens)(data, rng)
+        return "".join(g.lines).encode()
+
+    mutate.__name__ = fn.__name__
+    return mutate
+
+
+_PATTERNS = (scale_dot_operands, convert_chain, guard_dot_operand)
+PATTERN_MUTATORS: dict[str, Callable[[bytes, random.Random], bytes]] = {fn.__name__: _patterns(fn) for fn in _PATTERNS}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -349,11 +527,23 @@ def _source(path: Path) -> bytes:
     return path.read_bytes()
 
 
+def mutators_of(example: Example) -> dict[str, Callable[[bytes, random.Random], bytes]]:
+    """ONNX models get structural mutations; the corpus graphs (made for them) pattern
+    insertions only; the other graph-dialect examples both kinds; HLO text mutations."""
+    if example.kind == "onnx":
+        return ONNX_MUTATORS
+    if example.path.parent == CORPUS:
+        return PATTERN_MUTATORS
+    if example.kind == "mlir":
+        return {**TEXT_MUTATORS, **PATTERN_MUTATORS}
+    return TEXT_MUTATORS
+
+
 def mutant(seed: int) -> Mutant:
     """The mutant of `seed`: the example, the mutator and its choices all come from the seed."""
     rng = random.Random(seed)
     example = rng.choices(EXAMPLE_TABLE, weights=[e.weight for e in EXAMPLE_TABLE])[0]
-    mutators = ONNX_MUTATORS if example.kind == "onnx" else TEXT_MUTATORS
+    mutators = mutators_of(example)
     name = rng.choice(sorted(mutators))
     return Mutant(seed, example, name, mutators[name](_source(example.path), rng))
 

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import contextlib
 import io
+import random
 import re
 import signal
 
 import pytest
-from mutants import fs_run_argv, mutant
+from mutants import CORPUS, PATTERN_MUTATORS, fs_run_argv, mutant
 
 from fsir.tools import fs_run
 
@@ -87,3 +88,25 @@ def test_an_unmutated_example_runs(seed, tmp_path):
     with pytest.raises(SystemExit) as exit_, contextlib.redirect_stdout(io.StringIO()):
         fs_run.main(fs_run_argv(m, path))
     assert exit_.value.code == 0
+
+
+@pytest.mark.parametrize("example", ["attention.mlir", "layernorm_dot.mlir"])
+@pytest.mark.parametrize("pattern", sorted(PATTERN_MUTATORS))
+def test_pattern_mutants_run_on_the_simulator(example, pattern, tmp_path):
+    """A pattern insertion keeps the graph valid: its mutant is not refused but runs
+    with stitch fusion on the simulator and matches the reference (exit 0)."""
+    path = tmp_path / example
+    path.write_bytes(PATTERN_MUTATORS[pattern]((CORPUS / example).read_bytes(), random.Random(7)))
+    with pytest.raises(SystemExit) as exit_, contextlib.redirect_stdout(io.StringIO()):
+        fs_run.main([str(path), "--device", "sim", "--check"])
+    assert exit_.value.code == 0, path.read_text()
+    assert "%mut" in path.read_text()  # the pattern was inserted, not a text mutation instead
+
+
+def test_the_corpus_gets_pattern_mutants():
+    """Within the CI seeds, every pattern reaches the corpus graphs run on the simulator."""
+    from conftest import MUTANTS
+
+    picked = {(m.example.path.name, m.mutator) for m in map(mutant, range(MUTANTS)) if m.example.path.parent == CORPUS}
+    assert {name for _, name in picked} == set(PATTERN_MUTATORS)
+    assert {example for example, _ in picked} == {"attention.mlir", "layernorm_dot.mlir"}
