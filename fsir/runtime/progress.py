@@ -8,6 +8,7 @@ hook (fsir/sim/launcher.py `on_blocks_done`).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TextIO, TypeVar
@@ -42,7 +43,12 @@ class SimProgress:
         self.started += 1
         if self.bar.total is not None:
             self.bar.total += blocks
-        self.bar.set_description(self._desc(), refresh=False)
+        self.bar.set_description(self._desc(), refresh=self._visible())
+
+    def _visible(self) -> bool:
+        """Whether the bar has shown itself: a refresh before its delay would show it early."""
+        bar = self.bar
+        return not bar.disable and time.time() - bar.start_t >= bar.delay
 
     def blocks_done(self, n: int) -> None:
         self.bar.update(n)
