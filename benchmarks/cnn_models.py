@@ -22,6 +22,7 @@ import numpy as np
 
 from fsir.errors import UserError
 from fsir.onnx.conformance import Outcome, model_cases
+from fsir.runtime.progress import progress_over
 
 
 def run_model(case, fusion: str) -> dict:
@@ -56,13 +57,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("models", nargs="*", help="model names (e.g. resnet50); default: all nine")
     ap.add_argument("--fusion", default="stitch", choices=("none", "xla", "stitch"))
+    ap.add_argument("--quiet", action="store_true", help="no progress bar (shown on a terminal after two seconds)")
     args = ap.parse_args(argv)
     cases = model_cases(["light"])
     if args.models:
         cases = [c for c in cases if c.name.removeprefix("test_") in args.models]
     print(f"{'model':<16}{'status':>9}{'kernels':>9}{'launches':>9}{'compile s':>11}{'sim s':>9}{'max rel err':>13}")
-    for case in cases:
-        print(f"{case.name.removeprefix('test_'):<16}...", end="\r", file=sys.stderr, flush=True)
+    for case in progress_over(cases, desc="models", enabled=False if args.quiet else None):
         r = run_model(case, args.fusion)
 
         def cell(key, fmt, width, r=r):

@@ -35,6 +35,7 @@ from fsir.onnx.conformance import (
     node_cases,
     run_case_modes,
 )
+from fsir.runtime.progress import progress_over
 
 OUTCOMES = list(Outcome)
 
@@ -58,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tsv", help="write one line per case: name, op type, outcome, seconds, message")
     ap.add_argument("--all-ops", action="store_true", help="print every op type, not only the target families")
     ap.add_argument("--modes", default=",".join(MODES), help="fusion modes to run each case in (comma-separated)")
+    ap.add_argument("--quiet", action="store_true", help="no progress bar (shown on a terminal after two seconds)")
     args = ap.parse_args(argv)
 
     with warnings.catch_warnings():
@@ -74,11 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for i, case in enumerate(cases, 1):
+        for case in progress_over(cases, desc="cases", enabled=False if args.quiet else None):
             results.append(run_case_modes(case, modes))
-            if i % 50 == 0 or i == len(cases):
-                print(f"\r[{i}/{len(cases)}] {time.perf_counter() - start:.0f} s", end="", file=sys.stderr, flush=True)
-    print(file=sys.stderr)
 
     by_op: dict[str, Counter] = defaultdict(Counter)
     for r in results:
