@@ -19,7 +19,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
 from fsir.codegen.mappings import mapping_for
-from fsir.codegen.mappings.base import FusionContext
+from fsir.codegen.mappings.base import FusionContext, fusion_scope
 from fsir.codegen.mappings.gemm import GemmConfig
 from fsir.codegen.mappings.gemm_tc import PRECISIONS
 from fsir.codegen.mappings.row import ROW_SCHEDULES, SUBROOT_MODES
@@ -41,7 +41,8 @@ class FusionCodegen(FusionContext):
         super().__init__(fusion, name, row_schedule, gpu, registers, subroots, vector, gemm, precision, traffic_slack)
 
     def build(self) -> KernelOp:
-        return mapping_for(self.ops).build(self)
+        with fusion_scope(self):  # (the tuner's `CONFIG_HOOK` sees which fusion it is)
+            return mapping_for(self.ops).build(self)
 
 
 def codegen_function(f: func.FuncOp, row_schedule: str = "auto", gpu: str = "H100", registers: bool = True,

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
@@ -336,6 +338,38 @@ class _Scored(Generic[C]):
         self.estimate, self.exact = est, True
 
 
+@dataclass(frozen=True)
+class ChoiceRequest:
+    """What a configuration hook (`CONFIG_HOOK`) sees of one `Mapping.choose`: the
+    mapping, today's candidate configurations, the builder of a candidate's kernel, the
+    GPU and the fusion being generated (`fusion_scope`; None outside stitch-codegen)."""
+
+    mapping: Mapping
+    configs: Sequence[Any]
+    build: Callable[[Any], KernelOp]
+    spec: GpuSpec
+    fusion: FusionContext | None
+
+
+# The tuner's narrow entry into stitch-codegen (`fsir/tune/`): a hook that may replace
+# the configurations `Mapping.choose` compares (a tuned record forces one) or look at
+# them (the tuner finds its tasks and their builders so). A context variable rather
+# than a pass option: a tuned configuration belongs to one fusion, which the options
+# cannot name, and compiles in other threads stay untouched.
+CONFIG_HOOK: ContextVar[Callable[[ChoiceRequest], Sequence[Any]] | None] = ContextVar("CONFIG_HOOK", default=None)
+_FUSION: ContextVar[FusionContext | None] = ContextVar("_FUSION", default=None)
+
+
+@contextmanager
+def fusion_scope(ctx: FusionContext) -> Iterator[None]:
+    """Name `ctx` as the fusion being generated, for `CONFIG_HOOK`."""
+    token = _FUSION.set(ctx)
+    try:
+        yield
+    finally:
+        _FUSION.reset(token)
+
+
 def constant_table_bytes(k: KernelOp) -> int:
     """Bytes of the constants `k` reads from global memory: its non-splat constants (a
     model's initializers), which the kernel takes as buffers (`non_splat_constants`)."""
@@ -416,6 +450,9 @@ class Mapping:
         a few, which only matters at an occupancy step: a candidate whose estimate
         changes within `REGISTER_MARGIN` registers and could thereby win (or the winner,
         if it could thereby lose) is lowered and scored exactly."""
+        hook = CONFIG_HOOK.get()
+        if hook is not None:
+            configs = hook(ChoiceRequest(self, configs, build, spec, _FUSION.get()))
         scored: list[_Scored[C]] = []
         for config in configs:
             k = build(config)

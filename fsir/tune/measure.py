@@ -1,0 +1,281 @@
+"""Measurers (MetaSchedule's builder + runner): `Measurer.measure(batch)` gives one
+`MeasureResult` per input, a time or a typed error, never an exception.
+
+    measurer = PoolMeasurer(ModelBackend(), workers=4, timeout=120)
+    results = measurer.measure([MeasureInput(source, trace), ...])
+
+A backend measures one candidate in a worker process: it compiles the task's module
+with the candidate forced on the task's fusion (`task.forcing`), assembles it with
+ptxas, and times the task's kernel. `ModelBackend` times it on the simulator
+(`sampling.SampledSimDevice`: sampled blocks' counters through the timeline model),
+optionally checking the outputs against the reference on a full simulation
+(`check=True`: slow, for tests and small problems). `PoolMeasurer` runs a backend in a
+`ProcessPoolExecutor`: a worker that crashes or runs past the timeout is recorded as
+`CRASH` or `TIMEOUT`, its pool replaced, and the rest of the batch goes on.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import functools
+import os
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Protocol
+
+import numpy as np
+from xdsl.dialects.builtin import MemRefType, ModuleOp
+
+from fsir.pipeline import PipelineOptions, emit_ptx, lower
+from fsir.tune.space import Invalid, Space, Trace, space_for, today_splits
+from fsir.tune.task import STITCH_STAGE, capture, forcing
+
+
+class MeasureError(StrEnum):
+    INVALID = "invalid"  # the trace is not a configuration of its task's space
+    LOWERING_FAILED = "lowering_failed"  # stitch-codegen or schedule-to-gpu refused it
+    PTXAS_FAILED = "ptxas_failed"
+    RUNTIME_FAILED = "runtime_failed"  # the simulator (or device) refused the launch
+    WRONG_RESULT = "wrong_result"
+    TIMEOUT = "timeout"
+    CRASH = "crash"  # the worker process died
+
+
+@dataclass(frozen=True)
+class TaskSource:
+    """What a worker needs to rebuild a task: the model's text, the options, the
+    workload key and the kernel's name."""
+
+    text: str
+    options: PipelineOptions
+    key: str
+    kernel: str
+
+
+@dataclass(frozen=True)
+class MeasureInput:
+    task: TaskSource
+    trace: Trace
+
+
+@dataclass(frozen=True)
+class MeasureResult:
+    trace: Trace
+    seconds: float | None
+    error: MeasureError | None = None
+    detail: str = ""
+    registers: int | None = None
+    blocks: int = 0
+    simulated_blocks: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.seconds is not None
+
+
+class Measurer(Protocol):
+    def measure(self, batch: Sequence[MeasureInput]) -> list[MeasureResult]: ...
+
+
+class Backend(Protocol):
+    def measure_one(self, inp: MeasureInput) -> MeasureResult: ...
+
+
+# -- per-process caches: a worker rebuilds each task once -------------------------------
+
+
+@functools.lru_cache(maxsize=8)
+def _stitched(text: str, options: PipelineOptions) -> ModuleOp:
+    from fsir.ir import parse_module
+    from fsir.tune.task import stitched_module
+
+    return stitched_module(parse_module(text, "<tune>"), options)
+
+
+@functools.lru_cache(maxsize=32)
+def task_space(text: str, options: PipelineOptions, key: str) -> Space:
+    request = capture(_stitched(text, options), options, key)
+    return space_for(request, today_splits(request))
+
+
+def compile_candidate(task: TaskSource, config: Any) -> ModuleOp:
+    """The task's module lowered to gpu IR with `config` forced on its fusion."""
+    stitched = _stitched(task.text, task.options)
+    with forcing({task.key: lambda _request: config}, task.options):
+        return lower(stitched, task.options, after=STITCH_STAGE)
+
+
+def random_inputs(module: ModuleOp, seed: int = 0) -> list[np.ndarray]:
+    """Standard-normal floats and zero integers (valid indices) for the host function."""
+    from fsir.dialects.graph import numpy_dtype
+    from fsir.runtime.executor import host_function
+
+    rng = np.random.default_rng(seed)
+    out = []
+    for a in host_function(module).body.blocks[0].args:
+        t = a.type
+        assert isinstance(t, MemRefType)
+        dtype = numpy_dtype(t.element_type)
+        shape = tuple(t.get_shape())
+        out.append(rng.standard_normal(shape).astype(dtype) if dtype.kind == "f" else np.zeros(shape, dtype))
+    return out
+
+
+@dataclass(frozen=True)
+class ModelBackend:
+    """The `model` measurer (module docstring). `samples`: blocks simulated per launch;
+    `check`: also run the module in full and compare with the reference."""
+
+    samples: int = 4
+    check: bool = False
+    ptxas: bool = True
+
+    def measure_one(self, inp: MeasureInput) -> MeasureResult:
+        from fsir.errors import SimulatorError, UserError
+
+        task, trace = inp.task, inp.trace
+        try:
+            config = task_space(task.text, task.options, task.key).config(trace)
+        except Invalid as err:
+            return MeasureResult(trace, None, MeasureError.INVALID, str(err))
+        try:
+            lowered = compile_candidate(task, config)
+        except Exception as err:  # noqa: BLE001 (any refusal of the compiler is this error)
+            return MeasureResult(trace, None, MeasureError.LOWERING_FAILED, _first_line(err))
+        registers = None
+        ptx = emit_ptx(lowered, task.options)
+        if self.ptxas:
+            registers, why = _registers(ptx, task.options.arch, task.kernel)
+            if why is not None:
+                return MeasureResult(trace, None, MeasureError.PTXAS_FAILED, why)
+        try:
+            return self._time(task, trace, lowered, ptx, registers)
+        except (SimulatorError, UserError) as err:
+            return MeasureResult(trace, None, MeasureError.RUNTIME_FAILED, _first_line(err), registers)
+
+    def _time(self, task: TaskSource, trace: Trace, lowered: ModuleOp, ptx: str,
+              registers: int | None) -> MeasureResult:
+        from fsir.gpuspec import gpu_spec
+        from fsir.runtime.executor import execute
+        from fsir.tune.sampling import SampledSimDevice
+
+        inputs = random_inputs(lowered)
+        device = SampledSimDevice(task.kernel, gpu_spec(task.options.gpu), self.samples, registers)
+        execute(lowered, inputs, device=device, ptx=ptx)
+        if not device.results:
+            return MeasureResult(trace, None, MeasureError.RUNTIME_FAILED, f"no launch of {task.kernel}", registers)
+        first = device.results[0]
+        if self.check:
+            why = _wrong_result(task, lowered, ptx, inputs)
+            if why is not None:
+                return MeasureResult(trace, None, MeasureError.WRONG_RESULT, why, registers)
+        return MeasureResult(trace, first.seconds, None, "", registers, first.blocks, first.simulated)
+
+
+def _registers(ptx: str, arch: str, kernel: str) -> tuple[int | None, str | None]:
+    from fsir.ptx.ptxas import assemble, find_ptxas
+
+    if find_ptxas() is None:
+        return None, None  # occupancy then from threads and shared memory only
+    result = assemble(ptx, arch)
+    if not result.ok:
+        return None, "; ".join(result.errors)[:500]
+    usage = result.kernels.get(kernel)
+    return (usage.registers if usage is not None else None), None
+
+
+def _wrong_result(task: TaskSource, lowered: ModuleOp, ptx: str, inputs: list[np.ndarray]) -> str | None:
+    from fsir.ir import parse_module
+    from fsir.runtime.compare import compare
+    from fsir.runtime.executor import execute
+    from fsir.runtime.reference import run
+
+    got, _ = execute(lowered, inputs, ptx=ptx)
+    want = run(parse_module(task.text, "<tune>"), inputs)
+    for i, (g, w) in enumerate(zip(got, want)):
+        c = compare(g, w, scale=4.0)
+        if not c.ok:
+            return f"output {i}: {c}"
+    return None
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return (text.splitlines()[0] if text else type(err).__name__)[:500]
+
+
+# -- the process pool -------------------------------------------------------------------
+
+
+def _run(backend: Backend, inp: MeasureInput) -> MeasureResult:
+    """A worker's entry (top level: the pool pickles it)."""
+    try:
+        return backend.measure_one(inp)
+    except Exception:  # noqa: BLE001 (an error the backend did not type is still a result)
+        return MeasureResult(inp.trace, None, MeasureError.CRASH, traceback.format_exc(limit=2).splitlines()[-1])
+
+
+@dataclass
+class PoolMeasurer:
+    """Runs `backend` on `workers` processes (module docstring); `workers = 0` runs in
+    this process (no timeout)."""
+
+    backend: Backend
+    workers: int = 1
+    timeout: float = 300.0
+    _pool: cf.ProcessPoolExecutor | None = field(default=None, repr=False)
+
+    def measure(self, batch: Sequence[MeasureInput]) -> list[MeasureResult]:
+        if self.workers <= 0:
+            return [_run(self.backend, inp) for inp in batch]
+        results: list[MeasureResult | None] = [None] * len(batch)
+        pending = list(range(len(batch)))
+        while pending:
+            pool = self._executor()
+            futures = {i: pool.submit(_run, self.backend, batch[i]) for i in pending}
+            pending = []
+            broken = False
+            for i, fut in futures.items():
+                if broken:
+                    pending.append(i)  # resubmitted to a fresh pool
+                    continue
+                try:
+                    results[i] = fut.result(timeout=self.timeout)
+                except cf.TimeoutError:
+                    results[i] = MeasureResult(batch[i].trace, None, MeasureError.TIMEOUT,
+                                               f"over {self.timeout:.0f} s")
+                    broken = True
+                except cf.process.BrokenProcessPool:
+                    results[i] = MeasureResult(batch[i].trace, None, MeasureError.CRASH, "the worker process died")
+                    broken = True
+                if broken:
+                    # a dead or stuck worker: the pool is replaced; inputs not yet done
+                    # there are measured again (the ones already done keep their result)
+                    done = {j: f for j, f in futures.items() if j != i and f.done() and not f.exception()}
+                    for j, f in done.items():
+                        if results[j] is None:
+                            results[j] = f.result()
+                    self.close(kill=True)
+            pending = [i for i in pending if results[i] is None]
+        return [r for r in results if r is not None]
+
+    def _executor(self) -> cf.ProcessPoolExecutor:
+        if self._pool is None:
+            import multiprocessing as mp
+
+            # spawn: workers must not inherit this process's locks or caches
+            self._pool = cf.ProcessPoolExecutor(self.workers, mp_context=mp.get_context("spawn"))
+        return self._pool
+
+    def close(self, kill: bool = False) -> None:
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        if kill:
+            # only the processes this pool started, by their ids
+            for p in list(getattr(pool, "_processes", {}).values()):
+                if p.is_alive():
+                    os.kill(p.pid, 9)
+        pool.shutdown(wait=not kill, cancel_futures=True)

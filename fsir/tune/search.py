@@ -1,0 +1,217 @@
+"""Search strategies over a task's space (Ansor §5), each measuring `trials`
+candidates, none twice (a candidate already in the log counts as measured).
+
+- `EVOLUTION`: each round, a population of statically valid candidates (random
+  annotations of the sketches, today's configurations, the best measured) evolves for
+  a few generations by mutation, parents drawn in proportion to their fitness under
+  the cost model (the prior times the learned residual); the round measures the best
+  unmeasured predictions, and with probability ε a random candidate instead
+  (ε-greedy); the model retrains as the data grows.
+- `RANDOM`: uniformly sampled valid candidates.
+- `FAST`: the whole space (or a large sample) ranked by the prior alone; the top
+  `trials` measured.
+
+The first candidate measured is today's choice, so a tuned kernel is never slower
+than today's under the measurer.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from fsir.tune.cost_model import CostModel, Sample
+from fsir.tune.database import Database, Record, fsir_version
+from fsir.tune.measure import MeasureInput, Measurer, MeasureResult, TaskSource
+from fsir.tune.space import Checked, Checker, Trace, sample_valid
+
+FAST_SAMPLE = 4000  # candidates ranked by the prior in the fast mode (all, if fewer)
+
+
+class SearchMode(StrEnum):
+    EVOLUTION = "full"
+    RANDOM = "random"
+    FAST = "fast"
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    trials: int = 64
+    batch: int = 8
+    mode: SearchMode = SearchMode.EVOLUTION
+    seed: int = 0
+    population: int = 128
+    generations: int = 3
+    epsilon: float = 0.1
+    measurer_name: str = "model"
+
+
+@dataclass
+class TuneResult:
+    best: Record | None
+    default: Record | None  # today's choice, as measured
+    history: list[float] = field(default_factory=list)  # best seconds so far, per trial
+    samples: int = 0  # random annotations drawn
+    rejected: int = 0  # ... of which statically invalid
+
+
+class Tuner:
+    """Tunes one task: `checker` (its space on a captured request) proposes, `measurer`
+    measures, `db` records."""
+
+    def __init__(self, task: TaskSource, mapping: str, checker: Checker, measurer: Measurer, db: Database,
+                 options: SearchOptions, default_config: str | None = None,
+                 on_trial: Callable[[MeasureResult], None] | None = None):
+        self.task = task
+        self.mapping = mapping
+        self.checker = checker
+        self.measurer = measurer
+        self.db = db
+        self.options = options
+        self.rng = random.Random(options.seed)
+        self.model = CostModel(seed=options.seed)
+        self.default_config = default_config
+        self.on_trial = on_trial
+        self.samples = 0
+        self.valid_samples = 0
+        opts = task.options
+        self.measured: dict[Trace, Record] = {r.trace: r for r in db.of(task.key, opts.gpu, opts.arch)}
+
+    # -- the loop ---------------------------------------------------------------------
+
+    def run(self) -> TuneResult:
+        opts = self.options
+        history: list[float] = []
+        default = self._default_trace()
+        budget = opts.trials
+        first = [default] if default is not None and default.trace not in self.measured else []
+        while budget > 0:
+            batch = first or self._propose(min(opts.batch, budget))
+            first = []
+            if not batch:
+                break  # the space is exhausted
+            for res in self.measurer.measure([MeasureInput(self.task, t.trace) for t in batch]):
+                self._record(res)
+                history.append(min([r.seconds for r in self.measured.values() if r.ok and r.seconds] or [math.inf]))
+            budget -= len(batch)
+            self.model.fit(self._training())
+        defaults = [r for r in self.measured.values() if r.config == self.default_config]
+        return TuneResult(self.db.best(self.task.key, self.task.options.gpu, self.task.options.arch),
+                          defaults[0] if defaults else None, history, self.samples,
+                          self.samples - self.valid_samples)
+
+    def _default_trace(self) -> Checked | None:
+        for config in self.checker.space.fixed:
+            if config.describe() == self.default_config:
+                t = self.checker.space.trace_of(config)
+                got = self.checker.check(t) if t is not None else None
+                return got if isinstance(got, Checked) else None
+        return None
+
+    def _record(self, res: MeasureResult) -> None:
+        space = self.checker.space
+        try:
+            config = space.config(res.trace).describe()
+        except Exception:  # noqa: BLE001 (an invalid trace is still logged, by its hash)
+            config = f"?{res.trace.digest()}"
+        o = self.task.options
+        rec = Record(self.task.key, self.mapping, config, res.trace, res.seconds, res.error, res.detail, o.gpu,
+                     o.arch, self.options.measurer_name, fsir_version())
+        self.db.add(rec)
+        self.measured[res.trace] = rec
+        if self.on_trial is not None:
+            self.on_trial(res)
+
+    def _training(self) -> list[Sample]:
+        out = []
+        for rec in self.measured.values():
+            got = self.checker.check(rec.trace)
+            if rec.ok and isinstance(got, Checked) and rec.seconds:
+                out.append(Sample(self.task.key, got.features, got.prior_seconds, rec.seconds))
+        return out
+
+    # -- proposals ---------------------------------------------------------------------
+
+    def _sample(self, n: int) -> list[Checked]:
+        got, samples = sample_valid(self.checker, self.rng, n)
+        self.samples += samples
+        self.valid_samples += len(got)
+        return got
+
+    def _propose(self, n: int) -> list[Checked]:
+        mode = self.options.mode
+        if mode == SearchMode.RANDOM:
+            return self._fresh(self._sample(4 * n), n, key=None)
+        if mode == SearchMode.FAST:
+            return self._fresh(self._ranked_space(), n, key=lambda c: c.prior_seconds)
+        return self._evolve(n)
+
+    def _fresh(self, pool: list[Checked], n: int, key) -> list[Checked]:
+        """`n` unmeasured candidates of `pool`, in `key` order (None: pool order)."""
+        seen: set[Trace] = set()
+        out = []
+        for c in (sorted(pool, key=key) if key is not None else pool):
+            if c.trace not in self.measured and c.trace not in seen and math.isfinite(c.prior_seconds):
+                seen.add(c.trace)
+                out.append(c)
+                if len(out) == n:
+                    break
+        return out
+
+    def _ranked_space(self) -> list[Checked]:
+        space = self.checker.space
+        if space.size() <= FAST_SAMPLE:
+            got = [self.checker.check(t) for t in space.traces()]
+            return [c for c in got if isinstance(c, Checked)]
+        return self._sample(FAST_SAMPLE)
+
+    def _predict(self, cands: list[Checked]) -> list[float]:
+        return self.model.predict(self.task.key, [c.features for c in cands], [c.prior_seconds for c in cands])
+
+    def _evolve(self, n: int) -> list[Checked]:
+        opts = self.options
+        best = sorted((r for r in self.measured.values() if r.ok), key=lambda r: r.seconds or math.inf)[:8]
+        seeds = [self.checker.check(r.trace) for r in best]
+        seeds += [self.checker.check(t) for t in map(self.checker.space.trace_of, self.checker.space.fixed)
+                  if t is not None]
+        population = [c for c in seeds if isinstance(c, Checked)] + self._sample(opts.population)
+        pool: dict[Trace, Checked] = {c.trace: c for c in population}
+        for _ in range(opts.generations):
+            population = self._generation(population)
+            pool.update((c.trace, c) for c in population)
+        cands = [c for c in pool.values() if c.trace not in self.measured and math.isfinite(c.prior_seconds)]
+        ranked = [c for _, c in sorted(zip(self._predict(cands), cands), key=lambda pc: pc[0])]
+        out: list[Checked] = []
+        randoms = self._fresh(self._sample(n), n, key=None)
+        for _ in range(n):
+            explore = self.rng.random() < opts.epsilon and randoms
+            src = randoms if explore else ranked
+            while src and (src[0].trace in self.measured or any(src[0].trace == o.trace for o in out)):
+                src.pop(0)
+            if src:
+                out.append(src.pop(0))
+        return out
+
+    def _generation(self, population: list[Checked]) -> list[Checked]:
+        """Children by mutation of parents drawn by fitness (1 / predicted time),
+        the fittest quarter kept (elitism)."""
+        if not population:
+            return population
+        predicted = self._predict(population)
+        fitness = [1 / p if p > 0 and math.isfinite(p) else 0.0 for p in predicted]
+        if not any(fitness):
+            fitness = [1.0] * len(population)
+        order = sorted(range(len(population)), key=lambda i: -fitness[i])
+        elite = [population[i] for i in order[: max(1, len(population) // 4)]]
+        children: dict[Trace, Checked] = {c.trace: c for c in elite}
+        for _ in range(len(population) * 2):
+            if len(children) >= len(population):
+                break
+            parent = self.rng.choices(population, weights=fitness)[0]
+            child = self.checker.check(self.checker.space.mutate(parent.trace, self.rng))
+            if isinstance(child, Checked):
+                children.setdefault(child.trace, child)
+        return list(children.values())

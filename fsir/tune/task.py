@@ -1,0 +1,132 @@
+"""Tuning tasks: the distinct fusions of a model, each named by a workload key, and
+the stitch-codegen hooks that find them, capture one for the search space, and force
+a configuration on one (`fsir.codegen.mappings.base.CONFIG_HOOK`).
+
+    tasks = discover(source, options)           # one Task per distinct fusion
+    request = capture(stitched, options, key)   # that fusion's ChoiceRequest, alive
+    with forcing({key: config}, options): lower(...)
+
+A workload key is a hash of the fusion up to value names (`FusionContext.signature`:
+argument and result types, ops, attributes, shapes), the mapping, the GPU, the PTX
+arch and the precision option: a record applies to any fusion of any model that is
+structurally the same kernel on the same target.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+
+from fsir.codegen.mappings.base import CONFIG_HOOK, ChoiceRequest, FusionContext
+from fsir.dialects.schedule import KernelOp
+from fsir.pipeline import PipelineOptions, lower
+
+STITCH_STAGE = "fusion-explore"  # the tuner lowers from the stitched module on
+CODEGEN_STAGE = "stitch-codegen"
+
+
+def workload_key(fusion: FusionContext, mapping: str, options: PipelineOptions) -> str:
+    """The structural hash naming a fusion's tuning task (module docstring)."""
+    text = repr((fusion.signature(), mapping, options.gpu, options.arch, options.precision))
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+@dataclass(frozen=True)
+class Task:
+    """One distinct fusion of a model: its key, its mapping, the kernel name
+    stitch-codegen gives it, today's choice and how many configurations today's lists
+    compare."""
+
+    key: str
+    mapping: str
+    kernel: str
+    default_config: str
+    default_candidates: int
+
+
+class _Captured(Exception):  # noqa: N818 (a control-flow signal, not an error)
+    """Stops stitch-codegen at the fusion being captured, leaving it intact."""
+
+    def __init__(self, request: ChoiceRequest):
+        super().__init__("captured")
+        self.request = request
+
+
+@contextmanager
+def config_hook(hook: Callable[[ChoiceRequest], Sequence[Any]]) -> Iterator[None]:
+    token = CONFIG_HOOK.set(hook)
+    try:
+        yield
+    finally:
+        CONFIG_HOOK.reset(token)
+
+
+def stitched_module(module: ModuleOp, options: PipelineOptions) -> ModuleOp:
+    """`module` through fusion exploration: what every later step starts from."""
+    return lower(module, options, until=STITCH_STAGE)
+
+
+def discover(stitched: ModuleOp, options: PipelineOptions) -> list[Task]:
+    """The tasks of a stitched module, in kernel order (fusions equal up to names are
+    planned once, so each distinct one is a task once)."""
+    seen: dict[str, tuple[str, str, int]] = {}
+
+    def record(request: ChoiceRequest) -> Sequence[Any]:
+        if request.fusion is not None:
+            key = workload_key(request.fusion, str(request.mapping.name), options)
+            name, mapping, count = seen.get(key, (request.fusion.name, str(request.mapping.name), 0))
+            seen[key] = (name, mapping, count + len(request.configs))
+        return request.configs
+
+    with config_hook(record):
+        scheduled = lower(stitched, options, after=STITCH_STAGE, until=CODEGEN_STAGE)
+    chosen = {k.sym_name.data: _config_text(k) for k in scheduled.walk() if isinstance(k, KernelOp)}
+    return [Task(key, mapping, name, chosen.get(name, "?"), count) for key, (name, mapping, count) in seen.items()]
+
+
+def _config_text(k: KernelOp) -> str:
+    cost = k.cost.data if k.cost is not None else {}
+    config = cost.get("config")
+    return config.data if isinstance(config, StringAttr) else "?"
+
+
+def capture(stitched: ModuleOp, options: PipelineOptions, key: str) -> ChoiceRequest:
+    """The `ChoiceRequest` of the fusion of workload `key`, its first `choose`: its
+    builder stays usable (stitch-codegen stops there, before the fusion is replaced)."""
+
+    def stop(request: ChoiceRequest) -> Sequence[Any]:
+        if request.fusion is not None and workload_key(request.fusion, str(request.mapping.name), options) == key:
+            raise _Captured(request)
+        return request.configs
+
+    try:
+        with config_hook(stop):
+            lower(stitched, options, after=STITCH_STAGE, until=CODEGEN_STAGE)
+    except _Captured as got:
+        return got.request
+    raise KeyError(f"no fusion of workload {key} in the module")
+
+
+ConfigOf = Callable[[ChoiceRequest], Any]
+"""Given a fusion's request, the configuration to force (None: leave it alone)."""
+
+
+@contextmanager
+def forcing(configs: Mapping[str, ConfigOf], options: PipelineOptions) -> Iterator[None]:
+    """Within: stitch-codegen builds the fusion of each workload key in `configs` in the
+    configuration its function gives (the others as usual)."""
+
+    def force(request: ChoiceRequest) -> Sequence[Any]:
+        if request.fusion is None:
+            return request.configs
+        pick = configs.get(workload_key(request.fusion, str(request.mapping.name), options))
+        config = pick(request) if pick is not None else None
+        return request.configs if config is None else [config]
+
+    with config_hook(force):
+        yield

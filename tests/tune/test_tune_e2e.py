@@ -1,0 +1,45 @@
+"""A tiny tune of a small GEMM on the `model` measurer: the result is never slower
+than today's choice measured the same way, a second run resumes from the log, and
+the log applied to a compile forces the best configuration."""
+
+from __future__ import annotations
+
+import io
+
+from tune_graphs import gemm
+
+from fsir.dialects.schedule import KernelOp
+from fsir.ir import parse_module
+from fsir.pipeline import PipelineOptions, lower
+from fsir.tune.apply import tuned
+from fsir.tune.cli import summary_table, tune_model
+from fsir.tune.database import Database
+from fsir.tune.search import SearchMode, SearchOptions
+
+H100 = PipelineOptions(fusion="stitch", gpu="H100")
+TEXT = gemm(128, 128, 128, "f16")
+
+
+def test_tiny_tune_improves_or_equals_today_and_applies(tmp_path):
+    log = str(tmp_path / "tune.jsonl")
+    search = SearchOptions(trials=6, batch=3, mode=SearchMode.EVOLUTION, seed=0, population=32, generations=2)
+    ((kernel, result),) = tune_model(TEXT, H100, search, log, workers=0, progress=False)
+    assert result.default is not None and result.default.ok  # today's choice, measured first
+    assert result.best is not None and result.best.seconds is not None and result.default.seconds is not None
+    assert result.best.seconds <= result.default.seconds
+    assert len(result.history) == 6 and result.history == sorted(result.history, reverse=True)
+    db = Database(log)
+    assert len(db.records) == 6 and len({r.trace for r in db.records}) == 6  # none measured twice
+    assert kernel in summary_table([(kernel, result)])
+    # resuming: 3 more trials, none of the logged ones again
+    more = SearchOptions(trials=3, batch=3, mode=SearchMode.FAST, seed=1)
+    tune_model(TEXT, H100, more, log, workers=0, progress=False)
+    db = Database(log, warn=io.StringIO())
+    assert len(db.records) == 9 and len({r.trace for r in db.records}) == 9
+    best = db.best_per_key()
+    (rec,) = best.values()
+    with tuned(log, H100) as applied:
+        assert set(applied) == set(best)
+        scheduled = lower(parse_module(TEXT, "<t>"), H100, until="stitch-codegen")
+    (k,) = [op for op in scheduled.walk() if isinstance(op, KernelOp)]
+    assert k.cost is not None and k.cost.data["config"].data == rec.config
