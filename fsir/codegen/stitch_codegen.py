@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from fsir.codegen.mappings import mapping_for
+from fsir.codegen.kernel_plans import plans_of
+from fsir.codegen.mappings import forget_trials, mapping_for, trial_lower
 from fsir.codegen.mappings.base import FusionContext, fusion_scope
 from fsir.codegen.mappings.gemm import GemmConfig
 from fsir.codegen.mappings.gemm_tc import PRECISIONS
@@ -26,7 +28,9 @@ from fsir.codegen.mappings.row import ROW_SCHEDULES, SUBROOT_MODES
 from fsir.dialects import graph
 from fsir.dialects.schedule import KernelOp
 from fsir.dialects.stitch import FusionOp, fuse_leftover_constants, is_free, make_fusion
+from fsir.dialects.stitch import YieldOp as StitchYield
 from fsir.errors import UserError
+from fsir.stats import count as tally
 
 
 class FusionCodegen(FusionContext):
@@ -66,26 +70,100 @@ def codegen_function(f: func.FuncOp, row_schedule: str = "auto", gpu: str = "H10
         if op.name.startswith("graph.") and not is_free(op) and not isinstance(op, graph.ConstantOp):
             make_fusion([op])
     fuse_leftover_constants(f)
+    options = (row_schedule, gpu, registers, subroots, vector, gemm, precision, traffic_slack)
     index = 0
-    for op in list(f.body.block.ops):
-        if isinstance(op, FusionOp):
-            ctx = FusionCodegen(op, f"{f.sym_name.data}_k{index}", row_schedule, gpu, registers, subroots, vector,
-                                gemm, precision, traffic_slack)
-            key = ctx.signature()
-            earlier = planned.get(key)
-            if earlier is None:
-                kernel = planned[key] = ctx.build()
-            else:
-                kernel = earlier.clone(value_mapper=dict(zip(earlier.operands, op.operands)))
-                kernel.sym_name = StringAttr(ctx.name)
-                kernel.location = op.location
-            index += 1
-            f.body.block.insert_op_before(kernel, op)
-            for old, new in zip(op.results, kernel.results):
-                new.name_hint = old.name_hint
-                old.replace_all_uses_with(new)
+    pending = [op for op in f.body.block.ops if isinstance(op, FusionOp)]
+    while pending:
+        fusion = pending.pop(0)
+        ctx = FusionCodegen(fusion, f"{f.sym_name.data}_k{index}", *options)
+        key = ctx.signature()
+        fresh = key not in planned
+        kernel = _kernel_of(ctx, fusion, key, planned)
+        if SPLIT_REMARK in fusion.attributes:
+            kernel.attributes[SPLIT_REMARK] = fusion.attributes[SPLIT_REMARK]
+        for old, new in zip(fusion.results, kernel.results):
+            new.name_hint = old.name_hint
+        refused = trial_lower(kernel) if fresh else None
+        if refused is not None and len([op for op in ctx.ops if not isinstance(op, graph.ConstantOp)]) > 1:
+            # the mapping accepted what its lowering refuses (a rule the capability query
+            # misses): compile the fusion's ops as kernels of their own rather than refuse
+            # the model for fsir's own limits
+            del planned[key]
+            kernel.drop_all_references()
+            kernel.erase()
+            pending[:0] = split_fusion(fusion, refused)
+            continue
+        if refused is not None:
+            raise refused
+        _replace(fusion, kernel)
+        index += 1
+
+
+def _kernel_of(ctx: FusionCodegen, fusion: FusionOp, key: tuple, planned: dict[tuple, KernelOp]) -> KernelOp:
+    """The kernel of `fusion`: a copy of the one planned for an equal fusion, the one the
+    explorer's evaluator built, or a new one."""
+    earlier = planned.get(key)
+    if earlier is not None:
+        return _copy_kernel(earlier, fusion, ctx.name)
+    explored = plans_of(fusion).get(ctx.plan_key())
+    if explored is not None:  # built by the explorer's latency-evaluator, detached
+        kernel = planned[key] = _copy_kernel(explored.kernel, fusion, ctx.name)
+        explored.rename(kernel, ctx.values())
+        return kernel
+    kernel = planned[key] = ctx.build()
+    return kernel
+
+
+def _replace(fusion: FusionOp, kernel: KernelOp) -> None:
+    """`kernel` in place of `fusion`."""
+    block = fusion.parent_block()
+    assert block is not None
+    block.insert_op_before(kernel, fusion)
+    for old, new in zip(fusion.results, kernel.results):
+        old.replace_all_uses_with(new)
+    fusion.detach()
+    fusion.erase(safe_erase=False)
+
+
+SPLIT_REMARK = "remark"
+
+
+def split_fusion(fusion: FusionOp, refused: UserError) -> list[FusionOp]:
+    """`fusion`'s ops back in its function, each a fusion of its own (any graph op alone
+    can be generated), in its place. Counted (`fusions_split`, which --time-passes shows)
+    and remarked on each part (`remark`, kept on its kernel)."""
+    block = fusion.parent_block()
+    assert block is not None
+    mapping: dict[SSAValue, SSAValue] = dict(zip(fusion.block.args, fusion.operands))
+    ops: list[Operation] = []
+    for op in fusion.block.ops:
+        if isinstance(op, StitchYield):
+            for old, new in zip(fusion.results, op.operands):
+                old.replace_all_uses_with(mapping[new])
+            continue
+        copy = op.clone(value_mapper=mapping)
+        block.insert_op_before(copy, fusion)
+        mapping.update(zip(op.results, copy.results))
+        ops.append(copy)
+    fusion.detach()
+    fusion.erase()
+    tally("fusions_split")
+    remark = StringAttr(f"split: stitch-codegen could not lower the fusion of these ops ({refused.message})")
+    parts = [make_fusion([op], {SPLIT_REMARK: remark}) for op in ops
+             if not isinstance(op, graph.ConstantOp) and not is_free(op) and any(r.uses for r in op.results)]
+    for op in ops:  # constants now cloned into the parts, and dead ops
+        if op.parent is not None and all(not r.uses for r in op.results):
             op.detach()
-            op.erase(safe_erase=False)
+            op.erase()
+    return parts
+
+
+def _copy_kernel(kernel: KernelOp, fusion: FusionOp, name: str) -> KernelOp:
+    """`kernel`, built for a fusion equal to `fusion` up to names, as `fusion`'s kernel."""
+    copy = kernel.clone(value_mapper=dict(zip(kernel.operands, fusion.operands)))
+    copy.sym_name = StringAttr(name)
+    copy.location = fusion.location
+    return copy
 
 
 @dataclass(frozen=True)
@@ -142,6 +220,7 @@ class StitchCodegenPass(ModulePass):
         if not 0 <= self.traffic_slack <= 1:
             raise UserError(f"stitch-codegen: traffic_slack={self.traffic_slack} (expected a fraction from 0 to 1)")
         planned: dict[tuple, KernelOp] = {}
+        forget_trials()
         for f in list(op.walk()):
             if isinstance(f, func.FuncOp) and not f.is_declaration:
                 codegen_function(f, self.rows, self.gpu, self.registers == "auto", self.subroots, vector, gemm,

@@ -54,6 +54,12 @@ class Sym:
     def __mul__(self, o): return SYMBOLIC.mul(self, o)  # noqa: E704
     def __rmul__(self, o): return SYMBOLIC.mul(o, self)  # noqa: E704
     def __floordiv__(self, o): return SYMBOLIC.div(self, o)  # noqa: E704
+    def __rfloordiv__(self, o): return SYMBOLIC.div(o, self)  # noqa: E704
+    # sizes are whole: an integer Div of shape values (ONNX's, on int64) is a quotient
+    def __truediv__(self, o): return SYMBOLIC.div(self, o)  # noqa: E704
+    def __rtruediv__(self, o): return SYMBOLIC.div(o, self)  # noqa: E704
+    def __mod__(self, o): return SYMBOLIC.rem(self, o)  # noqa: E704
+    def __rmod__(self, o): return SYMBOLIC.rem(o, self)  # noqa: E704
 
 
 class SymbolicDims(DimBuilder[Sym]):

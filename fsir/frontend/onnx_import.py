@@ -35,7 +35,7 @@ from fsir.dialects.graph import shape_of, tensor
 from fsir.errors import Location, UserError
 from fsir.frontend import onnx_storage
 from fsir.frontend.builder import GraphBuilder
-from fsir.frontend.onnx_dynamic import Sym, SymbolicShapes, argument_dims, is_symbolic
+from fsir.frontend.onnx_dynamic import SYMBOLIC, Sym, SymbolicShapes, argument_dims, is_symbolic
 from fsir.ir import verify
 from fsir.transforms.symbolic_dims import set_argument_dims
 
@@ -295,6 +295,17 @@ class OnnxImporter:
             raise self.error(f"{self.describe()} reads '{narrow}' of element type "
                              f"{onnx_storage.type_name(self.storage[narrow])}, which fsir holds as storage only: "
                              f"only {' and '.join(sorted(onnx_storage.STORAGE_OPS))} take it")
+        try:
+            self.convert(node, attrs)
+        except TypeError as err:
+            # numpy on the symbolic sizes of `?` dims (object arrays of `Sym`) refuses what
+            # they cannot compute: the model's fault to fsir's knowledge, never an internal error
+            if "Sym" not in str(err):
+                raise
+            raise self.error(f"{self.describe()} computes with the run-time size of a `?` dim in a way fsir does "
+                             f"not support ({err})") from None
+
+    def convert(self, node: onnx.NodeProto, attrs: dict[str, Any]) -> None:
         if node.op_type in CONVERTERS:
             self.check_schema(node)
             self._bind(node, CONVERTERS[node.op_type](self, node, attrs))
@@ -436,6 +447,9 @@ class OnnxImporter:
         return [self.b.ew(_UNARY[node.op_type], self.value(node.input[0]))]
 
     def binary(self, node, attrs):
+        symbolic = self.symbolic_arithmetic(node)
+        if symbolic is not None:
+            return [symbolic]
         vs = self.bcast(*self.inputs(node))  # Max and Min are variadic (one operand: itself)
         variadic = node.op_type in ("Max", "Min")
         if len(vs) < (1 if variadic else 2) or (len(vs) > 2 and not variadic):
@@ -450,6 +464,30 @@ class OnnxImporter:
                        b.compare("ne", b.compare("lt", y, zero), b.compare("lt", vs[1], zero)))
             y = b.select(fix, b.ew("add", y, vs[1]), y)
         return [y]
+
+    def symbolic_arithmetic(self, node) -> SSAValue | None:
+        """Add, Sub, Mul, Div or Mod of shape values holding run-time sizes (`Sym`s),
+        computed at import in the `SymbolicDims` algebra (sizes are whole and
+        non-negative: Div is their quotient, Mod their remainder) into a shape
+        placeholder, as Shape's; None for any other operands."""
+        kind = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Mod": "rem"}.get(node.op_type)
+        if kind is None or len(node.input) != 2:
+            return None
+        folded = [self.b.fold(self.value(n)) for n in node.input]
+        if any(f is None for f in folded) or not any(np.asarray(f).dtype == object for f in folded):
+            return None
+        a, c = (np.asarray(f) for f in folded)
+        rule = getattr(SYMBOLIC, kind)
+        value = np.frompyfunc(lambda x, y: rule(_size(x), _size(y)), 2, 1)(a, c)
+        return self.shape_placeholder(np.asarray(value, dtype=object), self.b.elem(self.value(node.input[0])))
+
+    def shape_placeholder(self, sizes: np.ndarray, elem: Attribute) -> SSAValue:
+        """A constant standing for `sizes` (ints and `Sym`s): its folded value holds them,
+        so shape chains read them; one still used as data at the end is refused."""
+        placeholder = self.const(np.zeros(sizes.shape, graph.numpy_dtype(elem)), elem)
+        self.b._folded[placeholder] = sizes
+        self.shape_placeholders.append((placeholder, self.b.loc))
+        return placeholder
 
     def op_Sum(self, node, attrs):
         vs = self.bcast(*self.inputs(node))
@@ -918,10 +956,7 @@ class OnnxImporter:
         if not any(is_symbolic(d) for d in s[lo:hi]):
             return [self.const(np.array(s[lo:hi], np.int64), graph.IntegerType(64))]
         # run-time sizes: a placeholder whose folded value holds them (see onnx_dynamic)
-        placeholder = self.const(np.zeros(hi - lo, np.int64), graph.IntegerType(64))
-        self.b._folded[placeholder] = np.array(s[lo:hi], dtype=object)
-        self.shape_placeholders.append((placeholder, self.b.loc))
-        return [placeholder]
+        return [self.shape_placeholder(np.array(s[lo:hi], dtype=object), graph.IntegerType(64))]
 
     def op_Size(self, node, attrs):
         x = self.value(node.input[0])
@@ -947,8 +982,19 @@ class OnnxImporter:
 
     def op_Range(self, node, attrs):
         start, limit, delta = (self.constant_value(n, what) for n, what in zip(node.input, ("start", "limit", "delta")))
+        bounds = {"start": start, "limit": limit, "delta": delta}
+        symbolic = {what: v.item() for what, v in bounds.items() if is_symbolic(v.reshape(-1)[0])}
+        if symbolic:
+            shown = ", ".join(f"{what} = {v}" for what, v in symbolic.items())
+            raise self.error(f"{self.describe()} has a run-time bound ({shown}, from the size of a `?` dim): fsir "
+                             "makes a Range of compile-time length only; give the model static sizes for that dim")
         v = self.value(node.input[0])
         return [self.const(np.arange(start.item(), limit.item(), delta.item()).astype(start.dtype), v)]
+
+
+def _size(x: Any) -> Any:
+    """An entry of a shape value as a size: a `Sym`, or a Python int."""
+    return x if is_symbolic(x) else int(x)
 
 
 def _value_name(name: str) -> str:

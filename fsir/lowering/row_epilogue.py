@@ -95,9 +95,6 @@ def provide_row_reductions(e: ElementEmitter, product: SSAValue, reductions: Seq
                 row = sb.combine(kind, row, other)
                 offset //= 2
             total = sb.round_to(row, elem_type(r.results[0]))
-            dims = e.shapes.dims(r.results[0])
             for n in ns:  # past a reshape, each column's row index is computed on its own
-                at = index(m, n, operand)[:-1]
-                e.provide(r.results[0], at, total)
-                # a broadcast reads a size-1 dim (a batch of one on grid z) at 0
-                e.provide(r.results[0], [0 if d == 1 else i for i, d in zip(at, dims)], total)
+                # (a size-1 dim's coordinate, a batch of one on grid z, is 0: emit's canonical_index)
+                e.provide(r.results[0], index(m, n, operand)[:-1], total)

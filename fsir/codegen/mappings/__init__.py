@@ -26,6 +26,7 @@ from fsir.codegen.mappings.row import RowMapping
 from fsir.codegen.mappings.segments import SegmentsMapping
 from fsir.dialects import schedule
 from fsir.dialects.schedule import KernelOp
+from fsir.errors import UserError
 from fsir.lowering.kernels import KernelInterface
 
 # In the order in which the mappings are asked to claim a fusion (the most specific
@@ -48,5 +49,31 @@ def mapping_of(k: KernelOp) -> Mapping:
 
 
 def lower_kernel(k: KernelOp) -> KernelInterface:
-    """`k` as a `gpu.func`, by its mapping."""
+    """`k` as a `gpu.func`, by its mapping (stitch-codegen's trial lowering of the same
+    op, unchanged since, when it made one)."""
+    if _TRIALS:
+        tried = _TRIALS.pop(str(k), None)
+        if tried is not None:
+            return tried
     return mapping_of(k).lower(k)
+
+
+# Kernels stitch-codegen lowered to prove them lowerable, by the op as printed (all that
+# lowering reads, as the kernel cache's key): schedule-to-gpu takes each once instead of
+# lowering it again. Cleared by `forget_trials` at the start of each stitch-codegen.
+_TRIALS: dict[str, KernelInterface] = {}
+
+
+def trial_lower(k: KernelOp) -> UserError | None:
+    """Lower `k` now; None when it lowers (the result is kept for `lower_kernel`), else
+    the error its lowering raised."""
+    try:
+        iface = mapping_of(k).lower(k)
+    except UserError as err:
+        return err
+    _TRIALS[str(k)] = iface
+    return None
+
+
+def forget_trials() -> None:
+    _TRIALS.clear()
