@@ -27,6 +27,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr
 from xdsl.ir import Block, Operation, SSAValue
 
+from fsir.codegen.kernel_plans import Plan, plans_of
 from fsir.codegen.stitch_codegen import FusionCodegen
 from fsir.dialects import graph
 from fsir.dialects.schedule import KernelOp
@@ -68,24 +69,31 @@ class CodegenLatency:
         return t
 
     def _generate(self, ops: Kernel, key: frozenset[Operation]) -> float:
+        """The kernel's time; a kernel built here is kept in its module's plans (with
+        the scratch block its operands belong to), so stitch-codegen does not build it again."""
+        plans = plans_of(ops[0])
         block, copies = scratch_copy(ops)
-        kernel: KernelOp | None = None
+        kept = False
         try:
             ctx = FusionCodegen(make_fusion(copies), "plan_kernel", gpu=self.gpu)
             signature = ctx.signature()
             if signature in self.by_signature:  # an equal kernel elsewhere (a repeated layer)
                 return self.by_signature[signature]
-            self.generated += 1
-            kernel = ctx.build()
+            plan_key = ctx.plan_key()
+            plan = plans.get(plan_key)
+            if plan is None:
+                self.generated += 1
+                plan = Plan(ctx.build(), ctx.values())
+                plans.put(plan_key, plan)
+                kept = True
+            kernel = plan.kernel
         except UserError as err:
             self.generated += 1  # an attempt codegen refused
             self.rejected[key] = err.message
             return math.inf
         finally:
-            if kernel is not None:
-                kernel.drop_all_references()
-            _erase(block)
-        assert kernel is not None  # built, or the error returned above
+            if not kept:
+                _erase(block)
         self.by_signature[signature] = t = self._time(ops, kernel)
         return t
 

@@ -220,6 +220,17 @@ class FusionContext:
         out.append(tuple(where[v] for v in self.yields))
         return tuple(out)
 
+    def values(self) -> list[SSAValue]:
+        """The fusion's arguments and its ops' results, in the order `signature` states
+        them (equal signatures: equal positions)."""
+        return [*self.block.args, *(r for op in self.ops for r in op.results)]
+
+    def plan_key(self) -> tuple:
+        """The signature and every option that changes the kernel built for it: fusions
+        of equal keys get equal kernels (`fsir/codegen/kernel_plans.py`)."""
+        return (self.signature(), self.spec.name, self.row_schedule, self.registers, self.subroots, self.vector,
+                self.gemm_config, self.precision, self.traffic_slack)
+
     def kernel(self, params: MappingParamsAttr, grid, block, groups: list[GroupSpec],
                shared: list[SharedOp]) -> KernelOp:
         body = Block(arg_types=[a.type for a in self.block.args])
