@@ -19,7 +19,7 @@ from fsir.tune.task import capture, discover
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="fs-tune", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="fs-tune", description="tune every kernel of a model on the model measurer")
     p.add_argument("model", help="model file (.mlir, .hlo, .onnx)")
     p.add_argument("--trials", type=int, default=64, help="measurements per kernel (default 64)")
     p.add_argument("--log", required=True, help="JSON-lines tuning log (appended; resumed from)")
@@ -51,12 +51,16 @@ def tune_model(text: str, options: PipelineOptions, search: SearchOptions, log: 
             checker = Checker(request, task_space(text, options, task.key))
             bar = tqdm(total=search.trials, desc=task.kernel, disable=not progress, file=sys.stderr)
             tuner = Tuner(TaskSource(text, options, task.key, task.kernel), task.mapping, checker, measurer, db,
-                          search, task.default_config, on_trial=lambda _r, bar=bar: bar.update(1))
+                          search, task.default_config, on_trial=lambda _r, bar=bar: _tick(bar))
             out.append((task.kernel, tuner.run()))
             bar.close()
     finally:
         measurer.close()
     return out
+
+
+def _tick(bar) -> None:
+    bar.update(1)
 
 
 def summary_table(results: list[tuple[str, TuneResult]]) -> str:

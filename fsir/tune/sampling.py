@@ -51,6 +51,8 @@ def sample_indices(nblocks: int, samples: int) -> list[int]:
     """`samples` evenly spaced block indices, first and last included."""
     if nblocks <= samples:
         return list(range(nblocks))
+    if samples < 2:
+        return [0]
     return sorted({round(i * (nblocks - 1) / (samples - 1)) for i in range(samples)})
 
 

@@ -61,6 +61,7 @@ from fsir.dialects.schedule import DYNAMIC, GemmMath, KernelOp
 from fsir.errors import UserError
 from fsir.lowering.gemm import product_problem
 from fsir.lowering.ln_partials import tile_moments_of
+from fsir.lowering.mma import chunk_elements, swizzle_period
 from fsir.lowering.row_epilogue import row_reductions
 
 MAX_REGISTERS = 255  # per thread (ptxas spills beyond)
@@ -237,6 +238,13 @@ class GemmSketch(Sketch):
             raise Invalid(f"tile {c.bm}x{c.bn} larger than the problem's {p.m}x{p.n} needs")
         if p.rows and (c.bn != max(64, _covering(p.n)) or c.bn // c.tn != 16):
             raise Invalid("a LayerNorm epilogue needs a tile row spanning the row on 16 lanes")
+        if self.math != GemmMath.FMA and c.tm > 16 and 16 % swizzle_period(c.bk // chunk_elements(self.math), 1):
+            # the A fragments of a warp tile's later 16-row pieces are addressed a
+            # constant offset below its first (`MmaGemmLowering.keeps_swizzle`)
+            raise Invalid(f"a k-step of {c.bk} swizzles A in periods longer than 16 rows (warp tile {c.tm} rows)")
+        if self.math != GemmMath.FMA and c.bk > 16 and 16 % swizzle_period(c.bn // chunk_elements(self.math), 1):
+            # likewise B's later 16-deep pieces (kept for tf32 too, untested there)
+            raise Invalid(f"a B tile {c.bn} wide swizzles in periods longer than 16 rows (k-step {c.bk})")
         if c.split > 1 and -(-p.k // c.bk) < c.split:
             raise Invalid(f"split {c.split} leaves a slice without a k-step")
         need = shared_bytes(c, 4, True)

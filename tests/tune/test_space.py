@@ -119,7 +119,7 @@ def test_invalid_traces_are_refused():
 def test_sampled_candidates_lower_and_are_what_was_asked(text):
     task, request, space = task_of(text)
     checker = Checker(request, space)
-    got, samples = sample_valid(checker, random.Random(1), 5)
+    got, samples = sample_valid(checker, random.Random(1), 10)
     assert got and samples >= len(got)
     print(f"{task.mapping}: {samples - len(got)} of {samples} sampled candidates rejected statically")
     source = TaskSource(text, H100, task.key, task.kernel)
