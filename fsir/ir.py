@@ -14,7 +14,16 @@ import re
 
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import DYNAMIC_INDEX, FileLineColLoc, IntAttr, IntegerAttr, IntegerType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    AnyFloat,
+    FileLineColLoc,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+)
 from xdsl.ir import Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
@@ -45,6 +54,21 @@ def make_context(allow_unregistered: bool = False) -> Context:
 MAX_DENSE_ELEMENTS = 1 << 26
 
 
+class _BitsElement(Parser._TensorLiteralElement):
+    """A hexadecimal element of a dense literal. For a float type it gives the value's
+    bits, as MLIR reads it and as xDSL prints infinities and NaNs (`dense<0xff800000>`
+    is -inf); xDSL's own parser would take it for the integer 4286578688."""
+
+    def to_type(self, parser, type):
+        if isinstance(type, AnyFloat) and type_is_int(self.value):
+            return next(type.iter_unpack(self.value.to_bytes(type.compile_time_size, "little")))
+        return super().to_type(parser, type)
+
+
+def type_is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 class LocatingParser(Parser):
     """A Parser that records where each operation starts as the op's location.
 
@@ -55,6 +79,13 @@ class LocatingParser(Parser):
         self.line_offset = line_offset
         self._first_uses: dict = {}
         self._newlines: list[int] | None = None  # where the input's newlines are
+
+    def _parse_tensor_literal_element(self):
+        bits = self._current_token.text[:2] in ("0x", "0X")
+        element = super()._parse_tensor_literal_element()
+        if bits and type_is_int(element.value):
+            return _BitsElement(element.is_negative, element.value, element.span)
+        return element
 
     def resolve_operand(self, operand, type):
         # Remember where a not-yet-defined value is first used, so that an undefined

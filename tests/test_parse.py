@@ -58,3 +58,35 @@ def test_dense_literal_type_errors_are_located(literal, message):
     # (located at the token after the type, as xDSL's own check)
     assert message in info.value.message and info.value.loc is not None and info.value.loc.file == "d.mlir"
     assert info.value.loc.line in (2, 3)
+
+
+@pytest.mark.parametrize("literal, element, expected", [
+    ("0xff800000", "f32", [-float("inf")] * 2),
+    ("[0x7f800000, 1.5]", "f32", [float("inf"), 1.5]),
+    ("0xFC00", "f16", [-float("inf")] * 2),
+    ("0x3F80", "bf16", [1.0, 1.0]),
+    ("[0x10, -3]", "i32", [16, -3]),
+])
+def test_hexadecimal_dense_elements_are_bits_of_floats(literal, element, expected):
+    """As MLIR reads them and as xDSL prints infinities and NaNs: printed IR with a -inf
+    constant reads back as -inf (integers keep their value)."""
+    import numpy as np
+
+    from fsir.dialects import graph
+
+    module = parse_module(f"%c = graph.constant dense<{literal}> : tensor<2x{element}>", "<t>")
+    (const,) = [op for op in module.walk() if isinstance(op, graph.ConstantOp)]
+    np.testing.assert_array_equal(graph.constant_array(const.value).astype(np.float64), expected)
+    again = parse_module(str(module), "<printed>")
+    (const2,) = [op for op in again.walk() if isinstance(op, graph.ConstantOp)]
+    np.testing.assert_array_equal(graph.constant_array(const2.value), graph.constant_array(const.value))
+
+
+def test_hexadecimal_nan_reads_as_nan():
+    import numpy as np
+
+    from fsir.dialects import graph
+
+    module = parse_module("%c = graph.constant dense<0x7fc00000> : tensor<f32>", "<t>")
+    (const,) = [op for op in module.walk() if isinstance(op, graph.ConstantOp)]
+    assert np.isnan(graph.constant_array(const.value)).all()
