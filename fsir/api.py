@@ -8,9 +8,9 @@
     exe.compile_stats.kernels_lowered                        # what the compile did (fsir.stats)
 
 `compile` runs `fsir.pipeline` (the passes fs-run and fs-opt run) and keeps the lowered
-module; its PTX is printed on first use. Lowered kernels are kept in the persistent
-kernel cache (`fsir.cache`; `cache=False` bypasses it). Problems with the model or the inputs raise
-`fsir.errors.UserError` (with a `file:line:col` location when one is known).
+module; its PTX is printed on first use. Lowered kernels can be kept in the persistent
+kernel cache (`fsir.cache`: FSIR_CACHE=1 or `cache=True`). Problems with the model or the
+inputs raise `fsir.errors.UserError` (with a `file:line:col` location when one is known).
 """
 
 from __future__ import annotations
@@ -104,6 +104,8 @@ class Executable:
     module: the lowered IR (gpu dialect kernels and a host function per function).
     kernels: one KernelSummary per kernel, in the order stitch-codegen made them.
     options: the pipeline options it was compiled with.
+    compile_stats: what the compile did (`fsir.stats.CompileStats`: fusions explored,
+        candidates scored and lowered, kernels lowered, kernel cache hits and misses).
     last_stats: a `fsir.runtime.profile.RunStats` of the last `run` (None before the
         first run): the device's summed counters read through it (`last_stats.launches`
         is the launch count; the simulator counts bytes, sectors and instructions), and
@@ -114,6 +116,7 @@ class Executable:
     module: ModuleOp
     kernels: list[KernelSummary]
     options: PipelineOptions
+    compile_stats: CompileStats = field(default_factory=CompileStats)
     last_stats: RunStats | None = field(default=None, init=False)
 
     @cached_property
@@ -180,7 +183,7 @@ def _bind(f: FuncOp, inputs: Sequence[Any] | Mapping[str, Any]) -> list[Any]:
 
 def compile(source: str | bytes | os.PathLike[str] | ModuleOp, *, fusion: str = PipelineOptions.fusion,
             arch: str = PipelineOptions.arch, frontend: str | None = None, plans: PlanCache | None = None,
-            **options: Any) -> Executable:
+            cache: bool | None = None, **options: Any) -> Executable:
     """Compile a model to GPU kernels.
 
     source: a file (.mlir, .hlo, .onnx, by extension or `frontend`), IR text (MLIR, or
@@ -193,7 +196,10 @@ def compile(source: str | bytes | os.PathLike[str] | ModuleOp, *, fusion: str = 
     tile_sync: off (None), auto or a `tile-sync` policy: tile, row, strided, conv;
     text or a `SyncPolicy`). plans: a `PlanCache` shared between compiles (of one
     model in several fusion modes, say): a compile whose fusion plan equals one compiled
-    before reuses its lowering."""
+    before reuses its lowering. cache: use the persistent kernel cache (`fsir.cache`,
+    in FSIR_CACHE_DIR): None follows FSIR_CACHE (off unless 1), True uses it, False
+    lowers every kernel and writes nothing. The executable's `compile_stats` counts what
+    this compile did."""
     known = {f.name for f in fields(PipelineOptions)} - {"fusion", "arch"}
     unknown = sorted(set(options) - known)
     if unknown:
@@ -203,8 +209,14 @@ def compile(source: str | bytes | os.PathLike[str] | ModuleOp, *, fusion: str = 
         from fsir.transforms.tile_sync import parse_tile_sync
 
         options["tile_sync"] = parse_tile_sync(options["tile_sync"])
-    module = load(source, frontend)
-    opts = PipelineOptions(fusion=fusion, arch=arch, **options)
+    store = None if cache is False else kernel_cache.KernelCache.from_environment(force=bool(cache))
+    with collecting() as counts, kernel_cache.active(store):
+        exe = _compile(load(source, frontend), PipelineOptions(fusion=fusion, arch=arch, **options), plans)
+    return replace(exe, compile_stats=counts.result())
+
+
+def _compile(module: ModuleOp, opts: PipelineOptions, plans: PlanCache | None) -> Executable:
+    """`module`'s executable, through `plans` when given."""
     if plans is None:
         return _lower_from(module, module, opts)
     stitched = lower(module, opts, until=FUSION_STAGE)

@@ -2,13 +2,16 @@
 
 fs-opt registers these on top of xDSL's own; `fsir.universe` exposes them to plain
 `xdsl-opt` through the `xdsl.universe` entry point. Add a pass or dialect here, once.
-Entries are factories (imports happen on first use) so start-up stays fast.
+Entries are `"module:attribute"` strings behind factories, so nothing is imported until
+a command uses it: `fs-opt --help` lists the passes from `PASS_SUMMARIES` without
+importing one (tests/tools/test_startup.py holds both to that).
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
@@ -17,122 +20,59 @@ if TYPE_CHECKING:
     from xdsl.utils.target import Target
 
 
-def _graph() -> Dialect:
-    from fsir.dialects.graph import Graph
+def lazy(target: str) -> Callable[[], Any]:
+    """A factory that imports `target` ("package.module:attribute") when called."""
+    module, _, attribute = target.partition(":")
 
-    return Graph
+    def load() -> Any:
+        return getattr(importlib.import_module(module), attribute)
 
-
-def _stitch() -> Dialect:
-    from fsir.dialects.stitch import Stitch
-
-    return Stitch
-
-
-def _schedule() -> Dialect:
-    from fsir.dialects.schedule import Schedule
-
-    return Schedule
+    load.__qualname__ = load.__name__ = f"load_{attribute}"
+    load.__doc__ = f"Imports and returns {target}."
+    return load
 
 
 DIALECTS: dict[str, Callable[[], Dialect]] = {
-    "graph": _graph,
-    "stitch": _stitch,
-    "schedule": _schedule,
+    "graph": lazy("fsir.dialects.graph:Graph"),
+    "stitch": lazy("fsir.dialects.stitch:Stitch"),
+    "schedule": lazy("fsir.dialects.schedule:Schedule"),
 }
-
-
-def _gpu() -> Dialect:
-    from fsir.dialects.gpu import GPU
-
-    return GPU
-
 
 # Dialects that replace an xDSL dialect of the same name inside fs-opt (e.g. fsir's
 # `gpu`, a superset of xDSL's with MLIR's syntax). The universe cannot register them
 # (xDSL refuses duplicate names), so plain xdsl-opt keeps xDSL's version.
 OVERRIDING_DIALECTS: dict[str, Callable[[], Dialect]] = {
-    "gpu": _gpu,
+    "gpu": lazy("fsir.dialects.gpu:GPU"),
 }
 
-
-def _canonicalize() -> type[ModulePass]:
-    from fsir.transforms.canonicalize import GraphCanonicalizePass
-
-    return GraphCanonicalizePass
-
-
-def _shape_inference() -> type[ModulePass]:
-    from fsir.transforms.shape_inference import ShapeInferencePass
-
-    return ShapeInferencePass
-
-
-def _fusion_explore() -> type[ModulePass]:
-    from fsir.fusion.explore import FusionExplorePass
-
-    return FusionExplorePass
-
-
-def _stitch_codegen() -> type[ModulePass]:
-    from fsir.codegen.stitch_codegen import StitchCodegenPass
-
-    return StitchCodegenPass
-
-
-def _schedule_to_gpu() -> type[ModulePass]:
-    from fsir.lowering.schedule_to_gpu import ScheduleToGpuPass
-
-    return ScheduleToGpuPass
-
-
-def _tile_sync() -> type[ModulePass]:
-    from fsir.transforms.tile_sync import TileSyncPass
-
-    return TileSyncPass
-
-
-def _gpu_vectorize_memory() -> type[ModulePass]:
-    from fsir.lowering.vectorize import VectorizeMemoryPass
-
-    return VectorizeMemoryPass
-
-
-def _prove_gather_bounds() -> type[ModulePass]:
-    from fsir.transforms.intervals import ProveGatherBoundsPass
-
-    return ProveGatherBoundsPass
-
-
-def _symbolic_dims() -> type[ModulePass]:
-    from fsir.transforms.symbolic_dims import SymbolicDimsPass
-
-    return SymbolicDimsPass
-
-
-PASSES: dict[str, Callable[[], type[ModulePass]]] = {
-    "graph-canonicalize": _canonicalize,
-    "graph-shape-inference": _shape_inference,
-    "fusion-explore": _fusion_explore,
-    "stitch-codegen": _stitch_codegen,
-    "tile-sync": _tile_sync,
-    "schedule-to-gpu": _schedule_to_gpu,
-    "gpu-vectorize-memory": _gpu_vectorize_memory,
-    "prove-gather-bounds": _prove_gather_bounds,
-    "symbolic-dims": _symbolic_dims,
+# name -> (the pass class, the first line of its docstring: what `fs-opt --help` lists)
+_PASSES: dict[str, tuple[str, str]] = {
+    "graph-canonicalize": ("fsir.transforms.canonicalize:GraphCanonicalizePass",
+                          "Fold small constant subgraphs and remove identity ops in graph-dialect IR."),
+    "graph-shape-inference": ("fsir.transforms.shape_inference:ShapeInferencePass",
+                             "Resolve `?` dims of graph ops and function results where the inputs make them known."),
+    "fusion-explore": ("fsir.fusion.explore:FusionExplorePass",
+                      "Group graph ops into stitch.fusion regions (mode=stitch by default, xla, none)."),
+    "stitch-codegen": ("fsir.codegen.stitch_codegen:StitchCodegenPass",
+                      "stitch.fusion → schedule.kernel (one kernel per fusion)."),
+    "tile-sync": ("fsir.transforms.tile_sync:TileSyncPass",
+                 "Dependent kernels as tile-synchronised pipelines (cuSync); see the module doc."),
+    "schedule-to-gpu": ("fsir.lowering.schedule_to_gpu:ScheduleToGpuPass",
+                       "schedule.kernel → gpu.module kernels + host func.func with gpu.launch_func."),
+    "gpu-vectorize-memory": ("fsir.lowering.vectorize:VectorizeMemoryPass",
+                            "`gpu-vectorize-memory{width=4}`: the peephole on every kernel gpu.func."),
+    "prove-gather-bounds": ("fsir.transforms.intervals:ProveGatherBoundsPass",
+                           "Mark gathers whose ids the interval analysis proves in range with `in_bounds`."),
+    "symbolic-dims": ("fsir.transforms.symbolic_dims:SymbolicDimsPass",
+                     "Name every `?` dim by its symbol class: `#graph.dims` on arguments and on the"),
 }
 
-
-def _ptx() -> type[Target]:
-    from fsir.ptx.target import PTXTarget
-
-    return PTXTarget
-
+PASSES: dict[str, Callable[[], type[ModulePass]]] = {name: lazy(target) for name, (target, _) in _PASSES.items()}
+PASS_SUMMARIES: dict[str, str] = {name: summary for name, (_, summary) in _PASSES.items()}
 
 TARGETS: dict[str, Callable[[], type[Target]]] = {
-    "ptx": _ptx,
+    "ptx": lazy("fsir.ptx.target:PTXTarget"),
 }
-
 
 
 # Input formats other than .mlir: name (also the file extension) -> factory of a
@@ -140,21 +80,9 @@ TARGETS: dict[str, Callable[[], type[Target]]] = {
 Importer = Callable[..., "ModuleOp"]
 
 
-def _hlo() -> Importer:
-    from fsir.frontend.hlo import import_hlo
-
-    return import_hlo
-
-
-def _onnx() -> Importer:
-    from fsir.frontend.onnx_import import import_onnx
-
-    return import_onnx
-
-
 FRONTENDS: dict[str, Callable[[], Importer]] = {
-    "hlo": _hlo,
-    "onnx": _onnx,
+    "hlo": lazy("fsir.frontend.hlo:import_hlo"),
+    "onnx": lazy("fsir.frontend.onnx_import:import_onnx"),
 }
 
 # Frontends that take the file's bytes instead of its text.

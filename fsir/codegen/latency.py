@@ -44,6 +44,7 @@ from fsir.dialects import gpu
 from fsir.gpuspec import TF32_ROUNDING, GpuSpec
 from fsir.ir import integer_constant
 from fsir.ptx.divide import reducible, sequence_length
+from fsir.stats import count as tally
 
 # Registers ptxas keeps besides the kernel's values (parameter pointers it converts,
 # address temporaries, the stack pointer). Calibrated against `ptxas -v` on the
@@ -599,6 +600,7 @@ def estimate_summary(summary: Summary, grid: Sequence[int], block: Sequence[int]
     """L = N_wave × L_warp from a kernel's summary (its gpu IR's, or one a mapping
     states without lowering: `fsir/codegen/summary.py`). With `summary.ilp_cycles`,
     L_warp follows dependences, the SM's issue rate shared by the wave's warps a floor."""
+    tally("summaries_scored")
     regs, smem, counts = summary.registers, summary.shared_bytes, summary.counts
     occ = occupancy(math.prod(block), regs, smem, spec)
     if occ.blocks_per_sm == 0:

@@ -34,6 +34,7 @@ from fsir.dialects.schedule import KernelOp
 from fsir.dialects.stitch import make_fusion
 from fsir.errors import UserError
 from fsir.gpuspec import gpu_spec
+from fsir.stats import count as tally
 
 Kernel = Sequence[Operation]
 
@@ -83,6 +84,7 @@ class CodegenLatency:
             plan = plans.get(plan_key)
             if plan is None:
                 self.generated += 1
+                tally("fusions_generated")
                 plan = Plan(ctx.build(), ctx.values())
                 plans.put(plan_key, plan)
                 kept = True

@@ -68,6 +68,7 @@ from fsir.fusion.prologue import copy_normalised_operands
 from fsir.fusion.remote import remote_fusion
 from fsir.fusion.xla_rules import with_xla_rules
 from fsir.gpuspec import gpu_spec
+from fsir.stats import count as tally
 
 EXPLORER_MODES = ("stitch", "xla")
 EVALUATORS = ("codegen", "simple")
@@ -261,6 +262,7 @@ def _explore(block: Block, options: ExplorerOptions, capability: Capability | No
     allowed = [f and v not in in_attention for v, f in enumerate(g.fusible)] if attention else None
     gen = CandidateGenerator(g, ev, cap, copts, allowed)
     candidates = gen.run()
+    tally("fusion_candidates", sum(len(c) for c in candidates))
     if options.remote:
         candidates = candidates + [gen.meeting_patterns()]
     plans: list[Plan] = []
@@ -374,6 +376,7 @@ def compare(g: DataflowGraph, ev: DeltaEvaluator, plans: list[Plan], which: list
     (kernels common to all of them add the same to each); by the simplified evaluator
     (whole plans) without `latency`, or when more than `budget` kernels would have to
     be evaluated."""
+    tally("plans_evaluated", len(which))
     chosen = [plans[i] for i in which]
     if latency is None:
         return Comparison(which, "simple", [_simple_plan_time(ev, p) for p in chosen])

@@ -48,6 +48,7 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.transforms.dead_code_elimination import region_dce
 
+from fsir.cache import lowered_kernel
 from fsir.codegen.mappings import lower_kernel, mapping_of
 from fsir.dialects import gpu, graph
 from fsir.dialects.graph import DYN, shape_of
@@ -134,7 +135,8 @@ class HostLowering:
         key = kernel_signature(k) if not staged else ("tile-sync", k.sym_name.data)
         name = self.lowered.get(key)
         if name is None:
-            fn = lower_kernel(k).func
+            # a tile-sync stage's function is rewritten per pipeline: not cached
+            fn = lowered_kernel(k, lambda k: lower_kernel(k).func, cacheable=not staged)
             if staged:
                 self.sync.rewrite(k, fn)
             self.gpu_module.body.blocks[0].add_op(fn)

@@ -18,6 +18,7 @@ import tempfile
 from dataclasses import dataclass, field
 
 from fsir.errors import UserError
+from fsir.stats import count as tally
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,7 @@ def parse_verbose(log: str) -> dict[str, KernelUsage]:
 
 def assemble(ptx: str, arch: str = "sm_80", timeout: float = 120.0) -> AssembleResult:
     """Assemble `ptx` for `arch` with `ptxas -v`; never raises for bad PTX."""
+    tally("ptxas_calls")
     ptxas = find_ptxas()
     if ptxas is None:
         raise UserError(

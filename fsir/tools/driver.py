@@ -15,7 +15,6 @@ from collections.abc import Callable
 from typing import ClassVar
 
 from fsir.errors import Location, UserError
-from fsir.ir import format_error
 
 EXIT_USER_ERROR = 1
 EXIT_INTERNAL_ERROR = 3
@@ -67,6 +66,8 @@ def _decode_error(path: str, err: UnicodeDecodeError) -> UserError:
 
 
 def report(err: UserError, tool: str) -> None:
+    from fsir.ir import format_error  # xDSL's parser: not loaded before an error needs it
+
     source = Sources.texts.get(err.loc.file) if err.loc else None
     text = format_error(err, source)
     if err.loc is None:

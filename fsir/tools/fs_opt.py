@@ -6,7 +6,12 @@
 Differences from plain xdsl-opt, all for users: errors are `file:line:col: error:`
 with exit 1 (also for verifier errors, which xDSL reports without a location), and
 `--verify-diagnostics` follows MLIR: every `// expected-error @+1 {{text}}` must match an
-error on that line and every error must be expected.
+error on that line and every error must be expected. `--time-passes` also prints the
+compile counts (`fsir.stats`). With FSIR_CACHE=1, lowered kernels go through the
+persistent kernel cache (`fsir.cache`) unless `--no-cache`.
+
+Start-up is kept short: only xDSL's driver is imported up front; fsir's passes,
+dialects and the IR utilities are imported when a command uses them.
 """
 
 from __future__ import annotations
@@ -25,10 +30,11 @@ from xdsl.universe import Universe
 from xdsl.utils.exceptions import ArgSpecParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from fsir import cache as kernel_cache
 from fsir import registry
 from fsir.errors import Location, UserError
-from fsir.ir import format_error, verify
 from fsir.pipeline import input_format, is_binary, parse_source
+from fsir.stats import collecting
 from fsir.tools.driver import read_source, run_tool
 
 
@@ -80,6 +86,8 @@ class FsOptMain(xDSLOptMain):
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
         super().register_all_arguments(arg_parser)
+        arg_parser.add_argument("--no-cache", action="store_true",
+                                help="lower every kernel: neither read nor write the kernel cache (FSIR_CACHE_DIR)")
         arg_parser.error = _raise_argument_error
         arg_parser.epilog = _describe_registry()
         arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -87,6 +95,8 @@ class FsOptMain(xDSLOptMain):
     # -- pipeline: verify with locations between passes --------------------
 
     def setup_pipeline(self):
+        from fsir.ir import verify
+
         timer = [time.perf_counter()]
 
         def callback(previous: ModulePass | None, module: ModuleOp, following: ModulePass | None):
@@ -118,28 +128,39 @@ class FsOptMain(xDSLOptMain):
         if self.args.split_input_file and isinstance(text, str):
             chunks = list(split_input(text))
         out = open(self.args.output_file, "w") if self.args.output_file else sys.stdout
-        failures = 0
         try:
-            for i, (chunk, offset) in enumerate(chunks):
-                if i > 0:
-                    out.write("// -----\n")
-                expected = collect_expected(chunk, offset, name) if self.args.verify_diagnostics else []
-                try:
-                    module = self.parse_source(chunk, name, offset)
-                    self.apply_passes(module)
-                    out.write(self.output_resulting_program(module))
-                    out.flush()
-                    error = None
-                except UserError as err:
-                    if not self.args.verify_diagnostics:
-                        raise
-                    error = err
-                if self.args.verify_diagnostics:
-                    failures += check_expected(expected, error, name)
+            with collecting() as counts, kernel_cache.active(self.chosen_cache()):
+                failures = self.run_chunks(chunks, name, out)
         finally:
             if out is not sys.stdout:
                 out.close()
+        if self.args.time_passes:
+            print("Compile counts:", *(f"  {line}" for line in counts.result().lines()), sep="\n", file=sys.stderr)
         return 1 if failures else 0
+
+    def chosen_cache(self) -> kernel_cache.KernelCache | None:
+        return None if self.args.no_cache else kernel_cache.KernelCache.from_environment()
+
+    def run_chunks(self, chunks: list[tuple[str | bytes, int]], name: str, out: IO[str]) -> int:
+        """Compile each chunk to `out`; the number of unmet diagnostic expectations."""
+        failures = 0
+        for i, (chunk, offset) in enumerate(chunks):
+            if i > 0:
+                out.write("// -----\n")
+            expected = collect_expected(chunk, offset, name) if self.args.verify_diagnostics else []
+            try:
+                module = self.parse_source(chunk, name, offset)
+                self.apply_passes(module)
+                out.write(self.output_resulting_program(module))
+                out.flush()
+                error = None
+            except UserError as err:
+                if not self.args.verify_diagnostics:
+                    raise
+                error = err
+            if self.args.verify_diagnostics:
+                failures += check_expected(expected, error, name)
+        return failures
 
 
 def _pass_error_message(err: BaseException) -> str:
@@ -152,9 +173,8 @@ def _pass_error_message(err: BaseException) -> str:
 
 def _describe_registry() -> str:
     lines = ["fsir passes:"]
-    for name, factory in registry.PASSES.items():
-        doc = (factory().__doc__ or "").strip().splitlines()
-        lines.append(f"  {name:24s} {doc[0] if doc else ''}")
+    for name, summary in registry.PASS_SUMMARIES.items():  # (importing the passes would slow --help)
+        lines.append(f"  {name:24s} {summary}")
     lines.append("fsir dialects: " + ", ".join({**registry.DIALECTS, **registry.OVERRIDING_DIALECTS}))
     lines.append("fsir targets: " + (", ".join(registry.TARGETS) or "(none)"))
     if registry.FRONTENDS:
@@ -214,6 +234,8 @@ def collect_expected(chunk: str | bytes, offset: int, name: str) -> list[Expecte
 
 def check_expected(expected: list[Expected], error: UserError | None, name: str) -> int:
     """Match the produced error against the expectations; print mismatches; count them."""
+    from fsir.ir import format_error
+
     failures = 0
     matched = False
     for exp in expected:

@@ -83,6 +83,10 @@ def build_arg_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--stats-json", help="write launch statistics (summed over launches) to this JSON file")
     p.add_argument("--dump-ptx", help="write the PTX module to this file")
+    p.add_argument("--time-passes", action="store_true",
+                   help="print each compile stage's seconds and the compile counts (fsir.stats) to stderr")
+    p.add_argument("--no-cache", action="store_true",
+                   help="lower every kernel: neither read nor write the kernel cache (FSIR_CACHE_DIR)")
     # the concurrent simulator and its timeline model (fsir/sim/concurrent.py, timeline.py)
     p.add_argument("--sim-dispatch", default="fifo",
                    help="block dispatch order of concurrent launches on the simulator: fifo (by stream priority, "
@@ -148,7 +152,6 @@ def main_impl(argv=None) -> int:
 
 def run_compiled(module, entry: str, inputs, args):
     """Compile through the pipeline and run on a device; returns (outputs, stats, device)."""
-    from fsir.pipeline import emit_ptx, lower
     from fsir.runtime.device import select_device
     from fsir.runtime.executor import execute
     from fsir.runtime.profile import LaunchRecord, model_launches
@@ -158,8 +161,7 @@ def run_compiled(module, entry: str, inputs, args):
     configure_sim(device, args)
     options = PipelineOptions(fusion=args.fusion, subroots=args.subroots, arch=args.arch, precision=args.precision,
                               tile_sync=parse_tile_sync(args.tile_sync, "--tile-sync"))
-    lowered = lower(module, options)
-    ptx = emit_ptx(lowered, options)
+    lowered, ptx = compile_timed(module, options, args)
     kernels = profile_kernels(module, options) if args.profile else []
     if args.dump_ptx:
         with open(args.dump_ptx, "w") as fh:
@@ -220,6 +222,26 @@ def launch_dict(rec, fig) -> dict:
     if rec.measured_us is not None:
         item["measured_us"] = round(rec.measured_us, 4)
     return item
+
+
+def compile_timed(module, options: PipelineOptions, args):
+    """(lowered module, PTX), through the kernel cache unless --no-cache; with
+    --time-passes, each stage's seconds and the compile counts on stderr."""
+    from fsir import cache as kernel_cache
+    from fsir.pipeline import emit_ptx, lower
+    from fsir.stats import collecting
+
+    def report(stage: str, seconds: float, _module) -> None:
+        if args.time_passes:
+            print(f"Pass {stage} took {seconds:.4f} seconds", file=sys.stderr)
+
+    store = None if args.no_cache else kernel_cache.KernelCache.from_environment()
+    with collecting() as counts, kernel_cache.active(store):
+        lowered = lower(module, options, on_stage=report)
+        ptx = emit_ptx(lowered, options, on_stage=report)
+    if args.time_passes:
+        print("Compile counts:", *(f"  {line}" for line in counts.result().lines()), sep="\n", file=sys.stderr)
+    return lowered, ptx
 
 
 def configure_sim(device, args) -> None:

@@ -28,6 +28,7 @@ from fsir.dialects import schedule
 from fsir.dialects.schedule import KernelOp
 from fsir.errors import UserError
 from fsir.lowering.kernels import KernelInterface
+from fsir.stats import count as tally
 
 # In the order in which the mappings are asked to claim a fusion (the most specific
 # first). The keys are exactly the members of `fsir.dialects.schedule.Mapping` (which
@@ -55,6 +56,7 @@ def lower_kernel(k: KernelOp) -> KernelInterface:
         tried = _TRIALS.pop(str(k), None)
         if tried is not None:
             return tried
+    tally("kernels_lowered")
     return mapping_of(k).lower(k)
 
 
@@ -67,6 +69,7 @@ _TRIALS: dict[str, KernelInterface] = {}
 def trial_lower(k: KernelOp) -> UserError | None:
     """Lower `k` now; None when it lowers (the result is kept for `lower_kernel`), else
     the error its lowering raised."""
+    tally("kernels_lowered")
     try:
         iface = mapping_of(k).lower(k)
     except UserError as err:

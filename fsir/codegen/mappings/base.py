@@ -61,6 +61,7 @@ from fsir.lowering.emit import elem_type
 from fsir.lowering.kernels import KernelInterface, KernelLowering, lower, non_splat_constants, shared_layout
 from fsir.lowering.scalar import Index, compute_type
 from fsir.lowering.shapes import ShapeCalc
+from fsir.stats import count as tally
 
 if TYPE_CHECKING:
     from fsir.codegen.mappings.gemm import GemmConfig
@@ -439,6 +440,7 @@ class Mapping:
     def score_lowered(self, kernel: KernelOp, spec: GpuSpec) -> Estimate:
         """The estimate of `kernel` lowered to gpu IR: what `summarize` stands in for
         (the tests hold the summaries' choices to it)."""
+        tally("candidates_lowered")
         grid, block = kernel.launch()
         distinct = self.summarize(kernel, spec).distinct_bytes if self.ilp else None
         return estimate(self.lower(kernel).func, grid, block, spec, shared_layout(kernel)[1], bandwidth=True,

@@ -1,0 +1,221 @@
+"""The persistent kernel cache: a kernel schedule-to-gpu lowered once is not lowered again,
+in this process or a later one.
+
+    with kernel_cache.active(KernelCache.from_environment()):   # what fs-opt, fs-run, fsir.compile do
+        lower(module)                                            # hits skip lowering those kernels
+
+An entry maps a sha256 key of (the schedule.kernel op as printed, fsir's fingerprint:
+its version and the hash of its source files) to the kernel's gpu.func as IR text. A
+hit parses that text back (fsir's context) in place of `lower_kernel`. What lowering
+reads besides the kernel op is nothing: schedule-to-gpu has no options, and the
+pipeline's options reach it only through the kernel's own parameters, which the
+printed op holds; so no option is part of the key. PTX is not cached per kernel (see
+`docs/api.md`): printing a function to key its PTX costs more than printing the PTX.
+
+Entries are JSON data (never pickles or code) with the sha256 of their contents; an
+entry that does not parse, whose hash or key does not match (truncated, corrupt,
+tampered or foreign), or whose IR does not parse back into a gpu.func is ignored and
+rewritten. Writes go to a temporary file in the entry's directory and are renamed over
+it (`os.replace`, atomic), so concurrent writers of one entry leave a valid one. The
+cache's size is bounded: a hit touches the entry's mtime and, after writes, the least
+recently used entries are deleted until the cache fits.
+
+Environment: FSIR_CACHE=1 turns the cache on (it is off by default: parsing a cached
+gpu.func with xDSL's parser takes longer than lowering it does today, so a warm compile
+of the BERT layer was slower than an uncached one; README "Compile speed"),
+FSIR_CACHE_DIR (default: the user cache dir, ~/.cache/fsir on Linux), FSIR_CACHE_MAX_MB
+(default 512).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from fsir.stats import count as tally
+
+if TYPE_CHECKING:
+    from fsir.dialects import gpu
+    from fsir.dialects.schedule import KernelOp
+
+FORMAT = "fsir-kernel-cache/1"
+DEFAULT_MAX_MB = 512
+EVICT_TO = 0.9  # after eviction the cache holds at most this fraction of its bound (room before the next scan)
+ON = ("1", "on", "true", "yes")
+
+
+@dataclass(frozen=True)
+class KernelCache:
+    """A cache directory and its size bound, in bytes."""
+
+    directory: Path
+    max_bytes: int = DEFAULT_MAX_MB << 20
+
+    @staticmethod
+    def from_environment(force: bool = False) -> KernelCache | None:
+        """The cache the environment asks for (FSIR_CACHE=1, or `force`), else None."""
+        if not force and os.environ.get("FSIR_CACHE", "0").strip().lower() not in ON:
+            return None
+        directory = os.environ.get("FSIR_CACHE_DIR") or default_directory()
+        max_mb = os.environ.get("FSIR_CACHE_MAX_MB", str(DEFAULT_MAX_MB))
+        try:
+            max_bytes = int(float(max_mb) * (1 << 20))
+        except ValueError:
+            from fsir.errors import UserError
+
+            raise UserError(f"FSIR_CACHE_MAX_MB={max_mb!r}: expected a number of megabytes") from None
+        return KernelCache(Path(directory), max_bytes)
+
+    # -- entries --------------------------------------------------------------------
+
+    def path(self, key: str) -> Path:
+        return self.directory / FORMAT.replace("/", "-") / key[:2] / f"{key}.json"
+
+    def read(self, key: str) -> str | None:
+        """The payload stored under `key`, or None where there is no valid entry."""
+        path = self.path(key)
+        try:
+            record = json.loads(path.read_bytes())
+        except (OSError, ValueError):  # absent, unreadable, truncated, not JSON
+            return None
+        payload = record.get("payload") if isinstance(record, dict) else None
+        if (not isinstance(payload, str) or record.get("format") != FORMAT or record.get("key") != key
+                or record.get("sha256") != _sha256(payload)):
+            return None
+        with contextlib.suppress(OSError):  # the LRU order: a hit is a use
+            os.utime(path)
+        return payload
+
+    def write(self, key: str, payload: str) -> None:
+        """Store `payload` under `key` atomically; a cache that cannot be written is skipped."""
+        path = self.path(key)
+        record = json.dumps({"format": FORMAT, "key": key, "sha256": _sha256(payload), "payload": payload})
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:16]}.", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as out:
+                    out.write(record)
+                os.replace(tmp, path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+        except OSError:
+            return  # a read-only or full disk costs the cache, not the compile
+
+    def evict(self) -> None:
+        """Delete the least recently used entries while the cache is over its bound."""
+        entries = []
+        for path in self.directory.glob(f"{FORMAT.replace('/', '-')}/*/*.json"):
+            with contextlib.suppress(OSError):
+                st = path.stat()
+                entries.append((st.st_mtime, st.st_size, path))
+        total = sum(size for _, size, _ in entries)
+        if total <= self.max_bytes:
+            return
+        for _, size, path in sorted(entries, key=lambda e: e[0]):
+            with contextlib.suppress(OSError):
+                path.unlink()
+            total -= size
+            if total <= self.max_bytes * EVICT_TO:
+                break
+
+
+def default_directory() -> str:
+    import platformdirs
+
+    return platformdirs.user_cache_dir("fsir", appauthor=False)
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@functools.cache
+def fingerprint() -> str:
+    """fsir's version and a hash of its source files: a change to fsir invalidates every entry."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        release = version("fsir")
+    except PackageNotFoundError:
+        release = "unknown"
+    digest = hashlib.sha256(release.encode())
+    root = Path(__file__).resolve().parent
+    for path in sorted(p for p in root.rglob("*") if p.suffix in (".py", ".lark") and p.is_file()):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def kernel_key(k: KernelOp) -> str:
+    """The cache key of lowering `k`: the op as printed (its name, parameters, body and
+    argument names, all lowering reads) and fsir's fingerprint."""
+    return _sha256(f"{fingerprint()}\n{k}")
+
+
+# -- the cache schedule-to-gpu uses ------------------------------------------------
+
+_ACTIVE: ContextVar[KernelCache | None] = ContextVar("fsir_kernel_cache", default=None)
+
+
+@contextlib.contextmanager
+def active(cache: KernelCache | None) -> Iterator[None]:
+    """Use `cache` (None: none) for the kernels lowered inside the block; the entries
+    written are bounded by eviction when the block ends."""
+    token = _ACTIVE.set(cache)
+    try:
+        yield
+    finally:
+        _ACTIVE.reset(token)
+        if cache is not None:
+            cache.evict()
+
+
+def lowered_kernel(k: KernelOp, lower: Callable[[KernelOp], gpu.FuncOp], cacheable: bool = True) -> gpu.FuncOp:
+    """`k`'s gpu.func: from the active cache, else `lower(k)` (written to the cache)."""
+    cache = _ACTIVE.get()
+    if cache is None or not cacheable:
+        return lower(k)
+    key = kernel_key(k)
+    text = cache.read(key)
+    fn = None if text is None else _parse_function(text, k)
+    if fn is not None:
+        tally("cache_hits")
+        return fn
+    tally("cache_misses")
+    fn = lower(k)
+    cache.write(key, str(fn))
+    return fn
+
+
+def _parse_function(text: str, k: KernelOp) -> gpu.FuncOp | None:
+    """The gpu.func `text` holds, located at `k` as a lowered one is; None if it is not one."""
+    from xdsl.parser import Parser
+
+    from fsir.dialects import gpu
+
+    try:
+        fn = Parser(_context(), text, "<fsir kernel cache>").parse_op()
+    except Exception:  # noqa: BLE001 - any parse failure is a corrupt entry: relower
+        return None
+    if not isinstance(fn, gpu.FuncOp) or fn.sym_name.data != k.sym_name.data:
+        return None
+    fn.location = k.location
+    return fn
+
+
+@functools.cache
+def _context():
+    from fsir.ir import make_context
+
+    return make_context()
