@@ -64,16 +64,17 @@ def _tick(bar) -> None:
 
 
 def summary_table(results: list[tuple[str, TuneResult]]) -> str:
-    rows = ["| kernel | today | today µs | tuned | tuned µs | speedup | rejected samples |",
-            "|---|---|---:|---|---:|---:|---:|"]
+    rows = ["| kernel | today | today µs | tuned | tuned µs | speedup | statically rejected | broke rules |",
+            "|---|---|---:|---|---:|---:|---:|---:|"]
     for name, r in results:
         d = r.default
         b = r.best
         d_us = d.seconds * 1e6 if d is not None and d.seconds else math.nan
         b_us = b.seconds * 1e6 if b is not None and b.seconds else math.nan
         rate = f"{r.rejected}/{r.samples}" if r.samples else "-"
+        rules = f"{r.broke_rules}/{r.drawn}" if r.drawn else "-"
         rows.append(f"| {name} | {d.config if d else '?'} | {d_us:.2f} | {b.config if b else '?'} | {b_us:.2f} | "
-                    f"{d_us / b_us:.2f}x | {rate} |")
+                    f"{d_us / b_us:.2f}x | {rate} | {rules} |")
     return "\n".join(rows)
 
 

@@ -54,8 +54,10 @@ class TuneResult:
     best: Record | None
     default: Record | None  # today's choice, as measured
     history: list[float] = field(default_factory=list)  # best seconds so far, per trial
-    samples: int = 0  # random annotations drawn
-    rejected: int = 0  # ... of which statically invalid
+    samples: int = 0  # rule-valid random annotations checked
+    rejected: int = 0  # ... of which the static checks rejected (built kernels)
+    drawn: int = 0  # annotations drawn, rule-breaking ones (redrawn) included
+    broke_rules: int = 0
 
 
 class Tuner:
@@ -76,7 +78,7 @@ class Tuner:
         self.default_config = default_config
         self.on_trial = on_trial
         self.samples = 0
-        self.valid_samples = 0
+        self.rejected = 0
         opts = task.options
         self.measured: dict[Trace, Record] = {r.trace: r for r in db.of(task.key, opts.gpu, opts.arch)}
 
@@ -99,9 +101,10 @@ class Tuner:
             budget -= len(batch)
             self.model.fit(self._training())
         defaults = [r for r in self.measured.values() if r.config == self.default_config]
+        draws = self.checker.space.draws
         return TuneResult(self.db.best(self.task.key, self.task.options.gpu, self.task.options.arch),
-                          defaults[0] if defaults else None, history, self.samples,
-                          self.samples - self.valid_samples)
+                          defaults[0] if defaults else None, history, self.samples, self.rejected, draws["drawn"],
+                          draws["broke_rules"])
 
     def _default_trace(self) -> Checked | None:
         for config in self.checker.space.fixed:
@@ -136,10 +139,10 @@ class Tuner:
     # -- proposals ---------------------------------------------------------------------
 
     def _sample(self, n: int) -> list[Checked]:
-        got, samples = sample_valid(self.checker, self.rng, n)
-        self.samples += samples
-        self.valid_samples += len(got)
-        return got
+        got = sample_valid(self.checker, self.rng, n)
+        self.samples += got.draws
+        self.rejected += got.rejected
+        return got.candidates
 
     def _propose(self, n: int) -> list[Checked]:
         mode = self.options.mode

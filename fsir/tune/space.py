@@ -35,7 +35,7 @@ import math
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -359,6 +359,8 @@ class Space:
 
     sketches: tuple[Sketch, ...]
     fixed: tuple[Any, ...]  # today's configurations (the lists stitch-codegen compares)
+    # annotations drawn by `sample` and how many of them broke a rule (redrawn)
+    draws: dict[str, int] = field(default_factory=lambda: {"drawn": 0, "broke_rules": 0}, compare=False, repr=False)
 
     def sketch(self, trace: Trace) -> Sketch:
         kind = trace.sketch
@@ -386,9 +388,23 @@ class Space:
             for values in itertools.product(*(d.choices for d in doms)):
                 yield s.trace(dict(zip((d.knob for d in doms), values)))
 
-    def sample(self, rng: random.Random) -> Trace:
+    def sample(self, rng: random.Random, tries: int = 10_000) -> Trace:
         """Random annotation: a sketch (weighted by its size, so every trace is equally
-        likely), then every knob at random."""
+        likely), then every knob at random, redrawn while it breaks a rule of the space
+        (cheap: no kernel is built), so the samples are uniform over the rule-valid
+        traces. `draws` counts the annotations and the redrawn ones."""
+        trace = self._annotate(rng)
+        for _ in range(tries):
+            self.draws["drawn"] += 1
+            try:
+                self.config(trace)
+                return trace
+            except Invalid:
+                self.draws["broke_rules"] += 1
+                trace = self._annotate(rng)
+        return trace
+
+    def _annotate(self, rng: random.Random) -> Trace:
         sketch = rng.choices(self.sketches, weights=[s.size() for s in self.sketches])[0]
         return sketch.trace({d.knob: rng.choice(d.choices) for d in sketch.domains()})
 
@@ -587,15 +603,35 @@ def _no_occupancy():
     return Occupancy(0, 0, "unknown")
 
 
-def sample_valid(checker: Checker, rng: random.Random, n: int, tries: int = 50) -> tuple[list[Checked], int]:
-    """Up to `n` distinct statically valid candidates sampled at random, and how many
-    samples it took (the rejection rate is 1 - valid / samples)."""
+ENUMERATE_LIMIT = 2048  # spaces of at most this many traces are checked whole, not sampled
+
+
+@dataclass(frozen=True)
+class Sampled:
+    """Statically valid candidates drawn at random, with the draws they took (rule-valid
+    annotations) and how many of those the static checks rejected."""
+
+    candidates: list[Checked]
+    draws: int
+    rejected: int
+
+
+def sample_valid(checker: Checker, rng: random.Random, n: int, tries: int = 50) -> Sampled:
+    """Up to `n` distinct statically valid candidates at random (in a space of at most
+    `ENUMERATE_LIMIT` traces: all of them, shuffled)."""
+    if checker.space.size() <= ENUMERATE_LIMIT:
+        results = [checker.check(t) for t in checker.space.traces()]
+        valid = [c for c in results if isinstance(c, Checked)]
+        rng.shuffle(valid)
+        return Sampled(valid, len(results), sum(isinstance(c, Rejected) for c in results))
     out: dict[Trace, Checked] = {}
-    samples = 0
-    while len(out) < n and samples < n * tries:
+    draws = rejected = 0
+    while len(out) < n and draws < n * tries:
         t = checker.space.sample(rng)
-        samples += 1
+        draws += 1
         got = checker.check(t)
         if isinstance(got, Checked):
             out.setdefault(t, got)
-    return list(out.values()), samples
+        else:
+            rejected += 1
+    return Sampled(list(out.values()), draws, rejected)

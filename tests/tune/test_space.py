@@ -119,9 +119,10 @@ def test_invalid_traces_are_refused():
 def test_sampled_candidates_lower_and_are_what_was_asked(text):
     task, request, space = task_of(text)
     checker = Checker(request, space)
-    got, samples = sample_valid(checker, random.Random(1), 10)
-    assert got and samples >= len(got)
-    print(f"{task.mapping}: {samples - len(got)} of {samples} sampled candidates rejected statically")
+    drawn = sample_valid(checker, random.Random(1), 10)
+    got = drawn.candidates[:10]
+    assert got and drawn.draws >= len(got)
+    print(f"{task.mapping}: {drawn.rejected} of {drawn.draws} drawn candidates rejected statically")
     source = TaskSource(text, H100, task.key, task.kernel)
     for cand in got:
         with forcing({task.key: lambda _r, c=cand.config: c}, H100):
@@ -135,8 +136,9 @@ def test_sampled_candidates_lower_and_are_what_was_asked(text):
 def test_rejection_rate_of_the_gemm_space_is_reported():
     _, request, space = task_of(gemm(1024, 1024, 1024, "f16"))
     checker = Checker(request, space)
-    got, samples = sample_valid(checker, random.Random(0), 40)
-    assert len(got) == 40
-    rejected = samples - len(got)
-    assert rejected == sum(checker.rejections.values())
-    assert 0 <= rejected / samples < 0.5
+    drawn = sample_valid(checker, random.Random(0), 40)
+    assert len(drawn.candidates) == 40 == len({c.trace for c in drawn.candidates})
+    assert drawn.rejected == sum(checker.rejections.values()) == drawn.draws - 40
+    assert 0 <= drawn.rejected / drawn.draws < 0.5
+    # annotations breaking the space's rules are redrawn before any kernel is built
+    assert space.draws["drawn"] - space.draws["broke_rules"] == drawn.draws
