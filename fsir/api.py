@@ -15,6 +15,7 @@ inputs raise `fsir.errors.UserError` (with a `file:line:col` location when one i
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -183,7 +184,8 @@ def _bind(f: FuncOp, inputs: Sequence[Any] | Mapping[str, Any]) -> list[Any]:
 
 def compile(source: str | bytes | os.PathLike[str] | ModuleOp, *, fusion: str = PipelineOptions.fusion,
             arch: str = PipelineOptions.arch, frontend: str | None = None, plans: PlanCache | None = None,
-            cache: bool | None = None, **options: Any) -> Executable:
+            cache: bool | None = None, tuning_log: str | os.PathLike[str] | None = None,
+            **options: Any) -> Executable:
     """Compile a model to GPU kernels.
 
     source: a file (.mlir, .hlo, .onnx, by extension or `frontend`), IR text (MLIR, or
@@ -198,8 +200,9 @@ def compile(source: str | bytes | os.PathLike[str] | ModuleOp, *, fusion: str = 
     model in several fusion modes, say): a compile whose fusion plan equals one compiled
     before reuses its lowering. cache: use the persistent kernel cache (`fsir.cache`,
     in FSIR_CACHE_DIR): None follows FSIR_CACHE (off unless 1), True uses it, False
-    lowers every kernel and writes nothing. The executable's `compile_stats` counts what
-    this compile did."""
+    lowers every kernel and writes nothing. tuning_log: a `fs-tune` log whose best
+    record per kernel is applied (`fsir.tune.apply`, docs/tuning.md). The executable's
+    `compile_stats` counts what this compile did."""
     known = {f.name for f in fields(PipelineOptions)} - {"fusion", "arch"}
     unknown = sorted(set(options) - known)
     if unknown:
@@ -210,9 +213,19 @@ def compile(source: str | bytes | os.PathLike[str] | ModuleOp, *, fusion: str = 
 
         options["tile_sync"] = parse_tile_sync(options["tile_sync"])
     store = None if cache is False else kernel_cache.KernelCache.from_environment(force=bool(cache))
-    with collecting() as counts, kernel_cache.active(store):
-        exe = _compile(load(source, frontend), PipelineOptions(fusion=fusion, arch=arch, **options), plans)
+    opts = PipelineOptions(fusion=fusion, arch=arch, **options)
+    with collecting() as counts, kernel_cache.active(store), _tuned(tuning_log, opts):
+        exe = _compile(load(source, frontend), opts, plans)
     return replace(exe, compile_stats=counts.result())
+
+
+def _tuned(log: str | os.PathLike[str] | None, opts: PipelineOptions):
+    """Within: stitch-codegen applies `log`'s tuned configurations (none: nothing)."""
+    if log is None:
+        return contextlib.nullcontext()
+    from fsir.tune.apply import tuned
+
+    return tuned(log, opts)
 
 
 def _compile(module: ModuleOp, opts: PipelineOptions, plans: PlanCache | None) -> Executable:

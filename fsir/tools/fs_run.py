@@ -14,6 +14,7 @@ Exit status: 0 ok, 1 user error, 2 `--check` found a mismatch, 3 internal error.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import sys
@@ -85,6 +86,8 @@ def build_arg_parser() -> argparse.ArgumentParser:
     p.add_argument("--dump-ptx", help="write the PTX module to this file")
     p.add_argument("--time-passes", action="store_true",
                    help="print each compile stage's seconds and the compile counts (fsir.stats) to stderr")
+    p.add_argument("--tuning-log", metavar="FILE.jsonl",
+                   help="apply the best configuration per kernel of this fs-tune log (docs/tuning.md)")
     p.add_argument("--no-cache", action="store_true",
                    help="lower every kernel: neither read nor write the kernel cache (FSIR_CACHE_DIR)")
     # the concurrent simulator and its timeline model (fsir/sim/concurrent.py, timeline.py)
@@ -236,7 +239,12 @@ def compile_timed(module, options: PipelineOptions, args):
             print(f"Pass {stage} took {seconds:.4f} seconds", file=sys.stderr)
 
     store = None if args.no_cache else kernel_cache.KernelCache.from_environment()
-    with collecting() as counts, kernel_cache.active(store):
+    tuning = contextlib.nullcontext()
+    if args.tuning_log:
+        from fsir.tune.apply import tuned
+
+        tuning = tuned(args.tuning_log, options)
+    with collecting() as counts, kernel_cache.active(store), tuning:
         lowered = lower(module, options, on_stage=report)
         ptx = emit_ptx(lowered, options, on_stage=report)
     if args.time_passes:

@@ -8,9 +8,11 @@ import io
 
 from tune_graphs import gemm
 
+import fsir
 from fsir.dialects.schedule import KernelOp
 from fsir.ir import parse_module
 from fsir.pipeline import PipelineOptions, lower
+from fsir.tools import fs_run
 from fsir.tune.apply import tuned
 from fsir.tune.cli import summary_table, tune_model
 from fsir.tune.database import Database
@@ -43,3 +45,18 @@ def test_tiny_tune_improves_or_equals_today_and_applies(tmp_path):
         scheduled = lower(parse_module(TEXT, "<t>"), H100, until="stitch-codegen")
     (k,) = [op for op in scheduled.walk() if isinstance(op, KernelOp)]
     assert k.cost is not None and k.cost.data["config"].data == rec.config
+    # fsir.compile(tuning_log=) and fs-run --tuning-log apply it too; without, today's choice
+    (kernel,) = fsir.compile(TEXT, gpu="H100", tuning_log=log).kernels
+    assert kernel.config == rec.config
+    (plain,) = fsir.compile(TEXT, gpu="H100").kernels
+    assert plain.config == result.default.config
+    model = tmp_path / "gemm.mlir"
+    model.write_text(TEXT)
+    ptx = {}
+    for name, extra in (("tuned", ["--tuning-log", log]), ("plain", [])):
+        ptx[name] = tmp_path / f"{name}.ptx"
+        assert fs_run.main_impl([str(model), "--device", "sim", "--quiet", "--dump-ptx", str(ptx[name]),
+                                 *extra]) == 0
+    # the tuned kernel is another kernel exactly when its configuration is another
+    differs = ptx["tuned"].read_text() != ptx["plain"].read_text()
+    assert differs == (rec.config != result.default.config)
