@@ -124,6 +124,35 @@ def random_inputs(module: ModuleOp, seed: int = 0) -> list[np.ndarray]:
 
 
 @dataclass(frozen=True)
+class Compiled:
+    """A candidate compiled for measuring: its module, PTX and ptxas's registers."""
+
+    lowered: ModuleOp
+    ptx: str
+    registers: int | None
+
+
+def compile_for_measuring(inp: MeasureInput, ptxas: bool) -> Compiled | MeasureResult:
+    """The candidate compiled (`Compiled`), or the typed error that stopped it."""
+    task, trace = inp.task, inp.trace
+    try:
+        config = task_space(task.text, task.options, task.key).config(trace)
+    except Invalid as err:
+        return MeasureResult(trace, None, MeasureError.INVALID, str(err))
+    try:
+        lowered = compile_candidate(task, config)
+    except Exception as err:  # noqa: BLE001 (any refusal of the compiler is this error)
+        return MeasureResult(trace, None, MeasureError.LOWERING_FAILED, _first_line(err))
+    ptx = emit_ptx(lowered, task.options)
+    registers = None
+    if ptxas:
+        registers, why = _registers(ptx, task.options.arch, task.kernel)
+        if why is not None:
+            return MeasureResult(trace, None, MeasureError.PTXAS_FAILED, why)
+    return Compiled(lowered, ptx, registers)
+
+
+@dataclass(frozen=True)
 class ModelBackend:
     """The `model` measurer (module docstring). `samples`: blocks simulated per launch;
     `check`: also run the module in full and compare with the reference."""
@@ -135,43 +164,86 @@ class ModelBackend:
     def measure_one(self, inp: MeasureInput) -> MeasureResult:
         from fsir.errors import SimulatorError, UserError
 
-        task, trace = inp.task, inp.trace
+        got = compile_for_measuring(inp, self.ptxas)
+        if isinstance(got, MeasureResult):
+            return got
         try:
-            config = task_space(task.text, task.options, task.key).config(trace)
-        except Invalid as err:
-            return MeasureResult(trace, None, MeasureError.INVALID, str(err))
-        try:
-            lowered = compile_candidate(task, config)
-        except Exception as err:  # noqa: BLE001 (any refusal of the compiler is this error)
-            return MeasureResult(trace, None, MeasureError.LOWERING_FAILED, _first_line(err))
-        registers = None
-        ptx = emit_ptx(lowered, task.options)
-        if self.ptxas:
-            registers, why = _registers(ptx, task.options.arch, task.kernel)
-            if why is not None:
-                return MeasureResult(trace, None, MeasureError.PTXAS_FAILED, why)
-        try:
-            return self._time(task, trace, lowered, ptx, registers)
+            return self._time(inp.task, inp.trace, got)
         except (SimulatorError, UserError) as err:
-            return MeasureResult(trace, None, MeasureError.RUNTIME_FAILED, _first_line(err), registers)
+            return MeasureResult(inp.trace, None, MeasureError.RUNTIME_FAILED, _first_line(err), got.registers)
 
-    def _time(self, task: TaskSource, trace: Trace, lowered: ModuleOp, ptx: str,
-              registers: int | None) -> MeasureResult:
+    def _time(self, task: TaskSource, trace: Trace, got: Compiled) -> MeasureResult:
         from fsir.gpuspec import gpu_spec
         from fsir.runtime.executor import execute
         from fsir.tune.sampling import SampledSimDevice
 
-        inputs = random_inputs(lowered)
-        device = SampledSimDevice(task.kernel, gpu_spec(task.options.gpu), self.samples, registers)
-        execute(lowered, inputs, device=device, ptx=ptx)
+        inputs = random_inputs(got.lowered)
+        device = SampledSimDevice(task.kernel, gpu_spec(task.options.gpu), self.samples, got.registers)
+        execute(got.lowered, inputs, device=device, ptx=got.ptx)
         if not device.results:
-            return MeasureResult(trace, None, MeasureError.RUNTIME_FAILED, f"no launch of {task.kernel}", registers)
+            return MeasureResult(trace, None, MeasureError.RUNTIME_FAILED, f"no launch of {task.kernel}",
+                                 got.registers)
         first = device.results[0]
         if self.check:
-            why = _wrong_result(task, lowered, ptx, inputs)
+            why = _wrong_result(task, got.lowered, got.ptx, inputs)
             if why is not None:
-                return MeasureResult(trace, None, MeasureError.WRONG_RESULT, why, registers)
-        return MeasureResult(trace, first.seconds, None, "", registers, first.blocks, first.simulated)
+                return MeasureResult(trace, None, MeasureError.WRONG_RESULT, why, got.registers)
+        return MeasureResult(trace, first.seconds, None, "", got.registers, first.blocks, first.simulated)
+
+
+@dataclass(frozen=True)
+class CudaBackend:
+    """The `cuda` measurer: the task's kernel timed on the GPU by CUDA events
+    (`CudaDevice.time_launch`: `warmup` + `repeats` launches, the median kept); the
+    module's other kernels run once each, as usual. Outputs are compared with the
+    reference when `check`."""
+
+    warmup: int = 2
+    repeats: int = 10
+    check: bool = False
+    ptxas: bool = False  # ptxas's registers are not needed: the GPU's own occupancy applies
+
+    def measure_one(self, inp: MeasureInput) -> MeasureResult:
+        from fsir.errors import UserError
+
+        got = compile_for_measuring(inp, self.ptxas)
+        if isinstance(got, MeasureResult):
+            return got
+        try:
+            return self._time(inp.task, inp.trace, got)
+        except UserError as err:
+            return MeasureResult(inp.trace, None, MeasureError.RUNTIME_FAILED, _first_line(err), got.registers)
+
+    def _time(self, task: TaskSource, trace: Trace, got: Compiled) -> MeasureResult:
+        import statistics
+
+        from fsir.runtime.cuda_device import CudaDevice, CudaTiming
+        from fsir.runtime.executor import execute
+
+        backend = self
+        timed: list[float] = []
+
+        class TimingDevice(CudaDevice):
+            """Times the task's kernel's launches; runs the others."""
+
+            def launch(self, module, kernel: str, grid, block, args, shared_bytes: int = 0):
+                if kernel != task.kernel:
+                    return super().launch(module, kernel, grid, block, args, shared_bytes)
+                ms = self.time_launch(module, kernel, grid, block, args, shared_bytes, backend.warmup,
+                                      backend.repeats)
+                timed.append(statistics.median(ms) * 1e-3)
+                return CudaTiming(len(ms), sum(ms))
+
+        inputs = random_inputs(got.lowered)
+        outputs, _ = execute(got.lowered, inputs, device=TimingDevice(), ptx=got.ptx)
+        if not timed:
+            return MeasureResult(trace, None, MeasureError.RUNTIME_FAILED, f"no launch of {task.kernel}",
+                                 got.registers)
+        if self.check:
+            why = _compare(task, outputs, inputs)
+            if why is not None:
+                return MeasureResult(trace, None, MeasureError.WRONG_RESULT, why, got.registers)
+        return MeasureResult(trace, timed[0], None, "", got.registers)
 
 
 def _registers(ptx: str, arch: str, kernel: str) -> tuple[int | None, str | None]:
@@ -187,12 +259,18 @@ def _registers(ptx: str, arch: str, kernel: str) -> tuple[int | None, str | None
 
 
 def _wrong_result(task: TaskSource, lowered: ModuleOp, ptx: str, inputs: list[np.ndarray]) -> str | None:
-    from fsir.ir import parse_module
-    from fsir.runtime.compare import compare
     from fsir.runtime.executor import execute
-    from fsir.runtime.reference import run
 
     got, _ = execute(lowered, inputs, ptx=ptx)
+    return _compare(task, got, inputs)
+
+
+def _compare(task: TaskSource, got: Sequence[np.ndarray], inputs: list[np.ndarray]) -> str | None:
+    """Why the outputs `got` differ from the reference interpreter's (None: they agree)."""
+    from fsir.ir import parse_module
+    from fsir.runtime.compare import compare
+    from fsir.runtime.reference import run
+
     want = run(parse_module(task.text, "<tune>"), inputs)
     for i, (g, w) in enumerate(zip(got, want)):
         c = compare(g, w, scale=4.0)

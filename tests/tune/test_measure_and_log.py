@@ -100,3 +100,28 @@ def test_the_log_skips_corrupt_and_foreign_lines_with_located_warnings(tmp_path)
     best = again.best("k1")
     assert best is not None and best.config == "gemm/d"
     assert again.best("k1", gpu="A100") is None
+
+
+def test_cuda_backend_times_the_task_kernel_on_the_fake_driver(monkeypatch):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runtime"))
+    from fake_cuda import FakeDriver, install
+
+    from fsir.tune.measure import CudaBackend
+
+    drv = install(monkeypatch, FakeDriver())
+    drv.ms_per_block = 0.01  # the fake's events: 10 µs per block
+    src = source()
+    space = task_space(TEXT, H100, src.key)
+    traces = [t for t in (space.trace_of(c) for c in space.fixed[:2]) if t is not None]
+    results = PoolMeasurer(CudaBackend(warmup=1, repeats=3, check=True), workers=0).measure(
+        [MeasureInput(src, t) for t in traces])
+    for t, r in zip(traces, results):
+        config = space.config(t)
+        blocks = -(-64 // config.bm) * -(-64 // config.bn) * config.split
+        assert r.ok and r.seconds is not None
+        assert abs(r.seconds - blocks * 1e-5) < 1e-12  # the median of the fake's times
+    # 1 warm-up and 3 timed launches of the task's kernel per candidate
+    assert sum(1 for launch in drv.launches if launch[0] == src.kernel) == 4 * len(traces)
