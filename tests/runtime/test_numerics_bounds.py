@@ -432,3 +432,207 @@ def test_segment_sum_within_gamma_of_its_depth(schedule):
     (want,) = exact(text, [data, offsets])
     magnitude = np.abs(data.astype(np.float64)).reshape(segments, length, dim).sum(1)
     check_bound(np.abs(got - want), gamma(d) * magnitude)
+
+
+# -- fused GEMM epilogues and prologues ---------------------------------------------------
+
+def fused(text: str) -> str:
+    """`text` with its function's graph ops in one stitch.fusion: the kernel the
+    explorer may choose, built whatever the latency-evaluator would say."""
+    from fsir.dialects.stitch import make_fusion
+
+    module = parse_module(text, "<test>")
+    (func,) = module.ops
+    make_fusion([op for op in func.body.block.ops if op.name.startswith("graph.")])  # type: ignore[attr-defined]
+    return str(module)
+
+
+def identity_dot_inputs(m: int, n: int, seed: int) -> list[np.ndarray]:
+    """Rows 100 + N(0, 1) times an identity: each product is an FMA chain adding one
+    exact product to zeros, so the GEMM is exact and what is measured is its epilogue."""
+    x = (100 + np.random.default_rng(seed).standard_normal((m, n))).astype(np.float32)
+    return [x, np.eye(n, dtype=np.float32)]
+
+
+def centred_rows(m: int, n: int) -> str:
+    """x·w minus its rows' means: the first half of a LayerNorm epilogue."""
+    a, w, y, r = tensor((m, n), "f32"), tensor((n, n), "f32"), tensor((m, n), "f32"), tensor((m,), "f32")
+    return f"""func.func @f(%x: {a}, %w: {w}) -> {y} {{
+  %d = graph.dot %x, %w : ({a}, {w}) -> {y}
+  %s = graph.reduce sum %d dims [1] : ({y}) -> {r}
+  %cn = graph.constant dense<{float(n)}> : {r}
+  %mean = graph.div %s, %cn : {r}
+  %mb = graph.broadcast %mean dims [0] : ({r}) -> {y}
+  %c = graph.sub %d, %mb : {y}
+  func.return %c : {y}
+}}"""
+
+
+@pytest.mark.parametrize("gemm", ["auto", "16x64x16/1x8"])
+def test_row_epilogue_sum_within_gamma_of_its_depth(gemm):
+    """A row reduction in a GEMM epilogue (`fsir/lowering/row_epilogue.py`): a thread
+    adds its tn columns, then log2(bn/tn) xor-shuffles, so |ŝ − s| ≤ γ_d·Σ|x| with
+    d = tn + log2(bn/tn). Measured on x − mean(x) over rows 100 + N(0, 1) (an exact
+    GEMM, n a power of two so the division is exact): the subtraction is exact
+    (Sterbenz), so the centred value's error is the sum's error / n."""
+    m, n = 32, 64
+    text = centred_rows(m, n)
+    lowered, (kernel,) = compile_graph(fused(text), fusion="none", gemm=gemm)
+    p = kernel.params
+    assert isinstance(p, GemmParamsAttr) and not p.tensor_cores and p.tile_n >= n  # the row epilogue
+    lanes = p.tile_n // p.thread_n
+    d = p.thread_n + int(math.log2(lanes))
+    ins = identity_dot_inputs(m, n, 11)
+    (got,) = simulate(lowered, ins)
+    (want,) = exact(text, ins)
+    magnitude = np.abs(ins[0].astype(np.float64)).sum(1, keepdims=True) / n
+    check_bound(np.abs(got - want), gamma(d) * magnitude + U32 * np.abs(want))
+
+
+def tile_moments_graph(m: int, n: int, w: int) -> str:
+    a, sq, y, p = tensor((m, n), "f32"), tensor((n, n), "f32"), tensor((m, n), "f32"), tensor((m, n // w, 2), "f32")
+    return f"""func.func @f(%x: {a}, %w: {sq}) -> ({y}, {p}) {{
+  %d = graph.dot %x, %w : ({a}, {sq}) -> {y}
+  %p = graph.tile_moments %d tile {w} : ({y}) -> {p}
+  func.return %d, %p : {y}, {p}
+}}"""
+
+
+def test_gemm_partial_moments_within_gamma_of_their_depth():
+    """The partial moments a GEMM epilogue writes (`fsir/lowering/ln_partials.py`): per
+    tile of w columns a lane adds its w/s columns, then log2 s shuffles over the tile's
+    s lanes, so d = w/s + log2 s and |m̂ − m| ≤ δm = γ_d·Σ|x|/w (w a power of two: the
+    division is exact). M2 sums fma(x − m̂, x − m̂, ·) along the same tree; the
+    deviations from m̂ add w·(m̂ − m)² to M2 and round twice, so
+    |M̂2 − M2| ≤ γ_(d+2)·(M2 + w·δm²) + w·δm². Rows 100 + N(0, 1)."""
+    m, n, w = 32, 128, 32
+    text = tile_moments_graph(m, n, w)
+    lowered, (kernel,) = compile_graph(fused(text), fusion="none", gemm="32x32x16/4x4")
+    p = kernel.params
+    assert isinstance(p, GemmParamsAttr) and not p.tensor_cores
+    assert any(op.name == "graph.tile_moments" for op in kernel.walk())
+    span = min(w, p.tile_n // p.thread_n)  # the lanes holding one tile (chunks of 1 or 4: the same here)
+    d = w // span + int(math.log2(span))
+    ins = identity_dot_inputs(m, n, 12)
+    got = simulate(lowered, ins)[1]
+    tiles = ins[0].astype(np.float64).reshape(m, n // w, w)
+    mean = tiles.mean(-1)
+    m2 = ((tiles - mean[..., None]) ** 2).sum(-1)
+    d_mean = gamma(d) * np.abs(tiles).sum(-1) / w
+    check_bound(np.abs(got[..., 0] - mean), d_mean)
+    check_bound(np.abs(got[..., 1] - m2), gamma(d + 2) * (m2 + w * d_mean**2) + w * d_mean**2)
+
+
+def bag_columns(batch: int, bags: tuple[int, ...], dims: tuple[int, ...], rows: int) -> str:
+    """Embedding columns: column i gathers `bags[i]` rows of a [rows, dims[i]] table per
+    batch row and sums them; the bags are concatenated (the `columns` mapping)."""
+    args, body, names, types = [], [], [], []
+    for i, (bag, dim) in enumerate(zip(bags, dims)):
+        ids, table = tensor((batch, bag), "i32"), tensor((rows, dim), "f32")
+        e, r = tensor((batch, bag, dim), "f32"), tensor((batch, dim), "f32")
+        args += [f"%ids{i}: {ids}", f"%t{i}: {table}"]
+        body += [f"%e{i} = graph.gather %t{i}, %ids{i} : ({table}, {ids}) -> {e}",
+                 f"%r{i} = graph.reduce sum %e{i} dims [1] : ({e}) -> {r}"]
+        names.append(f"%r{i}")
+        types.append(r)
+    out = tensor((batch, sum(dims)), "f32")
+    body.append(f"%x = graph.concat {', '.join(names)} dim 1 : ({', '.join(types)}) -> {out}")
+    lines = "\n  ".join(body)
+    return f"func.func @f({', '.join(args)}) -> {out} {{\n  {lines}\n  func.return %x : {out}\n}}"
+
+
+def test_column_bag_sums_within_gamma_of_their_depth():
+    """Embedding bags in the `columns` kernel (`fsir/lowering/columns.py`): the lanes of
+    a (row, element) walk the bag with stride `lanes`, then a butterfly, so
+    |ŝ − s| ≤ γ_d·Σ|x| with d = ⌈L/lanes⌉ + log2 lanes for a bag of L rows. Tables
+    100 + N(0, 1): the sums grow, and every rounding is of about the same size."""
+    batch, bags, dims, rows = 8, (200, 64), (16, 8), 100
+    text = bag_columns(batch, bags, dims, rows)
+    lowered, (kernel,) = compile_graph(text)
+    assert kernel.params.MAPPING.value == "columns"
+    lanes = [int(v) for v in kernel.groups()[-1].attributes["lanes"].get_values()]
+    rng = np.random.default_rng(13)
+    ins = []
+    for bag, dim in zip(bags, dims):
+        ins += [rng.integers(0, rows, (batch, bag)).astype(np.int32),
+                (100 + rng.standard_normal((rows, dim))).astype(np.float32)]
+    (got,) = simulate(lowered, ins)
+    (want,) = exact(text, ins)
+    bounds = []
+    for i, (bag, lane) in enumerate(zip(bags, lanes)):
+        d = -(-bag // lane) + int(math.log2(lane))
+        magnitude = np.abs(ins[2 * i + 1].astype(np.float64))[ins[2 * i]].sum(1)
+        bounds.append(gamma(d) * magnitude)
+    check_bound(np.abs(got - want), np.concatenate(bounds, 1))
+
+
+def normalised_dot(m: int, k: int, n: int) -> str:
+    """LayerNorm(x)·w with the row statistics (mean, rstd) given: a GEMM prologue."""
+    x, w, y, r, v = (tensor(s, "f32") for s in ((m, k), (k, n), (m, n), (m,), (k,)))
+    return f"""func.func @f(%x: {x}, %mean: {r}, %rstd: {r}, %g: {v}, %b: {v}, %w: {w}) -> {y} {{
+  %mb = graph.broadcast %mean dims [0] : ({r}) -> {x}
+  %rb = graph.broadcast %rstd dims [0] : ({r}) -> {x}
+  %gb = graph.broadcast %g dims [1] : ({v}) -> {x}
+  %bb = graph.broadcast %b dims [1] : ({v}) -> {x}
+  %xc = graph.sub %x, %mb : {x}
+  %xn = graph.mul %xc, %rb : {x}
+  %xg = graph.mul %xn, %gb : {x}
+  %xb = graph.add %xg, %bb : {x}
+  %d = graph.dot %xb, %w : ({x}, {w}) -> {y}
+  func.return %d : {y}
+}}"""
+
+
+def dot_epilogue(m: int, k: int, n: int, t: str) -> str:
+    """tanh(a·w + bias)·a scale: a GEMM epilogue."""
+    a, w, y, v = (tensor(s, t) for s in ((m, k), (k, n), (m, n), (n,)))
+    return f"""func.func @f(%a: {a}, %w: {w}, %bias: {v}) -> {y} {{
+  %d = graph.dot %a, %w : ({a}, {w}) -> {y}
+  %bb = graph.broadcast %bias dims [1] : ({v}) -> {y}
+  %h = graph.add %d, %bb : {y}
+  %e = graph.tanh %h : {y}
+  %c = graph.constant dense<0.3> : {y}
+  %o = graph.mul %e, %c : {y}
+  func.return %o : {y}
+}}"""
+
+
+@pytest.mark.parametrize("case", ["prologue", "epilogue_f32_split_k", "epilogue_f16_split_k"])
+def test_gemm_prologue_and_epilogue_give_the_unfused_bits(case):
+    """A LayerNorm normalisation inlined into the A-tile loads with its row statistics
+    hoisted before the k-loop (`fsir/lowering/prologue.py`), and consumers run on the
+    rounded product (in the last of the split-K slices,
+    `fsir/codegen/mappings/epilogue.py`), compute the same ops in the same order as
+    separate kernels: the same GEMM config gives the same bits, fused or not."""
+    rng = np.random.default_rng(14)
+    if case == "prologue":
+        m, k, n = 40, 64, 48
+        text, gemm = normalised_dot(m, k, n), "32x32x16/4x4"
+        x = (100 + rng.standard_normal((m, k))).astype(np.float32)
+        mean = x.mean(1).astype(np.float32)
+        rstd = (1 / x.std(1)).astype(np.float32)
+        ins = [x, mean, rstd, rng.uniform(0.5, 1.5, k).astype(np.float32),
+               rng.standard_normal(k).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)]
+    else:
+        # f32: another split or order would change most outputs' bits; f16: the product
+        # is rounded before the epilogue, as the separate GEMM's stored output is
+        t = case.split("_")[1]
+        m, k, n = 24, 128, 40
+        text, gemm = dot_epilogue(m, k, n, t), "16x16x8_2x2_s4"
+        ins = [(rng.standard_normal(s) / 4).astype(DTYPE[t]) for s in ((m, k), (k, n), (n,))]
+    fused_module, kernels = compile_graph(fused(text), fusion="none", gemm=gemm)
+    (kernel,) = kernels
+    ops = {op.name for op in kernel.walk()}
+    assert isinstance(kernel.params, GemmParamsAttr) and "graph.dot" in ops
+    if case == "prologue":
+        from fsir.lowering.prologue import row_statistics
+
+        (dot_op,) = [op for op in kernel.walk() if op.name == "graph.dot"]
+        assert "graph.sub" in ops and row_statistics(dot_op, set(kernel.body.block.args))
+    else:
+        assert kernel.params.split_k == 4 and "graph.tanh" in ops
+    separate, kernels = compile_graph(text, fusion="none", gemm=gemm)
+    assert len(kernels) > 1
+    (got,) = simulate(fused_module, ins)
+    (want,) = simulate(separate, ins)
+    assert np.array_equal(got, want)
