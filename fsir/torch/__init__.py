@@ -1,0 +1,142 @@
+"""PyTorch models compiled by fsir: `torch.compile(model, backend="fsir")`.
+
+    import torch, fsir.torch
+    y = torch.compile(model, backend="fsir")(x)                      # the entry point (pip install 'fsir[torch]')
+    y = torch.compile(model, backend=fsir.torch.backend(device="sim", fusion="xla"))(x)
+
+Dynamo captures FX graphs; AOTAutograd lowers each to core ATen
+(`torch._decomp.core_aten_decompositions()`), with parameters and buffers lifted to
+inputs; `fsir.torch.aten.convert_graph` turns it into the graph dialect (one converter
+per ATen op, `ATEN_TO_GRAPH`) and `fsir.compile` compiles it once per graph and guard set
+(dynamo calls the backend again when a guard fails). A graph holding an op fsir does not
+support runs in eager PyTorch instead, with one warning naming the op. Sizes dynamo
+marks dynamic become `?` dims, so one compile serves every batch size.
+
+Running: tensors are copied to numpy and the outputs back to torch tensors on the
+inputs' device, on the simulator and on a GPU alike (fsir's executor takes numpy arrays,
+not device pointers); a warning says so once.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import torch
+from torch import fx
+
+from fsir.api import Executable
+from fsir.api import compile as fsir_compile
+from fsir.torch.aten import ATEN_TO_GRAPH, Converted, Unsupported, convert_graph, unsupported_ops
+
+__all__ = ["ATEN_TO_GRAPH", "CompiledGraph", "backend", "fsir_backend"]
+
+_copy_warned = False
+
+
+def _warn_copies(device: str) -> None:
+    global _copy_warned
+    if not _copy_warned:
+        _copy_warned = True
+        warnings.warn(f"fsir.torch: running on {device} copies each input to numpy and each output back "
+                      "(fsir's executor takes numpy arrays, not device pointers)", stacklevel=3)
+
+
+def to_numpy(t: torch.Tensor) -> np.ndarray:
+    """A tensor's values as a numpy array (bf16 as ml_dtypes.bfloat16)."""
+    t = t.detach().cpu().contiguous()
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+    return t.numpy()
+
+
+def from_numpy(a: np.ndarray, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    a = np.ascontiguousarray(a)
+    if dtype == torch.bfloat16:
+        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16).to(device)
+    return torch.from_numpy(a).to(dtype=dtype, device=device)
+
+
+@dataclass
+class CompiledGraph:
+    """One FX graph compiled by fsir: `__call__` runs it on the tensors AOTAutograd passes."""
+
+    converted: Converted
+    executable: Executable
+    out_dtypes: tuple[torch.dtype, ...]
+    device: str = "auto"
+    runs: int = field(default=0, init=False)
+
+    def __call__(self, *args: Any) -> tuple[torch.Tensor, ...]:
+        tensors = [args[i] for i in self.converted.tensor_args]
+        where = tensors[0].device if tensors else torch.device("cpu")
+        _warn_copies("the simulator" if self.device == "sim" or not _gpu() else "a GPU")
+        outs = self.executable.run([to_numpy(t) for t in tensors], device=self.device, progress=False)
+        self.runs += 1
+        return tuple(from_numpy(outs[i], d, where) for i, d in zip(self.converted.outputs, self.out_dtypes))
+
+
+def _gpu() -> bool:
+    from fsir.runtime.device import gpu_available
+
+    return gpu_available()
+
+
+# Every fsir compile the backend made (a test counts them: one per graph and guard set).
+compiles: list[CompiledGraph] = []
+
+
+def compile_graph(gm: fx.GraphModule, example_inputs: Sequence[Any], device: str = "auto",
+                  **options: Any) -> Callable[..., Any]:
+    """AOTAutograd's compiler: `gm` compiled by fsir, or `gm.forward` (eager) with one
+    warning naming the op when fsir cannot compile it."""
+    missing = unsupported_ops(gm)
+    if missing:
+        return _eager(gm, missing[0])
+    try:
+        converted = convert_graph(gm)
+        exe = fsir_compile(converted.module, **options)
+    except Unsupported as err:
+        return _eager(gm, err.what, str(err))
+    except Exception as err:  # fsir's own limits (a pass, a verifier): never a crash in the user's model
+        return _eager(gm, "this graph", f"{type(err).__name__}: {err}")
+    outs = [n for n in gm.graph.nodes if n.op == "output"][0].args[0]
+    dtypes = tuple(o.meta["val"].dtype for o in (outs if isinstance(outs, (list, tuple)) else [outs]))
+    compiled = CompiledGraph(converted, exe, dtypes, device)
+    compiles.append(compiled)
+    return compiled
+
+
+def _eager(gm: fx.GraphModule, what: str, detail: str = "") -> Callable[..., Any]:
+    """`gm.forward`, after one warning: `what` names the op fsir does not support."""
+    if what == "this graph":
+        message = f"fsir could not compile this graph ({detail}); running it in eager PyTorch"
+    else:
+        extra = f" ({detail})" if detail and detail != what else ""
+        message = f"fsir does not support {what}; running this graph in eager PyTorch{extra}"
+    warnings.warn(message, stacklevel=2)
+    return gm.forward
+
+
+def backend(device: str = "auto", **options: Any) -> Callable[..., Any]:
+    """A `torch.compile` backend running fsir's kernels on `device` (auto, cuda, sim) with
+    `fsir.compile` options (fusion, arch, gpu, ...)."""
+    from torch._decomp import core_aten_decompositions
+    from torch._dynamo.backends.common import aot_autograd
+
+    def fw(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
+        return compile_graph(gm, example_inputs, device, **options)
+
+    def bw(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
+        return gm.forward  # training: the backward graph runs in eager PyTorch
+
+    return aot_autograd(fw_compiler=fw, bw_compiler=bw, decompositions=core_aten_decompositions())
+
+
+def fsir_backend(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
+    """The `torch_dynamo_backends` entry point `fsir`: `backend()` with fsir's defaults."""
+    return backend()(gm, example_inputs)
