@@ -132,7 +132,9 @@ def backend(device: str = "auto", **options: Any) -> Callable[..., Any]:
         return compile_graph(gm, example_inputs, device, **options)
 
     def bw(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
-        return gm.forward  # training: the backward graph runs in eager PyTorch
+        from torch._functorch.aot_autograd import make_boxed_func
+
+        return make_boxed_func(gm.forward)  # training: the backward graph runs in eager PyTorch
 
     return aot_autograd(fw_compiler=fw, bw_compiler=bw, decompositions=core_aten_decompositions())
 
