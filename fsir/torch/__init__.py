@@ -132,7 +132,7 @@ def backend(device: str = "auto", **options: Any) -> Callable[..., Any]:
         return compile_graph(gm, example_inputs, device, **options)
 
     def bw(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
-        from torch._functorch.aot_autograd import make_boxed_func
+        from torch._functorch._aot_autograd.utils import make_boxed_func
 
         return make_boxed_func(gm.forward)  # training: the backward graph runs in eager PyTorch
 
