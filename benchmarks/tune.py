@@ -1,15 +1,19 @@
-"""Tuning on the `model` measurer: evolutionary search (with the cost model) against
-random search over the same space, best-so-far against trials over several seeds,
-both against the exhaustive best of that space; and the sampling error of the model
-measurer against simulating every block.
+"""Tuning on the `model` measurer: evolutionary search (with the cost model, and with
+the prior alone) against random search over the same space, best-so-far against
+trials over several seeds; and the sampling error of the model measurer against
+simulating every block.
 
-    python benchmarks/tune.py [--m 256 --n 256 --k 512] [--seeds 5] [--trials 64] [--png tune.png]
+    python benchmarks/tune.py [--m 256 --n 256 --k 512] [--space mma|full] [--seeds 5] [--trials 64]
 
-The space: the tensor-core sketch of an f16 GEMM without split-K (split kernels are
-simulated in full, too slow to measure exhaustively here). Every candidate of it is
-measured once (in a process pool); the searches then read those measurements
+--space mma (default): the tensor-core sketch of an f16 GEMM without split-K (split
+kernels are simulated in full, too slow to measure exhaustively). Every candidate is
+measured once (in a process pool) and the searches read those measurements
 (deterministic: the model measurer gives a candidate the same time every time), so
-each search sees exactly what measuring would give it.
+each search sees exactly what measuring would give it, against the exhaustive best.
+
+--space full: both GEMM sketches (FMA and tensor cores) without split-K, too large to
+measure exhaustively: the searches measure as they go (each candidate once over all
+runs, memoised), against the best any run found.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import random
 import statistics
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from fsir.pipeline import PipelineOptions
 from fsir.testing.graphs import dot
@@ -32,47 +37,79 @@ from fsir.tune.task import capture, discover
 
 @dataclass
 class TableMeasurer:
-    """Measurements made once, looked up."""
+    """Measurements made once, looked up; what is not in the table is measured by
+    `measurer` (if any) and added."""
 
     table: dict
+    measurer: PoolMeasurer | None = None
 
     def measure(self, batch):
+        todo = [inp for inp in batch if inp.trace not in self.table]
+        if todo:
+            assert self.measurer is not None, "a candidate outside the exhaustive table"
+            for inp, res in zip(todo, self.measurer.measure(todo)):
+                self.table[inp.trace] = res
         return [self.table[inp.trace] for inp in batch]
 
 
-def exhaustive(src: TaskSource, checker: Checker, workers: int) -> dict:
+def exhaustive(src: TaskSource, checker: Checker, pool: PoolMeasurer) -> dict:
     valid = [c for c in map(checker.check, checker.space.traces()) if isinstance(c, Checked)]
     t = time.time()
-    measurer = PoolMeasurer(ModelBackend(), workers=workers, timeout=600)
-    try:
-        results = measurer.measure([MeasureInput(src, c.trace) for c in valid])
-    finally:
-        measurer.close()
+    results = pool.measure([MeasureInput(src, c.trace) for c in valid])
     print(f"exhaustive: {len(valid)} statically valid candidates of {checker.space.size()} traces, measured in "
-          f"{time.time() - t:.0f} s on {workers} workers; errors: "
+          f"{time.time() - t:.0f} s on {pool.workers} workers; errors: "
           f"{sum(not r.ok for r in results)}")
     return {r.trace: r for r in results}
 
 
-def search(src, mapping, checker, table, mode: SearchMode, seed: int, trials: int, default: str) -> list[float]:
-    opts = SearchOptions(trials=trials, batch=8, mode=mode, seed=seed, population=128, generations=3)
-    tuner = Tuner(src, mapping, checker, TableMeasurer(table), Database(None), opts, default)
+PRIOR_ONLY = "full, prior only"
+
+
+def search(src, mapping, checker, measurer: TableMeasurer, mode: str, seed: int, trials: int,
+           default: str) -> list[float]:
+    learn = mode != PRIOR_ONLY
+    opts = SearchOptions(trials=trials, batch=8, mode=SearchMode(mode if learn else SearchMode.EVOLUTION),
+                         seed=seed, population=128, generations=3, learn=learn)
+    tuner = Tuner(src, mapping, checker, measurer, Database(None), opts, default)
     return tuner.run().history
 
 
-def sampling_error(src: TaskSource, checker: Checker, n: int = 6) -> None:
+def sampling_error(src: TaskSource, checker: Checker, n: int = 6, header: bool = True) -> None:
     """Sampled (4 blocks) against every block simulated, on `n` candidates."""
     rng = random.Random(0)
     cands = [c for c in (checker.check(t) for t in (checker.space.sample(rng) for _ in range(4 * n)))
              if isinstance(c, Checked)][:n]
-    print("\nsampling error of the model measurer (4 sampled blocks vs all blocks simulated):")
-    print("| candidate | blocks | sampled µs | full µs | error |\n|---|---:|---:|---:|---:|")
+    if header:
+        print("\nsampling error of the model measurer (4 sampled blocks vs all blocks simulated):")
+        print("| candidate | blocks | sampled µs | full µs | error |\n|---|---:|---:|---:|---:|")
     for c in cands:
         sampled = ModelBackend(samples=4).measure_one(MeasureInput(src, c.trace))
         full = ModelBackend(samples=1 << 20).measure_one(MeasureInput(src, c.trace))
         if sampled.ok and full.ok and sampled.seconds and full.seconds:
             print(f"| {c.description} | {full.blocks} | {sampled.seconds * 1e6:.3f} | {full.seconds * 1e6:.3f} | "
                   f"{(sampled.seconds / full.seconds - 1) * 100:+.2f}% |")
+
+
+def sampling_models() -> None:
+    """The sampling error on kernels whose blocks differ: GEMMs with edge tiles, a row
+    kernel whose last block has fewer rows, a loop kernel with a partial last block."""
+    from fsir.tune.space import space_for as space_of
+
+    layernorm = (Path(__file__).resolve().parents[1] / "examples" / "layernorm.mlir").read_text()
+    layernorm = layernorm.replace("4096", "1000")
+    t = "tensor<1000x770xf32>"
+    loop = (f"func.func @f(%a: {t}, %b: {t}) -> {t} {{\n  %s = graph.add %a, %b : {t}\n"
+            f"  %m = graph.mul %s, %a : {t}\n  func.return %m : {t}\n}}\n")
+    first = True
+    for text in (dot(1000, 1000, 256, "f16"), dot(200, 300, 96, "f32"), layernorm, loop):
+        options = PipelineOptions(fusion="stitch", gpu="H100")
+        stitched = _stitched(text, options)
+        (task,) = discover(stitched, options)
+        request = capture(stitched, options, task.key)
+        space = space_of(request, today_splits(request))
+        space = space.narrowed({s.kind for s in space.sketches}, split=False)
+        sampling_error(TaskSource(text, options, task.key, task.kernel), Checker(request, space), 4, first)
+        first = False
 
 
 def main() -> None:
@@ -85,35 +122,56 @@ def main() -> None:
     p.add_argument("--trials", type=int, default=64)
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--png", default="tune.png")
+    p.add_argument("--space", default="mma", choices=("mma", "full"))
+    p.add_argument("--samples", type=int, default=4, help="blocks simulated per launch")
+    p.add_argument("--sampling-error", action="store_true",
+                   help="only the sampling error on kernels with edge tiles, row and loop kernels")
     args = p.parse_args()
+    if args.sampling_error:
+        sampling_models()
+        return
     options = PipelineOptions(fusion="stitch", gpu=args.gpu)
     text = dot(args.m, args.n, args.k, "f16")
     stitched = _stitched(text, options)
     (task,) = discover(stitched, options)
     request = capture(stitched, options, task.key)
     full = space_for(request, today_splits(request))
-    space = full.narrowed({SketchKind.GEMM_MMA}, split=False)
+    kinds = {SketchKind.GEMM_MMA} if args.space == "mma" else {SketchKind.GEMM_MMA, SketchKind.GEMM_FMA}
+    space = full.narrowed(kinds, split=False)
     checker = Checker(request, space)
     src = TaskSource(text, options, task.key, task.kernel)
-    print(f"GEMM {args.m}x{args.n}x{args.k} f16 on {args.gpu} (model measurer); today's choice: "
-          f"{task.default_config}; full space {full.size()} traces, searched space {space.size()}")
-    table = exhaustive(src, checker, args.workers)
+    print(f"GEMM {args.m}x{args.n}x{args.k} f16 on {args.gpu} (model measurer, {args.samples} sampled blocks); "
+          f"today's choice: {task.default_config}; full space {full.size()} traces, searched space {space.size()} "
+          f"({args.space})")
+    pool = PoolMeasurer(ModelBackend(samples=args.samples), workers=args.workers, timeout=600)
+    # today's choice, measured in the full space (it may be split-K: simulated in full)
+    default = next(c for c in full.fixed if c.describe() == task.default_config)
+    today_trace = full.trace_of(default)
+    assert today_trace is not None
+    (today,) = pool.measure([MeasureInput(src, today_trace)])
+    today_us = today.seconds * 1e6 if today.seconds else math.nan
+    table = exhaustive(src, checker, pool) if args.space == "mma" else {}
+    measurer = TableMeasurer(table, pool if args.space == "full" else None)
+    modes = [str(SearchMode.EVOLUTION), PRIOR_ONLY, str(SearchMode.RANDOM), str(SearchMode.FAST)]
+    curves: dict[str, list[list[float]]] = {}
+    t = time.time()
+    try:
+        for mode in modes:
+            curves[mode] = [search(src, task.mapping, checker, measurer, mode, s, args.trials, task.default_config)
+                            for s in range(args.seeds)]
+    finally:
+        pool.close()
+    print(f"searches: {time.time() - t:.0f} s, {len(table)} distinct candidates measured")
     ok = {t: r for t, r in table.items() if r.ok}
     best_t, best = min(ok.items(), key=lambda tr: tr[1].seconds)
-    print(f"exhaustive best: {space.config(best_t).describe()} {best.seconds * 1e6:.3f} µs")
-    today = [r for t, r in ok.items() if space.config(t).describe() == task.default_config]
-    if today:
-        print(f"today's choice measured: {today[0].seconds * 1e6:.3f} µs ({today[0].seconds / best.seconds:.3f}x "
-              "the best)")
-    # the prior alone: where the exhaustive best ranks among the prior's picks
+    what = "exhaustive best" if args.space == "mma" else "best any run found"
+    print(f"{what}: {space.config(best_t).describe()} {best.seconds * 1e6:.3f} µs")
+    print(f"today's choice: {today_us:.3f} µs ({today_us * 1e-6 / best.seconds:.3f}x the best)")
     ranked = sorted((c for c in map(checker.check, ok) if isinstance(c, Checked)), key=lambda c: c.prior_seconds)
     top1 = table[ranked[0].trace].seconds
-    print(f"the prior's top pick: {ranked[0].description} {top1 * 1e6:.3f} µs ({top1 / best.seconds:.3f}x)")
-    curves: dict[SearchMode, list[list[float]]] = {}
-    for mode in (SearchMode.EVOLUTION, SearchMode.RANDOM, SearchMode.FAST):
-        curves[mode] = [search(src, task.mapping, checker, table, mode, s, args.trials, task.default_config)
-                        for s in range(args.seeds)]
-    print(f"\nbest-so-far / exhaustive best, mean (worst) over {args.seeds} seeds:")
+    print(f"the prior's top pick among those measured: {ranked[0].description} {top1 * 1e6:.3f} µs "
+          f"({top1 / best.seconds:.3f}x)")
+    print(f"\nbest-so-far / {what}, mean (worst) over {args.seeds} seeds:")
     marks = [t for t in (8, 16, 32, 48, 64, 96, 128) if t <= args.trials]
     print("| search | " + " | ".join(f"{t} trials" for t in marks) + " |")
     print("|---|" + "---:|" * len(marks))
@@ -125,9 +183,10 @@ def main() -> None:
         print(f"| {mode} | " + " | ".join(cells) + " |")
     for mode, runs in curves.items():
         hit = [next((i + 1 for i, v in enumerate(r) if v <= 1.05 * best.seconds), math.inf) for r in runs]
-        print(f"{mode}: trials to within 5% of the exhaustive best per seed: {hit}")
+        print(f"{mode}: trials to within 5% of the {what} per seed: {hit}")
     plot(curves, best.seconds, args)
-    sampling_error(src, checker)
+    if args.space == "mma":
+        sampling_error(src, checker)
 
 
 def plot(curves, best: float, args) -> None:

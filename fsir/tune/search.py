@@ -47,6 +47,7 @@ class SearchOptions:
     generations: int = 3
     epsilon: float = 0.1
     measurer_name: str = "model"
+    learn: bool = True  # train the cost model (False: the prior alone guides the evolution)
 
 
 @dataclass
@@ -99,7 +100,8 @@ class Tuner:
                 self._record(res)
                 history.append(min([r.seconds for r in self.measured.values() if r.ok and r.seconds] or [math.inf]))
             budget -= len(batch)
-            self.model.fit(self._training())
+            if opts.learn:
+                self.model.fit(self._training())
         defaults = [r for r in self.measured.values() if r.config == self.default_config]
         draws = self.checker.space.draws
         return TuneResult(self.db.best(self.task.key, self.task.options.gpu, self.task.options.arch),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from tune_graphs import elementwise, gemm, layernorm
+from tune_graphs import column_sum, elementwise, gemm, layernorm
 
 from fsir.codegen.mappings.gemm import GemmConfig
 from fsir.dialects.schedule import KernelOp
@@ -63,6 +63,7 @@ def test_gemm_1024_f16_space_has_today_and_ten_thousand_points():
 
 
 @pytest.mark.parametrize("text,mapping,kind", [(layernorm(), "row", SketchKind.ROW),
+                                               (column_sum(), "row", SketchKind.ROW),
                                                (elementwise(), "loop", SketchKind.LOOP),
                                                (gemm(96, 64, 128, "f32"), "gemm", SketchKind.GEMM_FMA)])
 def test_today_lies_in_the_space(text, mapping, kind):
@@ -115,7 +116,8 @@ def test_invalid_traces_are_refused():
     assert not isinstance(checker.check(huge), Checked)
 
 
-@pytest.mark.parametrize("text", [gemm(128, 96, 64, "f16"), gemm(64, 64, 128, "f32"), layernorm(), elementwise()])
+@pytest.mark.parametrize("text", [gemm(128, 96, 64, "f16"), gemm(64, 64, 128, "f32"), layernorm(), column_sum(),
+                                  elementwise()])
 def test_sampled_candidates_lower_and_are_what_was_asked(text):
     task, request, space = task_of(text)
     checker = Checker(request, space)

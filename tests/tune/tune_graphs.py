@@ -30,3 +30,14 @@ func.func @f(%a: {t}, %b: {t}) -> {t} {{
 
 def gemm(m: int, n: int, k: int, t: str) -> str:
     return dot(m, n, k, t)
+
+
+def column_sum(rows: int = 512, cols: int = 64) -> str:
+    """A column reduction (sum over dim 0): the row mapping's thread/interleaved schedules."""
+    t, r = f"tensor<{rows}x{cols}xf32>", f"tensor<{cols}xf32>"
+    return f"""
+func.func @f(%a: {t}) -> {r} {{
+  %s = graph.reduce sum %a dims [0] : ({t}) -> {r}
+  func.return %s : {r}
+}}
+"""
