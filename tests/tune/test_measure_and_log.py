@@ -74,6 +74,34 @@ def test_a_crashing_worker_is_an_error_and_tuning_goes_on():
     assert [r.trace for r in results] == traces
 
 
+@dataclass(frozen=True)
+class HangOn:
+    """A backend whose worker hangs on one trace."""
+
+    trace: Trace
+
+    def measure_one(self, inp: MeasureInput) -> MeasureResult:
+        if inp.trace == self.trace:
+            import time
+
+            time.sleep(600)
+        return MeasureResult(inp.trace, 1e-6)
+
+
+def test_a_worker_past_the_timeout_is_an_error_and_tuning_goes_on():
+    src = source()
+    space = task_space(TEXT, H100, src.key)
+    traces = [t for t in (space.trace_of(c) for c in space.fixed[:3]) if t is not None]
+    measurer = PoolMeasurer(HangOn(traces[0]), workers=1, timeout=3)
+    try:
+        results = measurer.measure([MeasureInput(src, t) for t in traces])
+        again = measurer.measure([MeasureInput(src, traces[1])])  # a fresh pool
+    finally:
+        measurer.close()
+    assert results[0].error == MeasureError.TIMEOUT
+    assert all(r.ok for r in results[1:]) and again[0].ok
+
+
 def record(seconds: float | None, config: str = "gemm/16x16x16/1x1", fsir: str | None = None) -> Record:
     trace = Trace((Decision(Knob.SKETCH, "fixed"), Decision(Knob.FIXED, 0)))
     return Record("k1", "gemm", config, trace, seconds, None if seconds else MeasureError.TIMEOUT, "", "H100",
