@@ -60,6 +60,7 @@ from xdsl.irdl import (
     operand_def,
     opt_attr_def,
     opt_operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
     traits_def,
@@ -1168,29 +1169,133 @@ class IotaOp(GraphOp):
     """Indices along one dimension.
 
         %i = graph.iota dim 1 : tensor<4x8xi32>
+
+    A `?` result dim takes its size from the optional `like` operand, as a broadcast's
+    does (only its sizes are read, never its elements). Without `dims`, `like` has the
+    result's rank and shape; with `dims`, result dim i has the size of `like`'s dim
+    dims[i], or is static where dims[i] is -1, so a rank-1 iota can count along one dim
+    of a larger value (ONNX's `Range(0, Shape(x)[1], 1)`):
+
+        %p = graph.iota dim 0 like %ids dims [1] : (tensor<?x?xi64>) -> tensor<?xi64>
     """
 
     name = "graph.iota"
-    INT_PROPS: ClassVar = (("dim", "dim", False),)
-    SHORT_TYPE: ClassVar = True
     dim = prop_def(IntegerAttr[I64])
+    like_dims = opt_prop_def(DenseArrayBase[I64])
+    like = opt_operand_def(TensorType)
     result = result_def(TensorType)
     traits = traits_def(Pure(), LightElementwise())
 
+    @classmethod
+    def parse(cls, parser: Parser):
+        parser.parse_keyword("dim")
+        props: dict[str, Attribute] = {"dim": _int_attr(parser.parse_integer())}
+        like: UnresolvedOperand | None = None
+        if parser.parse_optional_keyword("like") is not None:
+            like = parser.parse_unresolved_operand()
+            if parser.parse_optional_keyword("dims") is not None:
+                props["like_dims"] = DenseArrayBase.from_list(i64, _parse_int_list(parser))
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        operands: list[SSAValue] = []
+        if like is not None:  # `: (like type) -> result type`
+            pos = parser.pos
+            types = parser.parse_comma_separated_list(parser.Delimiter.PAREN, parser.parse_type)
+            if len(types) != 1:
+                parser.raise_error(f"expected 1 operand type, got {len(types)}", pos, parser.pos)
+            parser.parse_punctuation("->")
+            operands.append(parser.resolve_operand(like, types[0]))
+        result_type = parser.parse_type()
+        return cls.build(operands=cls._group_operands(operands), result_types=[result_type], properties=props,
+                         attributes=attrs)
+
+    @classmethod
+    def _group_operands(cls, operands):
+        return [list(operands)]  # the one optional `like`
+
+    def print(self, printer: Printer):
+        printer.print_string(f" dim {self.dim.value.data}")
+        if self.like is not None:
+            printer.print_string(" like ")
+            printer.print_operand(self.like)
+        if self.like_dims is not None:
+            printer.print_string(" dims ")
+            _print_int_list(printer, _dims(self, "like_dims"))
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        if self.like is not None:
+            printer.print_string("(")
+            printer.print_attribute(self.like.type)
+            printer.print_string(") -> ")
+        printer.print_attribute(self.result_type)
+
+    def _like_shape(self) -> list[int] | None:
+        """`like`'s sizes as the result's dims see them (through `dims`), or None
+        without `like`; a -1 entry of `dims` stands for the result's own size."""
+        if self.like is None:
+            return None
+        like, out = shape_of(self.like.type), shape_of(self.result_type)
+        if self.like_dims is None:
+            return list(like)
+        return [like[k] if k >= 0 else out[i] for i, k in enumerate(_dims(self, "like_dims"))]
+
+    def _check_like(self, out: Sequence[int]) -> None:
+        if self.like is None:
+            if self.like_dims is not None:
+                raise VerifyException("'dims' needs a 'like' operand")
+            return
+        like = shape_of(self.like.type)
+        if self.like_dims is not None:
+            dims = _dims(self, "like_dims")
+            if len(dims) != len(out):
+                raise VerifyException(f"dims has {len(dims)} entries but the result has rank {len(out)}")
+            for i, k in enumerate(dims):
+                if not -1 <= k < len(like):
+                    raise VerifyException(f"dims entry {k} is out of range for the 'like' operand's rank {len(like)}")
+                if k == -1 and out[i] == DYN:
+                    raise VerifyException(f"result dim {i} is '?' but takes no dim of the 'like' operand "
+                                          "(dims entry -1)")
+        mapped = self._like_shape()
+        assert mapped is not None
+        if not shapes_compatible(mapped, out):
+            raise VerifyException(f"the 'like' operand's shape {fmt_shape(like)} is not compatible with the result "
+                                  f"shape {fmt_shape(out)}")
+
     def infer_type(self) -> TensorType:
         t = self.result_type
-        _check_dims([self.dim.value.data], len(shape_of(t)), "iota dimension")
+        out = shape_of(t)
+        _check_dims([self.dim.value.data], len(out), "iota dimension")
         if not (is_int(t.element_type) or is_float(t.element_type)) or is_bool(t.element_type):
             raise VerifyException(f"iota needs an integer or float element type, got {t.element_type}")
-        return t
+        self._check_like(out)
+        mapped = self._like_shape()
+        return t if mapped is None else tensor(t.element_type, join_shapes(out, mapped))
 
-    def reference(self):
-        shape = shape_of(self.result_type)
-        if DYN in shape:
-            raise VerifyException("graph.iota with a '?' dim cannot be evaluated (its size is unknown)")
+    def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
+        """A `?` result dim is the size of the `like` dim it maps to."""
+        out: list = list(shape_of(self.result_type))
+        if self.like is None:
+            return out
+        like = dims_of(self.like)
+        dims = _dims(self, "like_dims") if self.like_dims is not None else range(len(out))
+        return [like[k] if s == DYN else s for s, k in zip(out, dims)]
+
+    def operand_indices(self, idx: Sequence, dims_of: DimsOf, b: DimBuilder) -> list[list]:
+        """`like` gives sizes, not elements: no coordinate of it is read (0 stands for
+        that, so index analyses see an invariant, never a data-dependent, read)."""
+        return [[0] * len(shape_of(o.type)) for o in self.operands]
+
+    def reference(self, like=None):
+        out = list(shape_of(self.result_type))
+        if like is not None:
+            dims = _dims(self, "like_dims") if self.like_dims is not None else range(len(out))
+            out = [like.shape[k] if s == DYN else s for s, k in zip(out, dims)]
+        if DYN in out:
+            raise VerifyException("graph.iota with a '?' dim cannot be evaluated without a 'like' operand "
+                                  "(its size is unknown)")
         d = self.dim.value.data
-        idx = np.arange(shape[d]).reshape([-1 if i == d else 1 for i in range(len(shape))])
-        return np.broadcast_to(idx, shape).astype(numpy_dtype(self.result_type.element_type))
+        idx = np.arange(out[d]).reshape([-1 if i == d else 1 for i in range(len(out))])
+        return np.broadcast_to(idx, out).astype(numpy_dtype(self.result_type.element_type))
 
 
 # ---------------------------------------------------------------------------

@@ -34,7 +34,7 @@ from fsir.dialects import graph
 from fsir.dialects.graph import shape_of, tensor
 from fsir.errors import Location, UserError
 from fsir.frontend import onnx_storage
-from fsir.frontend.builder import GraphBuilder
+from fsir.frontend.builder import GraphBuilder, dense_i64
 from fsir.frontend.onnx_dynamic import SYMBOLIC, Sym, SymbolicShapes, argument_dims, is_symbolic
 from fsir.ir import verify
 from fsir.transforms.symbolic_dims import set_argument_dims
@@ -405,9 +405,28 @@ class OnnxImporter:
             dims = self.sym.dims(v)
             if all(dims[d] == sizes[d] for d, s in enumerate(shape) if s == graph.DYN):
                 return v
+        carrier = self.size_carrier(shape, sizes)
+        if carrier is not None:
+            return carrier
         shown = ", ".join(map(str, sizes))
         raise self.error(f"{self.describe()}: no value of the model has the run-time shape [{shown}] that fsir "
                          "could take the `?` sizes of its result from")
+
+    def size_carrier(self, shape: Sequence[int], sizes: Sequence) -> SSAValue | None:
+        """A value of `shape` whose `?` dims have the run-time `sizes` when no model
+        value has them (a [seq, seq] mask from [1, seq] < [seq, 1]): an iota taking
+        those sizes from one value that has them all (`like` with `dims`), whose
+        elements nothing reads; None if no value has them all."""
+        wanted = [sizes[d] for d, s in enumerate(shape) if s == graph.DYN]
+        for v in [*self.input_args, *self.sym.known]:
+            dims = self.sym.dims(v)
+            if all(w in dims for w in wanted):
+                mapping = [dims.index(sizes[d]) if s == graph.DYN else -1 for d, s in enumerate(shape)]
+                carrier = self.b.emit(graph.IotaOp, [v], tensor(graph.i32, shape), dim=graph._int_attr(0),
+                                      like_dims=dense_i64(mapping))
+                self.sym.bind(carrier, list(sizes))
+                return carrier
+        return None
 
     def count(self, x: SSAValue, axes: Sequence[int], reduced: SSAValue) -> SSAValue:
         """How many elements of `x` each element of `reduced` (x reduced over `axes`)
@@ -984,12 +1003,53 @@ class OnnxImporter:
         start, limit, delta = (self.constant_value(n, what) for n, what in zip(node.input, ("start", "limit", "delta")))
         bounds = {"start": start, "limit": limit, "delta": delta}
         symbolic = {what: v.item() for what, v in bounds.items() if is_symbolic(v.reshape(-1)[0])}
+        v = self.value(node.input[0])
         if symbolic:
+            return [self.run_time_range(start.item(), limit.item(), delta.item(), symbolic, v)]
+        return [self.const(np.arange(start.item(), limit.item(), delta.item()).astype(start.dtype), v)]
+
+    def run_time_range(self, start, limit, delta, symbolic: dict, like_elem: SSAValue) -> SSAValue:
+        """Range(start, limit, delta) of a run-time limit (the size of a `?` dim, as
+        transformers' `arange(seq)` exports): start + delta * iota, the iota's length
+        taken from a value with that dim (`like`). A run-time start or delta, or a
+        length that is no value's dim, is refused."""
+        length = self.range_length(start, limit, delta) if set(symbolic) == {"limit"} else None
+        found = self.value_with_dim(length) if length is not None else None
+        if found is None:
             shown = ", ".join(f"{what} = {v}" for what, v in symbolic.items())
             raise self.error(f"{self.describe()} has a run-time bound ({shown}, from the size of a `?` dim): fsir "
-                             "makes a Range of compile-time length only; give the model static sizes for that dim")
-        v = self.value(node.input[0])
-        return [self.const(np.arange(start.item(), limit.item(), delta.item()).astype(start.dtype), v)]
+                             "makes a Range of run-time length only with a constant start and delta > 0 and a "
+                             "length that is the size of a dim of a model value (arange(n) of n = Shape(x)[k])")
+        like, k = found
+        b = self.b
+        y = b.emit(graph.IotaOp, [like], tensor(b.elem(like_elem), [graph.DYN]), dim=graph._int_attr(0),
+                   like_dims=dense_i64([k]))
+        if delta != 1:
+            y = b.ew("mul", y, b.scalar_like(delta, y))
+        if start != 0:
+            y = b.ew("add", y, b.scalar_like(start, y))
+        self.sym.bind(y, [length])
+        return y
+
+    @staticmethod
+    def range_length(start, limit, delta):
+        """ceil((limit - start) / delta) where the algebra gives it exactly (a run-time
+        length must be some value's dim, whose size is whole): None otherwise."""
+        if isinstance(delta, float) or isinstance(start, float) or delta <= 0:
+            return None
+        length = SYMBOLIC.div(SYMBOLIC.sub(limit, _size(start)), int(delta))
+        return None if isinstance(length, Sym) and length.expr[0] == "div" else length
+
+    def value_with_dim(self, size) -> tuple[SSAValue, int] | None:
+        """A value with a dim of run-time size `size` and that dim, a graph input first
+        (reading an input's sizes ties no kernel to another's output); None if none."""
+        if not is_symbolic(size):
+            return None
+        for v in [*self.input_args, *self.sym.known]:
+            dims = self.sym.dims(v)
+            if size in dims:
+                return v, dims.index(size)
+        return None
 
 
 def _size(x: Any) -> Any:

@@ -2,7 +2,8 @@
 
 Shape arithmetic on run-time sizes (Add, Sub, Mul, Div, Mod of Shape entries) folds in
 the `SymbolicDims` algebra and feeds Reshape targets, which then run at every size;
-what fsir cannot do with a run-time size (a Range of run-time length, a size used as
+a Range of a run-time limit is a `graph.iota` sized by the value the limit measures;
+what fsir cannot do with a run-time size (a Range of run-time start, a size used as
 data) is a located `UserError`, never an internal error (the reported `TypeError:
 unsupported operand type(s) for /: 'Sym' and 'int'` from Range).
 """
@@ -28,12 +29,29 @@ def _model(nodes, outputs, inits=(), x_shape=("B", 4)) -> bytes:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
 
 
-def test_range_of_a_symbolic_size_is_a_located_error():
-    model = _model([helper.make_node("Range", ["zero", "b", "one"], ["r"])], [("r", TensorProto.INT64)])
+@pytest.mark.parametrize("start, limit, delta, expected", [
+    ("zero", "b", "one", lambda b: np.arange(b)),  # arange(B): graph.iota like x
+    ("zero", "b2", "two", lambda b: np.arange(0, 2 * b, 2)),  # length (2*B)/2 = B, scaled
+])
+def test_range_of_a_symbolic_size_runs_at_every_size(start, limit, delta, expected):
+    nodes = [helper.make_node("Mul", ["b", "two"], ["b2"]), helper.make_node("Range", [start, limit, delta], ["r"])]
+    exe = fsir.compile(_model(nodes, [("r", TensorProto.INT64)]))
+    for b in (1, 5, 9):
+        (r,) = exe.run([np.zeros((b, 4), np.float32)], device="sim")
+        assert r.dtype == np.int64 and np.array_equal(r, expected(b))
+
+
+@pytest.mark.parametrize("inputs, shown", [
+    (["b", "four", "one"], "start = B"),  # a run-time start
+    (["zero", "b", "two"], "limit = B"),  # length B/2: no value's dim
+    (["one", "b", "one"], "limit = B"),  # length B - 1: no value's dim
+])
+def test_range_fsir_cannot_size_is_a_located_error(inputs, shown):
+    model = _model([helper.make_node("Range", inputs, ["r"])], [("r", TensorProto.INT64)])
     with pytest.raises(fsir.UserError) as err:
         fsir.compile(model)
     assert str(err.value.loc) == "<bytes>:3:1"  # the Range node
-    assert "run-time bound (limit = B" in err.value.message
+    assert f"run-time bound ({shown}" in err.value.message
 
 
 def test_a_symbolic_size_as_data_is_a_located_error():

@@ -115,8 +115,8 @@ def check_supported(op: Operation) -> None:
         if needs is not None:
             raise op_error(op, f"on f64 needs '{needs}', which the GPU code generator has in f32 only "
                                "(convert to f32 first)")
-    if isinstance(op, graph.IotaOp) and DYN in shape_of(op.result.type):
-        raise op_error(op, "with a '?' dim cannot be generated (its size is unknown)")
+    if isinstance(op, graph.IotaOp) and op.like is None and DYN in shape_of(op.result.type):
+        raise op_error(op, "with a '?' dim and no 'like' operand cannot be generated (its size is unknown)")
 
 
 def closure(values: list[SSAValue], stop) -> set[Operation]:
