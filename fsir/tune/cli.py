@@ -12,7 +12,7 @@ import sys
 from fsir.errors import UserError
 from fsir.pipeline import PipelineOptions, read_model
 from fsir.tune.database import Database
-from fsir.tune.measure import ModelBackend, PoolMeasurer, TaskSource, _stitched, task_space
+from fsir.tune.measure import CudaBackend, ModelBackend, PoolMeasurer, TaskSource, _stitched, task_space
 from fsir.tune.search import SearchMode, SearchOptions, Tuner, TuneResult
 from fsir.tune.space import Checker
 from fsir.tune.task import capture, discover
@@ -26,6 +26,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--mode", default="full", choices=[m.value for m in SearchMode],
                    help="full: evolutionary search with the cost model; fast: the prior's top N; random")
     p.add_argument("--workers", type=int, default=1, help="measuring processes (0: in this process)")
+    p.add_argument("--measurer", default="model", choices=("model", "cuda"),
+                   help="model: sampled simulator blocks through the timeline model; cuda: CUDA events on the GPU")
     p.add_argument("--gpu", default=PipelineOptions.gpu)
     p.add_argument("--arch", default=PipelineOptions.arch)
     p.add_argument("--fusion", default=PipelineOptions.fusion)
@@ -37,13 +39,15 @@ def parser() -> argparse.ArgumentParser:
 
 def tune_model(text: str, options: PipelineOptions, search: SearchOptions, log: str, workers: int,
                timeout: float = 300.0, progress: bool = True) -> list[tuple[str, TuneResult]]:
-    """Tune every task of the model `text`; (kernel name, result) per task."""
+    """Tune every task of the model `text`; (kernel name, result) per task, measured by
+    `search.measurer_name` (model or cuda)."""
     from tqdm import tqdm
 
     stitched = _stitched(text, options)
     tasks = discover(stitched, options)
     db = Database(log)
-    measurer = PoolMeasurer(ModelBackend(), workers=workers, timeout=timeout)
+    backend = CudaBackend() if search.measurer_name == "cuda" else ModelBackend()
+    measurer = PoolMeasurer(backend, workers=workers, timeout=timeout)
     out = []
     try:
         for task in tasks:
@@ -84,7 +88,8 @@ def main(argv=None) -> None:
         # workers re-parse the model: its graph-dialect text
         text = open(args.model).read() if args.model.endswith(".mlir") else str(read_model(args.model))
         options = PipelineOptions(fusion=args.fusion, gpu=args.gpu, arch=args.arch, precision=args.precision)
-        search = SearchOptions(trials=args.trials, mode=SearchMode(args.mode), seed=args.seed)
+        search = SearchOptions(trials=args.trials, mode=SearchMode(args.mode), seed=args.seed,
+                               measurer_name=args.measurer)
         results = tune_model(text, options, search, args.log, args.workers, args.timeout)
     except UserError as err:
         print(f"fs-tune: error: {err}", file=sys.stderr)
