@@ -56,11 +56,11 @@ def splat_value(op: graph.ConstantOp) -> float | int | bool | None:
 
 def canonical_index(v: SSAValue, idx: Sequence[Index]) -> list[Index]:
     """`idx` with the coordinate of every static size-1 dim of `v` made 0, the only
-    valid one. Element values are memoised and provided by index, and two rules may
-    reach one element of a size-1 dim by different expressions (a GEMM epilogue
-    provides a row reduction at grid z's batch index, a broadcast reads that dim at 0):
-    one canonical index makes them meet, where an index-by-index match would leave the
-    reader with no rule to compute the reduction."""
+    valid one, where a reader of a size-1 dim (a broadcast) asks. Memo keys stay the
+    index as given: a provider's index may lie outside the tensor (a guarded lane's
+    identity value), and made canonical it would stand for the real element 0, so a
+    provider whose coordinates are known valid provides at this index too
+    (`provide_row_reductions`: a batch of one on grid z)."""
     t = v.type
     if not isinstance(t, TensorType):
         return list(idx)
@@ -154,12 +154,11 @@ class ElementEmitter:
     def at(self, v: SSAValue, idx: Sequence[Index]) -> SSAValue:
         if v in self.row_values:
             return self.row_values[v]
-        idx = canonical_index(v, idx)
         key = self._element_key(v, idx)
         found = self.c.lookup(key)
         if found is not None:
             return found
-        out = self._compute(v, idx)
+        out = self._compute(v, list(idx))
         self.c.memo()[key] = out
         return out
 
@@ -170,7 +169,7 @@ class ElementEmitter:
     def provide(self, v: SSAValue, idx: Sequence[Index], value: SSAValue) -> None:
         """Make `value` the element `idx` of `v` for the rest of the current scope and
         the blocks nested in it (a value loaded once before a loop that reads it)."""
-        self.c.memo()[self._element_key(v, canonical_index(v, idx))] = value
+        self.c.memo()[self._element_key(v, idx)] = value
 
     def _compute(self, v: SSAValue, idx: list[Index]) -> SSAValue:
         ib = self.ib

@@ -28,7 +28,7 @@ from xdsl.dialects.builtin import i32
 from xdsl.ir import Operation, SSAValue
 
 from fsir.dialects import gpu, graph
-from fsir.lowering.emit import ElementEmitter, elem_type
+from fsir.lowering.emit import ElementEmitter, canonical_index, elem_type
 from fsir.lowering.scalar import Index, compute_type
 
 
@@ -96,5 +96,14 @@ def provide_row_reductions(e: ElementEmitter, product: SSAValue, reductions: Seq
                 offset //= 2
             total = sb.round_to(row, elem_type(r.results[0]))
             for n in ns:  # past a reshape, each column's row index is computed on its own
-                # (a size-1 dim's coordinate, a batch of one on grid z, is 0: emit's canonical_index)
-                e.provide(r.results[0], index(m, n, operand)[:-1], total)
+                at = index(m, n, operand)[:-1]
+                e.provide(r.results[0], at, total)
+                # A reader of a size-1 dim asks for element 0 (emit's canonical_index). The
+                # batch coordinates (grid z) are valid, so the total is also that element
+                # there; a row coordinate is only where it is the thread's first row: with
+                # one row (M = 1) the thread holding row 0 holds it first, and the others'
+                # rows all lie beyond M, their outputs masked.
+                full = canonical_index(r.results[0], at)
+                canonical = [*full[:-1], full[-1] if i == 0 else at[-1]]
+                if canonical != at:
+                    e.provide(r.results[0], canonical, total)

@@ -5,8 +5,9 @@ cannot be computed per element here".
 Root cause: the GEMM's LayerNorm epilogue provides each row reduction at the index
 grid z gives the batch, while the broadcast reading it asks for a size-1 dim's element
 at 0; element values met index by index, so the reader found no value and no rule.
-`fsir.lowering.emit.canonical_index` makes every coordinate of a size-1 dim 0, so
-providers and readers meet. The safety net: a fusion whose kernel does not lower is
+The epilogue now also provides each reduction where a reader of a size-1 dim asks,
+at 0 (`fsir.lowering.emit.canonical_index`), for the coordinates known valid (memo keys
+stay as given: a provider at an index outside the tensor must not stand for element 0). The safety net: a fusion whose kernel does not lower is
 compiled as one kernel per op (counted in `fusions_split`, remarked on the kernels).
 """
 
@@ -17,6 +18,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import fsir
 import fsir.lowering.emit as emit
+import fsir.lowering.row_epilogue as row_epilogue
 from fsir import stats
 from fsir.pipeline import PipelineOptions, load, lower
 from fsir.runtime.compare import compare
@@ -55,7 +57,7 @@ def test_batch_one_matmul_layernorm_is_one_kernel():
 
 def test_a_fusion_that_does_not_lower_is_split_not_refused(monkeypatch):
     # the rule before the fix: the epilogue's reductions are not found at a size-1 dim's 0
-    monkeypatch.setattr(emit, "canonical_index", lambda v, idx: list(idx))
+    monkeypatch.setattr(row_epilogue, "canonical_index", lambda v, idx: list(idx))
     exe, split = compile_and_check(matmul_layernorm(), (1, 16, 64))
     assert split == 1
     assert len(exe.kernels) > 1 and "gemm" in [k.mapping for k in exe.kernels]
