@@ -60,8 +60,9 @@ class _BitsElement(Parser._TensorLiteralElement):
     is -inf); xDSL's own parser would take it for the integer 4286578688."""
 
     def to_type(self, parser, type):
-        if isinstance(type, AnyFloat) and type_is_int(self.value):
-            return next(type.iter_unpack(self.value.to_bytes(type.compile_time_size, "little")))
+        value = self.value
+        if isinstance(type, AnyFloat) and isinstance(value, int) and not isinstance(value, bool):
+            return next(type.iter_unpack(value.to_bytes(type.compile_time_size, "little")))
         return super().to_type(parser, type)
 
 

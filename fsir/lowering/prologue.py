@@ -25,7 +25,8 @@ are those ops, which the capability check admits besides the light ones
 
 from __future__ import annotations
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from fsir.dialects import graph
 from fsir.dialects.graph import shape_of
@@ -143,8 +144,10 @@ def computed_statistics(dot: graph.DotOp, inputs: set[SSAValue]) -> list[SSAValu
     return out
 
 
-def element_type(v: SSAValue):
-    return v.type.element_type
+def element_type(v: SSAValue) -> Attribute:
+    t = v.type
+    assert isinstance(t, TensorType)
+    return t.element_type
 
 
 def hoist_row_statistics(low, rows, batch: list[Index], m0: Index, bm: int, m_size: Index) -> None:

@@ -785,14 +785,14 @@ class ExporterBuilder:
         s = self.scale_value(q.shape, nb, root=where == "both") if where != "none" else None
         transpose_first = self.ch.prob(0.5)
         kt = self.swap_last(k) if transpose_first else k
-        if where in ("both", "q"):
+        if s is not None and where in ("both", "q"):
             q = self.apply_scale(q, s, nb)
-        if where in ("both", "k"):
+        if s is not None and where in ("both", "k"):
             kt = self.apply_scale(kt, s, nb)
         if not transpose_first:
             kt = self.swap_last(kt)
         scores = self.dot(q, kt)
-        if where == "scores":
+        if s is not None and where == "scores":
             scores = self.apply_scale(scores, s, nb)
         if self.ch.prob(0.3):
             self.outputs.append(scores)
