@@ -225,7 +225,7 @@ def _tuned(log: str | os.PathLike[str] | None, opts: PipelineOptions):
         return contextlib.nullcontext()
     from fsir.tune.apply import tuned
 
-    return tuned(log, opts)
+    return tuned(os.fspath(log), opts)
 
 
 def _compile(module: ModuleOp, opts: PipelineOptions, plans: PlanCache | None) -> Executable:

@@ -486,7 +486,8 @@ def getitem(cx: Ctx, args: tuple[Any, ...], kw: dict[str, Any]) -> Result:
     parts, i = args
     v = parts[i]
     if v is None:
-        raise Unsupported(f"{cx.node.args[0].target if cx.node is not None else '?'} result {i}")  # type: ignore[union-attr]
+        source = cx.node.args[0] if cx.node is not None else None
+        raise Unsupported(f"{source.target if isinstance(source, fx.Node) else '?'} result {i}")
     return v
 
 
