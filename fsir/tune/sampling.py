@@ -114,7 +114,7 @@ class SampledSimDevice(SimDevice):
         if occ == 0:
             return SampledLaunch(math.inf, nblocks, len(picked), 0)
         held = max(smem, self.spec.smem_per_sm // occ) if self.registers is not None else smem
-        launch = Launch(None, kernel, grid, block, [], smem)  # type: ignore[arg-type] (the model reads no module)
+        launch = Launch(None, kernel, grid, block, [], smem)  # type: ignore[arg-type]  # the model reads no module
         run = ConcurrentRun([launch], [], records, [occ], [threads], [held], self.spec, "fifo")
         tl = model_timeline(run)
         return SampledLaunch(tl.launch_us[0] * 1e-6, nblocks, len(picked), occ)

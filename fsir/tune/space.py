@@ -215,7 +215,7 @@ class GemmSketch(Sketch):
     split: bool = True  # split-K a knob (a narrowed space may leave it out)
 
     @property
-    def kind(self) -> SketchKind:  # type: ignore[override]
+    def kind(self) -> SketchKind:  # type: ignore[override]  # a property where the base has a field
         return SketchKind.GEMM_FMA if self.math == GemmMath.FMA else SketchKind.GEMM_MMA
 
     def domains(self) -> tuple[Domain, ...]:
