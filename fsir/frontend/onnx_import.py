@@ -327,6 +327,11 @@ class OnnxImporter:
     def check_schema(self, node: onnx.NodeProto) -> None:
         """The node as its op's ONNX schema (at the model's opset) allows: input and output
         counts, attribute types; converters may then rely on them."""
+        if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute):
+            # the checker checks a subgraph without its enclosing scope, so a branch that
+            # reads an outer value (as branches do) fails it; its nodes are checked one by
+            # one as they are imported (`onnx_control`)
+            return
         if self._checker is None:
             self._checker = onnx.checker.C.CheckerContext()
             self._checker.ir_version = self.model.ir_version or onnx.IR_VERSION
