@@ -65,6 +65,9 @@ _AXES_INPUT_SINCE = {"ReduceSum": 13, "ReduceMean": 18, "ReduceMax": 18, "Reduce
                      "ReduceLogSumExp": 18}
 
 
+# Ops whose attributes hold subgraphs that read the enclosing graph's values.
+SUBGRAPH_OPS = frozenset({"If", "Loop", "Scan"})
+
 Converter = Callable[["OnnxImporter", onnx.NodeProto, dict[str, Any]], list[SSAValue]]
 CONVERTERS: dict[str, Converter] = {}
 """Converters by op_type, registered with `@converter(...)` from the op-family modules
@@ -327,10 +330,11 @@ class OnnxImporter:
     def check_schema(self, node: onnx.NodeProto) -> None:
         """The node as its op's ONNX schema (at the model's opset) allows: input and output
         counts, attribute types; converters may then rely on them."""
-        if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute):
+        if node.op_type in SUBGRAPH_OPS:
             # the checker checks a subgraph without its enclosing scope, so a branch that
-            # reads an outer value (as branches do) fails it; its nodes are checked one by
-            # one as they are imported (`onnx_control`)
+            # reads an outer value (as branches do) fails it; the converter checks the
+            # attributes it reads, and the branch's nodes are checked one by one as they
+            # are imported (`onnx_control`)
             return
         if self._checker is None:
             self._checker = onnx.checker.C.CheckerContext()
