@@ -298,20 +298,8 @@ class CudaDevice(Device):
                     pass
 
     def launch(self, module, kernel: str, grid, block, args, shared_bytes: int = 0) -> CudaTiming:
-        if isinstance(module, str):
-            module = self.load(module)
-        self._current()
-        temps: list[tuple[DeviceBuffer, np.ndarray]] = []
-        done = False
-        try:
-            f, grid, block, _packed, ptrs = self._prepare(module, kernel, grid, block, args, shared_bytes, temps)
-            ms = self._timed_launch(kernel, f, grid, block, shared_bytes, ptrs)
-            done = True
-        finally:
-            self._finish(temps, done)
-        t = CudaTiming(1, ms)
-        self.timing = self.timing + t
-        return t
+        (ms,) = self.time_launch(module, kernel, grid, block, args, shared_bytes, warmup=0, repeats=1)
+        return CudaTiming(1, ms)
 
     def time_launch(self, module, kernel: str, grid, block, args, shared_bytes: int = 0, warmup: int = 2,
                     repeats: int = 10) -> list[float]:
