@@ -25,11 +25,11 @@ are those ops, which the capability check admits besides the light ones
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from fsir.dialects import graph
 from fsir.dialects.graph import shape_of
+from fsir.lowering.emit import elem_type
 from fsir.lowering.scalar import Index
 
 # Ops that read every operand at their result's own index (a GEMM epilogue's ops,
@@ -139,15 +139,9 @@ def computed_statistics(dot: graph.DotOp, inputs: set[SSAValue]) -> list[SSAValu
     out: list[SSAValue] = []
     for b in row_statistics(dot, inputs):
         src = b.operands[0]
-        if src not in inputs and src not in out and varies_with_row(b) and graph.is_float(element_type(src)):
+        if src not in inputs and src not in out and varies_with_row(b) and graph.is_float(elem_type(src)):
             out.append(src)
     return out
-
-
-def element_type(v: SSAValue) -> Attribute:
-    t = v.type
-    assert isinstance(t, TensorType)
-    return t.element_type
 
 
 def hoist_row_statistics(low, rows, batch: list[Index], m0: Index, bm: int, m_size: Index) -> None:
