@@ -47,7 +47,7 @@ def bert_stack(layers: int) -> str:
 
 def compile_once(text: str) -> tuple[dict[str, float], int, int]:
     """Seconds per stage, kernels launched, distinct gpu.funcs."""
-    from fsir.ir import parse_module
+    from fsir.parse import parse_module
     from fsir.pipeline import PipelineOptions, emit_ptx, lower
 
     times: dict[str, float] = {}

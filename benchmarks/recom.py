@@ -110,7 +110,8 @@ def measure(n: int, mode: str, batch: int, max_rows: int, ptx: bool, seed: int, 
 
     from fsir.dialects.schedule import KernelOp
     from fsir.gpuspec import gpu_spec
-    from fsir.ir import parse_module, verify
+    from fsir.ir import verify
+    from fsir.parse import parse_module
     from fsir.pipeline import PipelineOptions, emit_ptx, passes
 
     spec = gpu_spec("H100")
@@ -168,7 +169,7 @@ def check_on_simulator(n: int, batches: list[int], max_rows: int, seed: int, rag
     import numpy as np
 
     from fsir.dialects.graph import DYN
-    from fsir.ir import parse_module
+    from fsir.parse import parse_module
     from fsir.pipeline import PipelineOptions, lower
     from fsir.runtime.compare import compare
     from fsir.runtime.executor import execute

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.runtime.executor import execute, module_ptx
 from fsir.runtime.reference import find_function

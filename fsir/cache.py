@@ -216,6 +216,6 @@ def _parse_function(text: str, k: KernelOp) -> gpu.FuncOp | None:
 
 @functools.cache
 def _context():
-    from fsir.ir import make_context
+    from fsir.parse import make_context
 
     return make_context()

@@ -180,7 +180,7 @@ def parse_source(source: str | bytes, name: str, fmt: str, ctx: Context | None =
     """A verified graph module from the text (or bytes) of a model in format `fmt`."""
     if fmt in registry.FRONTENDS:
         return registry.FRONTENDS[fmt]()(source, name)
-    from fsir.ir import parse_module
+    from fsir.parse import parse_module
 
     if isinstance(source, bytes):
         raise UserError(f"'{name}': MLIR input must be text, got bytes (give frontend= for a binary format)")

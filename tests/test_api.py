@@ -50,7 +50,7 @@ def assert_matches_reference(exe, inputs, outputs):
 
 
 def test_compile_from_path_text_and_module(ln, tmp_path):
-    from fsir.ir import parse_module
+    from fsir.parse import parse_module
 
     path = tmp_path / "ln.mlir"
     path.write_text(LAYERNORM)

@@ -7,7 +7,7 @@ import pytest
 from scipy.special import erf
 from xdsl.dialects.builtin import DenseArrayBase
 
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 from fsir.runtime.inputs import RUNTIME_SHAPE_ATTR
 from fsir.runtime.reference import arg_names, find_function, run
 from fsir.testing.paths import EXAMPLES

@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 from xdsl.utils.lexer import Span
 
-from fsir import ir
+from fsir import ir, parse
 from fsir.errors import UserError
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 
 
 def _module(n: int) -> str:
@@ -41,10 +41,10 @@ def test_locations_without_rescanning_the_input(monkeypatch):
 
 
 def test_the_dense_literal_constraint_is_built_once():
-    ir._dense_literal_constraint.cache_clear()
+    parse._dense_literal_constraint.cache_clear()
     parse_module(_module(50), "<test>")
-    assert ir._dense_literal_constraint.cache_info().misses == 1
-    assert ir._dense_literal_constraint.cache_info().hits >= 49
+    assert parse._dense_literal_constraint.cache_info().misses == 1
+    assert parse._dense_literal_constraint.cache_info().hits >= 49
 
 
 @pytest.mark.parametrize("literal, message", [

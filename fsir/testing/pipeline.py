@@ -20,7 +20,7 @@ from fsir.codegen.summary import Summary
 from fsir.dialects.graph import numpy_dtype
 from fsir.dialects.schedule import KernelOp
 from fsir.gpuspec import gpu_spec
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.runtime.compare import compare
 from fsir.runtime.executor import execute

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from xdsl.dialects import cf
 
-from fsir.ir import make_context, parse_module
+from fsir.parse import make_context, parse_module
 from fsir.ptx import print_ptx
 from fsir.testing.paths import LIT_TESTS
 

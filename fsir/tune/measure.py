@@ -88,7 +88,7 @@ class Backend(Protocol):
 
 @functools.lru_cache(maxsize=8)
 def _stitched(text: str, options: PipelineOptions) -> ModuleOp:
-    from fsir.ir import parse_module
+    from fsir.parse import parse_module
     from fsir.tune.task import stitched_module
 
     return stitched_module(parse_module(text, "<tune>"), options)
@@ -267,7 +267,7 @@ def _wrong_result(task: TaskSource, lowered: ModuleOp, ptx: str, inputs: list[np
 
 def _compare(task: TaskSource, got: Sequence[np.ndarray], inputs: list[np.ndarray]) -> str | None:
     """Why the outputs `got` differ from the reference interpreter's (None: they agree)."""
-    from fsir.ir import parse_module
+    from fsir.parse import parse_module
     from fsir.runtime.compare import compare
     from fsir.runtime.reference import run
 

@@ -14,7 +14,7 @@ from xdsl.dialects import memref
 from fsir.codegen.mappings.attention import find_attention
 from fsir.dialects import graph
 from fsir.dialects.schedule import AttentionParamsAttr, KernelOp, Mapping
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.testing.paths import EXAMPLES
 from fsir.testing.pipeline import check, schedule_kernels

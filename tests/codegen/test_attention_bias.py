@@ -12,7 +12,7 @@ from xdsl.dialects import memref, scf
 
 from fsir.dialects import gpu
 from fsir.dialects.schedule import AttentionParamsAttr, KernelOp
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.runtime.compare import compare
 from fsir.runtime.executor import execute

@@ -38,7 +38,7 @@ from fsir.codegen.mappings import mapping_of
 from fsir.dialects import gpu
 from fsir.dialects.schedule import AttentionParamsAttr, KernelOp, Mapping
 from fsir.gpuspec import gpu_spec
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.ptx import print_ptx
 from fsir.ptx.ptxas import assemble

@@ -38,7 +38,7 @@ from fsir.codegen.mappings.gemm_tc import tc_candidates
 from fsir.dialects import gpu, graph
 from fsir.dialects.schedule import GemmMath, KernelOp, Mapping
 from fsir.gpuspec import gpu_spec
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.testing.graphs import dot as _dot
 from fsir.testing.pipeline import scheduled_kernel, simulate_kernel

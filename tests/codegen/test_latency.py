@@ -14,7 +14,7 @@ from fsir.codegen.latency import (
 )
 from fsir.dialects import gpu
 from fsir.gpuspec import gpu_spec
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.ptx.costs import printed_mix
 from fsir.ptx.ptxas import assemble

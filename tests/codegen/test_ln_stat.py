@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from fsir.dialects.schedule import KernelOp
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.runtime.executor import execute
 from fsir.runtime.reference import run

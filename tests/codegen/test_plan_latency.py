@@ -14,7 +14,7 @@ from fsir.codegen.stitch_codegen import StitchCodegenPass
 from fsir.dialects.schedule import KernelOp
 from fsir.fusion.explorer import ExplorerOptions, apply_plan, explore
 from fsir.gpuspec import gpu_spec
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 from fsir.runtime.reference import find_function
 from fsir.testing.paths import EXAMPLES
 

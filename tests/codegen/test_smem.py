@@ -49,7 +49,7 @@ def test_layernorm_reductions_share_one_slot_ptxas():
     """Mean and variance are two block reductions; their result slots share one
     buffer's space in the schedule IR, and ptxas -v reports that many shared bytes."""
     from fsir.dialects.schedule import GroupOp, KernelOp, RowParamsAttr, Storage
-    from fsir.ir import parse_module
+    from fsir.parse import parse_module
     from fsir.pipeline import PipelineOptions, emit_ptx, lower
     from fsir.ptx.ptxas import assemble
 

@@ -23,7 +23,7 @@ from fsir.codegen.mappings import mapping_of
 from fsir.codegen.mappings.gemm import SPLITS, GemmConfig, split_candidates, split_wait_cycles
 from fsir.dialects import gpu
 from fsir.gpuspec import gpu_spec
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.testing.graphs import dot as _dot
 from fsir.testing.pipeline import scheduled_kernel, simulate_kernel

@@ -8,7 +8,7 @@ the threads request within 1.3x), and short / long rows get warp / block composi
 import numpy as np
 import pytest
 
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.runtime.executor import execute, module_ptx
 from fsir.runtime.reference import run

@@ -16,8 +16,8 @@ from fsir.codegen.mappings.base import Mapping
 from fsir.codegen.summary import op_mix
 from fsir.dialects import graph
 from fsir.dialects.schedule import DYNAMIC, KernelOp
-from fsir.ir import parse_module
 from fsir.lowering.gemm import vector_fragments
+from fsir.parse import parse_module
 from fsir.pipeline import PipelineOptions, emit_ptx, lower, read_model
 from fsir.ptx.ptxas import assemble
 from fsir.testing.paths import EXAMPLES, ROOT

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from fsir.errors import SimulatorError
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.runtime.executor import execute, module_ptx
 from fsir.sim import run_ptx

@@ -11,7 +11,7 @@ from xdsl.utils.exceptions import VerifyException
 from fsir.dialects import graph
 from fsir.dialects.graph import shape_of
 from fsir.errors import UserError
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 from fsir.testing.conv import direct_conv
 
 

@@ -19,7 +19,8 @@ from xdsl.transforms.common_subexpression_elimination import CommonSubexpression
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from fsir.dialects import graph
-from fsir.ir import make_context, parse_module, verify
+from fsir.ir import verify
+from fsir.parse import make_context, parse_module
 from fsir.runtime.reference import run
 from fsir.testing.paths import LIT_TESTS
 from fsir.testing.random_graphs import GraphOptions, graphs, random_graph, random_inputs

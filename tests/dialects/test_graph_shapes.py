@@ -18,10 +18,10 @@ from fsir.codegen import locality
 from fsir.dialects import graph
 from fsir.dialects.graph import DYN, STATIC, shape_of, static_dims
 from fsir.errors import UserError
-from fsir.ir import parse_module
 from fsir.lowering import emit
 from fsir.lowering.scalar import Cursor, IndexBuilder
 from fsir.lowering.shapes import ShapeCalc
+from fsir.parse import parse_module
 from fsir.runtime.reference import check_inputs, evaluate_op, find_function
 from fsir.testing.random_graphs import graphs, random_inputs
 

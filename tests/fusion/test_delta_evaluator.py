@@ -12,7 +12,7 @@ from fsir.fusion.delta_evaluator import DeltaEvaluator
 from fsir.fusion.explorer import ExplorerOptions, explore
 from fsir.fusion.plan import beam_search, build_plan
 from fsir.gpuspec import GPUS, gpu_spec
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 from fsir.runtime.reference import find_function
 
 MB4 = 4 * 1024 * 1024  # bytes of a 1024x1024 f32 tensor

@@ -17,7 +17,8 @@ from fsir.dialects.stitch import FusionOp
 from fsir.errors import UserError
 from fsir.fusion.explorer import ExplorerOptions, apply_plan, explore, report
 from fsir.fusion.horizontal import merge_sibling_dots
-from fsir.ir import parse_module, verify
+from fsir.ir import verify
+from fsir.parse import parse_module
 from fsir.runtime.reference import find_function, run
 from fsir.testing.paths import EXAMPLES
 from fsir.testing.random_graphs import random_graph, random_inputs

@@ -11,7 +11,8 @@ import numpy as np
 from fsir.dialects import graph
 from fsir.dialects.schedule import KernelOp
 from fsir.fusion.horizontal import merge_sibling_dots, sibling_dots
-from fsir.ir import parse_module, verify
+from fsir.ir import verify
+from fsir.parse import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.runtime.reference import find_function, run
 from fsir.testing.pipeline import check

@@ -11,7 +11,7 @@ import pytest
 from fsir.dialects.graph import DYN
 from fsir.dialects.schedule import KernelOp
 from fsir.fusion.columns import column_sets, structure_key
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.testing.paths import example_module
 from fsir.testing.pipeline import check, input_types

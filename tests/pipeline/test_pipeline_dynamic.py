@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from fsir.errors import UserError
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.runtime.executor import execute
 from fsir.testing.pipeline import check

@@ -8,7 +8,7 @@ fsir.testing.random_graphs --seed N --dynamic 0.2`).
 
 from __future__ import annotations
 
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.runtime.compare import compare
 from fsir.runtime.executor import execute

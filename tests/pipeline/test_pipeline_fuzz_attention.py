@@ -15,7 +15,7 @@ runs more. A failing seed is printed by `python -m fsir.testing.random_graphs
 
 from __future__ import annotations
 
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.runtime.compare import compare
 from fsir.runtime.executor import execute

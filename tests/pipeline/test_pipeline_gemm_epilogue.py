@@ -10,7 +10,7 @@ import pytest
 
 from fsir.codegen.mappings.gemm import CANDIDATES
 from fsir.dialects.schedule import KernelOp
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.testing.graphs import normalising_gemm
 from fsir.testing.pipeline import check

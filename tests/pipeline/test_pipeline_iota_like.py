@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import fsir
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 from fsir.runtime import reference
 
 SOURCE = """

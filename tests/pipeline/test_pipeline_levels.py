@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.runtime.inputs import random_inputs
 from fsir.runtime.reference import find_function, run

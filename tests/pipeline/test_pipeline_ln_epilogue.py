@@ -12,7 +12,7 @@ import pytest
 from fsir.dialects.schedule import GemmMath, GemmParamsAttr, KernelOp
 from fsir.dialects.stitch import make_fusion
 from fsir.errors import UserError
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.testing.pipeline import check
 

@@ -15,7 +15,7 @@ from fsir.codegen.mappings.gemm_tc import TC_CANDIDATES, tc_candidates
 from fsir.dialects import gpu
 from fsir.dialects.schedule import GemmMath, KernelOp
 from fsir.errors import UserError
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.runtime.executor import execute
 from fsir.testing.pipeline import assemble_all

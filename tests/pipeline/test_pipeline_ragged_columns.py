@@ -12,7 +12,7 @@ import pytest
 import fsir
 from fsir.dialects.graph import DYN
 from fsir.fusion.columns import column_sets
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 from fsir.runtime.reference import run
 from fsir.testing.paths import example_module
 from fsir.testing.pipeline import check, input_types

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from fsir.dialects import graph
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 from fsir.runtime.reference import find_function, run_function
 from fsir.testing.pipeline import check
 

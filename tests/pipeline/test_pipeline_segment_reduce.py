@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import fsir
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.runtime.reference import run
 from fsir.testing.pipeline import check

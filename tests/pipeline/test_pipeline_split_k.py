@@ -21,8 +21,8 @@ from xdsl.dialects import arith
 from fsir.dialects import gpu
 from fsir.dialects.graph import tf32_dots
 from fsir.dialects.schedule import KernelOp
-from fsir.ir import parse_module
 from fsir.lowering import split_k
+from fsir.parse import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.runtime.compare import compare
 from fsir.runtime.device import SimDevice

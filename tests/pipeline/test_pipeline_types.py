@@ -17,7 +17,7 @@ from hypothesis.extra.numpy import arrays
 
 from fsir.dialects.graph import ELEMENTWISE, INT, INTEGER, NUMERIC, numpy_dtype
 from fsir.errors import UserError
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.runtime.executor import execute
 from fsir.runtime.reference import run

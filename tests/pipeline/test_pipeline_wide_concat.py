@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.runtime.executor import execute
 

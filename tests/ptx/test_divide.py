@@ -214,7 +214,7 @@ def test_graph_division_by_a_constant_end_to_end(t, c):
     reference over the type's whole range, INT_MIN included (whose magnitude the
     reference once overflowed)."""
     from fsir.dialects.graph import numpy_dtype
-    from fsir.ir import parse_module
+    from fsir.parse import parse_module
     from fsir.pipeline import PipelineOptions, emit_ptx, lower
     from fsir.testing.pipeline import check
 

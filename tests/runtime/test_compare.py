@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 from fsir.runtime.compare import compare
 from fsir.runtime.reference import find_function, run_function, run_function_float64
 

@@ -19,7 +19,7 @@ import pytest
 from xdsl.context import Context
 
 from fsir.dialects.schedule import GemmParamsAttr, KernelOp, RowParamsAttr
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.runtime.executor import execute
 from fsir.runtime.reference import find_function, run, run_function_float64

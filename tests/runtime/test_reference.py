@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from fsir.errors import UserError
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 from fsir.runtime.reference import run
 
 bf16 = ml_dtypes.bfloat16

@@ -9,7 +9,7 @@ import sys
 from fsir import registry
 
 HEAVY = ("fsir.fusion", "fsir.codegen", "fsir.lowering", "fsir.ptx", "fsir.dialects", "fsir.transforms",
-         "fsir.frontend", "fsir.runtime", "fsir.sim", "fsir.ir", "fsir.api", "numpy", "onnx", "scipy")
+         "fsir.frontend", "fsir.runtime", "fsir.sim", "fsir.ir", "fsir.parse", "fsir.api", "numpy", "onnx", "scipy")
 
 HELP = """
 import contextlib, io, json, sys

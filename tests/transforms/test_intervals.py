@@ -13,8 +13,8 @@ from xdsl.dialects import func
 from fsir.codegen.stitch_codegen import StitchCodegenPass
 from fsir.dialects import graph
 from fsir.fusion.explore import FusionExplorePass
-from fsir.ir import parse_module
 from fsir.lowering.schedule_to_gpu import ScheduleToGpuPass
+from fsir.parse import parse_module
 from fsir.pipeline import lower
 from fsir.runtime.executor import execute
 from fsir.runtime.reference import run

@@ -11,7 +11,8 @@ from xdsl.dialects import func
 from xdsl.ir import SSAValue
 
 from fsir.dialects import graph
-from fsir.ir import make_context, parse_module, verify
+from fsir.ir import verify
+from fsir.parse import make_context, parse_module
 from fsir.runtime.reference import evaluate_op
 from fsir.testing.random_graphs import graphs, random_inputs
 from fsir.transforms.intervals import Intervals, ProveGatherBoundsPass

@@ -15,7 +15,7 @@ import fsir
 from fsir.dialects import gpu
 from fsir.dialects.graph import DimsAttr
 from fsir.errors import UserError
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 from fsir.transforms.symbolic_dims import Mono, SymbolicShapes, UnionFind
 
 RNG = np.random.default_rng(0)

@@ -10,7 +10,7 @@ from tune_graphs import gemm
 
 import fsir
 from fsir.dialects.schedule import KernelOp
-from fsir.ir import parse_module
+from fsir.parse import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.tools import fs_run
 from fsir.tune.apply import tuned
