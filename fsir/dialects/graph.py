@@ -12,9 +12,9 @@ Every op carries an op-class trait (light elementwise, expensive elementwise, re
 gather, compute-intensive) that fusion and code generation key on, a shape rule
 (`reify_dims`, written over a `DimBuilder` index algebra: `infer_type` runs it on static
 shapes for the verifier and shape inference, code generation on runtime sizes), an index
-rule (`operand_indices`: which operand elements one result element reads), and a numpy
-reference implementation (`reference`) that the reference interpreter calls. Elementwise ops are
-rows of the `ELEMENTWISE` table: adding one is a one-line change there.
+rule (`operand_indices`: which operand elements one result element reads). What each
+op computes in numpy is `fsir/interpreters/graph.py`, apart from the op. Elementwise
+ops are rows of the `ELEMENTWISE` table: adding one is a one-line change there.
 """
 
 from __future__ import annotations
@@ -523,12 +523,6 @@ class GraphOp(IRDLOperation):
         Raises VerifyException when operands or properties are invalid."""
         raise NotImplementedError
 
-    def reference(self, *args: Any, **kwargs: Any) -> np.ndarray:
-        """numpy evaluation; arrays arrive with `numpy_dtype` of their element type, one
-        positional argument per operand. The gradual signature lets each op name its own
-        operands."""
-        raise NotImplementedError
-
     def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
         """The result's dims from the operands' dims (`dims_of(v)`) in algebra `b`: the
         runtime shape with `fsir.lowering.scalar.IndexBuilder`, the static one with
@@ -601,14 +595,6 @@ def _check_dims(dims: Sequence[int], rank: int, what: str, unique: bool = True) 
             raise VerifyException(f"{what} {d} is out of range for rank {rank}")
     if unique and len(set(dims)) != len(dims):
         raise VerifyException(f"{what}s {list(dims)} contain duplicates")
-
-
-def _same_runtime_shapes(*arrays: np.ndarray) -> None:
-    """`?` dims are only known at run time: elementwise operands must agree then (numpy
-    would silently broadcast a size-1 dim)."""
-    if len({a.shape for a in arrays}) > 1:
-        shapes = " and ".join(fmt_shape(a.shape) for a in arrays)
-        raise VerifyException(f"operand shapes differ at run time: {shapes}")
 
 
 def _same_shape_dims(self: GraphOp, dims_of: DimsOf, b: DimBuilder) -> list:
@@ -855,13 +841,6 @@ class ElementwiseOp(GraphOp):
     operand_indices = _same_index
     agreeing_dims = _same_shape_agreement
 
-    def reference(self, *args: np.ndarray) -> np.ndarray:
-        _same_runtime_shapes(*args)
-        elem = self.result_type.element_type
-        cdt = compute_dtype(elem)
-        out = self.SPEC.ref(*(a.astype(cdt, copy=False) for a in args))
-        return np.asarray(out).astype(numpy_dtype(elem), copy=False)
-
 
 def _make_elementwise(name: str, spec: Elementwise) -> type[ElementwiseOp]:
     operands = ", ".join(["%x", "%w"][: spec.arity])
@@ -907,12 +886,6 @@ class CompareDirectionAttr(EnumAttribute[CompareDirection], SpacedOpaqueSyntaxAt
     name = "graph.compare_direction"
 
 
-_COMPARE_REF = {
-    CompareDirection.EQ: np.equal, CompareDirection.NE: np.not_equal, CompareDirection.LT: np.less,
-    CompareDirection.LE: np.less_equal, CompareDirection.GT: np.greater, CompareDirection.GE: np.greater_equal,
-}
-
-
 @irdl_op_definition
 class CompareOp(GraphOp):
     """Elementwise comparison giving i1 (`eq ne lt le gt ge`; float compares are ordered,
@@ -941,11 +914,6 @@ class CompareOp(GraphOp):
     reify_dims = _same_shape_dims
     operand_indices = _same_index
     agreeing_dims = _same_shape_agreement
-
-    def reference(self, a, b):
-        _same_runtime_shapes(a, b)
-        cdt = compute_dtype(tensor_type(self.lhs).element_type)
-        return _COMPARE_REF[self.direction.data](a.astype(cdt), b.astype(cdt))
 
 
 @irdl_op_definition
@@ -979,10 +947,6 @@ class SelectOp(GraphOp):
     operand_indices = _same_index
     agreeing_dims = _same_shape_agreement
 
-    def reference(self, c, a, b):
-        _same_runtime_shapes(c, a, b)
-        return np.where(c, a, b)
-
 
 @irdl_op_definition
 class ConvertOp(GraphOp):
@@ -1005,22 +969,6 @@ class ConvertOp(GraphOp):
         return list(dims_of(self.input))
 
     operand_indices = _same_index
-
-    def reference(self, x):
-        dst = numpy_dtype(self.result_type.element_type)
-        if dst == np.bool_:
-            return x != 0
-        if x.dtype.kind == "f" or x.dtype == ml_dtypes.bfloat16:
-            x = x.astype(np.float32) if x.dtype != np.float64 else x
-            if dst.kind in "iu":
-                # Saturate like PTX cvt.rzi (NaN -> 0). Compare in f64 against max + 1, a power
-                # of two: info.max itself may round up to it in float and would wrap.
-                info = np.iinfo(dst)
-                x = np.trunc(x.astype(np.float64))
-                high, low = x >= float(info.max) + 1.0, x < float(info.min)
-                inside = np.where(high | low | np.isnan(x), 0.0, x).astype(dst)
-                return np.where(high, info.max, np.where(low, info.min, inside)).astype(dst)
-        return x.astype(dst)
 
 
 def bit_width(t: Attribute) -> int:
@@ -1063,13 +1011,6 @@ class BitcastOp(GraphOp):
 
     operand_indices = _same_index
 
-    def reference(self, x):
-        dst = numpy_dtype(self.result_type.element_type)
-        bits = x.astype(np.uint8) if x.dtype == np.bool_ else x
-        if dst == np.bool_:
-            return bits.view(np.uint8) != 0
-        return np.ascontiguousarray(bits).view(dst)
-
 
 @irdl_op_definition
 class ConstantOp(GraphOp):
@@ -1109,8 +1050,6 @@ class ConstantOp(GraphOp):
         assert isinstance(t, TensorType)
         return t
 
-    def reference(self):
-        return constant_array(self.value)
 
     @staticmethod
     def from_array(array: np.ndarray, element_type: Attribute) -> ConstantOp:
@@ -1285,18 +1224,6 @@ class IotaOp(GraphOp):
         that, so index analyses see an invariant, never a data-dependent, read)."""
         return [[0] * len(shape_of(o.type)) for o in self.operands]
 
-    def reference(self, like=None):
-        out = list(shape_of(self.result_type))
-        if like is not None:
-            dims = _dims(self, "like_dims") if self.like_dims is not None else range(len(out))
-            out = [like.shape[k] if s == DYN else s for s, k in zip(out, dims)]
-        if DYN in out:
-            raise VerifyException("graph.iota with a '?' dim cannot be evaluated without a 'like' operand "
-                                  "(its size is unknown)")
-        d = self.dim.value.data
-        idx = np.arange(out[d]).reshape([-1 if i == d else 1 for i in range(len(out))])
-        return np.broadcast_to(idx, out).astype(numpy_dtype(self.result_type.element_type))
-
 
 # ---------------------------------------------------------------------------
 # Index-only (light) ops
@@ -1437,26 +1364,6 @@ class BroadcastOp(GraphOp):
                              DimAgreement.FIRST_MAY_BE_1 if static_out[d] != DYN else DimAgreement.EQUAL)
                 for i, d in enumerate(_dims(self, "dims")) if src[i] != 1]
 
-    def reference(self, x, like=None):
-        out = list(shape_of(self.result_type))
-        dims = _dims(self, "dims")
-        expanded = [1] * len(out)
-        for i, d in enumerate(dims):
-            expanded[d] = x.shape[i]
-        for d, s in enumerate(out):
-            if s == DYN and like is not None:
-                out[d] = like.shape[d]
-        src, static_out = shape_of(self.input.type), shape_of(self.result_type)
-        for i, d in enumerate(dims):
-            if out[d] == DYN:
-                out[d] = x.shape[i]
-            elif x.shape[i] != out[d] and (x.shape[i] != 1 or (src[i] == DYN and static_out[d] == DYN)):
-                raise VerifyException(f"operand dim {i} of size {x.shape[i]} cannot broadcast to result dim {d} "
-                                      f"of size {out[d]} at run time")
-        if DYN in out:
-            raise VerifyException("a '?' result dim of graph.broadcast is not determined by its operand")
-        return np.broadcast_to(x.reshape(expanded), out).copy()
-
 
 def _kept_dynamic_dims(src: Sequence[int], out: Sequence[int]) -> dict[int, int]:
     """The `?` dims a reshape of the same dynamic structure keeps, as {result dim:
@@ -1529,16 +1436,6 @@ class ReshapeOp(GraphOp):
     def operand_indices(self, idx: Sequence, dims_of: DimsOf, b: DimBuilder) -> list[list]:
         return [b.delinearize(b.linearize(idx, dims_of(self.result)), dims_of(self.input))]
 
-    def reference(self, x):
-        shape = [(-1 if d == DYN else d) for d in shape_of(self.result_type)]
-        for j, i in _kept_dynamic_dims(shape_of(self.input.type), shape_of(self.result_type)).items():
-            shape[j] = x.shape[i]
-        known = math.prod(d for d in shape if d != -1)
-        if (-1 not in shape and known != x.size) or (known and x.size % known):
-            raise VerifyException(f"cannot reshape {fmt_shape(x.shape)} ({x.size} elements) at run time "
-                                  f"to {fmt_shape(shape_of(self.result_type))}")
-        return x.reshape(shape)
-
 
 @irdl_op_definition
 class TransposeOp(GraphOp):
@@ -1571,9 +1468,6 @@ class TransposeOp(GraphOp):
         for i, p in enumerate(perm):
             sidx[p] = idx[i]
         return [sidx]
-
-    def reference(self, x):
-        return np.ascontiguousarray(np.transpose(x, _dims(self, "perm")))
 
 
 @irdl_op_definition
@@ -1615,10 +1509,6 @@ class SliceOp(GraphOp):
         src = shape_of(self.input.type)
         return [[i if (s, k, l) == (0, 1, n) else b.add(s, b.mul(i, k))
                  for i, s, l, k, n in zip(idx, start, limit, strides, src)]]
-
-    def reference(self, x):
-        start, limit, strides = (_dims(self, p) for p in ("start", "limit", "strides"))
-        return np.ascontiguousarray(x[tuple(slice(s, l, k) for s, l, k in zip(start, limit, strides))])
 
 
 @irdl_op_definition
@@ -1692,9 +1582,6 @@ class ConcatOp(GraphOp):
         offsets = self.offsets(dims_of, b)
         return [self.operand_index(i, idx, offsets, b) for i in range(len(self.operands))]
 
-    def reference(self, *xs):
-        return np.concatenate(xs, axis=self.dim.value.data)
-
 
 # ---------------------------------------------------------------------------
 # Reduction, gather, dot
@@ -1714,9 +1601,6 @@ class ReduceKindAttr(EnumAttribute[ReduceKind], SpacedOpaqueSyntaxAttribute):
     """`#graph<reduce_kind max>`; printed as the bare word after the op name."""
 
     name = "graph.reduce_kind"
-
-
-_REDUCE_REF = {ReduceKind.SUM: np.sum, ReduceKind.MAX: np.max, ReduceKind.MIN: np.min, ReduceKind.PROD: np.prod}
 
 
 @irdl_op_definition
@@ -1749,12 +1633,6 @@ class ReduceOp(GraphOp):
     def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
         reduced = _dims(self, "dims")
         return [s for i, s in enumerate(dims_of(self.input)) if i not in reduced]
-
-    def reference(self, x):
-        elem = self.result_type.element_type
-        acc = x.astype(compute_dtype(elem), copy=False)
-        out = _REDUCE_REF[self.kind.data](acc, axis=_dims(self, "dims"))
-        return np.asarray(out).astype(numpy_dtype(elem))
 
 
 @irdl_op_definition
@@ -1799,9 +1677,6 @@ class GatherOp(GraphOp):
     def table_index(self, row: Any, idx: Sequence) -> list:
         """The table element of the result's `idx`, given its (clamped) row."""
         return [row, *idx[len(shape_of(self.ids.type)):]]
-
-    def reference(self, table, ids):
-        return table[np.clip(ids, 0, table.shape[0] - 1)]
 
 
 @irdl_op_definition
@@ -1864,14 +1739,6 @@ class DotOp(GraphOp):
             else:
                 out.append(o)
         return out
-
-    def reference(self, a, b):
-        check_matmul(a.shape, b.shape)  # `?` contracting/batch dims must agree at run time
-        elem = self.result_type.element_type
-        cdt = compute_dtype(elem)
-        if _TF32_DOTS.get() and isinstance(elem, Float32Type):
-            a, b = round_tf32(a), round_tf32(b)
-        return np.matmul(a.astype(cdt), b.astype(cdt)).astype(numpy_dtype(elem))
 
 
 @dataclass(frozen=True)
@@ -2052,23 +1919,6 @@ class ReduceWindowOp(GraphOp):
         above = high > 0 and (DYN in (n, out) or (out - 1) * strides + (window - 1) * dilations - low >= n)
         return low > 0, above
 
-    def reference(self, x):
-        window, strides, dilations, low, high = self.params()
-        elem = self.result_type.element_type
-        acc = x.astype(compute_dtype(elem), copy=False)
-        identity = reduce_identity(self.kind.data, acc.dtype)
-        if any(low) or any(high):
-            acc = np.pad(acc, list(zip(low, high)), constant_values=identity)
-        extent = [(k - 1) * r + 1 for k, r in zip(window, dilations)]
-        if any(n < e for n, e in zip(acc.shape, extent)):
-            raise VerifyException(f"the window ({fmt_shape(extent)} positions) is larger than the padded "
-                                  f"operand ({fmt_shape(acc.shape)}) at run time")
-        rank = acc.ndim
-        view = np.lib.stride_tricks.sliding_window_view(acc, extent)
-        view = view[tuple(slice(None, None, s) for s in strides) + tuple(slice(None, None, r) for r in dilations)]
-        out = _REDUCE_REF[self.kind.data](view, axis=tuple(range(rank, 2 * rank)))
-        return np.asarray(out).astype(numpy_dtype(elem))
-
 
 @irdl_op_definition
 class PadOp(GraphOp):
@@ -2189,25 +2039,6 @@ class PadOp(GraphOp):
                 conds.append(b.eq(_index_rem(b, t0, r + 1), 0))
         return [c for c in conds if c is not True]
 
-    def reference(self, x, value=None):
-        low, high, interior = self.params()
-        if any(interior):
-            n = x.shape
-            spread = np.full([m + max(m - 1, 0) * r for m, r in zip(n, interior)], value, dtype=x.dtype)
-            spread[tuple(slice(None, None, r + 1) for r in interior)] = x
-            x = spread
-        # negative padding removes elements first; numpy.pad adds the rest
-        x = x[tuple(slice(max(-lo, 0), m - max(-hi, 0)) for m, lo, hi in zip(x.shape, low, high))]
-        widths = [(max(lo, 0), max(hi, 0)) for lo, hi in zip(low, high)]
-        mode = self.mode_name
-        if mode == PadMode.CONSTANT:
-            assert value is not None  # the verifier requires it in constant mode
-            return np.pad(x, widths, mode="constant", constant_values=value)
-        if x.size == 0 and any(w != (0, 0) for w in widths):
-            raise VerifyException(f"{mode} padding of an empty tensor at run time")
-        numpy_mode: Any = {PadMode.EDGE: "edge", PadMode.REFLECT: "reflect", PadMode.WRAP: "wrap"}[mode]
-        return np.pad(x, widths, mode=numpy_mode)
-
 
 def _clamp(t, top, b: DimBuilder, low: bool, high: bool):
     """t clamped to [0, top] (only the sides that can be left)."""
@@ -2221,7 +2052,6 @@ def _clamp(t, top, b: DimBuilder, low: bool, high: bool):
 def _index_rem(b: DimBuilder, a, n):
     """a mod n for a >= 0, n > 0 in the builder's algebra."""
     return b.sub(a, b.mul(b.div(a, n), n))
-
 
 
 # ---------------------------------------------------------------------------
@@ -2360,42 +2190,6 @@ class ConvOp(GraphOp):
         groups = self.group_count
         return ConvProblem(xs[0], list(res[2:]), list(xs[2:]), list(ws[2:]), ws[1], ws[0] // groups, groups)
 
-    def reference(self, x, w):
-        elem = self.result_type.element_type
-        cdt = compute_dtype(elem)
-        x, w = x.astype(cdt), w.astype(cdt)
-        if x.shape[1] != w.shape[1] * self.group_count:  # a `?` channel dim, known now
-            raise VerifyException(f"the input has {x.shape[1]} channels at run time; the weight expects "
-                                  f"{w.shape[1] * self.group_count}")
-        strides, low, high, dilation, lhs_dilation = self.window()
-        spatial = x.ndim - 2
-        # the input with holes (lhs dilation), then padded (negative pads crop)
-        if any(d > 1 for d in lhs_dilation):
-            dilated = [(s - 1) * d + 1 if s else 0 for s, d in zip(x.shape[2:], lhs_dilation)]
-            holes = np.zeros((*x.shape[:2], *dilated), cdt)
-            holes[(slice(None), slice(None), *(slice(None, None, d) for d in lhs_dilation))] = x
-            x = holes
-        x = np.pad(x, [(0, 0), (0, 0), *((max(lo, 0), max(hi, 0)) for lo, hi in zip(low, high))])
-        x = x[(slice(None), slice(None), *(slice(-min(lo, 0), s - max(-hi, 0))
-                                           for lo, hi, s in zip(low, high, x.shape[2:])))]
-        kernel = w.shape[2:]
-        out = [(s - (k - 1) * d - 1) // st + 1 for s, k, d, st in zip(x.shape[2:], kernel, dilation, strides)]
-        n, groups = x.shape[0], self.group_count
-        o = w.shape[0]
-        acc = np.zeros((n, groups, o // groups, *out), cdt)
-        if min(out, default=1) > 0:
-            xg = x.reshape(n, groups, x.shape[1] // groups, *x.shape[2:])
-            wg = w.reshape(groups, o // groups, w.shape[1], *kernel)
-            letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[:spatial]
-            eq = f"ngc{letters},goc->ngo{letters}"
-            # one contraction per kernel position over a strided view of the input
-            for pos in np.ndindex(*kernel):
-                view = xg[(slice(None), slice(None), slice(None),
-                           *(slice(p * d, p * d + (m - 1) * st + 1, st)
-                             for p, d, m, st in zip(pos, dilation, out, strides)))]
-                acc += np.einsum(eq, view, wg[(slice(None), slice(None), slice(None), *pos)])
-        return acc.reshape(n, o, *out).astype(numpy_dtype(elem))
-
 
 # ---------------------------------------------------------------------------
 # Scatter and sort: data-dependent element rules (op class gather)
@@ -2416,10 +2210,6 @@ class ScatterKindAttr(EnumAttribute[ScatterKind], SpacedOpaqueSyntaxAttribute):
     """`#graph<scatter_kind add>`; printed as the bare word after the op name."""
 
     name = "graph.scatter_kind"
-
-
-_SCATTER_UFUNC = {ScatterKind.ADD: np.add, ScatterKind.MUL: np.multiply, ScatterKind.MAX: np.maximum,
-                  ScatterKind.MIN: np.minimum}
 
 
 @irdl_op_definition
@@ -2490,48 +2280,6 @@ class ScatterOp(GraphOp):
         dims = _dims(self, "dims")
         return [i for d, i in enumerate(idx) if d not in dims]
 
-    def reference(self, x, indices, updates):
-        dims = _dims(self, "dims")
-        k = len(dims)
-        nb = math.prod(indices.shape[:-1])
-        window = [s for d, s in enumerate(x.shape) if d not in dims]
-        if tuple(updates.shape) != (*indices.shape[:-1], *window):
-            raise VerifyException(f"updates shape {fmt_shape(updates.shape)} does not match indices and operand "
-                                  f"at run time: expected {fmt_shape([*indices.shape[:-1], *window])}")
-        points = indices.reshape(nb, k).astype(np.int64)
-        inside = np.all((points >= 0) & (points < np.array([x.shape[d] for d in dims], dtype=np.int64)), axis=1)
-        # every (update, window position) as coordinates of the result, in application order
-        grid = np.indices(window, dtype=np.int64).reshape(len(window), -1) if window else np.zeros((0, 1), np.int64)
-        nw = grid.shape[1]
-        coords: list[np.ndarray] = []
-        wi = iter(range(len(window)))
-        for d in range(x.ndim):
-            if d in dims:
-                coords.append(np.repeat(points[:, dims.index(d)], nw))
-            else:
-                coords.append(np.tile(grid[next(wi)], nb))
-        keep = np.repeat(inside, nw)
-        targets = np.ravel_multi_index([c[keep] for c in coords], x.shape) if x.ndim else np.zeros(
-            int(keep.sum()), np.int64)
-        values = updates.reshape(-1)[keep]
-        out = x.copy().reshape(-1)
-        if self.kind.data == ScatterKind.NONE:
-            # the last update of each element wins
-            _, last_rev = np.unique(targets[::-1], return_index=True)
-            last = len(targets) - 1 - last_rev
-            out[targets[last]] = values[last]
-        else:
-            elem = self.result_type.element_type
-            ufunc = _SCATTER_UFUNC[self.kind.data]
-            if compute_dtype(elem) == out.dtype:
-                ufunc.at(out, targets, values)  # unbuffered, in order
-            else:  # f16/bf16 combine in f32 and round after every update
-                acc = out.astype(compute_dtype(elem))
-                for t, v in zip(targets.tolist(), values.astype(acc.dtype).tolist()):
-                    acc[t] = np.asarray(ufunc(acc[t], v)).astype(out.dtype)
-                out = acc.astype(out.dtype)
-        return out.reshape(x.shape)
-
 
 class SortDirection(StrEnum):
     """The orders of `graph.sort`."""
@@ -2601,11 +2349,6 @@ class SortOp(GraphOp):
             return np.argsort(keys, axis=d, kind="stable")
         n = keys.shape[d]
         return n - 1 - np.flip(np.argsort(np.flip(keys, d), axis=d, kind="stable"), d)
-
-    def reference(self, keys, values):
-        _same_runtime_shapes(keys, values)
-        return np.take_along_axis(values, self.order(keys.astype(compute_dtype(tensor_type(self.keys).element_type))),
-                                  axis=self.dim.value.data)
 
 
 # ---------------------------------------------------------------------------
@@ -2683,19 +2426,6 @@ class SegmentReduceOp(GraphOp):
         starts = np.clip(offsets.astype(np.int64), 0, rows)
         ends = np.clip(np.append(offsets.astype(np.int64)[1:], rows), 0, rows)
         return starts, ends
-
-    def reference(self, data, offsets):
-        elem = self.result_type.element_type
-        acc = data.astype(compute_dtype(elem), copy=False)
-        starts, ends = self.bounds(offsets, data.shape[0])
-        out = np.zeros((len(starts), *data.shape[1:]), dtype=acc.dtype)
-        combine = _REDUCE_REF[self.combine_kind()]
-        for s, (lo, hi) in enumerate(zip(starts.tolist(), ends.tolist())):
-            if hi > lo:
-                out[s] = combine(acc[lo:hi], axis=0)
-                if self.kind.data == SegmentKind.MEAN:
-                    out[s] = out[s] / acc.dtype.type(hi - lo)
-        return out.astype(numpy_dtype(elem))
 
 
 # ---------------------------------------------------------------------------
@@ -2828,13 +2558,6 @@ class TileMomentsOp(GraphOp):
         dims = list(dims_of(self.input))
         return [*dims[:-1], -(-shape_of(self.input.type)[-1] // self.width), 2]
 
-    def reference(self, x):
-        from fsir.lowering.moments import tile_moments
-
-        parts = tile_moments(x, self.width)
-        return np.stack([np.asarray(parts.mean), np.asarray(parts.m2)], -1).astype(
-            numpy_dtype(self.result_type.element_type))
-
 
 @irdl_op_definition
 class CombineMomentsOp(GraphOp):
@@ -2886,16 +2609,6 @@ class CombineMomentsOp(GraphOp):
 
     def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
         return [*list(dims_of(self.input))[:-2], 2]
-
-    def reference(self, p):
-        from fsir.lowering.moments import Moments, combine_tiles
-
-        counts = np.broadcast_to(np.asarray(self.counts(), p.dtype), p.shape[:-1])
-        total = combine_tiles(Moments(counts, p[..., 0], p[..., 1]))
-        var = np.asarray(total.m2) / p.dtype.type(self.row)
-        return np.stack([np.asarray(total.mean), var], -1).astype(p.dtype)
-
-
 
 
 Graph = Dialect(

@@ -55,7 +55,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping as MappingOf
 from collections.abc import Sequence
-from typing import Any, ClassVar, cast
+from typing import ClassVar, cast
 
 from xdsl.dialects.builtin import (
     AffineMapAttr,
@@ -1193,24 +1193,6 @@ class KernelOp(IRDLOperation):
         names = [op.sym_name.data for op in self.block.ops if isinstance(op, SharedOp)]
         if len(set(names)) != len(names):
             raise VerifyException("shared buffer names must be unique")
-
-    def reference_region(self, run_block, args):
-        """Evaluate the groups in order on the numpy reference interpreter (group
-        regions see the kernel's values, so one environment serves them all)."""
-        from fsir.runtime.reference import evaluate_op
-
-        env: dict[SSAValue, Any] = dict(zip(self.block.args, args))
-        for op in self.block.ops:
-            if isinstance(op, YieldOp):
-                return [env[v] for v in op.operands]
-            if not isinstance(op, GroupOp):
-                continue
-            for inner in op.block.ops:
-                if isinstance(inner, YieldOp):
-                    env.update(zip(op.results, (env[v] for v in inner.operands)))
-                else:
-                    env.update(zip(inner.results, evaluate_op(inner, [env[v] for v in inner.operands])))
-        return []
 
 
 

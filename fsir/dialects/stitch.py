@@ -176,10 +176,6 @@ class FusionOp(IRDLOperation):
         if not self.outputs:
             raise VerifyException("a stitch.fusion must have at least one result")
 
-    def reference_region(self, run_block, args):
-        """Evaluate the body on the numpy reference interpreter."""
-        return run_block(self.block, args)
-
     def graph_ops(self) -> list[Operation]:
         return [op for op in self.block.ops if op is not self.block.last_op]
 

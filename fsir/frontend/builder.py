@@ -38,6 +38,7 @@ from xdsl.utils.exceptions import VerifyException
 from fsir.dialects import graph
 from fsir.dialects.graph import ELEMENTWISE_OPS, GraphOp, shape_of, tensor
 from fsir.errors import Location, UserError
+from fsir.interpreters import graph_value
 from fsir.ir import MAX_DENSE_ELEMENTS
 
 _RAW_DTYPES = {Float32Type: np.dtype("<f4"), Float64Type: np.dtype("<f8"), Float16Type: np.dtype("<f2")}
@@ -297,7 +298,7 @@ class GraphBuilder:
                 return None
             args.append(a)
         try:
-            value = np.asarray(op.reference(*args))
+            value = graph_value(op, args)
         except (TypeError, ValueError, VerifyException):
             # arithmetic the symbolic sizes of `?` dims (object arrays) do not support
             if any(a.dtype == object for a in args):

@@ -1,10 +1,9 @@
 """The numpy reference interpreter: the oracle every other level is checked against.
 
-It evaluates graph-level functions op by op with each op's own `reference` method
-(fsir/dialects/graph.py), so an op's semantics live in one place. Ops with regions (e.g.
-`stitch.fusion`) provide `reference_region(run_block, args)`, and the interpreter hands
-them a callback that evaluates a block. f32 stays f32 throughout; f16/bf16 compute in f32
-and round per op.
+It runs a module's function on its inputs (checked against the argument types) with
+the numpy interpreter of the dialects (`fsir/interpreters/`: each op's semantics in one
+place, apart from the op). f32 stays f32 throughout; f16/bf16 compute in f32 and round
+per op.
 """
 
 from __future__ import annotations
@@ -16,13 +15,14 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Block, Operation, SSAValue
-from xdsl.traits import IsTerminator
-from xdsl.utils.exceptions import VerifyException
+from xdsl.ir import Block, Operation
 
-from fsir.dialects.graph import DYN, fmt_shape, numpy_dtype, shapes_compatible
+from fsir.dialects.graph import DYN, fmt_shape, numpy_dtype
 from fsir.errors import UserError
+from fsir.interpreters import evaluate_op, run_block
 from fsir.ir import location_of
+
+__all__ = ["evaluate_op", "run_block"]
 
 BlockRunner = Callable[[Block, Sequence[np.ndarray]], list[np.ndarray]]
 
@@ -96,53 +96,6 @@ def check_inputs(f: func.FuncOp, inputs: Sequence[np.ndarray]) -> list[np.ndarra
             x = x.astype(dtype)
         out.append(x)
     return out
-
-
-def run_block(block: Block, args: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Evaluate a block; returns the operands of its terminator."""
-    env: dict[SSAValue, np.ndarray] = dict(zip(block.args, args))
-    for op in block.ops:
-        if op is block.last_op and op.has_trait(IsTerminator):
-            return [env[v] for v in op.operands]
-        values = [env[v] for v in op.operands]
-        results = evaluate_op(op, values)
-        for r, v in zip(op.results, results):
-            env[r] = v
-    return []
-
-
-def evaluate_op(op: Operation, values: Sequence[np.ndarray]) -> list[np.ndarray]:
-    # Overflow to inf and NaN from invalid inputs are results, as on the GPU (often in a
-    # branch a select discards), not conditions to warn about.
-    with np.errstate(all="ignore"):
-        return _evaluate_op(op, values)
-
-
-def _evaluate_op(op: Operation, values: Sequence[np.ndarray]) -> list[np.ndarray]:
-    try:
-        # Each dialect defines its ops' references with their own arities (no common base).
-        reference_region = getattr(op, "reference_region", None)
-        if reference_region is not None:
-            return list(reference_region(run_block, values))
-        reference = getattr(op, "reference", None)
-        if reference is not None:
-            out = reference(*values)
-            results = [np.asarray(out)] if len(op.results) == 1 else list(out)
-            _check_result_shapes(op, results)
-            return results
-    except VerifyException as err:
-        raise UserError(f"'{op.name}' op {err}", location_of(op)) from None
-    raise UserError(f"the reference interpreter cannot evaluate '{op.name}'", location_of(op))
-
-
-def _check_result_shapes(op: Operation, results: Sequence[np.ndarray]) -> None:
-    """Static dims are promises: with `?` inputs of the wrong size a result can break them."""
-    for r, value in zip(op.results, results):
-        if isinstance(r.type, TensorType) and not shapes_compatible(value.shape, r.type.get_shape()):
-            raise VerifyException(
-                f"result has shape {fmt_shape(value.shape)} at run time but type {r.type} "
-                "(check the sizes of the `?` inputs)"
-            )
 
 
 def run_function(f: func.FuncOp, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:

@@ -24,6 +24,7 @@ from xdsl.rewriter import InsertPoint
 
 from fsir.dialects import graph
 from fsir.dialects.graph import DYN, shape_of
+from fsir.interpreters import graph_value
 
 # Folding evaluates with numpy at compile time and stores the result in the IR, so
 # only small results are folded (large constants would bloat the IR and the PTX).
@@ -63,7 +64,7 @@ class FoldConstantOperands(RewritePattern):
         if len(args) != len(maybe_args):
             return
         with np.errstate(all="ignore"):
-            value = np.asarray(op.reference(*args))
+            value = graph_value(op, args)
         if value.dtype.kind not in "biu" and not np.isfinite(value.astype(np.float32)).all():
             # xDSL prints NaN/inf as hex (0x7fc00000) but reads hex back as an integer
             # value (2.14e9), so a non-finite constant would not survive printing.

@@ -5,7 +5,7 @@ offset where the one-pass sum-of-squares form cancels."""
 import numpy as np
 import pytest
 
-from fsir.lowering.moments import NUMPY, Moments, combine, combine_tiles, row_mean_var, tile_moments
+from fsir.interpreters.moments import NUMPY, Moments, combine, combine_tiles, row_mean_var, tile_moments
 
 F32_EPS = float(np.finfo(np.float32).eps)
 

@@ -58,7 +58,7 @@ func.func @ln(%z: {z}, %p: {p}, %g: {v}, %b: {v}{f', %w: {w}' if dot else ''}) -
 def partials(text: str, z: np.ndarray) -> np.ndarray:
     """The partial moments of z as graph.tile_moments computes them (the reference)."""
     tile = int(text.split("tile ")[1].split()[0])
-    from fsir.lowering.moments import tile_moments
+    from fsir.interpreters.moments import tile_moments
 
     parts = tile_moments(z, tile)
     return np.stack([parts.mean, parts.m2], -1).astype(np.float32)
