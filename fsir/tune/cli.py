@@ -1,7 +1,9 @@
-"""`fs-tune MODEL --trials N --log tune.jsonl [--mode fast|full|random] [--workers N]`:
-tune every distinct fusion of a model on the `model` measurer, appending to the log
-(and resuming from it: candidates already logged are not measured again), then print
-a table of today's choice against the best found per kernel."""
+"""`fs-tune MODEL --trials N --log tune.jsonl [--mode fast|full|random] [--workers N]
+[--scheduler gradient|round-robin]`: tune every distinct fusion of a model, N
+measurements per kernel on average, allocated round by round across the kernels by the
+task scheduler (`scheduler`), appending to the log (and resuming from it: candidates
+already logged are not measured again); then print a table of today's choice against
+the best found per kernel."""
 
 from __future__ import annotations
 
@@ -12,16 +14,21 @@ import sys
 from fsir.errors import UserError
 from fsir.pipeline import PipelineOptions, read_model
 from fsir.tune.database import Database
-from fsir.tune.measure import CudaBackend, ModelBackend, PoolMeasurer, TaskSource, _stitched, task_space
+from fsir.tune.measure import CudaBackend, Measurer, ModelBackend, PoolMeasurer, TaskSource, _stitched, task_space
+from fsir.tune.scheduler import Point, SchedTask, SchedulerOptions, Strategy, TaskScheduler
 from fsir.tune.search import SearchMode, SearchOptions, Tuner, TuneResult
 from fsir.tune.space import Checker
-from fsir.tune.task import capture, discover
+from fsir.tune.task import Task, capture, discover
 
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="fs-tune", description="tune every kernel of a model on the model measurer")
     p.add_argument("model", help="model file (.mlir, .hlo, .onnx)")
-    p.add_argument("--trials", type=int, default=64, help="measurements per kernel (default 64)")
+    p.add_argument("--trials", type=int, default=64,
+                   help="measurements per kernel on average (default 64); the scheduler allocates them")
+    p.add_argument("--scheduler", default=Strategy.GRADIENT.value, choices=[s.value for s in Strategy],
+                   help="gradient: rounds to the kernels where the model's time gains most (Ansor); "
+                        "round-robin: equal rounds")
     p.add_argument("--log", required=True, help="JSON-lines tuning log (appended; resumed from)")
     p.add_argument("--mode", default="full", choices=[m.value for m in SearchMode],
                    help="full: evolutionary search with the cost model; fast: the prior's top N; random")
@@ -38,8 +45,11 @@ def parser() -> argparse.ArgumentParser:
 
 
 def tune_model(text: str, options: PipelineOptions, search: SearchOptions, log: str, workers: int,
-               timeout: float = 300.0, progress: bool = True) -> list[tuple[str, TuneResult]]:
-    """Tune every task of the model `text`; (kernel name, result) per task, measured by
+               timeout: float = 300.0, progress: bool = True,
+               schedule: SchedulerOptions | None = None) -> list[tuple[str, TuneResult]]:
+    """Tune every task of the model `text`, `search.trials` measurements per task on
+    average, rounds of `search.batch` allocated by the task scheduler (`schedule`;
+    default the gradient scheduler); (kernel name, result) per task, measured by
     `search.measurer_name` (model or cuda)."""
     from tqdm import tqdm
 
@@ -48,23 +58,40 @@ def tune_model(text: str, options: PipelineOptions, search: SearchOptions, log: 
     db = Database(log)
     backend = CudaBackend() if search.measurer_name == "cuda" else ModelBackend()
     measurer = PoolMeasurer(backend, workers=workers, timeout=timeout)
-    out = []
+    sched = schedule or SchedulerOptions(round_trials=search.batch, seed=search.seed)
+    total = search.trials * len(tasks)
+    bar = tqdm(total=total, desc="fs-tune", disable=not progress, file=sys.stderr, unit="trial")
     try:
-        for task in tasks:
-            request = capture(_stitched(text, options), options, task.key)
-            checker = Checker(request, task_space(text, options, task.key))
-            bar = tqdm(total=search.trials, desc=task.kernel, disable=not progress, file=sys.stderr)
-            tuner = Tuner(TaskSource(text, options, task.key, task.kernel), task.mapping, checker, measurer, db,
-                          search, task.default_config, on_trial=lambda _r, bar=bar: _tick(bar))
-            out.append((task.kernel, tuner.run()))
-            bar.close()
+        tuners = [model_tuner(text, options, task, search, measurer, db) for task in tasks]
+        entries = [SchedTask(tuner, task.launches, default_prior(tuner), task.mapping, task.kernel)
+                   for task, tuner in zip(tasks, tuners)]
+
+        def on_round(point: Point) -> None:
+            bar.update(point.trials - bar.n)
+            bar.set_postfix_str(" ".join(f"{e.name.rsplit('_', 1)[-1]}:{e.tuner.best_seconds() * 1e6:.1f}µs"
+                                         for e in entries))
+
+        TaskScheduler(entries, sched, on_round).run(total)
     finally:
+        bar.close()
         measurer.close()
-    return out
+    return [(task.kernel, tuner.result()) for task, tuner in zip(tasks, tuners)]
 
 
-def _tick(bar) -> None:
-    bar.update(1)
+def model_tuner(text: str, options: PipelineOptions, task: Task, search: SearchOptions, measurer: Measurer,
+                db: Database) -> Tuner:
+    """A tuner of one task of the model `text` (its space captured from the model)."""
+    request = capture(_stitched(text, options), options, task.key)
+    checker = Checker(request, task_space(text, options, task.key))
+    return Tuner(TaskSource(text, options, task.key, task.kernel), task.mapping, checker, measurer, db, search,
+                 task.default_config)
+
+
+def default_prior(tuner: Tuner) -> float:
+    """The latency-evaluator's estimate of today's choice: the task's work as the
+    scheduler's similarity term reads it (0: unknown)."""
+    got = tuner.default_checked()
+    return got.prior_seconds if got is not None and math.isfinite(got.prior_seconds) else 0.0
 
 
 def summary_table(results: list[tuple[str, TuneResult]]) -> str:
@@ -90,7 +117,8 @@ def main(argv=None) -> None:
         options = PipelineOptions(fusion=args.fusion, gpu=args.gpu, arch=args.arch, precision=args.precision)
         search = SearchOptions(trials=args.trials, mode=SearchMode(args.mode), seed=args.seed,
                                measurer_name=args.measurer)
-        results = tune_model(text, options, search, args.log, args.workers, args.timeout)
+        schedule = SchedulerOptions(Strategy(args.scheduler), round_trials=search.batch, seed=args.seed)
+        results = tune_model(text, options, search, args.log, args.workers, args.timeout, schedule=schedule)
     except UserError as err:
         print(f"fs-tune: error: {err}", file=sys.stderr)
         sys.exit(1)

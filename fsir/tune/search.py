@@ -80,33 +80,62 @@ class Tuner:
         self.on_trial = on_trial
         self.samples = 0
         self.rejected = 0
+        self.history: list[float] = []  # best seconds so far, per trial
+        self.exhausted = False
+        self._started = False
         opts = task.options
         self.measured: dict[Trace, Record] = {r.trace: r for r in db.of(task.key, opts.gpu, opts.arch)}
 
     # -- the loop ---------------------------------------------------------------------
 
     def run(self) -> TuneResult:
-        opts = self.options
-        history: list[float] = []
-        default = self._default_trace()
-        budget = opts.trials
-        first = [default] if default is not None and default.trace not in self.measured else []
+        """Spend `options.trials` measurements on the task."""
+        budget = self.options.trials
         while budget > 0:
-            batch = first or self._propose(min(opts.batch, budget))
-            first = []
-            if not batch:
+            spent = self.step(min(self.options.batch, budget))
+            if not spent:
                 break  # the space is exhausted
-            for res in self.measurer.measure([MeasureInput(self.task, t.trace) for t in batch]):
-                self._record(res)
-                history.append(min([r.seconds for r in self.measured.values() if r.ok and r.seconds] or [math.inf]))
-            budget -= len(batch)
-            if opts.learn:
-                self.model.fit(self._training())
+            budget -= spent
+        return self.result()
+
+    def step(self, n: int) -> int:
+        """One round of at most `n` measurements (today's choice alone first, if it is
+        not measured yet); returns how many were measured (0: the space is exhausted).
+        The task scheduler drives tuners round by round through this."""
+        if not self._started:
+            self._started = True
+            default = self._default_trace()
+            if default is not None and default.trace not in self.measured:
+                self._measure([default])
+                return 1
+        batch = self._propose(n)
+        if not batch:
+            self.exhausted = True
+            return 0
+        self._measure(batch)
+        return len(batch)
+
+    def best_seconds(self) -> float:
+        """The best time measured so far (inf before any success)."""
+        return min([r.seconds for r in self.measured.values() if r.ok and r.seconds] or [math.inf])
+
+    def result(self) -> TuneResult:
         defaults = [r for r in self.measured.values() if r.config == self.default_config]
         draws = self.checker.space.draws
         return TuneResult(self.db.best(self.task.key, self.task.options.gpu, self.task.options.arch),
-                          defaults[0] if defaults else None, history, self.samples, self.rejected, draws["drawn"],
-                          draws["broke_rules"])
+                          defaults[0] if defaults else None, list(self.history), self.samples, self.rejected,
+                          draws["drawn"], draws["broke_rules"])
+
+    def _measure(self, batch: list[Checked]) -> None:
+        for res in self.measurer.measure([MeasureInput(self.task, t.trace) for t in batch]):
+            self._record(res)
+            self.history.append(self.best_seconds())
+        if self.options.learn:
+            self.model.fit(self._training())
+
+    def default_checked(self) -> Checked | None:
+        """Today's choice as a candidate of the space (None: outside it)."""
+        return self._default_trace()
 
     def _default_trace(self) -> Checked | None:
         for config in self.checker.space.fixed:

@@ -40,13 +40,15 @@ def workload_key(fusion: FusionContext, mapping: str, options: PipelineOptions) 
 class Task:
     """One distinct fusion of a model: its key, its mapping, the kernel name
     stitch-codegen gives it, today's choice and how many configurations today's lists
-    compare."""
+    compare; `launches`: how many of the model's kernels are this one up to names (the
+    task scheduler's weight)."""
 
     key: str
     mapping: str
     kernel: str
     default_config: str
     default_candidates: int
+    launches: int = 1
 
 
 class _Captured(Exception):  # noqa: N818 (a control-flow signal, not an error)
@@ -85,8 +87,29 @@ def discover(stitched: ModuleOp, options: PipelineOptions) -> list[Task]:
 
     with config_hook(record):
         scheduled = lower(stitched, options, after=STITCH_STAGE, until=CODEGEN_STAGE)
-    chosen = {k.sym_name.data: _config_text(k) for k in scheduled.walk() if isinstance(k, KernelOp)}
-    return [Task(key, mapping, name, chosen.get(name, "?"), count) for key, (name, mapping, count) in seen.items()]
+    kernels = {k.sym_name.data: k for k in scheduled.walk() if isinstance(k, KernelOp)}
+    chosen = {name: _config_text(k) for name, k in kernels.items()}
+    return [Task(key, mapping, name, chosen.get(name, "?"), count, _launches(kernels, name))
+            for key, (name, mapping, count) in seen.items()]
+
+
+def _launches(kernels: Mapping[str, KernelOp], name: str) -> int:
+    """How many of `kernels` equal the one named `name` up to names (stitch-codegen
+    copies a planned kernel for every fusion equal to it; the copies differ in their
+    symbol and operands only)."""
+    mine = kernels.get(name)
+    if mine is None:
+        return 1
+    count = 0
+    for k in kernels.values():
+        if _config_text(k) != _config_text(mine) or len(k.operands) != len(mine.operands):
+            continue
+        other = k.clone()
+        other.sym_name = mine.sym_name
+        if mine.is_structurally_equivalent(other, context=dict(zip(mine.operands, k.operands))):
+            count += 1
+        other.drop_all_references()
+    return max(1, count)
 
 
 def _config_text(k: KernelOp) -> str:

@@ -1,0 +1,154 @@
+"""The task scheduler across a model's kernels (Ansor §6): which task gets the next
+round of measurements.
+
+The objective is the model's end-to-end time under the measurer,
+f = Σᵢ wᵢ gᵢ(t), where gᵢ is task i's best time after tᵢ rounds and wᵢ the number
+of launches that share its kernel. After a round-robin warm-up (one round each),
+every round goes to the task of the most negative estimated gradient ∂f/∂tᵢ:
+
+    ∂f/∂tᵢ ≈ wᵢ (α (gᵢ(tᵢ) − gᵢ(tᵢ − Δt)) / Δt                (backward: recent gains)
+                 + (1 − α) (min(gᵢ − gᵢ/tᵢ, β Cᵢ / max_{k∈N(i)} Vₖ) − gᵢ))   (forward)
+
+The forward term is the lower of two optimistic guesses of gᵢ one round later: the
+gains so far continuing at their average rate, and task i reaching the speed of the
+fastest structurally similar task N(i) (same mapping), with Cᵢ the task's work and
+Vₖ = Cₖ / gₖ. Ansor measures work in FLOPs; fsir's kernels are as often bound by
+memory as by arithmetic, so a task's work here is the latency-evaluator's estimate of
+today's choice (prior seconds): Vₖ is then how much faster than its prior a task of
+the same mapping became. With probability ε a random live task is picked instead
+(ε-greedy); a task whose space is exhausted drops out. α, β, Δt and ε are TVM's
+defaults (0.2, 2, 3 rounds, 0.05).
+
+`ROUND_ROBIN` (the ablation) gives every task a round in turn.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Protocol
+
+
+class Strategy(StrEnum):
+    GRADIENT = "gradient"
+    ROUND_ROBIN = "round-robin"
+
+
+@dataclass(frozen=True)
+class SchedulerOptions:
+    strategy: Strategy = Strategy.GRADIENT
+    round_trials: int = 8  # measurements per round given to the chosen task
+    alpha: float = 0.2  # weight of the backward (history) term
+    beta: float = 2.0  # trust in the similar tasks' speed (≥ 1: pessimistic)
+    window: int = 3  # Δt, rounds
+    epsilon: float = 0.05
+    seed: int = 0
+
+
+class Steppable(Protocol):
+    """What the scheduler drives (a `search.Tuner`)."""
+
+    def step(self, n: int) -> int: ...
+
+    def best_seconds(self) -> float: ...
+
+
+@dataclass
+class SchedTask:
+    """One task under the scheduler: its tuner, weight (launches sharing the kernel),
+    work (prior seconds of today's choice), similarity group (its mapping)."""
+
+    tuner: Steppable
+    weight: int
+    work: float
+    group: str
+    name: str = ""
+    rounds: int = 0
+    trials: int = 0
+    history: list[float] = field(default_factory=list)  # best seconds after each of its rounds
+    live: bool = True
+
+
+@dataclass(frozen=True)
+class Point:
+    """The objective after a round: trials spent in all, f = Σ wᵢ gᵢ (inf until every
+    task has a measurement), and the task that got the round."""
+
+    trials: int
+    objective: float
+    task: int
+
+
+class TaskScheduler:
+    def __init__(self, tasks: Sequence[SchedTask], options: SchedulerOptions = SchedulerOptions(),
+                 on_round: Callable[[Point], None] | None = None):
+        self.tasks = list(tasks)
+        self.options = options
+        self.rng = random.Random(options.seed)
+        self.on_round = on_round
+        self.curve: list[Point] = []
+        self.trials = 0
+        self._next_rr = 0
+
+    def objective(self) -> float:
+        return sum(t.weight * t.tuner.best_seconds() for t in self.tasks)
+
+    def run(self, trials: int) -> list[Point]:
+        """Spend `trials` measurements over the tasks; the objective after each round."""
+        while self.trials < trials:
+            i = self.pick()
+            if i is None:
+                break  # every space exhausted
+            task = self.tasks[i]
+            spent = task.tuner.step(min(self.options.round_trials, trials - self.trials))
+            if spent == 0:
+                task.live = False
+                continue
+            task.rounds += 1
+            task.trials += spent
+            task.history.append(task.tuner.best_seconds())
+            self.trials += spent
+            point = Point(self.trials, self.objective(), i)
+            self.curve.append(point)
+            if self.on_round is not None:
+                self.on_round(point)
+        return self.curve
+
+    def pick(self) -> int | None:
+        live = [i for i, t in enumerate(self.tasks) if t.live]
+        if not live:
+            return None
+        warm = [i for i in live if self.tasks[i].rounds == 0 or not math.isfinite(self.tasks[i].tuner.best_seconds())]
+        if self.options.strategy == Strategy.ROUND_ROBIN or warm:
+            if warm and self.options.strategy == Strategy.GRADIENT:
+                return warm[0]
+            for _ in range(len(self.tasks)):
+                i = self._next_rr
+                self._next_rr = (self._next_rr + 1) % len(self.tasks)
+                if self.tasks[i].live:
+                    return i
+            return None
+        if self.rng.random() < self.options.epsilon:
+            return self.rng.choice(live)
+        grads = {i: self.gradient(i) for i in live}
+        lo, hi = min(grads.values()), max(grads.values())
+        if lo == hi:
+            return self.rng.choice(live)
+        return min(live, key=lambda i: grads[i])
+
+    def gradient(self, i: int) -> float:
+        """The estimate of ∂f/∂tᵢ (module docstring); ≤ 0."""
+        o = self.options
+        t = self.tasks[i]
+        g = t.tuner.best_seconds()
+        h = t.history
+        backward = (h[-1] - h[-1 - o.window]) / o.window if len(h) > o.window else 0.0
+        by_rate = g - g / max(1, t.rounds)
+        speeds = [k.work / k.tuner.best_seconds() for k in self.tasks
+                  if k.group == t.group and k is not t and math.isfinite(k.tuner.best_seconds()) and k.work > 0]
+        by_similar = o.beta * t.work / max(speeds) if speeds and t.work > 0 else math.inf
+        forward = min(by_rate, by_similar) - g
+        return t.weight * (o.alpha * backward + (1 - o.alpha) * forward)
