@@ -9,9 +9,9 @@ hundred numpy operations per PTX instruction *executed by a lane group*, not a m
 The pieces, in the order a launch uses them:
   parser.py + ptx.lark  PTX text -> a plain-Python module description (lark grammar)
   inline.py             device-function calls (`.func` + `call`) expanded into the kernel
-  decoder.py            each instruction -> a closure over lane arrays (operands, types, semantics)
-  tensorcore.py         warp-collective mma.sync, ldmatrix and stmatrix, conversions to tf32
-  asynccopy.py          cp.async and its commit/wait groups (copies in flight, their races)
+  decoder/              each instruction -> a closure over lane arrays (operands, types, semantics),
+                        one module per instruction family (tensorcore.py: mma.sync, ldmatrix,
+                        stmatrix; asynccopy.py: cp.async and its groups) and one dispatch table
   loader.py             parse + decode once per PTX text (cached): SimModule, KernelLayout
   params.py             the kernel parameter buffer (shared with the CUDA device)
   memory.py             global memory arena, fake device addresses, sector counting, atomics

@@ -288,7 +288,7 @@ def test_tf32_rounding_of_every_fragment_register_is_cvt_rna(values_in_b):
     arithmetic without its carries handled, or none, fails here); a NaN whose
     payload's top bits are all ones (the GPU's canonical 0x7fffffff, and its
     negative) stays a NaN."""
-    from fsir.sim.tensorcore import to_tf32
+    from fsir.sim.decoder.tensorcore import to_tf32
 
     rng = np.random.default_rng(1)
     bits = rng.integers(0, 2**32, (64, 64), dtype=np.uint64).astype(np.uint32)

@@ -12,7 +12,7 @@ import pytest
 from fsir.errors import SimulatorError
 from fsir.ptx.ptxas import assemble, find_ptxas
 from fsir.sim import run_ptx
-from fsir.sim.tensorcore import to_tf32
+from fsir.sim.decoder.tensorcore import to_tf32
 
 HEADER = ".version 8.7\n.target sm_80\n.address_size 64\n"
 rng = np.random.default_rng(7)

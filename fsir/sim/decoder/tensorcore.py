@@ -42,8 +42,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsir.sim import decoder as _dec
-from fsir.sim.decoder import TYPES, DecodeError, Fault, _Addr, _types_in
+from fsir.sim.decoder.loadstore import Addr
+from fsir.sim.decoder.numeric import TYPES, DecodeError, Fault
+from fsir.sim.decoder.operands import types_in
 from fsir.sim.parser import Mem, Reg, Vec
 
 _U32 = np.dtype(np.uint32)
@@ -215,7 +216,7 @@ def _matrix_form(ins, parts, ops, loads: bool):
 def op_ldmatrix(D, ins, parts, ops):
     num, space, trans, dst, mem = _matrix_form(ins, parts, ops, loads=True)
     ws = [D.wr(r, "b32") for r in dst]
-    addr = _Addr(D, mem, space)
+    addr = Addr(D, mem, space)
     D.K.note_access(space, 16)
     line = ins.line
     lane = np.arange(32)
@@ -244,7 +245,7 @@ def op_stmatrix(D, ins, parts, ops):
     that ldmatrix would give it, and lanes 8j..8j+7 supply the row addresses matrix j is stored to."""
     num, space, trans, src, mem = _matrix_form(ins, parts, ops, loads=False)
     rs = [D.rd(r, "b32") for r in src]
-    addr = _Addr(D, mem, space)
+    addr = Addr(D, mem, space)
     D.K.note_access(space, 16)
     line = ins.line
     what = f"'{ins.opcode}'"
@@ -288,11 +289,9 @@ def to_tf32(x, mode: str = "rna", satfinite: bool = False):
     return r.astype(np.uint32)
 
 
-def op_cvt(D, ins, parts, ops):
-    """`cvt` with a .tf32 destination here; every other conversion is the decoder's."""
-    ts = _types_in(parts)
-    if len(ts) != 2 or ts[0] != "tf32":
-        return _dec.op_cvt(D, ins, parts, ops)
+def op_cvt_tf32(D, ins, parts, ops):
+    """`cvt` with a .tf32 destination (convert.op_cvt hands those here)."""
+    ts = types_in(parts)
     mode = next((p for p in parts if p in ("rna", "rn", "rz")), None)
     if ts[1] != "f32" or mode is None or any(p in parts for p in ("rm", "rp", "ftz", "sat")):
         raise DecodeError(f"unsupported instruction '{ins.opcode}': tf32 conversions are "
@@ -311,5 +310,3 @@ def op_cvt(D, ins, parts, ops):
         w(ch, idx, to_tf32(x, mode, sat))
     return fn
 
-
-OPS = {"mma": op_mma, "ldmatrix": op_ldmatrix, "stmatrix": op_stmatrix, "cvt": op_cvt}

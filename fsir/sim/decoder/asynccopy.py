@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsir.sim.decoder import DecodeError, Fault, Imm, _Addr
-from fsir.sim.parser import Mem, NotReg, Reg
+from fsir.sim.decoder.loadstore import Addr
+from fsir.sim.decoder.numeric import DecodeError, Fault
+from fsir.sim.parser import Imm, Mem, NotReg, Reg
 
 _U8 = np.dtype(np.uint8)
 _GRAN = 4  # bytes per granule of the in-flight shadow (cp.async sizes are multiples of 4)
@@ -181,8 +182,8 @@ def op_cp(D, ins, parts, ops):
     size = int(ops[2].value)
     if size not in (4, 8, 16) or ("cg" in parts and size != 16):
         raise DecodeError(f"'{ins.opcode}': cp-size must be 4, 8 or 16 (16 for .cg), got {size}")
-    dsta = _Addr(D, ops[0], "shared")
-    srca = _Addr(D, ops[1], "global")
+    dsta = Addr(D, ops[0], "shared")
+    srca = Addr(D, ops[1], "global")
     ignore = srcsize = None
     if len(ops) == 4:
         x = ops[3]
@@ -232,5 +233,3 @@ def _partial_load(ch, idx, s, ss, size, line):
             data[m, b] = ch.mem_load("global", s[m] + b, lanes[m], _U8, 1, line)
     return data
 
-
-OPS = {"cp": op_cp}
