@@ -17,7 +17,8 @@ from xdsl.dialects.builtin import Float64Type
 from xdsl.ir import SSAValue
 
 from fsir.interpreters.moments import NUMPY, Moments, combine
-from fsir.lowering.scalar import Index, ScalarBuilder, TrigBuilder, compute_type
+from fsir.lowering.libm import TrigBuilder
+from fsir.lowering.scalar import Index, ScalarBuilder, compute_type
 
 if TYPE_CHECKING:
     from fsir.dialects import graph

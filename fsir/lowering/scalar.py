@@ -43,6 +43,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import Pure
 
 from fsir.ir import integer_constant
+from fsir.lowering.libm import TRIG, TrigBuilder, float_bits, fmod
 
 index = IndexType()
 Index = int | SSAValue  # a folded constant or a runtime `index` value
@@ -471,8 +472,8 @@ class ScalarBuilder:
         return self.c.value(self._MATH[name](*xs))
 
     def trig(self, name: str, x: SSAValue) -> SSAValue:
-        """sin, cos, tan, asin, ..., atanh of an f32 scalar (`TrigBuilder`)."""
-        return getattr(TrigBuilder(self), name)(x)
+        """sin, cos, tan, asin, ..., atanh of an f32 scalar (fsir/lowering/libm.py)."""
+        return TRIG[name](TrigBuilder(self), x)
 
     def round_even(self, x: SSAValue) -> SSAValue:
         """Round half to even (cvt.rni)."""
@@ -490,7 +491,7 @@ class ScalarBuilder:
     def arith(self, name: str, x: SSAValue, y: SSAValue) -> SSAValue:
         if self._is_float(x):
             if name == "rem":
-                return self.fmod(x, y)
+                return fmod(self, x, y)
             return self.c.value(self._FLOAT_ARITH[name](x, y))
         if name in ("div", "rem"):
             unsigned = is_unsigned_int(x.type)
@@ -526,12 +527,6 @@ class ScalarBuilder:
         shifted = self.c.value((arith.ShLIOp if kind == "shl" else arith.ShRUIOp)(x, y))
         return self.c.value(arith.SelectOp(wide, self.const(0, t), shifted))
 
-    # fmod reduces |x| modulo |y| in steps that each divide the quotient by up to 2^51;
-    # enough steps for the largest exponent gap of the type (f32: 2^128 / 2^-149,
-    # f64: 2^1024 / 2^-1074)
-    _FMOD_STEP = 51
-    _FMOD_STEPS = {32: 6, 64: 42}
-
     def pow(self, x: SSAValue, y: SSAValue) -> SSAValue:
         """x^y: math.powf for floats; for integers square and multiply over the bits of
         y (unrolled, wrapping), a negative y giving 1 / x^-y truncated (+-1 or 0)."""
@@ -556,66 +551,6 @@ class ScalarBuilder:
                                         self.c.value(arith.SelectOp(odd, minus_one, one)), zero))))
         negative = self.c.value(arith.CmpiOp(y, zero, "slt"))
         return self.c.value(arith.SelectOp(negative, inverse, acc))
-
-    def fmod(self, x: SSAValue, y: SSAValue) -> SSAValue:
-        """C fmod, exact (MLIR's arith.remf is missing in xDSL 0.74 and PTX has no
-        remainder instruction). Computed in f64 (f32 operands widened): with d = |y|·2^j,
-        j from the exponent gap, r <- r - trunc(r / d)·d is exact while r / d < 2^53 (the
-        quotient is then an exact integer, at most one too large, which adding d back
-        fixes; the fma forms the exact difference), so each step takes r below d and d
-        shrinks by 2^51 per step down to |y|. NaN for an infinite x or a zero or NaN y;
-        x itself for an infinite y; the sign is x's."""
-        t = x.type
-        f64 = Float64Type()
-        if t == f32:
-            x = self.c.value(arith.ExtFOp(x, f64))
-            y = self.c.value(arith.ExtFOp(y, f64))
-        i64t = IntegerType(64)
-        ax, ay = self.math("absf", x), self.math("absf", y)
-
-        def exponent(v: SSAValue) -> SSAValue:  # the unbiased exponent of a positive normal v
-            bits = self.c.value(arith.BitcastOp(v, i64t))
-            field = self.c.value(arith.AndIOp(self.c.value(arith.ShRUIOp(bits, self.const(52, i64t))),
-                                              self.const(0x7FF, i64t)))
-            return self.c.value(arith.SubiOp(field, self.const(1023, i64t)))
-
-        def pow2(k: SSAValue) -> SSAValue:  # 2^k for 0 <= k <= 1023
-            biased = self.c.value(arith.AddiOp(k, self.const(1023, i64t)))
-            return self.c.value(arith.BitcastOp(self.c.value(arith.ShLIOp(biased, self.const(52, i64t))), f64))
-
-        # exponents: a subnormal |y| is scaled into the normal range first; a subnormal
-        # |x| reads as 2^-1022, which only makes the first steps do nothing
-        tiny = self.c.value(arith.CmpfOp(ay, self.const(2.0**-1000, f64), "olt"))
-        scaled = self.c.value(arith.SelectOp(tiny, self.c.value(arith.MulfOp(ay, self.const(2.0**64, f64))), ay))
-        ey = self.c.value(arith.SubiOp(exponent(scaled), self.c.value(
-            arith.SelectOp(tiny, self.const(64, i64t), self.const(0, i64t)))))
-        gap = self.c.value(arith.SubiOp(exponent(ax), ey))
-        j = self.c.value(arith.MaxSIOp(self.c.value(arith.SubiOp(gap, self.const(self._FMOD_STEP, i64t))),
-                                       self.const(0, i64t)))
-        d = ay  # |y|·2^j in three exact power-of-two factors (each at most 2^700)
-        for _ in range(3):
-            k = self.c.value(arith.MinSIOp(j, self.const(700, i64t)))
-            d = self.c.value(arith.MulfOp(d, pow2(k)))
-            j = self.c.value(arith.SubiOp(j, k))
-        r = ax
-        zero = self.const(0.0, f64)
-        for step in range(self._FMOD_STEPS[_fbits(t)]):
-            if step:
-                smaller = self.c.value(arith.MulfOp(d, self.const(2.0**-self._FMOD_STEP, f64)))
-                d = self.c.value(arith.SelectOp(self.c.value(arith.CmpfOp(smaller, ay, "olt")), ay, smaller))
-            q = self.c.value(math.TruncOp(self.c.value(arith.DivfOp(r, d))))
-            r = self.c.value(math.FmaOp(self.c.value(arith.NegfOp(q)), d, r))
-            negative = self.c.value(arith.CmpfOp(r, zero, "olt"))
-            r = self.c.value(arith.SelectOp(negative, self.c.value(arith.AddfOp(r, d)), r))
-        r = self.c.value(math.CopySignOp(r, x))
-        # |x| < |y| (an infinite y included) gives x; an infinite x, a zero y or a NaN give NaN
-        r = self.c.value(arith.SelectOp(self.c.value(arith.CmpfOp(ax, ay, "olt")), x, r))
-        invalid = self.c.value(arith.OrIOp(
-            self.c.value(arith.CmpfOp(x, y, "uno")),
-            self.c.value(arith.OrIOp(self.c.value(arith.CmpfOp(ax, self.const(_m.inf, f64), "oeq")),
-                                     self.c.value(arith.CmpfOp(ay, zero, "oeq"))))))
-        r = self.c.value(arith.SelectOp(invalid, self.const(float("nan"), f64), r))
-        return self.c.value(arith.TruncFOp(r, t)) if t == f32 else r
 
     def max(self, x: SSAValue, y: SSAValue) -> SSAValue:
         if self._is_float(x):
@@ -664,7 +599,8 @@ class ScalarBuilder:
                 return self.c.value(arith.ExtFOp(self.c.value(arith.TruncFOp(x, dst)), f32))
             out = x
             if src != target:
-                out = self.c.value((arith.ExtFOp if _fbits(src) < _fbits(target) else arith.TruncFOp)(x, target))
+                widen = float_bits(src) < float_bits(target)
+                out = self.c.value((arith.ExtFOp if widen else arith.TruncFOp)(x, target))
             return self.round_to(out, dst)
         assert isinstance(src, IntegerType)
         from_unsigned = src.width.data == 1 or is_unsigned_int(src)
@@ -772,166 +708,3 @@ def _widened_from(x: SSAValue, elem: Attribute) -> SSAValue | None:
     if isinstance(op, arith.ExtFOp) and op.input.type == elem:
         return op.input
     return None
-
-
-def _fbits(t: Attribute) -> int:
-    return {Float16Type: 16, BFloat16Type: 16, Float32Type: 32, Float64Type: 64}[type(t)]
-
-
-# -- trigonometric and hyperbolic functions --------------------------------------------
-#
-# Built from f32 arithmetic, so they are as accurate on a GPU as on the simulator (no
-# approximate unit on a large argument). sin/cos/tan: Cody–Waite reduction by π/2 in
-# three parts (k·PIO2_1 is exact for |k| < 2^16, i.e. |x| < 1e5), then Cephes' minimax
-# polynomials on [-π/4, π/4] (≤ 1 ulp there), chosen and signed by the quadrant k mod 4.
-# atan: Cephes' reduction to |t| ≤ tan(π/8) and its degree-9 odd polynomial; asin and
-# acos go through atan. The hyperbolic functions use exp, log and log1p (fsir/ptx/
-# math_ops.py gives their accuracy), with small arguments on polynomials or log1p so the
-# result keeps its relative accuracy near 0.
-
-_PIO2 = (1.5703125, 4.837512969970703125e-4, 7.54978995489188216e-8)
-_SIN_P = (-1.6666654611e-1, 8.3321608736e-3, -1.9515295891e-4)
-_COS_P = (4.166664568298827e-2, -1.388731625493765e-3, 2.443315711809948e-5)
-_ATAN_P = (-3.33329491539e-1, 1.99777106478e-1, -1.38776856032e-1, 8.05374449538e-2)
-_TAN_3PI_8 = 2.414213562373095
-_TAN_PI_8 = 0.4142135623730950
-
-
-class TrigBuilder:
-    """f32 sequences for the trigonometric and hyperbolic ELEMENTWISE rows."""
-
-    def __init__(self, b: ScalarBuilder):
-        self.b = b
-        self.c = b.c
-
-    def k(self, v: float, like: SSAValue) -> SSAValue:
-        return self.b.const(v, like.type)
-
-    def add(self, x: SSAValue, y: SSAValue) -> SSAValue:
-        return self.c.value(arith.AddfOp(x, y))
-
-    def sub(self, x: SSAValue, y: SSAValue) -> SSAValue:
-        return self.c.value(arith.SubfOp(x, y))
-
-    def mul(self, x: SSAValue, y: SSAValue) -> SSAValue:
-        return self.c.value(arith.MulfOp(x, y))
-
-    def div(self, x: SSAValue, y: SSAValue) -> SSAValue:
-        return self.c.value(arith.DivfOp(x, y))
-
-    def fma(self, x: SSAValue, y: SSAValue, z: SSAValue) -> SSAValue:
-        return self.c.value(math.FmaOp(x, y, z))
-
-    def lt(self, x: SSAValue, y: SSAValue) -> SSAValue:
-        return self.c.value(arith.CmpfOp(x, y, "olt"))
-
-    def sel(self, p: SSAValue, x: SSAValue, y: SSAValue) -> SSAValue:
-        return self.c.value(arith.SelectOp(p, x, y))
-
-    def horner(self, coeffs: Sequence[float], z: SSAValue) -> SSAValue:
-        acc = self.k(coeffs[-1], z)
-        for c in coeffs[-2::-1]:
-            acc = self.fma(acc, z, self.k(c, z))
-        return acc
-
-    def reduce_pio2(self, x: SSAValue) -> tuple[SSAValue, SSAValue, SSAValue]:
-        """(r, odd, q) with x = k·π/2 + r, |r| ≤ π/4: odd is k's parity (i1), q = k mod 4 (f32)."""
-        kf = self.c.value(math.RoundEvenOp(self.mul(x, self.k(2 / _m.pi, x))))
-        r = x
-        for part in _PIO2:
-            r = self.fma(kf, self.k(-part, x), r)
-        quarter = self.c.value(math.FloorOp(self.mul(kf, self.k(0.25, x))))
-        q = self.fma(quarter, self.k(-4.0, x), kf)  # k mod 4 in {0, 1, 2, 3}, exact
-        half = self.c.value(math.FloorOp(self.mul(q, self.k(0.5, x))))
-        odd = self.c.value(arith.CmpfOp(self.fma(half, self.k(-2.0, x), q), self.k(1.0, x), "oeq"))
-        return r, odd, q
-
-    def sin_poly(self, r: SSAValue) -> SSAValue:
-        z = self.mul(r, r)
-        return self.fma(self.mul(z, r), self.horner(_SIN_P, z), r)
-
-    def cos_poly(self, r: SSAValue) -> SSAValue:
-        z = self.mul(r, r)
-        inner = self.fma(self.mul(z, z), self.horner(_COS_P, z), self.mul(z, self.k(-0.5, r)))
-        return self.add(inner, self.k(1.0, r))
-
-    def sin(self, x: SSAValue) -> SSAValue:
-        r, odd, q = self.reduce_pio2(x)
-        v = self.sel(odd, self.cos_poly(r), self.sin_poly(r))
-        neg = self.c.value(arith.CmpfOp(q, self.k(2.0, x), "oge"))  # quadrants 2, 3
-        return self.sel(neg, self.b.neg(v), v)
-
-    def cos(self, x: SSAValue) -> SSAValue:
-        r, odd, q = self.reduce_pio2(x)
-        v = self.sel(odd, self.sin_poly(r), self.cos_poly(r))
-        # cos is negative in quadrants 1 and 2: q·(3 − q) = 2 exactly there
-        neg = self.c.value(arith.CmpfOp(self.mul(q, self.sub(self.k(3.0, x), q)), self.k(2.0, x), "oeq"))
-        return self.sel(neg, self.b.neg(v), v)
-
-    def tan(self, x: SSAValue) -> SSAValue:
-        r, odd, _ = self.reduce_pio2(x)
-        s, c = self.sin_poly(r), self.cos_poly(r)
-        return self.sel(odd, self.b.neg(self.div(c, s)), self.div(s, c))
-
-    def atan(self, x: SSAValue) -> SSAValue:
-        a = self.c.value(math.AbsFOp(x))
-        one = self.k(1.0, x)
-        big = self.c.value(arith.CmpfOp(a, self.k(_TAN_3PI_8, x), "ogt"))
-        mid = self.c.value(arith.CmpfOp(a, self.k(_TAN_PI_8, x), "ogt"))
-        t = self.sel(big, self.b.neg(self.div(one, a)),
-                     self.sel(mid, self.div(self.sub(a, one), self.add(a, one)), a))
-        base = self.sel(big, self.k(_m.pi / 2, x), self.sel(mid, self.k(_m.pi / 4, x), self.k(0.0, x)))
-        z = self.mul(t, t)
-        y = self.add(base, self.fma(self.mul(z, t), self.horner(_ATAN_P, z), t))
-        return self.c.value(math.CopySignOp(y, x))
-
-    def asin(self, x: SSAValue) -> SSAValue:
-        """atan(x / sqrt((1 − x)(1 + x))); ±1 gives ±π/2 through atan(±inf)."""
-        one = self.k(1.0, x)
-        d = self.c.value(math.SqrtOp(self.mul(self.sub(one, x), self.add(one, x))))
-        return self.atan(self.div(x, d))
-
-    def acos(self, x: SSAValue) -> SSAValue:
-        """2·atan(sqrt((1 − x) / (1 + x))): no cancellation near x = 1."""
-        one = self.k(1.0, x)
-        t = self.c.value(math.SqrtOp(self.div(self.sub(one, x), self.add(one, x))))
-        return self.mul(self.k(2.0, x), self.atan(t))
-
-    def sinh(self, x: SSAValue) -> SSAValue:
-        """|x| < 1/2: x + x³/3! + ... + x⁹/9! (relative error < 1e-9); else (e^x − e^−x)/2."""
-        z = self.mul(x, x)
-        small = self.fma(self.mul(z, x), self.horner([1 / 6, 1 / 120, 1 / 5040, 1 / 362880], z), x)
-        e = self.c.value(math.ExpOp(x))
-        big = self.mul(self.sub(e, self.div(self.k(1.0, x), e)), self.k(0.5, x))
-        return self.sel(self.lt(self.c.value(math.AbsFOp(x)), self.k(0.5, x)), small, big)
-
-    def cosh(self, x: SSAValue) -> SSAValue:
-        e = self.c.value(math.ExpOp(self.c.value(math.AbsFOp(x))))
-        return self.mul(self.add(e, self.div(self.k(1.0, x), e)), self.k(0.5, x))
-
-    def asinh(self, x: SSAValue) -> SSAValue:
-        """sign(x)·log1p(a + a²/(1 + sqrt(1 + a²))), a = |x|; a > 2^60: log(a) + ln 2."""
-        a = self.c.value(math.AbsFOp(x))
-        one = self.k(1.0, x)
-        z = self.mul(a, a)
-        near = self.c.value(math.Log1pOp(self.add(a, self.div(z, self.add(one, self.c.value(
-            math.SqrtOp(self.add(one, z))))))))
-        far = self.add(self.c.value(math.LogOp(a)), self.k(_m.log(2), x))
-        y = self.sel(self.lt(a, self.k(2.0**60, x)), near, far)
-        return self.c.value(math.CopySignOp(y, x))
-
-    def acosh(self, x: SSAValue) -> SSAValue:
-        """log1p(t + sqrt(t·(t + 2))), t = x − 1 (exact near 1); x > 2^60: log(x) + ln 2.
-        NaN for x < 1, as sqrt of a negative number."""
-        t = self.sub(x, self.k(1.0, x))
-        s = self.c.value(math.SqrtOp(self.mul(t, self.add(t, self.k(2.0, x)))))
-        near = self.c.value(math.Log1pOp(self.add(t, s)))
-        far = self.add(self.c.value(math.LogOp(x)), self.k(_m.log(2), x))
-        return self.sel(self.lt(x, self.k(2.0**60, x)), near, far)
-
-    def atanh(self, x: SSAValue) -> SSAValue:
-        """sign(x)·log1p(2a / (1 − a)) / 2, a = |x|."""
-        a = self.c.value(math.AbsFOp(x))
-        u = self.div(self.add(a, a), self.sub(self.k(1.0, x), a))
-        y = self.mul(self.c.value(math.Log1pOp(u)), self.k(0.5, x))
-        return self.c.value(math.CopySignOp(y, x))
