@@ -3,6 +3,7 @@ BERT-base stacks of its layers (the same layer repeated, each with its own weigh
 
     python benchmarks/compile_speed.py                 # 1, 2, 4 and 12 layers
     python benchmarks/compile_speed.py --layers 1 12 --repeat 3
+    python benchmarks/compile_speed.py --layers 1 12 --repeat 3 --markdown   # docs/benchmarks.md's table
 
 Prints, per model, the wall seconds of parsing, each pass of the stitch pipeline and
 the PTX printer (the best of `--repeat` runs), the kernels and the distinct gpu.funcs,
@@ -12,10 +13,13 @@ and the seconds per layer, so growth in the number of layers can be read off.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # docgen, beside this script
 
 LAYER = Path(__file__).resolve().parent.parent / "examples" / "bert_layer.mlir"
 SHARED = {"x", "mask"}  # the first layer's input and the attention mask all layers read
@@ -70,9 +74,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--layers", type=int, nargs="+", default=[1, 2, 4, 12])
     ap.add_argument("--repeat", type=int, default=1, help="runs per model; the fastest is shown")
+    ap.add_argument("--markdown", action="store_true", help="also write the table into the documents that show it")
+    argv = sys.argv[1:] if argv is None else argv
     args = ap.parse_args(argv)
     compile_once(bert_stack(1))  # imports and first-use caches outside the figures
-    header = None
+    header, rows = None, []
     for layers in args.layers:
         text = bert_stack(layers)
         runs = [compile_once(text) for _ in range(args.repeat)]
@@ -83,7 +89,20 @@ def main(argv: list[str] | None = None) -> int:
         total = sum(times.values())
         row = [layers, *(f"{v:.2f}" for v in times.values()), f"{total:.2f}", f"{total / layers:.2f}", launches, funcs]
         print(" | ".join(f"{c:>14}" for c in row), flush=True)
+        rows.append(row)
+    if args.markdown and header is not None:
+        publish(argv, header, rows, args.repeat)
     return 0
+
+
+def publish(argv: list[str], header: list[str], rows: list[list[object]], repeat: int) -> None:
+    import docgen
+
+    load = os.getloadavg()[0]
+    caption = (f"Seconds, the best of {repeat} runs, on {os.cpu_count()} cores at load {load:.1f}, "
+               f"{time.strftime('%Y-%m-%d')}; a shared or loaded machine reads slower.")
+    table = docgen.markdown_table(header, rows, [True] * len(header))
+    docgen.publish(__file__, argv, table + "\n\n" + caption)
 
 
 if __name__ == "__main__":
