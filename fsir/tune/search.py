@@ -48,6 +48,7 @@ class SearchOptions:
     epsilon: float = 0.1
     measurer_name: str = "model"
     learn: bool = True  # train the cost model (False: the prior alone guides the evolution)
+    prior: bool = True  # the latency-evaluator as the model's prior (False: the model alone, an ablation)
 
 
 @dataclass
@@ -131,7 +132,7 @@ class Tuner:
             self._record(res)
             self.history.append(self.best_seconds())
         if self.options.learn:
-            self.model.fit(self._training())
+            self.model.fit(self.training_samples())
 
     def default_checked(self) -> Checked | None:
         """Today's choice as a candidate of the space (None: outside it)."""
@@ -159,13 +160,23 @@ class Tuner:
         if self.on_trial is not None:
             self.on_trial(res)
 
-    def _training(self) -> list[Sample]:
+    def training_samples(self) -> list[Sample]:
+        """The measured candidates as the cost model's training data."""
         out = []
         for rec in self.measured.values():
             got = self.checker.check(rec.trace)
             if rec.ok and isinstance(got, Checked) and rec.seconds:
-                out.append(Sample(self.task.key, got.features, got.prior_seconds, rec.seconds))
+                features, prior = self._seen(got)
+                out.append(Sample(self.task.key, features, prior, rec.seconds))
         return out
+
+    def _seen(self, c: Checked) -> tuple[tuple[float, ...], float]:
+        """A candidate's features and prior as the model sees them: without the prior
+        (the ablation) a constant prior and no prior feature, so the model learns
+        log time from the summary's features alone."""
+        if self.options.prior:
+            return c.features, c.prior_seconds
+        return (*c.features[:-1], 0.0), 1.0
 
     # -- proposals ---------------------------------------------------------------------
 
@@ -203,7 +214,8 @@ class Tuner:
         return self._sample(FAST_SAMPLE)
 
     def _predict(self, cands: list[Checked]) -> list[float]:
-        return self.model.predict(self.task.key, [c.features for c in cands], [c.prior_seconds for c in cands])
+        seen = [self._seen(c) for c in cands]
+        return self.model.predict(self.task.key, [f for f, _ in seen], [p for _, p in seen])
 
     def _evolve(self, n: int) -> list[Checked]:
         opts = self.options

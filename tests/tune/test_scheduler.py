@@ -106,3 +106,25 @@ def test_exhausted_tasks_drop_out():
     sched.run(100)
     assert ts[0].trials == 6 and not ts[0].live
     assert sched.trials == 100
+
+
+def test_launches_count_kernels_equal_up_to_names():
+    """Two GEMMs equal up to names are one task of weight 2; a third of another shape
+    is a task of weight 1."""
+    from fsir.pipeline import PipelineOptions
+    from fsir.tune.measure import _stitched
+    from fsir.tune.task import discover
+
+    a, b, c, w, r = "tensor<64x32xf32>", "tensor<32x48xf32>", "tensor<64x48xf32>", "tensor<32x16xf32>", \
+        "tensor<64x16xf32>"
+    text = f"""
+func.func @f(%a: {a}, %b: {b}, %x: {a}, %y: {b}, %p: {w}) -> ({c}, {c}, {r}) {{
+  %d = graph.dot %a, %b : ({a}, {b}) -> {c}
+  %e = graph.dot %x, %y : ({a}, {b}) -> {c}
+  %q = graph.dot %a, %p : ({a}, {w}) -> {r}
+  func.return %d, %e, %q : {c}, {c}, {r}
+}}
+"""
+    options = PipelineOptions(fusion="stitch", gpu="H100")
+    tasks = discover(_stitched(text, options), options)
+    assert sorted(t.launches for t in tasks) == [1, 2]
