@@ -460,14 +460,33 @@ class OnnxImporter:
     def take(self, x: SSAValue, ids: SSAValue, axis: int) -> SSAValue:
         return self.b.take(x, ids, axis)
 
-    def normalize_ids(self, ids: SSAValue, size: int) -> SSAValue:
+    def normalize_ids(self, ids: SSAValue, size: int, x: SSAValue | None = None, axis: int = 0) -> SSAValue:
+        """Indices into a dim of `size` with negative ones counted from its end; a dim
+        of run-time size (`?`) is `x`'s dim `axis`."""
         value = self.b.fold(ids)
-        if value is not None:
-            if value.min(initial=0) >= 0:
-                return ids
+        if value is not None and value.min(initial=0) >= 0:
+            return ids
+        if size == graph.DYN:
+            if x is None:
+                raise self.error(f"{self.describe()}: indices into a dim of run-time size must be constant and "
+                                 "non-negative here")
+            count = self.run_time_size(x, axis, ids)
+        elif value is not None:
             return self.const(np.where(value < 0, value + size, value), ids)
+        else:
+            count = self.b.scalar_like(size, ids)
         neg = self.b.compare("lt", ids, self.b.scalar_like(0, ids))
-        return self.b.select(neg, self.b.ew("add", ids, self.b.scalar_like(size, ids)), ids)
+        return self.b.select(neg, self.b.ew("add", ids, count), ids)
+
+    def run_time_size(self, x: SSAValue, axis: int, like: SSAValue) -> SSAValue:
+        """The run-time size of `x`'s dim `axis`, broadcast like `like` (of its element
+        type): 1 + the largest of an iota over that dim, a reduction of one row."""
+        b = self.b
+        iota = b.emit(graph.IotaOp, [x], tensor(b.elem(like), [graph.DYN]), dim=graph._int_attr(0),
+                      like_dims=dense_i64([axis]))
+        last = b.reduce("max", iota, [0])
+        size = b.ew("add", last, b.constant(np.array(1), b.elem(like)))
+        return b.broadcast(size, shape_of(like.type), [], like=like if graph.DYN in shape_of(like.type) else None)
 
     # -- elementwise ---------------------------------------------------------------
 
@@ -573,6 +592,12 @@ class OnnxImporter:
         return [self.b.reshape(y, [r * d for r, d in zip(reps, s)])]
 
     def comparison(self, node, attrs):
+        folded = [self.b.fold(self.value(n)) for n in node.input]
+        if all(f is not None for f in folded) and any(np.asarray(f).dtype == object for f in folded):
+            a, c = (np.asarray(f) for f in folded)
+            known = np.frompyfunc(lambda x, y: _compare_sizes(node.op_type, _size(x), _size(y)), 2, 1)(a, c)
+            if all(k is not None for k in np.asarray(known).reshape(-1)):
+                return [self.const(np.asarray(known, dtype=bool), graph.i1)]
         a, c = self.bcast(*self.inputs(node))
         return [self.b.compare(_COMPARE[node.op_type], a, c)]
 
@@ -624,6 +649,13 @@ class OnnxImporter:
         return b.ew("mul", half, b.ew("add", t, b.scalar_like(1, x)))
 
     def op_Where(self, node, attrs):
+        folded = [self.b.fold(self.value(n)) for n in node.input]
+        if all(f is not None for f in folded) and any(np.asarray(f).dtype == object for f in folded[1:]):
+            # a choice between shape values holding run-time sizes (the exporters' Expand
+            # idiom: Where(Equal(shape, -1), 1, shape)) is a shape value too
+            cond, a, x = (np.asarray(f) for f in folded)
+            chosen = np.where(cond.astype(bool), a, x).astype(object)
+            return [self.shape_placeholder(chosen, self.b.elem(self.value(node.input[1])))]
         c, a, x = self.bcast(*self.inputs(node))
         return [self.b.select(c, a, x)]
 
@@ -812,6 +844,7 @@ class OnnxImporter:
         src, sx = shape_of(x.type), self.sym.dims(x)
         want = [sx[i] if isinstance(d, int) and d == 0 and not attrs.get("allowzero", 0) else d
                 for i, d in enumerate(target)]
+        want = _infer_minus_one(sx, want)
         out = [graph.DYN if is_symbolic(d) or d == -1 else d for d in want]
         if out.count(graph.DYN) > 1:
             kept = graph._kept_dynamic_dims(src, out)
@@ -830,6 +863,9 @@ class OnnxImporter:
         s = shape_of(x.type)
         a = attrs.get("axis", 1)
         a = self.axis(a, len(s)) if a < 0 else self.axis(a, len(s) + 1)
+        if graph.DYN in s:  # run-time sizes: the products of the symbolic sizes
+            dims = self.sym.dims(x)
+            return [self.dynamic_reshape(x, [math.prod(dims[:a], start=1), math.prod(dims[a:], start=1)], {})]
         return [self.b.reshape(x, [math.prod(s[:a]), math.prod(s[a:])])]
 
     def op_Transpose(self, node, attrs):
@@ -934,7 +970,7 @@ class OnnxImporter:
     def op_Gather(self, node, attrs):
         x, ids = self.inputs(node)
         axis = self.axis(attrs.get("axis", 0), self.rank(x))
-        ids = self.normalize_ids(ids, shape_of(x.type)[axis])
+        ids = self.normalize_ids(ids, shape_of(x.type)[axis], x, axis)
         return [self.take(x, ids, axis)]
 
     def op_GatherND(self, node, attrs):
@@ -1059,6 +1095,42 @@ class OnnxImporter:
             if size in dims:
                 return v, dims.index(size)
         return None
+
+
+def _infer_minus_one(src: list, want: list) -> list:
+    """A reshape target with its -1 entry computed where the run-time sizes cancel
+    ([b, 16, 64] to [b, 16, -1, 16]: -1 is 4), else as given."""
+    minus = [i for i, d in enumerate(want) if not is_symbolic(d) and d == -1]
+    if len(minus) != 1:
+        return want
+    rest_src, rest_want = list(src), [d for i, d in enumerate(want) if i != minus[0]]
+    for d in [d for d in rest_want if is_symbolic(d)]:
+        if d in rest_src:
+            rest_src.remove(d)
+            rest_want.remove(d)
+    if any(is_symbolic(d) for d in (*rest_src, *rest_want)):
+        return want
+    known, total = math.prod(rest_want), math.prod(rest_src)
+    if known <= 0 or total % known:
+        return want
+    return [total // known if i == minus[0] else d for i, d in enumerate(want)]
+
+
+def _compare_sizes(op_type: str, a: Any, b: Any) -> bool | None:
+    """An ONNX comparison of two sizes (ints, or `Sym`s: run-time sizes, never
+    negative), or None where import time cannot tell."""
+    if not is_symbolic(a) and not is_symbolic(b):
+        return {"Equal": a == b, "Less": a < b, "Greater": a > b, "LessOrEqual": a <= b,
+                "GreaterOrEqual": a >= b}[op_type]
+    if a == b:  # the same expression
+        return op_type in ("Equal", "LessOrEqual", "GreaterOrEqual")
+    other, flipped = (b, False) if is_symbolic(a) else (a, True)
+    if is_symbolic(other) or other >= 0:
+        return None
+    # a size against a negative constant: the size is the greater
+    greater = {"Equal": False, "Less": False, "Greater": True, "LessOrEqual": False, "GreaterOrEqual": True}
+    less = {"Equal": False, "Less": True, "Greater": False, "LessOrEqual": True, "GreaterOrEqual": False}
+    return (less if flipped else greater)[op_type]
 
 
 def _size(x: Any) -> Any:
