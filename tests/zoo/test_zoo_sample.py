@@ -1,0 +1,79 @@
+"""A fixed sample of the model corpus (examples/zoo/): one model of each kind the corpus
+covers, built from transformers/torchvision configurations, exported with the
+TorchScript exporter in f32 (the transformers with a symbolic batch dim), compiled in
+stitch mode and run on the simulator against onnxruntime's outputs.
+
+Every model must pass or be refused with its known, located message; a crash or a wrong
+result fails. `benchmarks/zoo.py` runs the whole corpus in every mode.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("transformers")  # the zoo extra (pip install -e '.[zoo]')
+pytest.importorskip("torchvision")
+
+from fsir.onnx.conformance import Outcome  # noqa: E402
+from fsir.onnx.zoo import run_variant, variants  # noqa: E402
+
+ZOO = Path(__file__).resolve().parents[2] / "examples" / "zoo"
+
+# One architecture per kind: encoder; causal decoder with rotary, RMSNorm and GQA;
+# ALiBi; encoder-decoder; windowed attention; hybrid conv + attention; conv front end;
+# depthwise + squeeze-excite CNN; grouped-conv CNN; DLRM with EmbeddingBag.
+SAMPLE = ("bert", "llama", "bloom", "bart", "swin", "mobilevit", "whisper_encoder", "mobilenet_v3", "regnet",
+          "dlrm")
+
+# What fsir still refuses, by architecture: a substring of the located message.
+REFUSED = {
+    "dlrm": "ONNX op_type 'Loop' is not supported",
+}
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    sys.path.insert(0, str(ZOO))
+    try:
+        import build  # examples/zoo/build.py
+    finally:
+        sys.path.remove(str(ZOO))
+    out = tmp_path_factory.mktemp("zoo")
+    entries = build.build(list(SAMPLE), ["torchscript"], ["f32"], out, progress=False)
+    assert [e["arch"] for e in entries] == list(SAMPLE)
+    assert not [e for e in entries if "export_error" in e]
+    return out
+
+
+REQUIRED_KINDS = {"encoder", "decoder", "encoder-decoder", "rotary", "alibi", "rmsnorm", "gqa", "windowed-attention",
+                  "hybrid-conv-attention", "conv-front-end", "depthwise", "grouped", "squeeze-excite",
+                  "embedding-bag"}
+
+
+def test_sample_covers_every_kind(corpus: Path):
+    sys.path.insert(0, str(ZOO))
+    try:
+        from archs import ARCHS
+    finally:
+        sys.path.remove(str(ZOO))
+    assert len({a.name for a in ARCHS}) >= 30
+    assert REQUIRED_KINDS <= {k for a in ARCHS for k in a.kinds}
+    assert REQUIRED_KINDS <= {k for v in variants(corpus) for k in v.kinds}
+
+
+@pytest.mark.parametrize("arch", SAMPLE)
+def test_sample_model(corpus: Path, arch: str):
+    (variant,) = [v for v in variants(corpus) if v.arch == arch]
+    result = run_variant(variant, modes=("stitch",))
+    run = result.modes["stitch"]
+    if arch in REFUSED:
+        assert run.outcome == Outcome.REFUSED, run.message
+        assert REFUSED[arch] in run.message
+        assert ":" in run.message.split(" ")[0]  # located: file:line:col
+        return
+    assert run.outcome == Outcome.PASSED, run.message
+    assert run.kernels > 0
+    assert run.distinct_bytes >= result.lower_bound // 4  # weights, inputs and outputs are read
