@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from fsir.errors import UserError
-from fsir.frontend.hlo import MAX_WHILE_TRIPS, import_hlo
+from fsir.frontend.hlo import import_hlo
+from fsir.frontend.hlo_control import MAX_WHILE_TRIPS
 from fsir.runtime.reference import run
 
 rng = np.random.default_rng(0)
