@@ -1,9 +1,14 @@
-"""Tuning on the `model` measurer: evolutionary search (with the cost model, and with
-the prior alone) against random search over the same space, best-so-far against
-trials over several seeds; and the sampling error of the model measurer against
-simulating every block.
+"""Tuning on the `model` measurer: evolutionary search (with the cost model, with the
+prior alone, with the model alone) against random search over the same space,
+best-so-far against trials over several seeds; the sampling error of the model
+measurer against simulating every block; the kernel set (`--kernels`: today's choice
+against the fast mode's pick on 20+ kernels, and the cost model's Kendall τ on held-out
+kernels); the task scheduler (`--scheduler`: gradient against round-robin on the BERT
+layer).
 
     python benchmarks/tune.py [--m 256 --n 256 --k 512] [--space mma|full] [--seeds 5] [--trials 64]
+    python benchmarks/tune.py --kernels [--trials 8] [--log kernels.jsonl]
+    python benchmarks/tune.py --scheduler [--seeds 5] [--trials 16] [--log sched.jsonl]
 
 --space mma (default): the tensor-core sketch of an f16 GEMM without split-K (split
 kernels are simulated in full, too slow to measure exhaustively). Every candidate is
@@ -63,13 +68,15 @@ def exhaustive(src: TaskSource, checker: Checker, pool: PoolMeasurer) -> dict:
 
 
 PRIOR_ONLY = "full, prior only"
+NO_PRIOR = "full, model only (no prior)"
 
 
 def search(src, mapping, checker, measurer: TableMeasurer, mode: str, seed: int, trials: int,
            default: str) -> list[float]:
     learn = mode != PRIOR_ONLY
-    opts = SearchOptions(trials=trials, batch=8, mode=SearchMode(mode if learn else SearchMode.EVOLUTION),
-                         seed=seed, population=128, generations=3, learn=learn)
+    evolution = mode in (PRIOR_ONLY, NO_PRIOR)
+    opts = SearchOptions(trials=trials, batch=8, mode=SearchMode.EVOLUTION if evolution else SearchMode(mode),
+                         seed=seed, population=128, generations=3, learn=learn, prior=mode != NO_PRIOR)
     tuner = Tuner(src, mapping, checker, measurer, Database(None), opts, default)
     return tuner.run().history
 
@@ -126,9 +133,18 @@ def main() -> None:
     p.add_argument("--samples", type=int, default=4, help="blocks simulated per launch")
     p.add_argument("--sampling-error", action="store_true",
                    help="only the sampling error on kernels with edge tiles, row and loop kernels")
+    p.add_argument("--kernels", action="store_true", help="the kernel set: today's choice against the fast mode")
+    p.add_argument("--scheduler", action="store_true", help="the task scheduler on the BERT layer")
+    p.add_argument("--log", default=None, help="--kernels/--scheduler: measurements kept (and resumed from)")
+    p.add_argument("--timeout", type=float, default=240.0, help="seconds per measurement")
     args = p.parse_args()
     if args.sampling_error:
         sampling_models()
+        return
+    if args.kernels or args.scheduler:
+        from tune_sets import kernel_set, scheduler_set
+
+        (kernel_set if args.kernels else scheduler_set)(args)
         return
     options = PipelineOptions(fusion="stitch", gpu=args.gpu)
     text = dot(args.m, args.n, args.k, "f16")
@@ -152,7 +168,7 @@ def main() -> None:
     today_us = today.seconds * 1e6 if today.seconds else math.nan
     table = exhaustive(src, checker, pool) if args.space == "mma" else {}
     measurer = TableMeasurer(table, pool if args.space == "full" else None)
-    modes = [str(SearchMode.EVOLUTION), PRIOR_ONLY, str(SearchMode.RANDOM), str(SearchMode.FAST)]
+    modes = [str(SearchMode.EVOLUTION), PRIOR_ONLY, NO_PRIOR, str(SearchMode.RANDOM), str(SearchMode.FAST)]
     curves: dict[str, list[list[float]]] = {}
     t = time.time()
     try:

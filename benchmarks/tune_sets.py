@@ -1,0 +1,324 @@
+"""benchmarks/tune.py's kernel set and task-scheduler runs (issue 28, items b-f), on
+the `model` measurer.
+
+`kernel_set`: every distinct kernel of 17 small models (square, skinny and split-K
+GEMMs, a convolution, attention, LayerNorm/softmax/RMSNorm rows, a column sum, loops,
+embedding columns): today's choice against the fast mode's pick (the prior's top k,
+today's choice measured first); then k random candidates more per kernel (split-K left
+out: simulated in full, slow) and the cost model's Kendall τ on each kernel held out
+(trained on every other kernel's measurements) against the prior's.
+
+`scheduler_set`: the BERT layer (examples/bert_layer.mlir, scaled down) tuned by the evolutionary
+search under the gradient task scheduler and under round-robin, several seeds, the
+objective Σ launches × best time against trials. Measurements are memoised by
+(workload key, trace) and kept in `--log` (the model measurer is deterministic), so
+seeds and strategies share them and a rerun resumes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fsir.pipeline import PipelineOptions
+from fsir.testing.graphs import dot, softmax
+from fsir.tune.cost_model import CostModel, Sample
+from fsir.tune.database import Database
+from fsir.tune.measure import (
+    MeasureError,
+    MeasureResult,
+    ModelBackend,
+    PoolMeasurer,
+    TaskSource,
+    _stitched,
+    task_space,
+)
+from fsir.tune.scheduler import SchedTask, SchedulerOptions, Strategy, TaskScheduler
+from fsir.tune.search import SearchMode, SearchOptions, Tuner
+from fsir.tune.space import Checker, SketchKind, Trace
+from fsir.tune.task import Task, capture, discover
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "tune"))
+from tune_graphs import column_sum, elementwise, layernorm  # noqa: E402
+
+OPTIONS = PipelineOptions(fusion="stitch", gpu="H100")
+
+
+def models() -> dict[str, str]:
+    ex = ROOT / "examples"
+    return {
+        "gemm 256³ f16": dot(256, 256, 256, "f16"),
+        "gemm 512³ f16": dot(512, 512, 512, "f16"),
+        "gemm 1024³ f16": dot(1024, 1024, 1024, "f16"),
+        "gemm 200x300x96 f32": dot(200, 300, 96, "f32"),
+        "gemm 16x1024x1024 f16": dot(16, 1024, 1024, "f16"),
+        "gemm 1024x32x512 f32": dot(1024, 32, 512, "f32"),
+        "gemm 64x64x4096 f16": dot(64, 64, 4096, "f16"),
+        "gemm 128x128x2048 f32": dot(128, 128, 2048, "f32"),
+        "conv3x3 x2": (ex / "cusync" / "conv2.mlir").read_text(),
+        "attention": (ex / "cusync" / "attention.mlir").read_text(),
+        "layernorm 1000x768": layernorm(1000, 768),
+        "softmax 512x1024": softmax(512, 1024),
+        "rmsnorm": (ex / "rmsnorm.mlir").read_text(),
+        "gelu": (ex / "gelu.mlir").read_text(),
+        "column sum 512x64": column_sum(512, 64),
+        "add-mul 1000x770": elementwise(1000, 770),
+        "recom (embedding columns)": (ex / "recom" / "recom_8.mlir").read_text(),
+    }
+
+
+# -- memoised measurements ---------------------------------------------------------------
+
+
+@dataclass
+class Memo:
+    """A measurer memoising results by (workload key, trace), kept as JSON lines."""
+
+    pool: PoolMeasurer
+    path: Path | None
+    table: dict[tuple[str, Trace], MeasureResult] = field(default_factory=dict)
+    fresh: int = 0
+
+    def __post_init__(self) -> None:
+        if self.path is not None and self.path.exists():
+            for line in self.path.read_text().splitlines():
+                d = json.loads(line)
+                trace = Trace.from_json(d["trace"])
+                err = MeasureError(d["error"]) if d["error"] else None
+                self.table[(d["key"], trace)] = MeasureResult(trace, d["seconds"], err, d["detail"])
+
+    def measure(self, batch):
+        todo = [inp for inp in batch if (inp.task.key, inp.trace) not in self.table]
+        if todo:
+            for inp, res in zip(todo, self.pool.measure(todo)):
+                self.table[(inp.task.key, inp.trace)] = res
+                self.fresh += 1
+                if self.path is not None:
+                    with self.path.open("a") as f:
+                        f.write(json.dumps({"key": inp.task.key, "trace": inp.trace.to_json(),
+                                            "seconds": res.seconds, "error": res.error, "detail": res.detail})
+                                + "\n")
+        return [self.table[(inp.task.key, inp.trace)] for inp in batch]
+
+
+def tuner(text: str, task: Task, search: SearchOptions, measurer, db: Database, narrow: bool = False) -> Tuner:
+    request = capture(_stitched(text, OPTIONS), OPTIONS, task.key)
+    space = task_space(text, OPTIONS, task.key)
+    if narrow:
+        kinds = {s.kind for s in space.sketches}
+        space = space.narrowed({SketchKind.GEMM_MMA} if SketchKind.GEMM_MMA in kinds else kinds, split=False)
+    return Tuner(TaskSource(text, OPTIONS, task.key, task.kernel), task.mapping, Checker(request, space), measurer,
+                 db, search, task.default_config)
+
+
+# -- the kernel set ------------------------------------------------------------------------
+
+
+@dataclass
+class KernelRun:
+    name: str
+    task: Task
+    today: float | None
+    best: float | None
+    best_config: str
+    errors: int
+    wall: float
+    samples: list[Sample]
+
+
+def kernel_set(args) -> None:
+    memo = Memo(PoolMeasurer(ModelBackend(samples=args.samples), workers=args.workers, timeout=args.timeout),
+                Path(args.log) if args.log else None)
+    k = args.trials if args.trials != 64 else 8
+    runs: list[KernelRun] = []
+    seen: set[str] = set()
+    try:
+        for model, text in models().items():
+            for task in discover(_stitched(text, OPTIONS), OPTIONS):
+                if task.key in seen:
+                    continue
+                seen.add(task.key)
+                runs.append(tune_kernel(f"{model}: {task.kernel}", text, task, memo, k))
+                r = runs[-1]
+                print(f"  {r.name} [{task.mapping}] today {us(r.today)} tuned {us(r.best)} ({r.best_config}); "
+                      f"{r.wall:.1f} s, {len(r.samples)} samples", flush=True)
+    finally:
+        memo.pool.close()
+    kernel_table(runs, k)
+    kendall(runs)
+
+
+def tune_kernel(name: str, text: str, task: Task, memo: Memo, k: int) -> KernelRun:
+    db = Database(None)
+    t = time.time()
+    fast = tuner(text, task, SearchOptions(trials=k, batch=k, mode=SearchMode.FAST), memo, db)
+    result = fast.run()
+    wall = time.time() - t
+    # k/2 random candidates more (no split-K; tensor cores where the GEMM has them: FMA
+    # kernels of f16 GEMMs are slow to simulate), for the cost model's held-out ranking
+    rnd = tuner(text, task, SearchOptions(trials=k // 2, batch=k // 2, mode=SearchMode.RANDOM, seed=1), memo, db,
+                narrow=True)
+    rnd.run()
+    # every measured candidate of the task (both runs, read back from the log), featured on the full space
+    samples = tuner(text, task, SearchOptions(), memo, db).training_samples()
+    today = result.default.seconds if result.default is not None else None
+    best = result.best
+    errors = sum(1 for r in db.records if not r.ok)
+    return KernelRun(name, task, today, best.seconds if best else None, best.config if best else "?", errors, wall,
+                     samples)
+
+
+def us(s: float | None) -> str:
+    return f"{s * 1e6:.2f} µs" if s else "-"
+
+
+def kernel_table(runs: list[KernelRun], k: int) -> None:
+    print(f"\nkernel set: today's choice against the fast mode (prior's top {k}, today's first), model measurer")
+    print("| kernel | mapping | today | today µs | tuned | tuned µs | speed-up | errors | fast-mode wall s |")
+    print("|---|---|---|---:|---|---:|---:|---:|---:|")
+    ups = []
+    for r in runs:
+        up = r.today / r.best if r.today and r.best else math.nan
+        if math.isfinite(up):
+            ups.append(up)
+        print(f"| {r.name} | {r.task.mapping} | {r.task.default_config} | {(r.today or math.nan) * 1e6:.2f} | "
+              f"{r.best_config} | {(r.best or math.nan) * 1e6:.2f} | {up:.3f}x | {r.errors} | {r.wall:.1f} |")
+    gm = math.exp(statistics.mean(math.log(u) for u in ups)) if ups else math.nan
+    slower = sum(u < 1 for u in ups)
+    print(f"{len(runs)} kernels; geometric-mean speed-up {gm:.3f}x; slower than today: {slower}; "
+          f"fast-mode wall per kernel: median {statistics.median(r.wall for r in runs):.1f} s, "
+          f"max {max(r.wall for r in runs):.1f} s")
+
+
+def kendall(runs: list[KernelRun]) -> None:
+    """The cost model trained on every other kernel's measurements ranks the held-out
+    kernel's candidates: Kendall τ against the measured times, beside the prior's."""
+    from scipy.stats import kendalltau
+
+    rows = []
+    for i, r in enumerate(runs):
+        if len({round(s.seconds, 12) for s in r.samples}) < 4:
+            continue  # too few distinct times to rank
+        train = [s for j, o in enumerate(runs) if j != i for s in o.samples]
+        model = CostModel(seed=0)
+        model.fit(train)
+        pred = model.predict(r.task.key, [s.features for s in r.samples], [s.prior_seconds for s in r.samples])
+        meas = [s.seconds for s in r.samples]
+        tau_model = float(kendalltau(pred, meas).statistic)
+        tau_prior = float(kendalltau([s.prior_seconds for s in r.samples], meas).statistic)
+        rows.append((r, tau_model, tau_prior))
+    print("\ncost model on held-out kernels (trained on the others), Kendall τ against measured times")
+    print("| kernel | candidates | τ model | τ prior |\n|---|---:|---:|---:|")
+    for r, tm, tp in rows:
+        print(f"| {r.name} | {len(r.samples)} | {tm:.3f} | {tp:.3f} |")
+    if rows:
+        print(f"mean τ over {len(rows)} held-out kernels: model {statistics.mean(t for _, t, _ in rows):.3f}, "
+              f"prior {statistics.mean(t for _, _, t in rows):.3f}")
+
+
+# -- the task scheduler ---------------------------------------------------------------------
+
+
+SMALL_BERT = (("3072", "1024"), ("768", "256"), ("7.680000e+02", "2.560000e+02"), ("2x128x12x64", "1x64x4x64"),
+              ("2x12x128x64", "1x4x64x64"), ("2x12x64x128", "1x4x64x64"), ("2x12x128x128", "1x4x64x64"),
+              ("2x12x128", "1x4x64"), ("2x128", "1x64"), ("2x1x1x128", "1x1x1x64"))
+
+
+def small_bert() -> str:
+    """examples/bert_layer.mlir at B=1, S=64, H=256 (4 heads of 64), FFN 1024: the same
+    7 kernels (6 tasks), small enough to measure a few hundred candidates of on 2 cores."""
+    text = (ROOT / "examples" / "bert_layer.mlir").read_text()
+    text = text[text.index("func.func"):]
+    for old, new in SMALL_BERT:
+        text = text.replace(old, new)
+    return text
+
+
+def scheduler_set(args) -> None:
+    text = small_bert()
+    tasks = discover(_stitched(text, OPTIONS), OPTIONS)
+    per_task = args.trials if args.trials != 64 else 16
+    total = per_task * len(tasks)
+    print(f"BERT layer (B=1, S=64, H=256): {len(tasks)} tasks, launches {[t.launches for t in tasks]}; {total} trials "
+          f"({per_task} per task on average), rounds of 4, evolutionary search, {args.seeds} seeds")
+    memo = Memo(PoolMeasurer(ModelBackend(samples=args.samples), workers=args.workers, timeout=args.timeout),
+                Path(args.log) if args.log else None)
+    curves: dict[str, list[list[tuple[int, float]]]] = {}
+    t = time.time()
+    try:
+        for strategy in (Strategy.ROUND_ROBIN, Strategy.GRADIENT):
+            for seed in range(args.seeds):
+                curves.setdefault(strategy, []).append(schedule_run(text, tasks, strategy, seed, total, memo))
+                print(f"  {strategy} seed {seed}: final objective {curves[strategy][-1][-1][1] * 1e6:.2f} µs "
+                      f"({memo.fresh} measured so far, {time.time() - t:.0f} s)", flush=True)
+    finally:
+        memo.pool.close()
+    report_schedules(curves, total, args)
+
+
+def schedule_run(text: str, tasks: list[Task], strategy: Strategy, seed: int, total: int,
+                 memo: Memo) -> list[tuple[int, float]]:
+    db = Database(None)
+    search = SearchOptions(trials=total, batch=4, mode=SearchMode.EVOLUTION, seed=seed, population=64,
+                           generations=2)
+    entries = []
+    for task in tasks:
+        tu = tuner(text, task, search, memo, db)
+        got = tu.default_checked()
+        work = got.prior_seconds if got is not None and math.isfinite(got.prior_seconds) else 0.0
+        entries.append(SchedTask(tu, task.launches, work, task.mapping, task.kernel))
+    sched = TaskScheduler(entries, SchedulerOptions(strategy, round_trials=4, seed=seed))
+    sched.run(total)
+    return [(p.trials, p.objective) for p in sched.curve]
+
+
+def at(curve: list[tuple[int, float]], trials: int) -> float:
+    """The objective after `trials` (the last round within)."""
+    got = [f for n, f in curve if n <= trials]
+    return got[-1] if got else math.inf
+
+
+def report_schedules(curves, total: int, args) -> None:
+    rr_final = statistics.median(c[-1][1] for c in curves[Strategy.ROUND_ROBIN])
+    print(f"\nobjective Σ launches × best time (µs), median (min-max) over {args.seeds} seeds")
+    marks = sorted({total // 4, total // 2, 3 * total // 4, total})
+    print("| scheduler | " + " | ".join(f"{m} trials" for m in marks) + " |")
+    print("|---|" + "---:|" * len(marks))
+    for strategy, runs in curves.items():
+        cells = []
+        for m in marks:
+            vals = [at(c, m) * 1e6 for c in runs]
+            cells.append(f"{statistics.median(vals):.2f} ({min(vals):.2f}-{max(vals):.2f})")
+        print(f"| {strategy} | " + " | ".join(cells) + " |")
+    reach = [next((n for n, f in c if f <= rr_final), math.inf) for c in curves[Strategy.GRADIENT]]
+    print(f"gradient: trials to round-robin's median final objective ({rr_final * 1e6:.2f} µs) per seed: {reach} "
+          f"(fractions of {total}: {[round(r / total, 2) for r in reach]})")
+    plot_schedules(curves, total, args)
+
+
+def plot_schedules(curves, total: int, args) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    xs = list(range(1, total + 1))
+    for strategy, runs in curves.items():
+        ys = [[at(c, x) * 1e6 for c in runs] for x in xs]
+        ok = [i for i, y in enumerate(ys) if all(math.isfinite(v) for v in y)]
+        ax.plot([xs[i] for i in ok], [statistics.median(ys[i]) for i in ok], label=str(strategy))
+        ax.fill_between([xs[i] for i in ok], [min(ys[i]) for i in ok], [max(ys[i]) for i in ok], alpha=0.2)
+    ax.set_xlabel("trials")
+    ax.set_ylabel("Σ launches × best time (µs)")
+    ax.set_title(f"BERT layer, task scheduler, model measurer, {args.seeds} seeds")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(args.png, dpi=110)
+    print(f"plot: {args.png}")
