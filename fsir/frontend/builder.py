@@ -291,6 +291,8 @@ class GraphBuilder:
             return None
         if isinstance(v.type, TensorType) and np.prod(shape_of(v.type)) > FOLD_LIMIT:
             return None
+        if isinstance(v.type, TensorType) and graph.DYN in shape_of(v.type):
+            return None  # sized at run time (an iota or broadcast `like` a value): no constant
         args = []
         for operand in op.operands:
             a = self.fold(operand)

@@ -1103,7 +1103,8 @@ def _infer_minus_one(src: list, want: list) -> list:
     minus = [i for i, d in enumerate(want) if not is_symbolic(d) and d == -1]
     if len(minus) != 1:
         return want
-    rest_src, rest_want = list(src), [d for i, d in enumerate(want) if i != minus[0]]
+    rest_src = [f for d in src for f in _factors(d)]
+    rest_want = [f for i, d in enumerate(want) if i != minus[0] for f in _factors(d)]
     for d in [d for d in rest_want if is_symbolic(d)]:
         if d in rest_src:
             rest_src.remove(d)
@@ -1114,6 +1115,13 @@ def _infer_minus_one(src: list, want: list) -> list:
     if known <= 0 or total % known:
         return want
     return [total // known if i == minus[0] else d for i, d in enumerate(want)]
+
+
+def _factors(size: Any) -> list:
+    """A size as the factors of its products ((b * 4) * n: b, 4, n)."""
+    if is_symbolic(size) and size.expr[0] == "mul":
+        return [*_factors(size.expr[1]), *_factors(size.expr[2])]
+    return [size]
 
 
 def _compare_sizes(op_type: str, a: Any, b: Any) -> bool | None:

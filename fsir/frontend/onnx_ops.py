@@ -166,13 +166,16 @@ def _stats(imp: OnnxImporter, x: SSAValue, axes: Sequence[int]) -> tuple[SSAValu
     b = imp.b
     shape = shape_of(x.type)
     keep = [d for d in range(len(shape)) if d not in axes]
-    n = math.prod(shape[a] for a in axes)
-    kept_shape = [shape[d] for d in keep]
-    count = imp.const(np.full(kept_shape, n), x)
-    mean = b.ew("div", b.reduce("sum", x, axes), count)
-    xc = b.ew("sub", x, b.broadcast(mean, shape, keep))
+    total = b.reduce("sum", x, axes)
+    if any(shape[a] == graph.DYN for a in axes):  # the count is known at run time only
+        count = b.reduce("sum", b.scalar_like(1, x), axes)
+    else:
+        count = b.scalar_like(math.prod(shape[a] for a in axes), total)
+    like = x if graph.DYN in shape else None  # the `?` sizes of the broadcasts
+    mean = b.ew("div", total, count)
+    xc = b.ew("sub", x, b.broadcast(mean, shape, keep, like=like))
     var = b.ew("div", b.reduce("sum", b.ew("mul", xc, xc), axes), count)
-    return xc, b.broadcast(var, shape, keep)
+    return xc, b.broadcast(var, shape, keep, like=like)
 
 
 def _stash(imp: OnnxImporter, x: SSAValue, attrs: dict) -> SSAValue:
