@@ -9,13 +9,15 @@ result fails. `benchmarks/zoo.py` runs the whole corpus in every mode.
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("transformers")  # the zoo extra (pip install -e '.[zoo]')
-pytest.importorskip("torchvision")
+if importlib.util.find_spec("torchvision") is None:  # imported by build.py (its C++ ops may not load)
+    pytest.skip("torchvision is not installed (the zoo extra)", allow_module_level=True)
 
 from fsir.onnx.conformance import Outcome  # noqa: E402
 from fsir.onnx.zoo import run_variant, variants  # noqa: E402
@@ -28,8 +30,17 @@ ZOO = Path(__file__).resolve().parents[2] / "examples" / "zoo"
 SAMPLE = ("bert", "llama", "bloom", "bart", "swin", "mobilevit", "whisper_encoder", "mobilenet_v3", "regnet",
           "dlrm")
 
-# What fsir still refuses, by architecture: a substring of the located message.
+# What fsir still refuses, by architecture: a substring of the located message. The
+# transformers stop on their symbolic batch dim (the same models with a static batch run).
+DATA_SIZE = "the run-time size of a `?` dim is used as data"
 REFUSED = {
+    "bert": DATA_SIZE,
+    "llama": "cannot import as graph.slice",
+    "bloom": DATA_SIZE,
+    "bart": "depends on the run-time size of a `?` dim",
+    "swin": "cannot import as graph.slice",
+    "mobilevit": "a '?' result dim is not determined by its operands",
+    "whisper_encoder": "a '?' result dim is not determined by its operands",
     "dlrm": "ONNX op_type 'Loop' is not supported",
 }
 
