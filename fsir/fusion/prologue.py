@@ -66,10 +66,12 @@ def _feeds_only_reductions(op: Operation, depth: int = 4) -> bool:
     return bool(uses) and all(_feeds_only_reductions(u, depth - 1) for u in uses)
 
 
-def normalisation_cone(operand: SSAValue) -> list[Operation]:
+def normalisation_cone(operand: SSAValue, position: dict[Operation, int]) -> list[Operation]:
     """The light producers of `operand` that read a row statistic (directly or through
-    each other), with the broadcasts they read, in block order; empty when there are
-    none, more than `MAX_CONE`, or the operand is not such an op."""
+    each other), with the broadcasts they read, in block order (`position`: the ops'
+    indices in their block; a scan of the block per op would make the explorer
+    quadratic); empty when there are none, more than `MAX_CONE`, or the operand is not
+    such an op."""
     owner = operand.owner
     if not isinstance(owner, Operation) or not _light(owner):
         return []
@@ -88,9 +90,7 @@ def normalisation_cone(operand: SSAValue) -> list[Operation]:
         for v in op.operands:
             if isinstance(v.owner, Operation) and _light(v.owner):
                 stack.append(v.owner)
-    block = owner.parent_block()
-    assert block is not None
-    order = sorted(seen, key=block.get_operation_index)
+    order = sorted(seen, key=position.__getitem__)
     after: dict = {}  # whether an op reads a row statistic (itself one, or through an op that does)
     for op in order:
         after[op] = _row_statistic(op) or any(after.get(v.owner, False) for v in op.operands)
@@ -112,12 +112,16 @@ def copy_normalised_operands(block: Block) -> list[tuple[graph.DotOp, list[Opera
     each such dot with its copy (the explorer's prologue candidates,
     `CandidateGenerator.prologue_patterns`)."""
     copied: list[tuple[graph.DotOp, list[Operation]]] = []
+    # The cones hold original ops only (a copy is read by its dot alone, never by a
+    # light op another cone walks through), and inserting copies or erasing originals
+    # keeps the others' order, so the positions taken once stay a valid sort key.
+    position = {op: i for i, op in enumerate(block.ops)}
     for dot in [op for op in block.ops if isinstance(op, graph.DotOp)]:
         for i, operand in enumerate(dot.operands):
             uses = {u.operation for u in operand.uses}
             if uses != {dot}:
                 continue
-            cone = normalisation_cone(operand)
+            cone = normalisation_cone(operand, position)
             inside = set(cone) | {dot}
             shared = {u.operation for op in cone for r in op.results for u in r.uses} - inside
             # nothing shared: the explorer may fuse the cone as it is; shared with more
