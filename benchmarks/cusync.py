@@ -66,7 +66,7 @@ class Stage:
 
 def stage_of(k, spec, extra_us: float = 0.0) -> Stage:
     from fsir.codegen.latency import occupancy
-    from fsir.transforms.tile_sync import waves
+    from fsir.codegen.tile_sync import waves
 
     grid, block = k.launch()
     cost = k.cost.data
@@ -119,7 +119,7 @@ def pipeline_deps(consumer, operand: int, producer, policy: str):
     """Per consumer tile: the producer tiles (linear, row-major) it waits for, and its waits."""
     from fsir.dialects.schedule import StageOp, SyncPolicy, TileDepOp
     from fsir.lowering.tile_sync import wait_semaphores
-    from fsir.transforms.tile_sync import dependency, tile_grid
+    from fsir.codegen.tile_sync import dependency, tile_grid
 
     m, extents = dependency(consumer, operand, producer)
     dep = TileDepOp(consumer.sym_name.data, producer.sym_name.data, operand, m, extents)
@@ -190,7 +190,7 @@ def timeline_model(name: str, gpu: str) -> dict:
     from fsir.runtime.executor import execute
     from fsir.runtime.inputs import random_inputs
     from fsir.runtime.reference import find_function
-    from fsir.transforms.tile_sync import parse_tile_sync
+    from fsir.codegen.tile_sync import parse_tile_sync
 
     module = read_model(ROOT / "examples" / "cusync" / f"{name}.mlir")
     inputs = random_inputs(find_function(module), 0)

@@ -707,7 +707,7 @@ def mlp_row(tokens: int, hidden: int, policy: str, spec: str, seed: int, repeats
     from fsir.runtime.executor import execute
     from fsir.runtime.inputs import random_inputs
     from fsir.runtime.reference import find_function, run_function
-    from fsir.transforms.tile_sync import parse_tile_sync
+    from fsir.codegen.tile_sync import parse_tile_sync
 
     module = parse_source(gpt3_mlp(tokens, hidden), f"gpt3_mlp_{tokens}.mlir", "mlir")
     f = find_function(module)

@@ -209,7 +209,7 @@ def compile(source: str | bytes | os.PathLike[str] | ModuleOp, *, fusion: str = 
         raise UserError(f"unknown compile option(s) {', '.join(unknown)} (known: fusion, arch, frontend, "
                         f"{', '.join(sorted(known))})")
     if "tile_sync" in options:
-        from fsir.transforms.tile_sync import parse_tile_sync
+        from fsir.codegen.tile_sync import parse_tile_sync
 
         options["tile_sync"] = parse_tile_sync(options["tile_sync"])
     store = None if cache is False else kernel_cache.KernelCache.from_environment(force=bool(cache))

@@ -31,3 +31,16 @@ class UserError(Exception):
 
 class SimulatorError(UserError):
     """The PTX simulator found invalid PTX or an invalid access (names kernel and PTX line)."""
+
+
+def format_error(err: UserError, source: str | None = None) -> str:
+    """`file:line:col: error: message`, then the source line and a caret (MLIR style)."""
+    if err.loc is None:
+        return f"error: {err.message}"
+    out = f"{err.loc}: error: {err.message}"
+    if source is not None:
+        lines = source.splitlines()
+        if 0 < err.loc.line <= len(lines):
+            line = lines[err.loc.line - 1]
+            out += f"\n{line}\n{' ' * (err.loc.col - 1)}^"
+    return out

@@ -41,19 +41,6 @@ def verify(module: Operation) -> None:
             raise UserError(f"'{op.name}' op {msg}", location_of(op)) from None
 
 
-def format_error(err: UserError, source: str | None = None) -> str:
-    """`file:line:col: error: message`, then the source line and a caret (MLIR style)."""
-    if err.loc is None:
-        return f"error: {err.message}"
-    out = f"{err.loc}: error: {err.message}"
-    if source is not None:
-        lines = source.splitlines()
-        if 0 < err.loc.line <= len(lines):
-            line = lines[err.loc.line - 1]
-            out += f"\n{line}\n{' ' * (err.loc.col - 1)}^"
-    return out
-
-
 def integer_constant(v: SSAValue) -> int | None:
     """The value of an integer or index `arith.constant`, also seen through the bitcast
     that gives an unsigned type its constants (`arith.constant 7 : i32` then

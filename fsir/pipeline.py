@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
     from xdsl.passes import ModulePass
 
-    from fsir.transforms.tile_sync import TileSyncChoice
+    from fsir.codegen.tile_sync import TileSyncChoice
 
 StageCallback = Callable[[str, float, "ModuleOp"], None]
 """Called as `on_stage(stage, seconds, module)` after each stage (module: the IR after it)."""
@@ -78,11 +78,11 @@ DEFAULT = PipelineOptions()
 
 def passes(options: PipelineOptions = DEFAULT) -> list[ModulePass]:
     """The passes from the graph dialect to the gpu dialect, in order."""
+    from fsir.codegen.schedule_to_gpu import ScheduleToGpuPass
     from fsir.codegen.stitch_codegen import StitchCodegenPass
+    from fsir.codegen.tile_sync import TileSyncPass
     from fsir.fusion.explore import FusionExplorePass
-    from fsir.lowering.schedule_to_gpu import ScheduleToGpuPass
     from fsir.transforms.intervals import ProveGatherBoundsPass
-    from fsir.transforms.tile_sync import TileSyncPass
 
     sync = [] if options.tile_sync is None else [TileSyncPass(policy=str(options.tile_sync), gpu=options.gpu)]
     return [
@@ -189,7 +189,7 @@ def parse_source(source: str | bytes, name: str, fmt: str, ctx: Context | None =
 
 def read_model(path: str | os.PathLike[str], frontend: str | None = None) -> ModuleOp:
     """A verified graph module from a file; unreadable files are user errors."""
-    from fsir.tools.driver import read_source
+    from fsir.sources import read_source
 
     fmt = input_format(str(path), frontend)
     name, text = read_source(str(path), binary=is_binary(fmt))

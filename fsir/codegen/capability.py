@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from xdsl.ir import Operation
 
+from fsir.analysis.values import reads_operands_from_memory
 from fsir.codegen.mappings import MAPPINGS, mapping_for
 from fsir.codegen.mappings.row import RowMapping
 from fsir.dialects import graph
@@ -35,14 +36,6 @@ def can_generate(ops: Sequence[Operation]) -> str | None:
         if reads_operands_from_memory(op) and any(o in inside for o in op.operands):
             return f"'{op.name}' reads its operand from memory: its producer cannot join its kernel"
     return mapping_for(ops).accepts(ops)
-
-
-def reads_operands_from_memory(op: Operation) -> bool:
-    """Whether `op`'s operands must come from outside its kernel: every result element
-    of a window reduction reads a window of its operand, so a kernel reads the operand
-    from memory rather than computing it once per window position it falls in (a
-    reduction's rows could not be read across windows either)."""
-    return isinstance(op, graph.ReduceWindowOp)
 
 
 def can_extend(row_shape: tuple[int, ...] | None, op: Operation, escapes: bool):

@@ -1081,6 +1081,16 @@ def stored_values(value: DenseIntOrFPElementsAttr) -> np.ndarray:
     return np.frombuffer(raw, dtype=np.dtype(fmt))
 
 
+def splat_value(op: ConstantOp) -> float | int | bool | None:
+    """The single value of a splat constant, else None."""
+    if not is_splat(op.value):
+        return None
+    flat = constant_array(op.value).reshape(-1)[:1]
+    if flat.size == 0:
+        return 0
+    return bool(flat[0]) if flat.dtype == bool else (int(flat[0]) if flat.dtype.kind in "iu" else float(flat[0]))
+
+
 def is_splat(value: DenseIntOrFPElementsAttr) -> bool:
     """Whether every element of the constant is the same (checked on its bytes)."""
     flat = stored_values(value)

@@ -1201,7 +1201,7 @@ class KernelOp(IRDLOperation):
 # cuSync (Jangda et al., "A Framework for Fine-Grained Synchronization of Dependent GPU
 # Kernels"): dependent tiled kernels run concurrently on their own streams and
 # synchronise tile by tile through semaphores in global memory. The `tile-sync` pass
-# (fsir/transforms/tile_sync.py) adds these ops beside the kernels of a function;
+# (fsir/codegen/tile_sync.py) adds these ops beside the kernels of a function;
 # schedule-to-gpu lowers them (fsir/lowering/tile_sync.py).
 
 

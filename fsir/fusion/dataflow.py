@@ -12,24 +12,23 @@ order, except:
 Values: vertex i's result is value i; every other value (function arguments, constants)
 is an external value with a negative id (-1, -2, ...), its size in `ext_bytes`.
 
-A `?` dim counts as `DYNAMIC_DIM` elements in byte and element estimates (there is no
-better guess at compile time; 128 is a typical batch/sequence size). Element counts of
-the tensors themselves never feed back into the IR.
+A `?` dim counts as `DYNAMIC_DIM` elements in byte and element estimates
+(`fsir/analysis/values.py`). Element counts of the tensors themselves never feed back
+into the IR.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 
-from fsir.codegen.capability import reads_operands_from_memory
+from fsir.analysis.values import DYNAMIC_DIM, reads_operands_from_memory, tensor_elements
 from fsir.dialects import graph
 
-DYNAMIC_DIM = 128
+__all__ = ["DYNAMIC_DIM", "tensor_elements"]
 
 # Vertex kinds: the op classes of fsir/dialects/graph.py, plus 'free' (reshapes: a view of a
 # contiguous buffer, no kernel of their own) and 'other' (non-graph ops: never fused).
@@ -43,12 +42,6 @@ def _element_bytes(t) -> int:
     if width is None:
         width = getattr(getattr(t, "width", None), "data", 32)
     return max(1, (width + 7) // 8)
-
-
-def tensor_elements(t) -> int:
-    if not isinstance(t, TensorType):
-        return 1
-    return math.prod(DYNAMIC_DIM if d == graph.DYN else d for d in t.get_shape())
 
 
 def tensor_bytes(t) -> int:

@@ -57,7 +57,7 @@ from fsir.codegen.plan_latency import CodegenLatency
 from fsir.dialects import graph
 from fsir.dialects.stitch import make_fusion
 from fsir.errors import UserError
-from fsir.fusion.columns import fixed_column_patterns
+from fsir.analysis.columns import fixed_column_patterns
 from fsir.fusion.dataflow import DataflowGraph, build_dataflow
 from fsir.fusion.delta_evaluator import DeltaEvaluator, Pattern
 from fsir.fusion.horizontal import merge_sibling_dots, sibling_dots
@@ -246,7 +246,7 @@ def _explore(block: Block, options: ExplorerOptions, capability: Capability | No
     ev = DeltaEvaluator(g, gpu_spec(options.gpu))
     # -- embedding columns (RECom): every concat of many column subgraphs is one
     # fusion for the `columns` mapping, decided here by structure and kept out of the
-    # search below, which then only sees the rest of the graph (fsir/fusion/columns.py).
+    # search below, which then only sees the rest of the graph (fsir/analysis/columns.py).
     fixed = fixed_column_patterns(g, ev) if options.mode == "stitch" else []
     # --
     if latency is None and options.evaluator == "codegen":

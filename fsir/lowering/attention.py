@@ -30,23 +30,21 @@ they add nothing to the sum or the output.
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
 
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, i32
 from xdsl.dialects.utils import FastMathFlag
 from xdsl.ir import SSAValue
 
+from fsir.analysis.attention import AttentionMatch, attention_output, match_attention
 from fsir.dialects import gpu, graph
 from fsir.dialects.gpu import MMA_K, MmaTypeEnum
 from fsir.dialects.schedule import AttentionParamsAttr, GemmMath, inner_value
 from fsir.lowering.emit import elem_type
+from fsir.lowering.invariants import invariant_inputs
 from fsir.lowering.kernels import KernelLowering
 from fsir.lowering.mma import operand_registers
 from fsir.lowering.scalar import Index
-
-if TYPE_CHECKING:
-    from fsir.codegen.mappings.attention import AttentionMatch
 
 WARP = AttentionParamsAttr.WARP
 LOG2E = 1.4426950408889634
@@ -57,9 +55,6 @@ MMA_TYPE = {GemmMath.F16: MmaTypeEnum.F16, GemmMath.BF16: MmaTypeEnum.BF16, Gemm
 
 class AttentionLowering(KernelLowering):
     def body(self) -> None:
-        # (codegen imports the lowerings)
-        from fsir.codegen.mappings.attention import attention_output, match_attention
-
         ib, e, sb = self.ib, self.emit, self.sb
         (g,) = self.k.groups()
         pv, transpose = attention_output(inner_value(g.results[0]))
@@ -526,8 +521,6 @@ class AttentionLowering(KernelLowering):
         (`invariant_inputs`: a bias) the column is computed from the thread id alone, so
         the loads of that input are seen to be the same for all of the thread's elements
         and made once (`ElementEmitter.for_loop`'s hoisting)."""
-        from fsir.codegen.summary import invariant_inputs
-
         ib = self.ib
         rank = len(graph.shape_of(v.type))
         if self.block_size % width or not invariant_inputs(v, set(self.k.block.args), rank + row_dim):

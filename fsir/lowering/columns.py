@@ -35,13 +35,13 @@ from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import IndexType, IntegerType
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 
+from fsir.analysis.columns import stretched_dims
 from fsir.dialects import gpu, graph
-from fsir.dialects.graph import numpy_dtype, shape_of
+from fsir.dialects.graph import numpy_dtype, shape_of, splat_value
 from fsir.dialects.schedule import WARP, ColumnsParamsAttr, GroupOp, KernelOp, int_values
 from fsir.errors import UserError
-from fsir.fusion.columns import stretched_dims
 from fsir.ir import location_of
-from fsir.lowering.emit import _rounded, elem_type, splat_value
+from fsir.lowering.emit import _rounded, elem_type
 from fsir.lowering.kernels import flat_memref
 from fsir.lowering.param_table import add_table
 from fsir.lowering.rows import RowLowering

@@ -22,7 +22,7 @@ from xdsl.dialects.builtin import IntegerAttr, IntegerType, TensorType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from fsir.dialects import graph
-from fsir.dialects.graph import constant_array
+from fsir.dialects.graph import splat_value
 from fsir.errors import UserError
 from fsir.ir import location_of
 from fsir.lowering.moments import combine_moments_element, tile_moments_element
@@ -42,16 +42,6 @@ def elem_type(v: SSAValue) -> Attribute:
     t = v.type
     assert isinstance(t, TensorType)
     return t.element_type
-
-
-def splat_value(op: graph.ConstantOp) -> float | int | bool | None:
-    """The single value of a splat constant, else None."""
-    if not graph.is_splat(op.value):
-        return None
-    flat = constant_array(op.value).reshape(-1)[:1]
-    if flat.size == 0:
-        return 0
-    return bool(flat[0]) if flat.dtype == bool else (int(flat[0]) if flat.dtype.kind in "iu" else float(flat[0]))
 
 
 def canonical_index(v: SSAValue, idx: Sequence[Index]) -> list[Index]:

@@ -21,14 +21,14 @@ from xdsl.dialects.builtin import IndexType, MemRefType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from fsir.dialects import gpu, graph
-from fsir.dialects.graph import DYN, shape_of
+from fsir.dialects.graph import DYN, shape_of, splat_value
 from fsir.dialects.schedule import KernelOp, inner_value
 from fsir.errors import UserError
 from fsir.gpuspec import STATIC_SHARED_LIMIT
 from fsir.ir import location_of
-from fsir.lowering.emit import ElementEmitter, elem_type, splat_value
+from fsir.lowering.emit import ElementEmitter, elem_type
 from fsir.lowering.scalar import Cursor, Index, IndexBuilder, ScalarBuilder
-from fsir.lowering.shapes import ShapeCalc
+from fsir.lowering.shapes import ShapeCalc, kernel_dim_classes
 from fsir.lowering.vectorize import vectorize_memory
 
 
@@ -55,8 +55,6 @@ def extra_arguments(k: KernelOp) -> tuple[list[graph.ConstantOp], list[tuple[int
 
 def dim_classes(k: KernelOp) -> dict[tuple[int, int], tuple[int, int]]:
     """Each `?` operand dim (operand, dim) -> the one whose argument carries its size."""
-    from fsir.transforms.symbolic_dims import kernel_dim_classes
-
     return kernel_dim_classes(k)
 
 

@@ -13,12 +13,12 @@ from xdsl.dialects import arith, cf
 from xdsl.ir import Operation, SSAValue
 
 from fsir.dialects import graph
-from fsir.dialects.graph import DYN, shape_of
+from fsir.dialects.graph import DYN, DimAgreement, shape_of
 from fsir.dialects.schedule import GroupOp, KernelOp
 from fsir.errors import UserError
 from fsir.ir import location_of
 from fsir.lowering.scalar import Index, IndexBuilder
-from fsir.transforms.symbolic_dims import UnionFind
+from fsir.transforms.symbolic_dims import Mono, MonoDims, SymbolTable, UnionFind, declared_symbol
 
 
 class ShapeCalc:
@@ -104,7 +104,7 @@ def bind_declared_dims(f, dims: dict[SSAValue, list[Index]], ib: IndexBuilder) -
     argument dim of its symbol (a `cf.assert` located at the function, else at the
     argument's first reader, naming both), and
     then takes that dim's size, so every kernel reading any of them receives one value."""
-    from fsir.transforms.symbolic_dims import declared_symbol
+
 
     first: dict[str, tuple[Index, str]] = {}
     for arg in f.body.blocks[0].args:
@@ -133,3 +133,46 @@ def _first_reader(f, arg: SSAValue) -> Operation:
 
 def _key(x: Index) -> tuple:
     return ("c", x) if isinstance(x, int) else ("v", id(x))
+
+
+def kernel_dim_classes(k: Operation) -> dict[tuple[int, int], tuple[int, int]]:
+    """For a `schedule.kernel`: each `?` dim of its operands, (operand, dim), mapped to
+    the first (operand, dim) of its symbol class, where the classes merge the sizes the
+    kernel's own ops require to agree and the function arguments' dims the source names
+    by one symbol (`B` of every column, even of columns no op relates). The host checks
+    exactly those agreements before the launch, and the declared ones once on entry
+    (fsir/lowering/shapes.py), so one `index` argument per class carries the size into
+    the kernel: a thousand columns of batch B take B once."""
+    assert isinstance(k, KernelOp)
+    table = SymbolTable()
+    mono = MonoDims(table)
+    leaves: dict[str, tuple[int, int]] = {}
+    known: dict[SSAValue, list] = {}
+    for i, a in enumerate(k.block.args):
+        dims: list = []
+        for d, s in enumerate(shape_of(a.type)):
+            if s == DYN:
+                name = f"k{i}_{d}"
+                leaves[name] = (i, d)
+                dims.append(table.symbol(name))
+            else:
+                dims.append(Mono(s))
+        known[a] = dims
+    calc = ShapeCalc(mono, known)  # pyright: ignore[reportArgumentType]  # any DimBuilder serves
+    for g in k.groups():
+        for op in g.block.ops:
+            if not isinstance(op, graph.GraphOp):
+                continue
+            for a in op.agreeing_dims(calc.dims, mono):
+                if a.kind == DimAgreement.EQUAL:
+                    table.merge(mono.lift(a.first), mono.lift(a.second))
+    first_of: dict[str, str] = {}
+    for name, (i, d) in leaves.items():
+        symbol = declared_symbol(k.operands[i], d)
+        if symbol is not None:
+            table.merge(Mono(1, (first_of.setdefault(symbol, name),)), Mono(1, (name,)))
+    out: dict[tuple[int, int], tuple[int, int]] = {}
+    for name, where in leaves.items():
+        rep = table.canon(Mono(1, (name,)))
+        out[where] = leaves.get(rep.syms[0], where) if rep.coef == 1 and len(rep.syms) == 1 else where
+    return out

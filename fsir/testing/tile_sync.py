@@ -1,4 +1,4 @@
-"""Test helpers for tile-synchronised pipelines (fsir/transforms/tile_sync.py).
+"""Test helpers for tile-synchronised pipelines (fsir/codegen/tile_sync.py).
 
 `lower_synced` compiles a graph module with a configured `tile-sync` pass.
 `check_dependencies` verifies a pipeline's dependency maps against its PTX on the
@@ -17,6 +17,7 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
+from fsir.codegen.tile_sync import TileSyncPass, parse_tile_sync, tile_grid
 from fsir.dialects import gpu
 from fsir.dialects.schedule import PY_INDEX, KernelOp, StageOp, TileDepOp, TileOrder
 from fsir.ir import verify
@@ -25,7 +26,6 @@ from fsir.runtime.device import DeviceBuffer, LaunchRequest, SimDevice
 from fsir.runtime.executor import execute
 from fsir.runtime.inputs import random_inputs
 from fsir.runtime.reference import find_function
-from fsir.transforms.tile_sync import TileSyncPass, parse_tile_sync, tile_grid
 
 READY = 1 << 30  # a semaphore value every wait accepts
 

@@ -111,8 +111,7 @@ def model_path(name: str) -> Path:
 def lower_bound(module, inputs, outputs) -> int:
     """Inputs and weights read once, outputs written once. Splat constants are free
     (they become immediates in the kernels)."""
-    from fsir.dialects.graph import ConstantOp, numpy_dtype, shape_of
-    from fsir.lowering.emit import splat_value
+    from fsir.dialects.graph import ConstantOp, numpy_dtype, shape_of, splat_value
 
     total = sum(np.asarray(x).nbytes for x in inputs) + sum(np.asarray(y).nbytes for y in outputs)
     for op in module.walk():

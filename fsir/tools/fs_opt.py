@@ -34,8 +34,9 @@ from fsir import cache as kernel_cache
 from fsir import registry
 from fsir.errors import Location, UserError
 from fsir.pipeline import input_format, is_binary, parse_source
+from fsir.sources import read_source
 from fsir.stats import collecting
-from fsir.tools.driver import read_source, run_tool
+from fsir.tools.driver import run_tool
 
 
 class _ArgumentError(UserError):
@@ -234,7 +235,7 @@ def collect_expected(chunk: str | bytes, offset: int, name: str) -> list[Expecte
 
 def check_expected(expected: list[Expected], error: UserError | None, name: str) -> int:
     """Match the produced error against the expectations; print mismatches; count them."""
-    from fsir.ir import format_error
+    from fsir.errors import format_error
 
     failures = 0
     matched = False

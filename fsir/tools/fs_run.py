@@ -155,10 +155,10 @@ def main_impl(argv=None) -> int:
 
 def run_compiled(module, entry: str, inputs, args):
     """Compile through the pipeline and run on a device; returns (outputs, stats, device)."""
+    from fsir.codegen.tile_sync import parse_tile_sync
     from fsir.runtime.device import select_device
     from fsir.runtime.executor import execute
     from fsir.runtime.profile import LaunchRecord, model_launches
-    from fsir.transforms.tile_sync import parse_tile_sync
 
     device = select_device(args.device)
     configure_sim(device, args)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
 from xdsl.dialects.builtin import DictionaryAttr
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, SSAValue
 from xdsl.passes import ModulePass
 
 from fsir.dialects import graph
@@ -382,49 +382,3 @@ def declared_symbol(v: SSAValue, d: int) -> str | None:
     names = argument_name(f, v.index)
     name = names[d] if names is not None else None
     return name if isinstance(name, str) and "*" not in name else None
-
-
-def kernel_dim_classes(k: Operation) -> dict[tuple[int, int], tuple[int, int]]:
-    """For a `schedule.kernel`: each `?` dim of its operands, (operand, dim), mapped to
-    the first (operand, dim) of its symbol class, where the classes merge the sizes the
-    kernel's own ops require to agree and the function arguments' dims the source names
-    by one symbol (`B` of every column, even of columns no op relates). The host checks
-    exactly those agreements before the launch, and the declared ones once on entry
-    (fsir/lowering/shapes.py), so one `index` argument per class carries the size into
-    the kernel: a thousand columns of batch B take B once."""
-    from fsir.dialects.schedule import KernelOp
-    from fsir.lowering.shapes import ShapeCalc
-
-    assert isinstance(k, KernelOp)
-    table = SymbolTable()
-    mono = MonoDims(table)
-    leaves: dict[str, tuple[int, int]] = {}
-    known: dict[SSAValue, list] = {}
-    for i, a in enumerate(k.block.args):
-        dims: list = []
-        for d, s in enumerate(shape_of(a.type)):
-            if s == DYN:
-                name = f"k{i}_{d}"
-                leaves[name] = (i, d)
-                dims.append(table.symbol(name))
-            else:
-                dims.append(Mono(s))
-        known[a] = dims
-    calc = ShapeCalc(mono, known)  # pyright: ignore[reportArgumentType]  # any DimBuilder serves
-    for g in k.groups():
-        for op in g.block.ops:
-            if not isinstance(op, graph.GraphOp):
-                continue
-            for a in op.agreeing_dims(calc.dims, mono):
-                if a.kind == DimAgreement.EQUAL:
-                    table.merge(mono.lift(a.first), mono.lift(a.second))
-    first_of: dict[str, str] = {}
-    for name, (i, d) in leaves.items():
-        symbol = declared_symbol(k.operands[i], d)
-        if symbol is not None:
-            table.merge(Mono(1, (first_of.setdefault(symbol, name),)), Mono(1, (name,)))
-    out: dict[tuple[int, int], tuple[int, int]] = {}
-    for name, where in leaves.items():
-        rep = table.canon(Mono(1, (name,)))
-        out[where] = leaves.get(rep.syms[0], where) if rep.coef == 1 and len(rep.syms) == 1 else where
-    return out

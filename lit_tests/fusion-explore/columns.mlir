@@ -1,7 +1,7 @@
 // Embedding columns (RECom): every column feeding one concat — ids hashed by rem or
 // not, gathered, weighted or not, reduced over the bag by sum / max / a scaled sum
 // (mean) — and the concat are one fusion, found by structure before the search
-// (fsir/fusion/columns.py); a dense operand of the concat is read by it. The dot after
+// (fsir/analysis/columns.py); a dense operand of the concat is read by it. The dot after
 // the concat stays a GEMM kernel. mode=xla packs no columns.
 // RUN: fs-opt %s -p 'fusion-explore{report=true}' 2>&1 | filecheck %s
 // RUN: fs-opt %s -p 'fusion-explore{mode=xla}' | filecheck %s --check-prefix=XLA

@@ -172,7 +172,8 @@ def test_the_causal_attention_example_keeps_its_scores_on_chip():
     the p·v product with its heads merged back, [2, 16, 4, 16], stored by the kernel:
     `output_transpose`); the scores, the causal mask and the probabilities stay inside
     that kernel."""
-    from fsir.codegen.mappings.attention import AttentionMapping, output_transpose
+    from fsir.analysis.attention import output_transpose
+    from fsir.codegen.mappings.attention import AttentionMapping
     from fsir.dialects.schedule import inner_value
     from fsir.pipeline import read_model
 

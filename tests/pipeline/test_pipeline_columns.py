@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from fsir.analysis.columns import column_sets, structure_key
 from fsir.dialects.graph import DYN
 from fsir.dialects.schedule import KernelOp
-from fsir.fusion.columns import column_sets, structure_key
 from fsir.parse import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.testing.paths import example_module

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import fsir
+from fsir.analysis.columns import column_sets
 from fsir.dialects.graph import DYN
-from fsir.fusion.columns import column_sets
 from fsir.parse import parse_module
 from fsir.runtime.reference import run
 from fsir.testing.paths import example_module

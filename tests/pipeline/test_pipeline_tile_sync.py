@@ -1,4 +1,4 @@
-"""Tile-synchronised pipelines (cuSync; fsir/transforms/tile_sync.py) on the simulator:
+"""Tile-synchronised pipelines (cuSync; fsir/codegen/tile_sync.py) on the simulator:
 the paper's example pipelines (examples/cusync/) match the reference under TileSync and
 RowSync, with and without the wait-kernel and the tile counter; their dependency maps
 are sound against the PTX tile by tile (fsir/testing/tile_sync.py); Fig. 4a's grids
@@ -21,6 +21,7 @@ import pytest
 from xdsl.dialects import func
 
 import fsir
+from fsir.codegen.tile_sync import TileSyncPass
 from fsir.dialects import gpu
 from fsir.dialects.schedule import StageOp, SyncPolicy, TileDepOp, TileOrder
 from fsir.gpuspec import gpu_spec
@@ -36,7 +37,6 @@ from fsir.testing.pipeline import assemble_all
 from fsir.testing.tile_sync import check_dependencies, lower_synced
 from fsir.tools.fs_run import main as fs_run
 from fsir.tools.fs_run import main_impl as fs_run_impl
-from fsir.transforms.tile_sync import TileSyncPass
 
 CUSYNC = EXAMPLES / "cusync"
 PIPELINED = ["fig4a", "gpt3_mlp", "llama_mlp", "attention", "conv2"]
@@ -87,7 +87,7 @@ def test_dependencies_are_sound(name):
 
 
 def test_dependency_check_finds_a_missing_producer_tile(monkeypatch):
-    import fsir.transforms.tile_sync as ts
+    import fsir.codegen.tile_sync as ts
 
     exact = ts.dependency
 
@@ -132,7 +132,7 @@ def test_stages_dependencies_and_waves():
 
 
 def test_auto_turns_on_row_sync_and_wt_from_two_waves(monkeypatch):
-    import fsir.transforms.tile_sync as ts
+    import fsir.codegen.tile_sync as ts
     from fsir.gpuspec import gpu_spec
 
     monkeypatch.setattr(ts, "gpu_spec", lambda name: dataclasses.replace(gpu_spec(name), sms=1, max_threads_per_sm=256))
@@ -467,7 +467,7 @@ def test_strided_consumer_first(wait_kernel):
 def test_auto_on_many_waves_keeps_strided_sync_with_its_tile_order(monkeypatch):
     """Two waves or more: auto's RowSync and W/T for the other stages, StridedSync with
     the strided tile order for the QKV GEMM."""
-    import fsir.transforms.tile_sync as ts
+    import fsir.codegen.tile_sync as ts
 
     monkeypatch.setattr(ts, "gpu_spec", lambda name: dataclasses.replace(gpu_spec(name), sms=1, max_threads_per_sm=256))
     stages = [op for op in _synced_function(_heads(), "auto").walk() if isinstance(op, StageOp)]

@@ -138,13 +138,13 @@ def test_cuda_device_launches_a_pipeline_on_prioritised_streams(monkeypatch):
     """A tile-synchronised pipeline through CudaDevice.launch_pipeline: a stream per
     stage, created with the stage's priority mapped onto the device's range."""
     import fsir.runtime.cuda_device as cd
+    from fsir.codegen.tile_sync import TileSyncPass
     from fsir.pipeline import PipelineOptions, read_model
     from fsir.runtime.executor import execute
     from fsir.runtime.inputs import random_inputs
     from fsir.runtime.reference import find_function, run_function
     from fsir.testing.paths import EXAMPLES
     from fsir.testing.tile_sync import lower_synced
-    from fsir.transforms.tile_sync import TileSyncPass
 
     drv = install(monkeypatch, FakeDriver())
     module = read_model(EXAMPLES / "cusync" / "fig4a.mlir")

@@ -10,10 +10,10 @@ import pytest
 from xdsl.context import Context
 from xdsl.dialects import func
 
+from fsir.codegen.schedule_to_gpu import ScheduleToGpuPass
 from fsir.codegen.stitch_codegen import StitchCodegenPass
 from fsir.dialects import graph
 from fsir.fusion.explore import FusionExplorePass
-from fsir.lowering.schedule_to_gpu import ScheduleToGpuPass
 from fsir.parse import parse_module
 from fsir.pipeline import lower
 from fsir.runtime.executor import execute

@@ -1,5 +1,5 @@
 """The `columns` mapping: many embedding columns and their concat in one kernel (RECom's
-inter-subgraph parallelism, `fsir/fusion/columns.py` finds them).
+inter-subgraph parallelism, `fsir/analysis/columns.py` finds them).
 
 Every operand of the concat gets its own range of warps, in proportion to its work:
 grid y walks the batch in tiles of `rows_per_tile` rows, and within a tile operand i
@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import DenseArrayBase, TensorType, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 
+from fsir.analysis.columns import Column, ColumnSet, exact_column_set
+from fsir.analysis.values import DYNAMIC_DIM
 from fsir.codegen.latency import estimate_summary
 from fsir.codegen.mappings.base import FusionContext, Mapping, check_supported
 from fsir.codegen.mappings.row import SEGMENT_BAG_HINT, SegmentSchedule, segment_column_schedule, segment_summary
@@ -52,7 +54,6 @@ from fsir.dialects.schedule import (
     element_bytes,
     int_values,
 )
-from fsir.fusion.columns import Column, ColumnSet, exact_column_set
 from fsir.gpuspec import GpuSpec
 from fsir.lowering.columns import (
     ColumnsLowering,
@@ -253,7 +254,6 @@ class ColumnsMapping(Mapping):
         rows = config.rows_per_tile
         batch = shape_of(s.concat.result.type)[0]
         # one schedule per cluster of columns of one structure
-        from fsir.fusion.dataflow import DYNAMIC_DIM  # (fusion imports the mappings)
 
         # the rows a column computes in all: the batch (`?`: the explorer's guess)
         total_rows = DYNAMIC_DIM if batch == DYN else batch
