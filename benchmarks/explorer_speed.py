@@ -1,23 +1,28 @@
-"""How fast is the fusion explorer? Synthetic graphs of 1k, 10k and 100k ops.
+"""How fast is the fusion explorer? Synthetic graphs of 2k, 20k (and, opt-in, 200k) ops.
 
-    python benchmarks/explorer_speed.py [--sizes 1000 10000 100000] [--mode stitch]
+    python benchmarks/explorer_speed.py [--sizes 2000 20000 [200000]] [--kinds chain dense ...]
 
-Each graph is one function built in-process as xDSL IR (parsing text runs at ~10k ops/s,
-slower than the explorer itself) from three equal parts:
+Each graph is one function built in-process as xDSL IR (parsing text is slower than the
+explorer itself). Layered graphs repeat one layer, each reading the one before it
+(so the graph is as deep as it is long), of these kinds:
 
-- long chains: elementwise ops with a row-norm (reduce, broadcast, sub) every 16 ops;
-- wide fan-out: hubs each read by 100 short branches, each hub's branches summed back
-  by a tree of adds (one function result per hub);
-- independent embedding-like subgraphs: gather -> scale -> reduce over the sequence ->
-  tanh, each with its own ids, summed by feature groups of 16 (one result per group).
+- chain: elementwise ops one after another;
+- fanout: a value read by six branches, summed back by a tree of adds;
+- reduce: a softmax over each row (two reductions and their broadcasts);
+- branches: three independent branches of the layer's input, joined by adds;
+- dense: a LayerNorm, two sibling dots of its output (horizontal fusion's case),
+  tanh, a third dot and a residual add (GEMM epilogues, prologues, row epilogues);
+- mixed: the first four in turn;
+- wide: not layered: one third long chains with a row-norm every 16 ops, one third
+  hubs each read by 100 short branches summed back, one third embedding-like
+  subgraphs (gather, scale, reduce over the sequence, tanh) summed by groups of 16.
 
-Prints the explorer's time per size (the best of 3 runs up to 10k ops) (planning: candidates,
-beam search, remote fusion, plan choice, by default by generating the kernels where the plans differ; and separately the
-outlining into stitch.fusion), how many kernels the codegen evaluator generated and which
-evaluator decided each comparison, and checks the targets:
-100k ops in under a minute, and the 10k time at most 12x the 1k time. Both wall-clock
-and process CPU time are printed: on a shared machine the CPU time is the fair one, and
-the targets are checked on it (the load average is printed too).
+Prints per kind and size the ops, the explorer's process CPU time (the best of 3 up to
+2k ops; on a shared machine CPU time is the fair one) and ms per op, its work count
+(`Exploration.work.steps`, what tests/fusion/test_explorer_scaling.py holds to linear
+growth), the kernels the codegen latency-evaluator generated, and checks the targets:
+at most 1.5 ms per op at every size, and per kind a time per op at the largest size at
+most 1.5x the one at the smallest (linear growth, with room for noise).
 """
 
 from __future__ import annotations
@@ -26,16 +31,21 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Callable
 
-from xdsl.dialects.builtin import IntegerType, TensorType, f32
+from xdsl.dialects import func
+from xdsl.dialects.builtin import IntegerType, ModuleOp, TensorType, f32
+from xdsl.ir import SSAValue
 
 from fsir.frontend.builder import GraphBuilder
-from fsir.fusion.explorer import ExplorerOptions, apply_plan, explore
+from fsir.fusion.explorer import ExplorerOptions, explore
 
 ROWS, COLS = 64, 256
+MS_PER_OP = 1.5
+LINEAR_SLACK = 1.5
 
 
-def _sum_tree(b: GraphBuilder, values):
+def _sum_tree(b: GraphBuilder, values: list[SSAValue]) -> SSAValue:
     while len(values) > 1:
         nxt = [b.ew("add", values[i], values[i + 1]) for i in range(0, len(values) - 1, 2)]
         if len(values) % 2:
@@ -44,7 +54,73 @@ def _sum_tree(b: GraphBuilder, values):
     return values[0]
 
 
-def _chain(b: GraphBuilder, x, n: int):
+# -- layered graphs: one layer of each kind, reading the layer before -----------------
+
+
+def _chain_layer(b: GraphBuilder, x: SSAValue, a: SSAValue) -> SSAValue:
+    for op in ("mul", "exp", "add", "neg"):
+        x = b.ew(op, x, a) if op in ("mul", "add") else b.ew(op, x)
+    return x
+
+
+def _fanout_layer(b: GraphBuilder, x: SSAValue, a: SSAValue, width: int = 6) -> SSAValue:
+    hub = b.ew("exp", x)
+    return _sum_tree(b, [b.ew("mul", hub, a) if i % 2 else b.ew("neg", hub) for i in range(width)])
+
+
+def _reduce_layer(b: GraphBuilder, x: SSAValue, a: SSAValue) -> SSAValue:
+    m = b.reduce("max", x, [1])
+    e = b.ew("exp", b.ew("sub", x, b.broadcast(m, (ROWS, COLS), [0])))
+    s = b.reduce("sum", e, [1])
+    return b.ew("div", e, b.broadcast(s, (ROWS, COLS), [0]))
+
+
+def _branches_layer(b: GraphBuilder, x: SSAValue, a: SSAValue, width: int = 3) -> SSAValue:
+    outs = [b.ew(("exp", "tanh", "neg")[i % 3], b.ew("mul", x, a)) for i in range(width)]
+    y = outs[0]
+    for o in outs[1:]:
+        y = b.ew("add", y, o)
+    return y
+
+
+def _dense_layer(b: GraphBuilder, x: SSAValue, a: SSAValue) -> SSAValue:
+    w = b.add_arg(TensorType(f32, [COLS, COLS]))
+    mean = b.reduce("sum", x, [1])
+    xc = b.ew("sub", x, b.broadcast(mean, (ROWS, COLS), [0]))
+    var = b.reduce("sum", b.ew("mul", xc, xc), [1])
+    n = b.ew("mul", xc, b.broadcast(b.ew("rsqrt", var), (ROWS, COLS), [0]))
+    h = b.ew("tanh", b.ew("add", b.dot(n, w), b.dot(n, w)))
+    return b.ew("add", x, b.dot(h, w))
+
+
+Layer = Callable[[GraphBuilder, SSAValue, SSAValue], SSAValue]
+LAYERS: dict[str, list[Layer]] = {
+    "chain": [_chain_layer],
+    "fanout": [_fanout_layer],
+    "reduce": [_reduce_layer],
+    "branches": [_branches_layer],
+    "dense": [_dense_layer],
+    "mixed": [_chain_layer, _fanout_layer, _reduce_layer, _branches_layer],
+}
+
+
+def layered(kind: str, n_ops: int) -> ModuleOp:
+    """A function of about `n_ops` ops: layers of `kind` until there are that many."""
+    b = GraphBuilder("<bench>")
+    x = b.add_arg(TensorType(f32, [ROWS, COLS]), "x")
+    a = b.add_arg(TensorType(f32, [ROWS, COLS]), "a")
+    layers = LAYERS[kind]
+    i = 0
+    while len(b.block.ops) < n_ops:
+        x = layers[i % len(layers)](b, x, a)
+        i += 1
+    return b.finish(kind, [x])
+
+
+# -- the wide graph -----------------------------------------------------------------
+
+
+def _chain(b: GraphBuilder, x: SSAValue, n: int) -> SSAValue:
     cur = x
     count = 0
     while count < n:
@@ -60,7 +136,7 @@ def _chain(b: GraphBuilder, x, n: int):
     return cur
 
 
-def _fanout(b: GraphBuilder, x, n: int, width: int = 100):
+def _fanout(b: GraphBuilder, x: SSAValue, n: int, width: int = 100) -> list[SSAValue]:
     outs = []
     count = 0
     while count < n:
@@ -72,15 +148,14 @@ def _fanout(b: GraphBuilder, x, n: int, width: int = 100):
     return outs
 
 
-def _embeddings(b: GraphBuilder, table, scale, n: int, group: int = 16):
-    outs, group_outs = [], []
+def _embeddings(b: GraphBuilder, table: SSAValue, scale: SSAValue, n: int, group: int = 16) -> list[SSAValue]:
+    outs: list[SSAValue] = []
+    group_outs: list[SSAValue] = []
     count = 0
     i = 0
     while count < n:
         ids = b.add_arg(TensorType(IntegerType(32), [32]), f"ids{i}")
-        e = b.gather(table, ids)
-        m = b.ew("mul", e, scale)
-        s = b.reduce("sum", m, [0])
+        s = b.reduce("sum", b.ew("mul", b.gather(table, ids), scale), [0])
         group_outs.append(b.ew("tanh", s))
         count += 5
         i += 1
@@ -92,62 +167,67 @@ def _embeddings(b: GraphBuilder, table, scale, n: int, group: int = 16):
     return outs
 
 
-def build(n_ops: int):
+def wide(n_ops: int) -> ModuleOp:
     b = GraphBuilder("<bench>")
     x = b.add_arg(TensorType(f32, [ROWS, COLS]), "x")
     table = b.add_arg(TensorType(f32, [1000, 64]), "table")
     scale = b.add_arg(TensorType(f32, [32, 64]), "scale")
     third = n_ops // 3
     outs = [_chain(b, x, third), *_fanout(b, x, third), *_embeddings(b, table, scale, n_ops - 2 * third)]
-    module = b.finish("bench", outs)
-    return module
+    return b.finish("wide", outs)
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
-    ap.add_argument("--mode", default="stitch")
-    ap.add_argument("--evaluator", default="codegen", help="codegen | simple (which picks among the plans)")
-    args = ap.parse_args(argv)
-    times: dict[int, float] = {}
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(f"{'ops':>8} {'build s':>8} {'explore s':>10} {'cpu s':>7} {'ops/s':>7} {'outline s':>10} "
-          f"{'kernels':>8} {'fused':>6} {'generated':>9}  evaluators")
-    for n in args.sizes:
-        t0 = time.perf_counter()
-        module = build(n)
-        f = module.ops.first
+KINDS = [*LAYERS, "wide"]
+
+
+def build(kind: str, n_ops: int) -> ModuleOp:
+    return wide(n_ops) if kind == "wide" else layered(kind, n_ops)
+
+
+def measure(kind: str, n_ops: int, options: ExplorerOptions, repeat: int) -> tuple[int, float, int, int]:
+    """(ops, best CPU seconds, work steps, kernels generated) of exploring one graph."""
+    best = None
+    for _ in range(repeat):
+        f = build(kind, n_ops).ops.first
+        assert isinstance(f, func.FuncOp)
         block = f.body.block
-        real = sum(1 for _ in block.ops) - 1
-        # the best of a few runs for the small sizes (timer and scheduler noise)
-        best = None
-        for _ in range(3 if n <= 10000 else 1):
-            t1 = time.perf_counter()
-            c1 = time.process_time()
-            ex = explore(block, ExplorerOptions(mode=args.mode, evaluator=args.evaluator))
-            t2 = time.perf_counter()
-            c2 = time.process_time()
-            if best is None or c2 - c1 < best[3] - best[1]:
-                best = (t1, c1, t2, c2)
-        t1, c1, t2, c2 = best
-        apply_plan(block, ex)
-        t3 = time.perf_counter()
-        times[n] = c2 - c1
-        kernels = sum(1 for k in ex.plan.kernels if k.kernels)
-        generated = getattr(ex.latency, "generated", 0)  # kernels the codegen evaluator made (last run)
-        print(f"{real:>8} {t1 - t0:>8.2f} {t2 - t1:>10.2f} {c2 - c1:>7.2f} {real / (c2 - c1):>7.0f} "
-              f"{t3 - t2:>10.2f} {kernels:>8} {len(ex.plan.fused):>6} {generated:>9}  "
-              f"{', '.join(c.evaluator for c in ex.comparisons)}", flush=True)
+        ops = sum(1 for _ in block.ops) - 1
+        c0 = time.process_time()
+        ex = explore(block, options)
+        seconds = time.process_time() - c0
+        generated = ex.latency.generated if ex.latency is not None else 0
+        if best is None or seconds < best[1]:
+            best = (ops, seconds, ex.work.steps, generated)
+    assert best is not None
+    return best
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[2000, 20000])
+    ap.add_argument("--kinds", nargs="+", choices=KINDS, default=KINDS)
+    ap.add_argument("--evaluator", default="codegen", choices=["codegen", "simple"],
+                    help="which latency-evaluator picks among the plans")
+    args = ap.parse_args(argv)
+    options = ExplorerOptions(evaluator=args.evaluator)
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"{'kind':>9} {'ops':>7} {'cpu s':>7} {'ms/op':>6} {'steps':>9} {'steps/op':>8} {'generated':>9}")
     ok = True
-    if 100000 in times:
-        good = times[100000] < 60
-        ok &= good
-        print(f"100k ops: {times[100000]:.1f} s CPU (target < 60 s) {'ok' if good else 'MISSED'}")
-    if 1000 in times and 10000 in times:
-        ratio = times[10000] / times[1000]
-        good = ratio <= 12
-        ok &= good
-        print(f"10k / 1k time: {ratio:.1f}x (target <= 12x) {'ok' if good else 'MISSED'}")
+    for kind in args.kinds:
+        per_op: dict[int, float] = {}
+        for n in sorted(args.sizes):
+            ops, seconds, steps, generated = measure(kind, n, options, 3 if n <= 2000 else 1)
+            per_op[n] = 1e3 * seconds / ops
+            good = per_op[n] <= MS_PER_OP
+            ok &= good
+            print(f"{kind:>9} {ops:>7} {seconds:>7.2f} {per_op[n]:>6.2f} {steps:>9} {steps / ops:>8.1f} "
+                  f"{generated:>9}{'' if good else f'  MISSED (> {MS_PER_OP} ms/op)'}", flush=True)
+        if len(per_op) > 1:
+            lo, hi = min(per_op), max(per_op)
+            good = per_op[hi] <= LINEAR_SLACK * max(per_op[lo], 0.1)
+            ok &= good
+            print(f"{kind:>9} ms/op at {hi} ops / at {lo} ops: {per_op[hi] / per_op[lo]:.2f} "
+                  f"(target <= {LINEAR_SLACK}) {'ok' if good else 'MISSED'}")
     return 0 if ok else 1
 
 

@@ -13,7 +13,8 @@ supported is a property of the op, not of fusion, so it is not checked here).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from types import NotImplementedType
 
 from xdsl.ir import Operation
 
@@ -76,8 +77,10 @@ def takes_epilogue(op: Operation) -> bool:
 
 
 class CodegenCapability:
-    """`can_generate` as the explorer's capability object (with the incremental form,
-    and which compute-intensive ops take an epilogue)."""
+    """`can_generate` as the explorer's capability object (with the incremental forms,
+    and which compute-intensive ops take an epilogue): the fusion explorer's
+    `Capability` protocol (`fsir/fusion/protocols.py`), implemented structurally (this
+    layer is below the explorer and does not import it)."""
 
     def __call__(self, ops: Sequence[Operation]) -> str | None:
         return can_generate(ops)
@@ -85,8 +88,10 @@ class CodegenCapability:
     def epilogue(self, op: Operation) -> bool:
         return takes_epilogue(op)
 
-    def extend(self, row_shape, op: Operation, escapes: bool, inside=None):
+    def extend(self, row_shape: tuple[int, ...] | None, op: Operation, escapes: bool,
+               inside: Callable[[Operation], bool]) -> str | None | NotImplementedType:
         return can_extend(row_shape, op, escapes)
 
-    def pack(self, row_shape_a, row_shape_b):
+    def pack(self, row_shape_a: tuple[int, ...] | None,
+             row_shape_b: tuple[int, ...] | None) -> str | None | NotImplementedType:
         return can_pack(row_shape_a, row_shape_b)

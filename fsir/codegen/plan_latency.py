@@ -40,7 +40,9 @@ Kernel = Sequence[Operation]
 
 
 class CodegenLatency:
-    """latency(kernels) -> seconds: Σ (launch cost + stitch-codegen's estimate)."""
+    """latency(kernels) -> seconds: Σ (launch cost + stitch-codegen's estimate); the
+    fusion explorer's `LatencyEvaluator` protocol (`fsir/fusion/protocols.py`),
+    implemented structurally."""
 
     name = "codegen"
 

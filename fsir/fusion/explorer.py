@@ -44,27 +44,28 @@ import gc
 import math
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, TextIO
+from typing import TextIO
 
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, f64, i64
 from xdsl.ir import Block, Operation
 from xdsl.traits import IsTerminator
 
+from fsir.analysis.columns import fixed_column_patterns
 from fsir.codegen.capability import CodegenCapability
 from fsir.codegen.plan_latency import CodegenLatency
 from fsir.dialects import graph
 from fsir.dialects.stitch import make_fusion
 from fsir.errors import UserError
-from fsir.analysis.columns import fixed_column_patterns
 from fsir.fusion.dataflow import DataflowGraph, build_dataflow
 from fsir.fusion.delta_evaluator import DeltaEvaluator, Pattern
 from fsir.fusion.horizontal import merge_sibling_dots, sibling_dots
 from fsir.fusion.ln_stat import TwoPass, rewrite_two_pass, two_pass_patterns
-from fsir.fusion.patterns import CandidateGenerator, CandidateOptions, Capability, attention_patterns
+from fsir.fusion.patterns import CandidateGenerator, CandidateOptions, Work, attention_patterns
 from fsir.fusion.plan import Plan, beam_search, build_plan, greedy_by_score
 from fsir.fusion.prologue import copy_normalised_operands
+from fsir.fusion.protocols import Capability, Incremental, LatencyEvaluator, RowShape
 from fsir.fusion.remote import remote_fusion
 from fsir.fusion.xla_rules import with_xla_rules
 from fsir.gpuspec import gpu_spec
@@ -72,18 +73,6 @@ from fsir.stats import count as tally
 
 EXPLORER_MODES = ("stitch", "xla")
 EVALUATORS = ("codegen", "simple")
-
-
-class LatencyEvaluator(Protocol):
-    """latency(kernels) -> seconds over kernels given as op lists (a plan's, or the
-    ones where the compared plans differ); `pending(kernels)` is how many of them it
-    would still have to evaluate, which the explorer holds against its budget."""
-
-    name: str
-
-    def __call__(self, kernels: Sequence[Sequence[Operation]]) -> float: ...
-
-    def pending(self, kernels: Sequence[Sequence[Operation]]) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -147,6 +136,7 @@ class Exploration:
     rejected: Counter = field(default_factory=Counter)
     latency: LatencyEvaluator | None = None
     prologues: int = 0  # dot operands given a copy of their normalisation (`prologue`)
+    work: Work = field(default_factory=Work)  # the search's steps (`patterns.Work`)
 
 
 def explore(block: Block, options: ExplorerOptions = ExplorerOptions(),
@@ -159,17 +149,21 @@ def explore(block: Block, options: ExplorerOptions = ExplorerOptions(),
     # large graphs superlinear. Nothing here creates cycles, so pause it.
     enabled = gc.isenabled()
     gc.disable()
+    work = Work()
     try:
         if options.mode == "stitch" and options.horizontal and sibling_dots(block):
-            return _explore_horizontal(block, options, capability, latency)
-        return _explore_two_pass(block, options, capability, latency)
+            ex = _explore_horizontal(block, options, capability, latency, work)
+        else:
+            ex = _explore_two_pass(block, options, capability, latency, work)
+        ex.work = work  # every exploration's, the discarded alternatives' too
+        return ex
     finally:
         if enabled:
             gc.enable()
 
 
 def _explore_horizontal(block: Block, options: ExplorerOptions, capability: Capability | None,
-                        latency: LatencyEvaluator | None) -> Exploration:
+                        latency: LatencyEvaluator | None, work: Work) -> Exploration:
     """Dots sharing their activation may become one GEMM (`horizontal.py`): the block is
     planned as it is and, on a copy, with them merged; the plan the latency-evaluator
     scores lower is kept (the merged copy's ops then replace the block's)."""
@@ -177,8 +171,8 @@ def _explore_horizontal(block: Block, options: ExplorerOptions, capability: Capa
     assert region is not None
     trial = region.clone().blocks[0]
     merge_sibling_dots(trial)
-    merged = _explore_two_pass(trial, options, capability, latency)
-    plain = _explore_two_pass(block, options, capability, latency)
+    merged = _explore_two_pass(trial, options, capability, latency, work)
+    plain = _explore_two_pass(block, options, capability, latency, work)
     return _faster(block, plain, trial, merged, options.evaluator_budget)
 
 
@@ -199,7 +193,7 @@ def _writes(g: DataflowGraph, k: Pattern) -> bool:
 
 
 def _explore_two_pass(block: Block, options: ExplorerOptions, capability: Capability | None,
-                      latency: LatencyEvaluator | None) -> Exploration:
+                      latency: LatencyEvaluator | None, work: Work) -> Exploration:
     """A LayerNorm after a GEMM may become two-pass (`ln_stat.py`: the GEMM writes its
     rows' partial moments, the LayerNorm's consumers combine them): the block is
     planned as it is and, on a copy, rewritten; the plan the latency-evaluator scores
@@ -209,9 +203,9 @@ def _explore_two_pass(block: Block, options: ExplorerOptions, capability: Capabi
     trial = region.clone().blocks[0]
     rewrites = rewrite_two_pass(trial) if options.mode == "stitch" else []
     if not rewrites:
-        return _explore(block, options, capability, latency)
-    two_pass = _explore(trial, options, capability, latency, rewrites)
-    plain = _explore(block, options, capability, latency)
+        return _explore(block, options, capability, latency, work)
+    two_pass = _explore(trial, options, capability, latency, work, rewrites)
+    plain = _explore(block, options, capability, latency, work)
     return _faster(block, plain, trial, two_pass, options.evaluator_budget)
 
 
@@ -237,7 +231,7 @@ def _adopt(block: Block, trial: Block) -> None:
 
 
 def _explore(block: Block, options: ExplorerOptions, capability: Capability | None,
-             latency: LatencyEvaluator | None, two_pass: Sequence[TwoPass] = ()) -> Exploration:
+             latency: LatencyEvaluator | None, work: Work, two_pass: Sequence[TwoPass] = ()) -> Exploration:
     """One exploration of `block`; `two_pass`: its LayerNorms rewritten into the
     two-pass form (`ln_stat.py`), whose GEMM patterns are fixed."""
     # GEMM prologues (`prologue.py`)
@@ -251,7 +245,7 @@ def _explore(block: Block, options: ExplorerOptions, capability: Capability | No
     # --
     if latency is None and options.evaluator == "codegen":
         latency = CodegenLatency(options.gpu, lambda ops: _simple_kernel_time(g, ev, ops))
-    cap = capability or CodegenCapability()
+    cap: Capability = capability or CodegenCapability()
     if options.mode == "xla":
         cap = with_xla_rules(cap)
     fixed += two_pass_patterns(g, ev, cap, list(two_pass))
@@ -260,7 +254,7 @@ def _explore(block: Block, options: ExplorerOptions, capability: Capability | No
     attention = attention_patterns(g, ev, cap) if options.mode == "stitch" else []
     in_attention = {m for p in attention for m in p.members}
     allowed = [f and v not in in_attention for v, f in enumerate(g.fusible)] if attention else None
-    gen = CandidateGenerator(g, ev, cap, copts, allowed)
+    gen = CandidateGenerator(g, ev, cap, copts, allowed, work=work)
     candidates = gen.run()
     tally("fusion_candidates", sum(len(c) for c in candidates))
     if options.remote:
@@ -278,6 +272,7 @@ def _explore(block: Block, options: ExplorerOptions, capability: Capability | No
     chosen_of: list[list[Pattern]] = []
 
     def add(chosen: list[Pattern]) -> None:
+        work.steps += len(g)  # building, packing and ordering a plan walk the whole graph
         plan = build_plan(g, ev, fixed + chosen)
         if options.remote:
             plan = remote_fusion(g, ev, plan, cap, copts, packings)
@@ -293,7 +288,7 @@ def _explore(block: Block, options: ExplorerOptions, capability: Capability | No
     # the row, which may leave few blocks; the candidates' scores favour it, so the
     # latency-evaluator also sees the plans without it.
     if options.mode == "stitch" and any(_row_epilogue(g, p) for chosen in beams for p in chosen):
-        plain = CandidateGenerator(g, ev, WithoutRowEpilogues(cap), copts, allowed).run()
+        plain = CandidateGenerator(g, ev, WithoutRowEpilogues(cap), copts, allowed, work=work).run()
         for chosen in beam_search(plain, options.beam):
             add(sorted([*attention, *chosen], key=lambda p: p.lo) if attention else chosen)
     # The best plan once more with the ops it leaves alone fused (`fill`); fusing them
@@ -301,20 +296,36 @@ def _explore(block: Block, options: ExplorerOptions, capability: Capability | No
     # chooses between the two (the other plans lost to the best one already).
     comparisons = [compare(g, ev, plans, list(range(len(plans))), latency, options.evaluator_budget)]
     best = comparisons[0].best
-    extra = fill(g, ev, cap, copts, chosen_of[best], gen._verdicts)
+    extra = fill(g, ev, cap, copts, chosen_of[best], gen._verdicts, work)
     if extra:
         add(chosen_of[best] + extra)
-    # GEMM prologues: the best plan with a statistics kernel and a GEMM normalising its
-    # tiles in place of the patterns they overlap (the rest filled as above)
-    for pair in gen.prologue_patterns(prologues):
-        taken = frozenset().union(*(p.members for p in pair))
-        alt = [p for p in chosen_of[best] + extra if p.members.isdisjoint(taken)] + list(pair)
-        add(alt + fill(g, ev, cap, copts, alt, gen._verdicts))
+    # GEMM prologues: the best plan with statistics kernels and GEMMs normalising their
+    # tiles in place of the patterns they overlap (the rest filled as above). A pair
+    # replaces patterns near its dot only, so all pairs go into one plan: a plan per
+    # pair, each filled and planned whole, would cost the graph's size once per dot.
+    pairs = _disjoint(gen.prologue_patterns(prologues))
+    if pairs:
+        taken = frozenset().union(*(p.members for pair in pairs for p in pair))
+        alt = [p for p in chosen_of[best] + extra if p.members.isdisjoint(taken)] + \
+            [p for pair in pairs for p in pair]
+        add(alt + fill(g, ev, cap, copts, alt, gen._verdicts, work))
     if len(plans) > len(comparisons[0].plans):
         comparisons.append(compare(g, ev, plans, [best, *range(len(comparisons[0].plans), len(plans))], latency,
                                    options.evaluator_budget))
     return Exploration(g, ev, options, plans[comparisons[-1].best], plans, comparisons,
                        sum(len(c) for c in candidates), gen.rejected, latency, len(prologues))
+
+
+def _disjoint(pairs: list[tuple[Pattern, Pattern]]) -> list[tuple[Pattern, Pattern]]:
+    """The prologue pairs in order, leaving out any that overlaps one taken before."""
+    taken: set[int] = set()
+    kept = []
+    for pair in pairs:
+        members = pair[0].members | pair[1].members
+        if taken.isdisjoint(members):
+            taken |= members
+            kept.append(pair)
+    return kept
 
 
 def _row_epilogue(g: DataflowGraph, p: Pattern) -> bool:
@@ -336,22 +347,20 @@ class WithoutRowEpilogues:
         return self.capability(ops)
 
     def epilogue(self, op: Operation) -> bool:
-        epilogue = getattr(self.capability, "epilogue", None)
-        return epilogue is not None and epilogue(op)
+        return self.capability.epilogue(op)
 
-    def extend(self, row_shape, op: Operation, escapes: bool, inside=None):
-        ext = getattr(self.capability, "extend", None)
-        if ext is None or isinstance(op, (graph.DotOp, graph.ReduceOp)):
+    def extend(self, row_shape: RowShape, op: Operation, escapes: bool,
+               inside: Callable[[Operation], bool]) -> Incremental:
+        if isinstance(op, (graph.DotOp, graph.ReduceOp)):
             return NotImplemented
-        return ext(row_shape, op, escapes, inside)
+        return self.capability.extend(row_shape, op, escapes, inside)
 
-    def pack(self, row_shape_a, row_shape_b):
-        pack = getattr(self.capability, "pack", None)
-        return NotImplemented if pack is None else pack(row_shape_a, row_shape_b)
+    def pack(self, row_shape_a: RowShape, row_shape_b: RowShape) -> Incremental:
+        return self.capability.pack(row_shape_a, row_shape_b)
 
 
 def fill(g: DataflowGraph, ev: DeltaEvaluator, cap: Capability, copts: CandidateOptions,
-         chosen: list[Pattern], verdicts: dict | None = None) -> list[Pattern]:
+         chosen: list[Pattern], verdicts: dict | None = None, work: Work | None = None) -> list[Pattern]:
     """Patterns for the ops a plan leaves alone: PatternReduction once more, over those
     ops only, and the best plan of its candidates.
 
@@ -366,7 +375,7 @@ def fill(g: DataflowGraph, ev: DeltaEvaluator, cap: Capability, copts: Candidate
             allowed[m] = False
     if not any(allowed[v] and any(allowed[c] for c in g.succs[v]) for v in range(len(g))):
         return []
-    gen = CandidateGenerator(g, ev, cap, copts, allowed, verdicts)
+    gen = CandidateGenerator(g, ev, cap, copts, allowed, verdicts, work)
     return beam_search(gen.run(), 1)[0]
 
 
@@ -516,17 +525,15 @@ def _evaluator_lines(ex: Exploration) -> list[str]:
                     f"they do not all share ({c.common} common kernels not evaluated)")
         lines.append(line + (f" ({c.note})" if c.note else ""))
     latency = ex.latency
-    rejected = getattr(latency, "rejected", {})
-    reasons = Counter(rejected.values())
-    for msg, count in sorted(reasons.items()):
+    if latency is None:
+        return lines
+    for msg, count in sorted(Counter(latency.rejected.values()).items()):
         lines.append(f"  evaluator: codegen rejected {count} kernel(s), scored as infinite: {msg}")
-    unfit = getattr(latency, "unfit", [])
-    if unfit:
-        lines.append(f"  evaluator: {len(unfit)} kernel(s) scored as infinite: no block fits an SM with their "
-                     f"estimated registers ({', '.join(map(str, sorted(set(unfit))))} per thread)")
-    unscored = getattr(latency, "unscored", 0)
-    if unscored:
-        lines.append(f"  evaluator: {unscored} kernel(s) with a '?' grid timed by the simplified evaluator")
+    if latency.unfit:
+        lines.append(f"  evaluator: {len(latency.unfit)} kernel(s) scored as infinite: no block fits an SM with "
+                     f"their estimated registers ({', '.join(map(str, sorted(set(latency.unfit))))} per thread)")
+    if latency.unscored:
+        lines.append(f"  evaluator: {latency.unscored} kernel(s) with a '?' grid timed by the simplified evaluator")
     return lines
 
 

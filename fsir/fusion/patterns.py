@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import product
 
@@ -54,11 +54,9 @@ from xdsl.ir import Operation
 
 from fsir.fusion.dataflow import DataflowGraph
 from fsir.fusion.delta_evaluator import DeltaEvaluator, Pattern
+from fsir.fusion.protocols import Capability
 
-# The code generator's verdict on a set of ops: None if it can make one kernel of them,
-# else the reason. It may also have `extend(row_shape, op, escapes, inside)`, the same
-# verdict for a valid set grown by one producer `op` (NotImplemented: ask the call).
-Capability = Callable[[Sequence[Operation]], "str | None"]
+__all__ = ["Capability", "CandidateGenerator", "CandidateOptions", "Work", "attention_patterns"]
 
 
 # `_valid`'s verdict on a pattern that is not convex (a path leaves and re-enters it).
@@ -66,6 +64,16 @@ _CYCLE = "cycle"
 
 # How far up from each producer of a meeting point h looks for candidates to combine.
 MEET_DEPTH = 16
+
+
+@dataclass
+class Work:
+    """The explorer's work, counted where it is done (deterministic, unlike a timing):
+    `steps` is vertices visited by candidate generation (every vertex of the graph, once
+    per run), patterns scored into a vertex's pool, and vertices of every plan built
+    from chosen patterns. A test holds it to linear growth in the graph's size."""
+
+    steps: int = 0
 
 
 @dataclass(frozen=True)
@@ -98,8 +106,9 @@ class _Reach:
 class CandidateGenerator:
     def __init__(self, g: DataflowGraph, ev: DeltaEvaluator, capability: Capability,
                  options: CandidateOptions = CandidateOptions(), allowed: list[bool] | None = None,
-                 verdicts: dict | None = None):
+                 verdicts: dict | None = None, work: Work | None = None):
         self.g = g
+        self.work = Work() if work is None else work
         # the vertices patterns may hold: the fusible ones, or fewer (`fill`: those no
         # pattern of a plan holds yet)
         self.allowed = g.fusible if allowed is None else allowed
@@ -116,6 +125,7 @@ class CandidateGenerator:
     def run(self) -> list[list[Pattern]]:
         g = self.g
         allowed = self.allowed
+        self.work.steps += len(g)
         for v in range(len(g) - 1, -1, -1):
             if not allowed[v]:
                 continue
@@ -130,9 +140,8 @@ class CandidateGenerator:
 
     def _takes_epilogue(self, op: Operation) -> bool:
         """Whether the kernel of a compute-intensive op may go on past it (a conv's
-        stitched epilogue): the capability's `epilogue`, when it has one."""
-        epilogue = getattr(self.capability, "epilogue", None)
-        return epilogue is not None and epilogue(op)
+        stitched epilogue): the capability's `epilogue`."""
+        return self.capability.epilogue(op)
 
     # -- the virtual producer h: patterns of several producers ------------------------
 
@@ -376,6 +385,7 @@ class CandidateGenerator:
         consumers' top-k patterns often misses the few ops that close a diamond (a
         value read by several branches, the selects of an erf polynomial), and without
         them every union containing the diamond's ends would be lost."""
+        self.work.steps += len(pool)
         unique: dict[frozenset[int], Pattern] = {}
         for p in pool:
             if p.members not in unique:
@@ -468,12 +478,10 @@ class CandidateGenerator:
                     self.rejected["cycle between kernels"] += 1
                     return _CYCLE
         reason = NotImplemented
-        extend = getattr(self.capability, "extend", None)
-        if extend is not None and p.base is not None and not p.gemm \
-                and self._verdicts.get(p.base.members, len(p.base) == 1) is True:
+        if p.base is not None and not p.gemm and self._verdicts.get(p.base.members, len(p.base) == 1) is True:
             members = p.members
-            reason = extend(p.base.rshape, g.ops[v], self.ev.escapes(v, members),
-                            lambda op: g.index.get(op, -1) in members)
+            reason = self.capability.extend(p.base.rshape, g.ops[v], self.ev.escapes(v, members),
+                                            lambda op: g.index.get(op, -1) in members)
         if reason is NotImplemented:
             reason = self.capability([g.ops[i] for i in sorted(p.members)])
         if reason is not None:

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 from fsir.fusion.dataflow import DataflowGraph
 from fsir.fusion.delta_evaluator import DeltaEvaluator, Pattern
-from fsir.fusion.patterns import CandidateOptions, Capability
+from fsir.fusion.patterns import CandidateOptions
 from fsir.fusion.plan import Plan, build_plan
+from fsir.fusion.protocols import Capability
 
 
 class _Pack:
@@ -121,9 +122,8 @@ class _Reduction:
     def _merge(self, a: _Pack, b: _Pack) -> _Pack:
         p = self.ev.merge_independent(a.pattern, b.pattern)
         verdict = NotImplemented
-        pack = getattr(self.capability, "pack", None)
-        if pack is not None and a.verdict is None and b.verdict is None:
-            verdict = pack(a.pattern.rshape, b.pattern.rshape)
+        if a.verdict is None and b.verdict is None:
+            verdict = self.capability.pack(a.pattern.rshape, b.pattern.rshape)
         elif isinstance(a.verdict, str) or isinstance(b.verdict, str):
             verdict = a.verdict if isinstance(a.verdict, str) else b.verdict
         return _Pack(p, a.parts + b.parts, a.gain + b.gain + p.score - a.pattern.score - b.pattern.score, verdict)

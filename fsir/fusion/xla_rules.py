@@ -15,13 +15,13 @@ and FusionStitching are compared inside one build with one cost model.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from xdsl.ir import Operation
 
 from fsir.dialects import graph
 from fsir.fusion.dataflow import tensor_elements
-from fsir.fusion.patterns import Capability
+from fsir.fusion.protocols import Capability, Incremental, RowShape
 
 
 def xla_rules(ops: Sequence[Operation]) -> str | None:
@@ -78,18 +78,21 @@ class WithXlaRules:
     def __call__(self, ops: Sequence[Operation]) -> str | None:
         return xla_rules(ops) or self.capability(ops)
 
-    def extend(self, row_shape, op: Operation, escapes: bool, inside):
+    def epilogue(self, op: Operation) -> bool:
+        # in xla mode a dot or conv ends its kernel (XLA's loop fusions stop there)
+        return False
+
+    def extend(self, row_shape: RowShape, op: Operation, escapes: bool,
+               inside: Callable[[Operation], bool]) -> Incremental:
         reason = xla_extend(op, inside)
         if reason is not None:
             return reason
-        ext = getattr(self.capability, "extend", None)
-        return NotImplemented if ext is None else ext(row_shape, op, escapes, inside)
+        return self.capability.extend(row_shape, op, escapes, inside)
 
 
-    def pack(self, row_shape_a, row_shape_b):
+    def pack(self, row_shape_a: RowShape, row_shape_b: RowShape) -> Incremental:
         # Packing independent parts adds no edge, so XLA's rules hold for the union.
-        pack = getattr(self.capability, "pack", None)
-        return NotImplemented if pack is None else pack(row_shape_a, row_shape_b)
+        return self.capability.pack(row_shape_a, row_shape_b)
 
 
 def with_xla_rules(capability: Capability) -> Capability:

@@ -15,6 +15,7 @@ from fsir.codegen.stitch_codegen import FusionCodegen
 from fsir.dialects.stitch import FusionOp
 from fsir.fusion.explorer import ExplorerOptions, apply_plan, explore, kernel_bytes
 from fsir.fusion.patterns import CandidateGenerator, CandidateOptions
+from fsir.fusion.protocols import Verdicts
 from fsir.ir import verify
 from fsir.pipeline import read_model
 from fsir.runtime.reference import find_function, run
@@ -95,7 +96,7 @@ def test_candidate_scores_match_a_from_scratch_evaluation(path: Path):
     input-only producers) carry the same aggregates as the pattern of their members
     evaluated from scratch: no op is counted twice."""
     _, _, ex = _explore(path, mode="stitch")
-    gen = CandidateGenerator(ex.graph, ex.evaluator, lambda ops: None, CandidateOptions())
+    gen = CandidateGenerator(ex.graph, ex.evaluator, Verdicts(lambda ops: None), CandidateOptions())
     ev = ex.evaluator
     checked = 0
     for cands in gen.run():
