@@ -117,9 +117,9 @@ def simulate(stages: list[Stage], deps: dict[int, list[list[int]]], sms: int, la
 
 def pipeline_deps(consumer, operand: int, producer, policy: str):
     """Per consumer tile: the producer tiles (linear, row-major) it waits for, and its waits."""
+    from fsir.codegen.tile_sync import dependency, tile_grid
     from fsir.dialects.schedule import StageOp, SyncPolicy, TileDepOp
     from fsir.lowering.tile_sync import wait_semaphores
-    from fsir.codegen.tile_sync import dependency, tile_grid
 
     m, extents = dependency(consumer, operand, producer)
     dep = TileDepOp(consumer.sym_name.data, producer.sym_name.data, operand, m, extents)
@@ -185,12 +185,12 @@ def timeline_model(name: str, gpu: str) -> dict:
     each launch modeled alone, summed) and each policy's pipeline (its launches modeled
     together, FIFO dispatch), with the pipeline's waits from the simulator (attention
     also under StridedSync: its QKV GEMM's Q, K and V tiles of a column share a semaphore)."""
+    from fsir.codegen.tile_sync import parse_tile_sync
     from fsir.pipeline import PipelineOptions, lower, read_model
     from fsir.runtime.device import SimDevice
     from fsir.runtime.executor import execute
     from fsir.runtime.inputs import random_inputs
     from fsir.runtime.reference import find_function
-    from fsir.codegen.tile_sync import parse_tile_sync
 
     module = read_model(ROOT / "examples" / "cusync" / f"{name}.mlir")
     inputs = random_inputs(find_function(module), 0)

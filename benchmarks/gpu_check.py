@@ -702,12 +702,12 @@ def make_run_timer():
 def mlp_row(tokens: int, hidden: int, policy: str, spec: str, seed: int, repeats: int) -> MlpRow:
     from generate import gpt3_mlp
 
+    from fsir.codegen.tile_sync import parse_tile_sync
     from fsir.pipeline import PipelineOptions, lower, parse_source
     from fsir.runtime.compare import compare
     from fsir.runtime.executor import execute
     from fsir.runtime.inputs import random_inputs
     from fsir.runtime.reference import find_function, run_function
-    from fsir.codegen.tile_sync import parse_tile_sync
 
     module = parse_source(gpt3_mlp(tokens, hidden), f"gpt3_mlp_{tokens}.mlir", "mlir")
     f = find_function(module)
