@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("transformers")  # the zoo extra (pip install -e '.[zoo]')
-if importlib.util.find_spec("torchvision") is None:  # imported by build.py (its C++ ops may not load)
-    pytest.skip("torchvision is not installed (the zoo extra)", allow_module_level=True)
+# torchvision is looked up, not imported: build.py imports it where its C++ ops may not load
+if any(importlib.util.find_spec(name) is None for name in ("transformers", "torchvision")):
+    raise ImportError("tests/zoo needs the zoo extra: pip install -e '.[test,zoo]' (.ci/run installs it)")
 
 from fsir.onnx.conformance import Outcome  # noqa: E402
 from fsir.onnx.zoo import run_variant, variants  # noqa: E402
