@@ -64,10 +64,17 @@ def _broadcasts_along(dot: graph.DotOp, inputs: set[SSAValue], dim: int) -> list
                 found.append(op)
         elif isinstance(op, SAME_INDEX_OPS):
             stack.extend(op.operands)
-    block = dot.parent_block()
-    if block is None:
+    if len(found) < 2:
         return found
-    return sorted(found, key=block.get_operation_index)
+    # the broadcasts precede the dot in its block: walk back from it (not a scan from
+    # the block's start per op)
+    left, ordered, op = set(found), [], dot.prev_op
+    while left and op is not None:
+        if op in left:
+            left.discard(op)
+            ordered.append(op)
+        op = op.prev_op
+    return ordered[::-1] + [op for op in found if op in left]
 
 
 def _statistic_cone(v: SSAValue, inputs: set[SSAValue], shape: tuple[int, ...]) -> list[Operation] | None:

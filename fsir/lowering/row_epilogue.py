@@ -53,8 +53,17 @@ def row_reductions(product: graph.GraphOp, ops: Iterable[Operation]) -> list[gra
     combines them across the threads of a block tile row (`provide_row_reductions`),
     so its tile must span the whole row."""
     found = [op for op in epilogue_of(product, ops) if isinstance(op, graph.ReduceOp)]
-    block = product.parent_block()
-    return sorted(found, key=block.get_operation_index) if block is not None else found
+    if len(found) < 2:
+        return found
+    # the epilogue follows the product in its block: walk on from it (not a scan from
+    # the block's start per op)
+    left, ordered, op = set(found), [], product.next_op
+    while left and op is not None:
+        if op in left:
+            left.discard(op)
+            ordered.append(op)
+        op = op.next_op
+    return ordered + [op for op in found if op in left]
 
 
 def provide_row_reductions(e: ElementEmitter, product: SSAValue, reductions: Sequence[graph.ReduceOp],
