@@ -16,16 +16,19 @@ the symbolic entries. A placeholder still used as data at the end is refused.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from xdsl.ir import SSAValue
+import numpy as np
+from xdsl.ir import Attribute, SSAValue
 
 from fsir.dialects import graph
 from fsir.dialects.graph import DYN, DimBuilder, shape_of
+from fsir.frontend.builder import GraphBuilder, dense_i64
 
 Size = Any  # int | Sym
+_I64 = graph.IntegerType(64)
 
 
 @dataclass(frozen=True)
@@ -177,3 +180,50 @@ def argument_dims(sizes: Sequence[Size]) -> graph.DimsAttr | None:
         name = re.sub(r"\W", "_", str(x.expr[1]))
         names.append(name if re.match(r"[A-Za-z_]", name) else f"_{name}")
     return graph.DimsAttr(names)
+
+
+class RunTimeSizes:
+    """Shape values holding run-time sizes, computed at run time where a model uses one
+    as data (transformers' masks and position ids multiply and compare `Shape(x)[k]`
+    with tensors): each size is a scalar graph value, the size of a `?` dim being 1 +
+    the largest element of an iota over that dim of a value that has it (a one-row
+    reduction), and the arithmetic of `Sym`s the same graph ops. Where a shape value
+    only feeds shapes, what this builds is dead and dropped at the end of the import."""
+
+    def __init__(self, b: GraphBuilder, find: Callable[[Sym], tuple[SSAValue, int] | None]):
+        self.b = b
+        self.find = find  # a value with a dim of that run-time size, and the dim
+        self.scalars: dict[Sym, SSAValue | None] = {}
+
+    def value(self, sizes: np.ndarray, elem: Attribute) -> SSAValue | None:
+        """A value of `elem` equal to `sizes` (ints and `Sym`s) at run time, or None where
+        a size is no value's dim or the choice of an undecided comparison."""
+        parts = []
+        for size in sizes.reshape(-1):
+            scalar = self.scalar(size if isinstance(size, Sym) else int(size))
+            if scalar is None:
+                return None
+            parts.append(self.b.reshape(scalar, [1]))
+        flat = self.b.concat(parts, 0)
+        return self.b.convert(self.b.reshape(flat, list(sizes.shape)), elem)
+
+    def scalar(self, size: Size) -> SSAValue | None:
+        """`size` as a rank-0 i64 value, computed once per size."""
+        b = self.b
+        if not isinstance(size, Sym):
+            return b.constant(np.array(size, np.int64), _I64)
+        if size in self.scalars:
+            return self.scalars[size]
+        kind, result = size.expr[0], None
+        found = self.find(size)  # any size, a product too, may be some value's dim
+        if found is not None:
+            v, axis = found
+            iota = b.emit(graph.IotaOp, [v], graph.tensor(_I64, [DYN]), dim=graph._int_attr(0),
+                          like_dims=dense_i64([axis]))
+            result = b.ew("add", b.reduce("max", iota, [0]), b.constant(np.array(1, np.int64), _I64))
+        if result is None and kind in ("add", "sub", "mul", "div", "rem"):
+            a, c = self.scalar(size.expr[1]), self.scalar(size.expr[2])
+            if a is not None and c is not None:
+                result = b.ew(kind, a, c)  # sizes are non-negative: div and rem as Python's
+        self.scalars[size] = result
+        return result

@@ -35,7 +35,7 @@ from fsir.dialects.graph import shape_of, tensor
 from fsir.errors import Location, UserError
 from fsir.frontend import onnx_storage
 from fsir.frontend.builder import GraphBuilder, dense_i64
-from fsir.frontend.onnx_dynamic import SYMBOLIC, Sym, SymbolicShapes, argument_dims, is_symbolic
+from fsir.frontend.onnx_dynamic import SYMBOLIC, RunTimeSizes, Sym, SymbolicShapes, argument_dims, is_symbolic
 from fsir.ir import verify
 from fsir.transforms.symbolic_dims import set_argument_dims
 
@@ -129,7 +129,9 @@ class OnnxImporter:
         self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 13)
         self.node: onnx.NodeProto | None = None
         self.sym = SymbolicShapes()  # sizes of `?` dims as far as import time knows them
-        self.shape_placeholders: list[tuple[SSAValue, Location | None]] = []  # Shape of `?` dims
+        # Shape of `?` dims: placeholders, each with its value computed at run time (or None)
+        self.shape_placeholders: list[tuple[SSAValue, SSAValue | None, Location | None]] = []
+        self.run_time_sizes = RunTimeSizes(self.b, self.value_with_dim)
         self._checker: Any = None  # onnx.checker's context, made on first use
         # values of ONNX narrow types (onnx_storage), by name: their ONNX type
         self.storage: dict[str, int] = {t.name: t.data_type for t in model.graph.initializer
@@ -263,14 +265,19 @@ class OnnxImporter:
         self.node = None
         results = [self.value(o.name) for o in g.output]
         self.check_narrow_outputs()
+        for placeholder, run_time, _ in self.shape_placeholders:
+            # still read (as data, or by shape chains that end dead): the run-time sizes
+            if run_time is not None:
+                placeholder.replace_all_uses_with(run_time)
+                results = [run_time if r is placeholder else r for r in results]
         # the function's name prefixes its kernels' names, which PTX restricts to [A-Za-z0-9_$]
         name = re.sub(r"[^\w$]", "_", _value_name(g.name)) if g.name else ""
         module = self.b.finish(name or "main", results)
         set_argument_dims(module, self.arg_dims)
-        for placeholder, loc in self.shape_placeholders:  # (dead shape chains are gone now)
+        for placeholder, _, loc in self.shape_placeholders:  # (dead shape chains are gone now)
             if placeholder.uses:
-                raise UserError("the run-time size of a `?` dim is used as data (not only as a Reshape or Expand "
-                                "target), which fsir does not support", loc)
+                raise UserError("the run-time size of a `?` dim is used as data, and fsir finds no value with a "
+                                "dim of that size to compute it from", loc)
         return module
 
     def check_narrow_outputs(self) -> None:
@@ -437,6 +444,15 @@ class OnnxImporter:
                 return carrier
         return None
 
+    def iota(self, sizes: Sequence, dim: int, elem: Attribute) -> SSAValue:
+        """An iota along `dim` of shape `sizes` (ints and `Sym`s): its `?` dims take their
+        run-time sizes from a value that has them (`like`)."""
+        shape = [graph.DYN if is_symbolic(d) else d for d in sizes]
+        like = self.like(shape, sizes, [])
+        if like is None:
+            return self.b.iota(shape, dim, elem)
+        return self.b.emit(graph.IotaOp, [like], tensor(elem, shape), dim=graph._int_attr(dim))
+
     def count(self, x: SSAValue, axes: Sequence[int], reduced: SSAValue) -> SSAValue:
         """How many elements of `x` each element of `reduced` (x reduced over `axes`)
         sums, as a value like `reduced`: a constant, or a sum of ones over `?` axes."""
@@ -530,10 +546,12 @@ class OnnxImporter:
 
     def shape_placeholder(self, sizes: np.ndarray, elem: Attribute) -> SSAValue:
         """A constant standing for `sizes` (ints and `Sym`s): its folded value holds them,
-        so shape chains read them; one still used as data at the end is refused."""
+        so shape chains read them. Its run-time value is built beside it; where the
+        placeholder is still read at the end it takes its place (`RunTimeSizes`)."""
+        run_time = self.run_time_sizes.value(sizes, elem)
         placeholder = self.const(np.zeros(sizes.shape, graph.numpy_dtype(elem)), elem)
         self.b._folded[placeholder] = sizes
-        self.shape_placeholders.append((placeholder, self.b.loc))
+        self.shape_placeholders.append((placeholder, run_time, self.b.loc))
         return placeholder
 
     def op_Sum(self, node, attrs):
@@ -799,9 +817,9 @@ class OnnxImporter:
         shape = shape_of(x.type)
         keep = [d for d in range(len(shape)) if d != axis]
         b = self.b
-        best = b.broadcast(b.reduce(kind, x, [axis]), shape, keep)
+        best = b.broadcast(b.reduce(kind, x, [axis]), shape, keep, like=x)
         i64 = graph.IntegerType(64)
-        idx = b.iota(shape, axis, i64)
+        idx = self.iota(self.sym.dims(x), axis, i64)
         miss = -1 if last else np.iinfo(np.int64).max
         cand = b.select(b.compare("eq", x, best), idx, b.scalar_like(miss, idx))
         return b.reduce("max" if last else "min", cand, [axis])
@@ -812,7 +830,8 @@ class OnnxImporter:
         shape = shape_of(x.type)
         i64 = graph.IntegerType(64)
         b = self.b
-        rows, cols = b.iota(shape, len(shape) - 2, i64), b.iota(shape, len(shape) - 1, i64)
+        sizes = self.sym.dims(x)
+        rows, cols = self.iota(sizes, len(shape) - 2, i64), self.iota(sizes, len(shape) - 1, i64)
         diff = b.ew("sub", cols, rows)  # keep j - i >= k (upper) or <= k (lower)
         keep = b.compare("ge" if attrs.get("upper", 1) else "le", diff, b.scalar_like(k, diff))
         return [b.select(keep, x, b.scalar_like(0, x))]

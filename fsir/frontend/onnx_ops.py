@@ -27,6 +27,7 @@ from xdsl.ir import SSAValue
 
 from fsir.dialects import graph
 from fsir.dialects.graph import shape_of
+from fsir.frontend.onnx_dynamic import Sym
 from fsir.frontend.onnx_import import OnnxImporter, converter, elem_type
 
 I64 = graph.IntegerType(64)
@@ -354,13 +355,25 @@ def gather_elements(imp: OnnxImporter, node: onnx.NodeProto, attrs: dict) -> lis
     if len(ish) != rank or any(ish[d] > s[d] for d in range(rank) if d != axis):
         raise imp.error(f"{imp.describe()}: indices of shape {list(ish)} do not fit data of shape {list(s)}")
     b = imp.b
-    strides = [math.prod(s[d + 1:]) for d in range(rank)]
-    ids = imp.normalize_ids(b.convert(ids, I64), s[axis])
-    flat = b.ew("mul", ids, b.scalar_like(strides[axis], ids))
+    sizes, isizes = imp.sym.dims(x), imp.sym.dims(ids)
+    strides = [math.prod(sizes[d + 1:], start=1) for d in range(rank)]
+    ids = imp.normalize_ids(b.convert(ids, I64), s[axis], x, axis)
+    flat = b.ew("mul", ids, _size_like(imp, strides[axis], ids))
     for d in range(rank):
-        if d != axis and ish[d] > 1:
-            flat = b.ew("add", flat, b.ew("mul", b.iota(ish, d, I64), b.scalar_like(strides[d], flat)))
-    return [b.gather(b.reshape(x, [math.prod(s)]), flat)]
+        if d != axis and ish[d] != 1:
+            flat = b.ew("add", flat, b.ew("mul", imp.iota(isizes, d, I64), _size_like(imp, strides[d], flat)))
+    total = math.prod(sizes, start=1)
+    return [b.gather(b.reshape(x, [graph.DYN if isinstance(total, Sym) else total]), flat)]
+
+
+def _size_like(imp: OnnxImporter, size, like: SSAValue) -> SSAValue:
+    """A size (an int, or a `Sym`: computed at run time) broadcast like `like`."""
+    if not isinstance(size, Sym):
+        return imp.b.scalar_like(size, like)
+    scalar = imp.run_time_sizes.scalar(size)
+    if scalar is None:
+        raise imp.error(f"{imp.describe()}: no value has a dim of the run-time size {size} it needs")
+    return imp.b.broadcast(imp.b.convert(scalar, imp.b.elem(like)), shape_of(like.type), [], like=like)
 
 
 @converter("CumSum")
@@ -376,9 +389,11 @@ def cum_sum(imp: OnnxImporter, node: onnx.NodeProto, attrs: dict) -> list[SSAVal
     rank = len(s)
     a = imp.axis(int(axis_value[0]), rank)
     b = imp.b
-    wide = [*s[:a], s[a], *s[a:]]  # the output position i at a, the summed j at a + 1
-    xs = b.broadcast(x, wide, [d if d < a else d + 1 for d in range(rank)])
-    i, j = b.iota(wide, a, I64), b.iota(wide, a + 1, I64)
+    sizes = imp.sym.dims(x)
+    wide = [*sizes[:a], sizes[a], *sizes[a:]]  # the output position i at a, the summed j at a + 1
+    i, j = imp.iota(wide, a, I64), imp.iota(wide, a + 1, I64)
+    like = i if graph.DYN in shape_of(i.type) else None
+    xs = b.broadcast(x, shape_of(i.type), [d if d < a else d + 1 for d in range(rank)], like=like)
     direction = {(0, 0): "le", (1, 0): "lt", (0, 1): "ge", (1, 1): "gt"}[
         (int(attrs.get("exclusive", 0)), int(attrs.get("reverse", 0)))]
     masked = b.select(b.compare(direction, j, i), xs, b.scalar_like(0, xs))

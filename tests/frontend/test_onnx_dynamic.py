@@ -142,17 +142,19 @@ def test_dynamic_expand_and_flatten_run():
         np.testing.assert_allclose(got, (x + np.arange(8, dtype=np.float32)).reshape(-1, 8))
 
 
-def test_run_time_sizes_as_data_are_refused():
-    """The sequence length used as a value (not as a shape) is refused at the Shape node."""
+def test_run_time_size_as_data_is_computed_at_run_time():
+    """The sequence length used as a value (Shape -> Cast -> Mul): computed at run time
+    from the input's dim, so one compile runs every length."""
     m = _model([h.make_node("Shape", ["x"], ["s"]),
                 h.make_node("Cast", ["s"], ["f"], to=T.FLOAT),
                 h.make_node("Mul", ["f", "x"], ["y"])],
                [h.make_tensor_value_info("x", T.FLOAT, ["S"])],
                [h.make_tensor_value_info("y", T.FLOAT, ["S"])])
-    with pytest.raises(UserError) as err:
-        import_onnx(m.SerializeToString(), "m.onnx")
-    assert "run-time size of a `?` dim is used as data" in err.value.message
-    assert (err.value.loc.file, err.value.loc.line) == ("m.onnx", 1)
+    exe = fsir.compile(m.SerializeToString(), frontend="onnx")
+    for n in (3, 8):
+        x = np.random.default_rng(n).standard_normal(n).astype(np.float32)
+        (got,) = exe.run([x])
+        np.testing.assert_allclose(got, x * n, rtol=1e-6)
 
 
 def test_undeterminable_reshape_is_refused():

@@ -3,8 +3,8 @@
 Shape arithmetic on run-time sizes (Add, Sub, Mul, Div, Mod of Shape entries) folds in
 the `SymbolicDims` algebra and feeds Reshape targets, which then run at every size;
 a Range of a run-time limit is a `graph.iota` sized by the value the limit measures;
-what fsir cannot do with a run-time size (a Range of run-time start, a size used as
-data) is a located `UserError`, never an internal error (the reported `TypeError:
+a size used as data is computed at run time; what fsir cannot do with a run-time size
+(a Range of run-time start) is a located `UserError`, never an internal error (the reported `TypeError:
 unsupported operand type(s) for /: 'Sym' and 'int'` from Range).
 """
 
@@ -54,11 +54,16 @@ def test_range_fsir_cannot_size_is_a_located_error(inputs, shown):
     assert f"run-time bound ({shown}" in err.value.message
 
 
-def test_a_symbolic_size_as_data_is_a_located_error():
-    model = _model([helper.make_node("Cast", ["b"], ["f"], to=TensorProto.FLOAT)], [("f", TensorProto.FLOAT)])
-    with pytest.raises(fsir.UserError) as err:
-        fsir.compile(model)
-    assert err.value.loc is not None and "used as data" in err.value.message
+def test_a_symbolic_size_as_data_is_computed_at_run_time():
+    """Cast(B) and (B * 4) % 3 as outputs: the sizes computed on the device, per run."""
+    nodes = [helper.make_node("Cast", ["b"], ["f"], to=TensorProto.FLOAT),
+             helper.make_node("Mul", ["b", "four"], ["b4"]), helper.make_node("Mod", ["b4", "three"], ["m"])]
+    three = numpy_helper.from_array(np.array(3, np.int64), "three")
+    exe = fsir.compile(_model(nodes, [("f", TensorProto.FLOAT), ("m", TensorProto.INT64)], [three]))
+    for b in (1, 5):
+        f, m = exe.run([np.zeros((b, 4), np.float32)], device="sim")
+        assert f.dtype == np.float32 and float(f) == b
+        assert m.dtype == np.int64 and int(m) == (4 * b) % 3
 
 
 def test_constant_of_a_symbolic_quotient_names_it():

@@ -1,0 +1,102 @@
+"""The idioms transformers' exports write over symbolic (`dim_param`) dims, each in a
+small hand-built graph compiled once and run at several sizes against onnxruntime:
+run-time sizes used as data (flat indices from Shape -> Gather -> Range -> Mul/Add,
+BERT's mask and position code), CumSum and GatherElements over a `?` dim (RoBERTa's
+position ids)."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime as ort
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+import fsir
+
+
+def _model(nodes, inputs, outputs, inits=()) -> bytes:
+    g = h.make_graph(nodes, "m", inputs, outputs, list(inits))
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)]).SerializeToString()
+
+
+def _ints(**values) -> list:
+    return [nh.from_array(np.asarray(v, np.int64), k) for k, v in values.items()]
+
+
+def _check(model: bytes, make_inputs, sizes) -> None:
+    """One compile; at each size the outputs equal onnxruntime's."""
+    session = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+    exe = fsir.compile(model, frontend="onnx")
+    for size in sizes:
+        feeds = make_inputs(np.random.default_rng(sum(size)), *size)
+        want = session.run(None, feeds)
+        got = exe.run(feeds)
+        for g, w in zip(got, want):
+            assert g.shape == w.shape, size
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=f"sizes {size}")
+
+
+def _floats(rng, *shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def test_flat_index_from_run_time_sizes():
+    """BERT's idiom: idx = arange(B)[:, None] * S + arange(S)[None, :] indexes the
+    flattened [B*S] input; S (a Gather of Shape) multiplies a tensor, so it is computed
+    at run time, and the index itself is an output too."""
+    nodes = [
+        h.make_node("Shape", ["x"], ["s"]),
+        h.make_node("Gather", ["s", "i0"], ["b"], axis=0),
+        h.make_node("Gather", ["s", "i1"], ["q"], axis=0),
+        h.make_node("Range", ["zero", "b", "one"], ["rb"]),
+        h.make_node("Range", ["zero", "q", "one"], ["rq"]),
+        h.make_node("Unsqueeze", ["rb", "ax1"], ["rb2"]),
+        h.make_node("Unsqueeze", ["rq", "ax0"], ["rq2"]),
+        h.make_node("Mul", ["rb2", "q"], ["rows"]),
+        h.make_node("Add", ["rows", "rq2"], ["idx"]),
+        h.make_node("Reshape", ["x", "flat"], ["xf"]),
+        h.make_node("Gather", ["xf", "idx"], ["g"], axis=0),
+        h.make_node("Cast", ["idx"], ["fidx"], to=T.FLOAT),
+        h.make_node("Add", ["g", "fidx"], ["y"]),
+    ]
+    model = _model(nodes, [h.make_tensor_value_info("x", T.FLOAT, ["B", "S"])],
+                   [h.make_tensor_value_info("y", T.FLOAT, ["B", "S"]),
+                    h.make_tensor_value_info("idx", T.INT64, ["B", "S"])],
+                   _ints(i0=0, i1=1, zero=0, one=1, ax0=[0], ax1=[1], flat=[-1]))
+    _check(model, lambda rng, b, s: {"x": _floats(rng, b, s)}, [(1, 5), (3, 7)])
+
+
+def test_size_compared_with_data():
+    """A run-time size compared with tensor data (a mask from `positions < seq`) and
+    added to it, through a Where between shape values' arithmetic."""
+    nodes = [
+        h.make_node("Shape", ["ids"], ["s"]),
+        h.make_node("Gather", ["s", "i1"], ["q"], axis=0),
+        h.make_node("Sub", ["q", "one"], ["last"]),
+        h.make_node("Less", ["ids", "last"], ["keep"]),
+        h.make_node("Add", ["ids", "q"], ["shifted"]),
+        h.make_node("Where", ["keep", "ids", "shifted"], ["y"]),
+    ]
+    model = _model(nodes, [h.make_tensor_value_info("ids", T.INT64, ["B", "S"])],
+                   [h.make_tensor_value_info("y", T.INT64, ["B", "S"])], _ints(i1=1, one=1))
+    _check(model, lambda rng, b, s: {"ids": rng.integers(0, 9, (b, s), dtype=np.int64)}, [(2, 4), (3, 9)])
+
+
+def test_cumsum_over_a_symbolic_dim():
+    """RoBERTa's position ids: cumsum(mask, axis=1) * mask over [B, S]."""
+    nodes = [h.make_node("CumSum", ["m", "axis"], ["c"]), h.make_node("Mul", ["c", "m"], ["y"])]
+    model = _model(nodes, [h.make_tensor_value_info("m", T.INT32, ["B", "S"])],
+                   [h.make_tensor_value_info("y", T.INT32, ["B", "S"])], _ints(axis=1))
+    _check(model, lambda rng, b, s: {"m": rng.integers(0, 2, (b, s), dtype=np.int32)}, [(1, 3), (4, 6)])
+
+
+def test_gather_elements_with_a_symbolic_dim():
+    """torch.gather(table.expand(B, -1), 1, ids): GatherElements of data [B, 8] by
+    indices [B, S], negative ones counted from the end."""
+    nodes = [h.make_node("GatherElements", ["x", "ids"], ["y"], axis=1)]
+    model = _model(nodes, [h.make_tensor_value_info("x", T.FLOAT, ["B", 8]),
+                           h.make_tensor_value_info("ids", T.INT64, ["B", "S"])],
+                   [h.make_tensor_value_info("y", T.FLOAT, ["B", "S"])])
+    _check(model, lambda rng, b, s: {"x": _floats(rng, b, 8), "ids": rng.integers(-8, 8, (b, s), dtype=np.int64)},
+           [(2, 3), (5, 4)])
