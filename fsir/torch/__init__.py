@@ -10,7 +10,9 @@ inputs; `fsir.torch.aten.convert_graph` turns it into the graph dialect (one con
 per ATen op, `ATEN_TO_GRAPH`) and `fsir.compile` compiles it once per graph and guard set
 (dynamo calls the backend again when a guard fails). A graph holding an op fsir does not
 support runs in eager PyTorch instead, with one warning naming the op. Sizes dynamo
-marks dynamic become `?` dims, so one compile serves every batch size.
+marks dynamic become `?` dims, so one compile serves every batch size. Training:
+AOTAutograd's backward graphs are compiled the same way (their extra rows are in
+`fsir.torch.aten_training`).
 
 Running: tensors are copied to numpy and the outputs back to torch tensors on the
 inputs' device, on the simulator and on a GPU alike (fsir's executor takes numpy arrays,
@@ -55,7 +57,7 @@ def to_numpy(t: torch.Tensor) -> np.ndarray:
 
 
 def from_numpy(a: np.ndarray, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    a = np.ascontiguousarray(a)
+    a = np.require(a, requirements="C")  # (np.ascontiguousarray makes rank 0 rank 1)
     if dtype == torch.bfloat16:
         return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16).to(device)
     return torch.from_numpy(a).to(dtype=dtype, device=device)
@@ -67,17 +69,18 @@ class CompiledGraph:
 
     converted: Converted
     executable: Executable
-    out_dtypes: tuple[torch.dtype, ...]
+    out_dtypes: tuple[torch.dtype | None, ...]
     device: str = "auto"
     runs: int = field(default=0, init=False)
 
-    def __call__(self, *args: Any) -> tuple[torch.Tensor, ...]:
+    def __call__(self, *args: Any) -> tuple[torch.Tensor | None, ...]:
         tensors = [args[i] for i in self.converted.tensor_args]
         where = tensors[0].device if tensors else torch.device("cpu")
         _warn_copies("the simulator" if self.device == "sim" or not _gpu() else "a GPU")
         outs = self.executable.run([to_numpy(t) for t in tensors], device=self.device, progress=False)
         self.runs += 1
-        return tuple(from_numpy(outs[i], d, where) for i, d in zip(self.converted.outputs, self.out_dtypes))
+        return tuple(None if i is None or d is None else from_numpy(outs[i], d, where)
+                     for i, d in zip(self.converted.outputs, self.out_dtypes))
 
 
 def _gpu() -> bool:
@@ -105,7 +108,8 @@ def compile_graph(gm: fx.GraphModule, example_inputs: Sequence[Any], device: str
     except Exception as err:  # fsir's own limits (a pass, a verifier): never a crash in the user's model
         return _eager(gm, "this graph", f"{type(err).__name__}: {err}")
     outs = [n for n in gm.graph.nodes if n.op == "output"][0].args[0]
-    dtypes = tuple(o.meta["val"].dtype for o in (outs if isinstance(outs, (list, tuple)) else [outs]))
+    outs = outs if isinstance(outs, (list, tuple)) else [outs]
+    dtypes = tuple(None if o is None else o.meta["val"].dtype for o in outs)
     compiled = CompiledGraph(converted, exe, dtypes, device)
     compiles.append(compiled)
     return compiled
@@ -134,7 +138,8 @@ def backend(device: str = "auto", **options: Any) -> Callable[..., Any]:
     def bw(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
         from torch._functorch._aot_autograd.utils import make_boxed_func
 
-        return make_boxed_func(gm.forward)  # training: the backward graph runs in eager PyTorch
+        # AOTAutograd calls a backward with one list of arguments (boxed)
+        return make_boxed_func(compile_graph(gm, example_inputs, device, **options))
 
     return aot_autograd(fw_compiler=fw, bw_compiler=bw, decompositions=core_aten_decompositions())
 

@@ -623,7 +623,7 @@ class Converted:
 
     module: ModuleOp
     tensor_args: tuple[int, ...]
-    outputs: tuple[int, ...]  # FX output i is fsir result outputs[i]
+    outputs: tuple[int | None, ...]  # FX output i is fsir result outputs[i] (None: a None output)
 
 
 def convert_graph(gm: fx.GraphModule, name: str = "main") -> Converted:
@@ -632,7 +632,7 @@ def convert_graph(gm: fx.GraphModule, name: str = "main") -> Converted:
     cx = Ctx(GraphBuilder("<torch.fx>"))
     arg_dims: list[graph.DimsAttr | None] = []
     tensor_args: list[int] = []
-    results: list[SSAValue] = []
+    results: list[SSAValue | None] = []
     placeholders = 0
     for node in gm.graph.nodes:
         cx.node = node
@@ -663,13 +663,23 @@ def convert_graph(gm: fx.GraphModule, name: str = "main") -> Converted:
         elif node.op == "output":
             outs = node.args[0]
             for o in outs if isinstance(outs, (list, tuple)) else [outs]:
+                if o is None:  # a backward graph's gradient of an input that needs none
+                    results.append(None)
+                    continue
                 v = cx.values.get(o) if isinstance(o, fx.Node) else None
                 if not isinstance(v, SSAValue):
                     raise Unsupported(f"output {o}")
                 results.append(v)
         else:
             raise Unsupported(f"FX node {node.op} {node.target}")
-    unique: list[SSAValue] = list(dict.fromkeys(results))
+    unique: list[SSAValue] = list(dict.fromkeys(r for r in results if r is not None))
     module = cx.b.finish(name, unique)
     set_argument_dims(module, arg_dims)
-    return Converted(module, tuple(tensor_args), tuple(unique.index(r) for r in results))
+    return Converted(module, tuple(tensor_args), tuple(None if r is None else unique.index(r) for r in results))
+
+
+# The rows of training graphs (batch statistics, convolution gradients) stand apart in
+# aten_training.py, which builds on this module's helpers.
+from fsir.torch.aten_training import TRAINING_ROWS  # noqa: E402
+
+ATEN_TO_GRAPH.update(TRAINING_ROWS)
