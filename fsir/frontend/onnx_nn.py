@@ -57,7 +57,7 @@ def _channel_bias(imp: OnnxImporter, y: SSAValue, bias: SSAValue | None) -> SSAV
     shape = shape_of(y.type)
     if shape_of(bias.type) != (shape[1],):
         raise imp.error(f"{imp.describe()}: the bias has shape {list(shape_of(bias.type))}, expected [{shape[1]}]")
-    return imp.b.ew("add", y, imp.b.broadcast(bias, shape, [1]))
+    return imp.b.ew("add", y, imp.b.broadcast(bias, shape, [1], like=y))
 
 
 def _operands(imp: OnnxImporter, node) -> tuple[SSAValue, SSAValue, SSAValue | None]:
@@ -192,8 +192,8 @@ def batch_normalization(imp: OnnxImporter, node, attrs):
     else:
         factor = b.ew("mul", scale, b.ew("rsqrt", b.ew("add", var, b.scalar_like(eps, var))))
         mul, add = factor, b.ew("sub", shift, b.ew("mul", mean, factor))
-    y = b.ew("mul", x, b.broadcast(mul, xs, [1]))
-    return [b.ew("add", y, b.broadcast(add, xs, [1]))]
+    y = b.ew("mul", x, b.broadcast(mul, xs, [1], like=x))
+    return [b.ew("add", y, b.broadcast(add, xs, [1], like=x))]
 
 
 def _batch_statistics_normalization(imp: OnnxImporter, x, scale, shift, running_mean, running_var, eps: float,

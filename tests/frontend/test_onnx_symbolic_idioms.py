@@ -2,7 +2,7 @@
 small hand-built graph compiled once and run at several sizes against onnxruntime:
 run-time sizes used as data (flat indices from Shape -> Gather -> Range -> Mul/Add,
 BERT's mask and position code), CumSum and GatherElements over a `?` dim (RoBERTa's
-position ids)."""
+position ids), Conv and BatchNormalization over a symbolic batch."""
 
 from __future__ import annotations
 
@@ -100,3 +100,17 @@ def test_gather_elements_with_a_symbolic_dim():
                    [h.make_tensor_value_info("y", T.FLOAT, ["B", "S"])])
     _check(model, lambda rng, b, s: {"x": _floats(rng, b, 8), "ids": rng.integers(-8, 8, (b, s), dtype=np.int64)},
            [(2, 3), (5, 4)])
+
+
+def test_conv_bias_and_batch_norm_with_a_symbolic_batch():
+    """Vision models exported with a symbolic batch: Conv's bias and inference
+    BatchNormalization broadcast along channels like their input [B, C, H, W]."""
+    rng = np.random.default_rng(0)
+    inits = [nh.from_array(rng.standard_normal(shape).astype(np.float32), name) for name, shape in
+             [("w", (4, 3, 3, 3)), ("bias", (4,)), ("scale", (4,)), ("shift", (4,)), ("mean", (4,))]]
+    inits.append(nh.from_array(rng.random(4).astype(np.float32) + 0.5, "var"))
+    nodes = [h.make_node("Conv", ["x", "w", "bias"], ["c"], pads=[1, 1, 1, 1], strides=[2, 2]),
+             h.make_node("BatchNormalization", ["c", "scale", "shift", "mean", "var"], ["y"])]
+    model = _model(nodes, [h.make_tensor_value_info("x", T.FLOAT, ["B", 3, 8, 8])],
+                   [h.make_tensor_value_info("y", T.FLOAT, ["B", 4, 4, 4])], inits)
+    _check(model, lambda rng, b: {"x": _floats(rng, b, 3, 8, 8)}, [(1,), (3,)])
