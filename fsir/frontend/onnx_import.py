@@ -964,8 +964,8 @@ class OnnxImporter:
         x = self.value(node.input[0])
         s = shape_of(x.type)
         if self.opset >= 10:
-            starts = self.ints(node.input[1], "starts")
-            ends = self.ints(node.input[2], "ends")
+            starts = self.sizes(node.input[1], "starts")
+            ends = self.sizes(node.input[2], "ends")
             axes = self.ints(node.input[3], "axes") if len(node.input) > 3 and node.input[3] else None
             steps = self.ints(node.input[4], "steps") if len(node.input) > 4 and node.input[4] else None
         else:
@@ -975,6 +975,9 @@ class OnnxImporter:
         start, limit, strides = [0] * len(s), list(s), [1] * len(s)
         reverse = []
         for a, st, en, k in zip(axes, starts, ends, steps):
+            if s[a] == graph.DYN or is_symbolic(st) or is_symbolic(en):
+                self.check_whole_slice(x, a, st, en, k)
+                continue  # the whole dim: start 0, limit its run-time size
             # Python/numpy slice semantics, as ONNX specifies (clamping out-of-range bounds).
             lo, hi, k = slice(st, en, k).indices(s[a])
             if k < 0:
@@ -985,6 +988,20 @@ class OnnxImporter:
         for a, idx in reverse:  # negative steps: a gather with constant indices
             y = self.take(y, self.const(np.array(idx, np.int64), graph.IntegerType(64)), a)
         return [y]
+
+    def check_whole_slice(self, x: SSAValue, axis: int, start, end, step) -> None:
+        """A Slice of dim `axis` of run-time size, or with run-time bounds, must keep the
+        dim whole: start 0 (or -size), step 1 and an end at or past the size (the
+        size itself, or a huge end such as INT64_MAX meaning "to the end"), as
+        exporters write `x[:, :seq]` of a length-seq dim; numpy clamps the end."""
+        size = self.sym.dims(x)[axis]
+        starts_at_0 = start == 0 or (is_symbolic(start) and SYMBOLIC.sub(0, size) == start)
+        to_end = end == size or (not is_symbolic(end) and end >= _TO_END) or (
+            not is_symbolic(size) and not is_symbolic(end) and end >= size)
+        if step == 1 and starts_at_0 and to_end:
+            return
+        raise self.error(f"{self.describe()}: slice [{start}, {end}) with step {step} of dim {axis} of run-time "
+                         f"size {size}: fsir slices a dim of run-time size, or with run-time bounds, only whole")
 
     def op_Gather(self, node, attrs):
         x, ids = self.inputs(node)
@@ -1057,11 +1074,17 @@ class OnnxImporter:
         raise self.error(f"{self.describe()}: only tensor, float(s) and int(s) values are supported")
 
     def op_ConstantOfShape(self, node, attrs):
-        shape = self.ints(node.input[0], "the shape")
+        sizes = self.sizes(node.input[0], "the shape")
         t = attrs.get("value")
         fill = tensor_array(t, self.describe()).reshape(-1)[0] if t is not None else np.float32(0)
         elem = elem_type(t.data_type, self.describe()) if t is not None else graph.f32
-        return [self.const(np.full(shape, fill), elem)]
+        if not any(is_symbolic(d) for d in sizes):
+            return [self.const(np.full(sizes, fill), elem)]
+        # run-time sizes: the fill broadcast like a value that has them (`like`)
+        shape = [graph.DYN if is_symbolic(d) else d for d in sizes]
+        y = self.b.broadcast(self.const(np.array(fill), elem), shape, [], like=self.like(shape, sizes, []))
+        self.sym.bind(y, sizes)
+        return [y]
 
     def op_Range(self, node, attrs):
         start, limit, delta = (self.constant_value(n, what) for n, what in zip(node.input, ("start", "limit", "delta")))
@@ -1114,6 +1137,10 @@ class OnnxImporter:
             if size in dims:
                 return v, dims.index(size)
         return None
+
+
+# A Slice end at least this large runs to the end of any dim (exporters write INT64_MAX).
+_TO_END = 2**31 - 1
 
 
 def _infer_minus_one(src: list, want: list) -> list:

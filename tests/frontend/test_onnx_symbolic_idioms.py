@@ -2,7 +2,8 @@
 small hand-built graph compiled once and run at several sizes against onnxruntime:
 run-time sizes used as data (flat indices from Shape -> Gather -> Range -> Mul/Add,
 BERT's mask and position code), CumSum and GatherElements over a `?` dim (RoBERTa's
-position ids), Conv and BatchNormalization over a symbolic batch."""
+position ids), Conv and BatchNormalization over a symbolic batch, ConstantOfShape of a
+run-time shape."""
 
 from __future__ import annotations
 
@@ -114,3 +115,13 @@ def test_conv_bias_and_batch_norm_with_a_symbolic_batch():
     model = _model(nodes, [h.make_tensor_value_info("x", T.FLOAT, ["B", 3, 8, 8])],
                    [h.make_tensor_value_info("y", T.FLOAT, ["B", 4, 4, 4])], inits)
     _check(model, lambda rng, b: {"x": _floats(rng, b, 3, 8, 8)}, [(1,), (3,)])
+
+
+def test_constant_of_a_symbolic_shape():
+    """BART's decoder: ConstantOfShape(Shape(ids)) filled with a value, then used as data."""
+    nodes = [h.make_node("Shape", ["ids"], ["s"]),
+             h.make_node("ConstantOfShape", ["s"], ["c"], value=nh.from_array(np.array([3], np.int64))),
+             h.make_node("Mul", ["ids", "c"], ["y"])]
+    model = _model(nodes, [h.make_tensor_value_info("ids", T.INT64, ["B", 5])],
+                   [h.make_tensor_value_info("y", T.INT64, ["B", 5])])
+    _check(model, lambda rng, b: {"ids": rng.integers(-9, 9, (b, 5), dtype=np.int64)}, [(2,), (7,)])
