@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from xdsl.ir import IRNode, SSAValue
 
 from fsir.dialects.schedule import KernelOp
+from fsir.lowering.kernels import dim_classes
 
 CAPACITY = 256
 
@@ -94,3 +95,34 @@ def plans_of(node: IRNode) -> KernelPlans:
     if plans is None:
         plans = _BY_MODULE[top] = KernelPlans()
     return plans
+
+
+def kernel_structure(k: KernelOp) -> tuple:
+    """`k` up to names: its properties and argument types, and every op of its body
+    (name, operands by position, properties, attributes, result types). Attributes
+    compare by value, so equal constants of different layers match without printing."""
+    where: dict[SSAValue, tuple[int, int]] = {a: (-1, i) for i, a in enumerate(k.block.args)}
+    out: list = [tuple((n, a) for n, a in k.properties.items() if n != "sym_name"),
+                 tuple(a.type for a in k.block.args), tuple(r.type for r in k.results)]
+    for n, op in enumerate(k.walk()):
+        if op is k:
+            continue
+        out.append((op.name, tuple(where.get(o, (-2, id(o))) for o in op.operands), tuple(op.properties.items()),
+                    tuple(op.attributes.items()), tuple(r.type for r in op.results)))
+        where.update({r: (n, j) for j, r in enumerate(op.results)})
+    # which operand dims share a size argument also depends on the arguments' names
+    out.append(tuple(sorted(dim_classes(k).items())))
+    return tuple(out)
+
+
+def kernel_names(k: KernelOp) -> tuple:
+    """What `kernel_structure` leaves out: the kernel's symbol and attributes, and the
+    name of every value it defines (its gpu.func's names follow them)."""
+    names: list[str | None] = [k.sym_name.data, *(a.name_hint for a in k.block.args)]
+    for op in k.walk():
+        if op is not k:
+            names.extend(r.name_hint for r in op.results)
+        for region in op.regions:
+            for block in region.blocks:
+                names.extend(a.name_hint for a in block.args)
+    return (tuple(k.attributes.items()), tuple(names))

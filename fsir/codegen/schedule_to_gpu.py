@@ -49,13 +49,14 @@ from xdsl.passes import ModulePass
 from xdsl.transforms.dead_code_elimination import region_dce
 
 from fsir.cache import lowered_kernel
+from fsir.codegen.kernel_plans import kernel_structure
 from fsir.codegen.mappings import lower_kernel, mapping_of
 from fsir.dialects import gpu, graph
 from fsir.dialects.graph import DYN, shape_of
 from fsir.dialects.schedule import DYNAMIC, KernelOp, StageOp, TileDepOp
 from fsir.errors import UserError
 from fsir.ir import location_of
-from fsir.lowering.kernels import dim_classes, erase_unused_arith, extra_arguments, shared_layout
+from fsir.lowering.kernels import erase_unused_arith, extra_arguments, shared_layout
 from fsir.lowering.param_table import host_arguments, is_tabled
 from fsir.lowering.scalar import Cursor, Index, IndexBuilder
 from fsir.lowering.shapes import DimChecks, ShapeCalc, bind_declared_dims
@@ -132,11 +133,12 @@ class HostLowering:
 
     def launch(self, k: KernelOp) -> None:
         staged = k.sym_name.data in self.sync.stages
-        key = kernel_signature(k) if not staged else ("tile-sync", k.sym_name.data)
+        structure = kernel_structure(k)
+        key = structure if not staged else ("tile-sync", k.sym_name.data)
         name = self.lowered.get(key)
         if name is None:
             # a tile-sync stage's function is rewritten per pipeline: not cached
-            fn = lowered_kernel(k, lambda k: lower_kernel(k).func, cacheable=not staged)
+            fn = lowered_kernel(k, lambda k: lower_kernel(k, structure).func, cacheable=not staged)
             if staged:
                 self.sync.rewrite(k, fn)
             self.gpu_module.body.blocks[0].add_op(fn)
@@ -260,24 +262,6 @@ def reinterpret(src: SSAValue, result: MemRefType, sizes: list[Index], strides: 
             "static_strides": DenseArrayBase.from_list(i64, static_strides),
         },
     )
-
-
-def kernel_signature(k: KernelOp) -> tuple:
-    """`k` up to names: its properties and argument types, and every op of its body
-    (name, operands by position, properties, attributes, result types). Attributes
-    compare by value, so equal constants of different layers match without printing."""
-    where: dict[SSAValue, tuple[int, int]] = {a: (-1, i) for i, a in enumerate(k.block.args)}
-    out: list = [tuple((n, a) for n, a in k.properties.items() if n != "sym_name"),
-                 tuple(a.type for a in k.block.args), tuple(r.type for r in k.results)]
-    for n, op in enumerate(k.walk()):
-        if op is k:
-            continue
-        out.append((op.name, tuple(where.get(o, (-2, id(o))) for o in op.operands), tuple(op.properties.items()),
-                    tuple(op.attributes.items()), tuple(r.type for r in op.results)))
-        where.update({r: (n, j) for j, r in enumerate(op.results)})
-    # which operand dims share a size argument also depends on the arguments' names
-    out.append(tuple(sorted(dim_classes(k).items())))
-    return tuple(out)
 
 
 @dataclass(frozen=True)

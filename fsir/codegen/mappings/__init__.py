@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from xdsl.ir import Operation
 
+from fsir.codegen.kernel_plans import kernel_names, kernel_structure
 from fsir.codegen.mappings.attention import AttentionMapping
 from fsir.codegen.mappings.base import Mapping
 from fsir.codegen.mappings.columns import ColumnsMapping
@@ -49,21 +50,28 @@ def mapping_of(k: KernelOp) -> Mapping:
     return MAPPINGS[k.params.MAPPING]
 
 
-def lower_kernel(k: KernelOp) -> KernelInterface:
+def lower_kernel(k: KernelOp, structure: tuple | None = None) -> KernelInterface:
     """`k` as a `gpu.func`, by its mapping (stitch-codegen's trial lowering of the same
-    op, unchanged since, when it made one)."""
-    if _TRIALS:
-        tried = _TRIALS.pop(str(k), None)
-        if tried is not None:
-            return tried
+    op, unchanged since, when it made one). `structure`: `kernel_structure(k)` when the
+    caller has it."""
+    tried = _TRIALS.pop(k, None)
+    if tried is not None:
+        key, iface = tried
+        if key == _trial_key(k, structure):
+            return iface
     tally("kernels_lowered")
     return mapping_of(k).lower(k)
 
 
-# Kernels stitch-codegen lowered to prove them lowerable, by the op as printed (all that
-# lowering reads, as the kernel cache's key): schedule-to-gpu takes each once instead of
-# lowering it again. Cleared by `forget_trials` at the start of each stitch-codegen.
-_TRIALS: dict[str, KernelInterface] = {}
+# Kernels stitch-codegen lowered to prove them lowerable, by the op, with what lowering
+# read of it (its structure and names, as the op stood then): schedule-to-gpu takes each
+# once instead of lowering it again, unless the op changed since. Cleared by
+# `forget_trials` at the start of each stitch-codegen.
+_TRIALS: dict[KernelOp, tuple[tuple, KernelInterface]] = {}
+
+
+def _trial_key(k: KernelOp, structure: tuple | None = None) -> tuple:
+    return (kernel_structure(k) if structure is None else structure, kernel_names(k))
 
 
 def trial_lower(k: KernelOp) -> UserError | None:
@@ -74,7 +82,7 @@ def trial_lower(k: KernelOp) -> UserError | None:
         iface = mapping_of(k).lower(k)
     except UserError as err:
         return err
-    _TRIALS[str(k)] = iface
+    _TRIALS[k] = (_trial_key(k), iface)
     return None
 
 
