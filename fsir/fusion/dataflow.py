@@ -30,7 +30,7 @@ from fsir.dialects import graph
 
 __all__ = ["DYNAMIC_DIM", "tensor_elements"]
 
-# Vertex kinds: the op classes of fsir/dialects/graph.py, plus 'free' (reshapes: a view of a
+# Vertex kinds: the op classes of fsir/dialects/graph/base.py, plus 'free' (reshapes: a view of a
 # contiguous buffer, no kernel of their own) and 'other' (non-graph ops: never fused).
 # A dot ('compute') stays a GEMM kernel; patterns may only end in one (its light
 # producers inlined into the tile loads, when the code generator says it can).

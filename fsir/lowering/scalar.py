@@ -6,7 +6,7 @@ computed once per thread), `IndexBuilder` does `index` arithmetic that folds con
 (indices are Python ints until they depend on a runtime value), and `ScalarBuilder` has
 the scalar operations the `ELEMENTWISE` table's `lower` lambdas call, choosing float or
 signed-integer variants from the operand type, so adding an elementwise op stays a
-one-table change in fsir/dialects/graph.py.
+one-table change in fsir/dialects/graph/elementwise.py.
 
 f16/bf16 values are widened to f32 when loaded; scalar code sees f32, f64, i1 and the
 integers. Integer scalars keep their graph element type, unsigned ones (`ui8` ...
