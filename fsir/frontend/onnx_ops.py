@@ -195,10 +195,10 @@ def rms_normalization(imp: OnnxImporter, node: onnx.NodeProto, attrs: dict) -> l
     shape = shape_of(x.type)
     orig = b.elem(x)
     xs = _stash(imp, x, attrs)
-    kept = list(shape[:first])
-    ms = b.ew("div", b.reduce("sum", b.ew("mul", xs, xs), axes), imp.const(np.full(kept, math.prod(shape[first:])), xs))
-    rstd = b.ew("rsqrt", b.ew("add", ms, imp.const(np.full(kept, attrs.get("epsilon", 1e-5)), xs)))
-    y = b.convert(b.ew("mul", xs, b.broadcast(rstd, shape, list(range(first)))), orig)
+    sq = b.reduce("sum", b.ew("mul", xs, xs), axes)
+    ms = b.ew("div", sq, imp.count(xs, axes, sq))
+    rstd = b.ew("rsqrt", b.ew("add", ms, b.scalar_like(attrs.get("epsilon", 1e-5), ms)))
+    y = b.convert(b.ew("mul", xs, b.broadcast(rstd, shape, list(range(first)), like=xs)), orig)
     return [b.ew("mul", *imp.bcast(y, scale))]
 
 
@@ -208,8 +208,8 @@ def _channel_affine(imp: OnnxImporter, y: SSAValue, scale: SSAValue, bias: SSAVa
     shape = shape_of(y.type)
     if shape_of(scale.type) != (shape[1],) or (bias is not None and shape_of(bias.type) != (shape[1],)):
         raise imp.error(f"{imp.describe()}: scale and bias must have shape [{shape[1]}] (the channels)")
-    y = b.ew("mul", y, b.broadcast(scale, shape, [1]))
-    return b.ew("add", y, b.broadcast(bias, shape, [1])) if bias is not None else y
+    y = b.ew("mul", y, b.broadcast(scale, shape, [1], like=y))
+    return b.ew("add", y, b.broadcast(bias, shape, [1], like=y)) if bias is not None else y
 
 
 @converter("InstanceNormalization")

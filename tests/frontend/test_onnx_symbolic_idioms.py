@@ -125,3 +125,14 @@ def test_constant_of_a_symbolic_shape():
     model = _model(nodes, [h.make_tensor_value_info("ids", T.INT64, ["B", 5])],
                    [h.make_tensor_value_info("y", T.INT64, ["B", 5])])
     _check(model, lambda rng, b: {"ids": rng.integers(-9, 9, (b, 5), dtype=np.int64)}, [(2,), (7,)])
+
+
+def test_instance_normalization_with_a_symbolic_batch():
+    """wav2vec2's feature extractor: InstanceNormalization of [B, C, T], its per-channel
+    scale and bias broadcast like the input."""
+    rng = np.random.default_rng(1)
+    inits = [nh.from_array(rng.standard_normal(4).astype(np.float32), name) for name in ("scale", "bias")]
+    nodes = [h.make_node("InstanceNormalization", ["x", "scale", "bias"], ["y"], epsilon=1e-5)]
+    model = _model(nodes, [h.make_tensor_value_info("x", T.FLOAT, ["B", 4, 6])],
+                   [h.make_tensor_value_info("y", T.FLOAT, ["B", 4, 6])], inits)
+    _check(model, lambda rng, b: {"x": _floats(rng, b, 4, 6)}, [(1,), (5,)])
