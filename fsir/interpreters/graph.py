@@ -209,7 +209,8 @@ def run_transpose(op: TransposeOp, x):
 @GRAPH.impl(SliceOp)
 def run_slice(op: SliceOp, x):
     start, limit, strides = (_dims(op, p) for p in ("start", "limit", "strides"))
-    return np.ascontiguousarray(x[tuple(slice(s, l, k) for s, l, k in zip(start, limit, strides))])
+    ends = [None if l == DYN else l for l in limit]  # DYN keeps a dim of run-time size whole
+    return np.ascontiguousarray(x[tuple(slice(s, e, k) for s, e, k in zip(start, ends, strides))])
 
 
 @GRAPH.impl(ConcatOp)

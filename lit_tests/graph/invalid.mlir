@@ -298,6 +298,15 @@ func.func @f(%x: tensor<4x8xf32>) {
 
 // -----
 
+// A `?` dim is kept whole (limit -9223372036854775808) only from start 0 with stride 1.
+func.func @f(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{slice [1, -9223372036854775808) of dim 0 is out of bounds for size ?}}
+  %r = graph.slice %x start [1, 0] limit [-9223372036854775808, 8] strides [1, 1] : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  func.return
+}
+
+// -----
+
 func.func @f(%x: tensor<4x8xf32>) {
   // expected-error @+1 {{slice [3, 2) of dim 0 is out of bounds for size 4}}
   %r = graph.slice %x start [3, 0] limit [2, 8] strides [1, 1] : (tensor<4x8xf32>) -> tensor<0x8xf32>

@@ -3,7 +3,7 @@ small hand-built graph compiled once and run at several sizes against onnxruntim
 run-time sizes used as data (flat indices from Shape -> Gather -> Range -> Mul/Add,
 BERT's mask and position code), CumSum and GatherElements over a `?` dim (RoBERTa's
 position ids), Conv and BatchNormalization over a symbolic batch, ConstantOfShape of a
-run-time shape."""
+run-time shape, Split and Slice keeping a `?` dim whole."""
 
 from __future__ import annotations
 
@@ -136,3 +136,24 @@ def test_instance_normalization_with_a_symbolic_batch():
     model = _model(nodes, [h.make_tensor_value_info("x", T.FLOAT, ["B", 4, 6])],
                    [h.make_tensor_value_info("y", T.FLOAT, ["B", 4, 6])], inits)
     _check(model, lambda rng, b: {"x": _floats(rng, b, 4, 6)}, [(1,), (5,)])
+
+
+def test_slices_keeping_a_symbolic_dim_whole():
+    """GPT-2's fused QKV Split along the static last dim of [B, S, 12]; a Slice of the
+    `?` dims to INT64_MAX and to their own run-time size (`x[:, :seq]`) keeps them
+    whole; a Slice of a static dim with a negative start is unaffected."""
+    nodes = [
+        h.make_node("Split", ["x", "parts"], ["q", "k", "v"], axis=2),
+        h.make_node("Shape", ["x"], ["s"]),
+        h.make_node("Slice", ["s", "one", "two"], ["seq"]),
+        h.make_node("Slice", ["k", "zeros", "ends", "axes"], ["k2"]),
+        h.make_node("Slice", ["v", "zero", "seq", "one"], ["v2"]),
+        h.make_node("Slice", ["q", "minus", "big", "two"], ["q2"]),
+        h.make_node("Concat", ["k2", "v2"], ["kv"], axis=2),
+    ]
+    model = _model(nodes, [h.make_tensor_value_info("x", T.FLOAT, ["B", "S", 12])],
+                   [h.make_tensor_value_info("kv", T.FLOAT, ["B", "S", 8]),
+                    h.make_tensor_value_info("q2", T.FLOAT, ["B", "S", 2])],
+                   _ints(parts=[4, 4, 4], one=[1], two=[2], zero=[0], zeros=[0, 0], minus=[-2],
+                         big=[2**63 - 1], ends=[2**63 - 1, 2**63 - 1], axes=[0, 1]))
+    _check(model, lambda rng, b, s: {"x": _floats(rng, b, s, 12)}, [(1, 3), (4, 5)])

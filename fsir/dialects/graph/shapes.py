@@ -418,7 +418,10 @@ class TransposeOp(GraphOp):
 
 @irdl_op_definition
 class SliceOp(GraphOp):
-    """Strided static slice: result dim i has ceil((limit-start)/stride) elements.
+    """Strided static slice: result dim i has ceil((limit-start)/stride) elements. A
+    dim of run-time size (`?`) is kept whole by start 0, stride 1 and the limit DYN
+    (-9223372036854775808, the `?` of builtin shapes), as exporters slice the other dims
+    of a value with a symbolic batch.
 
         %l = graph.slice %x start [0, 2] limit [4, 8] strides [1, 2] : (tensor<4x8xf32>) -> tensor<4x3xf32>
     """
@@ -440,13 +443,17 @@ class SliceOp(GraphOp):
         for i, (s, l, k) in enumerate(zip(start, limit, strides)):
             if k < 1:
                 raise VerifyException(f"stride {k} of dim {i} must be positive")
+            if src[i] == DYN and (s, l, k) == (0, DYN, 1):
+                continue  # a dim of run-time size kept whole
             if s < 0 or l < s or (src[i] != DYN and l > src[i]):
                 raise VerifyException(f"slice [{s}, {l}) of dim {i} is out of bounds for size {fmt_shape([src[i]])}")
         return tensor(tensor_type(self.input).element_type, self.reify_dims(static_dims, STATIC))
 
     def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
         start, limit, strides = (_dims(self, p) for p in ("start", "limit", "strides"))
-        return [-(-(l - s) // k) for s, l, k in zip(start, limit, strides)]
+        whole = dims_of(self.input) if DYN in limit else None  # limit DYN: the run-time size
+        return [whole[i] if whole is not None and l == DYN else -(-(l - s) // k)
+                for i, (s, l, k) in enumerate(zip(start, limit, strides))]
 
     def operand_indices(self, idx: Sequence, dims_of: DimsOf, b: DimBuilder) -> list[list]:
         """A dim the slice keeps whole reads the result's coordinate itself (an index
