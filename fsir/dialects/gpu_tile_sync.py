@@ -1,7 +1,7 @@
 """fsir's own gpu ops for synchronisation between blocks and for kernel arguments, registered
 in the gpu dialect (gpu.py).
 
-Tile synchronisation is the lowered form of cuSync's stages (fsir/dialects/schedule.py,
+Tile synchronisation is the lowered form of cuSync's stages (fsir/dialects/schedule/sync.py,
 `schedule.stage`): blocks take tiles from a global counter, wait on and post to semaphores
 in global memory; the host zeroes the semaphores and tags each launch with its stream
 (`gpu.stage`). Argument tables: a kernel whose buffer arguments would overflow the
