@@ -12,6 +12,7 @@ dialect its `schedule.Mapping` member and parameters attribute.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Sequence
 
 from xdsl.ir import Operation
@@ -59,8 +60,7 @@ def lower_kernel(k: KernelOp, structure: tuple | None = None) -> KernelInterface
         key, iface = tried
         if key == _trial_key(k, structure):
             return iface
-    tally("kernels_lowered")
-    return mapping_of(k).lower(k)
+    return _lower(k)
 
 
 # Kernels stitch-codegen lowered to prove them lowerable, by the op, with what lowering
@@ -77,13 +77,27 @@ def _trial_key(k: KernelOp, structure: tuple | None = None) -> tuple:
 def trial_lower(k: KernelOp) -> UserError | None:
     """Lower `k` now; None when it lowers (the result is kept for `lower_kernel`), else
     the error its lowering raised."""
-    tally("kernels_lowered")
     try:
-        iface = mapping_of(k).lower(k)
+        iface = _lower(k)
     except UserError as err:
         return err
     _TRIALS[k] = (_trial_key(k), iface)
     return None
+
+
+def _lower(k: KernelOp) -> KernelInterface:
+    """`k` lowered by its mapping, with Python's cycle collector paused: lowering builds
+    thousands of ops, and each time they pile up the collector would rescan every
+    object alive (the whole module's IR), about a fifth of a compile. What lowering
+    one kernel leaves behind is collected after it."""
+    tally("kernels_lowered")
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return mapping_of(k).lower(k)
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def forget_trials() -> None:
