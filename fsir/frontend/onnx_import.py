@@ -70,8 +70,10 @@ SUBGRAPH_OPS = frozenset({"If", "Loop", "Scan"})
 
 Converter = Callable[["OnnxImporter", onnx.NodeProto, dict[str, Any]], list[SSAValue]]
 CONVERTERS: dict[str, Converter] = {}
-"""Converters by op_type, registered with `@converter(...)` from the op-family modules
-(`fsir/frontend/onnx_*.py`); a converter returns the node's outputs in order."""
+"""The one dispatch table: each op_type's converter, registered with `@converter(...)` on
+the importer's own methods (the core ops; the elementwise, comparison and reduction
+families by their name tables) and in the op-family modules (`fsir/frontend/onnx_*.py`).
+A converter returns the node's outputs in order; an op_type has exactly one."""
 
 
 def converter(*op_types: str) -> Callable[[Converter], Converter]:
@@ -316,23 +318,11 @@ class OnnxImporter:
                              f"not support ({err})") from None
 
     def convert(self, node: onnx.NodeProto, attrs: dict[str, Any]) -> None:
-        if node.op_type in CONVERTERS:
-            self.check_schema(node)
-            self._bind(node, CONVERTERS[node.op_type](self, node, attrs))
-            return
-        handler = getattr(self, "op_" + node.op_type, None)
-        if handler is None and node.op_type in _UNARY:
-            handler = self.unary
-        elif handler is None and node.op_type in _BINARY:
-            handler = self.binary
-        elif handler is None and node.op_type in _COMPARE:
-            handler = self.comparison
-        elif handler is None and node.op_type in _REDUCE:
-            handler = self.reduction
+        handler = CONVERTERS.get(node.op_type)
         if handler is None:
             raise self.error(f"{self.describe()}: ONNX op_type '{node.op_type}' is not supported")
         self.check_schema(node)
-        self._bind(node, handler(node, attrs))
+        self._bind(node, handler(self, node, attrs))
 
     def check_schema(self, node: onnx.NodeProto) -> None:
         """The node as its op's ONNX schema (at the model's opset) allows: input and output
@@ -506,9 +496,11 @@ class OnnxImporter:
 
     # -- elementwise ---------------------------------------------------------------
 
+    @converter(*_UNARY)
     def unary(self, node, attrs):
         return [self.b.ew(_UNARY[node.op_type], self.value(node.input[0]))]
 
+    @converter(*_BINARY)
     def binary(self, node, attrs):
         symbolic = self.symbolic_arithmetic(node)
         if symbolic is not None:
@@ -554,6 +546,7 @@ class OnnxImporter:
         self.shape_placeholders.append((placeholder, run_time, self.b.loc))
         return placeholder
 
+    @converter("Sum")
     def op_Sum(self, node, attrs):
         vs = self.bcast(*self.inputs(node))
         y = vs[0]
@@ -561,10 +554,12 @@ class OnnxImporter:
             y = self.b.ew("add", y, v)
         return [y]
 
+    @converter("Mean")
     def op_Mean(self, node, attrs):
         (y,) = self.op_Sum(node, attrs)
         return [self.b.ew("div", y, self.b.scalar_like(len(node.input), y))]
 
+    @converter("Clip")
     def op_Clip(self, node, attrs):
         x = self.value(node.input[0])
         lo, hi = self.optional_input(node, 1), self.optional_input(node, 2)
@@ -578,15 +573,18 @@ class OnnxImporter:
             x = self.b.ew("min", *self.bcast(x, hi))
         return [x]
 
+    @converter("LeakyRelu")
     def op_LeakyRelu(self, node, attrs):
         x = self.value(node.input[0])
         scaled = self.b.ew("mul", x, self.b.scalar_like(attrs.get("alpha", 0.01), x))
         return [self.b.select(self.b.compare("ge", x, self.b.scalar_like(0, x)), x, scaled)]
 
+    @converter("Softplus")
     def op_Softplus(self, node, attrs):
         x = self.value(node.input[0])  # log(1 + exp(x))
         return [self.b.ew("log", self.b.ew("add", self.b.ew("exp", x), self.b.scalar_like(1, x)))]
 
+    @converter("HardSigmoid")
     def op_HardSigmoid(self, node, attrs):
         x = self.value(node.input[0])
         b = self.b
@@ -594,12 +592,14 @@ class OnnxImporter:
                  b.scalar_like(attrs.get("beta", 0.5), x))
         return [b.ew("min", b.ew("max", y, b.scalar_like(0, x)), b.scalar_like(1, x))]
 
+    @converter("Sign")
     def op_Sign(self, node, attrs):
         x = self.value(node.input[0])
         b, zero = self.b, self.b.scalar_like(0, x)
         pos = b.convert(b.compare("gt", x, zero), b.elem(x))
         return [b.ew("sub", pos, b.convert(b.compare("lt", x, zero), b.elem(x)))]
 
+    @converter("Tile")
     def op_Tile(self, node, attrs):
         x = self.value(node.input[0])
         reps = self.ints(node.input[1], "repeats")
@@ -609,6 +609,7 @@ class OnnxImporter:
         y = self.b.broadcast(x, spread, list(range(1, 2 * len(s), 2)))
         return [self.b.reshape(y, [r * d for r, d in zip(reps, s)])]
 
+    @converter(*_COMPARE)
     def comparison(self, node, attrs):
         folded = [self.b.fold(self.value(n)) for n in node.input]
         if all(f is not None for f in folded) and any(np.asarray(f).dtype == object for f in folded):
@@ -619,6 +620,7 @@ class OnnxImporter:
         a, c = self.bcast(*self.inputs(node))
         return [self.b.compare(_COMPARE[node.op_type], a, c)]
 
+    @converter("Pow")
     def op_Pow(self, node, attrs):
         x, e = self.inputs(node)
         xt, et = self.b.elem(x), self.b.elem(e)
@@ -640,18 +642,22 @@ class OnnxImporter:
         approx = b.convert(b.ew("pow", b.convert(x, graph.f32), b.convert(e, graph.f32)), xt)
         return b.select(integral, b.ew("pow", x, ints), approx)
 
+    @converter("Reciprocal")
     def op_Reciprocal(self, node, attrs):
         x = self.value(node.input[0])
         return [self.b.ew("div", self.b.scalar_like(1, x), x)]
 
+    @converter("Relu")
     def op_Relu(self, node, attrs):
         x = self.value(node.input[0])
         return [self.b.ew("max", x, self.b.scalar_like(0, x))]
 
+    @converter("IsNaN")
     def op_IsNaN(self, node, attrs):
         x = self.value(node.input[0])
         return [self.b.compare("ne", x, x)]
 
+    @converter("Gelu")
     def op_Gelu(self, node, attrs):
         return [self.gelu(self.value(node.input[0]), attrs.get("approximate", b"none"))]
 
@@ -666,6 +672,7 @@ class OnnxImporter:
             t = b.ew("erf", b.ew("mul", x, b.scalar_like(1 / math.sqrt(2), x)))
         return b.ew("mul", half, b.ew("add", t, b.scalar_like(1, x)))
 
+    @converter("Where")
     def op_Where(self, node, attrs):
         folded = [self.b.fold(self.value(n)) for n in node.input]
         if all(f is not None for f in folded) and any(np.asarray(f).dtype == object for f in folded[1:]):
@@ -677,9 +684,11 @@ class OnnxImporter:
         c, a, x = self.bcast(*self.inputs(node))
         return [self.b.select(c, a, x)]
 
+    @converter("Identity")
     def op_Identity(self, node, attrs):
         return [self.value(node.input[0])]
 
+    @converter("Dropout")
     def op_Dropout(self, node, attrs):  # inference: identity
         training = node.input[2] if len(node.input) > 2 and node.input[2] else None
         if training is not None and bool(self.constant_value(training, "training_mode").any()):
@@ -689,6 +698,7 @@ class OnnxImporter:
 
     # -- composite ops, expanded so fusion sees their parts -----------------------
 
+    @converter("LayerNormalization")
     def op_LayerNormalization(self, node, attrs):
         x, scale, bias = self.value(node.input[0]), self.value(node.input[1]), self.optional_input(node, 2)
         rank = self.rank(x)
@@ -713,9 +723,11 @@ class OnnxImporter:
             y = b.ew("add", *self.bcast(y, bias))
         return [y, self.keep_dims(mean, shape, axes), self.keep_dims(rstd, shape, axes)]
 
+    @converter("Softmax")
     def op_Softmax(self, node, attrs):
         return [self.softmax(node, attrs, log=False)]
 
+    @converter("LogSoftmax")
     def op_LogSoftmax(self, node, attrs):
         return [self.softmax(node, attrs, log=True)]
 
@@ -736,10 +748,12 @@ class OnnxImporter:
             return b.ew("sub", xm, b.broadcast(b.ew("log", s), shape, keep, like=x))
         return b.ew("div", e, b.broadcast(s, shape, keep, like=x))
 
+    @converter("MatMul")
     def op_MatMul(self, node, attrs):
         a, c = self.inputs(node)
         return [self.b.dot(a, c)]
 
+    @converter("Gemm")
     def op_Gemm(self, node, attrs):
         a, c, bias = self.value(node.input[0]), self.value(node.input[1]), self.optional_input(node, 2)
         b = self.b
@@ -756,6 +770,7 @@ class OnnxImporter:
             y = b.ew("add", *self.bcast(y, bias))
         return [y]
 
+    @converter(*_REDUCE)
     def reduction(self, node, attrs):
         x = self.value(node.input[0])
         rank = self.rank(x)
@@ -798,9 +813,11 @@ class OnnxImporter:
             y = self.keep_dims(y, shape_of(x.type), axes)
         return [y]
 
+    @converter("ArgMax")
     def op_ArgMax(self, node, attrs):
         return [self.arg_reduce(node, attrs, "max")]
 
+    @converter("ArgMin")
     def op_ArgMin(self, node, attrs):
         return [self.arg_reduce(node, attrs, "min")]
 
@@ -824,6 +841,7 @@ class OnnxImporter:
         cand = b.select(b.compare("eq", x, best), idx, b.scalar_like(miss, idx))
         return b.reduce("max" if last else "min", cand, [axis])
 
+    @converter("Trilu")
     def op_Trilu(self, node, attrs):
         x = self.value(node.input[0])
         k = self.ints(node.input[1], "k")[0] if len(node.input) > 1 and node.input[1] else 0
@@ -838,6 +856,7 @@ class OnnxImporter:
 
     # -- shapes and data movement ----------------------------------------------
 
+    @converter("Reshape")
     def op_Reshape(self, node, attrs):
         x = self.value(node.input[0])
         target = self.sizes(node.input[1], "the target shape")
@@ -877,6 +896,7 @@ class OnnxImporter:
             self.sym.bind(y, want)  # the sizes the model states (reify_dims computes the same)
         return y
 
+    @converter("Flatten")
     def op_Flatten(self, node, attrs):
         x = self.value(node.input[0])
         s = shape_of(x.type)
@@ -887,6 +907,7 @@ class OnnxImporter:
             return [self.dynamic_reshape(x, [math.prod(dims[:a], start=1), math.prod(dims[a:], start=1)], {})]
         return [self.b.reshape(x, [math.prod(s[:a]), math.prod(s[a:])])]
 
+    @converter("Transpose")
     def op_Transpose(self, node, attrs):
         x = self.value(node.input[0])
         perm = attrs.get("perm", list(reversed(range(self.rank(x)))))
@@ -897,6 +918,7 @@ class OnnxImporter:
             return self.ints(node.input[1], "axes") if len(node.input) > 1 and node.input[1] else None
         return list(attrs["axes"]) if "axes" in attrs else None
 
+    @converter("Unsqueeze")
     def op_Unsqueeze(self, node, attrs):
         x = self.value(node.input[0])
         axes = self._axes(node, attrs, 13) or []
@@ -908,6 +930,7 @@ class OnnxImporter:
         src = iter(shape_of(x.type))
         return [self.b.reshape(x, [1 if i in axes else next(src) for i in range(out_rank)])]
 
+    @converter("Squeeze")
     def op_Squeeze(self, node, attrs):
         x = self.value(node.input[0])
         s = shape_of(x.type)
@@ -917,6 +940,7 @@ class OnnxImporter:
             raise self.error(f"{self.describe()}: cannot squeeze a dimension whose size is not 1")
         return [self.b.reshape(x, [d for i, d in enumerate(s) if i not in axes])]
 
+    @converter("Expand")
     def op_Expand(self, node, attrs):
         x = self.value(node.input[0])
         target = self.sizes(node.input[1], "the target shape")
@@ -934,12 +958,14 @@ class OnnxImporter:
             raise self.error(f"{self.describe()}: cannot expand {list(shape_of(x.type))} to {target}") from None
         return [self.b.broadcast_to(x, shape)]
 
+    @converter("Concat")
     def op_Concat(self, node, attrs):
         vs = [self.value(n) for n in node.input if n]
         # ONNX allows empty parts; a `?` dim is not known to be empty
         vs = [v for v in vs if 0 not in shape_of(v.type)] or vs[:1]
         return [self.b.concat(vs, self.axis(attrs["axis"], self.rank(vs[0])))]
 
+    @converter("Split")
     def op_Split(self, node, attrs):
         x = self.value(node.input[0])
         s = shape_of(x.type)
@@ -960,6 +986,7 @@ class OnnxImporter:
             offset += size
         return outs
 
+    @converter("Slice")
     def op_Slice(self, node, attrs):
         x = self.value(node.input[0])
         s = shape_of(x.type)
@@ -1003,12 +1030,14 @@ class OnnxImporter:
         raise self.error(f"{self.describe()}: slice [{start}, {end}) with step {step} of dim {axis} of run-time "
                          f"size {size}: fsir slices a dim of run-time size, or with run-time bounds, only whole")
 
+    @converter("Gather")
     def op_Gather(self, node, attrs):
         x, ids = self.inputs(node)
         axis = self.axis(attrs.get("axis", 0), self.rank(x))
         ids = self.normalize_ids(ids, shape_of(x.type)[axis], x, axis)
         return [self.take(x, ids, axis)]
 
+    @converter("GatherND")
     def op_GatherND(self, node, attrs):
         """data[b..., idx[b..., j..., 0], ..., idx[b..., j..., k-1]] (b: the batch_dims
         leading dims both share) via one flat index into the batch and the next k dims."""
@@ -1049,6 +1078,7 @@ class OnnxImporter:
         assert flat is not None  # k > 0
         return [b.gather(flat_table, flat)]
 
+    @converter("Shape")
     def op_Shape(self, node, attrs):
         x = self.value(node.input[0])
         s = self.sym.dims(x)
@@ -1058,10 +1088,12 @@ class OnnxImporter:
         # run-time sizes: a placeholder whose folded value holds them (see onnx_dynamic)
         return [self.shape_placeholder(np.array(s[lo:hi], dtype=object), graph.IntegerType(64))]
 
+    @converter("Size")
     def op_Size(self, node, attrs):
         x = self.value(node.input[0])
         return [self.const(np.array(math.prod(shape_of(x.type)), np.int64), graph.IntegerType(64))]
 
+    @converter("Constant")
     def op_Constant(self, node, attrs):
         if "value" in attrs:
             t = attrs["value"]
@@ -1073,6 +1105,7 @@ class OnnxImporter:
                 return [self.const(array, graph.f32 if dtype == np.float32 else graph.IntegerType(64))]
         raise self.error(f"{self.describe()}: only tensor, float(s) and int(s) values are supported")
 
+    @converter("ConstantOfShape")
     def op_ConstantOfShape(self, node, attrs):
         sizes = self.sizes(node.input[0], "the shape")
         t = attrs.get("value")
@@ -1086,6 +1119,7 @@ class OnnxImporter:
         self.sym.bind(y, sizes)
         return [y]
 
+    @converter("Range")
     def op_Range(self, node, attrs):
         start, limit, delta = (self.constant_value(n, what) for n, what in zip(node.input, ("start", "limit", "delta")))
         bounds = {"start": start, "limit": limit, "delta": delta}
