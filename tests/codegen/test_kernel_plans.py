@@ -54,3 +54,39 @@ def test_plans_belong_to_their_module():
     a, b = load(EXAMPLES / "layernorm.mlir"), load(EXAMPLES / "layernorm.mlir")
     assert kernel_plans.plans_of(a) is kernel_plans.plans_of(next(iter(a.walk())))
     assert kernel_plans.plans_of(a) is not kernel_plans.plans_of(b)
+
+
+def _kernels(path) -> list:
+    from fsir.dialects.schedule import KernelOp
+
+    scheduled = lower(load(path), PipelineOptions(fusion="stitch"), until="stitch-codegen")
+    return [op for op in scheduled.walk() if isinstance(op, KernelOp)]
+
+
+def test_kernel_structure_is_the_kernel_up_to_names():
+    from fsir.codegen.kernel_plans import kernel_names, kernel_structure
+
+    first, *rest = _kernels(EXAMPLES / "layernorm.mlir")
+    copy = first.clone()
+    assert kernel_structure(copy) == kernel_structure(first) and kernel_names(copy) == kernel_names(first)
+    copy.block.args[0].name_hint = "renamed"
+    assert kernel_structure(copy) == kernel_structure(first) and kernel_names(copy) != kernel_names(first)
+    assert all(kernel_structure(k) != kernel_structure(first) for k in rest)
+
+
+def test_trial_lowering_is_taken_once_and_only_while_the_kernel_is_unchanged():
+    from fsir import stats
+    from fsir.codegen import mappings
+
+    k = _kernels(EXAMPLES / "layernorm.mlir")[0]
+    mappings.forget_trials()
+    with stats.collecting() as c:
+        assert mappings.trial_lower(k) is None
+        tried = mappings._TRIALS[k][1]
+        assert mappings.lower_kernel(k) is tried  # the trial's, not lowered again
+        assert mappings.lower_kernel(k) is not tried  # taken once
+        assert mappings.trial_lower(k) is None
+        stale = mappings._TRIALS[k][1]
+        k.block.args[0].name_hint = "renamed"  # names reach the gpu.func: the trial is stale
+        assert mappings.lower_kernel(k) is not stale
+    assert c.result().kernels_lowered == 4
