@@ -53,7 +53,7 @@ from fsir.codegen.mappings.gemm import (
     split_candidates,
 )
 from fsir.codegen.mappings.loop import LoopConfig
-from fsir.codegen.mappings.row import BLOCK_SIZES, ROW_SCHEDULES, ROW_STEPS, RowConfig, register_slots
+from fsir.codegen.mappings.row_configs import BLOCK_SIZES, ROW_SCHEDULES, ROW_STEPS, RowConfig, register_slots
 from fsir.codegen.summary import Summary
 from fsir.dialects import graph
 from fsir.dialects.graph import DYN

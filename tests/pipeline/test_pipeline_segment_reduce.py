@@ -207,8 +207,7 @@ def test_summaries_state_the_lowered_registers():
     """Every candidate's summary states within 2 the registers the gpu-IR evaluator finds
     in its lowered kernel. (Its trip counts it cannot compare: the bag loop's bounds
     are data, which the summary takes from the static shapes and the gpu IR does not.)"""
-    from fsir.codegen.mappings.row import segment_candidates
-    from fsir.codegen.mappings.segments import SegmentsMapping, segment_vectors, static_bag
+    from fsir.codegen.mappings.segments import SegmentsMapping, segment_candidates, segment_vectors, static_bag
     from fsir.codegen.stitch_codegen import FusionCodegen
     from fsir.dialects import graph
     from fsir.dialects.stitch import FusionOp
@@ -246,7 +245,7 @@ def test_the_columns_hook_scores_warp_shapes():
     within a warp, more of them for long bags over few rows than for short bags."""
     from collections import Counter
 
-    from fsir.codegen.mappings.row import SegmentWork, segment_column_schedule
+    from fsir.codegen.mappings.segments import SegmentWork, segment_column_schedule
     from fsir.gpuspec import gpu_spec
 
     work = SegmentWork(Counter({"global": 1, "alu": 4}), Counter({"global": 1, "alu": 1}), 4, 4, 4)

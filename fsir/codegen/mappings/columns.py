@@ -19,7 +19,7 @@ as a kernel of that column alone (`column_summary`) and estimated (`estimate_sum
 the fastest wins (with few rows and long bags, more lanes shorten the serial loop; with
 many rows the kernel is bandwidth-bound and fewer lanes issue fewer instructions).
 A ragged column's (a segment_reduce over offsets) are the segment row rules'
-(`row.segment_column_schedule`, for its cluster's longest mean bag where the shapes give
+(`segments.segment_column_schedule`, for its cluster's longest mean bag where the shapes give
 it), in the same thread layout.
 """
 
@@ -37,8 +37,15 @@ from fsir.analysis.columns import Column, ColumnSet, exact_column_set
 from fsir.analysis.values import DYNAMIC_DIM
 from fsir.codegen.latency import estimate_summary
 from fsir.codegen.mappings.base import FusionContext, Mapping, check_supported
-from fsir.codegen.mappings.row import SEGMENT_BAG_HINT, SegmentSchedule, segment_column_schedule, segment_summary
-from fsir.codegen.mappings.segments import global_reads, segment_work, static_bag
+from fsir.codegen.mappings.segments import (
+    SEGMENT_BAG_HINT,
+    SegmentSchedule,
+    global_reads,
+    segment_column_schedule,
+    segment_summary,
+    segment_work,
+    static_bag,
+)
 from fsir.codegen.summary import Summary, op_mix
 from fsir.dialects import graph, schedule
 from fsir.dialects.graph import DYN, shape_of
