@@ -4,10 +4,18 @@ BERT-base stacks of its layers (the same layer repeated, each with its own weigh
     python benchmarks/compile_speed.py                 # 1, 2, 4 and 12 layers
     python benchmarks/compile_speed.py --layers 1 12 --repeat 3
     python benchmarks/compile_speed.py --layers 1 12 --repeat 3 --markdown   # docs/benchmarks.md's table
+    python benchmarks/compile_speed.py --resnet --repeat 3   # also ResNet-50 (the onnx wheel's `light` model)
+    python benchmarks/compile_speed.py --round-trip          # would lowering in worker processes pay?
 
 Prints, per model, the wall seconds of parsing, each pass of the stitch pipeline and
 the PTX printer (the best of `--repeat` runs), the kernels and the distinct gpu.funcs,
 and the seconds per layer, so growth in the number of layers can be read off.
+
+`--round-trip` prints, for ResNet-50's kernels, the CPU seconds of lowering them, of
+printing their gpu.funcs and of parsing them back: a worker process that lowers a
+kernel hands it back as text (xDSL IR does not cross processes otherwise), so the
+parent parses what it did not lower, and workers pay only when parsing costs less than
+lowering.
 """
 
 from __future__ import annotations
@@ -52,12 +60,25 @@ def bert_stack(layers: int) -> str:
 def compile_once(text: str) -> tuple[dict[str, float], int, int]:
     """Seconds per stage, kernels launched, distinct gpu.funcs."""
     from fsir.parse import parse_module
-    from fsir.pipeline import PipelineOptions, emit_ptx, lower
 
-    times: dict[str, float] = {}
     t = time.perf_counter()
     module = parse_module(text, "<bert>")
-    times["parse"] = time.perf_counter() - t
+    return compile_module(module, time.perf_counter() - t)
+
+
+def compile_model(path: str) -> tuple[dict[str, float], int, int]:
+    """`compile_once` of a model file (parse: reading and importing it)."""
+    from fsir.pipeline import read_model
+
+    t = time.perf_counter()
+    module = read_model(path)
+    return compile_module(module, time.perf_counter() - t)
+
+
+def compile_module(module, parse_seconds: float) -> tuple[dict[str, float], int, int]:
+    from fsir.pipeline import PipelineOptions, emit_ptx, lower
+
+    times: dict[str, float] = {"parse": parse_seconds}
 
     def stage(name: str, seconds: float, _module) -> None:
         times[name] = seconds
@@ -70,13 +91,57 @@ def compile_once(text: str) -> tuple[dict[str, float], int, int]:
     return times, launches, funcs
 
 
+def resnet50() -> str:
+    """The `light` ResNet-50 of the onnx wheel's backend test data."""
+    from fsir.onnx.conformance import DATA_DIR
+
+    return os.path.join(DATA_DIR, "light", "light_resnet50.onnx")
+
+
+def round_trip(path: str) -> dict[str, float]:
+    """CPU seconds of lowering the kernels of `path`, printing their gpu.funcs and
+    parsing those back."""
+    from xdsl.parser import Parser
+
+    from fsir.codegen.mappings import mapping_of
+    from fsir.dialects.schedule import KernelOp
+    from fsir.parse import make_context
+    from fsir.pipeline import PipelineOptions, lower, read_model
+
+    scheduled = lower(read_model(path), PipelineOptions(), until="stitch-codegen")
+    seconds = {"kernels": 0.0, "lower": 0.0, "print": 0.0, "parse": 0.0}
+    ctx = make_context()
+    for k in scheduled.walk():
+        if not isinstance(k, KernelOp):
+            continue
+        seconds["kernels"] += 1
+        t0 = time.process_time()
+        fn = mapping_of(k).lower(k).func
+        t1 = time.process_time()
+        text = str(fn)
+        t2 = time.process_time()
+        Parser(ctx, text, "<round trip>").parse_op()
+        t3 = time.process_time()
+        seconds["lower"] += t1 - t0
+        seconds["print"] += t2 - t1
+        seconds["parse"] += t3 - t2
+    return seconds
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--layers", type=int, nargs="+", default=[1, 2, 4, 12])
     ap.add_argument("--repeat", type=int, default=1, help="runs per model; the fastest is shown")
     ap.add_argument("--markdown", action="store_true", help="also write the table into the documents that show it")
+    ap.add_argument("--resnet", action="store_true", help="also ResNet-50 (the onnx wheel's light model)")
+    ap.add_argument("--round-trip", action="store_true",
+                    help="only: CPU seconds of lowering ResNet-50's kernels, printing and parsing them back")
     argv = sys.argv[1:] if argv is None else argv
     args = ap.parse_args(argv)
+    if args.round_trip:
+        seconds = round_trip(resnet50())
+        print(" | ".join(f"{k} {v:.2f}" if k != "kernels" else f"{k} {v:.0f}" for k, v in seconds.items()))
+        return 0
     compile_once(bert_stack(1))  # imports and first-use caches outside the figures
     header, rows = None, []
     for layers in args.layers:
@@ -90,6 +155,12 @@ def main(argv: list[str] | None = None) -> int:
         row = [layers, *(f"{v:.2f}" for v in times.values()), f"{total:.2f}", f"{total / layers:.2f}", launches, funcs]
         print(" | ".join(f"{c:>14}" for c in row), flush=True)
         rows.append(row)
+    if args.resnet:
+        runs = [compile_model(resnet50()) for _ in range(args.repeat)]
+        times, launches, funcs = min(runs, key=lambda r: sum(r[0].values()))
+        total = sum(times.values())
+        print(" | ".join(f"{c:>14}" for c in ["resnet50", *(f"{v:.2f}" for v in times.values()), f"{total:.2f}",
+                                              "", launches, funcs]), flush=True)
     if args.markdown and header is not None:
         publish(argv, header, rows, args.repeat)
     return 0
