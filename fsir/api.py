@@ -17,10 +17,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field, fields, replace
+from enum import StrEnum
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
@@ -43,7 +46,8 @@ if TYPE_CHECKING:
     from fsir.dialects.schedule import KernelOp
     from fsir.runtime.profile import RunStats
 
-__all__ = ["Executable", "KernelSummary", "PlanCache", "compile", "kernel_summary"]
+__all__ = ["Background", "BackgroundExecutable", "Executable", "KernelSummary", "PlanCache", "QuickPlan", "compile",
+           "kernel_summary"]
 
 
 @dataclass(frozen=True)
@@ -182,10 +186,24 @@ def _bind(f: FuncOp, inputs: Sequence[Any] | Mapping[str, Any]) -> list[Any]:
     return list(inputs)
 
 
+@overload
+def compile(source: str | bytes | os.PathLike[str] | ModuleOp, *, fusion: str = ..., arch: str = ...,
+            frontend: str | None = ..., plans: PlanCache | None = ..., cache: bool | None = ...,
+            tuning_log: str | os.PathLike[str] | None = ..., background: Literal[False] = ...,
+            **options: Any) -> Executable: ...
+
+
+@overload
+def compile(source: str | bytes | os.PathLike[str] | ModuleOp, *, fusion: str = ..., arch: str = ...,
+            frontend: str | None = ..., plans: PlanCache | None = ..., cache: bool | None = ...,
+            tuning_log: str | os.PathLike[str] | None = ..., background: Literal[True] | Background,
+            **options: Any) -> BackgroundExecutable: ...
+
+
 def compile(source: str | bytes | os.PathLike[str] | ModuleOp, *, fusion: str = PipelineOptions.fusion,
             arch: str = PipelineOptions.arch, frontend: str | None = None, plans: PlanCache | None = None,
             cache: bool | None = None, tuning_log: str | os.PathLike[str] | None = None,
-            **options: Any) -> Executable:
+            background: bool | Background = False, **options: Any) -> Executable | BackgroundExecutable:
     """Compile a model to GPU kernels.
 
     source: a file (.mlir, .hlo, .onnx, by extension or `frontend`), IR text (MLIR, or
@@ -202,12 +220,19 @@ def compile(source: str | bytes | os.PathLike[str] | ModuleOp, *, fusion: str = 
     in FSIR_CACHE_DIR): None follows FSIR_CACHE (off unless 1), True uses it, False
     lowers every kernel and writes nothing. tuning_log: a `fs-tune` log whose best
     record per kernel is applied (`fsir.tune.apply`, docs/tuning.md). The executable's
-    `compile_stats` counts what this compile did."""
+    `compile_stats` counts what this compile did. background: True (or a `Background`)
+    returns at once a `BackgroundExecutable`, which runs a quick plan while this compile
+    runs in a worker process and swaps its kernels in between two runs."""
     known = {f.name for f in fields(PipelineOptions)} - {"fusion", "arch"}
     unknown = sorted(set(options) - known)
     if unknown:
         raise UserError(f"unknown compile option(s) {', '.join(unknown)} (known: fusion, arch, frontend, "
                         f"{', '.join(sorted(known))})")
+    if background:
+        settings = background if isinstance(background, Background) else Background()
+        kwargs = dict(options, fusion=fusion, arch=arch, cache=cache,
+                      tuning_log=None if tuning_log is None else os.fspath(tuning_log))
+        return BackgroundExecutable.start(load(source, frontend), kwargs, settings)
     if "tile_sync" in options:
         from fsir.codegen.tile_sync import parse_tile_sync
 
@@ -278,3 +303,157 @@ def _lower_from(source: ModuleOp, module: ModuleOp, opts: PipelineOptions, after
 
     lowered = lower(module, opts, after=after, on_stage=on_stage)
     return Executable(source, lowered, kernels, opts)
+
+
+# -- background compilation --------------------------------------------------------------
+
+class QuickPlan(StrEnum):
+    """What a `BackgroundExecutable` runs until its compile is done."""
+
+    NONE = "none"  # fusion=none kernels (one per op), compiled at once: quick to lower
+    REFERENCE = "reference"  # fsir's reference interpreter (numpy), nothing compiled
+    BLOCK = "block"  # nothing: a run waits for the compile
+
+
+class Worker(StrEnum):
+    """Where the background compile runs."""
+
+    PROCESS = "process"  # a worker process (spawned): the compile does not hold this process's GIL
+    THREAD = "thread"  # a thread of this process (no start-up cost; shares the GIL)
+
+
+@dataclass(frozen=True)
+class Background:
+    """`compile(..., background=Background(...))`: the quick plan, where the compile runs,
+    and `hold`: an event (threading or multiprocessing) the compile waits for before it
+    starts (a compile made slow on purpose, deterministically, for tests)."""
+
+    quick: QuickPlan = QuickPlan.NONE
+    worker: Worker = Worker.PROCESS
+    hold: Any = None
+
+
+def _compile_in_worker(text: str, kwargs: dict[str, Any], hold: Any) -> tuple[str, list[KernelSummary],
+                                                                             PipelineOptions, CompileStats]:
+    """The worker's compile of a module's text: the lowered module as text (re-parsed by
+    the caller: xDSL operations do not cross processes), its kernels, options, stats."""
+    from fsir.parse import parse_module
+
+    hold = hold if hold is not None else _WORKER_HOLD
+    if hold is not None:
+        hold.wait()
+    exe = compile(parse_module(text, "<background>"), **kwargs)
+    return str(exe.module), exe.kernels, exe.options, exe.compile_stats
+
+
+class BackgroundExecutable:
+    """An executable whose compile runs in the background (`compile(..., background=True)`).
+
+    `run` takes `Executable.run`'s arguments. Until the compile is done, runs use the
+    quick plan (`settings.quick`); the first run that starts after it is done swaps the
+    compiled kernels in. A swap happens only between runs (the check and the run hold
+    one lock), so one run never mixes plans. `plan` names what the next run will use
+    when nothing changes (`quick`'s value, or `compiled`); `last_plan` what the last run
+    used; `swapped_at`: the number of runs made before the swap (None before it);
+    `wait()` blocks until the compile is done and returns its Executable (a compile
+    error is raised here, or by the first run after it)."""
+
+    def __init__(self, source: ModuleOp, future: Future[Executable], settings: Background,
+                 quick: Executable | None):
+        self.source = source
+        self.settings = settings
+        self.quick = quick
+        self.compiled: Executable | None = None
+        self.runs = 0
+        self.swapped_at: int | None = None
+        self.last_plan: str | None = None
+        self.last_stats: RunStats | None = None
+        self._future = future
+        self._lock = threading.Lock()
+
+    @classmethod
+    def start(cls, source: ModuleOp, kwargs: dict[str, Any], settings: Background) -> BackgroundExecutable:
+        future = _submit(settings, str(source), kwargs)
+        future = _parsed(future, source)
+        quick = None
+        if settings.quick == QuickPlan.NONE:
+            quick_kwargs = {k: v for k, v in kwargs.items() if k not in ("fusion", "tuning_log")}
+            quick = compile(source, **quick_kwargs, fusion="none")
+        return cls(source, future, settings, quick)
+
+    @property
+    def ready(self) -> bool:
+        """Whether the compile is done (its kernels run from the next run on)."""
+        return self.compiled is not None or self._future.done()
+
+    @property
+    def plan(self) -> str:
+        return "compiled" if self.ready else self.settings.quick.value
+
+    def wait(self, timeout: float | None = None) -> Executable:
+        """The compiled Executable, once the compile is done (waits up to `timeout` s)."""
+        return self._future.result(timeout)
+
+    def run(self, inputs: Sequence[Any] | Mapping[str, Any], device: str = "auto", entry: str | None = None,
+            progress: bool | None = None) -> list[np.ndarray]:
+        with self._lock:
+            if self.compiled is None and (self._future.done() or self.settings.quick == QuickPlan.BLOCK):
+                self.compiled = self._future.result()
+                self.swapped_at = self.runs
+            self.runs += 1
+            if self.compiled is not None:
+                exe, self.last_plan = self.compiled, "compiled"
+            elif self.quick is not None:
+                exe, self.last_plan = self.quick, self.settings.quick.value
+            else:
+                from fsir.runtime.reference import find_function, run_function
+
+                f = find_function(self.source, entry)
+                self.last_plan, self.last_stats = QuickPlan.REFERENCE.value, None
+                return run_function(f, _bind(f, inputs))
+            outputs = exe.run(inputs, device=device, entry=entry, progress=progress)
+            self.last_stats = exe.last_stats
+            return outputs
+
+    def __repr__(self) -> str:
+        return f"<fsir.BackgroundExecutable plan={self.plan} runs={self.runs} swapped_at={self.swapped_at}>"
+
+
+_WORKER_HOLD: Any = None  # a worker process's `Background.hold` (an event crosses by inheritance only)
+
+
+def _set_worker_hold(hold: Any) -> None:
+    global _WORKER_HOLD
+    _WORKER_HOLD = hold
+
+
+def _submit(settings: Background, text: str, kwargs: dict[str, Any]) -> Future[Any]:
+    if settings.worker == Worker.THREAD:
+        pool: Executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fsir-compile")
+        future = pool.submit(_compile_in_worker, text, kwargs, settings.hold)
+    else:
+        import multiprocessing
+
+        pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=_set_worker_hold, initargs=(settings.hold,))
+        future = pool.submit(_compile_in_worker, text, kwargs, None)
+    pool.shutdown(wait=False)  # the worker exits once this compile is done
+    return future
+
+
+def _parsed(future: Future[Any], source: ModuleOp) -> Future[Executable]:
+    """A future of the Executable from the worker's future of its text: parsed in the
+    worker's done callback, so `done()` means a runnable Executable."""
+    out: Future[Executable] = Future()
+
+    def finish(done: Future[Any]) -> None:
+        try:
+            from fsir.parse import parse_module
+
+            text, kernels, options, stats = done.result()
+            out.set_result(Executable(source, parse_module(text, "<background>"), kernels, options, stats))
+        except BaseException as err:  # the compile's error, raised where the result is asked for
+            out.set_exception(err)
+
+    future.add_done_callback(finish)
+    return out

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import ml_dtypes
@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from torch import fx
 
-from fsir.api import Executable
+from fsir.api import Background, BackgroundExecutable, Executable, QuickPlan
 from fsir.api import compile as fsir_compile
 from fsir.torch.aten import ATEN_TO_GRAPH, Converted, Unsupported, convert_graph, unsupported_ops
 
@@ -68,12 +68,18 @@ class CompiledGraph:
     """One FX graph compiled by fsir: `__call__` runs it on the tensors AOTAutograd passes."""
 
     converted: Converted
-    executable: Executable
+    executable: Executable | BackgroundExecutable
     out_dtypes: tuple[torch.dtype | None, ...]
     device: str = "auto"
-    runs: int = field(default=0, init=False)
+    eager: Callable[..., Any] | None = None  # runs the graph while a background compile is not done
+    runs: int = field(default=0, init=False)  # runs of fsir's kernels
+    eager_runs: int = field(default=0, init=False)  # runs in eager PyTorch (background compile not done)
 
     def __call__(self, *args: Any) -> tuple[torch.Tensor | None, ...]:
+        if self.eager is not None and isinstance(self.executable, BackgroundExecutable) \
+                and not self.executable.ready:
+            self.eager_runs += 1
+            return tuple(self.eager(*args))
         tensors = [args[i] for i in self.converted.tensor_args]
         where = tensors[0].device if tensors else torch.device("cpu")
         _warn_copies("the simulator" if self.device == "sim" or not _gpu() else "a GPU")
@@ -94,15 +100,22 @@ compiles: list[CompiledGraph] = []
 
 
 def compile_graph(gm: fx.GraphModule, example_inputs: Sequence[Any], device: str = "auto",
-                  **options: Any) -> Callable[..., Any]:
+                  background: bool | Background = False, **options: Any) -> Callable[..., Any]:
     """AOTAutograd's compiler: `gm` compiled by fsir, or `gm.forward` (eager) with one
-    warning naming the op when fsir cannot compile it."""
+    warning naming the op when fsir cannot compile it. background: compile in a worker
+    (`fsir.api.Background`) and run `gm` eagerly until the compile is done (a compile
+    error then surfaces at the first run after it)."""
     missing = unsupported_ops(gm)
     if missing:
         return _eager(gm, missing[0])
     try:
         converted = convert_graph(gm)
-        exe = fsir_compile(converted.module, **options)
+        exe: Executable | BackgroundExecutable
+        if background:
+            settings = background if isinstance(background, Background) else Background()
+            exe = fsir_compile(converted.module, background=replace(settings, quick=QuickPlan.BLOCK), **options)
+        else:
+            exe = fsir_compile(converted.module, **options)
     except Unsupported as err:
         return _eager(gm, err.what, str(err))
     except Exception as err:  # fsir's own limits (a pass, a verifier): never a crash in the user's model
@@ -110,7 +123,7 @@ def compile_graph(gm: fx.GraphModule, example_inputs: Sequence[Any], device: str
     outs = [n for n in gm.graph.nodes if n.op == "output"][0].args[0]
     outs = outs if isinstance(outs, (list, tuple)) else [outs]
     dtypes = tuple(None if o is None else o.meta["val"].dtype for o in outs)
-    compiled = CompiledGraph(converted, exe, dtypes, device)
+    compiled = CompiledGraph(converted, exe, dtypes, device, gm.forward if background else None)
     compiles.append(compiled)
     return compiled
 
@@ -126,20 +139,22 @@ def _eager(gm: fx.GraphModule, what: str, detail: str = "") -> Callable[..., Any
     return gm.forward
 
 
-def backend(device: str = "auto", **options: Any) -> Callable[..., Any]:
+def backend(device: str = "auto", background: bool | Background = False, **options: Any) -> Callable[..., Any]:
     """A `torch.compile` backend running fsir's kernels on `device` (auto, cuda, sim) with
-    `fsir.compile` options (fusion, arch, gpu, ...)."""
+    `fsir.compile` options (fusion, arch, gpu, ...). background: each graph compiles in a
+    worker (`fsir.api.Background`: process or thread) while it runs in eager PyTorch; fsir's
+    kernels take over from the first run after its compile is done."""
     from torch._decomp import core_aten_decompositions
     from torch._dynamo.backends.common import aot_autograd
 
     def fw(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
-        return compile_graph(gm, example_inputs, device, **options)
+        return compile_graph(gm, example_inputs, device, background, **options)
 
     def bw(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
         from torch._functorch._aot_autograd.utils import make_boxed_func
 
         # AOTAutograd calls a backward with one list of arguments (boxed)
-        return make_boxed_func(compile_graph(gm, example_inputs, device, **options))
+        return make_boxed_func(compile_graph(gm, example_inputs, device, background, **options))
 
     return aot_autograd(fw_compiler=fw, bw_compiler=bw, decompositions=core_aten_decompositions())
 
