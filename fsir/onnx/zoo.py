@@ -8,6 +8,10 @@ and ends in one of four outcomes, as the ONNX conformance runner classifies them
 passed, refused (a `UserError`: fsir's located message), failed (a wrong result) or
 crashed (an internal error).
 
+A variant with a symbolic batch that passes runs once more, with the same compile, at
+one more sample (its first sample repeated), against the expected outputs extended the
+same way: its `?` dims are sized at run time, not fixed to the saved inputs' batch.
+
 Outputs are compared with `fsir.runtime.compare` at the output's precision (f16
 tolerances for an f16 model, also where its expected outputs come from onnxruntime's f32
 run because onnxruntime has no f16 kernel for one of its ops), scaled by the output's
@@ -118,6 +122,14 @@ def mismatch(outputs: Sequence[np.ndarray], expected: Sequence[np.ndarray]) -> s
     return None
 
 
+def symbolic_batch(model: onnx.ModelProto) -> bool:
+    """Whether every graph input's dim 0 is symbolic (a `dim_param`): the corpus's
+    transformers, whose outputs are per sample along dim 0 too."""
+    inputs = [i for i in model.graph.input if i.name not in {t.name for t in model.graph.initializer}]
+    return bool(inputs) and all(i.type.tensor_type.shape.dim and i.type.tensor_type.shape.dim[0].dim_param
+                                for i in inputs)
+
+
 def run_mode(model: onnx.ModelProto, inputs: dict[str, np.ndarray], expected: list[np.ndarray], mode: str,
              plans) -> ModeRun:
     from fsir.onnx.backend import FsirBackend
@@ -136,6 +148,11 @@ def run_mode(model: onnx.ModelProto, inputs: dict[str, np.ndarray], expected: li
             run.kernels = int(exe.last_stats.launches)
             run.distinct_bytes = int(exe.last_stats.global_unique_bytes)
         why = mismatch(outputs, expected)
+        if why is None and symbolic_batch(model):
+            # the same compile at another batch: the first sample once more
+            grown = {n: np.concatenate([a, a[:1]]) for n, a in feeds.items()}
+            why = mismatch(list(rep.run(grown)), [np.concatenate([e, e[:1]]) for e in expected])
+            why = None if why is None else f"at batch {len(next(iter(grown.values())))}: {why}"
         if why is not None:
             run.outcome, run.message = Outcome.FAILED, why
         return run

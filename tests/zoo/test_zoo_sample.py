@@ -30,17 +30,8 @@ ZOO = Path(__file__).resolve().parents[2] / "examples" / "zoo"
 SAMPLE = ("bert", "llama", "bloom", "bart", "swin", "mobilevit", "whisper_encoder", "mobilenet_v3", "regnet",
           "dlrm")
 
-# What fsir still refuses, by architecture: a substring of the located message. The
-# transformers stop on their symbolic batch dim (the same models with a static batch run).
-DATA_SIZE = "the run-time size of a `?` dim is used as data"
+# What fsir still refuses, by architecture: a substring of the located message.
 REFUSED = {
-    "bert": DATA_SIZE,
-    "llama": "cannot import as graph.slice",
-    "bloom": DATA_SIZE,
-    "bart": "depends on the run-time size of a `?` dim",
-    "swin": "cannot import as graph.slice",
-    "mobilevit": "a '?' result dim is not determined by its operands",
-    "whisper_encoder": "a '?' result dim is not determined by its operands",
     "dlrm": "ONNX op_type 'Loop' is not supported",
 }
 
