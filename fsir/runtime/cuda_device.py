@@ -144,6 +144,7 @@ class CudaDevice(Device):
         self._start = self._check(driver.cuEventCreate(0), "cuEventCreate")
         self._end = self._check(driver.cuEventCreate(0), "cuEventCreate")
         self.timing = CudaTiming()
+        self._borrowed: set[int] = set()  # addresses of `wrap`ped memory, freed by its owner
         self.last_pipeline_ms: float | None = None  # first start to last end of the last pipeline
 
     def properties(self) -> DeviceProperties:
@@ -217,9 +218,17 @@ class CudaDevice(Device):
             self._check(self._d.cuMemcpyDtoH(out.ctypes.data, buf.handle, out.nbytes), "cuMemcpyDtoH")
         return out
 
+    def wrap(self, ptr: int, shape, dtype) -> DeviceBuffer:
+        """Device memory this device did not allocate (a torch tensor's `data_ptr()`) as a
+        buffer: launches take its address as it is (no copy); `free` leaves the memory
+        to its owner."""
+        self._borrowed.add(int(ptr))
+        return DeviceBuffer(self, tuple(shape), dtype, int(ptr))
+
     def free(self, buf: DeviceBuffer) -> None:
         if buf.handle is not None:
-            self._check(self._d.cuMemFree(buf.handle), "cuMemFree")
+            if int(buf.handle) not in self._borrowed:
+                self._check(self._d.cuMemFree(buf.handle), "cuMemFree")
             buf.handle = None
 
     def synchronize(self) -> None:

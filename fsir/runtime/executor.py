@@ -79,9 +79,12 @@ _CMPI = {0: lambda a, b: a == b, 1: lambda a, b: a != b, 2: lambda a, b: a < b, 
 
 def execute(lowered: ModuleOp, inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray], device=None,
             entry: str | None = None, ptx: str | None = None, record: list[LaunchRecord] | None = None,
-            progress: bool | None = None):
+            progress: bool | None = None, keep_outputs: bool = False):
     """Run the host function on `inputs` on `device` (default: the simulator); returns
     (outputs as numpy arrays shaped like the function's results, summed launch stats).
+    An input may be a `DeviceBuffer` of `device` (used in place: no copy, not freed).
+    `keep_outputs`: the outputs are the device buffers themselves (not copied back, and
+    not freed: they belong to the caller).
     `ptx` is the module's PTX when already printed (default: `module_ptx(lowered)`).
     `record`: a list that receives one LaunchRecord per launch (fsir/runtime/profile.py).
     `progress`: the simulator's progress bar (fsir/runtime/progress.py): None on a terminal
@@ -94,7 +97,7 @@ def execute(lowered: ModuleOp, inputs: Sequence[np.ndarray] | Mapping[str, np.nd
     log_from, timelines_from = (len(device.launch_log), len(device.timelines)) if isinstance(device, SimDevice) \
         else (0, 0)
     with _progress(device, f, progress) as bar:
-        result = _execute(lowered, f, inputs, device, ptx, records, bar)
+        result = _execute(lowered, f, inputs, device, ptx, records, bar, keep_outputs)
     if record is not None:
         if isinstance(device, SimDevice):
             records = attach_timelines(records, device, log_from, timelines_from)
@@ -115,7 +118,7 @@ def _progress(device, f: func.FuncOp, enabled: bool | None):
 
 
 def _execute(lowered: ModuleOp, f: func.FuncOp, inputs, device, ptx: str | None, records: list[LaunchRecord],
-             bar) -> tuple[list[np.ndarray], Any]:
+             bar, keep_outputs: bool = False) -> tuple[list[Any], Any]:
     args = list(f.body.blocks[0].args)
     if isinstance(inputs, Mapping):
         inputs = [inputs[a.name_hint or f"arg{i}"] for i, a in enumerate(args)]
@@ -126,6 +129,9 @@ def _execute(lowered: ModuleOp, f: func.FuncOp, inputs, device, ptx: str | None,
     for i, (a, x) in enumerate(zip(args, inputs)):
         t = a.type
         assert isinstance(t, MemRefType)
+        if isinstance(x, DeviceBuffer):  # the caller's device memory, used in place
+            env[a] = _check_buffer(i, a, x, t, f)
+            continue
         x = np.require(np.asarray(x).astype(numpy_dtype(t.element_type), copy=False), requirements="C")
         shape = t.get_shape()
         if x.ndim != len(shape) or any(d != DYN and d != s for d, s in zip(shape, x.shape)):
@@ -151,6 +157,10 @@ def _execute(lowered: ModuleOp, f: func.FuncOp, inputs, device, ptx: str | None,
         for op in f.body.blocks[0].ops:
             if isinstance(op, func.ReturnOp):
                 issue()
+                if keep_outputs:
+                    kept = [env[v] for v in op.operands]
+                    owned[:] = [b for b in owned if not any(_same_memory(b, k) for k in kept)]
+                    return kept, stats
                 return [_to_host(device, env[v]) for v in op.operands], stats
             if isinstance(op, gpu.LaunchFuncOp):
                 if handle is None:
@@ -189,6 +199,23 @@ def _execute(lowered: ModuleOp, f: func.FuncOp, inputs, device, ptx: str | None,
     finally:
         for buf in owned:
             device.free(buf)
+
+
+def _check_buffer(i: int, a: SSAValue, buf: DeviceBuffer, t: MemRefType, f: func.FuncOp) -> DeviceBuffer:
+    shape = t.get_shape()
+    if len(buf.shape) != len(shape) or any(d != DYN and d != s for d, s in zip(shape, buf.shape)) \
+            or buf.dtype != np.dtype(numpy_dtype(t.element_type)):
+        raise UserError(f"argument {i} (%{a.name_hint or i}): expected a {fmt_shape(shape)} buffer of "
+                        f"{np.dtype(numpy_dtype(t.element_type))}, got {fmt_shape(buf.shape)} of {buf.dtype}",
+                        location_of(f))
+    return buf
+
+
+def _same_memory(a: DeviceBuffer, b: DeviceBuffer) -> bool:
+    """Whether `b` is `a` or a view of it (same address; on the simulator, shared arrays)."""
+    if isinstance(a.handle, np.ndarray) and isinstance(b.handle, np.ndarray):
+        return np.shares_memory(a.handle, b.handle)
+    return a.handle is b.handle or a.handle == b.handle
 
 
 def _to_host(device, buf: DeviceBuffer) -> np.ndarray:

@@ -14,9 +14,10 @@ marks dynamic become `?` dims, so one compile serves every batch size. Training:
 AOTAutograd's backward graphs are compiled the same way (their extra rows are in
 `fsir.torch.aten_training`).
 
-Running: tensors are copied to numpy and the outputs back to torch tensors on the
-inputs' device, on the simulator and on a GPU alike (fsir's executor takes numpy arrays,
-not device pointers); a warning says so once.
+Running: on a GPU, fsir's kernels take the CUDA tensors by pointer and write outputs
+that torch allocates (`fsir.torch.device.TorchCudaDevice`: no copies). On the simulator,
+tensors are copied to numpy and the outputs back to torch tensors on the inputs'
+device; a warning says so once.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def _warn_copies(device: str) -> None:
     if not _copy_warned:
         _copy_warned = True
         warnings.warn(f"fsir.torch: running on {device} copies each input to numpy and each output back "
-                      "(fsir's executor takes numpy arrays, not device pointers)", stacklevel=3)
+                      "(CUDA tensors on a GPU are passed by pointer instead)", stacklevel=3)
 
 
 def to_numpy(t: torch.Tensor) -> np.ndarray:
@@ -74,6 +75,7 @@ class CompiledGraph:
     eager: Callable[..., Any] | None = None  # runs the graph while a background compile is not done
     runs: int = field(default=0, init=False)  # runs of fsir's kernels
     eager_runs: int = field(default=0, init=False)  # runs in eager PyTorch (background compile not done)
+    _device: Any = field(default=None, init=False, repr=False)  # the TorchCudaDevice of GPU runs
 
     def __call__(self, *args: Any) -> tuple[torch.Tensor | None, ...]:
         if self.eager is not None and isinstance(self.executable, BackgroundExecutable) \
@@ -81,12 +83,27 @@ class CompiledGraph:
             self.eager_runs += 1
             return tuple(self.eager(*args))
         tensors = [args[i] for i in self.converted.tensor_args]
+        if self.device != "sim" and tensors and all(t.is_cuda for t in tensors) and _gpu():
+            return self._by_pointer(tensors)
         where = tensors[0].device if tensors else torch.device("cpu")
-        _warn_copies("the simulator" if self.device == "sim" or not _gpu() else "a GPU")
+        _warn_copies("the simulator" if self.device == "sim" or not _gpu() else "a GPU with host tensors")
         outs = self.executable.run([to_numpy(t) for t in tensors], device=self.device, progress=False)
         self.runs += 1
         return tuple(None if i is None or d is None else from_numpy(outs[i], d, where)
                      for i, d in zip(self.converted.outputs, self.out_dtypes))
+
+
+    def _by_pointer(self, tensors: list[torch.Tensor], memory: torch.device | str = "cuda") -> tuple[Any, ...]:
+        """A run on the GPU that holds `tensors`: fsir's kernels take their addresses and
+        write outputs torch allocates (`fsir.torch.device`: no copies)."""
+        from fsir.torch.device import TorchCudaDevice
+
+        exe = self.executable if isinstance(self.executable, Executable) else self.executable.wait()
+        if self._device is None:
+            self._device = TorchCudaDevice(memory)
+        outs = self._device.run(exe.module, tensors, exe.ptx)
+        self.runs += 1
+        return tuple(None if i is None else outs[i] for i in self.converted.outputs)
 
 
 def _gpu() -> bool:
