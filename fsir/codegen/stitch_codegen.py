@@ -24,7 +24,7 @@ from fsir.codegen.mappings import forget_trials, mapping_for, trial_lower
 from fsir.codegen.mappings.base import FusionContext, fusion_scope
 from fsir.codegen.mappings.gemm import GemmConfig
 from fsir.codegen.mappings.gemm_tc import PRECISIONS
-from fsir.codegen.mappings.row import ROW_SCHEDULES, SUBROOT_MODES
+from fsir.codegen.mappings.row_configs import ROW_SCHEDULES, SUBROOT_MODES
 from fsir.dialects import graph
 from fsir.dialects.schedule import KernelOp
 from fsir.dialects.stitch import FusionOp, fuse_leftover_constants, is_free, make_fusion
