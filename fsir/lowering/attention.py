@@ -2,7 +2,7 @@
 mask)·V with an online softmax over key tiles staged in shared memory; no score leaves
 the registers of the threads that compute it. Three schedules (`AttentionParamsAttr`):
 
-- a thread per row (`body`): thread t of block (x, y) owns query row x * block_q + t of
+- a thread per row (`thread_schedule`): thread t of block (x, y) owns query row x * block_q + t of
   batch entry y and computes its scores and output row alone (FMAs);
 - a warp per `warp_rows` rows (`warp_schedule`, FMAs, exact f32): lane l computes the
   score of key k0 + l with each of the warp's rows (4-wide shared loads of its key and,
@@ -30,6 +30,7 @@ they add nothing to the sum or the output.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, i32
@@ -55,7 +56,6 @@ MMA_TYPE = {GemmMath.F16: MmaTypeEnum.F16, GemmMath.BF16: MmaTypeEnum.BF16, Gemm
 
 class AttentionLowering(KernelLowering):
     def body(self) -> None:
-        ib, e, sb = self.ib, self.emit, self.sb
         (g,) = self.k.groups()
         pv, transpose = attention_output(inner_value(g.results[0]))
         assert pv is not None  # the mapping's `check_kernel`
@@ -69,6 +69,13 @@ class AttentionLowering(KernelLowering):
         if p.warp_rows:
             self.warp_schedule(m, transpose, p)
             return
+        self.thread_schedule(m, transpose, p)
+
+    def thread_schedule(self, m: AttentionMatch, transpose: graph.TransposeOp | None, p: AttentionParamsAttr) -> None:
+        """A thread per query row: the block's Q rows staged once (`stage_q_rows`), then
+        per key tile the K and V tiles (`stage_keys_tile`), the row's scores, online
+        softmax and P·V; the row stored last (`store_row`)."""
+        ib, e, sb = self.ib, self.emit, self.sb
         bq, bk = p.block_q, p.block_k
         sq, sk, dk, dv = m.sizes
         f32 = Float32Type()
@@ -85,30 +92,9 @@ class AttentionLowering(KernelLowering):
         q_row, p_row = ib.mul(tid, dk + 1), ib.mul(tid, bk + 1)  # padded rows: no bank conflicts
 
         def stage(k0: SSAValue, buf: SSAValue, cols: int, load) -> None:
-            """The thread's elements of a block_k x cols tile (key-major), zero past Sk."""
-            total = bk * cols
-            for s in range(-(-total // bq)):
-                lin = ib.add(tid, s * bq)
-                key, col = ib.div(lin, cols), ib.rem(lin, cols)
-                exists = True if (s + 1) * bq <= total else ib.lt(lin, total)
-                j = ib.add(k0, key)
-                inside = ib.lt(j, sk) if ragged_k else True
+            self.stage_keys_tile(tid, k0, buf, cols, load, bq, bk, sk, zero)
 
-                def put(j=j, col=col, inside=inside, lin=lin) -> None:
-                    value = e.guarded(inside, lambda: load(j, col), lambda: zero)
-                    e.store(value, buf, lin, f32)
-
-                e.when(exists, put)
-
-        # The block's Q rows, once (rows past Sq repeat row Sq - 1); the first key
-        # tile's barrier publishes them.
-        q0 = ib.mul(self.block_id("x"), bq)
-        for s in range(-(-bq * dk // bq)):
-            lin = ib.add(tid, s * bq)
-            r, c = ib.div(lin, dk), ib.rem(lin, dk)
-            qi = ib.add(q0, r)
-            qi = ib.min(qi, sq - 1) if ragged_q else qi
-            e.store(e.at(m.qk.lhs, [*bidx, qi, c]), q_tile, ib.add(ib.mul(r, dk + 1), c), f32)
+        self.stage_q_rows(m, bidx, tid, bq, q_tile)
 
         def score(k0: SSAValue, dots: list[SSAValue], jj: int) -> SSAValue:
             return self.score(m, bidx, i, ib.add(k0, jj), dots[jj], ragged_k)
@@ -151,17 +137,57 @@ class AttentionLowering(KernelLowering):
         if m.safe_sum:  # a row whose every score is -inf has l = 0 and acc = 0: it is 0
             l_sum = sb.select(sb.compare("eq", l_sum, zero), sb.const(1.0, f32), l_sum)
 
-        def store() -> None:
-            for d in range(dv):
-                o = sb.arith("div", acc[d], l_sum)
-                if m.nan_to_zero:  # select(p != p, 0, p): a row of NaN probabilities gives 0
-                    o = sb.select(sb.compare("ne", o, o), zero, o)
-                idx = [*bidx, row, d]
-                if transpose is not None:  # the output transpose: stored at the permuted index
-                    idx = [idx[i] for i in transpose.perm.get_values()]
-                self.store_output(0, sb.round_to(o, elem_type(m.pv.result)), idx)
+        e.when(valid_row, lambda: self.store_row(m, transpose, bidx, row, acc, l_sum, zero))
 
-        e.when(valid_row, store)
+    def stage_keys_tile(self, tid: SSAValue, k0: SSAValue, buf: SSAValue, cols: int, load, bq: int, bk: int,
+                        sk: int, zero: SSAValue) -> None:
+        """The thread's elements of a block_k x cols tile (key-major), zero past Sk."""
+        ib, e = self.ib, self.emit
+        total = bk * cols
+        for s in range(-(-total // bq)):
+            lin = ib.add(tid, s * bq)
+            key, col = ib.div(lin, cols), ib.rem(lin, cols)
+            exists = True if (s + 1) * bq <= total else ib.lt(lin, total)
+            j = ib.add(k0, key)
+            inside = ib.lt(j, sk) if sk % bk != 0 else True
+
+            def put(j=j, col=col, inside=inside, lin=lin) -> None:
+                value = e.guarded(inside, lambda: load(j, col), lambda: zero)
+                e.store(value, buf, lin, Float32Type())
+
+            e.when(exists, put)
+
+    def stage_q_rows(self, m: AttentionMatch, bidx: list[Index], tid: SSAValue, bq: int, q_tile: SSAValue) -> None:
+        """The block's Q rows, once (rows past Sq repeat row Sq - 1); the first key
+        tile's barrier publishes them."""
+        ib, e = self.ib, self.emit
+        sq, _, dk, _ = m.sizes
+        q0 = ib.mul(self.block_id("x"), bq)
+        for s in range(-(-bq * dk // bq)):
+            lin = ib.add(tid, s * bq)
+            r, c = ib.div(lin, dk), ib.rem(lin, dk)
+            qi = ib.add(q0, r)
+            qi = ib.min(qi, sq - 1) if sq % bq != 0 else qi
+            e.store(e.at(m.qk.lhs, [*bidx, qi, c]), q_tile, ib.add(ib.mul(r, dk + 1), c), Float32Type())
+
+    def store_row(self, m: AttentionMatch, transpose: graph.TransposeOp | None, bidx: list[Index], row: Index,
+                  acc: list[SSAValue], l_sum: SSAValue, zero: SSAValue) -> None:
+        """The thread's output row: acc / l, NaN rows as 0 where the pattern says so."""
+        for d in range(m.sizes[3]):
+            self.store_out(m, transpose, acc[d], l_sum, zero, lambda d=d: [*bidx, row, d])
+
+    def store_out(self, m: AttentionMatch, transpose: graph.TransposeOp | None, acc: SSAValue, l_sum: SSAValue,
+                  zero: SSAValue, at: Callable[[], list[Index]]) -> None:
+        """Store acc / l at output element `at()` (an index before the output transpose,
+        built after the division); NaN probabilities as 0 where the pattern says so."""
+        sb = self.sb
+        o = sb.arith("div", acc, l_sum)
+        if m.nan_to_zero:  # select(p != p, 0, p): a row of NaN probabilities gives 0
+            o = sb.select(sb.compare("ne", o, o), zero, o)
+        idx = at()
+        if transpose is not None:  # the output transpose: stored at the permuted index
+            idx = [idx[i] for i in transpose.perm.get_values()]
+        self.store_output(0, sb.round_to(o, elem_type(m.pv.result)), idx)
 
 
     def score(self, m: AttentionMatch, bidx: list[Index], i: Index, j: Index, s: SSAValue,
@@ -184,306 +210,29 @@ class AttentionLowering(KernelLowering):
         return x
 
     def warp_schedule(self, m: AttentionMatch, transpose: graph.TransposeOp | None, p: AttentionParamsAttr) -> None:
-        """A warp per `warp_rows` query rows (see the module docstring)."""
-        ib, e, sb = self.ib, self.emit, self.sb
-        rw, bq, bk = p.warp_rows, p.block_q, p.block_k
-        sq, sk, dk, dv = m.sizes
-        threads = p.threads
-        f32 = Float32Type()
-        zero = sb.const(0.0, f32)
-        neg_inf = sb.const(float("-inf"), f32)
-        tid = self.thread_id()
-        warp, lane = ib.div(tid, bk), ib.rem(tid, bk)
-        bidx = ib.delinearize(self.block_id("y"), list(m.batch))
-        q0 = ib.mul(self.block_id("x"), bq)
-        ragged_q, ragged_k = sq % bq != 0, sk % bk != 0
-        q_tile, k_tile, v_tile = (self.smem[n] for n in ("q_tile", "k_tile", "v_tile"))
-
-        def cooperative(total: int, put) -> None:
-            """put(lin) for this thread's elements lin = tid + s·threads below total."""
-            for s in range(-(-total // threads)):
-                lin = ib.add(tid, s * threads)
-                e.when(True if (s + 1) * threads <= total else ib.lt(lin, total), lambda lin=lin: put(lin))
-
-        def put_q(lin: Index) -> None:
-            r, c = self.tile_position(lin, dk, m.qk.lhs, -2)
-            qi = ib.add(q0, r)
-            qi = ib.min(qi, sq - 1) if ragged_q else qi  # rows past Sq repeat row Sq - 1
-            e.store(e.at(m.qk.lhs, [*bidx, qi, c]), q_tile, lin, f32)
-
-        cooperative(bq * dk, put_q)  # published by the first key tile's barrier
-        local = [ib.add(ib.mul(warp, rw), r) for r in range(rw)]  # the warp's rows in the block
-        rows = [ib.add(q0, lr) for lr in local]
-        idx = [ib.min(row, sq - 1) if ragged_q else row for row in rows]
-        cols = -(-dv // bk)  # output columns per lane
-        vq, kpitch, vv = key_layout(dk, dv)
-        # a lane's columns: `cols` consecutive ones (read as one vector) when they fill
-        # the head dim, else lane + 32·c
-        col = ([ib.add(ib.mul(lane, cols), c) for c in range(cols)] if vv > 1
-               else [ib.add(lane, bk * c) for c in range(cols)])
-        col_in = [ib.min(c, dv - 1) if dv % bk else c for c in col]
-        p_tile = self.smem["p_tile"]
-        p_rows = [ib.mul(lr, bk) for lr in local]
-
-        def vload(buf: SSAValue, offset: Index, width: int) -> list[SSAValue]:
-            if width == 1:
-                return [e.load(buf, offset)]
-            op = gpu.LoadVectorOp(buf, [ib.ssa(offset)], width)
-            self.cursor.insert(op)
-            return list(op.values)
-
-        def tile(k0: SSAValue, carry: list[SSAValue]) -> list[SSAValue]:
-            m_run, l_run, acc = carry[:rw], carry[rw:2 * rw], carry[2 * rw:]
-
-            self.stage_keys(m, bidx, k0, bk, (kpitch, dv), cooperative)
-            k_row = ib.mul(lane, kpitch)
-            q_rows = [ib.mul(lr, dk) for lr in local]
-
-            def d_step(d: SSAValue, dots: list[SSAValue]) -> list[SSAValue]:
-                kd = vload(k_tile, ib.add(k_row, d), vq)  # the lane's key
-                out = list(dots)
-                for r in range(rw):  # the warp's rows: one address, a broadcast
-                    for qv, kv in zip(vload(q_tile, ib.add(q_rows[r], d), vq), kd):
-                        out[r] = sb.multiply_add(qv, kv, out[r])
-                return out
-
-            dots = e.for_loop(0, dk, vq, [zero] * rw, d_step)
-            j = ib.add(k0, lane)
-            out_m, out_l, alphas = [], [], []
-            for r in range(rw):
-                x = self.score(m, bidx, idx[r], j, dots[r], ragged_k)
-                m_new = sb.max(m_run[r], self.warp_all("max", x))
-                # while every score so far is -inf, shift by 0 (exp(-inf - -inf) would be NaN)
-                shift = sb.select(sb.compare("eq", m_new, neg_inf), zero, m_new)
-                # the rescaling, once a row and tile, keeps exp's range-reduced form:
-                # with both on the unit ptxas (sm_90) fits this 512-thread block into 64
-                # registers and spills
-                alpha = graph.ELEMENTWISE["exp"].lower(sb, sb.arith("sub", m_run[r], shift))
-                pr = self.exp_shifted(x, shift)
-                e.store(pr, p_tile, ib.add(p_rows[r], lane), f32)
-                out_m.append(m_new)
-                out_l.append(sb.multiply_add(l_run[r], alpha, pr))  # the lane's share of the row sum
-                alphas.append(alpha)
-            scaled = [sb.arith("mul", acc[r * cols + c], alphas[r]) for r in range(rw) for c in range(cols)]
-            self.cursor.insert(gpu.BarrierOp())  # the probabilities, published
-
-            def j_step(jj: SSAValue, acc: list[SSAValue]) -> list[SSAValue]:
-                ps = [vload(p_tile, ib.add(p_rows[r], jj), 4) for r in range(rw)]  # 4 keys' probabilities
-                acc = list(acc)
-                for u in range(4):
-                    base = ib.mul(ib.add(jj, u), dv)
-                    vs = vload(v_tile, ib.add(base, col_in[0]), vv) if vv > 1 else \
-                        [e.load(v_tile, ib.add(base, c)) for c in col_in]
-                    for r in range(rw):
-                        for c in range(cols):
-                            acc[r * cols + c] = sb.multiply_add(ps[r][u], vs[c], acc[r * cols + c])
-                return acc
-
-            out = e.for_loop(0, bk, 4, scaled, j_step)
-            self.cursor.insert(gpu.BarrierOp())
-            return [*out_m, *out_l, *out]
-
-        # (a bias of K and V at the thread's fixed columns is loaded once, before the loop)
-        final = e.for_loop(0, sk, bk, [neg_inf] * rw + [zero] * rw + [zero] * (rw * cols), tile, hoist=True)
-        sums = [self.warp_all("sum", v) for v in final[rw:2 * rw]]
-        acc = final[2 * rw:]
-        for r in range(rw):
-            l_sum = sums[r]
-            if m.safe_sum:  # a row whose every score is -inf has l = 0 and acc = 0: it is 0
-                l_sum = sb.select(sb.compare("eq", l_sum, zero), sb.const(1.0, f32), l_sum)
-            for c in range(cols):
-                def store(r=r, c=c, l_sum=l_sum) -> None:
-                    o = sb.arith("div", acc[r * cols + c], l_sum)
-                    if m.nan_to_zero:  # select(p != p, 0, p): a row of NaN probabilities gives 0
-                        o = sb.select(sb.compare("ne", o, o), zero, o)
-                    at = [*bidx, rows[r], col[c]]
-                    if transpose is not None:  # the output transpose: stored at the permuted index
-                        at = [at[i] for i in transpose.perm.get_values()]
-                    self.store_output(0, sb.round_to(o, elem_type(m.pv.result)), at)
-
-                inside = e.and_(ib.lt(rows[r], sq) if ragged_q else True, ib.lt(col[c], dv) if dv % bk else True)
-                e.when(inside, store)
+        """A warp per `warp_rows` query rows (see the module docstring): `WarpAttention`'s
+        stages."""
+        WarpAttention(self, m, transpose, p).run()
 
     def mma_schedule(self, m: AttentionMatch, transpose: graph.TransposeOp | None, p: AttentionParamsAttr) -> None:
-        """A warp per 16 query rows on the tensor cores (see the module docstring)."""
-        ib, e, sb = self.ib, self.emit, self.sb
-        bq, bk = p.block_q, p.block_k
-        sq, sk, dk, dv = m.sizes
-        threads = p.threads
-        math = mma_math(elem_type(m.qk.lhs))
-        mtype = MMA_TYPE[math]
-        kq = MMA_K[mtype]
-        f32 = Float32Type()
-        zero = sb.const(0.0, f32)
-        neg_inf = sb.const(float("-inf"), f32)
-        tid = self.thread_id()
-        warp, lane = ib.div(tid, WARP), ib.rem(tid, WARP)
-        g, t = ib.div(lane, 4), ib.rem(lane, 4)
-        bidx = ib.delinearize(self.block_id("y"), list(m.batch))
-        q0 = ib.mul(self.block_id("x"), bq)
-        ragged_q, ragged_k = sq % bq != 0, sk % bk != 0
-        q_tile, k_tile, v_tile = (self.smem[n] for n in ("q_tile", "k_tile", "v_tile"))
-        qp, kp, vp = mma_pitches(dk, dv)
+        """A warp per 16 query rows on the tensor cores (see the module docstring):
+        `MmaAttention`'s stages."""
+        MmaAttention(self, m, transpose, p).run()
 
-        def cooperative(total: int, put) -> None:
-            """put(lin) for this thread's elements lin = tid + s·threads below total, in
-            a loop (unrolled, ptxas would hoist every load of a tile above the mmas)."""
-            full = total // threads
-            unroll = staging_unroll(full)  # loads in flight per step
+    def cooperative(self, tid: SSAValue, threads: int, total: int, put) -> None:
+        """put(lin) for this thread's elements lin = tid + s·threads below total."""
+        ib = self.ib
+        for s in range(-(-total // threads)):
+            lin = ib.add(tid, s * threads)
+            self.emit.when(True if (s + 1) * threads <= total else ib.lt(lin, total), lambda lin=lin: put(lin))
 
-            def step(s: SSAValue, carry: list[SSAValue]) -> list[SSAValue]:
-                for u in range(unroll):
-                    put(ib.add(ib.add(tid, s), u * threads))
-                return []
-
-            if full:  # (an input element every step reads alike, a bias, is loaded before)
-                e.for_loop(0, full * threads, unroll * threads, [], step, hoist=True)
-            if total % threads:
-                lin = ib.add(tid, full * threads)
-                e.when(ib.lt(lin, total), lambda: put(lin))
-
-        # the lane's rows g and g + 8 of the warp's 16 (the mma fragments' rows)
-        ra = ib.add(ib.mul(warp, 16), g)
-        rb = ib.add(ra, 8)
-        rows = [ib.add(q0, ra), ib.add(q0, rb)]
-        idx = [ib.min(r, sq - 1) if ragged_q else r for r in rows]  # rows past Sq repeat row Sq - 1
-
-        def put_q(lin: Index) -> None:
-            r, c = self.tile_position(lin, dk, m.qk.lhs, -2)
-            qi = ib.add(q0, r)
-            qi = ib.min(qi, sq - 1) if ragged_q else qi
-            e.store(e.at(m.qk.lhs, [*bidx, qi, c]), q_tile, ib.add(ib.mul(r, qp), c), f32)
-
-        cooperative(bq * dk, put_q)
-        # Q's A fragments stay in registers across the key tiles when they are few
-        # (`q_in_registers`); else each tile reads them again from the Q tile
-        held = q_in_registers(dk, kq)
-        if held:
-            self.cursor.insert(gpu.BarrierOp())  # the Q tile, published
-
-        def q_fragment(kk: Index) -> list[SSAValue]:
-            """The A fragment of S = Q·Kᵀ at head-dim offset kk."""
-            def q_at(r: Index, c: Index) -> SSAValue:
-                return e.load(q_tile, ib.add(ib.mul(r, qp), c))
-
-            if kq == 8:  # tf32 m16n8k8: (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4)
-                vals = [q_at(r, ib.add(ib.add(t, kk), dc)) for dc in (0, 4) for r in (ra, rb)]
-            else:  # m16n8k16: rows g, g + 8 at columns 2t, 2t + 1, then 2t + 8, 2t + 9
-                vals = [q_at(r, ib.add(ib.add(ib.mul(t, 2), kk), dc + h)) for dc in (0, 8) for r in (ra, rb)
-                        for h in (0, 1)]
-            return operand_registers(self.cursor, vals, math)
-
-        nt, dt = bk // 8, dv // 8
-        q_frags = [q_fragment(kk) for kk in range(0, dk, kq)] if held else []
-
-        def staged_registers(vals: list[SSAValue]) -> list[SSAValue]:
-            """The operand registers of values read from the K or V tile: tf32 ones
-            were rounded when staged (`stage_keys`), the loads are the registers."""
-            return vals if kq == 8 else operand_registers(self.cursor, vals, math)
-
-        def mma(a: list[SSAValue], b: list[SSAValue], c: list[SSAValue]) -> list[SSAValue]:
-            op = gpu.MmaSyncOp(mtype, a, b, c)
-            self.cursor.insert(op)
-            return list(op.d)
-
-        def tile(k0: SSAValue, carry: list[SSAValue]) -> list[SSAValue]:
-            m_run, l_run, acc = carry[:2], carry[2:4], carry[4:]
-
-            self.stage_keys(m, bidx, k0, bk, (kp, vp), cooperative, tf32=kq == 8)
-
-            def k_at(key: Index, d: Index) -> SSAValue:
-                return e.load(k_tile, ib.add(ib.mul(key, kp), d))
-
-            def v_at(key: Index, d: Index) -> SSAValue:
-                return e.load(v_tile, ib.add(ib.mul(key, vp), d))
-
-            # S = Q·Kᵀ over the head dim in a loop: B(d, key) = K[key][d], the lane's B
-            # column key g of each 8
-            def kk_step(kk: Index, a: list[SSAValue], accs: list[SSAValue]) -> list[SSAValue]:
-                accs = list(accs)
-                for n in range(nt):
-                    key = ib.add(g, n * 8)
-                    if kq == 8:
-                        vals = [k_at(key, ib.add(ib.add(t, kk), dc)) for dc in (0, 4)]
-                    else:
-                        vals = [k_at(key, ib.add(ib.add(ib.mul(t, 2), kk), dc + h)) for dc in (0, 8) for h in (0, 1)]
-                    accs[n * 4:n * 4 + 4] = mma(a, staged_registers(vals), accs[n * 4:n * 4 + 4])
-                return accs
-
-            if held:  # the head-dim steps unrolled over the held fragments
-                s_accs = [zero] * (nt * 4)
-                for step, a in enumerate(q_frags):
-                    s_accs = kk_step(step * kq, a, s_accs)
-            else:
-                s_accs = e.for_loop(0, dk, kq, [zero] * (nt * 4),
-                                    lambda kk, accs: kk_step(kk, q_fragment(kk), accs))
-            xs: list[list[SSAValue]] = []
-            for n in range(nt):
-                # accumulator c: row g (c < 2) or g + 8, key 2t + c % 2 of the 8
-                j0 = ib.add(k0, ib.add(ib.mul(t, 2), n * 8))
-                xs.append([self.score(m, bidx, idx[c >> 1], ib.add(j0, c & 1), s_accs[n * 4 + c], ragged_k)
-                           for c in range(4)])
-            out_m, out_l, alphas, shifts = [], [], [], []
-            for h in range(2):  # the lane's two rows
-                mine = [x[c] for x in xs for c in (2 * h, 2 * h + 1)]
-                row_max = _tree(mine, sb.max)
-                for off in (1, 2):  # the 4 lanes sharing the row
-                    row_max = sb.max(row_max, self.shuffle("xor", row_max, sb.const(off, i32)))
-                m_new = sb.max(m_run[h], row_max)
-                # while every score so far is -inf, shift by 0 (exp(-inf - -inf) would be NaN)
-                shift = sb.select(sb.compare("eq", m_new, neg_inf), zero, m_new)
-                alphas.append(self.exp_shifted(m_run[h], shift))
-                shifts.append(shift)
-                out_m.append(m_new)
-            ps = [[self.exp_shifted(x[c], shifts[c >> 1]) for c in range(4)] for x in xs]
-            for h in range(2):
-                part = _tree([pr[c] for pr in ps for c in (2 * h, 2 * h + 1)], lambda a, b: sb.arith("add", a, b))
-                out_l.append(sb.multiply_add(l_run[h], alphas[h], part))  # the lane's share of the row sum
-            o = [sb.arith("mul", acc[i], alphas[(i % 4) >> 1]) for i in range(dt * 4)]
-            # O += P·V, P's accumulators reused as the A fragments (FlashAttention-2)
-            for kc in range(0, bk, kq):
-                n0 = kc // 8
-                if kq == 8:  # tf32: mma column t is key 2t, column t + 4 key 2t + 1
-                    a_vals = [ps[n0][0], ps[n0][2], ps[n0][1], ps[n0][3]]
-                else:
-                    a_vals = [*ps[n0], *ps[n0 + 1]]
-                a = operand_registers(self.cursor, a_vals, math)
-                for d in range(dt):
-                    col = ib.add(g, d * 8)
-                    if kq == 8:
-                        keys = [ib.add(ib.mul(t, 2), kc + h) for h in (0, 1)]
-                    else:
-                        keys = [ib.add(ib.mul(t, 2), kc + dc + h) for dc in (0, 8) for h in (0, 1)]
-                    b = staged_registers([v_at(key, col) for key in keys])
-                    o[d * 4:d * 4 + 4] = mma(a, b, o[d * 4:d * 4 + 4])
-            self.cursor.insert(gpu.BarrierOp())
-            return [*out_m, *out_l, *o]
-
-        # the key tiles' loop: what staging reads alike in every tile (a bias of K and V
-        # at the thread's fixed column, `tile_position`) is loaded once, before it
-        final = e.for_loop(0, sk, bk, [neg_inf, neg_inf, zero, zero, *[zero] * (dt * 4)], tile, hoist=True)
-        sums = []
-        for h in range(2):
-            v = final[2 + h]
-            for off in (1, 2):
-                v = sb.arith("add", v, self.shuffle("xor", v, sb.const(off, i32)))
-            if m.safe_sum:  # a row whose every score is -inf has l = 0 and acc = 0: it is 0
-                v = sb.select(sb.compare("eq", v, zero), sb.const(1.0, f32), v)
-            sums.append(v)
-        acc = final[4:]
-        for h in range(2):
-            def store(h=h) -> None:
-                for d in range(dt):
-                    for c in (2 * h, 2 * h + 1):
-                        o = sb.arith("div", acc[d * 4 + c], sums[h])
-                        if m.nan_to_zero:  # select(p != p, 0, p): a row of NaN probabilities gives 0
-                            o = sb.select(sb.compare("ne", o, o), zero, o)
-                        at = [*bidx, rows[h], ib.add(ib.mul(t, 2), d * 8 + (c & 1))]
-                        if transpose is not None:
-                            at = [at[i] for i in transpose.perm.get_values()]
-                        self.store_output(0, sb.round_to(o, elem_type(m.pv.result)), at)
-
-            e.when(ib.lt(rows[h], sq) if ragged_q else True, store)
+    def vload(self, buf: SSAValue, offset: Index, width: int) -> list[SSAValue]:
+        """`width` consecutive elements of `buf` (one vector load when more than one)."""
+        if width == 1:
+            return [self.emit.load(buf, offset)]
+        op = gpu.LoadVectorOp(buf, [self.ib.ssa(offset)], width)
+        self.cursor.insert(op)
+        return list(op.values)
 
     def stage_keys(self, m: AttentionMatch, bidx: list[Index], k0: SSAValue, bk: int, pitches: tuple[int, int],
                    cooperative, tf32: bool = False) -> None:
@@ -550,6 +299,375 @@ class AttentionLowering(KernelLowering):
             v = self.sb.max(v, other) if kind == "max" else self.sb.arith("add", v, other)
             offset //= 2
         return v
+
+
+class WarpAttention:
+    """The warp schedule of one block (`AttentionLowering.warp_schedule`): Q staged
+    (`run`), the lanes' columns (`layout`), per key tile the warp's dot products
+    (`dots`), the online softmax with the probabilities through shared memory
+    (`softmax`) and P·V (`pv`), then the rows' sums and stores (`finish`). Built in the
+    order the kernel computes its values."""
+
+    def __init__(self, low: AttentionLowering, m: AttentionMatch, transpose: graph.TransposeOp | None,
+                 p: AttentionParamsAttr):
+        self.low, self.m, self.transpose = low, m, transpose
+        self.ib, self.e, self.sb = low.ib, low.emit, low.sb
+        ib, sb = self.ib, self.sb
+        self.rw, self.bq, self.bk = p.warp_rows, p.block_q, p.block_k
+        self.sq, self.sk, self.dk, self.dv = m.sizes
+        self.threads = p.threads
+        self.f32 = f32 = Float32Type()
+        self.zero = sb.const(0.0, f32)
+        self.neg_inf = sb.const(float("-inf"), f32)
+        self.tid = tid = low.thread_id()
+        self.warp, self.lane = ib.div(tid, self.bk), ib.rem(tid, self.bk)
+        self.bidx = ib.delinearize(low.block_id("y"), list(m.batch))
+        self.q0 = ib.mul(low.block_id("x"), self.bq)
+        self.ragged_q, self.ragged_k = self.sq % self.bq != 0, self.sk % self.bk != 0
+        self.q_tile, self.k_tile, self.v_tile = (low.smem[n] for n in ("q_tile", "k_tile", "v_tile"))
+
+    def cooperative(self, total: int, put) -> None:
+        self.low.cooperative(self.tid, self.threads, total, put)
+
+    def run(self) -> None:
+        ib, e, m, dk = self.ib, self.e, self.m, self.dk
+
+        def put_q(lin: Index) -> None:
+            r, c = self.low.tile_position(lin, dk, m.qk.lhs, -2)
+            qi = ib.add(self.q0, r)
+            qi = ib.min(qi, self.sq - 1) if self.ragged_q else qi  # rows past Sq repeat row Sq - 1
+            e.store(e.at(m.qk.lhs, [*self.bidx, qi, c]), self.q_tile, lin, self.f32)
+
+        self.cooperative(self.bq * dk, put_q)  # published by the first key tile's barrier
+        self.layout()
+        rw, zero = self.rw, self.zero
+        # (a bias of K and V at the thread's fixed columns is loaded once, before the loop)
+        final = e.for_loop(0, self.sk, self.bk, [self.neg_inf] * rw + [zero] * rw + [zero] * (rw * self.cols),
+                           self.tile, hoist=True)
+        self.finish(final)
+
+    def layout(self) -> None:
+        """The warp's rows in the block and the lane's output columns: `cols`
+        consecutive ones (read as one vector) when they fill the head dim, else
+        lane + 32·c."""
+        ib, rw, bk, dv, lane = self.ib, self.rw, self.bk, self.dv, self.lane
+        self.local = [ib.add(ib.mul(self.warp, rw), r) for r in range(rw)]  # the warp's rows in the block
+        self.rows = [ib.add(self.q0, lr) for lr in self.local]
+        self.idx = [ib.min(row, self.sq - 1) if self.ragged_q else row for row in self.rows]
+        self.cols = cols = -(-dv // bk)  # output columns per lane
+        self.vq, self.kpitch, self.vv = key_layout(self.dk, dv)
+        self.col = ([ib.add(ib.mul(lane, cols), c) for c in range(cols)] if self.vv > 1
+                    else [ib.add(lane, bk * c) for c in range(cols)])
+        self.col_in = [ib.min(c, dv - 1) if dv % bk else c for c in self.col]
+        self.p_tile = self.low.smem["p_tile"]
+        self.p_rows = [ib.mul(lr, bk) for lr in self.local]
+
+    def tile(self, k0: SSAValue, carry: list[SSAValue]) -> list[SSAValue]:
+        """One key tile: stage K and V, the dot products, the softmax, P·V."""
+        rw = self.rw
+        m_run, l_run, acc = carry[:rw], carry[rw:2 * rw], carry[2 * rw:]
+        dots = self.dots(k0)
+        out_m, out_l, alphas = self.softmax(k0, dots, m_run, l_run)
+        out = self.pv(acc, alphas)
+        self.low.cursor.insert(gpu.BarrierOp())
+        return [*out_m, *out_l, *out]
+
+    def dots(self, k0: SSAValue) -> list[SSAValue]:
+        """The lane's key's dot product with each of the warp's rows (4-wide loads; the
+        rows' Q one address, a broadcast)."""
+        ib, e, sb, low, dk, vq = self.ib, self.e, self.sb, self.low, self.dk, self.vq
+        low.stage_keys(self.m, self.bidx, k0, self.bk, (self.kpitch, self.dv), self.cooperative)
+        k_row = ib.mul(self.lane, self.kpitch)
+        q_rows = [ib.mul(lr, dk) for lr in self.local]
+
+        def d_step(d: SSAValue, dots: list[SSAValue]) -> list[SSAValue]:
+            kd = low.vload(self.k_tile, ib.add(k_row, d), vq)  # the lane's key
+            out = list(dots)
+            for r in range(self.rw):  # the warp's rows: one address, a broadcast
+                for qv, kv in zip(low.vload(self.q_tile, ib.add(q_rows[r], d), vq), kd):
+                    out[r] = sb.multiply_add(qv, kv, out[r])
+            return out
+
+        return e.for_loop(0, dk, vq, [self.zero] * self.rw, d_step)
+
+    def softmax(self, k0: SSAValue, dots: list[SSAValue], m_run: list[SSAValue], l_run: list[SSAValue]):
+        """Each row's score at the lane's key, the warp's running max, the rescaling
+        factor, the probability (stored for P·V) and the lane's share of the row sum."""
+        ib, e, sb, low, zero = self.ib, self.e, self.sb, self.low, self.zero
+        j = ib.add(k0, self.lane)
+        out_m, out_l, alphas = [], [], []
+        for r in range(self.rw):
+            x = low.score(self.m, self.bidx, self.idx[r], j, dots[r], self.ragged_k)
+            m_new = sb.max(m_run[r], low.warp_all("max", x))
+            # while every score so far is -inf, shift by 0 (exp(-inf - -inf) would be NaN)
+            shift = sb.select(sb.compare("eq", m_new, self.neg_inf), zero, m_new)
+            # the rescaling, once a row and tile, keeps exp's range-reduced form:
+            # with both on the unit ptxas (sm_90) fits this 512-thread block into 64
+            # registers and spills
+            alpha = graph.ELEMENTWISE["exp"].lower(sb, sb.arith("sub", m_run[r], shift))
+            pr = low.exp_shifted(x, shift)
+            e.store(pr, self.p_tile, ib.add(self.p_rows[r], self.lane), self.f32)
+            out_m.append(m_new)
+            out_l.append(sb.multiply_add(l_run[r], alpha, pr))  # the lane's share of the row sum
+            alphas.append(alpha)
+        return out_m, out_l, alphas
+
+    def pv(self, acc: list[SSAValue], alphas: list[SSAValue]) -> list[SSAValue]:
+        """The outputs rescaled, then P·V: the lanes split the value columns."""
+        ib, e, sb, low, rw, cols, dv, vv = self.ib, self.e, self.sb, self.low, self.rw, self.cols, self.dv, self.vv
+        scaled = [sb.arith("mul", acc[r * cols + c], alphas[r]) for r in range(rw) for c in range(cols)]
+        low.cursor.insert(gpu.BarrierOp())  # the probabilities, published
+
+        def j_step(jj: SSAValue, acc: list[SSAValue]) -> list[SSAValue]:
+            ps = [low.vload(self.p_tile, ib.add(self.p_rows[r], jj), 4) for r in range(rw)]  # 4 keys' probabilities
+            acc = list(acc)
+            for u in range(4):
+                base = ib.mul(ib.add(jj, u), dv)
+                vs = low.vload(self.v_tile, ib.add(base, self.col_in[0]), vv) if vv > 1 else \
+                    [e.load(self.v_tile, ib.add(base, c)) for c in self.col_in]
+                for r in range(rw):
+                    for c in range(cols):
+                        acc[r * cols + c] = sb.multiply_add(ps[r][u], vs[c], acc[r * cols + c])
+            return acc
+
+        return e.for_loop(0, self.bk, 4, scaled, j_step)
+
+    def finish(self, final: list[SSAValue]) -> None:
+        """The rows' sums (over the warp's lanes), then each row's stored outputs."""
+        ib, e, sb, low, m, rw, cols, zero = self.ib, self.e, self.sb, self.low, self.m, self.rw, self.cols, self.zero
+        sums = [low.warp_all("sum", v) for v in final[rw:2 * rw]]
+        acc = final[2 * rw:]
+        rows, col, bidx = self.rows, self.col, self.bidx
+        for r in range(rw):
+            l_sum = sums[r]
+            if m.safe_sum:  # a row whose every score is -inf has l = 0 and acc = 0: it is 0
+                l_sum = sb.select(sb.compare("eq", l_sum, zero), sb.const(1.0, self.f32), l_sum)
+            for c in range(cols):
+                def store(r=r, c=c, l_sum=l_sum) -> None:
+                    low.store_out(m, self.transpose, acc[r * cols + c], l_sum, zero, lambda: [*bidx, rows[r], col[c]])
+
+                inside = e.and_(ib.lt(rows[r], self.sq) if self.ragged_q else True,
+                                ib.lt(col[c], self.dv) if self.dv % self.bk else True)
+                e.when(inside, store)
+
+
+class MmaAttention:
+    """The tensor-core schedule of one block (`AttentionLowering.mma_schedule`): Q staged
+    and its fragments (`stage_q`, `q_fragment`), per key tile S = Q·Kᵀ (`scores`), the
+    online softmax on the accumulators (`softmax`) and O += P·V (`pv`), then the rows'
+    sums and stores (`finish`). Built in the order the kernel computes its values."""
+
+    def __init__(self, low: AttentionLowering, m: AttentionMatch, transpose: graph.TransposeOp | None,
+                 p: AttentionParamsAttr):
+        self.low, self.m, self.transpose = low, m, transpose
+        self.ib, self.e, self.sb = low.ib, low.emit, low.sb
+        ib, sb = self.ib, self.sb
+        self.bq, self.bk = p.block_q, p.block_k
+        self.sq, self.sk, self.dk, self.dv = m.sizes
+        self.threads = p.threads
+        self.math = mma_math(elem_type(m.qk.lhs))
+        self.mtype = MMA_TYPE[self.math]
+        self.kq = MMA_K[self.mtype]
+        self.f32 = f32 = Float32Type()
+        self.zero = sb.const(0.0, f32)
+        self.neg_inf = sb.const(float("-inf"), f32)
+        self.tid = tid = low.thread_id()
+        warp, lane = ib.div(tid, WARP), ib.rem(tid, WARP)
+        self.g, self.t = ib.div(lane, 4), ib.rem(lane, 4)
+        self.bidx = ib.delinearize(low.block_id("y"), list(m.batch))
+        self.q0 = ib.mul(low.block_id("x"), self.bq)
+        self.ragged_q, self.ragged_k = self.sq % self.bq != 0, self.sk % self.bk != 0
+        self.q_tile, self.k_tile, self.v_tile = (low.smem[n] for n in ("q_tile", "k_tile", "v_tile"))
+        self.qp, self.kp, self.vp = mma_pitches(self.dk, self.dv)
+        # the lane's rows g and g + 8 of the warp's 16 (the mma fragments' rows)
+        self.ra = ib.add(ib.mul(warp, 16), self.g)
+        self.rb = ib.add(self.ra, 8)
+        self.rows = [ib.add(self.q0, self.ra), ib.add(self.q0, self.rb)]
+        # rows past Sq repeat row Sq - 1
+        self.idx = [ib.min(r, self.sq - 1) if self.ragged_q else r for r in self.rows]
+        self.nt, self.dt = self.bk // 8, self.dv // 8
+
+    def run(self) -> None:
+        e, zero, neg_inf = self.e, self.zero, self.neg_inf
+        self.stage_q()
+        # the key tiles' loop: what staging reads alike in every tile (a bias of K and V
+        # at the thread's fixed column, `tile_position`) is loaded once, before it
+        final = e.for_loop(0, self.sk, self.bk, [neg_inf, neg_inf, zero, zero, *[zero] * (self.dt * 4)], self.tile,
+                           hoist=True)
+        self.finish(final)
+
+    def cooperative(self, total: int, put) -> None:
+        """put(lin) for this thread's elements lin = tid + s·threads below total, in
+        a loop (unrolled, ptxas would hoist every load of a tile above the mmas)."""
+        ib, e, tid, threads = self.ib, self.e, self.tid, self.threads
+        full = total // threads
+        unroll = staging_unroll(full)  # loads in flight per step
+
+        def step(s: SSAValue, carry: list[SSAValue]) -> list[SSAValue]:
+            for u in range(unroll):
+                put(ib.add(ib.add(tid, s), u * threads))
+            return []
+
+        if full:  # (an input element every step reads alike, a bias, is loaded before)
+            e.for_loop(0, full * threads, unroll * threads, [], step, hoist=True)
+        if total % threads:
+            lin = ib.add(tid, full * threads)
+            e.when(ib.lt(lin, total), lambda: put(lin))
+
+    def stage_q(self) -> None:
+        """The block's Q tile; Q's A fragments stay in registers across the key tiles
+        when they are few (`q_in_registers`), else each tile reads them again."""
+        ib, e, m, dk = self.ib, self.e, self.m, self.dk
+
+        def put_q(lin: Index) -> None:
+            r, c = self.low.tile_position(lin, dk, m.qk.lhs, -2)
+            qi = ib.add(self.q0, r)
+            qi = ib.min(qi, self.sq - 1) if self.ragged_q else qi
+            e.store(e.at(m.qk.lhs, [*self.bidx, qi, c]), self.q_tile, ib.add(ib.mul(r, self.qp), c), self.f32)
+
+        self.cooperative(self.bq * dk, put_q)
+        self.held = q_in_registers(dk, self.kq)
+        if self.held:
+            self.low.cursor.insert(gpu.BarrierOp())  # the Q tile, published
+        self.q_frags = [self.q_fragment(kk) for kk in range(0, dk, self.kq)] if self.held else []
+
+    def q_fragment(self, kk: Index) -> list[SSAValue]:
+        """The A fragment of S = Q·Kᵀ at head-dim offset kk."""
+        ib, e, t, ra, rb = self.ib, self.e, self.t, self.ra, self.rb
+
+        def q_at(r: Index, c: Index) -> SSAValue:
+            return e.load(self.q_tile, ib.add(ib.mul(r, self.qp), c))
+
+        if self.kq == 8:  # tf32 m16n8k8: (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4)
+            vals = [q_at(r, ib.add(ib.add(t, kk), dc)) for dc in (0, 4) for r in (ra, rb)]
+        else:  # m16n8k16: rows g, g + 8 at columns 2t, 2t + 1, then 2t + 8, 2t + 9
+            vals = [q_at(r, ib.add(ib.add(ib.mul(t, 2), kk), dc + h)) for dc in (0, 8) for r in (ra, rb)
+                    for h in (0, 1)]
+        return operand_registers(self.low.cursor, vals, self.math)
+
+    def staged_registers(self, vals: list[SSAValue]) -> list[SSAValue]:
+        """The operand registers of values read from the K or V tile: tf32 ones
+        were rounded when staged (`stage_keys`), the loads are the registers."""
+        return vals if self.kq == 8 else operand_registers(self.low.cursor, vals, self.math)
+
+    def mma(self, a: list[SSAValue], b: list[SSAValue], c: list[SSAValue]) -> list[SSAValue]:
+        op = gpu.MmaSyncOp(self.mtype, a, b, c)
+        self.low.cursor.insert(op)
+        return list(op.d)
+
+    def tile(self, k0: SSAValue, carry: list[SSAValue]) -> list[SSAValue]:
+        """One key tile: stage K and V, S = Q·Kᵀ, the online softmax, O += P·V."""
+        m_run, l_run, acc = carry[:2], carry[2:4], carry[4:]
+        self.low.stage_keys(self.m, self.bidx, k0, self.bk, (self.kp, self.vp), self.cooperative, tf32=self.kq == 8)
+        xs = self.scores(k0)
+        out_m, out_l, alphas, ps = self.softmax(xs, m_run, l_run)
+        o = self.pv(ps, acc, alphas)
+        self.low.cursor.insert(gpu.BarrierOp())
+        return [*out_m, *out_l, *o]
+
+    def scores(self, k0: SSAValue) -> list[list[SSAValue]]:
+        """The tile's scores: S = Q·Kᵀ over the head dim, then the score chain; per
+        8 keys, the lane's 4 accumulators (row g (c < 2) or g + 8, key 2t + c % 2)."""
+        ib, e, g, t, kq, nt, kp = self.ib, self.e, self.g, self.t, self.kq, self.nt, self.kp
+
+        def k_at(key: Index, d: Index) -> SSAValue:
+            return e.load(self.k_tile, ib.add(ib.mul(key, kp), d))
+
+        # B(d, key) = K[key][d], the lane's B column key g of each 8
+        def kk_step(kk: Index, a: list[SSAValue], accs: list[SSAValue]) -> list[SSAValue]:
+            accs = list(accs)
+            for n in range(nt):
+                key = ib.add(g, n * 8)
+                if kq == 8:
+                    vals = [k_at(key, ib.add(ib.add(t, kk), dc)) for dc in (0, 4)]
+                else:
+                    vals = [k_at(key, ib.add(ib.add(ib.mul(t, 2), kk), dc + h)) for dc in (0, 8) for h in (0, 1)]
+                accs[n * 4:n * 4 + 4] = self.mma(a, self.staged_registers(vals), accs[n * 4:n * 4 + 4])
+            return accs
+
+        if self.held:  # the head-dim steps unrolled over the held fragments
+            s_accs = [self.zero] * (nt * 4)
+            for step, a in enumerate(self.q_frags):
+                s_accs = kk_step(step * kq, a, s_accs)
+        else:
+            s_accs = e.for_loop(0, self.dk, kq, [self.zero] * (nt * 4),
+                                lambda kk, accs: kk_step(kk, self.q_fragment(kk), accs))
+        xs: list[list[SSAValue]] = []
+        for n in range(nt):
+            j0 = ib.add(k0, ib.add(ib.mul(t, 2), n * 8))
+            xs.append([self.low.score(self.m, self.bidx, self.idx[c >> 1], ib.add(j0, c & 1), s_accs[n * 4 + c],
+                                      self.ragged_k) for c in range(4)])
+        return xs
+
+    def softmax(self, xs: list[list[SSAValue]], m_run: list[SSAValue], l_run: list[SSAValue]):
+        """The lane's two rows' running max (over the 4 lanes sharing a row), their
+        rescaling factors, the probabilities and the lane's shares of the row sums."""
+        sb, low, zero = self.sb, self.low, self.zero
+        out_m, out_l, alphas, shifts = [], [], [], []
+        for h in range(2):  # the lane's two rows
+            mine = [x[c] for x in xs for c in (2 * h, 2 * h + 1)]
+            row_max = _tree(mine, sb.max)
+            for off in (1, 2):  # the 4 lanes sharing the row
+                row_max = sb.max(row_max, low.shuffle("xor", row_max, sb.const(off, i32)))
+            m_new = sb.max(m_run[h], row_max)
+            # while every score so far is -inf, shift by 0 (exp(-inf - -inf) would be NaN)
+            shift = sb.select(sb.compare("eq", m_new, self.neg_inf), zero, m_new)
+            alphas.append(low.exp_shifted(m_run[h], shift))
+            shifts.append(shift)
+            out_m.append(m_new)
+        ps = [[low.exp_shifted(x[c], shifts[c >> 1]) for c in range(4)] for x in xs]
+        for h in range(2):
+            part = _tree([pr[c] for pr in ps for c in (2 * h, 2 * h + 1)], lambda a, b: sb.arith("add", a, b))
+            out_l.append(sb.multiply_add(l_run[h], alphas[h], part))  # the lane's share of the row sum
+        return out_m, out_l, alphas, ps
+
+    def pv(self, ps: list[list[SSAValue]], acc: list[SSAValue], alphas: list[SSAValue]) -> list[SSAValue]:
+        """O rescaled, then O += P·V, P's accumulators reused as the A fragments
+        (FlashAttention-2)."""
+        ib, e, sb, g, t, kq, vp = self.ib, self.e, self.sb, self.g, self.t, self.kq, self.vp
+
+        def v_at(key: Index, d: Index) -> SSAValue:
+            return e.load(self.v_tile, ib.add(ib.mul(key, vp), d))
+
+        o = [sb.arith("mul", acc[i], alphas[(i % 4) >> 1]) for i in range(self.dt * 4)]
+        for kc in range(0, self.bk, kq):
+            n0 = kc // 8
+            if kq == 8:  # tf32: mma column t is key 2t, column t + 4 key 2t + 1
+                a_vals = [ps[n0][0], ps[n0][2], ps[n0][1], ps[n0][3]]
+            else:
+                a_vals = [*ps[n0], *ps[n0 + 1]]
+            a = operand_registers(self.low.cursor, a_vals, self.math)
+            for d in range(self.dt):
+                col = ib.add(g, d * 8)
+                if kq == 8:
+                    keys = [ib.add(ib.mul(t, 2), kc + h) for h in (0, 1)]
+                else:
+                    keys = [ib.add(ib.mul(t, 2), kc + dc + h) for dc in (0, 8) for h in (0, 1)]
+                b = self.staged_registers([v_at(key, col) for key in keys])
+                o[d * 4:d * 4 + 4] = self.mma(a, b, o[d * 4:d * 4 + 4])
+        return o
+
+    def finish(self, final: list[SSAValue]) -> None:
+        """The rows' sums (the 4 lanes' shares), then each row's stored outputs."""
+        ib, e, sb, m, zero, t = self.ib, self.e, self.sb, self.m, self.zero, self.t
+        sums = []
+        for h in range(2):
+            v = final[2 + h]
+            for off in (1, 2):
+                v = sb.arith("add", v, self.low.shuffle("xor", v, sb.const(off, i32)))
+            if m.safe_sum:  # a row whose every score is -inf has l = 0 and acc = 0: it is 0
+                v = sb.select(sb.compare("eq", v, zero), sb.const(1.0, self.f32), v)
+            sums.append(v)
+        acc = final[4:]
+        for h in range(2):
+            def store(h=h) -> None:
+                for d in range(self.dt):
+                    for c in (2 * h, 2 * h + 1):
+                        self.low.store_out(m, self.transpose, acc[d * 4 + c], sums[h], zero,
+                                           lambda d=d, c=c: [*self.bidx, self.rows[h],
+                                                             ib.add(ib.mul(t, 2), d * 8 + (c & 1))])
+
+            e.when(ib.lt(self.rows[h], self.sq) if self.ragged_q else True, store)
 
 
 def mma_math(t) -> GemmMath:

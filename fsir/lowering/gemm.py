@@ -236,114 +236,142 @@ class TiledGemmLowering(KernelLowering):
         accumulates their tm x tn products in registers. With `vector_fragments` the
         thread owns groups of 4 consecutive rows (ty * 4 + u + g * 4bm/tm) and columns
         instead, and reads each k's values as 4-vectors from a transposed A tile and the
-        B tile."""
-        ib, e, sb = self.ib, self.emit, self.sb
+        B tile. The stages are `TileSteps`'."""
+        ib, e = self.ib, self.emit
         (g,) = self.k.groups()
         self.root = product_root(g)
-        p = self.k.params
-        assert isinstance(p, TiledParamsAttr)
-        bm, bn, bk, tm, tn = p.tile_m, p.tile_n, p.tile_k, p.thread_m, p.thread_n
-        acc_t = compute_type(elem_type(self.root.results[0]))
-        self.start_split()
-        m_size, n_size, k_size = self.prepare()
-        tid = self.thread_id()
-        tx, ty = ib.rem(tid, bn // tn), ib.div(tid, bn // tn)
-        m0, n0 = ib.mul(self.block_id("y"), bm), ib.mul(self.block_id("x"), bn)
-        a_tile, b_tile = self.smem["a_tile"], self.smem["b_tile"]
-        zero = sb.const(0, acc_t)
-
-        # Bounds a tile cannot cross need no guard: a dim that is a static multiple of
-        # its tile (the grid covers it exactly; k steps never pass it).
-        def below(i: Index, size: Index, tile: int) -> bool | SSAValue:
-            return True if isinstance(size, int) and size % tile == 0 else ib.lt(i, size)
-
-        def positions(rows: int, cols: int) -> list[tuple[Index, Index, bool | SSAValue]]:
-            """A thread's elements of a rows x cols tile: element tid + s * threads for
-            s = 0, 1, ... as (row, column, whether it is in the tile). Computed in each
-            k-step: ptxas recomputes these shifts and masks rather than keeping them in
-            registers across the loop (and the evaluator, which counts what the IR
-            keeps live, then agrees with it: with them hoisted, ptxas -v reports 16
-            more registers for a 4x4 micro-tile)."""
-            threads, total = self.block_size, rows * cols
-            out = []
-            first = (ib.div(tid, cols), ib.rem(tid, cols)) if threads % cols == 0 else None
-            for s in range(-(-total // threads)):
-                if first is not None:
-                    r, c = ib.add(first[0], s * threads // cols), first[1]
-                else:
-                    lin = ib.add(tid, s * threads)
-                    r, c = ib.div(lin, cols), ib.rem(lin, cols)
-                out.append((r, c, True if (s + 1) * threads <= total else ib.lt(ib.add(tid, s * threads), total)))
-            return out
-
-        def stage(k0, buf, cols: int, elements, value) -> None:
-            """Copy the thread's `elements` of a tile (row-major in `buf`, `cols` wide);
-            `value(k0, r, c)` loads one."""
-            for r, c, exists in elements:
-                e.when(exists, lambda r=r, c=c: e.store(value(k0, r, c), buf, ib.add(ib.mul(r, cols), c), acc_t))
-
-        def a_value(k0, r, c) -> SSAValue:
-            m, k = ib.add(m0, r), ib.add(k0, c)
-            exists, load = self.a_element(m, k)
-            inside = e.and_(e.and_(below(m, m_size, bm), below(k, k_size, bk)), exists)
-            return e.guarded(inside, load, lambda: zero)
-
-        def b_value(k0, r, c) -> SSAValue:
-            if self.b_piece is not None:  # the pieces tile N exactly: no column is outside
-                k = ib.add(k0, r)
-                exists, load = self.b_piece(k, c)
-                return e.guarded(e.and_(below(k, k_size, bk), exists), load, lambda: zero)
-            k, n = ib.add(k0, r), ib.add(n0, c)
-            exists, load = self.b_element(k, n)
-            inside = e.and_(e.and_(below(k, k_size, bk), below(n, n_size, bn)), exists)
-            return e.guarded(inside, load, lambda: zero)
-
-        vector = self.vectorizes and vector_fragments(tm, tn)
-        if vector:
-            # 4 consecutive rows (columns) per group, the groups bm / (tm / 4) apart
-            rows = [ib.add(ib.mul(ty, 4), g * (bm * 4 // tm) + u) for g in range(tm // 4) for u in range(4)]
-            cols = [ib.add(ib.mul(tx, 4), g * (bn * 4 // tn) + u) for g in range(tn // 4) for u in range(4)]
-        else:
-            rows = [ib.add(ty, i * (bm // tm)) for i in range(tm)]  # tile rows of this thread
-            cols = [ib.add(tx, j * (bn // tn)) for j in range(tn)]
-        lda = a_tile_stride(bm)
-
-        def vectors(tile: SSAValue, first: Index) -> list[SSAValue]:
-            op = gpu.LoadVectorOp(tile, [ib.ssa(first)], 4)
-            self.cursor.insert(op)
-            return list(op.values)
-
-        def k_step(k0, accs):
-            a_elements, b_elements = positions(bm, bk), positions(bk, bn)
-            if vector:  # A transposed: k-major, rows `lda` apart
-                for r, c, exists in a_elements:
-                    e.when(exists, lambda r=r, c=c: e.store(a_value(k0, r, c), a_tile, ib.add(ib.mul(c, lda), r),
-                                                            acc_t))
-            else:
-                stage(k0, a_tile, bk, a_elements, a_value)
-            self.b_sources(n0, bn, lambda: stage(k0, b_tile, bn, b_elements, b_value))
-            self.cursor.insert(gpu.BarrierOp())
-            accs = list(accs)
-            for kk in range(bk):
-                if vector:
-                    xs = [x for r in rows[::4] for x in vectors(a_tile, ib.add(r, kk * lda))]
-                    ys = [y for c in cols[::4] for y in vectors(b_tile, ib.add(c, kk * bn))]
-                else:
-                    xs = [e.load(a_tile, ib.add(ib.mul(r, bk), kk)) for r in rows]
-                    ys = [e.load(b_tile, ib.add(c, kk * bn)) for c in cols]
-                for i, x in enumerate(xs):
-                    for j, y in enumerate(ys):
-                        accs[i * tn + j] = sb.multiply_add(x, y, accs[i * tn + j])
-            self.cursor.insert(gpu.BarrierOp())
-            return accs
-
-        self.hoist_a_rows(lambda: [(ib.add(m0, r), e.and_(exists, below(ib.add(m0, r), m_size, bm)))
-                                   for r, _, exists in positions(bm, bk)])
+        t = TileSteps(self)
+        m0, m_size, bm = t.m0, t.m_size, t.bm
+        self.hoist_a_rows(lambda: [(ib.add(m0, r), e.and_(exists, t.below(ib.add(m0, r), m_size, bm)))
+                                   for r, _, exists in t.positions(bm, t.bk)])
         split = self.split
-        inits = [zero] * (tm * tn)
-        accs = e.for_loop(0, k_size, bk, inits, k_step) if split is None else split.k_loop(e, k_size, bk, inits, k_step)
-        elements = [(ib.add(m0, r), ib.add(n0, c), r, c) for r in rows for c in cols]
-        self.store_tile(tid, accs, elements, lambda m, n: e.and_(below(m, m_size, bm), below(n, n_size, bn)), bm, bn)
+        inits = [t.zero] * (t.tm * t.tn)
+        k_size, bk = t.k_size, t.bk
+        accs = e.for_loop(0, k_size, bk, inits, t.k_step) if split is None else \
+            split.k_loop(e, k_size, bk, inits, t.k_step)
+        elements = [(ib.add(t.m0, r), ib.add(t.n0, c), r, c) for r in t.rows for c in t.cols]
+        self.store_tile(t.tid, accs, elements,
+                        lambda m, n: e.and_(t.below(m, t.m_size, t.bm), t.below(n, t.n_size, t.bn)), t.bm, t.bn)
+
+
+class TileSteps:
+    """The stages of one block's register-blocked tile (`TiledGemmLowering.body`): the
+    thread's positions in a tile, staging A and B tiles into shared memory, and one
+    k-step of the micro-tile's products. Built after the kernel's split ticket and
+    problem, in the order the body emits them."""
+
+    def __init__(self, low: TiledGemmLowering):
+        self.low = low
+        ib, sb = low.ib, low.sb
+        p = low.k.params
+        assert isinstance(p, TiledParamsAttr)
+        self.bm, self.bn, self.bk, self.tm, self.tn = p.tile_m, p.tile_n, p.tile_k, p.thread_m, p.thread_n
+        bm, bn, tm, tn = self.bm, self.bn, self.tm, self.tn
+        self.acc_t = compute_type(elem_type(low.root.results[0]))
+        low.start_split()
+        self.m_size, self.n_size, self.k_size = low.prepare()
+        self.tid = tid = low.thread_id()
+        tx, ty = ib.rem(tid, bn // tn), ib.div(tid, bn // tn)
+        self.m0, self.n0 = ib.mul(low.block_id("y"), bm), ib.mul(low.block_id("x"), bn)
+        self.a_tile, self.b_tile = low.smem["a_tile"], low.smem["b_tile"]
+        self.zero = sb.const(0, self.acc_t)
+        self.vector = low.vectorizes and vector_fragments(tm, tn)
+        if self.vector:
+            # 4 consecutive rows (columns) per group, the groups bm / (tm / 4) apart
+            self.rows = [ib.add(ib.mul(ty, 4), g * (bm * 4 // tm) + u) for g in range(tm // 4) for u in range(4)]
+            self.cols = [ib.add(ib.mul(tx, 4), g * (bn * 4 // tn) + u) for g in range(tn // 4) for u in range(4)]
+        else:
+            self.rows = [ib.add(ty, i * (bm // tm)) for i in range(tm)]  # tile rows of this thread
+            self.cols = [ib.add(tx, j * (bn // tn)) for j in range(tn)]
+        self.lda = a_tile_stride(bm)
+
+    # Bounds a tile cannot cross need no guard: a dim that is a static multiple of
+    # its tile (the grid covers it exactly; k steps never pass it).
+    def below(self, i: Index, size: Index, tile: int) -> bool | SSAValue:
+        return True if isinstance(size, int) and size % tile == 0 else self.low.ib.lt(i, size)
+
+    def positions(self, rows: int, cols: int) -> list[tuple[Index, Index, bool | SSAValue]]:
+        """A thread's elements of a rows x cols tile: element tid + s * threads for
+        s = 0, 1, ... as (row, column, whether it is in the tile). Computed in each
+        k-step: ptxas recomputes these shifts and masks rather than keeping them in
+        registers across the loop (and the evaluator, which counts what the IR
+        keeps live, then agrees with it: with them hoisted, ptxas -v reports 16
+        more registers for a 4x4 micro-tile)."""
+        ib, tid = self.low.ib, self.tid
+        threads, total = self.low.block_size, rows * cols
+        out = []
+        first = (ib.div(tid, cols), ib.rem(tid, cols)) if threads % cols == 0 else None
+        for s in range(-(-total // threads)):
+            if first is not None:
+                r, c = ib.add(first[0], s * threads // cols), first[1]
+            else:
+                lin = ib.add(tid, s * threads)
+                r, c = ib.div(lin, cols), ib.rem(lin, cols)
+            out.append((r, c, True if (s + 1) * threads <= total else ib.lt(ib.add(tid, s * threads), total)))
+        return out
+
+    def stage(self, k0, buf, cols: int, elements, value) -> None:
+        """Copy the thread's `elements` of a tile (row-major in `buf`, `cols` wide);
+        `value(k0, r, c)` loads one."""
+        ib, e, acc_t = self.low.ib, self.low.emit, self.acc_t
+        for r, c, exists in elements:
+            e.when(exists, lambda r=r, c=c: e.store(value(k0, r, c), buf, ib.add(ib.mul(r, cols), c), acc_t))
+
+    def a_value(self, k0, r, c) -> SSAValue:
+        ib, e = self.low.ib, self.low.emit
+        m, k = ib.add(self.m0, r), ib.add(k0, c)
+        exists, load = self.low.a_element(m, k)
+        inside = e.and_(e.and_(self.below(m, self.m_size, self.bm), self.below(k, self.k_size, self.bk)), exists)
+        return e.guarded(inside, load, lambda: self.zero)
+
+    def b_value(self, k0, r, c) -> SSAValue:
+        ib, e, low = self.low.ib, self.low.emit, self.low
+        if low.b_piece is not None:  # the pieces tile N exactly: no column is outside
+            k = ib.add(k0, r)
+            exists, load = low.b_piece(k, c)
+            return e.guarded(e.and_(self.below(k, self.k_size, self.bk), exists), load, lambda: self.zero)
+        k, n = ib.add(k0, r), ib.add(self.n0, c)
+        exists, load = low.b_element(k, n)
+        inside = e.and_(e.and_(self.below(k, self.k_size, self.bk), self.below(n, self.n_size, self.bn)), exists)
+        return e.guarded(inside, load, lambda: self.zero)
+
+    def vectors(self, tile: SSAValue, first: Index) -> list[SSAValue]:
+        op = gpu.LoadVectorOp(tile, [self.low.ib.ssa(first)], 4)
+        self.low.cursor.insert(op)
+        return list(op.values)
+
+    def stage_tiles(self, k0) -> None:
+        """Stage the k-step's A and B tiles (A transposed with vector fragments)."""
+        ib, e, low = self.low.ib, self.low.emit, self.low
+        bm, bn, bk, lda = self.bm, self.bn, self.bk, self.lda
+        a_elements, b_elements = self.positions(bm, bk), self.positions(bk, bn)
+        if self.vector:  # A transposed: k-major, rows `lda` apart
+            for r, c, exists in a_elements:
+                e.when(exists, lambda r=r, c=c: e.store(self.a_value(k0, r, c), self.a_tile,
+                                                        ib.add(ib.mul(c, lda), r), self.acc_t))
+        else:
+            self.stage(k0, self.a_tile, bk, a_elements, self.a_value)
+        low.b_sources(self.n0, bn, lambda: self.stage(k0, self.b_tile, bn, b_elements, self.b_value))
+
+    def k_step(self, k0, accs):
+        """One k-step: stage the tiles, then the bk unrolled micro-tile products."""
+        ib, e, sb = self.low.ib, self.low.emit, self.low.sb
+        self.stage_tiles(k0)
+        self.low.cursor.insert(gpu.BarrierOp())
+        accs = list(accs)
+        lda, bk, bn, tn = self.lda, self.bk, self.bn, self.tn
+        for kk in range(bk):
+            if self.vector:
+                xs = [x for r in self.rows[::4] for x in self.vectors(self.a_tile, ib.add(r, kk * lda))]
+                ys = [y for c in self.cols[::4] for y in self.vectors(self.b_tile, ib.add(c, kk * bn))]
+            else:
+                xs = [e.load(self.a_tile, ib.add(ib.mul(r, bk), kk)) for r in self.rows]
+                ys = [e.load(self.b_tile, ib.add(c, kk * bn)) for c in self.cols]
+            for i, x in enumerate(xs):
+                for j, y in enumerate(ys):
+                    accs[i * tn + j] = sb.multiply_add(x, y, accs[i * tn + j])
+        self.low.cursor.insert(gpu.BarrierOp())
+        return accs
 
 
 def folds_batch(dot: graph.DotOp, ops: Sequence[Operation]) -> bool:

@@ -44,6 +44,7 @@ The epilogue passes each accumulator through the kernel's fused elementwise cons
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from math import gcd
 
 from xdsl.dialects import arith, memref
@@ -97,13 +98,63 @@ def async_operand(math: GemmMath, row_length: int | None) -> bool:
     return row_length is not None and row_length > 0 and row_length % chunk_elements(math) == 0
 
 
+@dataclass(frozen=True)
+class MmaTile:
+    """What the stages of one block's tensor-core tile share (`MmaGemmLowering.tile_frame`):
+    the tile (bm x bn x bk) and warp tile (wm x wn), the problem's sizes and the
+    block's k range, the thread's lane and warp tile origin, the block's origin, the
+    shared tiles, and the lanes' fragment offsets."""
+
+    bm: int
+    bn: int
+    bk: int
+    wm: int
+    wn: int
+    m_size: Index
+    n_size: Index
+    k_size: Index
+    k_lo: Index
+    k_hi: Index
+    tid: SSAValue
+    lane: Index
+    wrow: Index
+    wcol: Index
+    m0: Index
+    n0: Index
+    a_tile: SSAValue
+    b_tile: SSAValue
+    zero: SSAValue
+    pipelined: bool
+    a_lanes: dict
+    b_lanes: dict
+
+
 class MmaGemmLowering(GemmLowering):
     """`GemmLowering`'s problem (a dot's matrices, batch on grid z) on the tensor cores."""
 
     def body(self) -> None:
-        ib, e, sb = self.ib, self.emit, self.sb
+        """The block's tile: its frame (`tile_frame`), the k-loop of staged steps
+        (`pipelined_k_step` or `sync_k_step`, each ending in `mma_step`), then the
+        accumulators through the epilogue (`fragment_elements`)."""
+        e = self.emit
         (g,) = self.k.groups()
         self.root = product_root(g)
+        t = self.tile_frame()
+        k_step = self.pipelined_k_step(t) if t.pipelined else self.sync_k_step(t)
+        split = self.split
+        inits = [t.zero] * ((t.wm // 16) * (t.wn // 8) * 4)
+        accs = e.for_loop(0, t.k_size, t.bk, inits, k_step) if split is None else \
+            split.k_loop(e, t.k_size, t.bk, inits, k_step)
+        if t.pipelined:
+            self.cursor.insert(gpu.CpAsyncWaitGroupOp(0))  # no copy outlives the kernel
+        m_size, n_size, bm, bn = t.m_size, t.n_size, t.bm, t.bn
+        self.store_tile(t.tid, accs, self.fragment_elements(t),
+                        lambda r, c: e.and_(self.below(r, m_size, bm), self.below(c, n_size, bn)), bm, bn)
+
+    def tile_frame(self) -> MmaTile:
+        """The block's tile and the thread's place in it (split ticket, problem sizes,
+        warp tile, lane fragment offsets), in the order the kernel computes them."""
+        ib, sb = self.ib, self.sb
         p = self.k.params
         assert isinstance(p, GemmParamsAttr) and p.tensor_cores
         self.math = p.math
@@ -125,89 +176,105 @@ class MmaGemmLowering(GemmLowering):
         pipelined = self.pipelined(k_size)
         # a tile's chunks in the first k-step, when none can leave the operand (`copy_tile`)
         self._first_chunks: dict[SSAValue, list[tuple[Index, Index]]] = {}
-        n_acc = (wm // 16) * (wn // 8) * 4
-
         # each lane's fragment offsets, computed once before the k-loop: within a step a
         # fragment lies a constant number of rows from one of them (`lane_offsets`)
         a_lanes, b_lanes = self.lane_offsets(bk, bn, wrow, wcol, lane, wn)
+        return MmaTile(bm, bn, bk, wm, wn, m_size, n_size, k_size, k_lo, k_hi, tid, lane, wrow, wcol, m0, n0,
+                       a_tile, b_tile, zero, pipelined, a_lanes, b_lanes)
 
-        def compute(stage: Index, accs: list[SSAValue]) -> list[SSAValue]:
-            a_base, b_base = ib.mul(stage, bm * bk), ib.mul(stage, bk * bn)
-            # this step's bases: a stage's offset added once per lane offset
-            a_at = {key: ib.add(a_base, off) for key, off in a_lanes.items()}
-            b_at = {key: ib.add(b_base, off) for key, off in b_lanes.items()}
-            accs = list(accs)
-            for kk in range(0, bk, 16):
-                a_frags = [self.a_fragment(a_tile, a_at, bk, i * 16, kk) for i in range(wm // 16)]
-                b_frags = [f for j in range(wn // 16) for f in self.b_fragments(b_tile, b_at, bn, kk, j)]
-                for i, a in enumerate(a_frags):
-                    for j, b in enumerate(b_frags):
-                        for a_part, b_part in self.k_parts(a, b):
-                            at = (i * (wn // 8) + j) * 4
-                            op = gpu.MmaSyncOp(_MMA_TYPE[self.math], a_part, b_part, accs[at:at + 4])
-                            self.cursor.insert(op)
-                            accs[at:at + 4] = list(op.d)
-            return accs
+    def mma_step(self, t: MmaTile, stage: Index, accs: list[SSAValue]) -> list[SSAValue]:
+        """The warp tile's `mma.sync`s over the k-step held in `stage` of the tiles."""
+        ib, bm, bn, bk, wm, wn = self.ib, t.bm, t.bn, t.bk, t.wm, t.wn
+        a_base, b_base = ib.mul(stage, bm * bk), ib.mul(stage, bk * bn)
+        # this step's bases: a stage's offset added once per lane offset
+        a_at = {key: ib.add(a_base, off) for key, off in t.a_lanes.items()}
+        b_at = {key: ib.add(b_base, off) for key, off in t.b_lanes.items()}
+        accs = list(accs)
+        for kk in range(0, bk, 16):
+            a_frags = [self.a_fragment(t.a_tile, a_at, bk, i * 16, kk) for i in range(wm // 16)]
+            b_frags = [f for j in range(wn // 16) for f in self.b_fragments(t.b_tile, b_at, bn, kk, j)]
+            for i, a in enumerate(a_frags):
+                for j, b in enumerate(b_frags):
+                    for a_part, b_part in self.k_parts(a, b):
+                        at = (i * (wn // 8) + j) * 4
+                        op = gpu.MmaSyncOp(_MMA_TYPE[self.math], a_part, b_part, accs[at:at + 4])
+                        self.cursor.insert(op)
+                        accs[at:at + 4] = list(op.d)
+        return accs
 
-        if pipelined:
-            # the tiles hold `stages` k-steps: stages - 1 are in flight while one computes
-            a_type = a_tile.type
-            assert isinstance(a_type, MemRefType)
-            stages = max(STAGES, a_type.element_count() // (bm * bk))
-            # k-steps first_step .. steps - 1 (a split kernel's slice); step s in stage s mod stages
-            first_step, steps = ib.div(k_lo, bk), ib.ceildiv(k_hi, bk)
-            if split is not None:
-                # a slice starts at a k-step known only at run time: its chunks' offsets
-                # at k-step 0, computed here, serve every step (`copy_tile`)
-                self.issue(a_tile, b_tile, 0, 0, m0, n0, m_size, n_size, k_size, bm, bn, bk, plan=True)
-            for first in range(stages - 1):
-                def prologue(first=first) -> None:
-                    step = ib.add(first_step, first)
-                    self.issue(a_tile, b_tile, ib.rem(step, stages), ib.mul(step, bk), m0, n0, m_size, n_size,
-                               k_size, bm, bn, bk)
+    def pipelined_k_step(self, t: MmaTile) -> Callable[[SSAValue, list[SSAValue]], list[SSAValue]]:
+        """Issue the copies of the first `stages - 1` k-steps; the k-step then waits
+        for its stage, issues the copies `stages - 1` steps ahead and computes."""
+        ib, e, split = self.ib, self.emit, self.split
+        a_tile, b_tile, bm, bn, bk = t.a_tile, t.b_tile, t.bm, t.bn, t.bk
+        m0, n0, m_size, n_size, k_size = t.m0, t.n0, t.m_size, t.n_size, t.k_size
+        # the tiles hold `stages` k-steps: stages - 1 are in flight while one computes
+        a_type = a_tile.type
+        assert isinstance(a_type, MemRefType)
+        stages = max(STAGES, a_type.element_count() // (bm * bk))
+        # k-steps first_step .. steps - 1 (a split kernel's slice); step s in stage s mod stages
+        first_step, steps = ib.div(t.k_lo, bk), ib.ceildiv(t.k_hi, bk)
+        if split is not None:
+            # a slice starts at a k-step known only at run time: its chunks' offsets
+            # at k-step 0, computed here, serve every step (`copy_tile`)
+            self.issue(a_tile, b_tile, 0, 0, m0, n0, m_size, n_size, k_size, bm, bn, bk, plan=True)
+        for first in range(stages - 1):
+            def prologue(first=first) -> None:
+                step = ib.add(first_step, first)
+                self.issue(a_tile, b_tile, ib.rem(step, stages), ib.mul(step, bk), m0, n0, m_size, n_size,
+                           k_size, bm, bn, bk)
 
-                e.when(True if first == 0 and split is None else ib.lt(ib.add(first_step, first), steps), prologue)
-                self.cursor.insert(gpu.CpAsyncCommitGroupOp())
+            e.when(True if first == 0 and split is None else ib.lt(ib.add(first_step, first), steps), prologue)
+            self.cursor.insert(gpu.CpAsyncCommitGroupOp())
 
-            def k_step(k0: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
-                step = ib.div(k0, bk)
-                stage = ib.rem(step, stages)
-                # groups of steps up to this one are done (the stages - 2 newest may be
-                # in flight); the barrier makes them visible and ends every warp's
-                # reads of the previous step's stage, which the next copies refill
-                self.cursor.insert(gpu.CpAsyncWaitGroupOp(stages - 2))
-                self.cursor.insert(gpu.BarrierOp())
-                nxt = ib.add(step, stages - 1)
-                e.when(ib.lt(nxt, steps), lambda: self.issue(a_tile, b_tile, ib.rem(nxt, stages), ib.mul(nxt, bk),
-                                                             m0, n0, m_size, n_size, k_size, bm, bn, bk))
-                self.cursor.insert(gpu.CpAsyncCommitGroupOp())  # (empty past the last step: counts stay aligned)
-                return compute(stage, accs)
-        else:
-            self.hoist_a_rows(lambda: [(ib.add(m0, r), e.and_(exists, self.below(ib.add(m0, r), m_size, bm)))
-                                       for r, _, exists in self.sync_positions(bm, bk)])
+        def k_step(k0: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
+            step = ib.div(k0, bk)
+            stage = ib.rem(step, stages)
+            # groups of steps up to this one are done (the stages - 2 newest may be
+            # in flight); the barrier makes them visible and ends every warp's
+            # reads of the previous step's stage, which the next copies refill
+            self.cursor.insert(gpu.CpAsyncWaitGroupOp(stages - 2))
+            self.cursor.insert(gpu.BarrierOp())
+            nxt = ib.add(step, stages - 1)
+            e.when(ib.lt(nxt, steps), lambda: self.issue(a_tile, b_tile, ib.rem(nxt, stages), ib.mul(nxt, bk),
+                                                         m0, n0, m_size, n_size, k_size, bm, bn, bk))
+            self.cursor.insert(gpu.CpAsyncCommitGroupOp())  # (empty past the last step: counts stay aligned)
+            return self.mma_step(t, stage, accs)
 
-            def k_step(k0: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
-                self.stage_sync(a_tile, b_tile, k0, m0, n0, m_size, n_size, k_size, bm, bn, bk)
-                self.cursor.insert(gpu.BarrierOp())
-                out = compute(0, accs)
-                self.cursor.insert(gpu.BarrierOp())
-                return out
+        return k_step
 
-        inits = [zero] * n_acc
-        accs = e.for_loop(0, k_size, bk, inits, k_step) if split is None else split.k_loop(e, k_size, bk, inits, k_step)
-        if pipelined:
-            self.cursor.insert(gpu.CpAsyncWaitGroupOp(0))  # no copy outlives the kernel
+    def sync_k_step(self, t: MmaTile) -> Callable[[SSAValue, list[SSAValue]], list[SSAValue]]:
+        """Without cp.async: the k-step stages its tiles, synchronises, computes."""
+        ib, e = self.ib, self.emit
+        m0, bm, bk, m_size = t.m0, t.bm, t.bk, t.m_size
+        self.hoist_a_rows(lambda: [(ib.add(m0, r), e.and_(exists, self.below(ib.add(m0, r), m_size, bm)))
+                                   for r, _, exists in self.sync_positions(bm, bk)])
+
+        def k_step(k0: SSAValue, accs: list[SSAValue]) -> list[SSAValue]:
+            self.stage_sync(t.a_tile, t.b_tile, k0, m0, t.n0, m_size, t.n_size, t.k_size, bm, t.bn, bk)
+            self.cursor.insert(gpu.BarrierOp())
+            out = self.mma_step(t, 0, accs)
+            self.cursor.insert(gpu.BarrierOp())
+            return out
+
+        return k_step
+
+    def fragment_elements(self, t: MmaTile) -> list[tuple[Index, Index, Index, Index]]:
+        """The product element (and place in the block's tile) of each accumulator:
+        accumulator el of mma tile (i, j) is row g + 8 (el >> 1), column 2t + (el & 1)
+        of its 16 x 8 tile, for lane 4g + t."""
+        ib, m0, n0, lane = self.ib, t.m0, t.n0, t.lane
         g_row, t_col = ib.div(lane, 4), ib.mul(ib.rem(lane, 4), 2)
-        elements = []
-        for i in range(wm // 16):
-            for j in range(wn // 8):
+        elements: list[tuple[Index, Index, Index, Index]] = []
+        for i in range(t.wm // 16):
+            for j in range(t.wn // 8):
                 for el in range(4):
-                    r = ib.add(ib.add(m0, ib.add(wrow, i * 16 + 8 * (el >> 1))), g_row)
-                    c = ib.add(ib.add(n0, ib.add(wcol, j * 8 + (el & 1))), t_col)
+                    r = ib.add(ib.add(m0, ib.add(t.wrow, i * 16 + 8 * (el >> 1))), g_row)
+                    c = ib.add(ib.add(n0, ib.add(t.wcol, j * 8 + (el & 1))), t_col)
                     # a split kernel's slices also need the place in the block's tile
-                    elements.append((r, c, *((0, 0) if split is None else (ib.sub(r, m0), ib.sub(c, n0)))))
-        self.store_tile(tid, accs, elements,
-                        lambda r, c: e.and_(self.below(r, m_size, bm), self.below(c, n_size, bn)), bm, bn)
+                    tr, tc = (0, 0) if self.split is None else (ib.sub(r, m0), ib.sub(c, n0))
+                    elements.append((r, c, tr, tc))
+        return elements
 
     # -- shared tiles ----------------------------------------------------------------
 

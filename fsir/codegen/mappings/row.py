@@ -236,6 +236,17 @@ def _yielded(g) -> SSAValue:
     return g.yielded()[0]
 
 
+def _group_row(g, v: SSAValue) -> tuple[int | None, list[SSAValue]]:
+    """A group's row length (None: `?`) and the values its row's elements start from:
+    a reduction's input, else the group's results."""
+    owner = v.owner
+    if isinstance(owner, graph.ReduceOp):
+        src = shape_of(owner.input.type)
+        return _prod([src[d] for d in int_values(owner.dims)]), [owner.input]
+    rd = g.row_dims()
+    return _prod([n for d, n in enumerate(shape_of(v.type)) if d not in rd]), [inner_value(r) for r in g.results]
+
+
 def _prod(dims) -> int | None:
     return None if DYN in dims else math.prod(dims)
 
@@ -291,17 +302,8 @@ class RowMapping(Mapping):
         out_bytes = 0
         for g in groups:
             v = _yielded(g)
-            owner = v.owner
-            is_reduce = isinstance(owner, graph.ReduceOp)
-            if is_reduce:
-                src = shape_of(owner.input.type)
-                length = _prod([src[d] for d in int_values(owner.dims)])
-                start = [owner.input]
-            else:
-                shape = shape_of(v.type)
-                rd = g.row_dims()
-                length = _prod([n for d, n in enumerate(shape) if d not in rd])
-                start = [inner_value(r) for r in g.results]
+            is_reduce = isinstance(v.owner, graph.ReduceOp)
+            length, start = _group_row(g, v)
             per_step["alu"] += 6
             if not cached:
                 loaded, seen = set(), set()
