@@ -17,6 +17,7 @@ optionally checking the outputs against the reference on a full simulation
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import functools
 import os
 import traceback
@@ -355,5 +356,7 @@ class PoolMeasurer:
             # only the processes this pool started, by their ids
             for p in list(getattr(pool, "_processes", {}).values()):
                 if p.is_alive():
-                    os.kill(p.pid, 9)
+                    # a worker may exit between the check and the kill (the crashing one)
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(p.pid, 9)
         pool.shutdown(wait=not kill, cancel_futures=True)
