@@ -498,6 +498,33 @@ def tensor_math(m: AttentionMatch, precision: str) -> GemmMath | None:
     return math if dk % (8 if math == GemmMath.TF32 else 16) == 0 and dv % 8 == 0 else None
 
 
+def _operand_regs(tf32: bool, regs: int) -> Counter[str]:
+    """Making `regs` operand registers from f32 values: a tf32 rounding each, or two
+    conversions to f16 / bf16, their widenings to 32 bits (conversions too) and the
+    moves, shift and or packing them (`operand_registers`)."""
+    if tf32:
+        return Counter({cls: n * regs for cls, n in TF32_ROUNDING_MIX.items()})
+    return Counter({"sfu": 4 * regs, "int": 4 * regs})
+
+
+def _mma_traffic(s: Summary, k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, inputs: set[SSAValue]) -> None:
+    """The tensor-core schedule's global traffic per thread: the block's Q rows, every
+    key tile's K and V (and mask), its output rows; and its longest straight run of loads."""
+    bq, bk, threads = p.block_q, p.block_k, p.threads
+    sq, sk, dk, dv = m.sizes
+    tiles = -(-sk // bk)
+    elem_q, elem_k, elem_v, elem_o = (element_bytes_of(v) for v in (m.qk.lhs, m.qk.rhs, m.pv.rhs, m.pv.result))
+    mask = sum(element_bytes_of(v) for v in loaded_inputs(m.scores, inputs)
+               if v not in loaded_inputs(m.qk.result, inputs))
+    block_bytes = (bq * dk * elem_q + sk * (dk * elem_k + dv * elem_v) + bq * tiles * bk * mask
+                   + min(bq, sq) * dv * elem_o)
+    s.global_bytes = round(block_bytes / threads)
+    s.distinct_bytes = distinct_bytes([*k.operands, *k.results])
+    # a straight run of loads (`latency.bytes_in_flight`): a step of a staging loop
+    s.bytes_in_flight = max(staging_unroll(n // threads) * elem
+                            for n, elem in ((bq * dk, elem_q), (bk * dk, elem_k), (bk * dv, elem_v)))
+
+
 def mma_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: GpuSpec) -> Summary:
     """A thread's work in the tensor-core schedule (`AttentionLowering.mma_schedule`):
     its share of staging Q, and Q's A fragments once when they stay in registers
@@ -526,12 +553,7 @@ def mma_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: Gp
     exp = EXP_MIX
 
     def operand_regs(regs: int) -> Counter[str]:
-        """Making `regs` operand registers from f32 values: a tf32 rounding each, or two
-        conversions to f16 / bf16, their widenings to 32 bits (conversions too) and the
-        moves, shift and or packing them (`operand_registers`)."""
-        if tf32:
-            return Counter({cls: n * regs for cls, n in TF32_ROUNDING_MIX.items()})
-        return Counter({"sfu": 4 * regs, "int": 4 * regs})
+        return _operand_regs(tf32, regs)
 
     tile: Counter[str] = Counter()
     valid = sk / (tiles * bk)  # of the staged keys: the rest are zeros, not loaded
@@ -575,17 +597,7 @@ def mma_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: Gp
     # the O accumulators, the Q fragments, a tile's scores and probabilities, addresses
     s.registers = min(255, 32 + 4 * dt + 4 * ks + 8 * nt)
     s.shared_bytes = k.shared_bytes()
-    elem_q, elem_k, elem_v, elem_o = (element_bytes_of(v) for v in (m.qk.lhs, m.qk.rhs, m.pv.rhs, m.pv.result))
-    mask = sum(element_bytes_of(v) for v in loaded_inputs(m.scores, inputs)
-               if v not in loaded_inputs(m.qk.result, inputs))
-    sq = m.sizes[0]
-    block_bytes = (bq * dk * elem_q + sk * (dk * elem_k + dv * elem_v) + bq * tiles * bk * mask
-                   + min(bq, sq) * dv * elem_o)
-    s.global_bytes = round(block_bytes / threads)
-    s.distinct_bytes = distinct_bytes([*k.operands, *k.results])
-    # a straight run of loads (`latency.bytes_in_flight`): a step of a staging loop
-    s.bytes_in_flight = max(staging_unroll(n // threads) * elem
-                            for n, elem in ((bq * dk, elem_q), (bk * dk, elem_k), (bk * dv, elem_v)))
+    _mma_traffic(s, k, m, p, inputs)
     softmax = (chain_cycles(chain, cpi) + 2 * chain_cycles(exp, cpi) + 2 * (cpi["shuffle"] + cpi["alu"])
                + 6 * cpi["alu"])
     s.ilp_cycles = (tiles * (mma_step_cycles(tile, ks, mma_fmas, precision, True, spec) + stage + softmax)
