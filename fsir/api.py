@@ -233,12 +233,8 @@ def compile(source: str | bytes | os.PathLike[str] | ModuleOp, *, fusion: str = 
         kwargs = dict(options, fusion=fusion, arch=arch, cache=cache,
                       tuning_log=None if tuning_log is None else os.fspath(tuning_log))
         return BackgroundExecutable.start(load(source, frontend), kwargs, settings)
-    if "tile_sync" in options:
-        from fsir.codegen.tile_sync import parse_tile_sync
-
-        options["tile_sync"] = parse_tile_sync(options["tile_sync"])
     store = None if cache is False else kernel_cache.KernelCache.from_environment(force=bool(cache))
-    opts = PipelineOptions(fusion=fusion, arch=arch, **options)
+    opts = PipelineOptions.parse(fusion=fusion, arch=arch, **options)
     with collecting() as counts, kernel_cache.active(store), _tuned(tuning_log, opts):
         exe = _compile(load(source, frontend), opts, plans)
     return replace(exe, compile_stats=counts.result())
@@ -258,7 +254,8 @@ def _compile(module: ModuleOp, opts: PipelineOptions, plans: PlanCache | None) -
     if plans is None:
         return _lower_from(module, module, opts)
     stitched = lower(module, opts, until=FUSION_STAGE)
-    key = (plan_text(stitched), replace(opts, fusion=""))
+    # the fusion mode made the plan; equal plans lower alike whichever mode made them
+    key = (plan_text(stitched), tuple(kv for kv in opts.key() if kv[0] != "fusion"))
     if key not in plans.executables:
         plans.executables[key] = _lower_from(module, stitched, opts, after=FUSION_STAGE)
     return replace(plans.executables[key], source=module, options=opts)
@@ -274,7 +271,7 @@ class PlanCache:
     whose plans are equal (one-op models, say) share one lowering, and executables
     compiled from the same plan share their lowered `module`."""
 
-    executables: dict[tuple[str, PipelineOptions], Executable] = field(default_factory=dict)
+    executables: dict[tuple[str, tuple], Executable] = field(default_factory=dict)
 
 
 def plan_text(stitched: ModuleOp) -> str:

@@ -18,11 +18,11 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fsir import registry
+from fsir.codegen.options import DEFAULT, PipelineOptions
 from fsir.errors import UserError
 
 if TYPE_CHECKING:
@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
     from xdsl.passes import ModulePass
 
-    from fsir.codegen.tile_sync import TileSyncChoice
 
 StageCallback = Callable[[str, float, "ModuleOp"], None]
 """Called as `on_stage(stage, seconds, module)` after each stage (module: the IR after it)."""
@@ -38,42 +37,6 @@ StageCallback = Callable[[str, float, "ModuleOp"], None]
 PTX_STAGE = "ptx"
 
 
-@dataclass(frozen=True)
-class PipelineOptions:
-    """How a graph module is compiled. Each field is an option of one pass or of the
-    PTX target; the defaults equal the passes' own, so `fs-opt -p` with no options
-    compiles the same way.
-
-    fusion: fusion-explore mode: stitch (FusionStitching), xla (XLA-style rules),
-        none (one kernel per op).
-    gpu: the GPU the explorer's and the code generator's cost models assume (H100, A100,
-        V100, T4).
-    rows, registers, subroots, vector, gemm: stitch-codegen's choices (auto: the
-        latency-evaluator's); see `fs-opt --help`.
-    precision: what f32 GEMMs compute in: fp32 (exact FMAs) or tf32 (tensor cores,
-        operands rounded to tf32); f16/bf16 GEMMs always use the tensor cores.
-    traffic_slack: the fraction of a GEMM's time stitch-codegen may trade for fewer
-        requested global bytes (0: the fastest configuration).
-    arch: the PTX target architecture (sm_80, sm_90).
-    tile_sync: None (off, the default), a `SyncPolicy` or "auto": dependent kernels as
-        cuSync pipelines synchronised tile by tile by the `tile-sync` pass (text such as
-        "row" is parsed once at the API/CLI boundary, `parse_tile_sync`).
-    """
-
-    fusion: str = "stitch"
-    gpu: str = "H100"
-    rows: str = "auto"
-    registers: str = "auto"
-    subroots: str = "auto"
-    vector: str | int = "auto"
-    gemm: str = "auto"
-    precision: str = "fp32"
-    traffic_slack: float = 0.0
-    arch: str = "sm_80"
-    tile_sync: TileSyncChoice = None
-
-
-DEFAULT = PipelineOptions()
 
 
 def passes(options: PipelineOptions = DEFAULT) -> list[ModulePass]:
@@ -87,10 +50,8 @@ def passes(options: PipelineOptions = DEFAULT) -> list[ModulePass]:
     sync = [] if options.tile_sync is None else [TileSyncPass(policy=str(options.tile_sync), gpu=options.gpu)]
     return [
         ProveGatherBoundsPass(),
-        FusionExplorePass(mode=options.fusion, gpu=options.gpu),
-        StitchCodegenPass(rows=options.rows, gpu=options.gpu, registers=options.registers,
-                          subroots=options.subroots, vector=options.vector, gemm=options.gemm,
-                          precision=options.precision, traffic_slack=options.traffic_slack),
+        FusionExplorePass(mode=str(options.fusion), gpu=options.gpu),
+        StitchCodegenPass.from_options(options),
         *sync,
         ScheduleToGpuPass(),
     ]

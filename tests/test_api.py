@@ -180,7 +180,7 @@ def test_invalid_ir_has_a_location():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"fusion": "greedy"}, "fusion-explore: unknown mode 'greedy'"),
+    ({"fusion": "greedy"}, "fusion-explore: mode=greedy"),
     ({"vector": 3}, "stitch-codegen: vector=3"),
     ({"frontend": "tflite"}, "unknown input format 'tflite'"),
     ({"tile": 4}, r"unknown compile option\(s\) tile"),

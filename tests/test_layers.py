@@ -217,3 +217,13 @@ def test_import_linter_keeps_the_contract():
     from importlinter import cli
 
     assert cli.lint_imports(config_filename=str(ROOT / "pyproject.toml")) == 0
+
+
+def test_the_architecture_doc_states_the_contract():
+    """docs/architecture.md's table of floors is the contract, floor by floor."""
+    import re
+
+    doc = (ROOT / "docs" / "architecture.md").read_text()
+    rows = re.findall(r"^\| (\d+) \| ([^|]+) \|", doc, re.M)
+    stated = {f"fsir.{name}": int(floor) for floor, names in rows for name in re.findall(r"`(\w+)`", names)}
+    assert stated == floors()

@@ -22,7 +22,7 @@ from fsir.analysis.values import reads_operands_from_memory
 from fsir.codegen.mappings import MAPPINGS, mapping_for
 from fsir.codegen.mappings.row import RowMapping
 from fsir.dialects import graph
-from fsir.dialects.schedule import Mapping
+from fsir.dialects.schedule import LoopParamsAttr, RowParamsAttr
 
 
 def can_generate(ops: Sequence[Operation]) -> str | None:
@@ -53,7 +53,7 @@ def can_extend(row_shape: tuple[int, ...] | None, op: Operation, escapes: bool):
     escapes, reads no reduction (a packed part). `row_shape` and `escapes` no longer
     matter since codegen packs such outputs; they stay in the signature so a stricter
     code generator can use them."""
-    if not isinstance(op, graph.GraphOp) or mapping_for([op]) is not MAPPINGS[Mapping.LOOP]:
+    if not isinstance(op, graph.GraphOp) or mapping_for([op]) is not MAPPINGS[LoopParamsAttr]:
         return NotImplemented
     if any(reads_operands_from_memory(u.operation) for r in op.results for u in r.uses):
         return NotImplemented  # the window reduction it feeds may be in the set
@@ -64,7 +64,7 @@ def can_pack(row_shape_a: tuple[int, ...] | None, row_shape_b: tuple[int, ...] |
     """`can_generate(a + b)`, in O(1), for two sets without dots that `can_generate`
     accepts and that have no path between them (kernel packing); the arguments are
     their reductions' row shapes (None: no reduction). See `RowMapping.pack`."""
-    row = MAPPINGS[Mapping.ROW]
+    row = MAPPINGS[RowParamsAttr]
     assert isinstance(row, RowMapping)
     return row.pack(row_shape_a, row_shape_b)
 

@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import FloatAttr, IntegerAttr
 from xdsl.ir import Block, Operation, SSAValue
 
 from fsir.codegen.kernel_plans import Plan, plans_of
+from fsir.codegen.options import PipelineOptions
 from fsir.codegen.stitch_codegen import FusionCodegen
 from fsir.dialects import graph
 from fsir.dialects.schedule import KernelOp
@@ -48,6 +49,7 @@ class CodegenLatency:
 
     def __init__(self, gpu: str = "H100", fallback: Callable[[Kernel], float] | None = None):
         self.gpu = gpu
+        self.options = PipelineOptions(gpu=gpu)  # the explorer scores kernels as stitch-codegen builds them by default
         self.spec = gpu_spec(gpu)
         self.fallback = fallback
         self.times: dict[frozenset[Operation], float] = {}
@@ -78,7 +80,7 @@ class CodegenLatency:
         block, copies = scratch_copy(ops)
         kept = False
         try:
-            ctx = FusionCodegen(make_fusion(copies), "plan_kernel", gpu=self.gpu)
+            ctx = FusionCodegen(make_fusion(copies), "plan_kernel", self.options)
             signature = ctx.signature()
             if signature in self.by_signature:  # an equal kernel elsewhere (a repeated layer)
                 return self.by_signature[signature]

@@ -22,9 +22,7 @@ from xdsl.passes import ModulePass
 from fsir.codegen.kernel_plans import plans_of
 from fsir.codegen.mappings import forget_trials, mapping_for, trial_lower
 from fsir.codegen.mappings.base import FusionContext, fusion_scope
-from fsir.codegen.mappings.gemm import GemmConfig
-from fsir.codegen.mappings.gemm_tc import PRECISIONS
-from fsir.codegen.mappings.row_configs import ROW_SCHEDULES, SUBROOT_MODES
+from fsir.codegen.options import DEFAULT, PipelineOptions
 from fsir.dialects import graph
 from fsir.dialects.schedule import KernelOp
 from fsir.dialects.stitch import FusionOp, fuse_leftover_constants, is_free, make_fusion
@@ -34,25 +32,15 @@ from fsir.stats import count as tally
 
 
 class FusionCodegen(FusionContext):
-    """Builds the schedule.kernel of one fusion (the options as `StitchCodegenPass`'s)."""
-
-    def __init__(self, fusion: FusionOp, name: str, row_schedule: str = "auto", gpu: str = "H100",
-                 registers: bool = True, subroots: str = "auto", vector: int | None = None,
-                 gemm: GemmConfig | None = None, precision: str = "fp32", traffic_slack: float = 0.0):
-        if row_schedule not in ("auto", *ROW_SCHEDULES):
-            raise UserError(f"stitch-codegen: unknown row schedule '{row_schedule}' "
-                            f"(expected auto, {', '.join(ROW_SCHEDULES)})")
-        super().__init__(fusion, name, row_schedule, gpu, registers, subroots, vector, gemm, precision, traffic_slack)
+    """Builds the schedule.kernel of one fusion (with `PipelineOptions`, `StitchCodegenPass`'s)."""
 
     def build(self) -> KernelOp:
         with fusion_scope(self):  # (the tuner's `CONFIG_HOOK` sees which fusion it is)
             return mapping_for(self.ops).build(self)
 
 
-def codegen_function(f: func.FuncOp, row_schedule: str = "auto", gpu: str = "H100", registers: bool = True,
-                     subroots: str = "auto", vector: int | None = None, gemm: GemmConfig | None = None,
-                     planned: dict[tuple, KernelOp] | None = None, precision: str = "fp32",
-                     traffic_slack: float = 0.0) -> None:
+def codegen_function(f: func.FuncOp, options: PipelineOptions = DEFAULT,
+                     planned: dict[tuple, KernelOp] | None = None) -> None:
     """Every fusion of `f` (and every op left outside one) becomes a schedule.kernel.
     `planned` maps fusion signatures to kernels already chosen (by the pass, for the
     whole module): a fusion equal to an earlier one up to names (a model's repeated
@@ -70,12 +58,11 @@ def codegen_function(f: func.FuncOp, row_schedule: str = "auto", gpu: str = "H10
         if op.name.startswith("graph.") and not is_free(op) and not isinstance(op, graph.ConstantOp):
             make_fusion([op])
     fuse_leftover_constants(f)
-    options = (row_schedule, gpu, registers, subroots, vector, gemm, precision, traffic_slack)
     index = 0
     pending = [op for op in f.body.block.ops if isinstance(op, FusionOp)]
     while pending:
         fusion = pending.pop(0)
-        ctx = FusionCodegen(fusion, f"{f.sym_name.data}_k{index}", *options)
+        ctx = FusionCodegen(fusion, f"{f.sym_name.data}_k{index}", options)
         key = ctx.signature()
         fresh = key not in planned
         kernel = _kernel_of(ctx, fusion, key, planned)
@@ -206,22 +193,22 @@ class StitchCodegenPass(ModulePass):
     precision: str = "fp32"
     traffic_slack: float | int = 0.0
 
+    def options(self) -> PipelineOptions:
+        """The pass's text options, parsed as `fsir.compile`'s are."""
+        return PipelineOptions.parse(rows=self.rows, gpu=self.gpu, registers=self.registers, subroots=self.subroots,
+                               vector=self.vector, gemm=self.gemm, precision=self.precision,
+                               traffic_slack=self.traffic_slack)
+
+    @classmethod
+    def from_options(cls, options: PipelineOptions) -> StitchCodegenPass:
+        return cls(rows=str(options.rows), gpu=options.gpu, registers=str(options.registers),
+                   subroots=str(options.subroots), vector=str(options.vector), gemm=options.gemm_text,
+                   precision=str(options.precision), traffic_slack=options.traffic_slack)
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.registers not in ("auto", "off"):
-            raise UserError(f"stitch-codegen: registers={self.registers} (expected auto or off)")
-        if self.subroots not in SUBROOT_MODES:
-            raise UserError(f"stitch-codegen: subroots={self.subroots} (expected {', '.join(SUBROOT_MODES)})")
-        if str(self.vector) not in ("auto", "1", "2", "4"):
-            raise UserError(f"stitch-codegen: vector={self.vector} (expected auto, 1, 2 or 4)")
-        vector = None if str(self.vector) == "auto" else int(self.vector)
-        gemm = None if self.gemm == "auto" else GemmConfig.parse(self.gemm)
-        if self.precision not in PRECISIONS:
-            raise UserError(f"stitch-codegen: precision={self.precision} (expected {' or '.join(PRECISIONS)})")
-        if not 0 <= self.traffic_slack <= 1:
-            raise UserError(f"stitch-codegen: traffic_slack={self.traffic_slack} (expected a fraction from 0 to 1)")
+        options = self.options()
         planned: dict[tuple, KernelOp] = {}
         forget_trials()
         for f in list(op.walk()):
             if isinstance(f, func.FuncOp) and not f.is_declaration:
-                codegen_function(f, self.rows, self.gpu, self.registers == "auto", self.subroots, vector, gemm,
-                                 planned, self.precision, self.traffic_slack)
+                codegen_function(f, options, planned)

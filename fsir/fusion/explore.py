@@ -20,12 +20,12 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from fsir.codegen.options import FusionMode, parse_choice
 from fsir.dialects import graph
 from fsir.dialects.stitch import fuse_leftover_constants, is_free, make_fusion
-from fsir.errors import UserError
 from fsir.fusion.explorer import ExplorerOptions, explore_function, report_stream
 
-MODES = ("none", "xla", "stitch")
+MODES = tuple(str(m) for m in FusionMode)
 
 
 def erase_dead_graph_ops(f: func.FuncOp) -> None:
@@ -75,9 +75,7 @@ class FusionExplorePass(ExplorerOptions, ModulePass):
     report: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.mode not in MODES:
-            raise UserError(f"fusion-explore: unknown mode '{self.mode}' (expected one of: {', '.join(MODES)})")
-        if self.mode != "none":
+        if parse_choice("fusion", self.mode) is not FusionMode.NONE:
             for f in list(op.walk()):
                 if isinstance(f, func.FuncOp) and not f.is_declaration:
                     explore_function(f, self, report_stream() if self.report else None)

@@ -54,6 +54,7 @@ from xdsl.traits import IsTerminator
 
 from fsir.analysis.columns import fixed_column_patterns
 from fsir.codegen.capability import CodegenCapability
+from fsir.codegen.options import FusionMode
 from fsir.codegen.plan_latency import CodegenLatency
 from fsir.dialects import graph
 from fsir.dialects.stitch import make_fusion
@@ -71,7 +72,7 @@ from fsir.fusion.xla_rules import with_xla_rules
 from fsir.gpuspec import gpu_spec
 from fsir.stats import count as tally
 
-EXPLORER_MODES = ("stitch", "xla")
+EXPLORER_MODES = (FusionMode.STITCH, FusionMode.XLA)
 EVALUATORS = ("codegen", "simple")
 
 
@@ -151,7 +152,7 @@ def explore(block: Block, options: ExplorerOptions = ExplorerOptions(),
     gc.disable()
     work = Work()
     try:
-        if options.mode == "stitch" and options.horizontal and sibling_dots(block):
+        if options.mode == FusionMode.STITCH and options.horizontal and sibling_dots(block):
             ex = _explore_horizontal(block, options, capability, latency, work)
         else:
             ex = _explore_two_pass(block, options, capability, latency, work)
@@ -201,7 +202,7 @@ def _explore_two_pass(block: Block, options: ExplorerOptions, capability: Capabi
     region = block.parent
     assert region is not None
     trial = region.clone().blocks[0]
-    rewrites = rewrite_two_pass(trial) if options.mode == "stitch" else []
+    rewrites = rewrite_two_pass(trial) if options.mode == FusionMode.STITCH else []
     if not rewrites:
         return _explore(block, options, capability, latency, work)
     two_pass = _explore(trial, options, capability, latency, work, rewrites)
@@ -235,23 +236,23 @@ def _explore(block: Block, options: ExplorerOptions, capability: Capability | No
     """One exploration of `block`; `two_pass`: its LayerNorms rewritten into the
     two-pass form (`ln_stat.py`), whose GEMM patterns are fixed."""
     # GEMM prologues (`prologue.py`)
-    prologues = copy_normalised_operands(block) if options.mode == "stitch" else []
+    prologues = copy_normalised_operands(block) if options.mode == FusionMode.STITCH else []
     g = build_dataflow(block)
     ev = DeltaEvaluator(g, gpu_spec(options.gpu))
     # -- embedding columns (RECom): every concat of many column subgraphs is one
     # fusion for the `columns` mapping, decided here by structure and kept out of the
     # search below, which then only sees the rest of the graph (fsir/analysis/columns.py).
-    fixed = fixed_column_patterns(g, ev) if options.mode == "stitch" else []
+    fixed = fixed_column_patterns(g, ev) if options.mode == FusionMode.STITCH else []
     # --
     if latency is None and options.evaluator == "codegen":
         latency = CodegenLatency(options.gpu, lambda ops: _simple_kernel_time(g, ev, ops))
     cap: Capability = capability or CodegenCapability()
-    if options.mode == "xla":
+    if options.mode == FusionMode.XLA:
         cap = with_xla_rules(cap)
     fixed += two_pass_patterns(g, ev, cap, list(two_pass))
     copts = CandidateOptions(options.top_k, options.group_size, options.max_ops)
     # Attention is one kernel in every plan (`attention_patterns`); the search covers the rest.
-    attention = attention_patterns(g, ev, cap) if options.mode == "stitch" else []
+    attention = attention_patterns(g, ev, cap) if options.mode == FusionMode.STITCH else []
     in_attention = {m for p in attention for m in p.members}
     allowed = [f and v not in in_attention for v, f in enumerate(g.fusible)] if attention else None
     gen = CandidateGenerator(g, ev, cap, copts, allowed, work=work)
@@ -287,7 +288,7 @@ def _explore(block: Block, options: ExplorerOptions, capability: Capability | No
     # A LayerNorm fused into its dot's kernel (`row_epilogue`) needs a tile spanning
     # the row, which may leave few blocks; the candidates' scores favour it, so the
     # latency-evaluator also sees the plans without it.
-    if options.mode == "stitch" and any(_row_epilogue(g, p) for chosen in beams for p in chosen):
+    if options.mode == FusionMode.STITCH and any(_row_epilogue(g, p) for chosen in beams for p in chosen):
         plain = CandidateGenerator(g, ev, WithoutRowEpilogues(cap), copts, allowed, work=work).run()
         for chosen in beam_search(plain, options.beam):
             add(sorted([*attention, *chosen], key=lambda p: p.lo) if attention else chosen)

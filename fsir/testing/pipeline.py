@@ -76,7 +76,8 @@ def check(text: str, shapes: list[tuple[int, ...]] | None = None, kinds: list[st
         shapes = shapes or [tuple(t.get_shape()) for t in types]
         kinds = kinds or ["normal"] * len(types)
         inputs = [make_input(t.element_type, s, rng, k) for t, s, k in zip(types, shapes, kinds)]
-    lowered = lower(module, PipelineOptions(fusion=fusion, rows=rows, subroots=subroots, vector=vector, gemm=gemm))
+    options = PipelineOptions.parse(fusion=fusion, rows=rows, subroots=subroots, vector=vector, gemm=gemm)
+    lowered = lower(module, options)
     check_dominance(lowered)
     got, _ = execute(lowered, inputs)
     want = run(module, inputs)
@@ -126,7 +127,7 @@ def assemble_all(lowered) -> None:
 
 def schedule_kernels(text: str, rows: str = "auto", subroots: str = "auto") -> list[KernelOp]:
     """The schedule kernels stitch-codegen makes of a graph."""
-    options = PipelineOptions(fusion="stitch", rows=rows, subroots=subroots)
+    options = PipelineOptions.parse(fusion="stitch", rows=rows, subroots=subroots)
     module = lower(parse_module(text, "<test>"), options, until="stitch-codegen")
     return [op for op in module.walk() if isinstance(op, KernelOp)]
 
@@ -161,7 +162,7 @@ def measure(text: str, atol: float = 1e-4, subroots: str = "auto"):
     types = input_types(module)
     rng = np.random.default_rng(0)
     inputs = [rng.standard_normal(tuple(t.get_shape())).astype(np.float32) for t in types]
-    lowered = lower(parse_module(text, "<test>"), PipelineOptions(fusion="stitch", subroots=subroots))
+    lowered = lower(parse_module(text, "<test>"), PipelineOptions.parse(fusion="stitch", subroots=subroots))
     outputs, stats = execute(lowered, inputs)
     for got, want in zip(outputs, run(module, inputs)):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=atol)

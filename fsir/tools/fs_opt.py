@@ -33,7 +33,6 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from fsir import cache as kernel_cache
 from fsir import registry
 from fsir.errors import Location, UserError
-from fsir.pipeline import input_format, is_binary, parse_source
 from fsir.sources import read_source
 from fsir.stats import collecting
 from fsir.tools.driver import run_tool
@@ -119,10 +118,14 @@ class FsOptMain(xDSLOptMain):
     # -- running -----------------------------------------------------------
 
     def parse_source(self, text: str | bytes, name: str, line_offset: int) -> ModuleOp:
+        from fsir.pipeline import input_format, parse_source  # the pipeline's options load the code generator
+
         fmt = input_format(name, self.args.frontend)
         return parse_source(text, name, fmt, self.ctx, line_offset, not self.args.no_implicit_module)
 
     def run(self) -> int:  # type: ignore[override]  # the exit status, which xDSL's run (-> None) has no way to return
+        from fsir.pipeline import input_format, is_binary
+
         binary = is_binary(input_format(self.args.input_file, self.args.frontend))
         name, text = read_source(self.args.input_file, binary=binary)
         chunks: list[tuple[str | bytes, int]] = [(text, 0)]

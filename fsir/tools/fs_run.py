@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from fsir import registry
+from fsir.codegen.options import FusionMode, Precision, Subroots
 from fsir.errors import UserError
 from fsir.pipeline import PipelineOptions, read_model
 from fsir.runtime.inputs import describe, load_inputs, random_inputs
@@ -63,13 +64,14 @@ def build_arg_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--fusion",
-        default=PipelineOptions.fusion,
+        default=str(PipelineOptions.fusion),
+        choices=[str(m) for m in FusionMode],
         help="fusion-explore mode: stitch (FusionStitching, default), xla (XLA-style rules), none (a kernel per op)",
     )
-    p.add_argument("--subroots", default=PipelineOptions.subroots, choices=("auto", "all", "none"),
+    p.add_argument("--subroots", default=str(PipelineOptions.subroots), choices=[str(m) for m in Subroots],
                    help="stitch-codegen{subroots=...}: expensive elementwise sub-roots by the evaluator's choice "
                         "(auto, default), wherever they fit (all) or never (none)")
-    p.add_argument("--precision", default=PipelineOptions.precision, choices=("fp32", "tf32"),
+    p.add_argument("--precision", default=str(PipelineOptions.precision), choices=[str(m) for m in Precision],
                    help="what f32 GEMMs compute in: fp32 (exact FMAs, the default) or tf32 (tensor cores, "
                         "operands rounded to tf32); f16/bf16 GEMMs always use the tensor cores")
     p.add_argument("--tile-sync", default="off", metavar="POLICY",

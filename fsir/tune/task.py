@@ -32,7 +32,7 @@ CODEGEN_STAGE = "stitch-codegen"
 
 def workload_key(fusion: FusionContext, mapping: str, options: PipelineOptions) -> str:
     """The structural hash naming a fusion's tuning task (module docstring)."""
-    text = repr((fusion.signature(), mapping, options.gpu, options.arch, options.precision))
+    text = repr((fusion.signature(), mapping, options.gpu, options.arch, str(options.precision)))
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 

@@ -4,7 +4,7 @@
 // RUN: not fs-opt %s -p 'fusion-explore{mode=stitch evaluator=ptxas}' 2>&1 | filecheck %s --check-prefix=EVAL
 // RUN: not fs-opt %s -p 'fusion-explore{mode=stitch evaluator-budget=-1}' 2>&1 | filecheck %s --check-prefix=BUDGET
 
-// CHECK: error: fusion-explore: unknown mode 'greedy' (expected one of: none, xla, stitch)
+// CHECK: error: fusion-explore: mode=greedy (expected stitch, xla or none)
 // EVAL: error: fusion-explore: unknown evaluator 'ptxas' (expected one of: codegen, simple)
 // EVAL-NOT: Traceback
 // BUDGET: error: fusion-explore: evaluator-budget must not be negative

@@ -16,7 +16,7 @@
 // INTER: row<threads_per_row = 8, rows_per_block = 32{{.*}}interleaved> grid [1, 1, 1]
 // INTER: schedule.shared @partials_f32 : memref<256xf32, 3 : i64>
 // INTER: schedule.group block -> shared @results_f32[0]
-// BAD: error: stitch-codegen: unknown row schedule 'grid' (expected auto, thread, warp, block, interleaved)
+// BAD: error: stitch-codegen: rows=grid (expected auto, thread, warp, block or interleaved)
 func.func @f(%x: tensor<10x100xf32>) -> tensor<10xf32> {
   %r = graph.reduce sum %x dims [1] : (tensor<10x100xf32>) -> tensor<10xf32>
   func.return %r : tensor<10xf32>

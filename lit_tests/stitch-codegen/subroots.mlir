@@ -13,7 +13,7 @@
 // RUN: fs-opt %s -p 'fusion-explore{mode=stitch},stitch-codegen' | filecheck %s --check-prefix=FREE
 // RUN: not fs-opt %s -p 'stitch-codegen{subroots=some}' 2>&1 | filecheck %s --check-prefix=BAD
 
-// BAD: error: stitch-codegen: subroots=some (expected auto, all, none)
+// BAD: error: stitch-codegen: subroots=some (expected auto, all or none)
 
 // Rows of 3000 with 256 threads each loop (12 elements a thread): exp's rows live in
 // shared memory between its group and its two readers; forced off, both readers

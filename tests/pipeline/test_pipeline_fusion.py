@@ -154,7 +154,7 @@ def test_unknown_mode():
     from fsir.fusion.explore import FusionExplorePass
 
     m = parse_module("func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n  func.return %a : tensor<4xf32>\n}\n")
-    with pytest.raises(UserError, match="unknown mode"):
+    with pytest.raises(UserError, match="mode=.* \\(expected stitch, xla or none\\)"):
         FusionExplorePass(mode="bogus").apply(Context(), m)
 
 

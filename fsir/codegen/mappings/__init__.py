@@ -6,8 +6,9 @@
     iface = lower_kernel(kernel)        # schedule-to-gpu: the kernel as a gpu.func
 
 Adding a mapping is a module next to these (a `Mapping` subclass with its configurations
-and its lowering in `fsir/lowering/`), one entry in `MAPPINGS`, and in the schedule
-dialect its `schedule.Mapping` member and parameters attribute.
+and its `PARAMS`), its lowering in `fsir/lowering/`, one entry in `MAPPINGS`, and in the
+schedule dialect its parameters attribute (`fsir/dialects/schedule/params.py`: the
+attribute, its `schedule.Mapping` member and its place in `MAPPING_PARAMS`).
 """
 
 from __future__ import annotations
@@ -26,17 +27,14 @@ from fsir.codegen.mappings.gemm import GemmMapping
 from fsir.codegen.mappings.loop import LoopMapping
 from fsir.codegen.mappings.row import RowMapping
 from fsir.codegen.mappings.segments import SegmentsMapping
-from fsir.dialects import schedule
-from fsir.dialects.schedule import KernelOp
+from fsir.dialects.schedule import KernelOp, MappingParamsAttr
 from fsir.errors import UserError
 from fsir.lowering.kernels import KernelInterface
 from fsir.stats import count as tally
 
 # In the order in which the mappings are asked to claim a fusion (the most specific
-# first). The keys are exactly the members of `fsir.dialects.schedule.Mapping` (which
-# cannot import codegen; tests/test_mapping_registry.py holds the two together): a new
-# mapping adds its enum member and its parameters attribute (`PARAMS_OF`) there.
-MAPPINGS: dict[schedule.Mapping, Mapping] = {m.name: m for m in (
+# first), keyed by their kernels' parameters attribute.
+MAPPINGS: dict[type[MappingParamsAttr], Mapping] = {m.PARAMS: m for m in (
     AttentionMapping(), GemmMapping(), ConvMapping(), ColumnsMapping(), SegmentsMapping(), RowMapping(),
     LoopMapping())}
 
@@ -48,7 +46,7 @@ def mapping_for(ops: Sequence[Operation]) -> Mapping:
 
 def mapping_of(k: KernelOp) -> Mapping:
     """The mapping of a (possibly hand-written) kernel."""
-    return MAPPINGS[k.params.MAPPING]
+    return MAPPINGS[type(k.params)]
 
 
 def lower_kernel(k: KernelOp, structure: tuple | None = None) -> KernelInterface:

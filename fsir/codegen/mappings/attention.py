@@ -210,7 +210,7 @@ class AttentionConfig:
 
 
 class AttentionMapping(Mapping):
-    name = schedule.Mapping.ATTENTION
+    PARAMS = schedule.AttentionParamsAttr
     lowering = AttentionLowering
     # the unrolled dot products of a key tile are independent: L_warp follows dependences
     ilp = True

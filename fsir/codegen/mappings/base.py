@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from xdsl.dialects.builtin import (
     DenseArrayBase,
@@ -37,6 +37,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from fsir.codegen.latency import Estimate, estimate, estimate_summary
+from fsir.codegen.options import DEFAULT, PipelineOptions, Registers
 from fsir.codegen.summary import Summary
 from fsir.dialects import graph, schedule
 from fsir.dialects.gpu import VECTOR_WIDTHS
@@ -62,9 +63,6 @@ from fsir.lowering.kernels import KernelInterface, KernelLowering, lower, non_sp
 from fsir.lowering.scalar import Index, compute_type
 from fsir.lowering.shapes import ShapeCalc
 from fsir.stats import count as tally
-
-if TYPE_CHECKING:
-    from fsir.codegen.mappings.gemm import GemmConfig
 
 BLOCK = 256  # threads per block of loop and row kernels
 
@@ -169,17 +167,16 @@ class FusionContext:
     """One fusion being generated, with the pass's options: what every mapping's
     `build` reads, and the builder of its `schedule.kernel` (`kernel`)."""
 
-    def __init__(self, fusion: FusionOp, name: str, row_schedule: str = "auto", gpu: str = "H100",
-                 registers: bool = True, subroots: str = "auto", vector: int | None = None,
-                 gemm: GemmConfig | None = None, precision: str = "fp32", traffic_slack: float = 0.0):
-        self.subroots = subroots  # auto | all | none (checked by the pass)
-        self.row_schedule = row_schedule  # auto or one of row.ROW_SCHEDULES (checked by the pass)
-        self.vector = vector  # a forced vector width (None: the evaluator's choice)
-        self.spec = gpu_spec(gpu)
-        self.registers = registers
-        self.gemm_config = gemm  # None: the evaluator chooses
-        self.precision = precision  # what f32 GEMMs compute in: fp32 (FMAs) or tf32 (tensor cores)
-        self.traffic_slack = traffic_slack  # a GEMM's time traded for fewer requested bytes (`Mapping.choose`)
+    def __init__(self, fusion: FusionOp, name: str, options: PipelineOptions = DEFAULT):
+        self.options = options
+        self.subroots = options.subroots
+        self.row_schedule = options.rows
+        self.vector = options.vector.width  # a forced vector width (None: the evaluator's choice)
+        self.spec = gpu_spec(options.gpu)
+        self.registers = options.registers is Registers.AUTO
+        self.gemm_config = options.gemm  # None: the evaluator chooses
+        self.precision = options.precision  # what f32 GEMMs compute in: FMAs or tf32 on the tensor cores
+        self.traffic_slack = options.traffic_slack  # a GEMM's time traded for fewer requested bytes (`Mapping.choose`)
         self.fusion = fusion
         self.name = name
         self.block = fusion.block
@@ -394,13 +391,19 @@ def constant_table_bytes(k: KernelOp) -> int:
 
 class Mapping:
     """One way a fusion becomes a kernel (see the module docstring). A subclass sets
-    `name` (its `schedule.Mapping`, the kind of its kernels' parameters) and `lowering`,
+    `PARAMS` (its kernels' parameters attribute, whose `MAPPING` is its `name`) and `lowering`,
     implements `claims`, `accepts`, `build`, `summarize` and `grid`, and adds its
     lowerability rules in `check_kernel` and `vector_problem` (the parameters' own
     rules are the schedule dialect's verifier's)."""
 
-    name: ClassVar[schedule.Mapping]
+    PARAMS: ClassVar[type[MappingParamsAttr]]
+    name: ClassVar[schedule.Mapping]  # PARAMS.MAPPING
     lowering: ClassVar[type[KernelLowering]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "PARAMS" in cls.__dict__:
+            cls.name = cls.PARAMS.MAPPING
     # L_warp from dependences rather than one CPI per instruction (`latency.estimate`)
     ilp: ClassVar[bool] = False
     # whether its kernels take elementwise consumers of their root (a stitched epilogue):

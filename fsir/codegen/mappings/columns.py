@@ -225,7 +225,7 @@ def cluster_schedule(members: Sequence[Column], rows: int, spec: GpuSpec, column
 
 
 class ColumnsMapping(Mapping):
-    name = schedule.Mapping.COLUMNS
+    PARAMS = schedule.ColumnsParamsAttr
     lowering = ColumnsLowering
 
     def claims(self, ops: Sequence[Operation]) -> bool:

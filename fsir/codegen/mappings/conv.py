@@ -42,7 +42,7 @@ from fsir.lowering.shapes import ShapeCalc
 
 
 class ConvMapping(Mapping):
-    name = schedule.Mapping.CONV
+    PARAMS = schedule.ConvParamsAttr
     ilp = True  # a micro-tile's multiply-adds are independent (as gemm's)
     fuses_epilogue = True
     lowering = ConvLowering

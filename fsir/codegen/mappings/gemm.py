@@ -18,10 +18,9 @@ one. Written `64x64x16/4x4` (the kernel's `cost` says `config = "gemm/64x64x16/4
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from xdsl.dialects.builtin import (
     DictionaryAttr,
@@ -32,8 +31,8 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Operation, SSAValue
-from xdsl.utils.exceptions import VerifyException
 
+from fsir.codegen.gemm_config import GemmConfig
 from fsir.codegen.latency import UNKNOWN_TRIP_COUNT
 from fsir.codegen.mappings.base import (
     FusionContext,
@@ -80,7 +79,6 @@ from fsir.dialects import graph, schedule
 from fsir.dialects.graph import DYN, shape_of
 from fsir.dialects.schedule import (
     DYNAMIC,
-    WARP,
     Composition,
     GemmMath,
     GemmParamsAttr,
@@ -90,7 +88,6 @@ from fsir.dialects.schedule import (
     TiledParamsAttr,
     element_bytes,
 )
-from fsir.errors import UserError
 from fsir.gpuspec import STATIC_SHARED_LIMIT, GpuSpec
 from fsir.lowering.emit import elem_type
 from fsir.lowering.gemm import (
@@ -107,75 +104,6 @@ from fsir.lowering.row_epilogue import row_reductions
 from fsir.lowering.scalar import Index
 from fsir.lowering.shapes import ShapeCalc
 from fsir.lowering.split_k import buffer_sizes
-
-MAX_TILE_K = 64  # the k-step is unrolled in the kernel
-MAX_MICRO_TILE = 64  # accumulators per thread (tm x tn)
-
-
-@dataclass(frozen=True)
-class GemmConfig:
-    bm: int
-    bn: int
-    bk: int
-    tm: int = 1
-    tn: int = 1
-    # on the tensor cores (`gemm_tc`): tm x tn is then a warp's tile
-    math: GemmMath = GemmMath.FMA
-    # blocks per output tile, each reducing a slice of the k-steps (`fsir/lowering/split_k.py`)
-    split: int = 1
-
-    @property
-    def threads(self) -> int:
-        warps = (self.bm // self.tm) * (self.bn // self.tn)
-        return warps if self.math == GemmMath.FMA else warps * WARP
-
-    def text(self) -> str:
-        suffix = "" if self.math == GemmMath.FMA else f"/{self.math.value}"
-        if self.split != 1:
-            suffix += f"/s{self.split}"
-        return f"{self.bm}x{self.bn}x{self.bk}/{self.tm}x{self.tn}{suffix}"
-
-    def describe(self) -> str:
-        return f"gemm/{self.text()}"
-
-    def params(self) -> GemmParamsAttr:
-        """The kernel's parameters (raises VerifyException where they break the
-        dialect's rules)."""
-        return GemmParamsAttr(self.bm, self.bn, self.bk, self.tm, self.tn, self.math, self.split)
-
-    def problem(self) -> str | None:
-        """Why this configuration cannot be generated (None: it can): the parameters'
-        rules (`GemmParamsAttr`'s verifier), then the code generator's own limits."""
-        try:
-            self.params()
-        except VerifyException as err:
-            return str(err)
-        if self.math != GemmMath.FMA:
-            return None
-        if self.bk > MAX_TILE_K:
-            return f"k-step {self.bk} (at most {MAX_TILE_K}: it is unrolled)"
-        if self.tm * self.tn > MAX_MICRO_TILE:
-            return f"{self.tm * self.tn} accumulators per thread (at most {MAX_MICRO_TILE})"
-        return None
-
-    @staticmethod
-    def parse(text: str) -> GemmConfig:
-        """`BMxBNxBK/TMxTN` or `BMxBNxBK_TMxTN` (a pass pipeline needs `/` quoted), or
-        `BMxBNxBK` (a 1x1 micro-tile); optionally `gemm/`-prefixed; a `/f16`, `/bf16`
-        or `/tf32` suffix (or `_f16`...) puts it on the tensor cores with TMxTN warp tiles;
-        a last `/sS` (or `_sS`) splits the k-steps over S blocks per tile."""
-        m = re.fullmatch(r"(?:gemm/)?(\d+)x(\d+)x(\d+)(?:[/_](\d+)x(\d+))?(?:[/_](fma|f16|bf16|tf32))?"
-                         r"(?:[/_]s(\d+))?", text.strip())
-        if m is None:
-            raise UserError(f"stitch-codegen: gemm={text} is not a GEMM configuration (expected auto or "
-                            "BMxBNxBK/TMxTN, e.g. \"64x64x16/4x4\" quoted in a pipeline, or 64x64x16_4x4)")
-        bm, bn, bk, tm, tn = (int(g) if g is not None else 1 for g in m.groups()[:5])
-        config = GemmConfig(bm, bn, bk, tm, tn, GemmMath(m.group(6) or "fma"), int(m.group(7) or 1))
-        why = config.problem()
-        if why is not None:
-            raise UserError(f"stitch-codegen: gemm={text}: {why}")
-        return config
-
 
 # Scored for every static GEMM (those larger than the problem are dropped, see below):
 # micro-tiles from 1x1 to 4x4 (transposed shapes such as 32x64 score like their mirror
@@ -287,7 +215,7 @@ GEMM_BASE_REGISTERS = 26
 
 
 class GemmMapping(Mapping):
-    name = schedule.Mapping.GEMM
+    PARAMS = schedule.GemmParamsAttr
     # a micro-tile's multiply-adds are independent: L_warp follows dependences
     ilp = True
     fuses_epilogue = True

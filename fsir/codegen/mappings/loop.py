@@ -49,7 +49,7 @@ LOOP_BASE_REGISTERS = 12
 
 
 class LoopMapping(Mapping):
-    name = schedule.Mapping.LOOP
+    PARAMS = schedule.LoopParamsAttr
     lowering = LoopLowering
 
     def claims(self, ops: Sequence[Operation]) -> bool:

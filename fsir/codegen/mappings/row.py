@@ -252,7 +252,7 @@ def _prod(dims) -> int | None:
 
 
 class RowMapping(Mapping):
-    name = schedule.Mapping.ROW
+    PARAMS = schedule.RowParamsAttr
     lowering = RowLowering
 
     def claims(self, ops: Sequence[Operation]) -> bool:

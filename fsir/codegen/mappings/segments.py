@@ -332,7 +332,7 @@ COMPOSITIONS = {"thread": Composition.THREAD, "warp": Composition.WARP, "block":
 
 
 class SegmentsMapping(Mapping):
-    name = schedule.Mapping.SEGMENTS
+    PARAMS = schedule.SegmentsParamsAttr
     lowering = SegmentsLowering
 
     def claims(self, ops: Sequence[Operation]) -> bool:

@@ -72,6 +72,7 @@ from fsir.dialects.schedule.ops import (
 )
 from fsir.dialects.schedule.params import (
     DYNAMIC,
+    MAPPING_PARAMS,
     MAX_BLOCK_THREADS,
     MMA_WARP,
     PARAMS_OF,
@@ -105,8 +106,7 @@ Schedule = Dialect(
     "schedule",
     [KernelOp, GroupOp, SharedOp, YieldOp,
      StageOp, TileDepOp],  # tile synchronisation
-    [MappingAttr, CompositionAttr, StorageAttr, LoopParamsAttr, RowParamsAttr, GemmParamsAttr,
-     ConvParamsAttr, GemmMathAttr, ColumnsParamsAttr, AttentionParamsAttr, SegmentsParamsAttr,
+    [MappingAttr, CompositionAttr, StorageAttr, *MAPPING_PARAMS, GemmMathAttr,
      SyncPolicyAttr, TileOrderAttr],  # tile synchronisation
 )
 
@@ -128,6 +128,7 @@ __all__ = [
     "Mapping",
     "MappingAttr",
     "MappingParamsAttr",
+    "MAPPING_PARAMS",
     "PARAMS_OF",
     "PY_INDEX",
     "RowParamsAttr",

@@ -718,9 +718,13 @@ class SegmentsParamsAttr(MappingParamsAttr):
         return out + ([("vector_width", self.vector_width)] if self.vector_width != 1 else [])
 
 
-PARAMS_OF: dict[Mapping, type[MappingParamsAttr]] = {
-    Mapping.LOOP: LoopParamsAttr, Mapping.ROW: RowParamsAttr, Mapping.GEMM: GemmParamsAttr,
-    Mapping.CONV: ConvParamsAttr, Mapping.COLUMNS: ColumnsParamsAttr,
-    Mapping.ATTENTION: AttentionParamsAttr,
-    Mapping.SEGMENTS: SegmentsParamsAttr,
-}
+# The mappings' parameters attributes. Each names its mapping (`MAPPING`): the dialect
+# registers these, and `PARAMS_OF` and the code generator's registry
+# (`fsir.codegen.mappings.MAPPINGS`) are keyed from them.
+MAPPING_PARAMS: tuple[type[MappingParamsAttr], ...] = (
+    LoopParamsAttr, RowParamsAttr, GemmParamsAttr, ConvParamsAttr, ColumnsParamsAttr, AttentionParamsAttr,
+    SegmentsParamsAttr,
+)
+PARAMS_OF: dict[Mapping, type[MappingParamsAttr]] = {cls.MAPPING: cls for cls in MAPPING_PARAMS}
+if len(PARAMS_OF) != len(MAPPING_PARAMS) or set(PARAMS_OF) != set(Mapping):
+    raise TypeError("every schedule.Mapping member needs exactly one parameters attribute in MAPPING_PARAMS")
