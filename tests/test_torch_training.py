@@ -1,8 +1,8 @@
 """Training through torch.compile(backend="fsir"): AOTAutograd's forward and backward
 graphs both compiled by fsir, against eager PyTorch.
 
-Each model trains for a few SGD steps twice from the same weights, once eagerly and once
-compiled; the losses, the gradients and the parameters (and BatchNorm's running
+Each model trains for five SGD steps twice from the same weights, once eagerly and once
+compiled; the losses, every step's gradients and the parameters (and BatchNorm's running
 statistics) after the steps match within f32 tolerances (docs/numerics.md: rtol 2e-4,
 atol 2e-5, fsir/runtime/compare.py's f32 bound; the losses and parameters differ by
 about 1e-7 in practice, reassociated reductions). bf16 gradients match within
@@ -62,22 +62,24 @@ def _fallbacks(caught: list[warnings.WarningMessage]) -> list[str]:
     return [str(w.message) for w in caught if "eager PyTorch" in str(w.message)]
 
 
-def _train(model: nn.Module, step_fn, x, target, steps: int) -> list[float]:
+def _train(model: nn.Module, step_fn, x, target, steps: int) -> tuple[list[float], list[dict[str, torch.Tensor]]]:
+    """The losses and every parameter's gradient, step by step, of `steps` SGD steps."""
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    losses = []
+    losses, grads = [], []
     for _ in range(steps):
         opt.zero_grad()
         loss = torch.nn.functional.mse_loss(step_fn(x), target)
         loss.backward()
+        grads.append({k: p.grad.clone() for k, p in model.named_parameters() if p.grad is not None})
         opt.step()
         losses.append(loss.item())
-    return losses
+    return losses, grads
 
 
 TRAINED = {
     "mlp-layernorm": (MLPNorm, (8, 32), 5),
     "bert": (BertBlock, (2, 8, 32), 5),
-    "resnet-train": (StridedNet, (2, 3, 9, 9), 3),
+    "resnet-train": (StridedNet, (2, 3, 9, 9), 5),
 }
 
 
@@ -91,13 +93,17 @@ def test_sgd_steps_match_eager(name: str):
     before = len(fsir.torch.compiles)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        got = _train(model, torch.compile(model, backend="fsir"), x, target, steps)
-    want = _train(eager, eager, x, target, steps)
+        got, got_grads = _train(model, torch.compile(model, backend="fsir"), x, target, steps)
+    want, want_grads = _train(eager, eager, x, target, steps)
     assert _fallbacks(caught) == []
     compiled = fsir.torch.compiles[before:]
     assert len(compiled) == 2  # the forward and the backward graph
     assert [c.runs for c in compiled] == [steps, steps]
     torch.testing.assert_close(torch.tensor(got), torch.tensor(want), rtol=RTOL, atol=ATOL)
+    assert len(got_grads) == steps and all(g.keys() == w.keys() for g, w in zip(got_grads, want_grads, strict=True))
+    for step, (mine, theirs) in enumerate(zip(got_grads, want_grads, strict=True)):  # each step's gradients
+        for key, g in theirs.items():
+            torch.testing.assert_close(mine[key], g, rtol=RTOL, atol=ATOL, msg=f"step {step}: {key}")
     state, want_state = model.state_dict(), eager.state_dict()
     for key, value in want_state.items():  # parameters, and BatchNorm's running statistics
         torch.testing.assert_close(state[key], value, rtol=RTOL, atol=ATOL, msg=key)
