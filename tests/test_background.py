@@ -100,12 +100,15 @@ def test_torch_backend_runs_eagerly_until_the_compile_is_done():
         want = model(x)
         early = [compiled(x) for _ in range(2)]
         graph = fsir.torch.compiles[-1]
-        assert (graph.eager_runs, graph.runs) == (2, 0)
+        assert (graph.eager_runs, graph.runs, graph.swapped_at) == (2, 0, None)
         hold.set()
         assert not isinstance(graph.executable, fsir.Executable)
         graph.executable.wait(timeout=300)
         late = compiled(x)
-    assert (graph.eager_runs, graph.runs) == (2, 1)
-    for out in (*early, late):
+        later = compiled(x)
+    assert (graph.eager_runs, graph.runs, graph.swapped_at) == (2, 2, 2)
+    assert graph.executable.last_plan == "compiled" and graph.executable.last_stats is not None
+    assert graph.executable.last_stats.launches == len(graph.executable.wait().kernels)  # the swap, in the stats
+    for out in (*early, late, later):
         torch.testing.assert_close(out, want, rtol=2e-4, atol=2e-5)
     torch._dynamo.reset()

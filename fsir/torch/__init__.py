@@ -75,6 +75,7 @@ class CompiledGraph:
     eager: Callable[..., Any] | None = None  # runs the graph while a background compile is not done
     runs: int = field(default=0, init=False)  # runs of fsir's kernels
     eager_runs: int = field(default=0, init=False)  # runs in eager PyTorch (background compile not done)
+    swapped_at: int | None = field(default=None, init=False)  # background: eager runs before fsir's first
     _device: Any = field(default=None, init=False, repr=False)  # the TorchCudaDevice of GPU runs
 
     def __call__(self, *args: Any) -> tuple[torch.Tensor | None, ...]:
@@ -82,6 +83,8 @@ class CompiledGraph:
                 and not self.executable.ready:
             self.eager_runs += 1
             return tuple(self.eager(*args))
+        if self.eager is not None and self.swapped_at is None:
+            self.swapped_at = self.eager_runs  # between two runs: this one is the first on fsir's kernels
         tensors = [args[i] for i in self.converted.tensor_args]
         if self.device != "sim" and tensors and all(t.is_cuda for t in tensors) and _gpu():
             return self._by_pointer(tensors)
