@@ -710,6 +710,11 @@ class OnnxImporter:
         orig = b.elem(x)
         if attrs.get("stash_type", 1) == 1:
             x = b.convert(x, graph.f32)
+        # the scale and bias apply in the stash type too, and the result is cast to X's
+        # type once (as onnxruntime does); that also takes the f16 scale the TorchScript
+        # exporter leaves on an X it promoted to f32 (the result keeps X's type)
+        scale = b.convert(scale, b.elem(x))
+        bias = None if bias is None else b.convert(bias, b.elem(x))
         keep = list(range(first))
         total = b.reduce("sum", x, axes)
         count = self.count(x, axes, total)
@@ -717,11 +722,11 @@ class OnnxImporter:
         xc = b.ew("sub", x, b.broadcast(mean, shape, keep, like=x))
         var = b.ew("div", b.reduce("sum", b.ew("mul", xc, xc), axes), count)
         rstd = b.ew("rsqrt", b.ew("add", var, b.scalar_like(eps, var)))
-        y = b.convert(b.ew("mul", xc, b.broadcast(rstd, shape, keep, like=x)), orig)
+        y = b.ew("mul", xc, b.broadcast(rstd, shape, keep, like=x))
         y = b.ew("mul", *self.bcast(y, scale))
         if bias is not None:
             y = b.ew("add", *self.bcast(y, bias))
-        return [y, self.keep_dims(mean, shape, axes), self.keep_dims(rstd, shape, axes)]
+        return [b.convert(y, orig), self.keep_dims(mean, shape, axes), self.keep_dims(rstd, shape, axes)]
 
     @converter("Softmax")
     def op_Softmax(self, node, attrs):
