@@ -19,8 +19,6 @@ FUNCTION_LINES = 80
 # module (relative to the repository) -> why it is still over MODULE_LINES
 LONG_MODULES: dict[str, str] = {
     "fsir/frontend/onnx_import.py": "the ONNX importer: to split by op family, as the HLO importer is",
-    "fsir/ptx/kernel.py": "the PTX emitter of a gpu.func, three lines over: its op printers are to part by family",
-    "fsir/testing/random_graphs.py": "the random graph generator: its per-family generators are to part",
 }
 
 # `module::Qualified.name` -> why it is still over FUNCTION_LINES

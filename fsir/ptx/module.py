@@ -15,6 +15,7 @@ from fsir.ir import location_of
 from fsir.ptx.arith_ops import ARITH_LOWERINGS
 from fsir.ptx.kernel import CORE_LOWERINGS, DYNAMIC_SMEM_SYMBOL, KernelEmitter, Lowering
 from fsir.ptx.math_ops import MATH_LOWERINGS
+from fsir.ptx.nvgpu_ops import NVGPU_LOWERINGS
 from fsir.ptx.sync_ops import SYNC_LOWERINGS
 
 PTX_VERSION = "8.7"
@@ -22,6 +23,7 @@ ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90")
 
 LOWERINGS: dict[type[Operation], Lowering] = {
     **CORE_LOWERINGS,
+    **NVGPU_LOWERINGS,
     **ARITH_LOWERINGS,
     **MATH_LOWERINGS,
     **SYNC_LOWERINGS,
