@@ -19,8 +19,10 @@ one. Written `64x64x16/4x4` (the kernel's `cost` says `config = "gemm/64x64x16/4
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping as _Table
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import NamedTuple
 
 from xdsl.dialects.builtin import (
     DictionaryAttr,
@@ -104,6 +106,8 @@ from fsir.lowering.row_epilogue import row_reductions
 from fsir.lowering.scalar import Index
 from fsir.lowering.shapes import ShapeCalc
 from fsir.lowering.split_k import buffer_sizes
+
+CpiTable = _Table[str, float]  # cycles per instruction, by class (`GpuSpec.cpi`)
 
 # Scored for every static GEMM (those larger than the problem are dropped, see below):
 # micro-tiles from 1x1 to 4x4 (transposed shapes such as 32x64 score like their mirror
@@ -522,6 +526,85 @@ def split_wait_cycles(k: KernelOp, spec: GpuSpec) -> float:
     return 3 * cpi["global"] + 3 * cpi["barrier"] + (p.split_k - 1) * split_reduction_cycles(k, spec)
 
 
+class _TileStage(NamedTuple):
+    """One k-step's staging of an operand tile: its instructions, the cycles of its
+    guarded elements, the dependence chain of an unguarded one, its bytes, and how the
+    operand is staged."""
+
+    counts: Counter[str]
+    branch_cycles: float
+    chain: float
+    nbytes: int
+    how: OperandStaging
+
+
+def _stage_tile(operand: SSAValue, rows: int, cols: int, crossing: bool, threads: int, inputs: set[SSAValue],
+                cpi: CpiTable, index: int = 0, holes: bool = False, pro: PrologueLoads = NO_PROLOGUE,
+                tile_cols: int | None = None) -> _TileStage:
+    """A rows x cols tile staged by `threads` threads, guarded where it `crossing`s the
+    operand's edge (or has `holes`); a prologue's statistics are loaded before the
+    k-loop, its column vectors once per k-step (`pro`); `tile_cols`: the tile's width
+    along a concat it may be staged from per tile (`operand_staging`)."""
+    per = -(-rows * cols // threads)
+    partial = per * threads > rows * cols
+    pro = pro.staged(threads, cols, holes or crossing)
+    how = operand_staging(operand, inputs, tile_cols, pro.skipped)
+    guarded = holes or how.branches or crossing
+    loads = how.element
+    nbytes = how.nbytes
+    elem: Counter[str] = Counter(loads)
+    elem["int"] += 2 + index  # tile position and shared address
+    elem["smem"] += 1
+    if guarded:
+        elem["int"] += 3  # compares, and, the branch
+    out: Counter[str] = Counter()
+    for cls, c in elem.items():
+        out[cls] = c * per
+    if partial:
+        out["int"] += 2
+    out += pro.step_counts() + how.per_tile
+    chain_one = pro.chain(loads, cpi) + 2 * cpi["alu"] + cpi["smem"]
+    if guarded:  # every element its own branch: no overlap between them
+        return _TileStage(out, per * (chain_one + cpi["alu"]), 0.0, per * nbytes + pro.step_bytes(), how)
+    return _TileStage(out, 0.0, chain_one, per * nbytes + pro.step_bytes(), how)
+
+
+def _staging_run(a: _TileStage, b: _TileStage, cpi: CpiTable) -> float:
+    """Cycles of a k-step's staging outside the guarded branches: the unguarded elements
+    of both tiles form one straight run before the barrier; a tile staged from a
+    concat's piece runs alone, inside the branches choosing it."""
+    together = [(c, chain) for c, chain, alone in ((a.counts, a.chain, False), (b.counts, b.chain, b.how.own_run))
+                if chain and not alone]
+    run = max([chain for _, chain in together] + [sum(sum(c.values()) for c, _ in together)]) if together else 0.0
+    if b.how.own_run:
+        levels = b.how.per_tile["int"] // 2
+        run += levels * cpi["alu"] + (max(b.chain, sum(b.counts.values())) if b.chain else 0.0)
+    return run
+
+
+def _tiled_epilogue(s: Summary, k: KernelOp, product: SSAValue, out: SSAValue, inputs: set[SSAValue],
+                    p: TiledParamsAttr, guarded_out: bool, cpi: CpiTable) -> tuple[float, list[SSAValue]]:
+    """Adds the tm x tn output stores of a thread to `s`, each through the fused
+    epilogue computing `out` from the `product` (and a row reduction's partial sums);
+    returns their cycles and the inputs only the epilogue loads."""
+    tm, tn, bn = p.thread_m, p.thread_n, p.tile_n
+    outs = tm * tn
+    s.counts["global"] += outs
+    store = cpi["global"] + 3 * cpi["alu"]
+    fused: Counter[str] = Counter()
+    fused_inputs: list[SSAValue] = []
+    reductions = row_reductions(product.owner, k.block.walk()) if isinstance(product.owner, graph.GraphOp) else []
+    if out is not product:
+        fused = element_counts([out], inputs, seen={product.owner} if isinstance(product.owner, Operation) else None)
+        fused_inputs = [v for v in loaded_inputs(out, inputs) if v not in loaded_inputs(product, inputs)]
+        s.add(fused, outs)
+        store += row_store_chain(fused, cpi) if reductions else chain_cycles(fused, cpi)
+    epilogue = outs * (store + cpi["alu"]) if guarded_out else max(store, outs * (4 + sum(fused.values())))
+    s.add(row_reduction_counts(reductions, tm, bn // tn))
+    epilogue += row_reduction_cycles(reductions, tm, tn, bn // tn, cpi)
+    return epilogue, fused_inputs
+
+
 def tiled_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAValue, b: SSAValue,
                   product: SSAValue, out: SSAValue, a_index: int = 0, a_guarded: bool = False,
                   vector: bool = False) -> Summary:
@@ -547,50 +630,11 @@ def tiled_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SS
                for name, size, tile in (("m", m, bm), ("n", n, bn), ("k", kk, bk))}
     inputs: set[SSAValue] = set(k.block.args)
     cpi = spec.cpi
-
-    def staging(operand: SSAValue, rows: int, cols: int, guards: list[str], index: int = 0, holes: bool = False,
-                pro: PrologueLoads = NO_PROLOGUE,
-                tile_cols: int | None = None) -> tuple[Counter[str], float, float, int, OperandStaging]:
-        """One k-step's staging of a tile: (instructions, cycles of its guarded elements,
-        the dependence chain of an unguarded one, bytes, the operand's staging); a
-        prologue's statistics are loaded before the k-loop, its column vectors once per
-        k-step (`pro`); `tile_cols`: the tile's width along a concat it may be staged
-        from per tile (`operand_staging`)."""
-        per = -(-rows * cols // threads)
-        partial = per * threads > rows * cols
-        pro = pro.staged(threads, cols, holes or any(crosses[x] for x in guards))
-        how = operand_staging(operand, inputs, tile_cols, pro.skipped)
-        guarded = holes or how.branches or any(crosses[x] for x in guards)
-        loads = how.element
-        nbytes = how.nbytes
-        elem: Counter[str] = Counter(loads)
-        elem["int"] += 2 + index  # tile position and shared address
-        elem["smem"] += 1
-        if guarded:
-            elem["int"] += 3  # compares, and, the branch
-        out: Counter[str] = Counter()
-        for cls, c in elem.items():
-            out[cls] = c * per
-        if partial:
-            out["int"] += 2
-        out += pro.step_counts() + how.per_tile
-        chain_one = pro.chain(loads, cpi) + 2 * cpi["alu"] + cpi["smem"]
-        if guarded:  # every element its own branch: no overlap between them
-            return out, per * (chain_one + cpi["alu"]), 0.0, per * nbytes + pro.step_bytes(), how
-        return out, 0.0, chain_one, per * nbytes + pro.step_bytes(), how
-
     pro = prologue_loads(product, inputs)
-    stage_a, branches_a, chain_a, bytes_a, _ = staging(a, bm, bk, ["m", "k"], a_index, a_guarded, pro)
-    stage_b, branches_b, chain_b, bytes_b, how_b = staging(b, bk, bn, ["k", "n"], tile_cols=bn)
-    step: Counter[str] = stage_a + stage_b
-    # the unguarded elements of both tiles form one straight run before the barrier; a
-    # tile staged from a concat's piece runs alone, inside the branches choosing it
-    together = [(c, chain) for c, chain, alone in ((stage_a, chain_a, False), (stage_b, chain_b, how_b.own_run))
-                if chain and not alone]
-    run = max([chain for _, chain in together] + [sum(sum(c.values()) for c, _ in together)]) if together else 0.0
-    if how_b.own_run:
-        levels = how_b.per_tile["int"] // 2
-        run += levels * cpi["alu"] + (max(chain_b, sum(stage_b.values())) if chain_b else 0.0)
+    ta = _stage_tile(a, bm, bk, crosses["m"] or crosses["k"], threads, inputs, cpi, a_index, a_guarded, pro)
+    tb = _stage_tile(b, bk, bn, crosses["k"] or crosses["n"], threads, inputs, cpi, tile_cols=bn)
+    step: Counter[str] = ta.counts + tb.counts
+    run = _staging_run(ta, tb, cpi)
     step["barrier"] += 2
     fragments = (tm + tn) // 4 if vector and vector_fragments(tm, tn) else tm + tn
     step["smem"] += bk * fragments
@@ -598,40 +642,28 @@ def tiled_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SS
     step["int"] += 2
     compute_issue = bk * (fragments + tm * tn)
     compute_cycles = max(cpi["smem"] + bk * cpi["alu"], compute_issue)
-    step_cycles = branches_a + branches_b + run + compute_cycles + 2 * cpi["barrier"] + 2 * cpi["alu"]
+    step_cycles = ta.branch_cycles + tb.branch_cycles + run + compute_cycles + 2 * cpi["barrier"] + 2 * cpi["alu"]
     s = Summary()
     s.add(step, steps)
     outs = tm * tn
     guarded_out = crosses["m"] or crosses["n"]
     s.counts["int"] += 12 + 2 * (tm + tn) + bk * fragments + outs * (3 + (3 if guarded_out else 0))
-    s.counts["global"] += outs
-    store = cpi["global"] + 3 * cpi["alu"]
-    fused: Counter[str] = Counter()
-    fused_inputs: list[SSAValue] = []
-    reductions = row_reductions(product.owner, k.block.walk()) if isinstance(product.owner, graph.GraphOp) else []
-    if out is not product:
-        fused = element_counts([out], inputs, seen={product.owner} if isinstance(product.owner, Operation) else None)
-        fused_inputs = [v for v in loaded_inputs(out, inputs) if v not in loaded_inputs(product, inputs)]
-        s.add(fused, outs)
-        store += row_store_chain(fused, cpi) if reductions else chain_cycles(fused, cpi)
-    epilogue = outs * (store + cpi["alu"]) if guarded_out else max(store, outs * (4 + sum(fused.values())))
-    s.add(row_reduction_counts(reductions, tm, bn // tn))
-    epilogue += row_reduction_cycles(reductions, tm, tn, bn // tn, cpi)
+    epilogue, fused_inputs = _tiled_epilogue(s, k, product, out, inputs, p, guarded_out, cpi)
     s.ilp_cycles = 12 * cpi["alu"] + steps * step_cycles + epilogue
     # an inlined producer reading further inputs keeps their addresses and values live
     # (a prologue's row statistics are values held across the loop instead: `add_row_loads`)
     extra = len(loaded_inputs(a, inputs)) + len(loaded_inputs(b, inputs)) - 2 + len(fused_inputs) - len(pro.rows)
     s.registers = GEMM_BASE_REGISTERS + outs + 2 * (tm + tn) + 4 * max(0, extra)
     s.shared_bytes = k.shared_bytes()
-    s.global_bytes = (steps * (bytes_a + bytes_b) + outs * element_bytes_of(out)
+    s.global_bytes = (steps * (ta.nbytes + tb.nbytes) + outs * element_bytes_of(out)
                       + outs * sum(element_bytes_of(v) for v in fused_inputs))
     pro.add_row_loads(s, -(-bm * bk // threads), -(-bm // threads))
     # an unguarded tile's loads are one straight run before the barrier; a guarded
     # element is a branch of its own, as is a tile staged from a concat's piece, and
     # either splits the step's loads into runs
-    runs = [nbytes if chain else nbytes / max(1, -(-rows * cols // threads))
-            for nbytes, chain, rows, cols in ((bytes_a, chain_a, bm, bk), (bytes_b, chain_b, bk, bn))]
-    split = how_b.own_run or how_b.branches
+    runs = [t.nbytes if t.chain else t.nbytes / max(1, -(-rows * cols // threads))
+            for t, rows, cols in ((ta, bm, bk), (tb, bk, bn))]
+    split = tb.how.own_run or tb.how.branches
     s.bytes_in_flight = max(runs) if split else sum(runs)
     s.distinct_bytes = distinct_bytes([*loaded_inputs(a, inputs), *loaded_inputs(b, inputs), *fused_inputs, out])
     return s
