@@ -1,7 +1,7 @@
 """A fixed sample of the model corpus (examples/zoo/): one model of each kind the corpus
 covers, built from transformers/torchvision configurations, exported with the
-TorchScript exporter in f32 (the transformers with a symbolic batch dim), compiled in
-stitch mode and run on the simulator against onnxruntime's outputs.
+TorchScript exporter in f32 (the transformers with a symbolic batch dim), and BERT in
+f16 too, compiled in stitch mode and run on the simulator against onnxruntime's outputs.
 
 Every model must pass or be refused with its known, located message; a crash or a wrong
 result fails. `benchmarks/zoo.py` runs the whole corpus in every mode.
@@ -79,3 +79,18 @@ def test_sample_model(corpus: Path, arch: str):
     assert run.outcome == Outcome.PASSED, run.message
     assert run.kernels > 0
     assert run.distinct_bytes >= result.lower_bound // 4  # weights, inputs and outputs are read
+
+
+def test_f16_encoder_as_the_torchscript_exporter_writes_it(tmp_path: Path):
+    """BERT in f16: the exporter promotes the residual stream to f32 after the first
+    LayerNormalization and leaves that layer's scale and bias f16 (onnxruntime refuses the
+    graph, so its expected outputs are the f32 export's); held to f16 tolerances."""
+    sys.path.insert(0, str(ZOO))
+    try:
+        import build  # examples/zoo/build.py
+    finally:
+        sys.path.remove(str(ZOO))
+    build.build(["bert"], ["torchscript"], ["f32", "f16"], tmp_path, progress=False)
+    (variant,) = [v for v in variants(tmp_path) if v.dtype == "f16"]
+    run = run_variant(variant, modes=("stitch",)).modes["stitch"]
+    assert run.outcome == Outcome.PASSED, run.message
