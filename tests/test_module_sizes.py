@@ -24,7 +24,6 @@ LONG_MODULES: dict[str, str] = {
 # `module::Qualified.name` -> why it is still over FUNCTION_LINES
 LONG_FUNCTIONS: dict[str, str] = {
     "fsir/codegen/latency.py::live_intervals": "one linear scan over a kernel's instructions",
-    "fsir/codegen/mappings/gemm_tc.py::mma_summary": "the tensor-core GEMM's counts, stage by stage",
     "fsir/frontend/onnx_ops.py::attention": "ONNX Attention's optional inputs, one after another",
     "fsir/fusion/explorer.py::_explore": "the explorer's search loop",
     "fsir/lowering/columns.py::ColumnsLowering.body": "the columns kernel's emitter",

@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type
 from xdsl.ir import Operation, SSAValue
 
 from fsir.codegen.latency import TF32_ROUNDING_MIX, UNKNOWN_TRIP_COUNT
-from fsir.codegen.mappings.prologue import NO_PROLOGUE, prologue_loads
+from fsir.codegen.mappings.prologue import NO_PROLOGUE, PrologueLoads, prologue_loads
 from fsir.codegen.summary import (
     Summary,
     distinct_bytes,
@@ -102,31 +102,14 @@ def pipeline_stages(bm: int, bn: int, bk: int, math: GemmMath, limit: int) -> in
     return max(STAGES, min(MAX_STAGES, limit // per_stage))
 
 
-def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAValue, b: SSAValue,
-                product: SSAValue, out: SSAValue) -> Summary:
-    """A tensor-core GEMM thread (`fsir/lowering/mma.py`) for the product (M, N, K) =
-    `sizes`: per k-step its share of the tiles' 16-byte chunks (a cp.async each, or
-    element loads and shared stores when staged synchronously), a barrier (two when
-    staged synchronously), and per
-    16-deep k piece the warp tile's ldmatrix (tf32 registers rounded) and mma
-    instructions (tf32's B fragments by four scalar shared loads per 8-column tile);
-    then its accumulators through the epilogue."""
-    p = k.params
-    assert isinstance(p, GemmParamsAttr) and p.tensor_cores
-    bm, bn, bk, wm, wn = p.tile_m, p.tile_n, p.tile_k, p.thread_m, p.thread_n
-    m, n, kk = sizes
-    threads = p.threads
-    steps = UNKNOWN_TRIP_COUNT if kk == DYN else -(-kk // bk)
-    inputs: set[SSAValue] = set(k.block.args)
+def _stage_operands(step: Counter[str], p: GemmParamsAttr, a: SSAValue, b: SSAValue, inputs: set[SSAValue],
+                    pipelined: bool, pro: PrologueLoads) -> int:
+    """Adds a k-step's staging of the A and B tiles to `step`: 16-byte chunks by
+    cp.async when `pipelined`, else element loads and shared stores (A's with the
+    prologue `pro`); returns the step's bytes."""
+    bm, bn, bk, threads = p.tile_m, p.tile_n, p.tile_k, p.threads
     epc = chunk_elements(p.math)
-    # (a B concatenated from inputs is copied from each tile's piece, `operand_staging`)
-    pipelined = (a in inputs and staged_from_inputs(b, inputs.__contains__, bn)
-                 and async_operand(p.math, kk if kk != DYN else None)
-                 and async_operand(p.math, n if n != DYN else None))
-    step: Counter[str] = Counter()
     nbytes = 0
-    pro = NO_PROLOGUE if pipelined else prologue_loads(product, inputs).staged(
-        threads, bk, m == DYN or m % bm != 0 or kk == DYN or kk % bk != 0)
     for operand, elems in ((a, bm * bk), (b, bk * bn)):
         if pipelined:
             chunks = -(-elems // epc // threads)
@@ -150,8 +133,12 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
             step.update(op_pro.step_counts())
             nbytes += per * how.nbytes
             nbytes += op_pro.step_bytes()
-    pieces = bk // 16
-    mmas = (wm // 16) * (wn // 8) * (2 if p.math == GemmMath.TF32 else 1)
+    return nbytes
+
+
+def _fragment_loads(step: Counter[str], p: GemmParamsAttr, pieces: int) -> None:
+    """Adds the warp tile's fragment loads of a k-step's 16-deep `pieces` to `step`."""
+    wm, wn = p.thread_m, p.thread_n
     if p.math == GemmMath.TF32:
         # A: an ldmatrix per 8-deep half of a 16-row piece; B: a scalar load per
         # register of an 8-column tile; each register rounded
@@ -161,6 +148,35 @@ def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAV
     else:
         step["smem"] += pieces * (wm // 16 + wn // 16)
         step["int"] += pieces * 4 * (wm // 16 + wn // 16)
+
+
+def mma_summary(k: KernelOp, spec: GpuSpec, sizes: tuple[int, int, int], a: SSAValue, b: SSAValue,
+                product: SSAValue, out: SSAValue) -> Summary:
+    """A tensor-core GEMM thread (`fsir/lowering/mma.py`) for the product (M, N, K) =
+    `sizes`: per k-step its share of the tiles' 16-byte chunks (a cp.async each, or
+    element loads and shared stores when staged synchronously), a barrier (two when
+    staged synchronously), and per
+    16-deep k piece the warp tile's ldmatrix (tf32 registers rounded) and mma
+    instructions (tf32's B fragments by four scalar shared loads per 8-column tile);
+    then its accumulators through the epilogue."""
+    p = k.params
+    assert isinstance(p, GemmParamsAttr) and p.tensor_cores
+    bm, bn, bk, wm, wn = p.tile_m, p.tile_n, p.tile_k, p.thread_m, p.thread_n
+    m, n, kk = sizes
+    threads = p.threads
+    steps = UNKNOWN_TRIP_COUNT if kk == DYN else -(-kk // bk)
+    inputs: set[SSAValue] = set(k.block.args)
+    # (a B concatenated from inputs is copied from each tile's piece, `operand_staging`)
+    pipelined = (a in inputs and staged_from_inputs(b, inputs.__contains__, bn)
+                 and async_operand(p.math, kk if kk != DYN else None)
+                 and async_operand(p.math, n if n != DYN else None))
+    step: Counter[str] = Counter()
+    pro = NO_PROLOGUE if pipelined else prologue_loads(product, inputs).staged(
+        threads, bk, m == DYN or m % bm != 0 or kk == DYN or kk % bk != 0)
+    nbytes = _stage_operands(step, p, a, b, inputs, pipelined, pro)
+    pieces = bk // 16
+    mmas = (wm // 16) * (wn // 8) * (2 if p.math == GemmMath.TF32 else 1)
+    _fragment_loads(step, p, pieces)
     step["tensor"] += pieces * mmas
     step["barrier"] += 1 if pipelined else 2  # (pipelined: one barrier publishes a stage and frees the last)
     step["int"] += TF32_STEP_INT if p.math == GemmMath.TF32 else 4  # (the loop's own)
