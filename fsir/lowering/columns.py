@@ -3,7 +3,7 @@
 Warp w of the grid (`block_id.x * warps per block + thread_id / 32`) finds its cluster
 of concat operands by a balanced tree of comparisons with the clusters' first warps
 (log2 of the clusters levels, immediates). A cluster of one operand is that operand's
-code; the columns of a larger cluster (the root group's `clusters`) share one code
+code; the columns of a larger cluster (the parameters' `clusters`) share one code
 body: they own equal, consecutive warp ranges, so the warp's column is a division
 away, and what differs between them — their buffers, the sizes that differ (a table's
 rows, the bag's length), their splats (a hash modulus, a mean's scale) and their offset
@@ -25,7 +25,7 @@ offsets' address and its rows' count from its table row like any buffer and size
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import cast
@@ -51,33 +51,6 @@ from fsir.lowering.segments import reduce_segment
 
 def root_group(k: KernelOp) -> GroupOp:
     return k.groups()[-1]
-
-
-def cluster_ids(root: GroupOp, n: int) -> list[int]:
-    """Each concat operand's cluster (the root group's `clusters`): operands of one id
-    share one code body; without the attribute each operand is its own."""
-    a = root.attributes.get("clusters")
-    return list(range(n)) if a is None else list(int_values(a))
-
-
-def warp_order(clusters: Sequence[int]) -> list[int]:
-    """The concat operands in the order their warps follow each other: cluster by
-    cluster (in the order of each cluster's first operand), a cluster's operands in
-    order, so a cluster's columns are one range of warps."""
-    first: dict[int, int] = {}
-    for i, c in enumerate(clusters):
-        first.setdefault(c, i)
-    return sorted(range(len(clusters)), key=lambda i: (first[clusters[i]], i))
-
-
-def operand_warps(root: GroupOp, n: int) -> list[tuple[int, int]]:
-    """Each concat operand's warps [start, end): the root group's `warps` are prefix
-    sums in `warp_order`."""
-    warps = int_values(root.attributes["warps"])
-    out = [(0, 0)] * n
-    for pos, i in enumerate(warp_order(cluster_ids(root, n))):
-        out[i] = (warps[pos], warps[pos + 1])
-    return out
 
 
 def column_groups(k: KernelOp) -> dict[int, GroupOp]:
@@ -178,10 +151,7 @@ class ColumnsLowering(RowLowering):
         root = root_group(self.k)
         concat = root.yielded()[0].owner
         assert isinstance(concat, graph.ConcatOp)
-        n_ops = len(concat.operands)
-        spans = operand_warps(root, n_ops)
-        lanes = int_values(root.attributes["lanes"])
-        vectors = int_values(root.attributes["vectors"])
+        spans, lanes, vectors = params.spans(), params.lanes, params.vectors
         groups = column_groups(self.k)
         e = self.emit
         tid = self.thread_id()
@@ -195,8 +165,8 @@ class ColumnsLowering(RowLowering):
         # the code bodies in warp order: a cluster's operands (one body when several
         # share it), those that own warps (an operand of dim 0 owns none)
         clusters: dict[int, list[int]] = {}
-        ids = cluster_ids(root, n_ops)
-        for i in warp_order(ids):
+        ids = params.clusters
+        for i in params.warp_order():
             if spans[i][1] > spans[i][0]:
                 clusters.setdefault(ids[i], []).append(i)
         leaves = list(clusters.values())

@@ -47,9 +47,9 @@ class RowLowering(KernelLowering):
         else:  # consecutive threads share a row
             local_row, lane = ib.div(tid, per_row), ib.rem(tid, per_row)
         self.local_row, self.rows_per_block = local_row, rows_per_block
-        groups = [g for g in self.k.groups() if "packed" not in g.attributes]
+        groups = [g for g in self.k.groups() if not g.packed]
         for g in self.k.groups():
-            if "packed" in g.attributes:
+            if g.packed:
                 self.grid_stride(g)
         first = ib.add(ib.mul(self.block_id(), rows_per_block * steps), local_row)
         if steps == 1:
@@ -362,7 +362,7 @@ def row_count(k: KernelOp, shapes: ShapeCalc) -> Index:
     ib = shapes.ib
     n: Index | None = None
     for g in k.groups():
-        if "packed" in g.attributes:
+        if g.packed:
             continue
         rows = ib.prod(group_row_dims(g, shapes))
         n = rows if n is None else ib.max(n, rows)

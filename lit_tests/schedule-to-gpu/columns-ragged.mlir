@@ -8,7 +8,7 @@
 // RUN: fs-opt %s -p 'fusion-explore,stitch-codegen,schedule-to-gpu' | filecheck %s
 
 // SCHED-LABEL: func.func @rag
-// SCHED:       schedule.kernel @rag_k0 columns<rows_per_tile = 8, vector_width = 2>
+// SCHED:       schedule.kernel @rag_k0 columns<rows_per_tile = 8, warps = [0, 1, 33, 41, 49], lanes = [1, 8, 4, 16], vectors = [1, 1, 1, 2]>
 // SCHED:         schedule.group warp -> reg : tensor<8x16xf32> {
 // SCHED:           graph.reduce sum
 // SCHED:         %[[R1:.*]] = schedule.group warp -> reg : tensor<8x8xf32> {
@@ -17,7 +17,7 @@
 // SCHED:         %[[R2:.*]] = schedule.group warp -> reg : tensor<8x4xf32> {
 // SCHED-NEXT:      graph.gather
 // SCHED-NEXT:      graph.segment_reduce mean
-// SCHED:         schedule.group thread -> global {warps = array<i64: 0, 1, 33, 41, 49>, lanes = array<i64: 1, 8, 4, 16>, vectors = array<i64: 1, 1, 1, 2>}
+// SCHED:         schedule.group thread -> global : tensor<8x31xf32> {
 // SCHED-NEXT:      graph.concat %{{.*}}, %{{.*}}, %[[R1]], %[[R2]] dim 1
 // SCHED:       schedule.kernel @rag_k1 gemm
 
@@ -75,7 +75,7 @@ func.func @rag(%dense: tensor<8x3xf32>, %ids0: tensor<8x5xi32>, %t0: tensor<100x
 // offsets' clamp, one word for the ids' and the gather's rows), its table's rows and
 // its offset in the concat.
 // SCHED-LABEL: func.func @shared
-// SCHED:       schedule.group thread -> global {{{.*}}clusters = array<i64: 0, 1, 1>}
+// SCHED:       schedule.kernel @shared_k0 columns<{{.*}}, clusters = [0, 1, 1]>
 
 // CHECK-LABEL: gpu.func @shared_k0(
 // CHECK:       %[[T:.*]] = gpu.table_buffer %table 6 [%[[ROW:.*]]] : memref<14xi64> -> memref<?xf32>

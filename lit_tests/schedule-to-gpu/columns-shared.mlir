@@ -9,7 +9,7 @@
 // RUN: fs-opt %s -p 'fusion-explore,stitch-codegen' | filecheck %s --check-prefix=STITCH
 // RUN: fs-opt %s -p 'fusion-explore,stitch-codegen,schedule-to-gpu' | filecheck %s
 
-// STITCH: schedule.group thread -> global {warps = array<i64: 0, 16, 32, 48, 56, 64, 72>, lanes = array<i64: 4, 8, 4, 8, 4, 8>, vectors = array<i64: 1, 1, 1, 1, 1, 1>, clusters = array<i64: 0, 1, 0, 1, 0, 1>}
+// STITCH: schedule.kernel @six_k0 columns<rows_per_tile = 8, warps = [0, 16, 32, 48, 56, 64, 72], lanes = [4, 8, 4, 8, 4, 8], vectors = [1, 1, 1, 1, 1, 1], clusters = [0, 1, 0, 1, 0, 1]>
 
 // The host: the words (per hashed column: rows, which are its modulus too, so one word,
 // and offset; per mean column: rows, scale as f32 bits, offset), then the rows'

@@ -53,7 +53,7 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   // expected-error @+1 {{'schedule.kernel' op @k cannot be lowered: an elementwise sub-root kept in registers needs elements_per_thread (each thread keeps its slots of the row)}}
   %y = schedule.kernel @k row<threads_per_row = 8, rows_per_block = 32> grid [1, 1, 1] block [256, 1, 1] (%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
   ^bb0(%a: tensor<4x8xf32>):
-    %e = schedule.group warp -> lanes {row_dims = array<i64: 0>} : tensor<4x8xf32> {
+    %e = schedule.group warp -> lanes row_dims [0] : tensor<4x8xf32> {
       %e0 = graph.exp %a : tensor<4x8xf32>
       schedule.yield %e0 : tensor<4x8xf32>
     }
@@ -61,7 +61,7 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
       %r = graph.reduce sum %e dims [1] : (tensor<4x8xf32>) -> tensor<4xf32>
       schedule.yield %r : tensor<4xf32>
     }
-    %g = schedule.group warp -> global {row_dims = array<i64: 0>} : tensor<4x8xf32> {
+    %g = schedule.group warp -> global row_dims [0] : tensor<4x8xf32> {
       %b = graph.broadcast %s dims [0] : (tensor<4xf32>) -> tensor<4x8xf32>
       %d = graph.div %e, %b : tensor<4x8xf32>
       schedule.yield %d : tensor<4x8xf32>
@@ -79,7 +79,7 @@ func.func @f(%x: tensor<4x8xf32>) -> tensor<4xf32> {
   %y = schedule.kernel @k row<threads_per_row = 8, rows_per_block = 32> grid [1, 1, 1] block [256, 1, 1] (%x) : (tensor<4x8xf32>) -> tensor<4xf32> {
   ^bb0(%a: tensor<4x8xf32>):
     schedule.shared @rows : memref<64xf32, 3>
-    %e = schedule.group warp -> shared @rows[0] {row_dims = array<i64: 0>} : tensor<4x8xf32> {
+    %e = schedule.group warp -> shared @rows[0] row_dims [0] : tensor<4x8xf32> {
       %e0 = graph.exp %a : tensor<4x8xf32>
       schedule.yield %e0 : tensor<4x8xf32>
     }

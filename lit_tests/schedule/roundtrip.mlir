@@ -15,7 +15,7 @@ func.func @softmax(%x: tensor<4x1024xf32>) -> tensor<4x1024xf32> {
   // CHECK-NEXT: }
   // CHECK: %[[S:.*]] = schedule.group block -> shared @results[1] : tensor<4xf32> {
   // CHECK: graph.broadcast %[[M]] dims [0]
-  // CHECK: %{{.*}} = schedule.group block -> global {row_dims = array<i64: 0>} : tensor<4x1024xf32> {
+  // CHECK: %{{.*}} = schedule.group block -> global row_dims [0] : tensor<4x1024xf32> {
   // CHECK: schedule.yield %{{.*}} : tensor<4x1024xf32>
   // CHECK: func.return %[[Y]]
   %y = schedule.kernel @softmax_k0 row<threads_per_row = 256, rows_per_block = 1> grid [4, 1, 1] block [256, 1, 1] cost {warps = 32 : i64} (%x) : (tensor<4x1024xf32>) -> tensor<4x1024xf32> {
@@ -33,7 +33,7 @@ func.func @softmax(%x: tensor<4x1024xf32>) -> tensor<4x1024xf32> {
       %r = graph.reduce sum %e dims [1] : (tensor<4x1024xf32>) -> tensor<4xf32>
       schedule.yield %r : tensor<4xf32>
     }
-    %p = schedule.group block -> global {row_dims = array<i64: 0>} : tensor<4x1024xf32> {
+    %p = schedule.group block -> global row_dims [0] : tensor<4x1024xf32> {
       %mb = graph.broadcast %m dims [0] : (tensor<4xf32>) -> tensor<4x1024xf32>
       %d = graph.sub %x0, %mb : tensor<4x1024xf32>
       %e = graph.exp %d : tensor<4x1024xf32>
@@ -154,8 +154,8 @@ func.func @groups(%x: tensor<64x40xf32>) -> tensor<64x40xf32> {
       %r = graph.reduce min %x0 dims [1] : (tensor<64x40xf32>) -> tensor<64xf32>
       schedule.yield %r : tensor<64xf32>
     }
-    // CHECK: schedule.group block -> global {row_dims = array<i64: 0>} : tensor<64x40xf32>
-    %g = schedule.group block -> global {row_dims = array<i64: 0>} : tensor<64x40xf32> {
+    // CHECK: schedule.group block -> global row_dims [0] : tensor<64x40xf32>
+    %g = schedule.group block -> global row_dims [0] : tensor<64x40xf32> {
       %mb = graph.broadcast %m dims [0] : (tensor<64xf32>) -> tensor<64x40xf32>
       %sb = graph.broadcast %s dims [0] : (tensor<64xf32>) -> tensor<64x40xf32>
       %tb = graph.broadcast %t dims [0] : (tensor<64xf32>) -> tensor<64x40xf32>

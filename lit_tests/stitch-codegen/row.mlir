@@ -18,7 +18,7 @@
 // CHECK-NEXT: %[[S:.*]] = schedule.group block -> shared @results_f32[0] : tensor<4xf32> {
 // CHECK-NEXT: graph.broadcast %[[M]] dims [0]
 // CHECK: graph.reduce sum
-// CHECK: %[[P:.*]] = schedule.group block -> global {row_dims = array<i64: 0>} : tensor<4x1024xf32> {
+// CHECK: %[[P:.*]] = schedule.group block -> global row_dims [0] : tensor<4x1024xf32> {
 // CHECK-DAG: graph.broadcast %[[M]] dims [0]
 // CHECK-DAG: graph.broadcast %[[S]] dims [0]
 // CHECK: schedule.yield %[[P]]
@@ -52,7 +52,7 @@ func.func @row_sum(%x: tensor<100x64xf32>) -> tensor<100xf32> {
 // CHECK-LABEL: func.func @column
 // CHECK: schedule.kernel @column_k0 row<threads_per_row = 8, rows_per_block = 32, elements_per_thread = 5, interleaved> grid [1, 1, 1] block [256, 1, 1]
 // CHECK: %[[C:.*]] = schedule.group block -> shared @results_f32[0] : tensor<6xf32>
-// CHECK: schedule.group block -> global {row_dims = array<i64: 1>} : tensor<40x6xf32>
+// CHECK: schedule.group block -> global row_dims [1] : tensor<40x6xf32>
 func.func @column(%x: tensor<40x6xf32>) -> tensor<40x6xf32> {
   %y = stitch.fusion (%x) : (tensor<40x6xf32>) -> tensor<40x6xf32> {
   ^bb0(%xa: tensor<40x6xf32>):

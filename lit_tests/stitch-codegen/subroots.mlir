@@ -21,7 +21,7 @@
 // ALL-LABEL:  func.func @long
 // ALL:        schedule.shared @rows_f32 : memref<3000xf32, 3 : i64>
 // ALL:        schedule.group block -> shared @results_f32[0]
-// ALL:        %[[E:.*]] = schedule.group block -> shared @rows_f32[0] {row_dims = array<i64: 0>}
+// ALL:        %[[E:.*]] = schedule.group block -> shared @rows_f32[0] row_dims [0]
 // ALL-NEXT:   graph.broadcast
 // ALL-NEXT:   graph.sub
 // ALL-NEXT:   %[[EXP:.*]] = graph.exp
@@ -52,14 +52,14 @@
 // keeps the configuration without it.
 // ALL-LABEL:  func.func @short
 // ALL-NOT:    @rows_f32
-// ALL:        %[[E:.*]] = schedule.group block -> reg {row_dims = array<i64: 0>}
+// ALL:        %[[E:.*]] = schedule.group block -> reg row_dims [0]
 // ALL:        graph.reduce sum %[[E]]
 // WARP-LABEL: func.func @short
-// WARP:       %[[E:.*]] = schedule.group warp -> lanes {row_dims = array<i64: 0>}
+// WARP:       %[[E:.*]] = schedule.group warp -> lanes row_dims [0]
 // WARP:       graph.reduce sum %[[E]]
 // AUTO-LABEL: func.func @short
 // AUTO:       candidates = 2 : i64, config = "block/256/reg1"
-// AUTO-NOT:   row_dims = array<i64: 0>} : tensor<16x64xf32>
+// AUTO-NOT:   row_dims [0] : tensor<16x64xf32>
 // AUTO:       schedule.group block -> global
 // FREE-LABEL: func.func @short
 // FREE:       candidates = 7 : i64, config = "warp/256/reg1/v2"
@@ -73,17 +73,17 @@
 // tanh's rows, written after it, take the same space.
 // ALL-LABEL:  func.func @disjoint
 // ALL:        schedule.shared @rows_f32 : memref<3000xf32, 3 : i64>
-// ALL:        schedule.group block -> shared @rows_f32[0] {row_dims = array<i64: 0>}
+// ALL:        schedule.group block -> shared @rows_f32[0] row_dims [0]
 // ALL:        graph.exp
-// ALL:        schedule.group block -> shared @rows_f32[0] {row_dims = array<i64: 0>}
+// ALL:        schedule.group block -> shared @rows_f32[0] row_dims [0]
 // ALL:        graph.tanh
 
 // ... but when the output reads both, their rows are live together: two spaces.
 // ALL-LABEL:  func.func @overlap
 // ALL:        schedule.shared @rows_f32 : memref<6000xf32, 3 : i64>
-// ALL:        schedule.group block -> shared @rows_f32[0] {row_dims = array<i64: 0>}
+// ALL:        schedule.group block -> shared @rows_f32[0] row_dims [0]
 // ALL:        graph.exp
-// ALL:        schedule.group block -> shared @rows_f32[3000] {row_dims = array<i64: 0>}
+// ALL:        schedule.group block -> shared @rows_f32[3000] row_dims [0]
 // ALL:        graph.tanh
 
 func.func @long(%x: tensor<2x3000xf32>) -> tensor<2x3000xf32> {

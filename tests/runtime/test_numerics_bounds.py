@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from xdsl.context import Context
 
-from fsir.dialects.schedule import GemmParamsAttr, KernelOp, RowParamsAttr
+from fsir.dialects.schedule import ColumnsParamsAttr, GemmParamsAttr, KernelOp, RowParamsAttr
 from fsir.parse import parse_module
 from fsir.pipeline import PipelineOptions, lower
 from fsir.runtime.executor import execute
@@ -550,7 +550,9 @@ def test_column_bag_sums_within_gamma_of_their_depth():
     text = bag_columns(batch, bags, dims, rows)
     lowered, (kernel,) = compile_graph(text)
     assert kernel.params.MAPPING.value == "columns"
-    lanes = [int(v) for v in kernel.groups()[-1].attributes["lanes"].get_values()]
+    params = kernel.params
+    assert isinstance(params, ColumnsParamsAttr)
+    lanes = list(params.lanes)
     rng = np.random.default_rng(13)
     ins = []
     for bag, dim in zip(bags, dims):

@@ -22,14 +22,12 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from xdsl.dialects.builtin import (
-    DenseArrayBase,
     DictionaryAttr,
     Float64Type,
     FloatAttr,
     IntegerAttr,
     StringAttr,
     TensorType,
-    UnitAttr,
     f64,
     i64,
 )
@@ -249,11 +247,7 @@ class FusionContext:
                     local_env.update(zip(op.results, copy.results))
             gblock.add_op(YieldOp([local_env[v] for v in spec.values]))
             g = GroupOp(spec.composition, spec.storage, [v.type for v in spec.values], Region(gblock),
-                        spec.buffer, spec.offset)
-            if spec.row_dims is not None:
-                g.attributes["row_dims"] = DenseArrayBase.from_list(i64, list(spec.row_dims))
-            if spec.packed:
-                g.attributes["packed"] = UnitAttr()
+                        spec.buffer, spec.offset, spec.row_dims, spec.packed)
             body.add_op(g)
             for v, r in zip(spec.values, g.results):
                 # later groups read sub-root results; the root groups' outputs live only

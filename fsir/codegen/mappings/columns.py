@@ -4,7 +4,8 @@ inter-subgraph parallelism, `fsir/analysis/columns.py` finds them).
 Every operand of the concat gets its own range of warps, in proportion to its work:
 grid y walks the batch in tiles of `rows_per_tile` rows, and within a tile operand i
 owns a range of warps of grid x — prefix sums over the operands in `warp_order`, the
-root group's `warps` attribute: the columns of a cluster (`clusters`, `shared_clusters`)
+parameters' `warps` (`#schedule.columns<...>`, with each operand's `lanes` and
+`vectors` and the `clusters`): the columns of a cluster (`clusters`, `shared_clusters`)
 follow each other and share one code body, which reads each column's buffers, sizes
 and constants from its row of a table (`fsir/lowering/columns.py`); the lowering
 compiles the clusters' first warps into a balanced tree of comparisons (immediates).
@@ -30,7 +31,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import DenseArrayBase, TensorType, i64
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from fsir.analysis.columns import Column, ColumnSet, exact_column_set
@@ -61,15 +62,9 @@ from fsir.dialects.schedule import (
     element_bytes,
     int_values,
 )
+from fsir.dialects.schedule.embedding import warp_order
 from fsir.gpuspec import GpuSpec
-from fsir.lowering.columns import (
-    ColumnsLowering,
-    cluster_ids,
-    column_groups,
-    operand_warps,
-    root_group,
-    warp_order,
-)
+from fsir.lowering.columns import ColumnsLowering, column_groups, root_group
 from fsir.lowering.scalar import Index
 from fsir.lowering.shapes import ShapeCalc
 
@@ -281,11 +276,12 @@ class ColumnsMapping(Mapping):
         for i in warp_order(clusters):
             warps.append(warps[-1] + counts[i])
         grid = (max(1, -(-warps[-1] * WARP // THREADS)), DYNAMIC if batch == DYN else -(-batch // rows), 1)
-        return self._kernel(ctx, s, ColumnsParamsAttr(rows, max(vectors)), grid, warps, lanes, vectors, clusters)
+        params = ColumnsParamsAttr(rows, warps, lanes, vectors,
+                                   clusters if len(set(clusters)) < len(clusters) else None)
+        return self._kernel(ctx, s, params, grid)
 
     @staticmethod
-    def _kernel(ctx: FusionContext, s: ColumnSet, params: ColumnsParamsAttr, grid, warps: list[int],
-                lanes: list[int], vectors: list[int], clusters: list[int]) -> KernelOp:
+    def _kernel(ctx: FusionContext, s: ColumnSet, params: ColumnsParamsAttr, grid) -> KernelOp:
         """The kernel: a group per column (its ops, cloned once: linear in the columns,
         where `FusionContext.kernel` walks the whole fusion per group), then the root
         group (the concat and the columns' tail ops)."""
@@ -305,7 +301,7 @@ class ColumnsMapping(Mapping):
                 block.add_op(copy)
                 local.update(zip(op.results, copy.results))
 
-        for c, n in zip(s.columns, lanes):
+        for c, n in zip(s.columns, params.lanes):
             if c is None:
                 continue
             upto = c.ops[:c.ops.index(c.reduce) + 1]  # the tail ops after the reduction go to the root
@@ -324,11 +320,6 @@ class ColumnsMapping(Mapping):
         clone_into(rblock, [*tails, *s.copied, s.concat], local)
         rblock.add_op(YieldOp([local[s.concat.result]]))
         root = GroupOp(Composition.THREAD, Storage.GLOBAL, [s.concat.result.type], Region(rblock))
-        root.attributes["warps"] = DenseArrayBase.from_list(i64, warps)
-        root.attributes["lanes"] = DenseArrayBase.from_list(i64, lanes)
-        root.attributes["vectors"] = DenseArrayBase.from_list(i64, vectors)
-        if len(set(clusters)) < len(clusters):
-            root.attributes["clusters"] = DenseArrayBase.from_list(i64, clusters)
         body.add_op(root)
         root.results[0].name_hint = s.concat.result.name_hint
         assert list(ctx.yields) == [s.concat.result], "a column set's fusion yields its concat"
@@ -339,12 +330,11 @@ class ColumnsMapping(Mapping):
     def summarize(self, k: KernelOp, spec: GpuSpec) -> Summary:
         """The average thread: each operand's thread (`column_summary`; a copy loads and
         stores one element) weighted by the warps it owns."""
-        root = root_group(k)
-        concat = root.yielded()[0].owner
+        params = k.params
+        assert isinstance(params, ColumnsParamsAttr)
+        concat = root_group(k).yielded()[0].owner
         assert isinstance(concat, graph.ConcatOp)
-        spans = operand_warps(root, len(concat.operands))
-        lanes = int_values(root.attributes["lanes"])
-        vectors = int_values(root.attributes["vectors"])
+        spans, lanes, vectors = params.spans(), params.lanes, params.vectors
         by_operand = column_groups(k)
         total = max(1, max(end for _, end in spans))
         s = Summary()
@@ -384,33 +374,19 @@ class ColumnsMapping(Mapping):
         if not isinstance(concat, graph.ConcatOp) or len(shape_of(concat.result.type)) != 2 \
                 or concat.dim.value.data != 1:
             raise self.cannot_lower(k, "the root group must yield one rank-2 concat along dim 1")
-        for key in ("warps", "lanes", "vectors"):
-            if key not in root.attributes:
-                raise self.cannot_lower(k, f"the root group needs its '{key}' attribute")
-        warps, lanes = int_values(root.attributes["warps"]), int_values(root.attributes["lanes"])
-        vectors = int_values(root.attributes["vectors"])
-        n = len(concat.operands)
-        if len(warps) != n + 1 or len(lanes) != n or len(vectors) != n \
-                or any(b < a for a, b in zip(warps, warps[1:])):
-            raise self.cannot_lower(k, f"'warps' must be {n + 1} non-decreasing prefix sums, 'lanes' and "
-                                       f"'vectors' {n} counts each")
-        if "clusters" in root.attributes and len(cluster_ids(root, n)) != n:
-            raise self.cannot_lower(k, f"'clusters' must give each of the {n} concat operands its cluster")
-        spans = operand_warps(root, n)
-        bodies: dict[int, tuple] = {}
-        for i, c in enumerate(cluster_ids(root, n)):
-            # the columns of a shared body take its schedule and equal warp ranges
-            what = (lanes[i], vectors[i], spans[i][1] - spans[i][0], shape_of(concat.operands[i].type))
-            if bodies.setdefault(c, what) != what:
-                raise self.cannot_lower(k, f"concat operand {i} shares the code body of cluster {c} but not its "
-                                           "lanes, vectors, warps or shape")
-        if any(x not in LANES for x in lanes):
-            raise self.cannot_lower(k, f"lanes must be among {list(LANES)}")
         params = k.params
         assert isinstance(params, ColumnsParamsAttr)
-        if any(x not in (1, 2, 4) or x > params.vector_width for x in vectors):
-            raise self.cannot_lower(k, f"vectors must be 1, 2 or 4, at most vector_width {params.vector_width}")
-        _, block = k.launch()
+        n = len(concat.operands)
+        if len(params.lanes) != n:
+            raise self.cannot_lower(k, f"the parameters give {len(params.lanes)} concat operands their lanes, "
+                                       f"the concat has {n}")
+        spans, lanes, vectors = params.spans(), params.lanes, params.vectors
+        shapes: dict[int, tuple] = {}
+        for i, c in enumerate(params.clusters):
+            # the columns of a shared body (their schedule and warps: the verifier) take its shape
+            if shapes.setdefault(c, shape_of(concat.operands[i].type)) != shape_of(concat.operands[i].type):
+                raise self.cannot_lower(k, f"concat operand {i} shares the code body of cluster {c} but not its "
+                                           "shape")
         groups_of = column_groups(k)
         for i, v in enumerate(concat.operands):
             dim = shape_of(v.type)[1]
@@ -420,12 +396,6 @@ class ColumnsMapping(Mapping):
             if (spans[i][1] - spans[i][0]) * WARP < params.rows_per_tile * dim // vectors[i] * lanes[i]:
                 raise self.cannot_lower(k, f"concat operand {i} needs {params.rows_per_tile} rows x its dim / "
                                            f"{vectors[i]} x {lanes[i]} lanes threads, more than its warps hold")
-        if block[0] % WARP or block[1:] != (1, 1):
-            raise self.cannot_lower(k, "a columns kernel's block is whole warps along x")
-        grid, _ = k.launch()
-        if grid[0] != DYNAMIC and grid[0] * block[0] < warps[-1] * WARP:
-            raise self.cannot_lower(k, f"grid x covers {grid[0] * block[0] // WARP} warps, "
-                                       f"the columns need {warps[-1]}")
         for g in groups[:-1]:
             r = g.yielded()[0].owner if len(g.yielded()) == 1 else None
             if not isinstance(r, (graph.ReduceOp, graph.SegmentReduceOp)) or g.storage.data != Storage.REG:
@@ -445,7 +415,9 @@ class ColumnsMapping(Mapping):
         from fsir.lowering.vectorize import vectorize_memory
 
         iface = super().lower(k)
-        vectors = set(int_values(root_group(k).attributes["vectors"]))
+        params = k.params
+        assert isinstance(params, ColumnsParamsAttr)
+        vectors = set(params.vectors)
         if 2 in vectors and max(vectors) > 2 and vectorize_memory(iface.func, 2):
             erase_unused_arith(iface.func)
         # thousands of columns' tables, ids and weights overflow the parameter space

@@ -288,7 +288,7 @@ class RowMapping(Mapping):
         assert isinstance(p, RowParamsAttr)
         per_row, cached, vector, steps = p.threads_per_row, p.elements_per_thread or 0, p.vector_width, p.row_steps
         inputs: set[SSAValue] = set(k.block.args)
-        groups = [g for g in k.groups() if "packed" not in g.attributes]
+        groups = [g for g in k.groups() if not g.packed]
         reduces = [g for g in groups
                    if g.storage.data != Storage.GLOBAL and isinstance(_yielded(g).owner, graph.ReduceOp)]
         row_shape = shape_of(_yielded(reduces[0]).type) if reduces else ()
@@ -363,7 +363,7 @@ class RowMapping(Mapping):
         for g in k.groups():
             for v in g.results:
                 gv = inner_value(v)
-                if "packed" in g.attributes:
+                if g.packed:
                     return "a row kernel with packed groups has no vector_width"
                 r = group_reduce(g)
                 shape = shape_of((r.input if r is not None else gv).type)
@@ -391,7 +391,7 @@ class RowMapping(Mapping):
             # an elementwise sub-root group: a row of results per row of the block
             if not isinstance(inner_value(g.results[0]).owner, graph.ElementwiseOp) or len(g.results) != 1:
                 raise fail("a sub-root group that is not a reduction must yield one elementwise op")
-            if "row_dims" not in g.attributes or "packed" in g.attributes:
+            if not g.has_row_dims or g.packed:
                 raise fail("an elementwise sub-root group needs row_dims")
             shape = shape_of(g.results[0].type)
             cols = [n for d, n in enumerate(shape) if d not in g.row_dims()]

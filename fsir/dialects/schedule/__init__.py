@@ -18,8 +18,9 @@ thread's registers), `lanes` (every lane of the row's warp, after a butterfly
 shuffle), `shared @buf[offset]` (a shared-memory slot per row of the block, from
 `offset`, read after a barrier; for an elementwise sub-root, with `row_dims`, a whole
 row per row of the block) or `global` (a kernel output only). Root groups of row
-kernels say which output dims are the rows (`row_dims`); `packed` groups are
-independent parts that every thread of the grid takes elements of in turn.
+kernels say which output dims are the rows (`row_dims [0]`); `packed` groups are
+independent parts that every thread of the grid takes elements of in turn. Both are
+properties of the group, checked by its verifier.
 
 Mapping parameters (`LoopParamsAttr`, `RowParamsAttr`, `GemmParamsAttr`,
 `ConvParamsAttr`): `loop<vector_width>`; `row<threads_per_row, rows_per_block,
@@ -50,13 +51,17 @@ occupancy, ...).
 
 The modules, bottom up (each imports only those above it; every name is re-exported
 here, so `from fsir.dialects import schedule` reaches all of them):
-  params.py    the `Mapping` enum and each mapping's parameters attribute, `PARAMS_OF`
+  params.py    the `Mapping` enum, the parameters' syntax and the parameters attributes of
+               the loop, row, tiled (gemm, conv) and attention mappings
+  embedding.py the embedding mappings' parameters (columns, segments)
+  registry.py  one parameters attribute per mapping: `MAPPING_PARAMS`, `PARAMS_OF`
   ops.py       kernel, group, shared, yield, and the group's composition and storage
   sync.py      tile synchronisation: stage and tile_dep
 """  # noqa: E501 (an IR example)
 
 from xdsl.ir import Dialect
 
+from fsir.dialects.schedule.embedding import ColumnsParamsAttr, SegmentsParamsAttr
 from fsir.dialects.schedule.ops import (
     Composition,
     CompositionAttr,
@@ -72,14 +77,12 @@ from fsir.dialects.schedule.ops import (
 )
 from fsir.dialects.schedule.params import (
     DYNAMIC,
-    MAPPING_PARAMS,
+    LIST,
     MAX_BLOCK_THREADS,
     MMA_WARP,
-    PARAMS_OF,
     WARP,
     WORD,
     AttentionParamsAttr,
-    ColumnsParamsAttr,
     ConvParamsAttr,
     GemmMath,
     GemmMathAttr,
@@ -89,9 +92,9 @@ from fsir.dialects.schedule.params import (
     MappingAttr,
     MappingParamsAttr,
     RowParamsAttr,
-    SegmentsParamsAttr,
     TiledParamsAttr,
 )
+from fsir.dialects.schedule.registry import MAPPING_PARAMS, PARAMS_OF
 from fsir.dialects.schedule.sync import (
     PY_INDEX,
     StageOp,
@@ -122,6 +125,7 @@ __all__ = [
     "GemmParamsAttr",
     "GroupOp",
     "KernelOp",
+    "LIST",
     "LoopParamsAttr",
     "MAX_BLOCK_THREADS",
     "MMA_WARP",

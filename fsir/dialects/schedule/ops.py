@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     SymbolRefAttr,
     TensorType,
+    UnitAttr,
     i64,
 )
 from xdsl.dialects.utils import EnumAttribute
@@ -44,7 +45,6 @@ from fsir.dialects.common import TensorYieldOp
 from fsir.dialects.schedule.params import (
     DYNAMIC,
     MAX_BLOCK_THREADS,
-    PARAMS_OF,
     Mapping,
     MappingAttr,
     MappingParamsAttr,
@@ -52,6 +52,7 @@ from fsir.dialects.schedule.params import (
     TiledParamsAttr,
     _parse_word,
 )
+from fsir.dialects.schedule.registry import PARAMS_OF
 from fsir.dialects.stitch import check_region_signature, parse_region_op, print_region_op
 
 
@@ -214,16 +215,25 @@ class GroupOp(IRDLOperation):
     storage = prop_def(StorageAttr)
     buffer = opt_prop_def(SymbolRefAttr)
     offset = opt_prop_def(IntegerAttr)
+    # which result dims are the rows (a row kernel's root or elementwise sub-root group)
+    row_dims_attr = opt_prop_def(DenseArrayBase, prop_name="row_dims")
+    # an independent part: every thread of the grid takes its elements in turn
+    packed_attr = opt_prop_def(UnitAttr, prop_name="packed")
     outputs = var_result_def(TensorType)
     body = region_def("single_block")
     traits = traits_def(RecursiveMemoryEffect())
 
     def __init__(self, composition: Composition, storage: Storage, result_types: Sequence[Attribute],
-                 body: Region, buffer: str | None = None, offset: int | None = None):
+                 body: Region, buffer: str | None = None, offset: int | None = None,
+                 row_dims: Sequence[int] | None = None, packed: bool = False):
         props: dict[str, Attribute] = {"composition": CompositionAttr(composition), "storage": StorageAttr(storage)}
         if buffer is not None:
             props["buffer"] = SymbolRefAttr(buffer)
             props["offset"] = IntegerAttr(offset or 0, i64)
+        if row_dims is not None:
+            props["row_dims"] = DenseArrayBase.from_list(i64, list(row_dims))
+        if packed:
+            props["packed"] = UnitAttr()
         super().__init__(result_types=[list(result_types)], regions=[body], properties=props)
 
     @property
@@ -241,9 +251,19 @@ class GroupOp(IRDLOperation):
 
     def row_dims(self) -> list[int]:
         """The dims of a root or elementwise sub-root group's results that are the rows
-        (the `row_dims` attribute; none given: [])."""
-        attr = self.attributes.get("row_dims")
+        (the `row_dims` property; none given: [])."""
+        attr = self.row_dims_attr
         return [] if attr is None else list(int_values(attr))
+
+    @property
+    def has_row_dims(self) -> bool:
+        """Whether the group says which dims are its rows (`row_dims`, maybe none)."""
+        return self.row_dims_attr is not None
+
+    @property
+    def packed(self) -> bool:
+        """An independent part: every thread of the grid takes its elements in turn."""
+        return self.packed_attr is not None
 
     @classmethod
     def parse(cls, parser: Parser) -> GroupOp:
@@ -256,6 +276,11 @@ class GroupOp(IRDLOperation):
             parser.parse_punctuation("[")
             props["offset"] = IntegerAttr(parser.parse_integer(), i64)
             parser.parse_punctuation("]")
+        if parser.parse_optional_keyword("row_dims") is not None:
+            dims = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)
+            props["row_dims"] = DenseArrayBase.from_list(i64, dims)
+        if parser.parse_optional_keyword("packed") is not None:
+            props["packed"] = UnitAttr()
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         types = [parser.parse_type()]
@@ -270,6 +295,10 @@ class GroupOp(IRDLOperation):
             printer.print_string(" ")
             printer.print_attribute(self.buffer)
             printer.print_string(f"[{self.offset.value.data if self.offset else 0}]")
+        if self.row_dims_attr is not None:
+            printer.print_string(f" row_dims [{', '.join(map(str, self.row_dims()))}]")
+        if self.packed:
+            printer.print_string(" packed")
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_list([r.type for r in self.results], printer.print_attribute)
@@ -281,6 +310,7 @@ class GroupOp(IRDLOperation):
             raise VerifyException("a group's result lives in a shared buffer exactly when its storage is 'shared'")
         if self.body.blocks[0].args:
             raise VerifyException("a schedule.group region takes no block arguments")
+        self._verify_rows()
         last = self.block.last_op
         if not isinstance(last, YieldOp):
             raise VerifyException("a schedule.group must end with schedule.yield")
@@ -302,6 +332,18 @@ class GroupOp(IRDLOperation):
             off = self.offset.value.data if self.offset else 0
             if not 0 <= off or off + len(self.results) > buf.size:
                 raise VerifyException(f"offset {off} is out of bounds of @{name} ({buf.size} elements)")
+
+
+    def _verify_rows(self) -> None:
+        """`row_dims`: increasing dims of every result; `packed` (no rows) excludes them."""
+        if self.row_dims_attr is None:
+            return
+        if self.packed:
+            raise VerifyException("a packed group has no row_dims (every thread takes its elements in turn)")
+        dims = self.row_dims()
+        rank = min((len(t.get_shape()) for t in self.result_types if isinstance(t, TensorType)), default=0)
+        if any(not 0 <= d < rank for d in dims) or any(b <= a for a, b in zip(dims, dims[1:])):
+            raise VerifyException(f"row_dims {dims} must be increasing dims of the group's results (rank {rank})")
 
 
 @irdl_op_definition
@@ -424,6 +466,7 @@ class KernelOp(IRDLOperation):
             else:
                 what = f"the {p.MAPPING} mapping"
             raise VerifyException(f"{what} needs block [{p.threads}, 1, 1], got {list(block)}")
+        p.verify_launch(grid, block)
         for op in self.block.ops:
             if not isinstance(op, (SharedOp, GroupOp, YieldOp)):
                 raise VerifyException(

@@ -8,9 +8,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping as MappingOf
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import ClassVar, cast
 
-from xdsl.dialects.builtin import IntAttr, NoneAttr, UnitAttr
+from xdsl.dialects.builtin import DenseArrayBase, IntAttr, IntegerType, NoneAttr, UnitAttr, i64
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import Attribute, ParametrizedAttribute, SpacedOpaqueSyntaxAttribute
 from xdsl.irdl import irdl_attr_definition
@@ -65,13 +65,15 @@ def _parse_word(parser: AttrParser, enum: type[StrEnum], what: str) -> str:
 # `AxB` for tile shapes). Its verifier holds every rule on the parameters alone; the
 # kernel op checks them against its launch dims.
 
-_Value = int | tuple[int, ...] | bool | str
+_Value = int | tuple[int, ...] | list[int] | bool | str
 WORD = -1  # the kind of a parameter whose value is a bare word (an enum's)
+LIST = -2  # the kind of a parameter whose value is a list of integers `[a, b, ...]`
 
 
 def _parse_entries(parser: AttrParser, mapping: Mapping, kinds: MappingOf[str, int]) -> dict[str, _Value]:
     """`<key = value, ...>` (optional when empty). `kinds[key]` is 0 for a flag, 1 for
-    an integer, n > 1 for an `AxB...` shape of n sizes, WORD for a bare word."""
+    an integer, n > 1 for an `AxB...` shape of n sizes, WORD for a bare word, LIST for
+    a list of integers."""
     entries: dict[str, _Value] = {}
 
     def entry() -> None:
@@ -92,6 +94,10 @@ def _parse_entries(parser: AttrParser, mapping: Mapping, kinds: MappingOf[str, i
             return
         if n == 1:
             entries[key] = parser.parse_integer(allow_boolean=False)
+            return
+        if n == LIST:
+            entries[key] = parser.parse_comma_separated_list(parser.Delimiter.SQUARE,
+                                                             lambda: parser.parse_integer(allow_boolean=False))
             return
         start = parser.pos
         sizes: list[int] = []
@@ -116,6 +122,8 @@ def _print_entries(printer: Printer, entries: Sequence[tuple[str, _Value]]) -> N
             return key
         if isinstance(value, tuple):
             return f"{key} = {'x'.join(map(str, value))}"
+        if isinstance(value, list):
+            return f"{key} = [{', '.join(map(str, value))}]"
         return f"{key} = {value}"
 
     if entries:
@@ -164,6 +172,10 @@ class MappingParamsAttr(ParametrizedAttribute, ABC):
         """Elements a thread accesses per memory instruction (1: no vectors)."""
         return 1
 
+    def verify_launch(self, grid: Sequence[int], block: Sequence[int]) -> None:
+        """Raise VerifyException when the launch dims do not fit the parameters (beyond
+        the block size `threads` fixes, which the kernel checks)."""
+
 
 def _check_vector_width(vector_width: int) -> None:
     if vector_width != 1 and vector_width not in VECTOR_WIDTHS:
@@ -175,6 +187,20 @@ def _int(value: _Value) -> IntAttr:
     if isinstance(value, bool) or not isinstance(value, int):
         raise VerifyException(f"expected an integer, got {value}")
     return IntAttr(value)
+
+
+def _list(value: _Value) -> list[int]:
+    if not isinstance(value, list):
+        raise VerifyException(f"expected a list of integers, got {value}")
+    return value
+
+
+def _array(values: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, list(values))
+
+
+def _values(array: DenseArrayBase) -> tuple[int, ...]:
+    return cast("DenseArrayBase[IntegerType]", array).get_values()
 
 
 @irdl_attr_definition
@@ -509,59 +535,6 @@ class ConvParamsAttr(TiledParamsAttr):
         super().__init__(tile_m, tile_n, tile_k, thread_m, thread_n)
 
 
-# -- columns (embedding columns, RECom) ---------------------------------------------------
-
-
-@irdl_attr_definition
-class ColumnsParamsAttr(MappingParamsAttr):
-    """`columns`: embedding columns feeding one concat, each computed by its own range
-    of warps. Grid y walks the batch in tiles of `rows_per_tile` rows; within a tile,
-    concat operand i owns warps [warps[i], warps[i + 1]) of grid x (the root group's
-    `warps` attribute: prefix sums over the operands, in proportion to their work);
-    `lanes[i]` consecutive threads share one row and `vectors[i]` consecutive elements
-    of it, splitting the bag and combining by shuffles. `vector_width`: the widest of
-    the `vectors`.
-
-        #schedule.columns<rows_per_tile = 8>
-        #schedule.columns<rows_per_tile = 32, vector_width = 4>
-    """
-
-    name = "schedule.columns"
-    MAPPING: ClassVar[Mapping] = Mapping.COLUMNS
-    KEYS: ClassVar[dict[str, int]] = {"rows_per_tile": 1, "vector_width": 1}
-
-    _rows_per_tile: IntAttr
-    _vector_width: IntAttr
-
-    def __init__(self, rows_per_tile: int, vector_width: int = 1):
-        super().__init__(IntAttr(rows_per_tile), IntAttr(vector_width))
-
-    @property
-    def rows_per_tile(self) -> int:
-        return self._rows_per_tile.data
-
-    @property
-    def vector_width(self) -> int:
-        return self._vector_width.data
-
-    @property
-    def elements_per_thread(self) -> int:
-        return self.vector_width
-
-    def verify(self) -> None:
-        if self.rows_per_tile < 1:
-            raise VerifyException(f"rows_per_tile must be positive, got {self.rows_per_tile}")
-        _check_vector_width(self.vector_width)
-
-    @classmethod
-    def from_entries(cls, entries: MappingOf[str, _Value]) -> ColumnsParamsAttr:
-        return cls.new([_int(entries["rows_per_tile"]), _int(entries.get("vector_width", 1))])
-
-    def entries(self) -> list[tuple[str, _Value]]:
-        out: list[tuple[str, _Value]] = [("rows_per_tile", self.rows_per_tile)]
-        return out + ([("vector_width", self.vector_width)] if self.vector_width != 1 else [])
-
-
 # ----------------------------------------------------------------------------- attention parameters
 
 
@@ -657,74 +630,3 @@ class AttentionParamsAttr(MappingParamsAttr):
         rows: list[tuple[str, _Value]] = [("warp_rows", self.warp_rows)] if self.warp_rows else []
         mma: list[tuple[str, _Value]] = [("mma", True)] if self.mma else []
         return [("block_q", self.block_q), ("block_k", self.block_k), *rows, *mma]
-
-
-# ----------------------------------------------------------------------------- segments parameters
-
-
-@irdl_attr_definition
-class SegmentsParamsAttr(MappingParamsAttr):
-    """`segments`: a ragged bag reduction (`graph.segment_reduce` over offsets,
-    `fsir/codegen/mappings/segments.py`). A segment's result row of `dim` elements is
-    split into runs of `elements` consecutive elements (accessed `vector_width` at a
-    time); `lanes` consecutive threads share one run and split the segment's rows,
-    combining their partials by shuffles (up to a warp) or through shared memory (a
-    block). A segment takes dim / elements x lanes threads: one (a thread per segment),
-    up to a warp, or the whole block.
-
-        #schedule.segments<elements = 16, lanes = 1, vector_width = 4>
-        #schedule.segments<elements = 4, lanes = 64, vector_width = 4>
-    """
-
-    name = "schedule.segments"
-    MAPPING: ClassVar[Mapping] = Mapping.SEGMENTS
-    KEYS: ClassVar[dict[str, int]] = {"elements": 1, "lanes": 1, "vector_width": 1}
-
-    _elements: IntAttr
-    _lanes: IntAttr
-    _vector_width: IntAttr
-
-    def __init__(self, elements: int, lanes: int, vector_width: int = 1):
-        super().__init__(IntAttr(elements), IntAttr(lanes), IntAttr(vector_width))
-
-    @property
-    def elements(self) -> int:
-        return self._elements.data
-
-    @property
-    def lanes(self) -> int:
-        return self._lanes.data
-
-    @property
-    def vector_width(self) -> int:
-        return self._vector_width.data
-
-    def verify(self) -> None:
-        if self.elements < 1:
-            raise VerifyException(f"elements must be positive, got {self.elements}")
-        if not 1 <= self.lanes <= MAX_BLOCK_THREADS or self.lanes & (self.lanes - 1):
-            raise VerifyException(f"lanes must be a power of two up to {MAX_BLOCK_THREADS}, got {self.lanes}")
-        _check_vector_width(self.vector_width)
-        if self.elements % self.vector_width:
-            raise VerifyException(f"elements ({self.elements}) must be a multiple of vector_width "
-                                  f"({self.vector_width})")
-
-    @classmethod
-    def from_entries(cls, entries: MappingOf[str, _Value]) -> SegmentsParamsAttr:
-        return cls.new([_int(entries["elements"]), _int(entries["lanes"]), _int(entries.get("vector_width", 1))])
-
-    def entries(self) -> list[tuple[str, _Value]]:
-        out: list[tuple[str, _Value]] = [("elements", self.elements), ("lanes", self.lanes)]
-        return out + ([("vector_width", self.vector_width)] if self.vector_width != 1 else [])
-
-
-# The mappings' parameters attributes. Each names its mapping (`MAPPING`): the dialect
-# registers these, and `PARAMS_OF` and the code generator's registry
-# (`fsir.codegen.mappings.MAPPINGS`) are keyed from them.
-MAPPING_PARAMS: tuple[type[MappingParamsAttr], ...] = (
-    LoopParamsAttr, RowParamsAttr, GemmParamsAttr, ConvParamsAttr, ColumnsParamsAttr, AttentionParamsAttr,
-    SegmentsParamsAttr,
-)
-PARAMS_OF: dict[Mapping, type[MappingParamsAttr]] = {cls.MAPPING: cls for cls in MAPPING_PARAMS}
-if len(PARAMS_OF) != len(MAPPING_PARAMS) or set(PARAMS_OF) != set(Mapping):
-    raise TypeError("every schedule.Mapping member needs exactly one parameters attribute in MAPPING_PARAMS")
