@@ -56,13 +56,6 @@ _UNARY = {"Sqrt": "sqrt", "Exp": "exp", "Log": "log", "Tanh": "tanh", "Erf": "er
 _BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div", "Max": "max", "Min": "min",
            "And": "and", "Or": "or", "Xor": "xor", "Mod": "rem"}
 _COMPARE = {"Equal": "eq", "Less": "lt", "Greater": "gt", "LessOrEqual": "le", "GreaterOrEqual": "ge"}
-_REDUCE = {"ReduceSum": "sum", "ReduceMean": "sum", "ReduceMax": "max", "ReduceMin": "min",
-           "ReduceProd": "prod", "ReduceSumSquare": "sum", "ReduceL2": "sum", "ReduceL1": "sum",
-           "ReduceLogSum": "sum", "ReduceLogSumExp": "sum"}
-# The opset from which each reduction takes its axes as an input instead of an attribute.
-_AXES_INPUT_SINCE = {"ReduceSum": 13, "ReduceMean": 18, "ReduceMax": 18, "ReduceMin": 18, "ReduceProd": 18,
-                     "ReduceSumSquare": 18, "ReduceL2": 18, "ReduceL1": 18, "ReduceLogSum": 18,
-                     "ReduceLogSumExp": 18}
 
 
 # Ops whose attributes hold subgraphs that read the enclosing graph's values.
@@ -546,68 +539,6 @@ class OnnxImporter:
         self.shape_placeholders.append((placeholder, run_time, self.b.loc))
         return placeholder
 
-    @converter("Sum")
-    def op_Sum(self, node, attrs):
-        vs = self.bcast(*self.inputs(node))
-        y = vs[0]
-        for v in vs[1:]:
-            y = self.b.ew("add", y, v)
-        return [y]
-
-    @converter("Mean")
-    def op_Mean(self, node, attrs):
-        (y,) = self.op_Sum(node, attrs)
-        return [self.b.ew("div", y, self.b.scalar_like(len(node.input), y))]
-
-    @converter("Clip")
-    def op_Clip(self, node, attrs):
-        x = self.value(node.input[0])
-        lo, hi = self.optional_input(node, 1), self.optional_input(node, 2)
-        if "min" in attrs:  # before opset 11
-            lo = self.b.scalar_like(attrs["min"], x)
-        if "max" in attrs:
-            hi = self.b.scalar_like(attrs["max"], x)
-        if lo is not None:
-            x = self.b.ew("max", *self.bcast(x, lo))
-        if hi is not None:
-            x = self.b.ew("min", *self.bcast(x, hi))
-        return [x]
-
-    @converter("LeakyRelu")
-    def op_LeakyRelu(self, node, attrs):
-        x = self.value(node.input[0])
-        scaled = self.b.ew("mul", x, self.b.scalar_like(attrs.get("alpha", 0.01), x))
-        return [self.b.select(self.b.compare("ge", x, self.b.scalar_like(0, x)), x, scaled)]
-
-    @converter("Softplus")
-    def op_Softplus(self, node, attrs):
-        x = self.value(node.input[0])  # log(1 + exp(x))
-        return [self.b.ew("log", self.b.ew("add", self.b.ew("exp", x), self.b.scalar_like(1, x)))]
-
-    @converter("HardSigmoid")
-    def op_HardSigmoid(self, node, attrs):
-        x = self.value(node.input[0])
-        b = self.b
-        y = b.ew("add", b.ew("mul", x, b.scalar_like(attrs.get("alpha", 0.2), x)),
-                 b.scalar_like(attrs.get("beta", 0.5), x))
-        return [b.ew("min", b.ew("max", y, b.scalar_like(0, x)), b.scalar_like(1, x))]
-
-    @converter("Sign")
-    def op_Sign(self, node, attrs):
-        x = self.value(node.input[0])
-        b, zero = self.b, self.b.scalar_like(0, x)
-        pos = b.convert(b.compare("gt", x, zero), b.elem(x))
-        return [b.ew("sub", pos, b.convert(b.compare("lt", x, zero), b.elem(x)))]
-
-    @converter("Tile")
-    def op_Tile(self, node, attrs):
-        x = self.value(node.input[0])
-        reps = self.ints(node.input[1], "repeats")
-        s = shape_of(x.type)
-        # [d0, d1] -> broadcast to [r0, d0, r1, d1] -> reshape [r0*d0, r1*d1]
-        spread = [v for r, d in zip(reps, s) for v in (r, d)]
-        y = self.b.broadcast(x, spread, list(range(1, 2 * len(s), 2)))
-        return [self.b.reshape(y, [r * d for r, d in zip(reps, s)])]
 
     @converter(*_COMPARE)
     def comparison(self, node, attrs):
@@ -620,18 +551,6 @@ class OnnxImporter:
         a, c = self.bcast(*self.inputs(node))
         return [self.b.compare(_COMPARE[node.op_type], a, c)]
 
-    @converter("Pow")
-    def op_Pow(self, node, attrs):
-        x, e = self.inputs(node)
-        xt, et = self.b.elem(x), self.b.elem(e)
-        if graph.is_int(xt) and graph.is_float(et):
-            return [self.int_pow_float(*self.bcast(x, e))]
-        e = self.b.convert(e, xt)
-        folded = self.b.fold(e)
-        if folded is not None and folded.size == 1 and float(folded.reshape(-1)[0]) == 2.0:
-            return [self.b.ew("mul", x, x)]  # x*x: light, and exact
-        x, e = self.bcast(x, e)
-        return [self.b.ew("pow", x, e)]
 
     def int_pow_float(self, x: SSAValue, e: SSAValue) -> SSAValue:
         """An integer base to a float exponent (the result has the base's type): exact
@@ -642,24 +561,6 @@ class OnnxImporter:
         approx = b.convert(b.ew("pow", b.convert(x, graph.f32), b.convert(e, graph.f32)), xt)
         return b.select(integral, b.ew("pow", x, ints), approx)
 
-    @converter("Reciprocal")
-    def op_Reciprocal(self, node, attrs):
-        x = self.value(node.input[0])
-        return [self.b.ew("div", self.b.scalar_like(1, x), x)]
-
-    @converter("Relu")
-    def op_Relu(self, node, attrs):
-        x = self.value(node.input[0])
-        return [self.b.ew("max", x, self.b.scalar_like(0, x))]
-
-    @converter("IsNaN")
-    def op_IsNaN(self, node, attrs):
-        x = self.value(node.input[0])
-        return [self.b.compare("ne", x, x)]
-
-    @converter("Gelu")
-    def op_Gelu(self, node, attrs):
-        return [self.gelu(self.value(node.input[0]), attrs.get("approximate", b"none"))]
 
     def gelu(self, x: SSAValue, approximate) -> SSAValue:
         b = self.b
@@ -672,69 +573,9 @@ class OnnxImporter:
             t = b.ew("erf", b.ew("mul", x, b.scalar_like(1 / math.sqrt(2), x)))
         return b.ew("mul", half, b.ew("add", t, b.scalar_like(1, x)))
 
-    @converter("Where")
-    def op_Where(self, node, attrs):
-        folded = [self.b.fold(self.value(n)) for n in node.input]
-        if all(f is not None for f in folded) and any(np.asarray(f).dtype == object for f in folded[1:]):
-            # a choice between shape values holding run-time sizes (the exporters' Expand
-            # idiom: Where(Equal(shape, -1), 1, shape)) is a shape value too
-            cond, a, x = (np.asarray(f) for f in folded)
-            chosen = np.where(cond.astype(bool), a, x).astype(object)
-            return [self.shape_placeholder(chosen, self.b.elem(self.value(node.input[1])))]
-        c, a, x = self.bcast(*self.inputs(node))
-        return [self.b.select(c, a, x)]
-
-    @converter("Identity")
-    def op_Identity(self, node, attrs):
-        return [self.value(node.input[0])]
-
-    @converter("Dropout")
-    def op_Dropout(self, node, attrs):  # inference: identity
-        training = node.input[2] if len(node.input) > 2 and node.input[2] else None
-        if training is not None and bool(self.constant_value(training, "training_mode").any()):
-            raise self.error(f"{self.describe()}: training mode (random dropout) is not supported")
-        x = self.value(node.input[0])
-        return [x, self.b.broadcast_to(self.const(np.array(True), graph.i1), shape_of(x.type))]
 
     # -- composite ops, expanded so fusion sees their parts -----------------------
 
-    @converter("LayerNormalization")
-    def op_LayerNormalization(self, node, attrs):
-        x, scale, bias = self.value(node.input[0]), self.value(node.input[1]), self.optional_input(node, 2)
-        rank = self.rank(x)
-        first = self.axis(attrs.get("axis", -1), rank)
-        axes = list(range(first, rank))
-        eps = attrs.get("epsilon", 1e-5)
-        shape = shape_of(x.type)
-        b = self.b
-        orig = b.elem(x)
-        if attrs.get("stash_type", 1) == 1:
-            x = b.convert(x, graph.f32)
-        # the scale and bias apply in the stash type too, and the result is cast to X's
-        # type once (as onnxruntime does); that also takes the f16 scale the TorchScript
-        # exporter leaves on an X it promoted to f32 (the result keeps X's type)
-        scale = b.convert(scale, b.elem(x))
-        bias = None if bias is None else b.convert(bias, b.elem(x))
-        keep = list(range(first))
-        total = b.reduce("sum", x, axes)
-        count = self.count(x, axes, total)
-        mean = b.ew("div", total, count)
-        xc = b.ew("sub", x, b.broadcast(mean, shape, keep, like=x))
-        var = b.ew("div", b.reduce("sum", b.ew("mul", xc, xc), axes), count)
-        rstd = b.ew("rsqrt", b.ew("add", var, b.scalar_like(eps, var)))
-        y = b.ew("mul", xc, b.broadcast(rstd, shape, keep, like=x))
-        y = b.ew("mul", *self.bcast(y, scale))
-        if bias is not None:
-            y = b.ew("add", *self.bcast(y, bias))
-        return [b.convert(y, orig), self.keep_dims(mean, shape, axes), self.keep_dims(rstd, shape, axes)]
-
-    @converter("Softmax")
-    def op_Softmax(self, node, attrs):
-        return [self.softmax(node, attrs, log=False)]
-
-    @converter("LogSoftmax")
-    def op_LogSoftmax(self, node, attrs):
-        return [self.softmax(node, attrs, log=True)]
 
     def softmax(self, node, attrs, log: bool) -> SSAValue:
         x = self.value(node.input[0])
@@ -753,78 +594,6 @@ class OnnxImporter:
             return b.ew("sub", xm, b.broadcast(b.ew("log", s), shape, keep, like=x))
         return b.ew("div", e, b.broadcast(s, shape, keep, like=x))
 
-    @converter("MatMul")
-    def op_MatMul(self, node, attrs):
-        a, c = self.inputs(node)
-        return [self.b.dot(a, c)]
-
-    @converter("Gemm")
-    def op_Gemm(self, node, attrs):
-        a, c, bias = self.value(node.input[0]), self.value(node.input[1]), self.optional_input(node, 2)
-        b = self.b
-        if attrs.get("transA", 0):
-            a = b.transpose(a, [1, 0])
-        if attrs.get("transB", 0):
-            c = b.transpose(c, [1, 0])
-        y = b.dot(a, c)
-        if attrs.get("alpha", 1.0) != 1.0:
-            y = b.ew("mul", y, b.scalar_like(attrs["alpha"], y))
-        if bias is not None:
-            if attrs.get("beta", 1.0) != 1.0:
-                bias = b.ew("mul", bias, b.scalar_like(attrs["beta"], bias))
-            y = b.ew("add", *self.bcast(y, bias))
-        return [y]
-
-    @converter(*_REDUCE)
-    def reduction(self, node, attrs):
-        x = self.value(node.input[0])
-        rank = self.rank(x)
-        if self.opset >= _AXES_INPUT_SINCE[node.op_type]:
-            axes = self.ints(node.input[1], "axes") if len(node.input) > 1 and node.input[1] else []
-        else:
-            axes = list(attrs.get("axes", []))
-        if not axes:
-            if attrs.get("noop_with_empty_axes", 0):
-                return [x]
-            axes = list(range(rank))
-        axes = sorted({self.axis(a, rank) for a in axes})
-        kind = _REDUCE[node.op_type]
-        b, op = self.b, node.op_type
-        shape = shape_of(x.type)
-        shift: SSAValue | None = None
-        if op in ("ReduceSumSquare", "ReduceL2"):
-            x = b.ew("mul", x, x)
-        elif op == "ReduceL1":
-            x = b.ew("abs", x)
-        elif op == "ReduceLogSumExp":  # max + log(sum(exp(x - max))): no overflow
-            keep = [d for d in range(rank) if d not in axes]
-            top = b.reduce("max", x, axes)
-            shift = b.select(b.compare("eq", b.ew("abs", top), b.scalar_like(np.inf, top)), b.scalar_like(0, top), top)
-            x = b.ew("exp", b.ew("sub", x, b.broadcast(shift, shape, keep)))
-        if graph.is_bool(b.elem(x)) and kind in ("max", "min"):  # any / all (false / true if empty)
-            y = b.reduce(kind, b.convert(x, graph.i32), axes)
-            y = b.compare("gt", y, b.scalar_like(0, y))
-        else:
-            y = b.reduce(kind, x, axes)
-        if op == "ReduceL2":
-            y = b.ew("sqrt", y)
-        elif op == "ReduceLogSum":
-            y = b.ew("log", y)
-        if shift is not None:
-            y = b.ew("add", b.ew("log", y), shift)
-        if node.op_type == "ReduceMean":
-            y = self.b.ew("div", y, self.count(x, axes, y))
-        if attrs.get("keepdims", 1):
-            y = self.keep_dims(y, shape_of(x.type), axes)
-        return [y]
-
-    @converter("ArgMax")
-    def op_ArgMax(self, node, attrs):
-        return [self.arg_reduce(node, attrs, "max")]
-
-    @converter("ArgMin")
-    def op_ArgMin(self, node, attrs):
-        return [self.arg_reduce(node, attrs, "min")]
 
     def arg_reduce(self, node, attrs, kind: str) -> SSAValue:
         x = self.value(node.input[0])
@@ -846,39 +615,9 @@ class OnnxImporter:
         cand = b.select(b.compare("eq", x, best), idx, b.scalar_like(miss, idx))
         return b.reduce("max" if last else "min", cand, [axis])
 
-    @converter("Trilu")
-    def op_Trilu(self, node, attrs):
-        x = self.value(node.input[0])
-        k = self.ints(node.input[1], "k")[0] if len(node.input) > 1 and node.input[1] else 0
-        shape = shape_of(x.type)
-        i64 = graph.IntegerType(64)
-        b = self.b
-        sizes = self.sym.dims(x)
-        rows, cols = self.iota(sizes, len(shape) - 2, i64), self.iota(sizes, len(shape) - 1, i64)
-        diff = b.ew("sub", cols, rows)  # keep j - i >= k (upper) or <= k (lower)
-        keep = b.compare("ge" if attrs.get("upper", 1) else "le", diff, b.scalar_like(k, diff))
-        return [b.select(keep, x, b.scalar_like(0, x))]
 
     # -- shapes and data movement ----------------------------------------------
 
-    @converter("Reshape")
-    def op_Reshape(self, node, attrs):
-        x = self.value(node.input[0])
-        target = self.sizes(node.input[1], "the target shape")
-        src = shape_of(x.type)
-        if graph.DYN in src or any(is_symbolic(d) for d in target):
-            return [self.dynamic_reshape(x, target, attrs)]
-        copies = [i for i, d in enumerate(target) if d == 0 and not attrs.get("allowzero", 0)]
-        if copies and copies[-1] >= len(src):
-            raise self.error(f"{self.describe()}: the target shape copies dim {copies[-1]} (a 0 there) of a "
-                             f"rank-{len(src)} input")
-        out = [src[i] if i in copies else d for i, d in enumerate(target)]
-        if out.count(-1) == 1:
-            known = math.prod(d for d in out if d != -1)
-            out[out.index(-1)] = math.prod(src) // known if known else 0
-        if math.prod(out) != math.prod(src) or any(d < 0 for d in out):
-            raise self.error(f"{self.describe()}: cannot reshape {list(src)} to {target}")
-        return [self.b.reshape(x, out)]
 
     def dynamic_reshape(self, x: SSAValue, target: list, attrs) -> SSAValue:
         """A Reshape with run-time sizes: graph.reshape determines at most one `?` result
@@ -901,125 +640,12 @@ class OnnxImporter:
             self.sym.bind(y, want)  # the sizes the model states (reify_dims computes the same)
         return y
 
-    @converter("Flatten")
-    def op_Flatten(self, node, attrs):
-        x = self.value(node.input[0])
-        s = shape_of(x.type)
-        a = attrs.get("axis", 1)
-        a = self.axis(a, len(s)) if a < 0 else self.axis(a, len(s) + 1)
-        if graph.DYN in s:  # run-time sizes: the products of the symbolic sizes
-            dims = self.sym.dims(x)
-            return [self.dynamic_reshape(x, [math.prod(dims[:a], start=1), math.prod(dims[a:], start=1)], {})]
-        return [self.b.reshape(x, [math.prod(s[:a]), math.prod(s[a:])])]
-
-    @converter("Transpose")
-    def op_Transpose(self, node, attrs):
-        x = self.value(node.input[0])
-        perm = attrs.get("perm", list(reversed(range(self.rank(x)))))
-        return [self.b.transpose(x, list(perm))]
 
     def _axes(self, node, attrs, since: int) -> list[int] | None:
         if self.opset >= since:
             return self.ints(node.input[1], "axes") if len(node.input) > 1 and node.input[1] else None
         return list(attrs["axes"]) if "axes" in attrs else None
 
-    @converter("Unsqueeze")
-    def op_Unsqueeze(self, node, attrs):
-        x = self.value(node.input[0])
-        axes = self._axes(node, attrs, 13) or []
-        out_rank = self.rank(x) + len(axes)
-        normalized = {self.axis(a, out_rank) for a in axes}
-        if len(normalized) != len(axes):
-            raise self.error(f"{self.describe()}: its {len(axes)} axes repeat an axis")
-        axes = normalized
-        src = iter(shape_of(x.type))
-        return [self.b.reshape(x, [1 if i in axes else next(src) for i in range(out_rank)])]
-
-    @converter("Squeeze")
-    def op_Squeeze(self, node, attrs):
-        x = self.value(node.input[0])
-        s = shape_of(x.type)
-        axes = self._axes(node, attrs, 13)
-        axes = {self.axis(a, len(s)) for a in axes} if axes is not None else {i for i, d in enumerate(s) if d == 1}
-        if any(s[a] != 1 for a in axes):
-            raise self.error(f"{self.describe()}: cannot squeeze a dimension whose size is not 1")
-        return [self.b.reshape(x, [d for i, d in enumerate(s) if i not in axes])]
-
-    @converter("Expand")
-    def op_Expand(self, node, attrs):
-        x = self.value(node.input[0])
-        target = self.sizes(node.input[1], "the target shape")
-        if graph.DYN in shape_of(x.type) or any(is_symbolic(d) for d in target):
-            rank = max(len(target), self.rank(x))
-            xs = [1] * (rank - self.rank(x)) + self.sym.dims(x)
-            ts = [1] * (rank - len(target)) + target
-            what = f"{graph.fmt_shape(shape_of(x.type))} and [{', '.join(map(str, target))}]"
-            out = [self.broadcast_sizes([a, t], what) for a, t in zip(xs, ts)]
-            shape = [graph.DYN if is_symbolic(d) else d for d in out]
-            return [self.b.broadcast_to(x, shape, self.like(shape, out, [x]))]
-        try:
-            shape = np.broadcast_shapes(shape_of(x.type), tuple(target))
-        except ValueError:
-            raise self.error(f"{self.describe()}: cannot expand {list(shape_of(x.type))} to {target}") from None
-        return [self.b.broadcast_to(x, shape)]
-
-    @converter("Concat")
-    def op_Concat(self, node, attrs):
-        vs = [self.value(n) for n in node.input if n]
-        # ONNX allows empty parts; a `?` dim is not known to be empty
-        vs = [v for v in vs if 0 not in shape_of(v.type)] or vs[:1]
-        return [self.b.concat(vs, self.axis(attrs["axis"], self.rank(vs[0])))]
-
-    @converter("Split")
-    def op_Split(self, node, attrs):
-        x = self.value(node.input[0])
-        s = shape_of(x.type)
-        axis = self.axis(attrs.get("axis", 0), len(s))
-        n = len(node.output)
-        if self.opset >= 13 and len(node.input) > 1 and node.input[1]:
-            sizes = self.ints(node.input[1], "split sizes")
-        elif "split" in attrs:
-            sizes = list(attrs["split"])
-        else:  # equal parts, the last one smaller (opset 18 num_outputs)
-            part = -(-s[axis] // n)
-            sizes = [min(part, s[axis] - i * part) for i in range(n)]
-        outs, offset = [], 0
-        for size in sizes:
-            start, limit = [0] * len(s), list(s)
-            start[axis], limit[axis] = offset, offset + size
-            outs.append(self.b.slice(x, start, limit))
-            offset += size
-        return outs
-
-    @converter("Slice")
-    def op_Slice(self, node, attrs):
-        x = self.value(node.input[0])
-        s = shape_of(x.type)
-        if self.opset >= 10:
-            starts = self.sizes(node.input[1], "starts")
-            ends = self.sizes(node.input[2], "ends")
-            axes = self.ints(node.input[3], "axes") if len(node.input) > 3 and node.input[3] else None
-            steps = self.ints(node.input[4], "steps") if len(node.input) > 4 and node.input[4] else None
-        else:
-            starts, ends, axes, steps = list(attrs["starts"]), list(attrs["ends"]), attrs.get("axes"), None
-        axes = [self.axis(a, len(s)) for a in (axes if axes is not None else range(len(starts)))]
-        steps = steps or [1] * len(axes)
-        start, limit, strides = [0] * len(s), list(s), [1] * len(s)
-        reverse = []
-        for a, st, en, k in zip(axes, starts, ends, steps):
-            if s[a] == graph.DYN or is_symbolic(st) or is_symbolic(en):
-                self.check_whole_slice(x, a, st, en, k)
-                continue  # the whole dim: start 0, limit its run-time size
-            # Python/numpy slice semantics, as ONNX specifies (clamping out-of-range bounds).
-            lo, hi, k = slice(st, en, k).indices(s[a])
-            if k < 0:
-                reverse.append((a, list(range(lo, hi, k))))
-                continue
-            start[a], limit[a], strides[a] = lo, max(hi, lo), k
-        y = self.b.slice(x, start, limit, strides)
-        for a, idx in reverse:  # negative steps: a gather with constant indices
-            y = self.take(y, self.const(np.array(idx, np.int64), graph.IntegerType(64)), a)
-        return [y]
 
     def check_whole_slice(self, x: SSAValue, axis: int, start, end, step) -> None:
         """A Slice of dim `axis` of run-time size, or with run-time bounds, must keep the
@@ -1035,104 +661,6 @@ class OnnxImporter:
         raise self.error(f"{self.describe()}: slice [{start}, {end}) with step {step} of dim {axis} of run-time "
                          f"size {size}: fsir slices a dim of run-time size, or with run-time bounds, only whole")
 
-    @converter("Gather")
-    def op_Gather(self, node, attrs):
-        x, ids = self.inputs(node)
-        axis = self.axis(attrs.get("axis", 0), self.rank(x))
-        ids = self.normalize_ids(ids, shape_of(x.type)[axis], x, axis)
-        return [self.take(x, ids, axis)]
-
-    @converter("GatherND")
-    def op_GatherND(self, node, attrs):
-        """data[b..., idx[b..., j..., 0], ..., idx[b..., j..., k-1]] (b: the batch_dims
-        leading dims both share) via one flat index into the batch and the next k dims."""
-        x, ids = self.inputs(node)
-        s, ish = shape_of(x.type), shape_of(ids.type)
-        bd = attrs.get("batch_dims", 0)
-        k = ish[-1] if ish else 0
-        if k == 0:
-            raise self.error(f"{self.describe()}: empty index tuples (indices of shape {list(ish)}) are not supported")
-        if bd < 0 or bd + k > len(s) or bd >= len(ish) or tuple(s[:bd]) != tuple(ish[:bd]):
-            raise self.error(f"{self.describe()}: indices of shape {list(ish)} with batch_dims {bd} do not fit "
-                             f"data of shape {list(s)}")
-        batch, lead, rest = s[:bd], s[bd:bd + k], s[bd + k:]
-        strides = [math.prod(lead[i + 1:]) for i in range(k)]
-        block = math.prod(lead)
-        b = self.b
-        flat_table = b.reshape(x, [math.prod(batch) * block, *rest])
-        outer = ish[:-1]
-        folded = b.fold(ids)
-        if folded is not None:
-            idx = np.where(folded < 0, folded + np.array(lead), folded)
-            batch_lin = np.zeros(outer, np.int64)
-            for d in range(bd):
-                batch_lin = batch_lin * batch[d] + np.indices(outer)[d]
-            flat = self.const((idx * np.array(strides)).sum(-1) + batch_lin * block, ids)
-        else:
-            flat: SSAValue | None = None
-            for i in range(k):
-                col = b.reshape(b.slice(ids, [0] * len(outer) + [i], [*outer, i + 1]), outer)
-                col = self.normalize_ids(col, lead[i])
-                term = b.ew("mul", col, b.scalar_like(strides[i], col))
-                flat = term if flat is None else b.ew("add", flat, term)
-            for d in range(bd):
-                assert flat is not None
-                stride = math.prod(batch[d + 1:]) * block
-                term = b.ew("mul", b.iota(outer, d, b.elem(flat)), b.scalar_like(stride, flat))
-                flat = b.ew("add", flat, term)
-        assert flat is not None  # k > 0
-        return [b.gather(flat_table, flat)]
-
-    @converter("Shape")
-    def op_Shape(self, node, attrs):
-        x = self.value(node.input[0])
-        s = self.sym.dims(x)
-        lo, hi, _ = slice(attrs.get("start", 0), attrs.get("end", len(s))).indices(len(s))
-        if not any(is_symbolic(d) for d in s[lo:hi]):
-            return [self.const(np.array(s[lo:hi], np.int64), graph.IntegerType(64))]
-        # run-time sizes: a placeholder whose folded value holds them (see onnx_dynamic)
-        return [self.shape_placeholder(np.array(s[lo:hi], dtype=object), graph.IntegerType(64))]
-
-    @converter("Size")
-    def op_Size(self, node, attrs):
-        x = self.value(node.input[0])
-        return [self.const(np.array(math.prod(shape_of(x.type)), np.int64), graph.IntegerType(64))]
-
-    @converter("Constant")
-    def op_Constant(self, node, attrs):
-        if "value" in attrs:
-            t = attrs["value"]
-            return [self.const(tensor_array(t, self.describe()), elem_type(t.data_type, self.describe()))]
-        for key, dtype in (("value_float", np.float32), ("value_floats", np.float32),
-                           ("value_int", np.int64), ("value_ints", np.int64)):
-            if key in attrs:
-                array = np.array(attrs[key], dtype)
-                return [self.const(array, graph.f32 if dtype == np.float32 else graph.IntegerType(64))]
-        raise self.error(f"{self.describe()}: only tensor, float(s) and int(s) values are supported")
-
-    @converter("ConstantOfShape")
-    def op_ConstantOfShape(self, node, attrs):
-        sizes = self.sizes(node.input[0], "the shape")
-        t = attrs.get("value")
-        fill = tensor_array(t, self.describe()).reshape(-1)[0] if t is not None else np.float32(0)
-        elem = elem_type(t.data_type, self.describe()) if t is not None else graph.f32
-        if not any(is_symbolic(d) for d in sizes):
-            return [self.const(np.full(sizes, fill), elem)]
-        # run-time sizes: the fill broadcast like a value that has them (`like`)
-        shape = [graph.DYN if is_symbolic(d) else d for d in sizes]
-        y = self.b.broadcast(self.const(np.array(fill), elem), shape, [], like=self.like(shape, sizes, []))
-        self.sym.bind(y, sizes)
-        return [y]
-
-    @converter("Range")
-    def op_Range(self, node, attrs):
-        start, limit, delta = (self.constant_value(n, what) for n, what in zip(node.input, ("start", "limit", "delta")))
-        bounds = {"start": start, "limit": limit, "delta": delta}
-        symbolic = {what: v.item() for what, v in bounds.items() if is_symbolic(v.reshape(-1)[0])}
-        v = self.value(node.input[0])
-        if symbolic:
-            return [self.run_time_range(start.item(), limit.item(), delta.item(), symbolic, v)]
-        return [self.const(np.arange(start.item(), limit.item(), delta.item()).astype(start.dtype), v)]
 
     def run_time_range(self, start, limit, delta, symbolic: dict, like_elem: SSAValue) -> SSAValue:
         """Range(start, limit, delta) of a run-time limit (the size of a `?` dim, as
