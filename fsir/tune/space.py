@@ -54,6 +54,7 @@ from fsir.codegen.mappings.gemm import (
 )
 from fsir.codegen.mappings.loop import LoopConfig
 from fsir.codegen.mappings.row_configs import BLOCK_SIZES, ROW_SCHEDULES, ROW_STEPS, RowConfig, register_slots
+from fsir.codegen.options import RowSchedule
 from fsir.codegen.summary import Summary
 from fsir.dialects import graph
 from fsir.dialects.graph import DYN
@@ -293,7 +294,7 @@ class RowSketch(Sketch):
         longest = layout.lengths[0] or 1
         if schedule == "block" and (block not in BLOCK_SIZES or block > longest):
             raise Invalid(f"a block per row of {longest} elements with {block} threads")
-        per_row = ROW_SCHEDULES[schedule](longest)[0] if schedule != "block" else block
+        per_row = ROW_SCHEDULES[RowSchedule(schedule)](longest)[0] if schedule != "block" else block
         if block % per_row:
             raise Invalid(f"{block} threads are not whole rows of {per_row}")
         if not cached and (vector != 1 or steps != 1):

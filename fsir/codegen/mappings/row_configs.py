@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from xdsl.ir import Operation, SSAValue
 
 from fsir.codegen.mappings.base import BLOCK
+from fsir.codegen.options import RowSchedule
 from fsir.dialects.schedule import WARP, Composition, Storage
 from fsir.gpuspec import GpuSpec
 
@@ -65,7 +66,7 @@ class RowLayout:
 
 @dataclass(frozen=True)
 class RowConfig:
-    schedule: str  # thread | warp | block | interleaved
+    schedule: RowSchedule  # never AUTO: a configuration is one schedule
     block: int  # threads per block
     per_row: int
     composition: Composition
@@ -81,6 +82,7 @@ class RowConfig:
     @staticmethod
     def make(schedule: str, block: int, longest: int, layout: RowLayout, spec: GpuSpec,
              cached: bool = True, steps: int | None = None, vector: int = 1) -> RowConfig:
+        schedule = RowSchedule(schedule)
         per_row, comp, where, interleaved = ROW_SCHEDULES[schedule](longest)
         if schedule == "block":
             per_row = block
@@ -178,12 +180,12 @@ def _segment(longest: int) -> int:
 # Every row schedule is correct for any fusion the row mapping accepts (any dims); they
 # differ in speed. name -> longest row -> (threads per row, composition, storage, interleaved)
 ROW_SCHEDULES = {
-    "thread": lambda longest: (1, Composition.THREAD, Storage.REG, False),
-    "warp": lambda longest: (_segment(longest), Composition.WARP, Storage.LANES, False),
-    "block": lambda longest: (BLOCK, Composition.BLOCK, Storage.SHARED, False),
+    RowSchedule.THREAD: lambda longest: (1, Composition.THREAD, Storage.REG, False),
+    RowSchedule.WARP: lambda longest: (_segment(longest), Composition.WARP, Storage.LANES, False),
+    RowSchedule.BLOCK: lambda longest: (BLOCK, Composition.BLOCK, Storage.SHARED, False),
     # COLUMN_SLICES threads per row, the rows of a block interleaved (consecutive threads
     # take consecutive rows, so column loads stay coalesced); slices meet in shared memory
-    "interleaved": lambda longest: (COLUMN_SLICES, Composition.BLOCK, Storage.SHARED, True),
+    RowSchedule.INTERLEAVED: lambda longest: (COLUMN_SLICES, Composition.BLOCK, Storage.SHARED, True),
 }
 
 
