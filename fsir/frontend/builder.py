@@ -56,7 +56,9 @@ class GraphBuilder:
         self.filename = filename
         self.block = Block()
         self.loc: Location | None = None
-        self._folded: dict[SSAValue, np.ndarray] = {}
+        # values folded so far; None for one known not to fold, so a long chain of ops
+        # (an unrolled loop's) is walked once, not once per op appended to it
+        self._folded: dict[SSAValue, np.ndarray | None] = {}
 
     def add_arg(self, t: Attribute, name: str | None = None) -> SSAValue:
         arg = self.block.insert_arg(t, len(self.block.args))
@@ -297,6 +299,7 @@ class GraphBuilder:
         for operand in op.operands:
             a = self.fold(operand)
             if a is None:
+                self._folded[v] = None
                 return None
             args.append(a)
         try:

@@ -5,7 +5,8 @@ not plain table rows, ArgMax/ArgMin, Trilu. onnx_math: reductions, MatMul, Gemm,
 LayerNormalization. onnx_nn: Conv, ConvTranspose, BatchNormalization. onnx_window: pooling, LRN, Pad, Resize,
 DepthToSpace/SpaceToDepth. onnx_ops: activations, normalizations, index ops, Attention.
 onnx_cast: element types and bit operations (Cast, CastLike, BitShift, Bitwise*).
-onnx_scatter: ScatterND, ScatterElements, Scatter. onnx_control: If on a compile-time condition.
+onnx_scatter: ScatterND, ScatterElements, Scatter. onnx_control: If on a compile-time condition,
+Loop with a compile-time trip count (unrolled).
 """
 
 from fsir.frontend import (  # noqa: F401
