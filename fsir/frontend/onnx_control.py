@@ -33,6 +33,7 @@ from xdsl.ir import SSAValue
 
 from fsir.dialects.graph import shape_of
 from fsir.frontend.onnx_import import OnnxImporter, converter, elem_type
+from fsir.frontend.onnx_sequence import check_outputs
 
 MAX_UNROLL = 1024  # iterations a Loop may unroll to
 
@@ -46,7 +47,7 @@ def if_(im: OnnxImporter, node: onnx.NodeProto, attrs: dict[str, Any]) -> list[S
     branch = attrs.get(taken)
     if not isinstance(branch, onnx.GraphProto):
         raise im.error(f"{im.describe()} has no graph attribute '{taken}'")
-    return import_branch(im, node, branch)
+    return check_outputs(im, node, import_branch(im, node, branch))
 
 
 def import_branch(im: OnnxImporter, node: onnx.NodeProto, branch: onnx.GraphProto) -> list[SSAValue]:
@@ -98,7 +99,7 @@ def loop(im: OnnxImporter, node: onnx.NodeProto, attrs: dict[str, Any]) -> list[
         for scan, v in zip(scans, outs[n_carried:]):
             scan.append(v)
         iteration += 1
-    return carried + [_stack(im, scan) for scan in scans]
+    return check_outputs(im, node, carried + [_stack(im, scan) for scan in scans])
 
 
 def _trip_count(im: OnnxImporter, node: onnx.NodeProto) -> int | None:
