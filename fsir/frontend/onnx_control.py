@@ -17,7 +17,10 @@ condition and the loop-carried values of the previous iteration (the body reads 
 enclosing scope as a branch does). The carried values after the last iteration are the
 Loop's first outputs; each scan output is the iteration's values stacked along a new
 axis 0. More than `MAX_UNROLL` iterations is refused at the Loop's location, so a
-large loop never silently grows the graph.
+large loop never silently grows the graph. `Scan` (opset 9 on) is unrolled alike: its
+trip count is the static length of its scan inputs along their axes, each iteration
+reads one slice of each (in either direction), and each scan output stacks the
+iteration's values along its axis (in either direction).
 
     %v, %s = Loop(3, true, %v0) body(i, c, v) {w = Add(v, 1); -> (c, w, Mul(w, i))}
         ->   w0 = v0 + 1; w1 = w0 + 1; w2 = w1 + 1;  %v = w2, %s = stack(w0 * 0, w1 * 1, w2 * 2)
@@ -132,6 +135,11 @@ def _iterate(im: OnnxImporter, node: onnx.NodeProto, body: onnx.GraphProto, iter
         im.env[cond_name] = im.b.constant(np.asarray(True if cond is None else cond), i1)
     for inp, v in zip(body.input[2:], carried):
         im.env[inp.name] = v
+    return _import_body(im, node, body)[1:]
+
+
+def _import_body(im: OnnxImporter, node: onnx.NodeProto, body: onnx.GraphProto) -> list[SSAValue]:
+    """`body`'s nodes imported in the enclosing scope (its inputs bound); all its outputs."""
     for init in body.initializer:
         im.inits.setdefault(init.name, init)
     try:
@@ -140,15 +148,64 @@ def _iterate(im: OnnxImporter, node: onnx.NodeProto, body: onnx.GraphProto, iter
             im.import_node(inner)
     finally:
         im.node = node
-    return [im.value(o.name) for o in body.output[1:]]
+    return [im.value(o.name) for o in body.output]
 
 
-def _stack(im: OnnxImporter, values: list[SSAValue]) -> SSAValue:
+def _stack(im: OnnxImporter, values: list[SSAValue], axis: int = 0) -> SSAValue:
     if not values:
         raise im.error(f"{im.describe()} runs no iteration, so its scan outputs have no known shape")
     shapes = {shape_of(v.type) for v in values}
     if len(shapes) != 1:
         raise im.error(f"the scan outputs of {im.describe()} change shape between iterations "
                        f"({', '.join(str(list(s)) for s in sorted(shapes))})")
-    rows = [im.b.reshape(v, [1, *shape_of(v.type)]) for v in values]
-    return rows[0] if len(rows) == 1 else im.b.concat(rows, 0)
+    rows = [im.b.reshape(v, [*shape_of(v.type)[:axis], 1, *shape_of(v.type)[axis:]]) for v in values]
+    return rows[0] if len(rows) == 1 else im.b.concat(rows, axis)
+
+
+@converter("Scan")
+def scan(im: OnnxImporter, node: onnx.NodeProto, attrs: dict[str, Any]) -> list[SSAValue]:
+    body = attrs.get("body")
+    if not isinstance(body, onnx.GraphProto):
+        raise im.error(f"{im.describe()} has no graph attribute 'body'")
+    if im.opset < 9:
+        raise im.error(f"{im.describe()}: Scan before opset 9 (with a sequence_lens input) is not supported")
+    m = int(attrs["num_scan_inputs"])
+    n_state = len(node.input) - m
+    k = len(body.output) - n_state
+    if n_state < 0 or k < 0 or len(body.input) != len(node.input):
+        raise im.error(f"the body of {im.describe()} does not match its {n_state} states and {m} scan inputs")
+    xs = [im.value(n) for n in node.input[n_state:]]
+    in_axes = [im.axis(a, im.rank(x)) for a, x in zip(attrs.get("scan_input_axes", [0] * m), xs)]
+    in_rev = list(attrs.get("scan_input_directions", [0] * m))
+    lengths = {shape_of(x.type)[a] for x, a in zip(xs, in_axes)}
+    if len(lengths) != 1:
+        raise im.error(f"the scan inputs of {im.describe()} have different lengths {sorted(lengths)}")
+    trip = lengths.pop() if xs else 0
+    if trip < 0:
+        raise im.error(f"the scan inputs of {im.describe()} have a run-time length")
+    if trip > MAX_UNROLL:
+        raise im.error(f"{im.describe()} runs {trip} iterations, more than the {MAX_UNROLL} fsir unrolls")
+    state = [im.value(n) for n in node.input[:n_state]]
+    outs: list[list[SSAValue]] = [[] for _ in range(k)]
+    for t in range(trip):
+        slices = [_take_slice(im, x, a, trip - 1 - t if rev else t) for x, a, rev in zip(xs, in_axes, in_rev)]
+        for inp, v in zip(body.input, [*state, *slices]):
+            im.env[inp.name] = v
+        results = _import_body(im, node, body)
+        state = results[:n_state]
+        for out, v in zip(outs, results[n_state:]):
+            out.append(v)
+    out_axes = list(attrs.get("scan_output_axes", [0] * k))
+    out_rev = list(attrs.get("scan_output_directions", [0] * k))
+    stacked = []
+    for values, axis, rev in zip(outs, out_axes, out_rev):
+        values = values[::-1] if rev else values
+        stacked.append(_stack(im, values, im.axis(axis, im.rank(values[0]) + 1) if values else 0))
+    return state + stacked
+
+
+def _take_slice(im: OnnxImporter, x: SSAValue, axis: int, index: int) -> SSAValue:
+    shape = shape_of(x.type)
+    part = im.b.slice(x, [index if d == axis else 0 for d in range(len(shape))],
+                      [index + 1 if d == axis else s for d, s in enumerate(shape)])
+    return im.b.reshape(part, [s for d, s in enumerate(shape) if d != axis])

@@ -6,7 +6,7 @@ LayerNormalization. onnx_nn: Conv, ConvTranspose, BatchNormalization. onnx_windo
 DepthToSpace/SpaceToDepth. onnx_ops: activations, normalizations, index ops, Attention.
 onnx_cast: element types and bit operations (Cast, CastLike, BitShift, Bitwise*).
 onnx_scatter: ScatterND, ScatterElements, Scatter. onnx_control: If on a compile-time condition,
-Loop with a compile-time trip count (unrolled). onnx_sequence: sequence ops of static length.
+Loop and Scan with a compile-time trip count (unrolled). onnx_sequence: sequence ops of static length.
 """
 
 from fsir.frontend import (  # noqa: F401

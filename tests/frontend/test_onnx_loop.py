@@ -103,3 +103,29 @@ def test_a_condition_that_stays_true_stops_at_the_bound():
     model = _carry_and_scan([], "t", cond, "c_out")
     with pytest.raises(UserError, match=rf"node 'v' \(Loop\) runs more than {MAX_UNROLL} iterations"):
         fsir.compile(model, frontend="onnx")
+
+
+@pytest.mark.parametrize("in_axis,in_rev,out_axis,out_rev", [(0, 0, 0, 0), (1, 1, 1, 0), (1, 0, 0, 1)])
+def test_scan_unrolls_over_the_scan_axis(in_axis, in_rev, out_axis, out_rev):
+    """Running sum over x's slices along `in_axis` (state: the sum), scan output
+    sum * slice; directions and axes as the attributes say."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s_in", "xi"], ["s_out"]), helper.make_node("Mul", ["s_out", "xi"], ["yi"])],
+        "body",
+        [helper.make_tensor_value_info("s_in", F, [2]), helper.make_tensor_value_info("xi", F, [2])],
+        [helper.make_tensor_value_info("s_out", F, [2]), helper.make_tensor_value_info("yi", F, [2])])
+    x_shape = [3, 2] if in_axis == 0 else [2, 3]
+    scan_node = helper.make_node("Scan", ["s0", "x"], ["v", "scan"], body=body, num_scan_inputs=1,
+                                 scan_input_axes=[in_axis], scan_input_directions=[in_rev],
+                                 scan_output_axes=[out_axis], scan_output_directions=[out_rev])
+    graph = helper.make_graph([_const("s0", F, [1.0, -1.0]), scan_node], "g",
+                              [helper.make_tensor_value_info("x", F, x_shape)],
+                              [helper.make_tensor_value_info("v", F, [2]),
+                               helper.make_tensor_value_info("scan", F, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    x = np.random.default_rng(2).standard_normal(x_shape).astype(np.float32)
+    got = fsir.compile(model, frontend="onnx").run([x], device="sim")
+    want = ort.InferenceSession(model).run(None, {"x": x})
+    for g, w in zip(got, want, strict=True):
+        assert g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
