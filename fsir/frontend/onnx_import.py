@@ -128,6 +128,7 @@ class OnnxImporter:
         self.shape_placeholders: list[tuple[SSAValue, SSAValue | None, Location | None]] = []
         self.run_time_sizes = RunTimeSizes(self.b, self.value_with_dim)
         self._checker: Any = None  # onnx.checker's context, made on first use
+        self.sequences: dict[SSAValue, tuple[SSAValue, ...]] = {}  # a sequence's token -> its elements
         # values of ONNX narrow types (onnx_storage), by name: their ONNX type
         self.storage: dict[str, int] = {t.name: t.data_type for t in model.graph.initializer
                                         if onnx_storage.is_narrow(t.data_type)}
@@ -259,6 +260,8 @@ class OnnxImporter:
             self.import_node(node)
         self.node = None
         results = [self.value(o.name) for o in g.output]
+        if any(r in self.sequences for r in results):  # (through Identity, say)
+            raise self.error("a graph output is a sequence; fsir's results are tensors")
         self.check_narrow_outputs()
         for placeholder, run_time, _ in self.shape_placeholders:
             # still read (as data, or by shape chains that end dead): the run-time sizes

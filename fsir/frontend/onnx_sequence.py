@@ -16,7 +16,6 @@ values and If branches as any value does.
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 import numpy as np
@@ -26,22 +25,18 @@ from xdsl.ir import SSAValue
 from fsir.dialects.graph import shape_of
 from fsir.frontend.onnx_import import OnnxImporter, converter, elem_type
 
-# each importer's sequences: token -> elements
-_SEQUENCES: weakref.WeakKeyDictionary[OnnxImporter, dict[SSAValue, tuple[SSAValue, ...]]] = \
-    weakref.WeakKeyDictionary()
-
 
 def make_sequence(im: OnnxImporter, node: onnx.NodeProto, elements: tuple[SSAValue, ...]) -> SSAValue:
     """A token for `elements`; a graph output may not be a sequence (fsir's results are tensors)."""
     _check_output(im, node.output[0])
     token = im.b.constant(np.zeros((0,), np.float32), elem_type(onnx.TensorProto.FLOAT, "a sequence"))
-    _SEQUENCES.setdefault(im, {})[token] = elements
+    im.sequences[token] = elements
     return token
 
 
 def check_outputs(im: OnnxImporter, node: onnx.NodeProto, outs: list[SSAValue]) -> list[SSAValue]:
     """`outs` of a node that passes values through (If, Loop), none a sequence that is a graph output."""
-    tokens = _SEQUENCES.get(im, {})
+    tokens = im.sequences
     for name, v in zip(node.output, outs):
         if v in tokens:
             _check_output(im, name)
@@ -56,7 +51,7 @@ def _check_output(im: OnnxImporter, name: str) -> None:
 
 def sequence(im: OnnxImporter, name: str) -> tuple[SSAValue, ...]:
     v = im.value(name)
-    elements = _SEQUENCES.get(im, {}).get(v)
+    elements = im.sequences.get(v)
     if elements is None:
         raise im.error(f"input '{name}' of {im.describe()} is not a sequence fsir knows the elements of")
     return elements

@@ -95,3 +95,16 @@ def test_a_sequence_graph_output_is_a_located_error():
     with pytest.raises(UserError, match=r"its output 'y' is a sequence and a graph output") as err:
         fsir.compile(model, frontend="onnx")
     assert err.value.loc is not None and err.value.loc.line == 1
+
+
+def test_a_sequence_passed_to_the_output_through_identity_is_a_located_error():
+    """A pass-through op (Identity) hands the sequence to the graph output unchanged: a
+    refusal, never an empty tensor."""
+    nodes = [helper.make_node("SplitToSequence", ["x"], ["s"], axis=0), helper.make_node("Identity", ["s"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, [2, 3])],
+                              [helper.make_value_info("y", helper.make_sequence_type_proto(
+                                  helper.make_tensor_type_proto(F, None)))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    with pytest.raises(UserError, match=r"a graph output is a sequence") as err:
+        fsir.compile(model, frontend="onnx")
+    assert err.value.loc is not None
