@@ -214,6 +214,9 @@ class GemmSketch(Sketch):
     math: GemmMath
     smem_limit: int
     split: bool = True  # split-K a knob (a narrowed space may leave it out)
+    # today's configurations: the pruning rule (no tile larger than the problem needs)
+    # spares them, so stitch-codegen's choice always lies in the space
+    known: frozenset[GemmConfig] = frozenset()
 
     @property
     def kind(self) -> SketchKind:  # type: ignore[override]  # a property where the base has a field
@@ -235,7 +238,7 @@ class GemmSketch(Sketch):
         if why is not None:
             raise Invalid(why)
         p = self.problem
-        if p.static and (c.bm > _covering(p.m) or c.bn > _covering(p.n)):
+        if p.static and (c.bm > _covering(p.m) or c.bn > _covering(p.n)) and c not in self.known:
             raise Invalid(f"tile {c.bm}x{c.bn} larger than the problem's {p.m}x{p.n} needs")
         if p.rows and (c.bn != max(64, _covering(p.n)) or c.bn // c.tn != 16):
             raise Invalid("a LayerNorm epilogue needs a tile row spanning the row on 16 lanes")
@@ -482,9 +485,10 @@ def _gemm_sketches(request: ChoiceRequest, fixed: tuple[Any, ...]) -> tuple[Sket
     if moments or not problem.static:
         return ()
     limit = block_smem(request.spec)
-    maths = {c.math for c in fixed if isinstance(c, GemmConfig)}
-    sketches: list[Sketch] = [GemmSketch(problem, GemmMath.FMA, limit)]
-    sketches += [GemmSketch(problem, m, limit) for m in sorted(maths - {GemmMath.FMA})]
+    known = frozenset(c for c in fixed if isinstance(c, GemmConfig))
+    maths = {c.math for c in known}
+    sketches: list[Sketch] = [GemmSketch(problem, GemmMath.FMA, limit, known=known)]
+    sketches += [GemmSketch(problem, m, limit, known=known) for m in sorted(maths - {GemmMath.FMA})]
     return tuple(sketches)
 
 
