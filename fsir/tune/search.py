@@ -8,8 +8,10 @@ candidates, none twice (a candidate already in the log counts as measured).
   unmeasured predictions, and with probability ε a random candidate instead
   (ε-greedy); the model retrains as the data grows.
 - `RANDOM`: uniformly sampled valid candidates.
-- `FAST`: the whole space (or a large sample) ranked by the prior alone; the top
-  `trials` measured.
+- `FAST`: Roller's construction (`fsir/tune/construct.py`): a GEMM sketch's traces
+  ranked by a tile model that builds no kernel, its top few dozen (and every trace of
+  the small sketches) checked statically and ranked by the prior; the top `trials`
+  measured.
 
 The first candidate measured is today's choice, so a tuned kernel is never slower
 than today's under the measurer.
@@ -23,12 +25,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from fsir.tune.construct import shortlist
 from fsir.tune.cost_model import CostModel, Sample
 from fsir.tune.database import Database, Record, fsir_version
 from fsir.tune.measure import MeasureInput, Measurer, MeasureResult, TaskSource
 from fsir.tune.space import Checked, Checker, Trace, sample_valid
-
-FAST_SAMPLE = 4000  # candidates ranked by the prior in the fast mode (all, if fewer)
 
 
 class SearchMode(StrEnum):
@@ -84,6 +85,7 @@ class Tuner:
         self.history: list[float] = []  # best seconds so far, per trial
         self.exhausted = False
         self._started = False
+        self._shortlist: list[Checked] | None = None  # the fast mode's checked candidates
         opts = task.options
         self.measured: dict[Trace, Record] = {r.trace: r for r in db.of(task.key, opts.gpu, opts.arch)}
 
@@ -207,11 +209,12 @@ class Tuner:
         return out
 
     def _ranked_space(self) -> list[Checked]:
-        space = self.checker.space
-        if space.size() <= FAST_SAMPLE:
-            got = [self.checker.check(t) for t in space.traces()]
-            return [c for c in got if isinstance(c, Checked)]
-        return self._sample(FAST_SAMPLE)
+        if self._shortlist is None:
+            got = [self.checker.check(t) for t in shortlist(self.checker.request, self.checker.space, self.rng)]
+            self._shortlist = [c for c in got if isinstance(c, Checked)]
+            self.samples += len(got)
+            self.rejected += len(got) - len(self._shortlist)
+        return self._shortlist
 
     def _predict(self, cands: list[Checked]) -> list[float]:
         seen = [self._seen(c) for c in cands]
