@@ -193,7 +193,7 @@ class Tuner:
         if mode == SearchMode.RANDOM:
             return self._fresh(self._sample(4 * n), n, key=None)
         if mode == SearchMode.FAST:
-            return self._fresh(self._ranked_space(), n, key=lambda c: c.prior_seconds)
+            return self._fresh(self.ranked_space(), n, key=lambda c: c.prior_seconds)
         return self._evolve(n)
 
     def _fresh(self, pool: list[Checked], n: int, key) -> list[Checked]:
@@ -208,7 +208,8 @@ class Tuner:
                     break
         return out
 
-    def _ranked_space(self) -> list[Checked]:
+    def ranked_space(self) -> list[Checked]:
+        """The fast mode's statically checked shortlist (built once)."""
         if self._shortlist is None:
             got = [self.checker.check(t) for t in shortlist(self.checker.request, self.checker.space, self.rng)]
             self._shortlist = [c for c in got if isinstance(c, Checked)]
