@@ -6,6 +6,10 @@ context of all dialects and the locating parser) is `fsir.parse`, above the regi
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     FileLineColLoc,
@@ -39,6 +43,22 @@ def verify(module: Operation) -> None:
             msg = str(err.args[0]) if err.args else str(err)
             msg = msg.removeprefix("Operation does not verify: ")
             raise UserError(f"'{op.name}' op {msg}", location_of(op)) from None
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cycle collector off for the block, back on after it (also on an error).
+    A compile builds and drops IR by the thousand ops; each time enough objects pile
+    up the collector rescans every object alive, the whole module's IR included, so
+    that a compile would spend a fifth of its time in it. What the block leaves behind
+    is collected after it. Nested blocks leave the collector as the outermost found it."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def integer_constant(v: SSAValue) -> int | None:

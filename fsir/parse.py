@@ -19,10 +19,13 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AnyFloat,
+    BytesAttr,
+    DenseIntOrFPElementsAttr,
     FileLineColLoc,
     IntAttr,
     ModuleOp,
     StringAttr,
+    TensorType,
 )
 from xdsl.ir import Operation
 from xdsl.parser import Parser
@@ -30,7 +33,7 @@ from xdsl.utils.exceptions import ParseError
 from xdsl.utils.lexer import Input
 
 from fsir.errors import Location, UserError
-from fsir.ir import MAX_DENSE_ELEMENTS, verify
+from fsir.ir import MAX_DENSE_ELEMENTS, collector_paused, verify
 from fsir.registry import DIALECTS, OVERRIDING_DIALECTS
 
 # xDSL dialects fsir's levels use besides its own.
@@ -84,6 +87,30 @@ class LocatingParser(Parser):
         if bits and type_is_int(element.value):
             return _BitsElement(element.is_negative, element.value, element.span)
         return element
+
+    def parse_dense_int_or_fp_elements_attr(self, type):
+        # xDSL expands a splat (`dense<0.5> : tensor<2x128x3072xf32>`) into a list of
+        # every element and packs them one by one: most of a model's parse. A splat's
+        # bytes are its one element's, repeated.
+        if type is not None or not self._splat_ahead():
+            return super().parse_dense_int_or_fp_elements_attr(type)
+        self.parse_punctuation("<", " in dense attribute")
+        element = self._parse_tensor_literal_element()
+        self.parse_punctuation(">", " in dense attribute")
+        self.parse_punctuation(":", " in dense attribute")
+        type = self._parse_dense_literal_type()
+        value = element.to_type(self, type.element_type)  # a value of the element type (xDSL's parse casts it)
+        one = DenseIntOrFPElementsAttr.from_list(TensorType(type.element_type, [1]), [value])  # type: ignore[call-overload]  # see above
+        return DenseIntOrFPElementsAttr(type, BytesAttr(one.data.data * math.prod(type.get_shape())))
+
+    def _splat_ahead(self) -> bool:
+        """Whether the dense literal at the current `<` holds one element (not a
+        nested list, a hex string or nothing)."""
+        token = self._current_token
+        if token.text != "<":
+            return False
+        rest = token.span.input.content[token.span.end:token.span.end + 64].lstrip()
+        return bool(rest) and rest[0] not in '["'  and rest[0] != ">"
 
     def resolve_operand(self, operand, type):
         # Remember where a not-yet-defined value is first used, so that an undefined
@@ -160,7 +187,14 @@ def parse_module(
     line_offset: int = 0,
     implicit_module: bool = True,
 ) -> ModuleOp:
-    """Parse and verify; raise UserError with file:line:col on any problem."""
+    """Parse and verify; raise UserError with file:line:col on any problem. (The
+    cycle collector is paused meanwhile: `fsir.ir.collector_paused`.)"""
+    with collector_paused():
+        return _parse_module(text, filename, ctx, line_offset, implicit_module)
+
+
+def _parse_module(text: str, filename: str, ctx: Context | None, line_offset: int,
+                  implicit_module: bool) -> ModuleOp:
     ctx = ctx or make_context()
     if implicit_module and not re.sub(r"//[^\n]*", "", text).strip():
         # MLIR reads an input of only comments (e.g. the last `// -----` chunk of a

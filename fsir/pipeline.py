@@ -74,14 +74,20 @@ def target_text(options: PipelineOptions = DEFAULT) -> str:
 
 
 def lower(module: ModuleOp, options: PipelineOptions = DEFAULT, *, until: str | None = None,
-          after: str | None = None, on_stage: StageCallback | None = None) -> ModuleOp:
-    """A copy of `module` lowered by `passes(options)` (the original is left untouched),
-    verified after each pass, which is timed and reported to `on_stage`. `until`
-    stops after the pass of that name (e.g. `stitch-codegen` for the schedule IR);
-    `after` resumes from the output of the pass of that name (`module` is that IR)."""
+          after: str | None = None, on_stage: StageCallback | None = None,
+          verify_each: bool = False) -> ModuleOp:
+    """A copy of `module` lowered by `passes(options)` (the original is left untouched).
+    Each pass is timed and reported to `on_stage`. `until` stops after the pass of that
+    name (e.g. `stitch-codegen` for the schedule IR); `after` resumes from the output of
+    the pass of that name (`module` is that IR).
+
+    The result is verified once, at the end (the input was verified when it was
+    parsed or built); `verify_each` verifies after every pass instead, so that invalid
+    IR is blamed on the pass that made it. Python's cycle collector is paused while
+    the passes run (`collector_paused`)."""
     from xdsl.context import Context
 
-    from fsir.ir import verify
+    from fsir.ir import collector_paused, verify
 
     pipeline = passes(options)
     names = [p.name for p in pipeline]
@@ -90,27 +96,33 @@ def lower(module: ModuleOp, options: PipelineOptions = DEFAULT, *, until: str | 
             raise UserError(f"unknown stage '{stage}' (stages: {', '.join(names)})")
     if after is not None:
         pipeline = pipeline[names.index(after) + 1:]
-    lowered = module.clone()
+    rest = [p.name for p in pipeline]
+    if until in rest:
+        pipeline = pipeline[:rest.index(until) + 1]
     ctx = Context()
-    for p in pipeline:
-        t = time.perf_counter()
-        p.apply(ctx, lowered)
-        seconds = time.perf_counter() - t
-        verify(lowered)
-        if on_stage is not None:
-            on_stage(p.name, seconds, lowered)
-        if p.name == until:
-            break
+    with collector_paused():
+        lowered = module.clone()
+        for i, p in enumerate(pipeline):
+            t = time.perf_counter()
+            p.apply(ctx, lowered)
+            seconds = time.perf_counter() - t
+            if verify_each or i == len(pipeline) - 1:
+                verify(lowered)
+            if on_stage is not None:
+                on_stage(p.name, seconds, lowered)
     return lowered
 
 
 def emit_ptx(lowered: ModuleOp, options: PipelineOptions = DEFAULT, *,
              on_stage: StageCallback | None = None) -> str:
-    """The PTX module of a lowered module for `options.arch`."""
+    """The PTX module of a lowered module for `options.arch` (with the cycle collector
+    paused, as in `lower`)."""
+    from fsir.ir import collector_paused
     from fsir.ptx import print_ptx
 
     t = time.perf_counter()
-    text = print_ptx(lowered, arch=options.arch)
+    with collector_paused():
+        text = print_ptx(lowered, arch=options.arch)
     if on_stage is not None:
         on_stage(PTX_STAGE, time.perf_counter() - t, lowered)
     return text

@@ -90,3 +90,35 @@ def test_hexadecimal_nan_reads_as_nan():
     module = parse_module("%c = graph.constant dense<0x7fc00000> : tensor<f32>", "<t>")
     (const,) = [op for op in module.walk() if isinstance(op, graph.ConstantOp)]
     assert np.isnan(graph.constant_array(const.value)).all()
+
+
+@pytest.mark.parametrize("literal", [
+    "dense<0.5> : tensor<2x3xf32>", "dense<-3> : tensor<4xi8>", "dense<255> : tensor<2xui8>",
+    "dense<true> : tensor<3xi1>", "dense<0xff800000> : tensor<2xf32>", "dense<0x7C00> : tensor<2xf16>",
+    "dense<1.5> : tensor<0xf32>", "dense<2> : tensor<i64>", "dense<(1.0, 2.0)> : tensor<2xcomplex<f32>>",
+    "dense<1.0e+00> : tensor<3xbf16>", "dense<-1> : tensor<2xindex>",
+    "dense<[1.0, 2.0]> : tensor<2xf32>", 'dense<"0x0000803F"> : tensor<2xf32>', "dense<> : tensor<0xf32>",
+])
+def test_splat_dense_literals_read_as_the_general_parse_reads_them(literal):
+    """A splat's bytes are its element's repeated (`LocatingParser`), not a list of
+    every element packed: the attribute equals the one the general path builds."""
+    ctx = parse.make_context()
+
+    class General(parse.LocatingParser):
+        def _splat_ahead(self) -> bool:
+            return False
+
+    fast = parse.LocatingParser(ctx, literal)
+    assert fast.parse_attribute() == General(ctx, literal).parse_attribute()
+
+
+def test_a_large_splat_is_not_packed_element_by_element(monkeypatch):
+    from xdsl.dialects.builtin import Float32Type
+
+    packed: list[int] = []
+    real = Float32Type.pack
+    monkeypatch.setattr(Float32Type, "pack", lambda self, values: packed.append(len(values)) or real(self, values))
+    module = parse_module("%c = graph.constant dense<0.5> : tensor<128x3072xf32>", "<t>")
+    assert packed == [1]
+    (const,) = [op for op in module.walk() if op.name == "graph.constant"]
+    assert len(const.value.data.data) == 4 * 128 * 3072

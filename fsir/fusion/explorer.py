@@ -40,7 +40,6 @@ simplified kernel latency and a launch cost per kernel, summed over whole plans)
 
 from __future__ import annotations
 
-import gc
 import math
 import sys
 from collections import Counter
@@ -70,6 +69,7 @@ from fsir.fusion.protocols import Capability, Incremental, LatencyEvaluator, Row
 from fsir.fusion.remote import remote_fusion
 from fsir.fusion.xla_rules import with_xla_rules
 from fsir.gpuspec import gpu_spec
+from fsir.ir import collector_paused
 from fsir.stats import count as tally
 
 EXPLORER_MODES = (FusionMode.STITCH, FusionMode.XLA)
@@ -148,19 +148,14 @@ def explore(block: Block, options: ExplorerOptions = ExplorerOptions(),
     # The search allocates many small acyclic objects (patterns, frozensets); Python's
     # cycle collector would rescan the whole IR each time they pile up, which makes
     # large graphs superlinear. Nothing here creates cycles, so pause it.
-    enabled = gc.isenabled()
-    gc.disable()
     work = Work()
-    try:
+    with collector_paused():
         if options.mode == FusionMode.STITCH and options.horizontal and sibling_dots(block):
             ex = _explore_horizontal(block, options, capability, latency, work)
         else:
             ex = _explore_two_pass(block, options, capability, latency, work)
-        ex.work = work  # every exploration's, the discarded alternatives' too
-        return ex
-    finally:
-        if enabled:
-            gc.enable()
+    ex.work = work  # every exploration's, the discarded alternatives' too
+    return ex
 
 
 def _explore_horizontal(block: Block, options: ExplorerOptions, capability: Capability | None,

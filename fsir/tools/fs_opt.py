@@ -86,13 +86,15 @@ class FsOptMain(xDSLOptMain):
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
         super().register_all_arguments(arg_parser)
+        arg_parser.add_argument("--verify-each", action="store_true",
+                                help="verify the IR after every pass, not only after the last")
         arg_parser.add_argument("--no-cache", action="store_true",
                                 help="lower every kernel: neither read nor write the kernel cache (FSIR_CACHE_DIR)")
         arg_parser.error = _raise_argument_error
         arg_parser.epilog = _describe_registry()
         arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
 
-    # -- pipeline: verify with locations between passes --------------------
+    # -- pipeline: verify with locations after the passes --------------------
 
     def setup_pipeline(self):
         from fsir.ir import verify
@@ -102,11 +104,16 @@ class FsOptMain(xDSLOptMain):
         def callback(previous: ModulePass | None, module: ModuleOp, following: ModulePass | None):
             if self.args.time_passes and previous is not None:
                 print(f"Pass {previous.name} took {time.perf_counter() - timer[0]:.4f} seconds", file=sys.stderr)
-            if previous is not None and not self.args.disable_verify:
+            # the input was verified when it was parsed; the output after the last pass
+            # (`--verify-each`: after every pass, which names the pass that broke the IR)
+            checked = following is None or self.args.verify_each
+            if previous is not None and checked and not self.args.disable_verify:
                 try:
                     verify(module)
                 except UserError as err:
-                    raise RuntimeError(f"pass '{previous.name}' produced invalid IR: {err.message}") from None
+                    who = f"pass '{previous.name}'" if self.args.verify_each else \
+                        f"the passes up to '{previous.name}' (--verify-each names the pass)"
+                    raise RuntimeError(f"{who} produced invalid IR: {err.message}") from None
             if previous and following and self.args.print_between_passes:
                 print(f"// IR after {previous.name}:")
                 Printer(stream=sys.stdout).print_op(module)
@@ -124,6 +131,7 @@ class FsOptMain(xDSLOptMain):
         return parse_source(text, name, fmt, self.ctx, line_offset, not self.args.no_implicit_module)
 
     def run(self) -> int:  # type: ignore[override]  # the exit status, which xDSL's run (-> None) has no way to return
+        from fsir.ir import collector_paused
         from fsir.pipeline import input_format, is_binary
 
         binary = is_binary(input_format(self.args.input_file, self.args.frontend))
@@ -133,7 +141,7 @@ class FsOptMain(xDSLOptMain):
             chunks = list(split_input(text))
         out = open(self.args.output_file, "w") if self.args.output_file else sys.stdout
         try:
-            with collecting() as counts, kernel_cache.active(self.chosen_cache()):
+            with collecting() as counts, kernel_cache.active(self.chosen_cache()), collector_paused():
                 failures = self.run_chunks(chunks, name, out)
         finally:
             if out is not sys.stdout:
