@@ -55,12 +55,37 @@ carry chains (`add.cc`, `addc`), `brx.idx`, `.b128`, packed-pair (f16x2/bf16x2) 
 conversions, `match`, `elect`, clusters/TMA (`cp.async.bulk`, `mbarrier`), `f16`/`bf16` atomics.
 """
 
-from fsir.sim.concurrent import DeadlockError, Launch, run_concurrent
-from fsir.sim.launcher import CHUNK_LANES, launch, launch_dims, run_ptx
-from fsir.sim.loader import SimModule, load_module
-from fsir.sim.params import pack_params, param_layout
-from fsir.sim.parser import parse_ptx
-from fsir.sim.stats import LaunchStats
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fsir.sim.concurrent import DeadlockError, Launch, run_concurrent
+    from fsir.sim.launcher import CHUNK_LANES, launch, launch_dims, run_ptx
+    from fsir.sim.loader import SimModule, load_module
+    from fsir.sim.params import pack_params, param_layout
+    from fsir.sim.parser import parse_ptx
+    from fsir.sim.stats import LaunchStats
+
+# The names above, imported when first read: the compiler reads the simulator's
+# instruction classes (`fsir.sim.classes`) without paying for its engine and PTX parser.
+_HOMES = {
+    "DeadlockError": "concurrent", "Launch": "concurrent", "run_concurrent": "concurrent",
+    "CHUNK_LANES": "launcher", "launch": "launcher", "launch_dims": "launcher", "run_ptx": "launcher",
+    "SimModule": "loader", "load_module": "loader", "pack_params": "params", "param_layout": "params",
+    "parse_ptx": "parser", "LaunchStats": "stats",
+}
+
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'fsir.sim' has no attribute '{name}'")
+    value = getattr(importlib.import_module(f"fsir.sim.{home}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "CHUNK_LANES",
