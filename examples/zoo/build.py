@@ -57,13 +57,16 @@ def _import_torchvision() -> None:
 _KEEP: list = []
 
 
-def export(module, inputs: dict, path: Path, exporter: str, symbolic_batch: bool) -> None:
+def export(module, inputs: dict, path: Path, exporter: str, symbolic_batch: bool, symbolic_seq: bool = False) -> None:
+    """Export `module` to ONNX at `path`; symbolic_batch names dim 0 of every input
+    `batch`, symbolic_seq (TorchScript only) dim 1 `seq` too (text models' [batch, seq]
+    inputs)."""
     import torch
 
     names = list(inputs)
     args = tuple(inputs.values())
     if exporter == "torchscript":
-        axes = {n: {0: "batch"} for n in names} if symbolic_batch else None
+        axes = {n: {0: "batch", 1: "seq"} if symbolic_seq else {0: "batch"} for n in names} if symbolic_batch else None
         torch.onnx.export(module, args, str(path), input_names=names, output_names=["output"], dynamic_axes=axes,
                           opset_version=17, dynamo=False)
         return

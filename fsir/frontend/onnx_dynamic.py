@@ -81,6 +81,8 @@ class SymbolicDims(DimBuilder[Sym]):
     def add(self, a, b):
         if isinstance(a, int) and isinstance(b, int):
             return a + b
+        if a == b:  # a concat of a value with itself: a product, which reshapes can split
+            return self.mul(2, a)
         if a == 0:
             return b
         return a if b == 0 else self._node("add", a, b)

@@ -629,7 +629,7 @@ class OnnxImporter:
         src, sx = shape_of(x.type), self.sym.dims(x)
         want = [sx[i] if isinstance(d, int) and d == 0 and not attrs.get("allowzero", 0) else d
                 for i, d in enumerate(target)]
-        want = _infer_minus_one(sx, want)
+        want = infer_minus_one(sx, want)
         out = [graph.DYN if is_symbolic(d) or d == -1 else d for d in want]
         if out.count(graph.DYN) > 1:
             kept = graph._kept_dynamic_dims(src, out)
@@ -713,30 +713,40 @@ class OnnxImporter:
 _TO_END = 2**31 - 1
 
 
-def _infer_minus_one(src: list, want: list) -> list:
+def infer_minus_one(src: list, want: list) -> list:
     """A reshape target with its -1 entry computed where the run-time sizes cancel
     ([b, 16, 64] to [b, 16, -1, 16]: -1 is 4), else as given."""
     minus = [i for i, d in enumerate(want) if not is_symbolic(d) and d == -1]
     if len(minus) != 1:
         return want
-    rest_src = [f for d in src for f in _factors(d)]
-    rest_want = [f for i, d in enumerate(want) if i != minus[0] for f in _factors(d)]
+    rest_src = [f for d in src for f in factors(d)]
+    rest_want = [f for i, d in enumerate(want) if i != minus[0] for f in factors(d)]
     for d in [d for d in rest_want if is_symbolic(d)]:
         if d in rest_src:
             rest_src.remove(d)
             rest_want.remove(d)
-    if any(is_symbolic(d) for d in (*rest_src, *rest_want)):
+    if any(is_symbolic(d) for d in rest_want):
         return want
-    known, total = math.prod(rest_want), math.prod(rest_src)
+    known = math.prod(rest_want)
+    syms = [d for d in rest_src if is_symbolic(d)]
+    if syms:  # [b, s] to [-1, s]: -1 is b; [b, 4] to [-1, 2]: 2 * b
+        ints = math.prod(d for d in rest_src if not is_symbolic(d))
+        if known <= 0 or ints % known:
+            return want
+        size = ints // known
+        for d in syms:
+            size = SYMBOLIC.mul(size, d)
+        return [size if i == minus[0] else d for i, d in enumerate(want)]
+    total = math.prod(rest_src)
     if known <= 0 or total % known:
         return want
     return [total // known if i == minus[0] else d for i, d in enumerate(want)]
 
 
-def _factors(size: Any) -> list:
+def factors(size: Any) -> list:
     """A size as the factors of its products ((b * 4) * n: b, 4, n)."""
     if is_symbolic(size) and size.expr[0] == "mul":
-        return [*_factors(size.expr[1]), *_factors(size.expr[2])]
+        return [*factors(size.expr[1]), *factors(size.expr[2])]
     return [size]
 
 

@@ -14,8 +14,9 @@ from xdsl.ir import SSAValue
 
 from fsir.dialects import graph
 from fsir.dialects.graph import shape_of
-from fsir.frontend.onnx_dynamic import is_symbolic
-from fsir.frontend.onnx_import import OnnxImporter, converter, elem_type, tensor_array
+from fsir.errors import UserError
+from fsir.frontend.onnx_dynamic import SYMBOLIC, is_symbolic
+from fsir.frontend.onnx_import import OnnxImporter, converter, elem_type, factors, infer_minus_one, tensor_array
 
 
 @converter("Reshape")
@@ -24,7 +25,7 @@ def op_Reshape(imp: OnnxImporter, node: onnx.NodeProto, attrs: dict):
     target = imp.sizes(node.input[1], "the target shape")
     src = shape_of(x.type)
     if graph.DYN in src or any(is_symbolic(d) for d in target):
-        return [imp.dynamic_reshape(x, target, attrs)]
+        return [_dynamic_reshape(imp, x, target, attrs)]
     copies = [i for i, d in enumerate(target) if d == 0 and not attrs.get("allowzero", 0)]
     if copies and copies[-1] >= len(src):
         raise imp.error(f"{imp.describe()}: the target shape copies dim {copies[-1]} (a 0 there) of a "
@@ -36,6 +37,71 @@ def op_Reshape(imp: OnnxImporter, node: onnx.NodeProto, attrs: dict):
     if math.prod(out) != math.prod(src) or any(d < 0 for d in out):
         raise imp.error(f"{imp.describe()}: cannot reshape {list(src)} to {target}")
     return [imp.b.reshape(x, out)]
+
+
+def _dynamic_reshape(imp: OnnxImporter, x: SSAValue, target: list, attrs: dict) -> SSAValue:
+    """A Reshape with run-time sizes. Where `x` is itself a reshape whose result no
+    longer shows the run-time sizes the target splits out (BERT's mask flattened to
+    [batch * seq] and reshaped back to [batch, 1, 1, seq]), the reshape of its source
+    is the same row-major relabelling and keeps them."""
+    try:
+        return imp.dynamic_reshape(x, target, attrs)
+    except UserError:
+        owner = x.owner
+        if isinstance(owner, graph.ReshapeOp) and not any(
+                isinstance(d, int) and d == 0 for d in target):  # a 0 copies a dim of `x` itself
+            try:
+                return _dynamic_reshape(imp, owner.input, target, attrs)
+            except UserError:
+                pass
+        y = _unflatten(imp, x, target, attrs)
+        if y is None:
+            raise
+        return y
+
+
+def _unflatten(imp: OnnxImporter, x: SSAValue, target: list, attrs: dict) -> SSAValue | None:
+    """A `?` dim of `x` split into several dims, two or more of them of run-time size
+    (GPT-2's `addmm(b, x.view(-1, n), w).view(batch, seq, m)`: [batch * seq, m] to
+    [batch, seq, m]), which graph.reshape cannot state (it takes one run-time size from
+    the element count): a gather of the rows of that dim at the row-major index
+    i_0 * (d_1 * ... * d_n) + ... + i_n over the new dims. None if the target is not
+    such a split."""
+    sx = imp.sym.dims(x)
+    want = [sx[i] if isinstance(d, int) and d == 0 and not attrs.get("allowzero", 0) else d
+            for i, d in enumerate(target)]
+    want = infer_minus_one(sx, want)
+    if any(isinstance(d, int) and d < 0 for d in want):
+        return None
+    for k, size in enumerate(sx):
+        tail = len(sx) - k - 1
+        mid = want[k:len(want) - tail]
+        if (not is_symbolic(size) or want[:k] != sx[:k] or want[len(want) - tail:] != sx[k + 1:]
+                or len(mid) < 2 or sorted(map(str, _factors_of(mid))) != sorted(map(str, _factors_of([size])))):
+            continue
+        b, i64 = imp.b, graph.IntegerType(64)
+        shape = [graph.DYN if is_symbolic(d) else d for d in mid]
+        ids = None
+        for i in range(len(mid)):
+            term = imp.iota(mid, i, i64)
+            stride = 1
+            for d in mid[i + 1:]:
+                stride = SYMBOLIC.mul(stride, d)
+            if stride != 1:
+                scalar = imp.run_time_sizes.scalar(stride)
+                if scalar is None:
+                    return None
+                term = b.ew("mul", term, b.broadcast(scalar, shape, [], like=term if graph.DYN in shape else None))
+            ids = term if ids is None else b.ew("add", ids, term)
+        assert ids is not None
+        y = imp.take(x, ids, k)
+        imp.sym.bind(y, want)
+        return y
+    return None
+
+
+def _factors_of(sizes: list) -> list:
+    return [f for d in sizes for f in factors(d) if not (isinstance(f, int) and f == 1)]
 
 
 @converter("Flatten")
@@ -144,8 +210,11 @@ def op_Slice(imp: OnnxImporter, node: onnx.NodeProto, attrs: dict):
     axes = [imp.axis(a, len(s)) for a in (axes if axes is not None else range(len(starts)))]
     steps = steps or [1] * len(axes)
     start, limit, strides = [0] * len(s), list(s), [1] * len(s)
-    reverse = []
+    reverse, prefixes = [], []
     for a, st, en, k in zip(axes, starts, ends, steps):
+        if s[a] != graph.DYN and is_symbolic(en) and not is_symbolic(st) and k == 1:
+            prefixes.append((a, st if st >= 0 else max(st + s[a], 0), en))
+            continue
         if s[a] == graph.DYN or is_symbolic(st) or is_symbolic(en):
             imp.check_whole_slice(x, a, st, en, k)
             continue  # the whole dim: start 0, limit its run-time size
@@ -158,6 +227,13 @@ def op_Slice(imp: OnnxImporter, node: onnx.NodeProto, attrs: dict):
     y = imp.b.slice(x, start, limit, strides)
     for a, idx in reverse:  # negative steps: a gather with constant indices
         y = imp.take(y, imp.const(np.array(idx, np.int64), graph.IntegerType(64)), a)
+    for a, st, en in prefixes:
+        # A static dim cut at a run-time end (BERT's `position_ids[:, :seq]` of a buffer
+        # of max_position_embeddings): the rows start + iota(end - start), whose length
+        # is taken from a value with that dim. Rows past the dim are clamped by the
+        # gather where ONNX would clamp the end; a model whose sizes agree never has them.
+        ids = imp.run_time_range(st, en, 1, {"limit": en}, imp.const(np.zeros((), np.int64), graph.IntegerType(64)))
+        y = imp.take(y, ids, a)
     return [y]
 
 
