@@ -214,10 +214,10 @@ class GraphBuilder:
     def concat(self, vs: Sequence[SSAValue], dim: int) -> SSAValue:
         if len(vs) == 1:
             return vs[0]
-        return self.emit(graph.ConcatOp, vs, dim=graph._int_attr(dim))
+        return self.emit(graph.ConcatOp, vs, dim=graph.i64_attr(dim))
 
     def iota(self, shape: Sequence[int], dim: int, element_type: Attribute) -> SSAValue:
-        return self.emit(graph.IotaOp, [], tensor(element_type, shape), dim=graph._int_attr(dim))
+        return self.emit(graph.IotaOp, [], tensor(element_type, shape), dim=graph.i64_attr(dim))
 
     def dot(self, a: SSAValue, b: SSAValue) -> SSAValue:
         return self.emit(graph.DotOp, [a, b])
@@ -249,7 +249,7 @@ class GraphBuilder:
         """graph.conv in ONNX's layout (input [N, C, *spatial], weight [O, C / groups, *kernel])."""
         return self.emit(graph.ConvOp, [x, w], strides=dense_i64(strides), pad_low=dense_i64(pad_low),
                          pad_high=dense_i64(pad_high), dilation=dense_i64(dilation),
-                         lhs_dilation=dense_i64(lhs_dilation), groups=graph._int_attr(groups))
+                         lhs_dilation=dense_i64(lhs_dilation), groups=graph.i64_attr(groups))
 
     def gather(self, table: SSAValue, ids: SSAValue) -> SSAValue:
         return self.emit(graph.GatherOp, [table, ids])

@@ -220,7 +220,7 @@ class RunTimeSizes:
         found = self.find(size)  # any size, a product too, may be some value's dim
         if found is not None:
             v, axis = found
-            iota = b.emit(graph.IotaOp, [v], graph.tensor(_I64, [DYN]), dim=graph._int_attr(0),
+            iota = b.emit(graph.IotaOp, [v], graph.tensor(_I64, [DYN]), dim=graph.i64_attr(0),
                           like_dims=dense_i64([axis]))
             result = b.ew("add", b.reduce("max", iota, [0]), b.constant(np.array(1, np.int64), _I64))
         if result is None and kind in ("add", "sub", "mul", "div", "rem"):

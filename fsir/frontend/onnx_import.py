@@ -424,7 +424,7 @@ class OnnxImporter:
             dims = self.sym.dims(v)
             if all(w in dims for w in wanted):
                 mapping = [dims.index(sizes[d]) if s == graph.DYN else -1 for d, s in enumerate(shape)]
-                carrier = self.b.emit(graph.IotaOp, [v], tensor(graph.i32, shape), dim=graph._int_attr(0),
+                carrier = self.b.emit(graph.IotaOp, [v], tensor(graph.i32, shape), dim=graph.i64_attr(0),
                                       like_dims=dense_i64(mapping))
                 self.sym.bind(carrier, list(sizes))
                 return carrier
@@ -437,7 +437,7 @@ class OnnxImporter:
         like = self.like(shape, sizes, [])
         if like is None:
             return self.b.iota(shape, dim, elem)
-        return self.b.emit(graph.IotaOp, [like], tensor(elem, shape), dim=graph._int_attr(dim))
+        return self.b.emit(graph.IotaOp, [like], tensor(elem, shape), dim=graph.i64_attr(dim))
 
     def count(self, x: SSAValue, axes: Sequence[int], reduced: SSAValue) -> SSAValue:
         """How many elements of `x` each element of `reduced` (x reduced over `axes`)
@@ -484,7 +484,7 @@ class OnnxImporter:
         """The run-time size of `x`'s dim `axis`, broadcast like `like` (of its element
         type): 1 + the largest of an iota over that dim, a reduction of one row."""
         b = self.b
-        iota = b.emit(graph.IotaOp, [x], tensor(b.elem(like), [graph.DYN]), dim=graph._int_attr(0),
+        iota = b.emit(graph.IotaOp, [x], tensor(b.elem(like), [graph.DYN]), dim=graph.i64_attr(0),
                       like_dims=dense_i64([axis]))
         last = b.reduce("max", iota, [0])
         size = b.ew("add", last, b.constant(np.array(1), b.elem(like)))
@@ -679,7 +679,7 @@ class OnnxImporter:
                              "length that is the size of a dim of a model value (arange(n) of n = Shape(x)[k])")
         like, k = found
         b = self.b
-        y = b.emit(graph.IotaOp, [like], tensor(b.elem(like_elem), [graph.DYN]), dim=graph._int_attr(0),
+        y = b.emit(graph.IotaOp, [like], tensor(b.elem(like_elem), [graph.DYN]), dim=graph.i64_attr(0),
                    like_dims=dense_i64([k]))
         if delta != 1:
             y = b.ew("mul", y, b.scalar_like(delta, y))

@@ -202,7 +202,7 @@ def rewrite_two_pass(block: Block) -> list[TwoPass]:
         rows = shape[:-1]
         parts_t = tensor(graph.f32, [*rows, n // TILE, 2])
         moments = graph.TileMomentsOp.build(operands=[z], result_types=[parts_t],
-                                            properties={"tile": graph._int_attr(TILE)})
+                                            properties={"tile": graph.i64_attr(TILE)})
         moments.location = op.location
         block.insert_op_after(moments, z.owner)  # type: ignore[arg-type]  # an op (the epilogue's)
         copies: list[list[Operation]] = []
@@ -244,7 +244,7 @@ def _statistic_ops(moments: graph.TileMomentsOp, n: int, rows: tuple[int, ...], 
     one = tensor(graph.f32, [*rows, 1])
     combine = graph.CombineMomentsOp.build(
         operands=[moments.result], result_types=[pair],
-        properties={"tile": graph._int_attr(TILE), "size": graph._int_attr(n)})
+        properties={"tile": graph.i64_attr(TILE), "size": graph.i64_attr(n)})
     ops: list[Operation] = [combine]
     for c in (0, 1):
         start = [0] * len(rows) + [c]

@@ -18,8 +18,8 @@ from xdsl.dialects.builtin import Float32Type
 from xdsl.utils.exceptions import VerifyException
 
 from fsir.dialects.graph import (
-    _TF32_DOTS,
     DYN,
+    TF32_DOTS,
     BitcastOp,
     BroadcastOp,
     CombineMomentsOp,
@@ -48,12 +48,12 @@ from fsir.dialects.graph import (
     SortOp,
     TileMomentsOp,
     TransposeOp,
-    _dims,
-    _kept_dynamic_dims,
     check_matmul,
     compute_dtype,
     constant_array,
+    dims_property,
     fmt_shape,
+    kept_dynamic_dims,
     numpy_dtype,
     reduce_identity,
     round_tf32,
@@ -153,7 +153,7 @@ def run_constant(op: ConstantOp):
 def run_iota(op: IotaOp, like=None):
     out = list(shape_of(op.result_type))
     if like is not None:
-        dims = _dims(op, "like_dims") if op.like_dims is not None else range(len(out))
+        dims = dims_property(op, "like_dims") if op.like_dims is not None else range(len(out))
         out = [like.shape[k] if s == DYN else s for s, k in zip(out, dims)]
     if DYN in out:
         raise VerifyException(
@@ -167,7 +167,7 @@ def run_iota(op: IotaOp, like=None):
 @GRAPH.impl(BroadcastOp)
 def run_broadcast(op: BroadcastOp, x, like=None):
     out = list(shape_of(op.result_type))
-    dims = _dims(op, "dims")
+    dims = dims_property(op, "dims")
     expanded = [1] * len(out)
     for i, d in enumerate(dims):
         expanded[d] = x.shape[i]
@@ -190,7 +190,7 @@ def run_broadcast(op: BroadcastOp, x, like=None):
 @GRAPH.impl(ReshapeOp)
 def run_reshape(op: ReshapeOp, x):
     shape = [(-1 if d == DYN else d) for d in shape_of(op.result_type)]
-    for j, i in _kept_dynamic_dims(shape_of(op.input.type), shape_of(op.result_type)).items():
+    for j, i in kept_dynamic_dims(shape_of(op.input.type), shape_of(op.result_type)).items():
         shape[j] = x.shape[i]
     known = math.prod(d for d in shape if d != -1)
     if (-1 not in shape and known != x.size) or (known and x.size % known):
@@ -203,12 +203,12 @@ def run_reshape(op: ReshapeOp, x):
 
 @GRAPH.impl(TransposeOp)
 def run_transpose(op: TransposeOp, x):
-    return np.ascontiguousarray(np.transpose(x, _dims(op, "perm")))
+    return np.ascontiguousarray(np.transpose(x, dims_property(op, "perm")))
 
 
 @GRAPH.impl(SliceOp)
 def run_slice(op: SliceOp, x):
-    start, limit, strides = (_dims(op, p) for p in ("start", "limit", "strides"))
+    start, limit, strides = (dims_property(op, p) for p in ("start", "limit", "strides"))
     ends = [None if l == DYN else l for l in limit]  # DYN keeps a dim of run-time size whole
     return np.ascontiguousarray(x[tuple(slice(s, e, k) for s, e, k in zip(start, ends, strides))])
 
@@ -222,7 +222,7 @@ def run_concat(op: ConcatOp, *xs):
 def run_reduce(op: ReduceOp, x):
     elem = op.result_type.element_type
     acc = x.astype(compute_dtype(elem), copy=False)
-    out = _REDUCE_REF[op.kind.data](acc, axis=_dims(op, "dims"))
+    out = _REDUCE_REF[op.kind.data](acc, axis=dims_property(op, "dims"))
     return np.asarray(out).astype(numpy_dtype(elem))
 
 
@@ -236,7 +236,7 @@ def run_dot(op: DotOp, a, b):
     check_matmul(a.shape, b.shape)  # `?` contracting/batch dims must agree at run time
     elem = op.result_type.element_type
     cdt = compute_dtype(elem)
-    if _TF32_DOTS.get() and isinstance(elem, Float32Type):
+    if TF32_DOTS.get() and isinstance(elem, Float32Type):
         a, b = round_tf32(a), round_tf32(b)
     return np.matmul(a.astype(cdt), b.astype(cdt)).astype(numpy_dtype(elem))
 
@@ -330,7 +330,7 @@ def run_conv(op: ConvOp, x, w):
 
 @GRAPH.impl(ScatterOp)
 def run_scatter(op: ScatterOp, x, indices, updates):
-    dims = _dims(op, "dims")
+    dims = dims_property(op, "dims")
     k = len(dims)
     nb = math.prod(indices.shape[:-1])
     window = [s for d, s in enumerate(x.shape) if d not in dims]

@@ -41,7 +41,7 @@ from fsir.dialects.graph import numpy_dtype, shape_of, splat_value
 from fsir.dialects.schedule import WARP, ColumnsParamsAttr, GroupOp, KernelOp, int_values
 from fsir.errors import UserError
 from fsir.ir import location_of
-from fsir.lowering.emit import _rounded, elem_type
+from fsir.lowering.emit import elem_type, rounded_constant
 from fsir.lowering.kernels import flat_memref
 from fsir.lowering.param_table import add_table
 from fsir.lowering.rows import RowLowering
@@ -135,7 +135,7 @@ def word(value: float | int | bool, elem) -> int:
     """A splat constant's value (of element type `elem`) as a 64-bit table word: the bits
     of the value as the kernel computes with it (its compute type), sign-extended."""
     ct = compute_type(elem)
-    v = _rounded(value, elem)
+    v = rounded_constant(value, elem)
     if isinstance(ct, IntegerType):
         return int(v)
     dtype = numpy_dtype(ct)

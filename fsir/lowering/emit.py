@@ -437,7 +437,7 @@ def _constant(e: ElementEmitter, op: graph.ConstantOp, idx: list[Index]) -> SSAV
     if value is None:
         raise UserError("internal: a non-splat constant has no buffer", location_of(op))
     elem = elem_type(op.result)
-    return e.sb.const(_rounded(value, elem), compute_type(elem))  # rounded when built
+    return e.sb.const(rounded_constant(value, elem), compute_type(elem))  # rounded when built
 
 
 # How each op kind computes one element: the index propagation is the op's own rule
@@ -483,7 +483,7 @@ def _element_rule(cls: type) -> ElementRule | None:
     return None
 
 
-def _rounded(value, elem):
+def rounded_constant(value, elem):
     """A constant as the element type would hold it (f16/bf16 constants round)."""
     import numpy as np
 

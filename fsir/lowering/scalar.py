@@ -195,7 +195,7 @@ def _rebuildable(op: Operation) -> bool:
                                   and isinstance(op.results[0].type, IndexType))
 
 
-def _const_addend(v: Index) -> tuple[SSAValue, int] | None:
+def const_addend(v: Index) -> tuple[SSAValue, int] | None:
     """(x, c) when `v` is the index `x + c` for a constant c."""
     if isinstance(v, int) or not isinstance(v.owner, arith.AddiOp):
         return None
@@ -256,7 +256,7 @@ class IndexBuilder:
         # a constant (a thread's unrolled row slots) share one base register and the
         # constant becomes the load's immediate address offset
         for first, (p, q) in enumerate(((a, b), (b, a))):
-            split = _const_addend(p)
+            split = const_addend(p)
             if split is not None:
                 if isinstance(q, int):  # (x + c) + d -> x + (c + d)
                     return self.add(split[0], split[1] + q)
@@ -286,7 +286,7 @@ class IndexBuilder:
         # (x + c) * k -> x * k + c * k: offsets differing by a constant keep sharing one
         # base once scaled (a GEMM thread's staged tile elements, rows apart)
         for p, q in ((a, b), (b, a)):
-            split = _const_addend(p)
+            split = const_addend(p)
             if split is not None and isinstance(q, int):
                 return self.add(self.mul(split[0], q), split[1] * q)
         return self.c.value(arith.MuliOp(self.ssa(a), self.ssa(b)))
@@ -325,7 +325,7 @@ class IndexBuilder:
         """(y, r) with a = y + r, when y is a multiple of g = gcd(y's factor, m) > r:
         then a % m = y % m + r and a / m = y / m (y % m is at most m - g). A vector
         lane's offset `base + v` keeps its `+ v` through delinearization this way."""
-        split = _const_addend(a)
+        split = const_addend(a)
         if split is None or not isinstance(m, int):
             return None
         x, c = split
@@ -387,7 +387,7 @@ class IndexBuilder:
         known = self.c.lookup(("delinearized", self._key(idx), self._key(dims)))
         if known is not None:
             return known
-        split = _const_addend(idx[-1])
+        split = const_addend(idx[-1])
         if split is not None:  # a delinearized index shifted in its innermost dim (a vector lane)
             known = self.c.lookup(("delinearized", self._key([*idx[:-1], split[0]]), self._key(dims)))
             if known is not None:

@@ -32,7 +32,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from fsir.dialects import gpu
-from fsir.lowering.scalar import _const_addend, known_multiple
+from fsir.lowering.scalar import const_addend, known_multiple
 
 MAX_VECTOR_BYTES = gpu.MAX_VECTOR_BYTES
 
@@ -58,7 +58,7 @@ def _split(index: SSAValue) -> tuple[SSAValue | None, int]:
     owner = index.owner
     if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
         return None, owner.value.value.data
-    split = _const_addend(index)
+    split = const_addend(index)
     return split if split is not None else (index, 0)
 
 

@@ -404,7 +404,7 @@ def _global_id(e: KernelEmitter, op: gpu.GlobalIdOp) -> None:
     e.ins(f"add.s64 {e.define(op.result)}, {w}, {t}")
 
 
-def _linear_tid(e: KernelEmitter) -> str:
+def linear_tid(e: KernelEmitter) -> str:
     """tid.x + ntid.x * (tid.y + ntid.y * tid.z) as a b32 register."""
     regs = {}
     for s in ("%tid.x", "%tid.y", "%tid.z", "%ntid.x", "%ntid.y"):
@@ -417,7 +417,7 @@ def _linear_tid(e: KernelEmitter) -> str:
 
 
 def _subgroup_id(e: KernelEmitter, op: gpu.SubgroupIdOp) -> None:
-    t = _linear_tid(e)
+    t = linear_tid(e)
     w = e.new(T.B32)
     e.ins(f"shr.u32 {w}, {t}, 5")
     e.ins(f"cvt.u64.u32 {e.define(op.result)}, {w}")

@@ -17,12 +17,12 @@ from xdsl.ir import Operation
 
 from fsir.dialects import gpu
 from fsir.ptx import types as T
-from fsir.ptx.kernel import KernelEmitter, Lowering, _linear_tid, rule, unsupported
+from fsir.ptx.kernel import KernelEmitter, Lowering, linear_tid, rule, unsupported
 
 
 def _thread0(e: KernelEmitter) -> str:
     p = e.new(T.PRED)
-    e.ins(f"setp.eq.u32 {p}, {_linear_tid(e)}, 0")
+    e.ins(f"setp.eq.u32 {p}, {linear_tid(e)}, 0")
     return p
 
 

@@ -64,7 +64,7 @@ _CHUNK_INDEPENDENT = {"%tid.x", "%tid.y", "%tid.z", "%laneid", "%warpid", "%lane
                       "%lanemask_le", "%lanemask_gt", "%lanemask_ge"}
 
 
-class _Template:
+class ChunkTemplate:
     """Lane layout shared by every chunk of `nblk` blocks of a launch, and reusable buffers."""
 
     def __init__(self, L: LaunchState, nblk: int):
@@ -95,7 +95,7 @@ class _Template:
 class Chunk:
     """One chunk of whole blocks: registers and per-lane state as arrays over its lanes."""
 
-    def __init__(self, L: LaunchState, b0: int, nblk: int, tpl: _Template | None = None):
+    def __init__(self, L: LaunchState, b0: int, nblk: int, tpl: ChunkTemplate | None = None):
         """`tpl`: the lane layout and buffers to use (by default the launch's template for `nblk`
         blocks, whose buffers successive chunks reuse; chunks alive at the same time need their own)."""
         K = L.K
@@ -114,7 +114,7 @@ class Chunk:
         if tpl is None:
             tpl = L.templates.get(nblk)
             if tpl is None:
-                tpl = L.templates[nblk] = _Template(L, nblk)
+                tpl = L.templates[nblk] = ChunkTemplate(L, nblk)
         self.tpl = tpl
         bx, by, _ = L.block
         gx, gy, _ = L.grid

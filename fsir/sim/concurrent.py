@@ -46,7 +46,7 @@ import numpy as np
 
 from fsir.errors import SimulatorError, UserError
 from fsir.gpuspec import GpuSpec, gpu_spec
-from fsir.sim.chunk import Chunk, LaunchState, _Template
+from fsir.sim.chunk import Chunk, ChunkTemplate, LaunchState
 from fsir.sim.engine import ChunkRunner
 from fsir.sim.launcher import GlobalLayout, check_launch, report_blocks_done
 from fsir.sim.loader import SimModule
@@ -240,7 +240,7 @@ class DispatchQueue:
 class _Resident:
     """A resident block: its chunk, engine state, record and SM slot."""
 
-    def __init__(self, li: int, b: int, ch: Chunk, rec: BlockRecord, place: tuple[int, int], tpl: _Template):
+    def __init__(self, li: int, b: int, ch: Chunk, rec: BlockRecord, place: tuple[int, int], tpl: ChunkTemplate):
         self.li = li
         self.b = b
         self.ch = ch
@@ -324,7 +324,7 @@ def run_concurrent(launches: list[Launch], *, spec: GpuSpec | None = None, dispa
     nblocks = [L.nblocks for L in states]
     queue = DispatchQueue(kind, seed, launches, nblocks)
     remaining = list(nblocks)  # blocks of each launch not finished
-    pools: list[list[_Template]] = [[] for _ in states]
+    pools: list[list[ChunkTemplate]] = [[] for _ in states]
     posters: dict[int, list] = {}
     watchers: dict[int, set] = {}  # word -> resident blocks parked on it
     watched = np.zeros(0, np.int64)
@@ -371,7 +371,7 @@ def run_concurrent(launches: list[Launch], *, spec: GpuSpec | None = None, dispa
                 return
             queue.take((li, b))
             L = states[li]
-            tpl = pools[li].pop() if pools[li] else _Template(L, 1)
+            tpl = pools[li].pop() if pools[li] else ChunkTemplate(L, 1)
             ch = Chunk(L, b, 1, tpl)
             ch.sconst = {**L.sconst, "%smid": place[0], "%nsmid": spec.sms}
             rec = BlockRecord(li, b, LaunchStats(), dispatched=seq)

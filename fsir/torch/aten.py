@@ -105,7 +105,7 @@ def symbols(shape: Sequence[Any]) -> list[int | str] | None:
 
 # -- helpers ---------------------------------------------------------------------------
 
-def _narrow(b: GraphBuilder, x: SSAValue) -> bool:
+def is_half_precision(b: GraphBuilder, x: SSAValue) -> bool:
     e = b.elem(x)
     return isinstance(e, (Float16Type, BFloat16Type))
 
@@ -114,7 +114,7 @@ def _in_f32(fn: Callable[[GraphBuilder, SSAValue], SSAValue]) -> Callable[[Graph
     """`fn` computed in f32 for f16/bf16 inputs and rounded once (as PyTorch's kernels do)."""
 
     def run(b: GraphBuilder, x: SSAValue) -> SSAValue:
-        if not _narrow(b, x):
+        if not is_half_precision(b, x):
             return fn(b, x)
         return b.convert(fn(b, b.convert(x, graph.f32)), b.elem(x))
 
@@ -252,7 +252,7 @@ def reduction(kind: str, mean: bool = False) -> Converter:
         dims = _dims(kw.get("dim", args[1] if len(args) > 1 else None), rank)
         keepdim = kw.get("keepdim", args[2] if len(args) > 2 else False)
         elem = cx.out_elem()
-        acc = graph.f32 if _narrow(cx.b, x) or (mean and not graph.is_float(cx.b.elem(x))) else elem
+        acc = graph.f32 if is_half_precision(cx.b, x) or (mean and not graph.is_float(cx.b.elem(x))) else elem
         xv = cx.b.convert(x, acc)
         r = cx.b.reduce(kind, xv, dims)
         if mean:
@@ -281,7 +281,7 @@ def layer_norm(cx: Ctx, args: tuple[Any, ...], kw: dict[str, Any]) -> Result:
     b = cx.b
     shape = list(shape_of(x.type))
     dims = list(range(len(shape) - len(normalized), len(shape)))
-    xf = b.convert(x, graph.f32) if _narrow(b, x) else x
+    xf = b.convert(x, graph.f32) if is_half_precision(b, x) else x
     mean = b.ew("div", b.reduce("sum", xf, dims), _count(cx, xf, dims, b.reduce("sum", xf, dims)))
     xc = b.ew("sub", xf, _back(cx, mean, xf, dims))
     var = b.reduce("sum", b.ew("mul", xc, xc), dims)
@@ -297,7 +297,7 @@ def layer_norm(cx: Ctx, args: tuple[Any, ...], kw: dict[str, Any]) -> Result:
             b.convert(_keep(cx, rstd, shape, dims, x), stat_elem))
 
 
-def _channel(cx: Ctx, v: SSAValue, like: SSAValue) -> SSAValue:
+def channel_vector(cx: Ctx, v: SSAValue, like: SSAValue) -> SSAValue:
     """A per-channel vector [C] broadcast along dim 1 of `like` ([N, C, ...])."""
     shape = shape_of(like.type)
     return cx.b.broadcast(cx.b.convert(v, cx.b.elem(like)), shape, [1], like=like if DYN in shape else None)
@@ -308,13 +308,13 @@ def batch_norm_eval(cx: Ctx, args: tuple[Any, ...], kw: dict[str, Any]) -> Resul
     momentum, eps) -> (y, empty, empty): (x - mean) * rsqrt(var + eps) * weight + bias."""
     x, weight, bias, mean, var, _momentum, eps = args
     b = cx.b
-    xf = b.convert(x, graph.f32) if _narrow(b, x) else x
+    xf = b.convert(x, graph.f32) if is_half_precision(b, x) else x
     scale = b.ew("rsqrt", b.ew("add", b.convert(var, b.elem(xf)), b.scalar_like(eps, b.convert(var, b.elem(xf)))))
     if weight is not None:
         scale = b.ew("mul", scale, b.convert(weight, b.elem(xf)))
-    y = b.ew("mul", b.ew("sub", xf, _channel(cx, mean, xf)), _channel(cx, scale, xf))
+    y = b.ew("mul", b.ew("sub", xf, channel_vector(cx, mean, xf)), channel_vector(cx, scale, xf))
     if bias is not None:
-        y = b.ew("add", y, _channel(cx, bias, xf))
+        y = b.ew("add", y, channel_vector(cx, bias, xf))
     return (b.convert(y, b.elem(x)), None, None)
 
 
@@ -325,7 +325,7 @@ def convolution(cx: Ctx, args: tuple[Any, ...], kw: dict[str, Any]) -> Result:
         raise Unsupported("aten.convolution.default", "transposed convolutions")
     n = len(stride)
     y = cx.b.conv(x, w, stride, padding, padding, dilation, [1] * n, groups)
-    return y if bias is None else cx.b.ew("add", y, _channel(cx, bias, y))
+    return y if bias is None else cx.b.ew("add", y, channel_vector(cx, bias, y))
 
 
 def _dot(cx: Ctx, a: SSAValue, c: SSAValue) -> SSAValue:

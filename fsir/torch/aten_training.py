@@ -24,7 +24,7 @@ from xdsl.ir import SSAValue
 
 from fsir.dialects import graph
 from fsir.dialects.graph import DYN, shape_of
-from fsir.torch.aten import Converter, Ctx, Result, Unsupported, _channel, _narrow, aten, compare
+from fsir.torch.aten import Converter, Ctx, Result, Unsupported, aten, channel_vector, compare, is_half_precision
 
 __all__ = ["TRAINING_ROWS"]
 
@@ -48,18 +48,18 @@ def batch_norm_train(cx: Ctx, args: tuple[Any, ...], kw: dict[str, Any]) -> Resu
     shape = _static_shape(cx, x, "batch norm")
     dims = [d for d in range(len(shape)) if d != 1]
     n = int(np.prod([shape[d] for d in dims]))
-    xf = b.convert(x, graph.f32) if _narrow(b, x) else x
+    xf = b.convert(x, graph.f32) if is_half_precision(b, x) else x
     total = b.reduce("sum", xf, dims)
     mean = b.ew("div", total, b.scalar_like(n, total))
-    xc = b.ew("sub", xf, _channel(cx, mean, xf))
+    xc = b.ew("sub", xf, channel_vector(cx, mean, xf))
     var = b.reduce("sum", b.ew("mul", xc, xc), dims)
     var = b.ew("div", var, b.scalar_like(n, var))
     rstd = b.ew("rsqrt", b.ew("add", var, b.scalar_like(eps, var)))
-    y = b.ew("mul", xc, _channel(cx, rstd, xf))
+    y = b.ew("mul", xc, channel_vector(cx, rstd, xf))
     if weight is not None:
-        y = b.ew("mul", y, _channel(cx, weight, xf))
+        y = b.ew("mul", y, channel_vector(cx, weight, xf))
     if bias is not None:
-        y = b.ew("add", y, _channel(cx, bias, xf))
+        y = b.ew("add", y, channel_vector(cx, bias, xf))
     stat = cx.out_elem(1)
 
     def running(old: SSAValue, batch: SSAValue) -> SSAValue:
@@ -108,7 +108,7 @@ def convolution_backward(cx: Ctx, args: tuple[Any, ...], kw: dict[str, Any]) -> 
         gw = b.conv(xt, b.convert(gt, b.elem(xt)), dilation, list(padding), high, stride, [1] * n, 1)
         grad_w = b.convert(b.transpose(gw, [1, 0, *spatial]), cx.out_elem(1))
     if mask[2]:
-        grad_b = b.convert(b.reduce("sum", b.convert(gy, graph.f32) if _narrow(b, gy) else gy, [0, *spatial]),
+        grad_b = b.convert(b.reduce("sum", b.convert(gy, graph.f32) if is_half_precision(b, gy) else gy, [0, *spatial]),
                            cx.out_elem(2))
     return (grad_x, grad_w, grad_b)
 

@@ -84,19 +84,19 @@ class RemoveIdentity(RewritePattern):
             case graph.ReshapeOp() | graph.ConvertOp():
                 identity = True
             case graph.TransposeOp():
-                identity = list(graph._dims(op, "perm")) == list(range(len(graph._dims(op, "perm"))))
+                identity = list(graph.dims_property(op, "perm")) == list(range(len(graph.dims_property(op, "perm"))))
             case graph.BroadcastOp():
-                dims = graph._dims(op, "dims")
+                dims = graph.dims_property(op, "dims")
                 identity = list(dims) == list(range(len(dims))) and DYN not in shape_of(x.type)
             case graph.SliceOp():
-                start, strides = graph._dims(op, "start"), graph._dims(op, "strides")
+                start, strides = graph.dims_property(op, "start"), graph.dims_property(op, "strides")
                 # limit must be the (static) size: a `?` operand may be longer than limit.
-                full = list(graph._dims(op, "limit")) == list(shape_of(x.type))
+                full = list(graph.dims_property(op, "limit")) == list(shape_of(x.type))
                 identity = full and all(s == 0 for s in start) and all(k == 1 for k in strides)
             case graph.ConcatOp():
                 identity = len(op.operands) == 1
             case graph.ReduceOp():
-                identity = len(graph._dims(op, "dims")) == 0
+                identity = len(graph.dims_property(op, "dims")) == 0
             case graph.PadOp():
                 identity = not any(v for p in op.params() for v in p)
             case graph.ReduceWindowOp():
@@ -120,7 +120,7 @@ class ComposeIndexOps(RewritePattern):
             rewriter.replace_op(op, graph.ReshapeOp.build(operands=[inner.input], result_types=[op.result_type]))
         elif isinstance(op, graph.TransposeOp) and isinstance(op.input.owner, graph.TransposeOp):
             inner = op.input.owner
-            p_in, p_out = graph._dims(inner, "perm"), graph._dims(op, "perm")
+            p_in, p_out = graph.dims_property(inner, "perm"), graph.dims_property(op, "perm")
             perm = [p_in[p] for p in p_out]
             rewriter.replace_op(op, graph.TransposeOp.build(
                 operands=[inner.input], result_types=[op.result_type],
@@ -167,7 +167,7 @@ def per_channel_constant(value: SSAValue, shape: tuple[int, ...], dim: int = 1) 
     owner = value.owner
     if isinstance(owner, graph.BroadcastOp) and shape_of(value.type) == shape:
         src = _constant(owner.input)
-        dims = graph._dims(owner, "dims")
+        dims = graph.dims_property(owner, "dims")
         if src is None or any(n != 1 for i, n in enumerate(src.shape) if dims[i] != dim):
             return None
         vector = src.reshape(-1)

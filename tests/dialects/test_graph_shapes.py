@@ -250,7 +250,7 @@ def test_elementwise_ops_take_every_rule_from_their_table_row():
         assert emit._element_rule(cls) is emit.ELEMENT_RULES[graph.ElementwiseOp]
     spec = graph.Elementwise(1, graph.LightElementwise, graph.FLOAT, lambda x: x * x,
                              lambda b, x: b.arith("mul", x, x))
-    cube = graph._make_elementwise("square_test", spec)
+    cube = graph.make_elementwise("square_test", spec)
     x = Block(arg_types=[graph.tensor(graph.f32, [DYN, 8])]).args[0]
     op = cube.build(operands=[[x]], result_types=[graph.tensor(graph.f32, [DYN, 8])])
     block = Block(arg_types=[IndexType()])

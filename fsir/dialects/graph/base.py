@@ -105,11 +105,11 @@ class GraphCanonicalization(HasCanonicalizationPatternsTrait):
 # ---------------------------------------------------------------------------
 
 
-def _parse_int_list(parser: Parser) -> list[int]:
+def parse_int_list(parser: Parser) -> list[int]:
     return parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)
 
 
-def _print_int_list(printer: Printer, values: Sequence[int]) -> None:
+def print_int_list(printer: Printer, values: Sequence[int]) -> None:
     printer.print_string("[" + ", ".join(str(v) for v in values) + "]")
 
 
@@ -150,9 +150,9 @@ class GraphOp(IRDLOperation):
         for keyword, prop, is_list in cls.INT_PROPS:
             parser.parse_keyword(keyword)
             if is_list:
-                props[prop] = DenseArrayBase.from_list(i64, _parse_int_list(parser))
+                props[prop] = DenseArrayBase.from_list(i64, parse_int_list(parser))
             else:
-                props[prop] = _int_attr(parser.parse_integer())
+                props[prop] = i64_attr(parser.parse_integer())
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         pos = parser.pos
@@ -207,7 +207,7 @@ class GraphOp(IRDLOperation):
         for keyword, prop, is_list in self.INT_PROPS:
             printer.print_string(f" {keyword} ")
             if is_list:
-                _print_int_list(printer, _dims(self, prop))
+                print_int_list(printer, dims_property(self, prop))
             else:
                 value = self.properties[prop]
                 assert isinstance(value, IntegerAttr)
@@ -288,15 +288,15 @@ def tensor_type(value: SSAValue) -> TensorType:
     return t
 
 
-def _int_attr(value: int) -> IntegerAttr[I64]:
+def i64_attr(value: int) -> IntegerAttr[I64]:
     return IntegerAttr(value, i64)
 
 
-def _operand_types(op: Operation) -> list[TensorType]:
+def operand_tensor_types(op: Operation) -> list[TensorType]:
     return [tensor_type(o) for o in op.operands]
 
 
-def _check_dims(dims: Sequence[int], rank: int, what: str, unique: bool = True) -> None:
+def check_dims_in_rank(dims: Sequence[int], rank: int, what: str, unique: bool = True) -> None:
     for d in dims:
         if not 0 <= d < rank:
             raise VerifyException(f"{what} {d} is out of range for rank {rank}")
@@ -304,7 +304,7 @@ def _check_dims(dims: Sequence[int], rank: int, what: str, unique: bool = True) 
         raise VerifyException(f"{what}s {list(dims)} contain duplicates")
 
 
-def _same_shape_dims(self: GraphOp, dims_of: DimsOf, b: DimBuilder) -> list:
+def same_shape_dims(self: GraphOp, dims_of: DimsOf, b: DimBuilder) -> list:
     """Shape rule of ops whose operands all have the result's shape: a dim is static
     when any operand's is, else the first operand's."""
     shapes = [shape_of(o.type) for o in self.operands]
@@ -320,8 +320,8 @@ def _same_shape_dims(self: GraphOp, dims_of: DimsOf, b: DimBuilder) -> list:
     return out
 
 
-def _same_shape_agreement(self: GraphOp, dims_of: DimsOf, b: DimBuilder, skip: int | None = None) -> list:
-    """What `_same_shape_dims` assumes: in each dim (but `skip`), every operand has the
+def same_shape_agreement(self: GraphOp, dims_of: DimsOf, b: DimBuilder, skip: int | None = None) -> list:
+    """What `same_shape_dims` assumes: in each dim (but `skip`), every operand has the
     size of the operand the rule takes it from."""
     shapes = [shape_of(o.type) for o in self.operands]
     out: list[DimAgreement] = []
@@ -336,12 +336,12 @@ def _same_shape_agreement(self: GraphOp, dims_of: DimsOf, b: DimBuilder, skip: i
     return out
 
 
-def _same_index(self: GraphOp, idx: Sequence, dims_of: DimsOf, b: DimBuilder) -> list[list] | None:
+def same_index_rule(self: GraphOp, idx: Sequence, dims_of: DimsOf, b: DimBuilder) -> list[list] | None:
     """Index rule of elementwise ops: every operand is read at the result's index."""
     return [list(idx) for _ in self.operands]
 
 
-def _dims(op: Operation, prop: str) -> tuple[int, ...]:
+def dims_property(op: Operation, prop: str) -> tuple[int, ...]:
     """The values of an op's `DenseArrayBase[I64]` property `prop`."""
     value = op.properties[prop]
     assert isinstance(value, DenseArrayBase) and isinstance(value.elt_type, IntegerType)

@@ -14,7 +14,7 @@ from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, tra
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from fsir.dialects.graph.base import ComputeIntensive, GraphOp, _dims, _int_attr, _operand_types
+from fsir.dialects.graph.base import ComputeIntensive, GraphOp, dims_property, i64_attr, operand_tensor_types
 from fsir.dialects.graph.types import (
     DYN,
     STATIC,
@@ -22,8 +22,8 @@ from fsir.dialects.graph.types import (
     DimAgreement,
     DimBuilder,
     DimsOf,
-    _prod,
     dims_compatible,
+    dims_product,
     fmt_shape,
     is_bool,
     is_float,
@@ -48,7 +48,7 @@ class DotOp(GraphOp):
     traits = traits_def(Pure(), ComputeIntensive())
 
     def infer_type(self) -> TensorType:
-        a, b = _operand_types(self)
+        a, b = operand_tensor_types(self)
         if a.element_type != b.element_type:
             raise VerifyException(f"operand element types differ: {a.element_type} and {b.element_type}")
         if is_bool(a.element_type):
@@ -182,7 +182,7 @@ class ConvProblem(Generic[D]):
     groups: int
 
     def m(self, b: DimBuilder) -> D | int:
-        return _prod(b, [self.batch, *self.out])
+        return dims_product(b, [self.batch, *self.out])
 
     @property
     def n(self) -> int:
@@ -230,19 +230,19 @@ class ConvOp(GraphOp):
             name: DenseArrayBase.from_list(i64, [int(v) for v in values])
             for name, values in (("strides", strides), ("pad_low", pad_low), ("pad_high", pad_high),
                                  ("dilation", dilation), ("lhs_dilation", lhs_dilation))}
-        props["groups"] = _int_attr(groups)
+        props["groups"] = i64_attr(groups)
         return ConvOp.build(operands=[x, w], result_types=[result_type], properties=props)
 
     def window(self) -> tuple[tuple[int, ...], ...]:
         """(strides, pad_low, pad_high, dilation, lhs_dilation) per spatial dim."""
-        return tuple(_dims(self, p) for p in ("strides", "pad_low", "pad_high", "dilation", "lhs_dilation"))
+        return tuple(dims_property(self, p) for p in ("strides", "pad_low", "pad_high", "dilation", "lhs_dilation"))
 
     @property
     def group_count(self) -> int:
         return self.groups.value.data
 
     def infer_type(self) -> TensorType:
-        x, w = _operand_types(self)
+        x, w = operand_tensor_types(self)
         if x.element_type != w.element_type:
             raise VerifyException(f"operand element types differ: {x.element_type} and {w.element_type}")
         if not is_float(x.element_type):

@@ -20,10 +20,10 @@ from fsir.dialects.graph.base import (
     GraphOp,
     LightElementwise,
     OpClassTrait,
-    _operand_types,
-    _same_index,
-    _same_shape_agreement,
-    _same_shape_dims,
+    operand_tensor_types,
+    same_index_rule,
+    same_shape_agreement,
+    same_shape_dims,
 )
 from fsir.dialects.graph.types import (
     STATIC,
@@ -223,7 +223,7 @@ class ElementwiseOp(GraphOp):
 
     def infer_type(self) -> TensorType:
         spec = self.SPEC
-        types = _operand_types(self)
+        types = operand_tensor_types(self)
         if len(types) != spec.arity:
             raise VerifyException(f"expected {spec.arity} operands, got {len(types)}")
         elem = types[0].element_type
@@ -241,12 +241,12 @@ class ElementwiseOp(GraphOp):
             shape = join_shapes(shape, shape_of(t))
         return tensor(elem, self.reify_dims(static_dims, STATIC))
 
-    reify_dims = _same_shape_dims
-    operand_indices = _same_index
-    agreeing_dims = _same_shape_agreement
+    reify_dims = same_shape_dims
+    operand_indices = same_index_rule
+    agreeing_dims = same_shape_agreement
 
 
-def _make_elementwise(name: str, spec: Elementwise) -> type[ElementwiseOp]:
+def make_elementwise(name: str, spec: Elementwise) -> type[ElementwiseOp]:
     operands = ", ".join(["%x", "%w"][: spec.arity])
     note = f" ({spec.doc})" if spec.doc else ""
     doc = (
@@ -263,6 +263,6 @@ def _make_elementwise(name: str, spec: Elementwise) -> type[ElementwiseOp]:
 
 
 ELEMENTWISE_OPS: dict[str, type[ElementwiseOp]] = {
-    name: _make_elementwise(name, spec) for name, spec in ELEMENTWISE.items()
+    name: make_elementwise(name, spec) for name, spec in ELEMENTWISE.items()
 }
 globals().update({cls.__name__: cls for cls in ELEMENTWISE_OPS.values()})

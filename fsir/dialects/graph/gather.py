@@ -23,7 +23,14 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from fsir.dialects.graph.base import Gather, GraphOp, _check_dims, _dims, _operand_types, _same_shape_dims
+from fsir.dialects.graph.base import (
+    Gather,
+    GraphOp,
+    check_dims_in_rank,
+    dims_property,
+    operand_tensor_types,
+    same_shape_dims,
+)
 from fsir.dialects.graph.types import (
     DYN,
     STATIC,
@@ -61,7 +68,7 @@ class GatherOp(GraphOp):
     traits = traits_def(Pure(), Gather())
 
     def infer_type(self) -> TensorType:
-        t, ids = _operand_types(self)
+        t, ids = operand_tensor_types(self)
         if not is_int(ids.element_type) or is_bool(ids.element_type):
             raise VerifyException(f"ids must be i32 or i64, got {ids.element_type}")
         if len(shape_of(t)) < 1:
@@ -135,16 +142,16 @@ class ScatterOp(GraphOp):
     traits = traits_def(Pure(), Gather())
 
     def infer_type(self) -> TensorType:
-        x, idx, upd = _operand_types(self)
+        x, idx, upd = operand_tensor_types(self)
         src, ishape, ushape = shape_of(x), shape_of(idx), shape_of(upd)
-        dims = _dims(self, "dims")
+        dims = dims_property(self, "dims")
         if not is_int(idx.element_type) or is_bool(idx.element_type):
             raise VerifyException(f"indices must be integers, got {idx.element_type}")
         if not ishape or ishape[-1] != len(dims):
             raise VerifyException(
                 f"the last dim of the indices ({fmt_shape(ishape[-1:])}) must be the number of scattered dims "
                 f"({len(dims)})")
-        _check_dims(dims, len(src), "scatter dimension")
+        check_dims_in_rank(dims, len(src), "scatter dimension")
         if upd.element_type != x.element_type:
             raise VerifyException(f"updates element type {upd.element_type} differs from the operand's "
                                   f"{x.element_type}")
@@ -165,11 +172,11 @@ class ScatterOp(GraphOp):
 
     def point(self, idx: Sequence) -> list:
         """The coordinates of the result's `idx` along the scattered dims."""
-        return [idx[d] for d in _dims(self, "dims")]
+        return [idx[d] for d in dims_property(self, "dims")]
 
     def window_index(self, idx: Sequence) -> list:
         """The window coordinates of the result's `idx` (its coordinates in the other dims)."""
-        dims = _dims(self, "dims")
+        dims = dims_property(self, "dims")
         return [i for d, i in enumerate(idx) if d not in dims]
 
 
@@ -217,10 +224,10 @@ class SortOp(GraphOp):
     traits = traits_def(Pure(), Gather())
 
     def infer_type(self) -> TensorType:
-        keys, values = _operand_types(self)
+        keys, values = operand_tensor_types(self)
         ks, vs = shape_of(keys), shape_of(values)
         d = self.dim.value.data
-        _check_dims([d], len(ks), "sort dimension")
+        check_dims_in_rank([d], len(ks), "sort dimension")
         if not shapes_compatible(ks, vs):
             raise VerifyException(f"keys and values shapes differ: {fmt_shape(ks)} and {fmt_shape(vs)}")
         if is_bool(keys.element_type):
@@ -231,7 +238,7 @@ class SortOp(GraphOp):
                                   f"{fmt_shape([n])}")
         return tensor(values.element_type, self.reify_dims(static_dims, STATIC))
 
-    reify_dims = _same_shape_dims
+    reify_dims = same_shape_dims
 
     def order(self, keys: np.ndarray) -> np.ndarray:
         """The positions along `dim` in sorted order (numpy's stable argsort puts NaN last;

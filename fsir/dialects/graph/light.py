@@ -33,10 +33,10 @@ from fsir.dialects.graph.base import (
     GraphCanonicalization,
     GraphOp,
     LightElementwise,
-    _operand_types,
-    _same_index,
-    _same_shape_agreement,
-    _same_shape_dims,
+    operand_tensor_types,
+    same_index_rule,
+    same_shape_agreement,
+    same_shape_dims,
     tensor_type,
 )
 from fsir.dialects.graph.types import (
@@ -95,16 +95,16 @@ class CompareOp(GraphOp):
     traits = traits_def(Pure(), LightElementwise(), GraphCanonicalization())
 
     def infer_type(self) -> TensorType:
-        a, b = _operand_types(self)
+        a, b = operand_tensor_types(self)
         if a.element_type != b.element_type:
             raise VerifyException(f"operand element types differ: {a.element_type} and {b.element_type}")
         if not shapes_compatible(shape_of(a), shape_of(b)):
             raise VerifyException(f"operand shapes differ: {fmt_shape(shape_of(a))} and {fmt_shape(shape_of(b))}")
         return tensor(i1, self.reify_dims(static_dims, STATIC))
 
-    reify_dims = _same_shape_dims
-    operand_indices = _same_index
-    agreeing_dims = _same_shape_agreement
+    reify_dims = same_shape_dims
+    operand_indices = same_index_rule
+    agreeing_dims = same_shape_agreement
 
 
 @irdl_op_definition
@@ -122,7 +122,7 @@ class SelectOp(GraphOp):
     traits = traits_def(Pure(), LightElementwise(), GraphCanonicalization())
 
     def infer_type(self) -> TensorType:
-        c, a, b = _operand_types(self)
+        c, a, b = operand_tensor_types(self)
         if not is_bool(c.element_type):
             raise VerifyException(f"condition must have element type i1, got {c.element_type}")
         if a.element_type != b.element_type:
@@ -134,9 +134,9 @@ class SelectOp(GraphOp):
             shape = join_shapes(shape, shape_of(t))
         return tensor(a.element_type, self.reify_dims(static_dims, STATIC))
 
-    reify_dims = _same_shape_dims
-    operand_indices = _same_index
-    agreeing_dims = _same_shape_agreement
+    reify_dims = same_shape_dims
+    operand_indices = same_index_rule
+    agreeing_dims = same_shape_agreement
 
 
 @irdl_op_definition
@@ -159,7 +159,7 @@ class ConvertOp(GraphOp):
     def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
         return list(dims_of(self.input))
 
-    operand_indices = _same_index
+    operand_indices = same_index_rule
 
 
 def bit_width(t: Attribute) -> int:
@@ -200,7 +200,7 @@ class BitcastOp(GraphOp):
     def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
         return list(dims_of(self.input))
 
-    operand_indices = _same_index
+    operand_indices = same_index_rule
 
 
 @irdl_op_definition

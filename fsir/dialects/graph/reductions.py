@@ -22,9 +22,9 @@ from fsir.dialects.graph.base import (
     GraphCanonicalization,
     GraphOp,
     Reduction,
-    _check_dims,
-    _dims,
-    _operand_types,
+    check_dims_in_rank,
+    dims_property,
+    operand_tensor_types,
     tensor_type,
 )
 from fsir.dialects.graph.types import (
@@ -83,15 +83,15 @@ class ReduceOp(GraphOp):
 
     def infer_type(self) -> TensorType:
         src = shape_of(self.input.type)
-        dims = _dims(self, "dims")
-        _check_dims(dims, len(src), "reduction dimension")
+        dims = dims_property(self, "dims")
+        check_dims_in_rank(dims, len(src), "reduction dimension")
         elem = tensor_type(self.input).element_type
         if is_bool(elem):
             raise VerifyException("cannot reduce i1 tensors (convert them first)")
         return tensor(elem, self.reify_dims(static_dims, STATIC))
 
     def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
-        reduced = _dims(self, "dims")
+        reduced = dims_property(self, "dims")
         return [s for i, s in enumerate(dims_of(self.input)) if i not in reduced]
 
 
@@ -142,7 +142,7 @@ class ReduceWindowOp(GraphOp):
 
     def params(self) -> tuple[tuple[int, ...], ...]:
         """(window, strides, dilations, low, high), one entry per dim each."""
-        return tuple(_dims(self, p) for p in ("window", "strides", "dilations", "low", "high"))
+        return tuple(dims_property(self, p) for p in ("window", "strides", "dilations", "low", "high"))
 
     def infer_type(self) -> TensorType:
         src = shape_of(self.input.type)
@@ -233,7 +233,7 @@ class SegmentReduceOp(GraphOp):
 
     def infer_type(self) -> TensorType:
         kind = self.kind.data
-        data, offsets = _operand_types(self)
+        data, offsets = operand_tensor_types(self)
         if not is_int(offsets.element_type) or is_bool(offsets.element_type):
             raise VerifyException(f"offsets must be i32 or i64, got {offsets.element_type}")
         if len(shape_of(offsets)) != 1:

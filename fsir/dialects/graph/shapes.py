@@ -31,14 +31,14 @@ from fsir.dialects.graph.base import (
     GraphCanonicalization,
     GraphOp,
     LightElementwise,
-    _check_dims,
-    _dims,
-    _int_attr,
-    _operand_types,
-    _parse_int_list,
-    _print_int_list,
-    _same_shape_agreement,
-    _same_shape_dims,
+    check_dims_in_rank,
+    dims_property,
+    i64_attr,
+    operand_tensor_types,
+    parse_int_list,
+    print_int_list,
+    same_shape_agreement,
+    same_shape_dims,
     tensor_type,
 )
 from fsir.dialects.graph.types import (
@@ -47,8 +47,8 @@ from fsir.dialects.graph.types import (
     DimAgreement,
     DimBuilder,
     DimsOf,
-    _prod,
     dims_compatible,
+    dims_product,
     fmt_shape,
     is_bool,
     is_float,
@@ -86,12 +86,12 @@ class IotaOp(GraphOp):
     @classmethod
     def parse(cls, parser: Parser):
         parser.parse_keyword("dim")
-        props: dict[str, Attribute] = {"dim": _int_attr(parser.parse_integer())}
+        props: dict[str, Attribute] = {"dim": i64_attr(parser.parse_integer())}
         like: UnresolvedOperand | None = None
         if parser.parse_optional_keyword("like") is not None:
             like = parser.parse_unresolved_operand()
             if parser.parse_optional_keyword("dims") is not None:
-                props["like_dims"] = DenseArrayBase.from_list(i64, _parse_int_list(parser))
+                props["like_dims"] = DenseArrayBase.from_list(i64, parse_int_list(parser))
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         operands: list[SSAValue] = []
@@ -117,7 +117,7 @@ class IotaOp(GraphOp):
             printer.print_operand(self.like)
         if self.like_dims is not None:
             printer.print_string(" dims ")
-            _print_int_list(printer, _dims(self, "like_dims"))
+            print_int_list(printer, dims_property(self, "like_dims"))
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         if self.like is not None:
@@ -134,7 +134,7 @@ class IotaOp(GraphOp):
         like, out = shape_of(self.like.type), shape_of(self.result_type)
         if self.like_dims is None:
             return list(like)
-        return [like[k] if k >= 0 else out[i] for i, k in enumerate(_dims(self, "like_dims"))]
+        return [like[k] if k >= 0 else out[i] for i, k in enumerate(dims_property(self, "like_dims"))]
 
     def _check_like(self, out: Sequence[int]) -> None:
         if self.like is None:
@@ -143,7 +143,7 @@ class IotaOp(GraphOp):
             return
         like = shape_of(self.like.type)
         if self.like_dims is not None:
-            dims = _dims(self, "like_dims")
+            dims = dims_property(self, "like_dims")
             if len(dims) != len(out):
                 raise VerifyException(f"dims has {len(dims)} entries but the result has rank {len(out)}")
             for i, k in enumerate(dims):
@@ -161,7 +161,7 @@ class IotaOp(GraphOp):
     def infer_type(self) -> TensorType:
         t = self.result_type
         out = shape_of(t)
-        _check_dims([self.dim.value.data], len(out), "iota dimension")
+        check_dims_in_rank([self.dim.value.data], len(out), "iota dimension")
         if not (is_int(t.element_type) or is_float(t.element_type)) or is_bool(t.element_type):
             raise VerifyException(f"iota needs an integer or float element type, got {t.element_type}")
         self._check_like(out)
@@ -174,7 +174,7 @@ class IotaOp(GraphOp):
         if self.like is None:
             return out
         like = dims_of(self.like)
-        dims = _dims(self, "like_dims") if self.like_dims is not None else range(len(out))
+        dims = dims_property(self, "like_dims") if self.like_dims is not None else range(len(out))
         return [like[k] if s == DYN else s for s, k in zip(out, dims)]
 
     def operand_indices(self, idx: Sequence, dims_of: DimsOf, b: DimBuilder) -> list[list]:
@@ -216,7 +216,7 @@ class BroadcastOp(GraphOp):
         pos = parser.pos
         operands = [parser.parse_unresolved_operand()]
         parser.parse_keyword("dims")
-        dims = _parse_int_list(parser)
+        dims = parse_int_list(parser)
         if parser.parse_optional_keyword("like") is not None:
             operands.append(parser.parse_unresolved_operand())
         attrs = parser.parse_optional_attr_dict()
@@ -234,7 +234,7 @@ class BroadcastOp(GraphOp):
         printer.print_string(" ")
         printer.print_operand(self.input)
         printer.print_string(" dims ")
-        _print_int_list(printer, _dims(self, "dims"))
+        print_int_list(printer, dims_property(self, "dims"))
         if self.like is not None:
             printer.print_string(" like ")
             printer.print_operand(self.like)
@@ -251,10 +251,10 @@ class BroadcastOp(GraphOp):
     def infer_type(self) -> TensorType:
         src = shape_of(self.input.type)
         out = list(shape_of(self.result_type))
-        dims = _dims(self, "dims")
+        dims = dims_property(self, "dims")
         if len(dims) != len(src):
             raise VerifyException(f"dims has {len(dims)} entries but the operand has rank {len(src)}")
-        _check_dims(dims, len(out), "broadcast dimension")
+        check_dims_in_rank(dims, len(out), "broadcast dimension")
         if list(dims) != sorted(dims):
             raise VerifyException(f"dims {list(dims)} must be increasing (use graph.transpose to permute)")
         if self.like is not None:
@@ -283,7 +283,7 @@ class BroadcastOp(GraphOp):
             like = dims_of(self.like)
             return [like[d] if s == DYN else s for d, s in enumerate(out)]
         src = dims_of(self.input)
-        for i, d in enumerate(_dims(self, "dims")):
+        for i, d in enumerate(dims_property(self, "dims")):
             if out[d] == DYN:
                 out[d] = src[i]
         return out
@@ -292,7 +292,7 @@ class BroadcastOp(GraphOp):
         """Only the operand is read (`like` gives sizes, not elements)."""
         src, out = shape_of(self.input.type), shape_of(self.result_type)
         sidx: list = []
-        for i, d in enumerate(_dims(self, "dims")):
+        for i, d in enumerate(dims_property(self, "dims")):
             if src[i] == 1:
                 sidx.append(0)
             elif src[i] == DYN and out[d] != DYN:  # a `?` dim is stretched when it is 1 at run time
@@ -308,10 +308,10 @@ class BroadcastOp(GraphOp):
         static_out = shape_of(self.result_type)
         return [DimAgreement(f"operand dim {i} and result dim {d}", sizes[i], out[d],
                              DimAgreement.FIRST_MAY_BE_1 if static_out[d] != DYN else DimAgreement.EQUAL)
-                for i, d in enumerate(_dims(self, "dims")) if src[i] != 1]
+                for i, d in enumerate(dims_property(self, "dims")) if src[i] != 1]
 
 
-def _kept_dynamic_dims(src: Sequence[int], out: Sequence[int]) -> dict[int, int]:
+def kept_dynamic_dims(src: Sequence[int], out: Sequence[int]) -> dict[int, int]:
     """The `?` dims a reshape of the same dynamic structure keeps, as {result dim:
     operand dim}: when the shapes are equal but for static size-1 dims (an unsqueeze
     or squeeze, as [B, S] -> [B, 1, 1, S]), every `?` dim in order; else the leading
@@ -334,7 +334,7 @@ def _kept_dynamic_dims(src: Sequence[int], out: Sequence[int]) -> dict[int, int]
 @irdl_op_definition
 class ReshapeOp(GraphOp):
     """Same elements, new shape (row-major). At most one result dim may be `?` unless
-    the operand has the same dynamic structure (`_kept_dynamic_dims`: equal up to
+    the operand has the same dynamic structure (`kept_dynamic_dims`: equal up to
     size-1 dims, or leading `?` dims then static dims holding as many elements in
     both); then the `?` dims keep the operand's sizes.
 
@@ -365,18 +365,18 @@ class ReshapeOp(GraphOp):
         return tensor(self.result_type.element_type, self.reify_dims(static_dims, STATIC))
 
     def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
-        """With the same dynamic structure (`_kept_dynamic_dims`), the `?` dims are the
+        """With the same dynamic structure (`kept_dynamic_dims`), the `?` dims are the
         operand's; else one `?` result dim holds the elements the static dims
         leave; with more, the result is undetermined."""
         out: list = list(shape_of(self.result_type))
-        kept = _kept_dynamic_dims(shape_of(self.input.type), out)
+        kept = kept_dynamic_dims(shape_of(self.input.type), out)
         if kept:
             src = dims_of(self.input)
             return [src[kept[j]] if j in kept else d for j, d in enumerate(out)]
         unknown = [i for i, d in enumerate(out) if d == DYN]
         known = math.prod(d for d in out if d != DYN)
         if len(unknown) == 1 and known:
-            out[unknown[0]] = b.div(_prod(b, dims_of(self.input)), known)
+            out[unknown[0]] = b.div(dims_product(b, dims_of(self.input)), known)
         return out
 
     def operand_indices(self, idx: Sequence, dims_of: DimsOf, b: DimBuilder) -> list[list]:
@@ -399,17 +399,17 @@ class TransposeOp(GraphOp):
 
     def infer_type(self) -> TensorType:
         src = shape_of(self.input.type)
-        perm = _dims(self, "perm")
+        perm = dims_property(self, "perm")
         if sorted(perm) != list(range(len(src))):
             raise VerifyException(f"perm {list(perm)} is not a permutation of {len(src)} dimensions")
         return tensor(tensor_type(self.input).element_type, self.reify_dims(static_dims, STATIC))
 
     def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
         src = dims_of(self.input)
-        return [src[p] for p in _dims(self, "perm")]
+        return [src[p] for p in dims_property(self, "perm")]
 
     def operand_indices(self, idx: Sequence, dims_of: DimsOf, b: DimBuilder) -> list[list]:
-        perm = _dims(self, "perm")
+        perm = dims_property(self, "perm")
         sidx: list = [0] * len(perm)
         for i, p in enumerate(perm):
             sidx[p] = idx[i]
@@ -437,7 +437,7 @@ class SliceOp(GraphOp):
 
     def infer_type(self) -> TensorType:
         src = shape_of(self.input.type)
-        start, limit, strides = (_dims(self, p) for p in ("start", "limit", "strides"))
+        start, limit, strides = (dims_property(self, p) for p in ("start", "limit", "strides"))
         if not len(start) == len(limit) == len(strides) == len(src):
             raise VerifyException(f"start, limit and strides need {len(src)} entries each (the operand rank)")
         for i, (s, l, k) in enumerate(zip(start, limit, strides)):
@@ -450,7 +450,7 @@ class SliceOp(GraphOp):
         return tensor(tensor_type(self.input).element_type, self.reify_dims(static_dims, STATIC))
 
     def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
-        start, limit, strides = (_dims(self, p) for p in ("start", "limit", "strides"))
+        start, limit, strides = (dims_property(self, p) for p in ("start", "limit", "strides"))
         whole = dims_of(self.input) if DYN in limit else None  # limit DYN: the run-time size
         return [whole[i] if whole is not None and l == DYN else -(-(l - s) // k)
                 for i, (s, l, k) in enumerate(zip(start, limit, strides))]
@@ -458,7 +458,7 @@ class SliceOp(GraphOp):
     def operand_indices(self, idx: Sequence, dims_of: DimsOf, b: DimBuilder) -> list[list]:
         """A dim the slice keeps whole reads the result's coordinate itself (an index
         algebra that tracks coordinates sees it pass through); others scale and shift."""
-        start, limit, strides = (_dims(self, p) for p in ("start", "limit", "strides"))
+        start, limit, strides = (dims_property(self, p) for p in ("start", "limit", "strides"))
         src = shape_of(self.input.type)
         return [[i if (s, k, l) == (0, 1, n) else b.add(s, b.mul(i, k))
                  for i, s, l, k, n in zip(idx, start, limit, strides, src)]]
@@ -483,12 +483,12 @@ class ConcatOp(GraphOp):
         return [operands]
 
     def infer_type(self) -> TensorType:
-        types = _operand_types(self)
+        types = operand_tensor_types(self)
         if not types:
             raise VerifyException("concat needs at least one operand")
         rank = len(shape_of(types[0]))
         d = self.dim.value.data
-        _check_dims([d], rank, "concat dimension")
+        check_dims_in_rank([d], rank, "concat dimension")
         out = list(shape_of(types[0]))
         for t in types[1:]:
             s = shape_of(t)
@@ -505,14 +505,14 @@ class ConcatOp(GraphOp):
         return tensor(types[0].element_type, self.reify_dims(static_dims, STATIC))
 
     def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
-        """The concat dim is the operands' sum; the others are shared (see `_same_shape_dims`)."""
+        """The concat dim is the operands' sum; the others are shared (see `same_shape_dims`)."""
         d = self.dim.value.data
-        out = _same_shape_dims(self, dims_of, b)
+        out = same_shape_dims(self, dims_of, b)
         out[d] = b.add(self.offsets(dims_of, b)[-1], dims_of(self.operands[-1])[d])
         return out
 
     def agreeing_dims(self, dims_of: DimsOf, b: DimBuilder) -> list[DimAgreement]:
-        return _same_shape_agreement(self, dims_of, b, skip=self.dim.value.data)
+        return same_shape_agreement(self, dims_of, b, skip=self.dim.value.data)
 
     def offsets(self, dims_of: DimsOf, b: DimBuilder) -> list:
         """Where each operand starts along the concat dim."""
@@ -598,7 +598,7 @@ class PadOp(GraphOp):
 
     def params(self) -> tuple[tuple[int, ...], ...]:
         """(low, high, interior), one entry per dim each."""
-        return tuple(_dims(self, p) for p in ("low", "high", "interior"))
+        return tuple(dims_property(self, p) for p in ("low", "high", "interior"))
 
     def infer_type(self) -> TensorType:
         src = shape_of(self.input.type)

@@ -93,16 +93,16 @@ def float64_reference():
 # While set (`tf32_dots()`), the reference rounds f32 dot operands to tf32 as
 # `stitch-codegen{precision=tf32}` kernels do (cvt.rna.tf32.f32: 10 mantissa bits, to
 # nearest, ties away from zero), so `fs-run --check` compares like with like.
-_TF32_DOTS: ContextVar[bool] = ContextVar("tf32_dots", default=False)
+TF32_DOTS: ContextVar[bool] = ContextVar("tf32_dots", default=False)
 
 
 @contextmanager
 def tf32_dots():
-    token = _TF32_DOTS.set(True)
+    token = TF32_DOTS.set(True)
     try:
         yield
     finally:
-        _TF32_DOTS.reset(token)
+        TF32_DOTS.reset(token)
 
 
 def round_tf32(x: np.ndarray) -> np.ndarray:
@@ -263,7 +263,7 @@ def static_dims(v: SSAValue) -> list[int]:
     return list(shape_of(v.type))
 
 
-def _prod(b: DimBuilder, xs: Sequence) -> Any:
+def dims_product(b: DimBuilder, xs: Sequence) -> Any:
     out = 1
     for x in xs:
         out = b.mul(out, x)

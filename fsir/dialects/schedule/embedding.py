@@ -20,12 +20,12 @@ from fsir.dialects.schedule.params import (
     WARP,
     Mapping,
     MappingParamsAttr,
-    _array,
-    _check_vector_width,
-    _int,
-    _list,
-    _Value,
-    _values,
+    ParamValue,
+    array_values,
+    check_vector_width,
+    i64_array,
+    int_list_param,
+    int_param,
 )
 
 # -- columns (embedding columns, RECom) ---------------------------------------------------
@@ -61,8 +61,8 @@ class ColumnsParamsAttr(MappingParamsAttr):
 
     def __init__(self, rows_per_tile: int, warps: Sequence[int], lanes: Sequence[int], vectors: Sequence[int],
                  clusters: Sequence[int] | None = None):
-        super().__init__(IntAttr(rows_per_tile), *(_array(v) for v in (warps, lanes, vectors)),
-                         NoneAttr() if clusters is None else _array(clusters))
+        super().__init__(IntAttr(rows_per_tile), *(i64_array(v) for v in (warps, lanes, vectors)),
+                         NoneAttr() if clusters is None else i64_array(clusters))
 
     @property
     def rows_per_tile(self) -> int:
@@ -71,21 +71,21 @@ class ColumnsParamsAttr(MappingParamsAttr):
     @property
     def warps(self) -> tuple[int, ...]:
         """Prefix sums of the operands' warps, in `warp_order` (one more than operands)."""
-        return _values(self._warps)
+        return array_values(self._warps)
 
     @property
     def lanes(self) -> tuple[int, ...]:
-        return _values(self._lanes)
+        return array_values(self._lanes)
 
     @property
     def vectors(self) -> tuple[int, ...]:
-        return _values(self._vectors)
+        return array_values(self._vectors)
 
     @property
     def clusters(self) -> tuple[int, ...]:
         """Each operand's cluster (operands of one id share one code body)."""
         c = self._clusters
-        return tuple(range(len(self.lanes))) if isinstance(c, NoneAttr) else _values(c)
+        return tuple(range(len(self.lanes))) if isinstance(c, NoneAttr) else array_values(c)
 
     @property
     def shares_bodies(self) -> bool:
@@ -146,14 +146,14 @@ class ColumnsParamsAttr(MappingParamsAttr):
                                   f"{self.warps[-1]}")
 
     @classmethod
-    def from_entries(cls, entries: MappingOf[str, _Value]) -> ColumnsParamsAttr:
+    def from_entries(cls, entries: MappingOf[str, ParamValue]) -> ColumnsParamsAttr:
         clusters = entries.get("clusters")
-        return cls.new([_int(entries["rows_per_tile"]), *(_array(_list(entries[k])) for k in ("warps", "lanes",
-                                                                                               "vectors")),
-                        NoneAttr() if clusters is None else _array(_list(clusters))])
+        lists = (i64_array(int_list_param(entries[k])) for k in ("warps", "lanes", "vectors"))
+        return cls.new([int_param(entries["rows_per_tile"]), *lists,
+                        NoneAttr() if clusters is None else i64_array(int_list_param(clusters))])
 
-    def entries(self) -> list[tuple[str, _Value]]:
-        out: list[tuple[str, _Value]] = [("rows_per_tile", self.rows_per_tile), ("warps", list(self.warps)),
+    def entries(self) -> list[tuple[str, ParamValue]]:
+        out: list[tuple[str, ParamValue]] = [("rows_per_tile", self.rows_per_tile), ("warps", list(self.warps)),
                                          ("lanes", list(self.lanes)), ("vectors", list(self.vectors))]
         return out + ([("clusters", list(self.clusters))] if self.shares_bodies else [])
 
@@ -212,15 +212,16 @@ class SegmentsParamsAttr(MappingParamsAttr):
             raise VerifyException(f"elements must be positive, got {self.elements}")
         if not 1 <= self.lanes <= MAX_BLOCK_THREADS or self.lanes & (self.lanes - 1):
             raise VerifyException(f"lanes must be a power of two up to {MAX_BLOCK_THREADS}, got {self.lanes}")
-        _check_vector_width(self.vector_width)
+        check_vector_width(self.vector_width)
         if self.elements % self.vector_width:
             raise VerifyException(f"elements ({self.elements}) must be a multiple of vector_width "
                                   f"({self.vector_width})")
 
     @classmethod
-    def from_entries(cls, entries: MappingOf[str, _Value]) -> SegmentsParamsAttr:
-        return cls.new([_int(entries["elements"]), _int(entries["lanes"]), _int(entries.get("vector_width", 1))])
+    def from_entries(cls, entries: MappingOf[str, ParamValue]) -> SegmentsParamsAttr:
+        return cls.new([int_param(entries["elements"]), int_param(entries["lanes"]),
+                        int_param(entries.get("vector_width", 1))])
 
-    def entries(self) -> list[tuple[str, _Value]]:
-        out: list[tuple[str, _Value]] = [("elements", self.elements), ("lanes", self.lanes)]
+    def entries(self) -> list[tuple[str, ParamValue]]:
+        out: list[tuple[str, ParamValue]] = [("elements", self.elements), ("lanes", self.lanes)]
         return out + ([("vector_width", self.vector_width)] if self.vector_width != 1 else [])

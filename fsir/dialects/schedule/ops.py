@@ -50,7 +50,7 @@ from fsir.dialects.schedule.params import (
     MappingParamsAttr,
     RowParamsAttr,
     TiledParamsAttr,
-    _parse_word,
+    parse_word,
 )
 from fsir.dialects.schedule.registry import PARAMS_OF
 from fsir.dialects.stitch import check_region_signature, parse_region_op, print_region_op
@@ -185,7 +185,7 @@ class SharedOp(IRDLOperation):
             raise VerifyException("schedule.shared must be directly inside a schedule.kernel")
 
 
-def _parse_int_list(parser: Parser) -> list[int]:
+def parse_int_list(parser: Parser) -> list[int]:
     def item() -> int:
         if parser.parse_optional_punctuation("?") is not None:
             return DYNAMIC
@@ -194,7 +194,7 @@ def _parse_int_list(parser: Parser) -> list[int]:
     return parser.parse_comma_separated_list(parser.Delimiter.SQUARE, item)
 
 
-def _fmt_int_list(values: Sequence[int]) -> str:
+def format_int_list(values: Sequence[int]) -> str:
     return "[" + ", ".join("?" if v == DYNAMIC else str(v) for v in values) + "]"
 
 
@@ -267,9 +267,9 @@ class GroupOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> GroupOp:
-        comp = Composition(_parse_word(parser, Composition, "composition"))
+        comp = Composition(parse_word(parser, Composition, "composition"))
         parser.parse_punctuation("->")
-        storage = Storage(_parse_word(parser, Storage, "result storage"))
+        storage = Storage(parse_word(parser, Storage, "result storage"))
         props: dict[str, Attribute] = {"composition": CompositionAttr(comp), "storage": StorageAttr(storage)}
         if storage == Storage.SHARED:
             props["buffer"] = SymbolRefAttr(parser.parse_symbol_name())
@@ -416,13 +416,13 @@ class KernelOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> KernelOp:
         name = parser.parse_symbol_name()
-        mapping = Mapping(_parse_word(parser, Mapping, "mapping"))
+        mapping = Mapping(parse_word(parser, Mapping, "mapping"))
         params_type = PARAMS_OF[mapping]
         params = params_type.new(params_type.parse_parameters(parser))
         parser.parse_keyword("grid")
-        grid = _parse_int_list(parser)
+        grid = parse_int_list(parser)
         parser.parse_keyword("block")
-        block = _parse_int_list(parser)
+        block = parse_int_list(parser)
         props: dict[str, Attribute] = {
             "sym_name": name, "params": params,
             "grid": DenseArrayBase.from_list(i64, grid), "block": DenseArrayBase.from_list(i64, block),
@@ -440,7 +440,7 @@ class KernelOp(IRDLOperation):
         printer.print_string(f" {self.params.MAPPING}")
         self.params.print_parameters(printer)
         grid, block = self.launch()
-        printer.print_string(f" grid {_fmt_int_list(grid)} block {_fmt_int_list(block)}")
+        printer.print_string(f" grid {format_int_list(grid)} block {format_int_list(block)}")
         if self.cost is not None:
             printer.print_string(" cost ")
             printer.print_attribute(self.cost)

@@ -48,7 +48,7 @@ class MappingAttr(EnumAttribute[Mapping], SpacedOpaqueSyntaxAttribute):
     name = "schedule.mapping"
 
 
-def _parse_word(parser: AttrParser, enum: type[StrEnum], what: str) -> str:
+def parse_word(parser: AttrParser, enum: type[StrEnum], what: str) -> str:
     """A bare enum word (`row`, `warp`, `shared`) with an error naming the choices."""
     start = parser.pos
     word = parser.parse_identifier(f" ({what})")
@@ -65,16 +65,16 @@ def _parse_word(parser: AttrParser, enum: type[StrEnum], what: str) -> str:
 # `AxB` for tile shapes). Its verifier holds every rule on the parameters alone; the
 # kernel op checks them against its launch dims.
 
-_Value = int | tuple[int, ...] | list[int] | bool | str
+ParamValue = int | tuple[int, ...] | list[int] | bool | str
 WORD = -1  # the kind of a parameter whose value is a bare word (an enum's)
 LIST = -2  # the kind of a parameter whose value is a list of integers `[a, b, ...]`
 
 
-def _parse_entries(parser: AttrParser, mapping: Mapping, kinds: MappingOf[str, int]) -> dict[str, _Value]:
+def _parse_entries(parser: AttrParser, mapping: Mapping, kinds: MappingOf[str, int]) -> dict[str, ParamValue]:
     """`<key = value, ...>` (optional when empty). `kinds[key]` is 0 for a flag, 1 for
     an integer, n > 1 for an `AxB...` shape of n sizes, WORD for a bare word, LIST for
     a list of integers."""
-    entries: dict[str, _Value] = {}
+    entries: dict[str, ParamValue] = {}
 
     def entry() -> None:
         start = parser.pos
@@ -116,8 +116,8 @@ def _parse_entries(parser: AttrParser, mapping: Mapping, kinds: MappingOf[str, i
     return entries
 
 
-def _print_entries(printer: Printer, entries: Sequence[tuple[str, _Value]]) -> None:
-    def text(key: str, value: _Value) -> str:
+def _print_entries(printer: Printer, entries: Sequence[tuple[str, ParamValue]]) -> None:
+    def text(key: str, value: ParamValue) -> str:
         if value is True:
             return key
         if isinstance(value, tuple):
@@ -139,12 +139,12 @@ class MappingParamsAttr(ParametrizedAttribute, ABC):
 
     @classmethod
     @abstractmethod
-    def from_entries(cls, entries: MappingOf[str, _Value]) -> MappingParamsAttr:
+    def from_entries(cls, entries: MappingOf[str, ParamValue]) -> MappingParamsAttr:
         """Build from `key = value` entries; missing keys take their defaults (a
         missing required key raises KeyError naming it)."""
 
     @abstractmethod
-    def entries(self) -> list[tuple[str, _Value]]:
+    def entries(self) -> list[tuple[str, ParamValue]]:
         """The `key = value` entries that differ from their defaults, in printed order."""
 
     @property
@@ -177,29 +177,29 @@ class MappingParamsAttr(ParametrizedAttribute, ABC):
         the block size `threads` fixes, which the kernel checks)."""
 
 
-def _check_vector_width(vector_width: int) -> None:
+def check_vector_width(vector_width: int) -> None:
     if vector_width != 1 and vector_width not in VECTOR_WIDTHS:
         widths = ", ".join(map(str, (1, *VECTOR_WIDTHS[:-1])))
         raise VerifyException(f"vector_width must be {widths} or {VECTOR_WIDTHS[-1]}, got {vector_width}")
 
 
-def _int(value: _Value) -> IntAttr:
+def int_param(value: ParamValue) -> IntAttr:
     if isinstance(value, bool) or not isinstance(value, int):
         raise VerifyException(f"expected an integer, got {value}")
     return IntAttr(value)
 
 
-def _list(value: _Value) -> list[int]:
+def int_list_param(value: ParamValue) -> list[int]:
     if not isinstance(value, list):
         raise VerifyException(f"expected a list of integers, got {value}")
     return value
 
 
-def _array(values: Sequence[int]) -> DenseArrayBase:
+def i64_array(values: Sequence[int]) -> DenseArrayBase:
     return DenseArrayBase.from_list(i64, list(values))
 
 
-def _values(array: DenseArrayBase) -> tuple[int, ...]:
+def array_values(array: DenseArrayBase) -> tuple[int, ...]:
     return cast("DenseArrayBase[IntegerType]", array).get_values()
 
 
@@ -231,13 +231,13 @@ class LoopParamsAttr(MappingParamsAttr):
         return self.vector_width
 
     def verify(self) -> None:
-        _check_vector_width(self.vector_width)
+        check_vector_width(self.vector_width)
 
     @classmethod
-    def from_entries(cls, entries: MappingOf[str, _Value]) -> LoopParamsAttr:
-        return cls.new([_int(entries.get("vector_width", 1))])
+    def from_entries(cls, entries: MappingOf[str, ParamValue]) -> LoopParamsAttr:
+        return cls.new([int_param(entries.get("vector_width", 1))])
 
-    def entries(self) -> list[tuple[str, _Value]]:
+    def entries(self) -> list[tuple[str, ParamValue]]:
         return [("vector_width", self.vector_width)] if self.vector_width != 1 else []
 
 
@@ -320,7 +320,7 @@ class RowParamsAttr(MappingParamsAttr):
             raise VerifyException(f"elements_per_thread must be positive, got {per_thread}")
         if self.row_steps < 1:
             raise VerifyException(f"row_steps must be positive, got {self.row_steps}")
-        _check_vector_width(self.vector_width)
+        check_vector_width(self.vector_width)
         if self.vector_width > 1:
             if per_thread is None:
                 raise VerifyException("vector_width needs elements_per_thread (the row kept in registers)")
@@ -328,15 +328,15 @@ class RowParamsAttr(MappingParamsAttr):
                 raise VerifyException(f"vector_width {self.vector_width} must divide elements_per_thread {per_thread}")
 
     @classmethod
-    def from_entries(cls, entries: MappingOf[str, _Value]) -> RowParamsAttr:
+    def from_entries(cls, entries: MappingOf[str, ParamValue]) -> RowParamsAttr:
         per_thread = entries.get("elements_per_thread")
-        return cls.new([_int(entries["threads_per_row"]), _int(entries["rows_per_block"]),
-                        NoneAttr() if per_thread is None else _int(per_thread),
-                        _int(entries.get("row_steps", 1)), _int(entries.get("vector_width", 1)),
+        return cls.new([int_param(entries["threads_per_row"]), int_param(entries["rows_per_block"]),
+                        NoneAttr() if per_thread is None else int_param(per_thread),
+                        int_param(entries.get("row_steps", 1)), int_param(entries.get("vector_width", 1)),
                         UnitAttr() if entries.get("interleaved") else NoneAttr()])
 
-    def entries(self) -> list[tuple[str, _Value]]:
-        out: list[tuple[str, _Value]] = [("threads_per_row", self.threads_per_row),
+    def entries(self) -> list[tuple[str, ParamValue]]:
+        out: list[tuple[str, ParamValue]] = [("threads_per_row", self.threads_per_row),
                                          ("rows_per_block", self.rows_per_block)]
         if self.elements_per_thread is not None:
             out.append(("elements_per_thread", self.elements_per_thread))
@@ -402,13 +402,13 @@ class TiledParamsAttr(MappingParamsAttr, ABC):
                                   f"(at most {MAX_BLOCK_THREADS})")
 
     @classmethod
-    def from_entries(cls, entries: MappingOf[str, _Value]) -> TiledParamsAttr:
+    def from_entries(cls, entries: MappingOf[str, ParamValue]) -> TiledParamsAttr:
         tile, thread = entries["tile"], entries.get("thread", (1, 1))
         assert isinstance(tile, tuple) and isinstance(thread, tuple)
         return cls.new([IntAttr(v) for v in (*tile, *thread)])
 
-    def entries(self) -> list[tuple[str, _Value]]:
-        out: list[tuple[str, _Value]] = [("tile", (self.tile_m, self.tile_n, self.tile_k))]
+    def entries(self) -> list[tuple[str, ParamValue]]:
+        out: list[tuple[str, ParamValue]] = [("tile", (self.tile_m, self.tile_n, self.tile_k))]
         if (self.thread_m, self.thread_n) != (1, 1):
             out.append(("thread", (self.thread_m, self.thread_n)))
         return out
@@ -500,7 +500,7 @@ class GemmParamsAttr(TiledParamsAttr):
                                   f"{self.tile_k}")
 
     @classmethod
-    def from_entries(cls, entries: MappingOf[str, _Value]) -> GemmParamsAttr:
+    def from_entries(cls, entries: MappingOf[str, ParamValue]) -> GemmParamsAttr:
         tile, thread, math_ = entries["tile"], entries.get("thread", (1, 1)), entries.get("math", "fma")
         assert isinstance(tile, tuple) and isinstance(thread, tuple)
         choices = [m.value for m in GemmMath]
@@ -510,7 +510,7 @@ class GemmParamsAttr(TiledParamsAttr):
         assert isinstance(split, int)
         return cls(*tile, *thread, math=GemmMath(math_), split_k=split)
 
-    def entries(self) -> list[tuple[str, _Value]]:
+    def entries(self) -> list[tuple[str, ParamValue]]:
         out = super().entries()
         if self.tensor_cores:
             out.append(("math", self.math.value))
@@ -622,11 +622,11 @@ class AttentionParamsAttr(MappingParamsAttr):
                                   f"got {self.block_k}")
 
     @classmethod
-    def from_entries(cls, entries: MappingOf[str, _Value]) -> AttentionParamsAttr:
-        return cls.new([_int(entries["block_q"]), _int(entries["block_k"]), _int(entries.get("warp_rows", 0)),
-                        IntAttr(int(bool(entries.get("mma", False))))])
+    def from_entries(cls, entries: MappingOf[str, ParamValue]) -> AttentionParamsAttr:
+        return cls.new([int_param(entries["block_q"]), int_param(entries["block_k"]),
+                        int_param(entries.get("warp_rows", 0)), IntAttr(int(bool(entries.get("mma", False))))])
 
-    def entries(self) -> list[tuple[str, _Value]]:
-        rows: list[tuple[str, _Value]] = [("warp_rows", self.warp_rows)] if self.warp_rows else []
-        mma: list[tuple[str, _Value]] = [("mma", True)] if self.mma else []
+    def entries(self) -> list[tuple[str, ParamValue]]:
+        rows: list[tuple[str, ParamValue]] = [("warp_rows", self.warp_rows)] if self.warp_rows else []
+        mma: list[tuple[str, ParamValue]] = [("mma", True)] if self.mma else []
         return [("block_q", self.block_q), ("block_k", self.block_k), *rows, *mma]

@@ -16,8 +16,8 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from fsir.dialects.schedule.ops import KernelOp, _fmt_int_list, _parse_int_list, int_values
-from fsir.dialects.schedule.params import DYNAMIC, _parse_word
+from fsir.dialects.schedule.ops import KernelOp, format_int_list, int_values, parse_int_list
+from fsir.dialects.schedule.params import DYNAMIC, parse_word
 
 # ============================================================================= tile synchronisation
 # cuSync (Jangda et al., "A Framework for Fine-Grained Synchronization of Dependent GPU
@@ -206,13 +206,13 @@ class StageOp(IRDLOperation):
 
         pipeline, stream, priority = number("pipeline"), number("stream"), number("priority")
         parser.parse_keyword("policy")
-        policy = SyncPolicy(_parse_word(parser, SyncPolicy, "sync policy"))
+        policy = SyncPolicy(parse_word(parser, SyncPolicy, "sync policy"))
         stride = None
         if parser.parse_optional_keyword("stride") is not None:
             stride = parser.parse_integer(allow_boolean=False, allow_negative=False)
         order = None
         if parser.parse_optional_keyword("order") is not None:
-            order = TileOrder(_parse_word(parser, TileOrder, "tile order"))
+            order = TileOrder(parse_word(parser, TileOrder, "tile order"))
         wait = parser.parse_optional_keyword("wait_kernel") is not None
         reorder = parser.parse_optional_keyword("reorder") is not None
         op = cls(kernel, pipeline, stream, priority, policy, order, wait, reorder, stride)
@@ -319,7 +319,7 @@ class TileDepOp(IRDLOperation):
         if not isinstance(m, AffineMapAttr):
             parser.raise_error("expected an affine_map<(x, y, i, j) -> (px, py)>", pos, parser.pos)
         parser.parse_keyword("extents")
-        extents = _parse_int_list(parser)
+        extents = parse_int_list(parser)
         op = cls(consumer, producer, operand, m.data, extents)
         op.attributes |= parser.parse_optional_attr_dict()
         return op
@@ -331,7 +331,7 @@ class TileDepOp(IRDLOperation):
         printer.print_symbol_name(self.producer_name)
         printer.print_string(f" operand {self.operand.data} map ")
         printer.print_attribute(self.map)
-        printer.print_string(f" extents {_fmt_int_list(int_values(self.extents))}")
+        printer.print_string(f" extents {format_int_list(int_values(self.extents))}")
         printer.print_op_attributes(self.attributes)
 
     def verify_(self) -> None:
