@@ -24,7 +24,7 @@ import random
 
 from fsir.codegen.gemm_config import GemmConfig
 from fsir.codegen.mappings.base import ChoiceRequest
-from fsir.codegen.mappings.gemm import shared_bytes
+from fsir.codegen.mappings.gemm import shared_bytes, tile_stages
 from fsir.codegen.summary import element_bytes_of
 from fsir.dialects import graph
 from fsir.dialects.schedule import GemmMath
@@ -70,8 +70,8 @@ def tile_seconds(c: GemmConfig, sketch: GemmSketch, spec: GpuSpec, operand_bytes
     l2 = spec.l2_bytes_per_cycle * clock if spec.l2_bytes_per_cycle else spec.hbm_bandwidth
     traffic = resident * spec.sms * tile_bytes / l2
     # each k-step waits for its global loads unless stages in flight or other blocks hide it
-    stages = 1 if fma else 2
-    chain = steps * GLOBAL_LATENCY / (clock * stages)
+    # stages - 1 k-steps in flight on the tensor cores (cp.async); none on the FMA pipes
+    chain = steps * GLOBAL_LATENCY / (clock * max(1, tile_stages(c) - 1))
     wave = max(issue / busy / clock, traffic, chain)
     unique = (p.m * p.k + p.k * p.n + p.m * p.n) * operand_bytes * p.batch
     partials = 2 * p.m * p.n * 4 * p.batch * c.split if c.split > 1 else 0
@@ -88,7 +88,7 @@ def _gemm_shortlist(space: Space, sketch: GemmSketch, spec: GpuSpec, operand_byt
         v = dict(zip((d.knob for d in doms), values))
         tm, tn = int(v[Knob.M_MICRO]), int(v[Knob.N_MICRO])
         config = GemmConfig(int(v[Knob.M_THREADS]) * tm, int(v[Knob.N_THREADS]) * tn, int(v[Knob.K_TILE]), tm, tn,
-                            sketch.math, int(v[Knob.SPLIT]))
+                            sketch.math, int(v[Knob.SPLIT]), int(v.get(Knob.STAGES, 0)))
         seconds = tile_seconds(config, sketch, spec, operand_bytes)
         if math.isfinite(seconds):
             ranked.append((seconds, config.threads, sketch.trace(v)))

@@ -11,12 +11,13 @@ Sketches per mapping (`space_for`):
 
 - gemm on the FMA pipes: tile = threads x micro-tile along m and n, a k-step, split-K;
 - gemm on the tensor cores (f16, bf16, tf32 when the dot runs there): tile = warps x
-  warp tile along m and n, a k-step (the shared stages follow from the tile:
-  `tile_stages`), split-K;
+  warp tile along m and n, a k-step, split-K, the pipeline's stages (0: as many as fit
+  the static shared arrays, `tile_stages`; or 2-4);
 - row: schedule (thread, warp, block, interleaved), threads per block, the row in
   registers or re-read, vector width, row steps, expensive sub-roots on or off;
 - loop: threads per block and vector width;
-- any other mapping: an index into today's fixed list (its fixed sketch).
+- attention, conv, columns: their parameters attributes' knobs (`fsir/tune/sketches.py`);
+- any other mapping (segments): an index into today's fixed list (its fixed sketch).
 
 `Space.config` applies the space's own rules (the parameters' verifier, the tile not
 larger than the problem's covering power of two, a split-K slice at least one k-step);
@@ -51,6 +52,7 @@ from fsir.codegen.mappings.gemm import (
     block_smem,
     shared_bytes,
     split_candidates,
+    tile_stages,
 )
 from fsir.codegen.mappings.loop import LoopConfig
 from fsir.codegen.mappings.row_configs import BLOCK_SIZES, ROW_SCHEDULES, ROW_STEPS, RowConfig, register_slots
@@ -62,7 +64,7 @@ from fsir.dialects.schedule import DYNAMIC, GemmMath, KernelOp
 from fsir.errors import UserError
 from fsir.lowering.gemm import product_problem
 from fsir.lowering.ln_partials import tile_moments_of
-from fsir.lowering.mma import chunk_elements, swizzle_period
+from fsir.lowering.mma import MAX_STAGES, STAGES, chunk_elements, swizzle_period
 from fsir.lowering.row_epilogue import row_reductions
 
 MAX_REGISTERS = 255  # per thread (ptxas spills beyond)
@@ -74,6 +76,7 @@ FMA_K = (8, 16, 32, 64)
 MMA_WARPS = (1, 2, 4, 8)
 MMA_WARP_TILE = (16, 32, 64)
 MMA_K = (16, 32, 64)
+MMA_STAGES = (0, *range(STAGES, MAX_STAGES + 1))
 SPLIT_CHOICES = (1, *SPLITS)
 
 
@@ -94,6 +97,10 @@ class Knob(StrEnum):
     STEPS = "steps"
     SUBROOTS = "subroots"
     FIXED = "fixed"
+    STAGES = "stages"  # tensor cores: the pipeline's depth (0: as many as fit)
+    Q_TILE = "q_tile"  # attention: query rows per block
+    ROWS = "warp_rows"  # attention: rows per warp (0: a thread per row)
+    TILE_ROWS = "rows_per_tile"  # columns: batch rows per grid-y tile
 
 
 class SketchKind(StrEnum):
@@ -101,6 +108,9 @@ class SketchKind(StrEnum):
     GEMM_MMA = "gemm-mma"
     ROW = "row"
     LOOP = "loop"
+    ATTENTION = "attention"
+    CONV = "conv"
+    COLUMNS = "columns"
     FIXED = "fixed"
 
 
@@ -226,17 +236,21 @@ class GemmSketch(Sketch):
         fma = self.math == GemmMath.FMA
         threads, micro, ks = (FMA_THREADS, FMA_MICRO, FMA_K) if fma else (MMA_WARPS, MMA_WARP_TILE, MMA_K)
         splits = SPLIT_CHOICES if self.split and self.problem.static and not self.problem.rows else (1,)
-        return (Domain(Knob.M_THREADS, threads), Domain(Knob.M_MICRO, micro), Domain(Knob.N_THREADS, threads),
+        doms = (Domain(Knob.M_THREADS, threads), Domain(Knob.M_MICRO, micro), Domain(Knob.N_THREADS, threads),
                 Domain(Knob.N_MICRO, micro), Domain(Knob.K_TILE, ks), Domain(Knob.SPLIT, splits))
+        return doms if fma else (*doms, Domain(Knob.STAGES, MMA_STAGES))
 
     def config(self, trace: Trace) -> GemmConfig:
         t = trace.number
         tm, tn = t(Knob.M_MICRO), t(Knob.N_MICRO)
+        stages = 0 if self.math == GemmMath.FMA else t(Knob.STAGES)
         c = GemmConfig(t(Knob.M_THREADS) * tm, t(Knob.N_THREADS) * tn, t(Knob.K_TILE), tm, tn, self.math,
-                       t(Knob.SPLIT))
+                       t(Knob.SPLIT), stages)
         why = c.problem()
         if why is not None:
             raise Invalid(why)
+        if stages and stages == tile_stages(replace(c, stages=0)):
+            raise Invalid(f"{stages} stages are what the tile gets by default (stages 0)")
         p = self.problem
         if p.static and (c.bm > _covering(p.m) or c.bn > _covering(p.n)) and c not in self.known:
             raise Invalid(f"tile {c.bm}x{c.bn} larger than the problem's {p.m}x{p.n} needs")
@@ -261,7 +275,7 @@ class GemmSketch(Sketch):
             return None
         values: dict[Knob, Value] = {Knob.M_THREADS: config.bm // config.tm, Knob.M_MICRO: config.tm,
                                      Knob.N_THREADS: config.bn // config.tn, Knob.N_MICRO: config.tn,
-                                     Knob.K_TILE: config.bk, Knob.SPLIT: config.split}
+                                     Knob.K_TILE: config.bk, Knob.SPLIT: config.split, Knob.STAGES: config.stages}
         return _reachable(self, values)
 
 
@@ -461,6 +475,11 @@ def space_for(request: ChoiceRequest, extra_fixed: Sequence[Any] = ()) -> Space:
         sketches = _row_sketches(request, fixed)
     elif name == "loop":
         sketches = (LoopSketch(tuple(sorted({1, *(c.vector for c in fixed)}))),)
+    elif name in ("attention", "conv", "columns"):
+        from fsir.tune import sketches as more  # they build on this module's sketches
+
+        build = {"attention": more.attention_sketches, "conv": more.conv_sketches, "columns": more.columns_sketches}
+        sketches = build[name](request, fixed)
     else:
         sketches = ()
     return Space(sketches or (FixedSketch(fixed),), fixed)

@@ -15,6 +15,7 @@ before the one store.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, MemRefType, StringAttr, i64
 from xdsl.ir import Operation, SSAValue
@@ -83,7 +84,7 @@ class ConvMapping(Mapping):
             assert kernel.cost is not None  # `FusionContext.kernel` gives every kernel its static cost
             kernel.cost = DictionaryAttr({**kernel.cost.data, "config": StringAttr(f"conv/{config.text()}")})
             return kernel
-        return self.choose([_ConvConfig(c) for c in configs], lambda c: self.kernel(ctx, conv, out, c.gemm), spec)
+        return self.choose([ConvConfig(c) for c in configs], lambda c: self.kernel(ctx, conv, out, c.gemm), spec)
 
     def summarize(self, k: KernelOp, spec: GpuSpec) -> Summary:
         """The tiled GEMM's thread (`tiled_summary`), with the A-tile loads' own
@@ -146,11 +147,11 @@ class ConvMapping(Mapping):
                                            f"the tiles need {size}")
 
 
-class _ConvConfig:
+@dataclass(frozen=True)
+class ConvConfig:
     """A GEMM configuration as the conv mapping's (described `conv/...`)."""
 
-    def __init__(self, gemm: GemmConfig):
-        self.gemm = gemm
+    gemm: GemmConfig
 
     def describe(self) -> str:
         return f"conv/{self.gemm.text()}"

@@ -172,9 +172,12 @@ def block_smem(spec: GpuSpec) -> int:
 def tile_stages(config: GemmConfig) -> int:
     """The k-steps a configuration's shared tiles hold: on the tensor cores as many as
     fit the static shared arrays' limit, and at least two (`pipeline_stages`; two
-    stages of a large tile are dynamic shared memory), on the FMA pipes 1."""
+    stages of a large tile are dynamic shared memory) unless the configuration fixes
+    its depth (`GemmConfig.stages`), on the FMA pipes 1."""
     if config.math == GemmMath.FMA:
         return 1
+    if config.stages:
+        return config.stages
     return pipeline_stages(config.bm, config.bn, config.bk, config.math, STATIC_SHARED_LIMIT)
 
 

@@ -1,0 +1,159 @@
+"""The sketches of the attention, conv and columns mappings, their knobs those of the
+kernel's parameters attribute (`schedule.attention`, `schedule.conv`,
+`schedule.columns`):
+
+- attention: the schedule (a thread per query row, a warp per `warp_rows` rows, or the
+  tensor cores' 16-row warps), `block_q`, `block_k` and `warp_rows`, under the
+  attribute's verifier, the tiles within the static shared arrays and no tile larger
+  than the problem's covering power of two;
+- conv: the implicit GEMM's FMA tiles, as the gemm sketch draws them (no split-K: the
+  conv lowering has none);
+- columns: the batch rows per grid-y tile. The lanes and vector width of each cluster
+  of columns follow from the column's length and bag in the kernel builder
+  (`fsir/codegen/mappings/columns.py`), which takes no configuration for them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from xdsl.utils.exceptions import VerifyException
+
+from fsir.analysis.columns import exact_column_set
+from fsir.codegen.mappings.attention import AttentionConfig, find_attention, tile_sizes
+from fsir.codegen.mappings.base import ChoiceRequest
+from fsir.codegen.mappings.columns import ColumnsConfig
+from fsir.codegen.mappings.conv import ConvConfig
+from fsir.codegen.mappings.gemm import GemmConfig, block_smem
+from fsir.dialects import graph
+from fsir.dialects.graph import DYN, shape_of
+from fsir.dialects.schedule import AttentionParamsAttr, GemmMath
+from fsir.gpuspec import STATIC_SHARED_LIMIT
+from fsir.tune.space import Domain, GemmProblem, GemmSketch, Invalid, Knob, Sketch, SketchKind, Trace, _reachable
+
+
+class AttentionSchedule:
+    THREAD = "thread"  # a thread per query row
+    WARP = "warp"  # a warp per warp_rows rows, a key per lane
+    MMA = "mma"  # 16-row warps on the tensor cores
+
+
+ATTENTION_Q = (16, 32, 64, 128)
+ATTENTION_K = (16, 32, 64)
+ATTENTION_ROWS = (0, 1, 2, 4, 8, 16)
+COLUMN_ROWS = (1, 2, 4, 8, 16, 32)
+
+
+def _covering(n: int, least: int) -> int:
+    return max(least, 1 << max(0, n - 1).bit_length())
+
+
+@dataclass(frozen=True)
+class AttentionSketch(Sketch):
+    schedules: tuple[str, ...]
+    sizes: tuple[int, int, int, int]  # query rows, keys, Dk, Dv
+    smem_limit: int
+    kind: SketchKind = SketchKind.ATTENTION
+
+    def domains(self) -> tuple[Domain, ...]:
+        return (Domain(Knob.SCHEDULE, self.schedules), Domain(Knob.Q_TILE, ATTENTION_Q),
+                Domain(Knob.K_TILE, ATTENTION_K), Domain(Knob.ROWS, ATTENTION_ROWS))
+
+    def config(self, trace: Trace) -> AttentionConfig:
+        schedule = str(trace.get(Knob.SCHEDULE))
+        bq, bk, rows = trace.number(Knob.Q_TILE), trace.number(Knob.K_TILE), trace.number(Knob.ROWS)
+        mma = schedule == AttentionSchedule.MMA
+        if (schedule == AttentionSchedule.THREAD) != (rows == 0):
+            raise Invalid("a thread per row has no warp_rows; the warp schedules have")
+        try:
+            AttentionParamsAttr(bq, bk, rows, mma)
+        except VerifyException as err:
+            raise Invalid(str(err)) from None
+        sq, sk, dk, dv = self.sizes
+        if bq > max(_covering(sq, 32), 4 * rows) or bk > _covering(sk, 32 if mma else 16):
+            raise Invalid(f"tiles {bq}x{bk} larger than {sq} rows and {sk} keys need")
+        need = 4 * sum(tile_sizes(bq, bk, dk, dv, rows, mma).values())
+        if need > self.smem_limit:
+            raise Invalid(f"tiles need {need} bytes of shared memory (at most {self.smem_limit})")
+        return AttentionConfig(bq, bk, rows, mma)
+
+    def trace_of(self, config: Any) -> Trace | None:
+        if not isinstance(config, AttentionConfig):
+            return None
+        schedule = AttentionSchedule.MMA if config.mma else \
+            AttentionSchedule.WARP if config.warp_rows else AttentionSchedule.THREAD
+        return _reachable(self, {Knob.SCHEDULE: schedule, Knob.Q_TILE: config.block_q, Knob.K_TILE: config.block_k,
+                                 Knob.ROWS: config.warp_rows})
+
+
+@dataclass(frozen=True)
+class ConvSketch(GemmSketch):
+    """The conv mapping's implicit GEMM on the FMA pipes."""
+
+    @property
+    def kind(self) -> SketchKind:  # type: ignore[override]  # a property where the base has a field
+        return SketchKind.CONV
+
+    def config(self, trace: Trace) -> ConvConfig:  # type: ignore[override]  # the conv mapping's wrapper
+        return ConvConfig(super().config(trace))
+
+    def trace_of(self, config: Any) -> Trace | None:
+        return super().trace_of(config.gemm) if isinstance(config, ConvConfig) else None
+
+
+@dataclass(frozen=True)
+class ColumnsSketch(Sketch):
+    batch: int  # DYN: unknown
+    kind: SketchKind = SketchKind.COLUMNS
+
+    def domains(self) -> tuple[Domain, ...]:
+        return (Domain(Knob.TILE_ROWS, COLUMN_ROWS),)
+
+    def config(self, trace: Trace) -> ColumnsConfig:
+        rows = trace.number(Knob.TILE_ROWS)
+        if self.batch != DYN and rows > _covering(self.batch, 1):
+            raise Invalid(f"{rows} rows per tile for a batch of {self.batch}")
+        return ColumnsConfig(rows)
+
+    def trace_of(self, config: Any) -> Trace | None:
+        if not isinstance(config, ColumnsConfig):
+            return None
+        return _reachable(self, {Knob.TILE_ROWS: config.rows_per_tile})
+
+
+def attention_sketches(request: ChoiceRequest, fixed: tuple[Any, ...]) -> tuple[Sketch, ...]:
+    """The attention sketch of a fusion whose today's list is attention configurations
+    (a two-dot fusion that is no attention falls back to the gemm mapping's list)."""
+    if request.fusion is None or not fixed or not all(isinstance(c, AttentionConfig) for c in fixed):
+        return ()
+    m = find_attention(request.fusion.ops)
+    if m is None or DYN in m.sizes:
+        return ()
+    schedules = [AttentionSchedule.THREAD, AttentionSchedule.WARP]
+    if any(c.mma for c in fixed):  # where the precision lets the tensor cores compute
+        schedules.append(AttentionSchedule.MMA)
+    sq, sk, dk, dv = (int(s) for s in m.sizes)
+    return (AttentionSketch(tuple(schedules), (sq, sk, dk, dv), min(request.spec.smem_per_block, STATIC_SHARED_LIMIT)),)
+
+
+def conv_sketches(request: ChoiceRequest, fixed: tuple[Any, ...]) -> tuple[Sketch, ...]:
+    if request.fusion is None or not fixed or not all(isinstance(c, ConvConfig) for c in fixed):
+        return ()
+    conv = next(op for op in request.fusion.ops if isinstance(op, graph.ConvOp))
+    p = conv.problem(graph.static_dims, graph.STATIC)
+    m = p.m(graph.STATIC)
+    if m == DYN or not isinstance(m, int):
+        return ()
+    problem = GemmProblem(m, p.n, p.k, p.groups, False, True)
+    known = frozenset(c.gemm for c in fixed if isinstance(c.gemm, GemmConfig))
+    return (ConvSketch(problem, GemmMath.FMA, block_smem(request.spec), split=False, known=known),)
+
+
+def columns_sketches(request: ChoiceRequest, fixed: tuple[Any, ...]) -> tuple[Sketch, ...]:
+    if request.fusion is None or not fixed or not all(isinstance(c, ColumnsConfig) for c in fixed):
+        return ()
+    s = exact_column_set(request.fusion.ops)
+    if s is None:
+        return ()
+    return (ColumnsSketch(shape_of(s.concat.result.type)[0]),)
