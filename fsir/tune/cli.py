@@ -1,5 +1,5 @@
-"""`fs-tune MODEL --trials N --log tune.jsonl [--mode fast|full|random] [--workers N]
-[--scheduler gradient|round-robin]`: tune every distinct fusion of a model, N
+"""`fs-tune MODEL --trials N --log tune.jsonl [--mode fast|full|random]
+[--workers N|ray|ray://ADDRESS] [--scheduler gradient|round-robin]`: tune every distinct fusion of a model, N
 measurements per kernel on average, allocated round by round across the kernels by the
 task scheduler (`scheduler`), appending to the log (and resuming from it: candidates
 already logged are not measured again); then print a table of today's choice against
@@ -14,7 +14,8 @@ import sys
 from fsir.errors import UserError
 from fsir.pipeline import PipelineOptions, read_model
 from fsir.tune.database import Database
-from fsir.tune.measure import CudaBackend, Measurer, ModelBackend, PoolMeasurer, TaskSource, _stitched, task_space
+from fsir.tune.measure import CudaBackend, Measurer, ModelBackend, TaskSource, _stitched, task_space
+from fsir.tune.ray_measure import TimingResource, Workers, make_measurer
 from fsir.tune.scheduler import Point, SchedTask, SchedulerOptions, Strategy, TaskScheduler
 from fsir.tune.search import SearchMode, SearchOptions, Tuner, TuneResult
 from fsir.tune.space import Checker
@@ -32,7 +33,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--log", required=True, help="JSON-lines tuning log (appended; resumed from)")
     p.add_argument("--mode", default="full", choices=[m.value for m in SearchMode],
                    help="full: evolutionary search with the cost model; fast: the prior's top N; random")
-    p.add_argument("--workers", type=int, default=1, help="measuring processes (0: in this process)")
+    p.add_argument("--workers", default="1",
+                   help="N: measuring processes (0: in this process); ray: a Ray cluster (the one ray.init() "
+                        "finds, or a local one); ray://ADDRESS: the Ray cluster at ADDRESS (needs fsir[ray])")
     p.add_argument("--measurer", default="model", choices=("model", "cuda"),
                    help="model: sampled simulator blocks through the timeline model; cuda: CUDA events on the GPU")
     p.add_argument("--gpu", default=PipelineOptions.gpu)
@@ -44,7 +47,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def tune_model(text: str, options: PipelineOptions, search: SearchOptions, log: str, workers: int,
+def tune_model(text: str, options: PipelineOptions, search: SearchOptions, log: str, workers: int | Workers,
                timeout: float = 300.0, progress: bool = True,
                schedule: SchedulerOptions | None = None) -> list[tuple[str, TuneResult]]:
     """Tune every task of the model `text`, `search.trials` measurements per task on
@@ -57,7 +60,9 @@ def tune_model(text: str, options: PipelineOptions, search: SearchOptions, log: 
     tasks = discover(stitched, options)
     db = Database(log)
     backend = CudaBackend() if search.measurer_name == "cuda" else ModelBackend()
-    measurer = PoolMeasurer(backend, workers=workers, timeout=timeout)
+    cuda = search.measurer_name == "cuda"
+    measurer = make_measurer(backend, workers if isinstance(workers, Workers) else Workers(workers), timeout,
+                             TimingResource.GPU if cuda else TimingResource.CPU)
     sched = schedule or SchedulerOptions(round_trials=search.batch, seed=search.seed)
     total = search.trials * len(tasks)
     bar = tqdm(total=total, desc="fs-tune", disable=not progress, file=sys.stderr, unit="trial")
@@ -118,7 +123,8 @@ def main(argv=None) -> None:
         search = SearchOptions(trials=args.trials, mode=SearchMode(args.mode), seed=args.seed,
                                measurer_name=args.measurer)
         schedule = SchedulerOptions(Strategy(args.scheduler), round_trials=search.batch, seed=args.seed)
-        results = tune_model(text, options, search, args.log, args.workers, args.timeout, schedule=schedule)
+        results = tune_model(text, options, search, args.log, Workers.parse(args.workers), args.timeout,
+                             schedule=schedule)
     except UserError as err:
         print(f"fs-tune: error: {err}", file=sys.stderr)
         sys.exit(1)

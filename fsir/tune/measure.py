@@ -84,6 +84,37 @@ class Backend(Protocol):
     def measure_one(self, inp: MeasureInput) -> MeasureResult: ...
 
 
+@dataclass(frozen=True)
+class Built:
+    """A candidate built for timing, in a form that crosses processes: the lowered
+    module's text, its PTX and ptxas's registers."""
+
+    lowered: str
+    ptx: str
+    registers: int | None
+
+
+class SplitBackend(Backend, Protocol):
+    """A backend whose building (lowering, PTX, ptxas) and timing run apart, for
+    measurers that build on one machine and time on another (`ray_measure`):
+    `time(inp, build(inp))` is `measure_one(inp)`."""
+
+    def build(self, inp: MeasureInput) -> Built | MeasureResult: ...
+
+    def time(self, inp: MeasureInput, built: Built) -> MeasureResult: ...
+
+
+def build_candidate(inp: MeasureInput, ptxas: bool) -> Built | MeasureResult:
+    got = compile_for_measuring(inp, ptxas)
+    return got if isinstance(got, MeasureResult) else Built(str(got.lowered), got.ptx, got.registers)
+
+
+def parse_built(built: Built) -> Compiled:
+    from fsir.parse import parse_module
+
+    return Compiled(parse_module(built.lowered, "<built>"), built.ptx, built.registers)
+
+
 # -- per-process caches: a worker rebuilds each task once -------------------------------
 
 
@@ -163,11 +194,18 @@ class ModelBackend:
     ptxas: bool = True
 
     def measure_one(self, inp: MeasureInput) -> MeasureResult:
+        got = compile_for_measuring(inp, self.ptxas)
+        return got if isinstance(got, MeasureResult) else self._timed(inp, got)
+
+    def build(self, inp: MeasureInput) -> Built | MeasureResult:
+        return build_candidate(inp, self.ptxas)
+
+    def time(self, inp: MeasureInput, built: Built) -> MeasureResult:
+        return self._timed(inp, parse_built(built))
+
+    def _timed(self, inp: MeasureInput, got: Compiled) -> MeasureResult:
         from fsir.errors import SimulatorError, UserError
 
-        got = compile_for_measuring(inp, self.ptxas)
-        if isinstance(got, MeasureResult):
-            return got
         try:
             return self._time(inp.task, inp.trace, got)
         except (SimulatorError, UserError) as err:
@@ -205,11 +243,18 @@ class CudaBackend:
     ptxas: bool = False  # ptxas's registers are not needed: the GPU's own occupancy applies
 
     def measure_one(self, inp: MeasureInput) -> MeasureResult:
+        got = compile_for_measuring(inp, self.ptxas)
+        return got if isinstance(got, MeasureResult) else self._timed(inp, got)
+
+    def build(self, inp: MeasureInput) -> Built | MeasureResult:
+        return build_candidate(inp, self.ptxas)
+
+    def time(self, inp: MeasureInput, built: Built) -> MeasureResult:
+        return self._timed(inp, parse_built(built))
+
+    def _timed(self, inp: MeasureInput, got: Compiled) -> MeasureResult:
         from fsir.errors import UserError
 
-        got = compile_for_measuring(inp, self.ptxas)
-        if isinstance(got, MeasureResult):
-            return got
         try:
             return self._time(inp.task, inp.trace, got)
         except UserError as err:
