@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from xdsl.dialects.builtin import (
+    DenseArrayBase,
     DictionaryAttr,
     Float64Type,
     FloatAttr,
@@ -161,6 +162,31 @@ class GroupSpec:
     packed: bool = False  # an independent part: a grid-stride loop over its elements
 
 
+def _groups_key(groups: list[GroupSpec]) -> tuple:
+    """What `FusionContext.kernel` builds the groups from (values by identity)."""
+    return tuple((tuple(map(id, g.values)), g.composition, g.storage, g.buffer, g.offset, g.row_dims, g.packed)
+                 for g in groups)
+
+
+@dataclass
+class _Prototype:
+    """The kernel one `Mapping.choose` builds and re-targets to each configuration it
+    scores, instead of building every candidate's groups anew: the groups (cloned
+    graph ops) are most of a kernel's ops, and a GEMM's configurations share them."""
+
+    ctx: FusionContext | None = None
+    groups: tuple | None = None
+    kernel: KernelOp | None = None
+    tables: int = 0  # the kernel's `constant_table_bytes`
+
+
+# The prototype of the `Mapping.choose` scoring now (None outside one).
+_PROTOTYPE: ContextVar[_Prototype | None] = ContextVar("_PROTOTYPE", default=None)
+# Whether `Mapping.choose` shares one prototype among its candidates (the tests compare
+# the choices with and without).
+SHARE_PROTOTYPES = True
+
+
 class FusionContext:
     """One fusion being generated, with the pass's options: what every mapping's
     `build` reads, and the builder of its `schedule.kernel` (`kernel`)."""
@@ -229,6 +255,39 @@ class FusionContext:
 
     def kernel(self, params: MappingParamsAttr, grid, block, groups: list[GroupSpec],
                shared: list[SharedOp]) -> KernelOp:
+        """The fusion's schedule.kernel: `shared` buffers, then `groups` in order.
+        While `Mapping.choose` scores configurations, a configuration whose groups
+        equal the previous one's (a GEMM's tiles: only parameters, launch and shared
+        buffers differ) gets the previous kernel back, re-targeted (`_Prototype`)."""
+        slot = _PROTOTYPE.get()
+        key = _groups_key(groups)
+        if slot is not None and slot.kernel is not None and slot.ctx is self and slot.groups == key:
+            self.retarget(slot.kernel, params, grid, block, shared, slot.tables)
+            return slot.kernel
+        k = self._kernel(params, grid, block, groups, shared)
+        if slot is not None and slot.kernel is None:  # the choice's first kernel
+            slot.ctx, slot.groups, slot.kernel, slot.tables = self, key, k, constant_table_bytes(k)
+        return k
+
+    def retarget(self, k: KernelOp, params: MappingParamsAttr, grid, block, shared: list[SharedOp],
+                 tables: int) -> None:
+        """Make `k`, this fusion's kernel under another configuration with the same
+        groups, the kernel `kernel` would build for (params, grid, block, shared):
+        its properties, its shared buffers (the body's first ops) and its cost
+        (`tables`: its `constant_table_bytes`, which the groups fix)."""
+        k.params = params
+        k.grid = DenseArrayBase.from_list(i64, list(grid))
+        k.block_dims = DenseArrayBase.from_list(i64, list(block))
+        for old in [op for op in k.block.ops if isinstance(op, SharedOp)]:
+            old.detach()
+            old.erase()
+        first = k.block.first_op
+        assert first is not None  # the groups and the yield
+        k.block.insert_ops_before(shared, first)
+        k.cost = DictionaryAttr(self.cost(grid, block, shared, tables))
+
+    def _kernel(self, params: MappingParamsAttr, grid, block, groups: list[GroupSpec],
+                shared: list[SharedOp]) -> KernelOp:
         body = Block(arg_types=[a.type for a in self.block.args])
         env: dict[SSAValue, SSAValue] = dict(zip(self.block.args, body.args))
         for old, new in env.items():
@@ -318,11 +377,14 @@ def leanest(candidates: Sequence[tuple[float, float, Any, T]], slack: float) -> 
 
 @dataclass
 class _Scored(Generic[C]):
-    """A candidate in `Mapping.choose`: its kernel, configuration, estimate and summary;
-    `exact` once its estimate comes from its lowered gpu IR."""
+    """A candidate in `Mapping.choose`: its kernel (None: scored on the choice's
+    prototype, which has moved on to other configurations since), configuration,
+    launch, estimate and summary; `exact` once its estimate comes from its lowered
+    gpu IR."""
 
-    kernel: KernelOp
+    kernel: KernelOp | None
     config: C
+    launch: tuple[tuple[int, ...], tuple[int, ...]]
     estimate: Estimate
     summary: Summary
     exact: bool = False
@@ -331,7 +393,7 @@ class _Scored(Generic[C]):
     def requested_bytes(self) -> float:
         """The global bytes its threads request, as its summary counts them (the gpu
         IR's count of a split-K kernel's slice reduction is coarser)."""
-        grid, block = self.kernel.launch()
+        grid, block = self.launch
         return self.summary.global_bytes * math.prod(grid) * math.prod(block)
 
     def key(self) -> tuple[float, float, float]:
@@ -460,44 +522,67 @@ class Mapping:
         a few, which only matters at an occupancy step: a candidate whose estimate
         changes within `REGISTER_MARGIN` registers and could thereby win (or the winner,
         if it could thereby lose) is lowered and scored exactly."""
-        hook = CONFIG_HOOK.get()
-        if hook is not None:
-            configs = hook(ChoiceRequest(self, configs, build, spec, _FUSION.get()))
+        token = _PROTOTYPE.set(None)  # a hook's builds (the tuner's) are kernels of their own
+        try:
+            hook = CONFIG_HOOK.get()
+            if hook is not None:
+                configs = hook(ChoiceRequest(self, configs, build, spec, _FUSION.get()))
+            slot = _Prototype() if SHARE_PROTOTYPES else None
+            _PROTOTYPE.set(slot)
+            return self._choose(configs, build, spec, traffic_slack, slot)
+        finally:
+            _PROTOTYPE.reset(token)
+
+    def _choose(self, configs: Sequence[C], build: Callable[[C], KernelOp], spec: GpuSpec,
+                traffic_slack: float, slot: _Prototype | None) -> KernelOp:
+        """`choose`, with `build` giving back the prototype in `slot` re-targeted when a
+        configuration shares its groups (`FusionContext.kernel`)."""
+
+        def kernel_of(entry: _Scored[C]) -> KernelOp:
+            """The entry's kernel; the prototype is re-targeted to its configuration."""
+            return entry.kernel if entry.kernel is not None else build(entry.config)
+
+        def discard_all_but(keep: KernelOp) -> None:
+            for k in {id(e.kernel): e.kernel for e in scored if e.kernel is not None}.values():
+                if k is not keep:
+                    self._discard(k)
+            if slot is not None and slot.kernel is not None and slot.kernel is not keep:
+                self._discard(slot.kernel)
+
         scored: list[_Scored[C]] = []
         for config in configs:
             k = build(config)
             grid, block = k.launch()
             if DYNAMIC in grid:
-                for entry in scored:
-                    self._discard(entry.kernel)
+                discard_all_but(k)
                 return k
             summary = self.summarize(k, spec)
             est = estimate_summary(summary, grid, block, spec, bandwidth=True)
-            scored.append(_Scored(k, config, est, summary))
+            shared = slot is not None and k is slot.kernel
+            scored.append(_Scored(None if shared else k, config, (grid, block), est, summary))
         assert scored
 
         def shifted(entry: _Scored[C], delta: int) -> Estimate:
-            grid, block = entry.kernel.launch()
+            grid, block = entry.launch
             summary = replace(entry.summary, registers=max(1, entry.summary.registers + delta))
             return estimate_summary(summary, grid, block, spec, bandwidth=True)
 
         while True:
             best = min(scored, key=_Scored.key)
             if not best.exact and _order(shifted(best, REGISTER_MARGIN)) != best.key():
-                best.settle(self.score_lowered(best.kernel, spec))
+                best.settle(self.score_lowered(kernel_of(best), spec))
                 continue
             challengers = [e for e in scored if not e.exact and e is not best
                            and _order(shifted(e, -REGISTER_MARGIN)) < best.key()]
             if not challengers:
                 break
             for e in challengers:
-                e.settle(self.score_lowered(e.kernel, spec))
+                e.settle(self.score_lowered(kernel_of(e), spec))
         best = self.leaner(scored, best, traffic_slack)
-        for entry in scored:
-            if entry is not best:
-                self._discard(entry.kernel)
-        self.record(best.kernel, best.estimate, best.config, len(configs), best.requested_bytes)
-        return best.kernel
+        chosen = kernel_of(best)
+        discard_all_but(chosen)
+        self.record(chosen, best.estimate, best.config, len(configs), best.requested_bytes)
+        return chosen
 
     @staticmethod
     def leaner(scored: list[_Scored[C]], best: _Scored[C], slack: float) -> _Scored[C]:
