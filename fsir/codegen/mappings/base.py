@@ -507,7 +507,7 @@ class Mapping:
 
     def choose(self, configs: Sequence[C], build: Callable[[C], KernelOp], spec: GpuSpec,
                traffic_slack: float = 0.0) -> KernelOp:
-        """Build and score every configuration; return the fastest kernel with the
+        """Score every configuration's kernel; return the fastest kernel with the
         evaluator's figures in its `cost` (the others are discarded). Every mapping's
         kernel is made here, so each carries its estimate. A launch with a `?` grid cannot
         be counted in waves: the first configuration (the rules' choice) is kept unscored.
@@ -521,7 +521,11 @@ class Mapping:
         Candidates are scored from their summaries. A summary's registers may be off by
         a few, which only matters at an occupancy step: a candidate whose estimate
         changes within `REGISTER_MARGIN` registers and could thereby win (or the winner,
-        if it could thereby lose) is lowered and scored exactly."""
+        if it could thereby lose) is lowered and scored exactly.
+
+        Configurations whose kernels share their groups (a GEMM's or a convolution's
+        tiles) are scored on one kernel re-targeted to each (`FusionContext.kernel`),
+        and the winner is that kernel re-targeted to it: the same kernel, built once."""
         token = _PROTOTYPE.set(None)  # a hook's builds (the tuner's) are kernels of their own
         try:
             hook = CONFIG_HOOK.get()
