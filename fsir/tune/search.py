@@ -144,8 +144,12 @@ class Tuner:
         for config in self.checker.space.fixed:
             if config.describe() == self.default_config:
                 t = self.checker.space.trace_of(config)
-                got = self.checker.check(t) if t is not None else None
-                return got if isinstance(got, Checked) else None
+                if t is None:
+                    return None
+                got = self.checker.check(t)
+                # stitch-codegen built and chose it: measured even where a static check
+                # (an estimate) refuses it, without a prior
+                return got if isinstance(got, Checked) else Checked(t, config, config.describe(), math.inf, ())
         return None
 
     def _record(self, res: MeasureResult) -> None:

@@ -16,7 +16,7 @@ from fsir.tune.construct import SHORTLIST, shortlist, tile_seconds
 from fsir.tune.database import Database
 from fsir.tune.measure import MeasureInput, MeasureResult, TaskSource, _stitched
 from fsir.tune.search import SearchMode, SearchOptions, Tuner
-from fsir.tune.space import Checked, Checker, GemmSketch, sample_valid, space_for, today_splits
+from fsir.tune.space import Checked, Checker, GemmSketch, Rejected, Rejection, sample_valid, space_for, today_splits
 from fsir.tune.task import capture, discover
 
 H100 = PipelineOptions(fusion="stitch", gpu="H100")
@@ -86,3 +86,31 @@ def test_the_tile_model_refuses_blocks_that_fit_no_sm_and_prefers_micro_tiles():
     # one FMA in the 4x4 micro-tile against a fifth of one in the 1x1
     micro, flat = GemmConfig(32, 32, 16, 4, 4), GemmConfig(32, 32, 16, 1, 1)
     assert 0 < tile_seconds(micro, fma, request.spec, 2) < tile_seconds(flat, fma, request.spec, 2) < float("inf")
+
+
+class RefusingChecker(Checker):
+    """Static checks that refuse every candidate (as an estimate over a limit would)."""
+
+    def _check(self, trace):
+        return Rejected(trace, Rejection.REGISTERS, "refused by the test")
+
+
+class ConstantMeasurer:
+    def __init__(self):
+        self.asked: list = []
+
+    def measure(self, batch):
+        self.asked += [inp.trace for inp in batch]
+        return [MeasureResult(inp.trace, 1e-6) for inp in batch]
+
+
+def test_todays_choice_is_measured_even_where_a_static_check_refuses_it():
+    task, request, space = task_of(gemm(256, 256, 256, "f16"))
+    measurer = ConstantMeasurer()
+    src = TaskSource(gemm(256, 256, 256, "f16"), H100, task.key, task.kernel)
+    tuner = Tuner(src, task.mapping, RefusingChecker(request, space), measurer, Database(None),
+                  SearchOptions(trials=4, batch=4, mode=SearchMode.FAST), task.default_config)
+    result = tuner.run()
+    (today,) = [c for c in space.fixed if c.describe() == task.default_config]
+    assert measurer.asked == [space.trace_of(today)]  # nothing else passes the checks
+    assert result.default is not None and result.default.config == task.default_config
