@@ -3,7 +3,7 @@ their decisions alone, rank them by a tile-level model of the whole launch that 
 no kernel, and hand only the best few per sketch to the static checks and the prior.
 
 Building and summarising a candidate's kernel costs milliseconds; a GEMM space holds
-about 20,000 traces, so ranking it by the latency-evaluator takes a minute. The tile
+20,000-30,000 traces, so ranking it by the latency-evaluator takes a minute or more. The tile
 model (`tile_seconds`) costs microseconds: the launch's waves on the SMs (occupancy
 from threads, shared memory and an accumulator-register estimate), each wave the
 slowest of its issue time (FMAs and shared loads per thread, or tensor-core FMAs), its
@@ -69,8 +69,8 @@ def tile_seconds(c: GemmConfig, sketch: GemmSketch, spec: GpuSpec, operand_bytes
     tile_bytes = (c.bm + c.bn) * kpad * operand_bytes + c.bm * c.bn * 4
     l2 = spec.l2_bytes_per_cycle * clock if spec.l2_bytes_per_cycle else spec.hbm_bandwidth
     traffic = resident * spec.sms * tile_bytes / l2
-    # each k-step waits for its global loads unless stages in flight or other blocks hide it
-    # stages - 1 k-steps in flight on the tensor cores (cp.async); none on the FMA pipes
+    # each k-step waits for its global loads: stages - 1 k-steps are in flight on the
+    # tensor cores (cp.async), none on the FMA pipes
     chain = steps * GLOBAL_LATENCY / (clock * max(1, tile_stages(c) - 1))
     wave = max(issue / busy / clock, traffic, chain)
     unique = (p.m * p.k + p.k * p.n + p.m * p.n) * operand_bytes * p.batch
