@@ -34,7 +34,8 @@ from pathlib import Path
 from fsir.pipeline import PipelineOptions
 from fsir.testing.graphs import dot
 from fsir.tune.database import Database
-from fsir.tune.measure import MeasureInput, ModelBackend, PoolMeasurer, TaskSource, _stitched
+from fsir.tune.exhaustive import MAX_TRACES, measure_space, rule_valid
+from fsir.tune.measure import MeasureInput, MeasureResult, ModelBackend, PoolMeasurer, TaskSource, _stitched
 from fsir.tune.search import SearchMode, SearchOptions, Tuner
 from fsir.tune.space import Checked, Checker, SketchKind, space_for, today_splits
 from fsir.tune.task import capture, discover
@@ -57,14 +58,22 @@ class TableMeasurer:
         return [self.table[inp.trace] for inp in batch]
 
 
-def exhaustive(src: TaskSource, checker: Checker, pool: PoolMeasurer) -> dict:
-    valid = [c for c in map(checker.check, checker.space.traces()) if isinstance(c, Checked)]
+def exhaustive(src: TaskSource, mapping: str, checker: Checker, pool: PoolMeasurer, default: str | None,
+               log: str | None) -> dict:
+    """The whole space measured as `fs-tune --exhaustive` measures it (`fsir.tune.exhaustive`;
+    records appended to `log` and resumed from it); trace -> result."""
+    table: dict = {}
+    tuner = Tuner(src, mapping, checker, pool, Database(log), SearchOptions(learn=False), default,
+                  on_trial=lambda r: table.__setitem__(r.trace, r))
+    for rec in tuner.measured.values():
+        table[rec.trace] = MeasureResult(rec.trace, rec.seconds, rec.error, rec.detail)
+    traces = rule_valid(checker.space, MAX_TRACES, "GEMM")
     t = time.time()
-    results = pool.measure([MeasureInput(src, c.trace) for c in valid])
-    print(f"exhaustive: {len(valid)} statically valid candidates of {checker.space.size()} traces, measured in "
-          f"{time.time() - t:.0f} s on {pool.workers} workers; errors: "
-          f"{sum(not r.ok for r in results)}")
-    return {r.trace: r for r in results}
+    result = measure_space(tuner, traces)
+    print(f"exhaustive: {len(traces) - result.rejected} statically valid candidates of {checker.space.size()} "
+          f"traces ({len(traces)} rule-valid), measured in {time.time() - t:.0f} s on {pool.workers} workers; "
+          f"errors: {sum(not r.ok for r in table.values())}")
+    return table
 
 
 PRIOR_ONLY = "full, prior only"
@@ -135,7 +144,8 @@ def main() -> None:
                    help="only the sampling error on kernels with edge tiles, row and loop kernels")
     p.add_argument("--kernels", action="store_true", help="the kernel set: today's choice against the fast mode")
     p.add_argument("--scheduler", action="store_true", help="the task scheduler on the BERT layer")
-    p.add_argument("--log", default=None, help="--kernels/--scheduler: measurements kept (and resumed from)")
+    p.add_argument("--log", default=None,
+                   help="measurements kept (and resumed from): the exhaustive space's, or --kernels/--scheduler's")
     p.add_argument("--timeout", type=float, default=240.0, help="seconds per measurement")
     args = p.parse_args()
     if args.sampling_error:
@@ -166,7 +176,8 @@ def main() -> None:
     assert today_trace is not None
     (today,) = pool.measure([MeasureInput(src, today_trace)])
     today_us = today.seconds * 1e6 if today.seconds else math.nan
-    table = exhaustive(src, checker, pool) if args.space == "mma" else {}
+    table = exhaustive(src, task.mapping, checker, pool, task.default_config, args.log) if args.space == "mma" \
+        else {}
     measurer = TableMeasurer(table, pool if args.space == "full" else None)
     modes = [str(SearchMode.EVOLUTION), PRIOR_ONLY, NO_PRIOR, str(SearchMode.RANDOM), str(SearchMode.FAST)]
     curves: dict[str, list[list[float]]] = {}

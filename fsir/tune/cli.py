@@ -1,19 +1,23 @@
 """`fs-tune MODEL --trials N --log tune.jsonl [--mode fast|full|random]
-[--workers N|ray|ray://ADDRESS] [--scheduler gradient|round-robin]`: tune every distinct fusion of a model, N
-measurements per kernel on average, allocated round by round across the kernels by the
-task scheduler (`scheduler`), appending to the log (and resuming from it: candidates
-already logged are not measured again); then print a table of today's choice against
-the best found per kernel."""
+[--workers N|ray|ray://ADDRESS] [--scheduler gradient|round-robin] [--exhaustive [--limit N]]`:
+tune every distinct fusion of a model, N measurements per kernel on average,
+allocated round by round across the kernels by the task scheduler (`scheduler`),
+appending to the log (and resuming from it: candidates already logged are not
+measured again), or measure every kernel's whole space (`--exhaustive`,
+`exhaustive.py`); then print a table of today's choice against the best found per
+kernel."""
 
 from __future__ import annotations
 
 import argparse
 import math
 import sys
+from dataclasses import replace
 
 from fsir.errors import UserError
 from fsir.pipeline import PipelineOptions, read_model
 from fsir.tune.database import Database
+from fsir.tune.exhaustive import DEFAULT_LIMIT, measure_space, rule_valid
 from fsir.tune.measure import CudaBackend, Measurer, ModelBackend, TaskSource, _stitched, task_space
 from fsir.tune.ray_measure import TimingResource, Workers, make_measurer
 from fsir.tune.scheduler import Point, SchedTask, SchedulerOptions, Strategy, TaskScheduler
@@ -42,6 +46,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--arch", default=PipelineOptions.arch)
     p.add_argument("--fusion", default=PipelineOptions.fusion)
     p.add_argument("--precision", default=PipelineOptions.precision)
+    p.add_argument("--exhaustive", action="store_true",
+                   help="measure every statically valid candidate of each kernel's space (--trials, --mode and "
+                        "--scheduler do not apply); refused for a space over --limit rule-valid candidates")
+    p.add_argument("--limit", type=int, default=DEFAULT_LIMIT,
+                   help=f"--exhaustive: the most rule-valid candidates a kernel's space may have (default "
+                        f"{DEFAULT_LIMIT})")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per measurement (default 300)")
     return p
@@ -49,11 +59,14 @@ def parser() -> argparse.ArgumentParser:
 
 def tune_model(text: str, options: PipelineOptions, search: SearchOptions, log: str, workers: int | Workers,
                timeout: float = 300.0, progress: bool = True,
-               schedule: SchedulerOptions | None = None) -> list[tuple[str, TuneResult]]:
+               schedule: SchedulerOptions | None = None,
+               exhaustive: int | None = None) -> list[tuple[str, TuneResult]]:
     """Tune every task of the model `text`, `search.trials` measurements per task on
     average, rounds of `search.batch` allocated by the task scheduler (`schedule`;
     default the gradient scheduler); (kernel name, result) per task, measured by
-    `search.measurer_name` (model or cuda)."""
+    `search.measurer_name` (model or cuda). `exhaustive`: instead measure every task's
+    whole space, refused (before anything is measured) for a task with more rule-valid
+    candidates than this limit."""
     from tqdm import tqdm
 
     stitched = _stitched(text, options)
@@ -67,7 +80,15 @@ def tune_model(text: str, options: PipelineOptions, search: SearchOptions, log: 
     total = search.trials * len(tasks)
     bar = tqdm(total=total, desc="fs-tune", disable=not progress, file=sys.stderr, unit="trial")
     try:
+        if exhaustive is not None:
+            search = replace(search, learn=False)  # nothing to guide: every candidate is measured
         tuners = [model_tuner(text, options, task, search, measurer, db) for task in tasks]
+        if exhaustive is not None:
+            spaces = [rule_valid(t.checker.space, exhaustive, t.task.kernel) for t in tuners]
+            bar.reset(total=sum(map(len, spaces)))  # an upper bound: some fail the static checks
+            for tuner, traces in zip(tuners, spaces):
+                measure_space(tuner, traces, bar.update)
+            return [(task.kernel, tuner.result()) for task, tuner in zip(tasks, tuners)]
         entries = [SchedTask(tuner, task.launches, default_prior(tuner), task.mapping, task.kernel)
                    for task, tuner in zip(tasks, tuners)]
 
@@ -124,7 +145,7 @@ def main(argv=None) -> None:
                                measurer_name=args.measurer)
         schedule = SchedulerOptions(Strategy(args.scheduler), round_trials=search.batch, seed=args.seed)
         results = tune_model(text, options, search, args.log, Workers.parse(args.workers), args.timeout,
-                             schedule=schedule)
+                             schedule=schedule, exhaustive=args.limit if args.exhaustive else None)
     except UserError as err:
         print(f"fs-tune: error: {err}", file=sys.stderr)
         sys.exit(1)
