@@ -466,6 +466,8 @@ class OnnxImporter:
         """Indices into a dim of `size` with negative ones counted from its end; a dim
         of run-time size (`?`) is `x`'s dim `axis`."""
         value = self.b.fold(ids)
+        if value is not None and value.dtype == object:
+            value = None  # run-time sizes (`Shape(x)[k] - 1`): wrapped at run time, as data
         if value is not None and value.min(initial=0) >= 0:
             return ids
         if size == graph.DYN:
@@ -632,7 +634,7 @@ class OnnxImporter:
         want = infer_minus_one(sx, want)
         out = [graph.DYN if is_symbolic(d) or d == -1 else d for d in want]
         if out.count(graph.DYN) > 1:
-            kept = graph._kept_dynamic_dims(src, out)
+            kept = graph.kept_dynamic_dims(src, out)
             if len(kept) != out.count(graph.DYN) or any(want[j] != sx[i] for j, i in kept.items()):
                 shown = ", ".join(map(str, want))
                 raise self.error(f"{self.describe()}: cannot reshape {graph.fmt_shape(src)} to [{shown}]: fsir "
