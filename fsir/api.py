@@ -219,7 +219,9 @@ def compile(source: str | bytes | os.PathLike[str] | ModuleOp, *, fusion: str = 
     before reuses its lowering. cache: use the persistent kernel cache (`fsir.cache`,
     in FSIR_CACHE_DIR): None follows FSIR_CACHE (off unless 1), True uses it, False
     lowers every kernel and writes nothing. tuning_log: a `fs-tune` log whose best
-    record per kernel is applied (`fsir.tune.apply`, docs/tuning.md). The executable's
+    record per kernel is applied (`fsir.tune.apply`, docs/tuning.md); where the log
+    tuned a symbolic dim at some sizes (`fs-tune --sizes`), a `SizedExecutable` that
+    dispatches on the size at each run. The executable's
     `compile_stats` counts what this compile did. background: True (or a `Background`)
     returns at once a `BackgroundExecutable`, which runs a quick plan while this compile
     runs in a worker process and swaps its kernels in between two runs."""
@@ -235,9 +237,68 @@ def compile(source: str | bytes | os.PathLike[str] | ModuleOp, *, fusion: str = 
         return BackgroundExecutable.start(load(source, frontend), kwargs, settings)
     store = None if cache is False else kernel_cache.KernelCache.from_environment(force=bool(cache))
     opts = PipelineOptions.parse(fusion=fusion, arch=arch, **options)
+    module = load(source, frontend)
     with collecting() as counts, kernel_cache.active(store), _tuned(tuning_log, opts):
-        exe = _compile(load(source, frontend), opts, plans)
-    return replace(exe, compile_stats=counts.result())
+        exe = _compile(module, opts, plans)
+    exe = replace(exe, compile_stats=counts.result())
+    if tuning_log is None:
+        return exe
+
+    def compile_at(symbol: str, size: int) -> Executable:
+        from fsir.tune.sizes import specialize
+
+        return compile(specialize(module, symbol, size), fusion=fusion, arch=arch, cache=cache,
+                       tuning_log=tuning_log, **options)
+
+    return SizedExecutable.of(exe, os.fspath(tuning_log), compile_at)
+
+
+@dataclass
+class SizedExecutable(Executable):
+    """A model with a symbolic dim tuned at some of its sizes (`fs-tune --sizes`,
+    `fsir.tune.sizes`): `run` reads the symbol's size from the inputs and runs the model
+    compiled specialised to that size under the tuning log (compiled on first use) when
+    the log has it, else this symbolic executable. Both compute the same function, so
+    every size runs exactly. `last_size_compiled` tells which ran last: the size, or
+    None for the symbolic executable."""
+
+    symbol: str = ""
+    where: tuple[int, int] = (0, 0)
+    sizes: tuple[int, ...] = ()
+    compile_at: Any = None  # (symbol, size) -> Executable
+    specialized: dict[int, Executable] = field(default_factory=dict)
+    last_size_compiled: int | None = field(default=None, init=False)
+
+    @staticmethod
+    def of(exe: Executable, log: str, compile_at: Any) -> Executable:
+        """`exe` with a dispatch on the size `log` tuned its symbolic dim at (`exe`
+        itself where the log has no sizes of its symbols)."""
+        from fsir.tune.database import Database
+        from fsir.tune.sizes import dispatch_symbol
+
+        found = dispatch_symbol(exe.source, Database(log).records)
+        if found is None:
+            return exe
+        symbol, where, sizes = found
+        return SizedExecutable(exe.source, exe.module, exe.kernels, exe.options, exe.compile_stats, symbol, where,
+                               sizes, compile_at)
+
+    def run(self, inputs: Sequence[Any] | Mapping[str, Any], device: str = "auto",
+            entry: str | None = None, progress: bool | None = None) -> list[np.ndarray]:
+        from fsir.runtime.reference import find_function
+        from fsir.tune.sizes import size_in
+
+        size = size_in(_bind(find_function(self.source, entry), inputs), self.where)
+        if size not in self.sizes:
+            self.last_size_compiled = None
+            return super().run(inputs, device, entry, progress)
+        if size not in self.specialized:
+            self.specialized[size] = self.compile_at(self.symbol, size)
+        exe = self.specialized[size]
+        self.last_size_compiled = size
+        outputs = exe.run(inputs, device, entry, progress)
+        self.last_stats = exe.last_stats
+        return outputs
 
 
 def _tuned(log: str | os.PathLike[str] | None, opts: PipelineOptions):

@@ -1,11 +1,13 @@
 """`fs-tune MODEL --trials N --log tune.jsonl [--mode fast|full|random]
-[--workers N|ray|ray://ADDRESS] [--scheduler gradient|round-robin] [--exhaustive [--limit N]]`:
+[--workers N|ray|ray://ADDRESS] [--scheduler gradient|round-robin] [--exhaustive [--limit N]]
+[--sizes SYMBOL=N,N,...]`:
 tune every distinct fusion of a model, N measurements per kernel on average,
 allocated round by round across the kernels by the task scheduler (`scheduler`),
 appending to the log (and resuming from it: candidates already logged are not
 measured again), or measure every kernel's whole space (`--exhaustive`,
-`exhaustive.py`); then print a table of today's choice against the best found per
-kernel."""
+`exhaustive.py`); with `--sizes`, all that for the model specialised to each size of
+its symbolic dim (`sizes.py`); then print a table of today's choice against the best
+found per kernel."""
 
 from __future__ import annotations
 
@@ -52,6 +54,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=DEFAULT_LIMIT,
                    help=f"--exhaustive: the most rule-valid candidates a kernel's space may have (default "
                         f"{DEFAULT_LIMIT})")
+    p.add_argument("--sizes", default=None, metavar="SYMBOL=N,N,...",
+                   help="tune the model specialised to each size of its symbolic dim SYMBOL (a #graph.dims name, "
+                        "an ONNX dim_param, else ARG_dDIM); fsir.compile(..., tuning_log=) then dispatches on it")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per measurement (default 300)")
     return p
@@ -60,18 +65,20 @@ def parser() -> argparse.ArgumentParser:
 def tune_model(text: str, options: PipelineOptions, search: SearchOptions, log: str, workers: int | Workers,
                timeout: float = 300.0, progress: bool = True,
                schedule: SchedulerOptions | None = None,
-               exhaustive: int | None = None) -> list[tuple[str, TuneResult]]:
+               exhaustive: int | None = None,
+               sizes: tuple[tuple[str, int], ...] = ()) -> list[tuple[str, TuneResult]]:
     """Tune every task of the model `text`, `search.trials` measurements per task on
     average, rounds of `search.batch` allocated by the task scheduler (`schedule`;
     default the gradient scheduler); (kernel name, result) per task, measured by
     `search.measurer_name` (model or cuda). `exhaustive`: instead measure every task's
     whole space, refused (before anything is measured) for a task with more rule-valid
-    candidates than this limit."""
+    candidates than this limit. `sizes`: the symbolic dims' sizes `text` is specialised
+    to, carried by every record."""
     from tqdm import tqdm
 
     stitched = _stitched(text, options)
     tasks = discover(stitched, options)
-    db = Database(log)
+    db = Database(log, sizes=sizes)
     backend = CudaBackend() if search.measurer_name == "cuda" else ModelBackend()
     cuda = search.measurer_name == "cuda"
     measurer = make_measurer(backend, workers if isinstance(workers, Workers) else Workers(workers), timeout,
@@ -120,6 +127,20 @@ def default_prior(tuner: Tuner) -> float:
     return got.prior_seconds if got is not None and math.isfinite(got.prior_seconds) else 0.0
 
 
+def models(text: str, name: str, sizes: str | None) -> list[tuple[str, str, tuple[tuple[str, int], ...]]]:
+    """The models to tune: `text` itself, or (`--sizes SYMBOL=N,...`) `text`
+    specialised to each size; each as (label, text, sizes)."""
+    if sizes is None:
+        return [("", text, ())]
+    from fsir.parse import parse_module
+    from fsir.tune.sizes import SizeList, specialize
+
+    wanted = SizeList.parse(sizes)
+    module = parse_module(text, name)
+    return [(f" @{wanted.symbol}={n}", str(specialize(module, wanted.symbol, n)), ((wanted.symbol, n),))
+            for n in wanted.values]
+
+
 def summary_table(results: list[tuple[str, TuneResult]]) -> str:
     rows = ["| kernel | today | today µs | tuned | tuned µs | speedup | statically rejected | broke rules |",
             "|---|---|---:|---|---:|---:|---:|---:|"]
@@ -144,8 +165,13 @@ def main(argv=None) -> None:
         search = SearchOptions(trials=args.trials, mode=SearchMode(args.mode), seed=args.seed,
                                measurer_name=args.measurer)
         schedule = SchedulerOptions(Strategy(args.scheduler), round_trials=search.batch, seed=args.seed)
-        results = tune_model(text, options, search, args.log, Workers.parse(args.workers), args.timeout,
-                             schedule=schedule, exhaustive=args.limit if args.exhaustive else None)
+        workers = Workers.parse(args.workers)
+        exhaustive = args.limit if args.exhaustive else None
+        results = []
+        for label, sized, at in models(text, args.model, args.sizes):
+            got = tune_model(sized, options, search, args.log, workers, args.timeout, schedule=schedule,
+                             exhaustive=exhaustive, sizes=at)
+            results += [(f"{kernel}{label}", r) for kernel, r in got]
     except UserError as err:
         print(f"fs-tune: error: {err}", file=sys.stderr)
         sys.exit(1)

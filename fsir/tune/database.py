@@ -3,12 +3,14 @@
     {"key": "...", "mapping": "gemm", "config": "gemm/64x64x32/32x32/f16",
      "decisions": [["sketch", "gemm-mma"], ["m_threads", 2], ...],
      "seconds": 1.9e-05, "error": null, "detail": "", "gpu": "H100", "arch": "sm_80",
-     "measurer": "model", "fsir": "0.1.0"}
+     "measurer": "model", "fsir": "0.1.0", "sizes": {"B": 8}}
 
 `key` is the workload key (`task.workload_key`); `error` one of `MeasureError` or
-null. Reading skips, with a located warning (`file:line: warning: ...`), lines that
-are not JSON objects of this shape, and lines of another fsir version (a record's
-decisions need the version's space to mean the same configuration).
+null; `sizes` (only on records of a model tuned with `--sizes`) the sizes of its
+symbolic dims the model was specialised to. Reading skips, with a located warning
+(`file:line: warning: ...`), lines that are not JSON objects of this shape, and lines
+of another fsir version (a record's decisions need the version's space to mean the
+same configuration).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import json
 import math
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
@@ -47,6 +49,8 @@ class Record:
     arch: str
     measurer: str
     fsir: str
+    # the sizes of a model's symbolic dims it was tuned at (`--sizes`; `sizes.py`), by symbol
+    sizes: tuple[tuple[str, int], ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -56,7 +60,8 @@ class Record:
         return json.dumps({"key": self.key, "mapping": self.mapping, "config": self.config,
                            "decisions": self.trace.to_json(), "seconds": self.seconds,
                            "error": None if self.error is None else str(self.error), "detail": self.detail,
-                           "gpu": self.gpu, "arch": self.arch, "measurer": self.measurer, "fsir": self.fsir})
+                           "gpu": self.gpu, "arch": self.arch, "measurer": self.measurer, "fsir": self.fsir,
+                           **({"sizes": dict(self.sizes)} if self.sizes else {})})
 
     @staticmethod
     def from_json(line: str) -> Record:
@@ -72,17 +77,24 @@ class Record:
         if seconds is not None and (not isinstance(seconds, (int, float)) or isinstance(seconds, bool)):
             raise ValueError("'seconds' must be a number or null")
         error = data.get("error")
+        sizes = data.get("sizes", {})
+        if not isinstance(sizes, dict) or not all(isinstance(k, str) and isinstance(v, int)
+                                                  and not isinstance(v, bool) for k, v in sizes.items()):
+            raise ValueError("'sizes' must be an object of integers")
         return Record(data["key"], data["mapping"], data["config"], Trace.from_json(data.get("decisions")),
                       None if seconds is None else float(seconds),
                       None if error is None else MeasureError(error), str(data.get("detail", "")),
-                      data["gpu"], data["arch"], data["measurer"], data["fsir"])
+                      data["gpu"], data["arch"], data["measurer"], data["fsir"], tuple(sorted(sizes.items())))
 
 
 class Database:
     """The records of a log file (read at construction) and the appender of new ones."""
 
-    def __init__(self, path: str | Path | None, warn: IO[str] | None = None):
+    def __init__(self, path: str | Path | None, warn: IO[str] | None = None,
+                 sizes: tuple[tuple[str, int], ...] = ()):
+        """`sizes`: carried by every record added (a model specialised to them, `--sizes`)."""
         self.path = None if path is None else Path(path)
+        self.sizes = sizes
         self.records: list[Record] = []
         self.warnings: list[str] = []
         if self.path is not None and self.path.exists():
@@ -108,6 +120,8 @@ class Database:
         print(message, file=warn)
 
     def add(self, rec: Record) -> None:
+        if self.sizes and not rec.sizes:
+            rec = replace(rec, sizes=self.sizes)
         self.records.append(rec)
         if self.path is not None:
             with self.path.open("a") as f:
