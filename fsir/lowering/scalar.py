@@ -80,8 +80,9 @@ class Cursor:
         """Insert `op`, or return an equal pure op already available here."""
         key = None
         if op.has_trait(Pure) and not op.regions:
-            key = (op.name, tuple(id(o) for o in op.operands), str(op.properties),
-                   str(op.attributes), tuple(str(r.type) for r in op.results))
+            # attributes compare by value (a float by its bits), as their printed forms would
+            key = (op.name, tuple(id(o) for o in op.operands), tuple(op.properties.items()),
+                   tuple(op.attributes.items()), tuple(r.type for r in op.results))
             for scope in reversed(self._scopes):
                 if key in scope:
                     return scope[key]
