@@ -276,7 +276,9 @@ class SizedExecutable(Executable):
         from fsir.tune.database import Database
         from fsir.tune.sizes import dispatch_symbol
 
-        found = dispatch_symbol(exe.source, Database(log).records)
+        opts = exe.options
+        found = dispatch_symbol(exe.source, [r for r in Database(log).records
+                                             if r.gpu == opts.gpu and r.arch == opts.arch])
         if found is None:
             return exe
         symbol, where, sizes = found

@@ -166,6 +166,15 @@ def run_compiled(module, entry: str, inputs, args):
     configure_sim(device, args)
     options = PipelineOptions(fusion=args.fusion, subroots=args.subroots, arch=args.arch, precision=args.precision,
                               tile_sync=parse_tile_sync(args.tile_sync, "--tile-sync"))
+    if args.tuning_log:
+        from fsir.tune.database import Database
+        from fsir.tune.sizes import specialized_for
+
+        # a symbolic dim tuned at the inputs' size (fs-tune --sizes): compiled at that size
+        mine = [r for r in Database(args.tuning_log).records if r.gpu == options.gpu and r.arch == options.arch]
+        module, size = specialized_for(module, mine, inputs)
+        if size is not None and not args.quiet:
+            print(f"tuned at this size ({size}): compiled specialised to it", file=sys.stderr)
     lowered, ptx = compile_timed(module, options, args)
     kernels = profile_kernels(module, options) if args.profile else []
     if args.dump_ptx:

@@ -187,3 +187,15 @@ def dispatch_symbol(module: ModuleOp, records: Sequence[Any]) -> tuple[str, tupl
         if sizes:
             return symbol, where[0], tuple(sizes)
     return None
+
+
+def specialized_for(module: ModuleOp, records: Sequence[Any], inputs: Sequence[Any]) -> tuple[ModuleOp, int | None]:
+    """`module` specialised to the size its inputs give the symbol `records` were tuned
+    at, when they tuned that size (with the size), else `module` itself (with None):
+    what a run on known inputs compiles (`fs-run --tuning-log`)."""
+    found = dispatch_symbol(module, records)
+    if found is None:
+        return module, None
+    symbol, where, sizes = found
+    size = size_in(inputs, where)
+    return (specialize(module, symbol, size), size) if size in sizes else (module, None)

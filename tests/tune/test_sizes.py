@@ -16,6 +16,7 @@ from fsir.api import SizedExecutable
 from fsir.dialects.graph import DYN, shape_of
 from fsir.errors import UserError
 from fsir.parse import parse_module
+from fsir.tools.fs_run import main_impl as fs_run
 from fsir.tune.cli import main
 from fsir.tune.database import Database, Record
 from fsir.tune.sizes import SizeList, specialize, symbols
@@ -74,8 +75,7 @@ def _trace():
 def test_tuned_at_sizes_and_dispatched_on_the_simulator(tmp_path, capsys):
     model, log = tmp_path / "dot.mlir", tmp_path / "tune.jsonl"
     model.write_text(DOT)
-    main([str(model), "--log", str(log), "--sizes", "B=16,48", "--trials", "2", "--mode", "fast", "--workers", "0",
-          "--gpu", "H100"])
+    main([str(model), "--log", str(log), "--sizes", "B=16,48", "--trials", "2", "--mode", "fast", "--workers", "0"])
     table = capsys.readouterr().out
     assert "f_k0 @B=16" in table and "f_k0 @B=48" in table
     records = Database(log).records
@@ -84,8 +84,8 @@ def test_tuned_at_sizes_and_dispatched_on_the_simulator(tmp_path, capsys):
     best = {n: min((r for r in records if r.ok and r.sizes == (("B", n),)), key=lambda r: r.seconds or 0)
             for n in (16, 48)}
 
-    exe = fsir.compile(str(model), gpu="H100", tuning_log=str(log))
-    generic = fsir.compile(str(model), gpu="H100")
+    exe = fsir.compile(str(model), tuning_log=str(log))
+    generic = fsir.compile(str(model))
     assert isinstance(exe, SizedExecutable) and exe.sizes == (16, 48)
     rng = np.random.default_rng(0)
     b = rng.standard_normal((64, 64)).astype(np.float16)
@@ -101,3 +101,9 @@ def test_tuned_at_sizes_and_dispatched_on_the_simulator(tmp_path, capsys):
             (kernel,) = exe.specialized[size].kernels
             assert kernel.config == best[size].config  # the size's tuned configuration
             assert exe.last_stats is not None and exe.last_stats.launches == 1
+
+    # fs-run knows its inputs before it compiles: a tuned size is compiled specialised to it
+    for size, said in ((48, True), (5, False)):
+        rc = fs_run([str(model), "--tuning-log", str(log), "--dynamic-size", str(size), "--check", "--device", "sim"])
+        err = capsys.readouterr().err
+        assert rc == 0 and ("tuned at this size (48): compiled specialised to it" in err) == said
