@@ -74,10 +74,21 @@ def export(module, inputs: dict, path: Path, exporter: str, symbolic_batch: bool
     if symbolic_batch:
         batch = torch.export.Dim("batch", min=1, max=64)
         shapes = tuple({0: batch} for _ in names)
+        varargs = _varargs(module)
+        if varargs is not None:  # torch.export sees `*args` as one input: a tuple of tensors
+            shapes = {varargs: shapes}
     program = torch.onnx.export(module, args, input_names=names, output_names=["output"], dynamic_shapes=shapes,
                                 dynamo=True, external_data=False, verbose=False)
     assert program is not None
     program.save(str(path), external_data=False)
+
+
+def _varargs(module) -> str | None:
+    """The name of `module.forward`'s `*args` parameter, if it has one."""
+    import inspect
+
+    params = inspect.signature(module.forward).parameters.values()
+    return next((p.name for p in params if p.kind == p.VAR_POSITIONAL), None)
 
 
 def reference(path: Path, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
