@@ -174,7 +174,7 @@ def compile_for_measuring(inp: MeasureInput, ptxas: bool) -> Compiled | MeasureR
     try:
         lowered = compile_candidate(task, config)
     except Exception as err:  # noqa: BLE001 (any refusal of the compiler is this error)
-        return MeasureResult(trace, None, MeasureError.LOWERING_FAILED, _first_line(err))
+        return MeasureResult(trace, None, MeasureError.LOWERING_FAILED, first_line(err))
     ptx = emit_ptx(lowered, task.options)
     registers = None
     if ptxas:
@@ -209,7 +209,7 @@ class ModelBackend:
         try:
             return self._time(inp.task, inp.trace, got)
         except (SimulatorError, UserError) as err:
-            return MeasureResult(inp.trace, None, MeasureError.RUNTIME_FAILED, _first_line(err), got.registers)
+            return MeasureResult(inp.trace, None, MeasureError.RUNTIME_FAILED, first_line(err), got.registers)
 
     def _time(self, task: TaskSource, trace: Trace, got: Compiled) -> MeasureResult:
         from fsir.gpuspec import gpu_spec
@@ -258,7 +258,7 @@ class CudaBackend:
         try:
             return self._time(inp.task, inp.trace, got)
         except UserError as err:
-            return MeasureResult(inp.trace, None, MeasureError.RUNTIME_FAILED, _first_line(err), got.registers)
+            return MeasureResult(inp.trace, None, MeasureError.RUNTIME_FAILED, first_line(err), got.registers)
 
     def _time(self, task: TaskSource, trace: Trace, got: Compiled) -> MeasureResult:
         import statistics
@@ -325,7 +325,7 @@ def _compare(task: TaskSource, got: Sequence[np.ndarray], inputs: list[np.ndarra
     return None
 
 
-def _first_line(err: BaseException) -> str:
+def first_line(err: BaseException) -> str:
     text = str(err).strip()
     return (text.splitlines()[0] if text else type(err).__name__)[:500]
 

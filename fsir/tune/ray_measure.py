@@ -9,8 +9,9 @@ the `model` measurer (the simulator is CPU work).
 
 Ray is an optional dependency (`pip install 'fsir[ray]'`), imported only here and only
 when a Ray measurer is made. A build task or a timing actor whose process dies is a
-`CRASH` result (a dead actor is replaced), one running past `timeout` is cancelled (a
-task) or killed and replaced (an actor) and is a `TIMEOUT` result; the rest of the batch
+`CRASH` result (a dead actor is replaced), one running past its timeout (`build_timeout`
+for a build, `timeout` for a timing) is cancelled (a task) or killed and replaced (an
+actor) and is a `TIMEOUT` result; the rest of the batch
 goes on. Builds are submitted at most as many at a time as the cluster has CPUs, and
 each timing actor runs one candidate at a time, so the timeout of each starts when it
 starts running. The cluster's nodes need the same fsir installed (Ray ships the
@@ -36,7 +37,7 @@ from fsir.tune.measure import (
     MeasureResult,
     PoolMeasurer,
     SplitBackend,
-    _first_line,
+    first_line,
 )
 
 INSTALL_HINT = "pip install 'fsir[ray]'"
@@ -102,7 +103,7 @@ def _build(backend: SplitBackend, inp: MeasureInput) -> Built | MeasureResult:
     try:
         return backend.build(inp)
     except Exception as err:  # noqa: BLE001 (an error the backend did not type is still a result)
-        return MeasureResult(inp.trace, None, MeasureError.CRASH, _first_line(err))
+        return MeasureResult(inp.trace, None, MeasureError.CRASH, first_line(err))
 
 
 class TimingActor:
@@ -118,7 +119,7 @@ class TimingActor:
         try:
             return backend.time(inp, built)
         except Exception as err:  # noqa: BLE001 (as in `_build`)
-            return MeasureResult(inp.trace, None, MeasureError.CRASH, _first_line(err))
+            return MeasureResult(inp.trace, None, MeasureError.CRASH, first_line(err))
 
 
 @dataclass
@@ -134,13 +135,15 @@ class _Flight:
 class RayMeasurer:
     """Measures on a Ray cluster (module docstring). `address`: passed to `ray.init`
     when Ray is not initialised yet (None: a local cluster, or the one `RAY_ADDRESS`
-    names); `actors`: timing actors (default: the cluster's GPUs or CPUs)."""
+    names); `actors`: timing actors (default: the cluster's GPUs or CPUs);
+    `build_timeout`: a build's timeout (default `timeout`)."""
 
     backend: SplitBackend
     address: str | None = None
     timeout: float = 300.0
     resource: TimingResource = TimingResource.CPU
     actors: int | None = None
+    build_timeout: float | None = None
     _ray: ModuleType | None = field(default=None, repr=False)
     _actors: list[Any] = field(default_factory=list, repr=False)
     _build_fn: Any = field(default=None, repr=False)
@@ -231,7 +234,7 @@ class RayMeasurer:
         try:
             return self._ray.get(ref), False
         except self._ray.exceptions.RayError as err:
-            why = f"the {what}'s process died: {_first_line(err)}"
+            why = f"the {what}'s process died: {first_line(err)}"
             return MeasureResult(inp.trace, None, MeasureError.CRASH, why[:500]), True
 
     def _replace(self, actor: Any) -> None:
@@ -247,15 +250,17 @@ class RayMeasurer:
         (its worker killed), a timing actor killed and replaced."""
         assert self._ray is not None
         now = time.monotonic()
-        why = f"over {self.timeout:.0f} s"
-        for ref, flight in [(r, f) for r, f in builds.items() if now - f.started > self.timeout]:
+        limit = self.timeout if self.build_timeout is None else self.build_timeout
+        for ref, flight in [(r, f) for r, f in builds.items() if now - f.started > limit]:
             del builds[ref]
             self._ray.cancel(ref, force=True)
-            results[flight.index] = MeasureResult(batch[flight.index].trace, None, MeasureError.TIMEOUT, why)
+            results[flight.index] = MeasureResult(batch[flight.index].trace, None, MeasureError.TIMEOUT,
+                                                  f"building over {limit:.0f} s")
         for ref, flight in [(r, f) for r, f in timings.items() if now - f.started > self.timeout]:
             del timings[ref]
             self._replace(flight.actor)
-            results[flight.index] = MeasureResult(batch[flight.index].trace, None, MeasureError.TIMEOUT, why)
+            results[flight.index] = MeasureResult(batch[flight.index].trace, None, MeasureError.TIMEOUT,
+                                                  f"over {self.timeout:.0f} s")
 
     def close(self, kill: bool = False) -> None:
         """Kill the timing actors (the cluster itself stays up: it may not be ours)."""
