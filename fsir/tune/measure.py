@@ -139,20 +139,45 @@ def compile_candidate(task: TaskSource, config: Any) -> ModuleOp:
         return lower(stitched, task.options, after=STITCH_STAGE)
 
 
-def random_inputs(module: ModuleOp, seed: int = 0) -> list[np.ndarray]:
-    """Standard-normal floats and zero integers (valid indices) for the host function."""
+def random_inputs(module: ModuleOp, seed: int = 0, text: str | None = None) -> list[np.ndarray]:
+    """Standard-normal floats and zero integers (valid indices) for the host function.
+    A `?` dim (a model specialised to a size of one symbol, `--sizes`, keeps the others)
+    takes its size from the source `text`'s `fsir.runtime_shape`, else `DYNAMIC_SIZE`."""
     from fsir.dialects.graph import numpy_dtype
     from fsir.runtime.executor import host_function
 
     rng = np.random.default_rng(seed)
+    hints = _runtime_shapes(text) if text is not None else ()
     out = []
-    for a in host_function(module).body.blocks[0].args:
+    for i, a in enumerate(host_function(module).body.blocks[0].args):
         t = a.type
         assert isinstance(t, MemRefType)
         dtype = numpy_dtype(t.element_type)
-        shape = tuple(t.get_shape())
+        hint = hints[i] if i < len(hints) else None
+        shape = tuple(d if d >= 0 else (hint[j] if hint is not None else DYNAMIC_SIZE)
+                      for j, d in enumerate(t.get_shape()))
         out.append(rng.standard_normal(shape).astype(dtype) if dtype.kind == "f" else np.zeros(shape, dtype))
     return out
+
+
+DYNAMIC_SIZE = 8  # a `?` dim's size in measurements without a `fsir.runtime_shape` (as fs-run's default)
+
+
+@functools.lru_cache(maxsize=8)
+def _runtime_shapes(text: str) -> tuple[tuple[int, ...] | None, ...]:
+    """The `fsir.runtime_shape` of each argument of the first function of `text`."""
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr
+
+    from fsir.parse import parse_module
+    from fsir.runtime.inputs import RUNTIME_SHAPE_ATTR
+
+    f = next(op for op in parse_module(text, "<tune>").ops if isinstance(op, func.FuncOp))
+    out: list[tuple[int, ...] | None] = []
+    for attrs in (f.arg_attrs.data if f.arg_attrs is not None else [None] * len(f.args)):
+        hint = attrs.data.get(RUNTIME_SHAPE_ATTR) if isinstance(attrs, DictionaryAttr) else None
+        out.append(tuple(int(v) for v in hint.get_values()) if isinstance(hint, DenseArrayBase) else None)
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -216,7 +241,7 @@ class ModelBackend:
         from fsir.runtime.executor import execute
         from fsir.tune.sampling import SampledSimDevice
 
-        inputs = random_inputs(got.lowered)
+        inputs = random_inputs(got.lowered, text=task.text)
         device = SampledSimDevice(task.kernel, gpu_spec(task.options.gpu), self.samples, got.registers)
         execute(got.lowered, inputs, device=device, ptx=got.ptx)
         if not device.results:
@@ -280,7 +305,7 @@ class CudaBackend:
                 timed.append(statistics.median(ms) * 1e-3)
                 return CudaTiming(len(ms), sum(ms))
 
-        inputs = random_inputs(got.lowered)
+        inputs = random_inputs(got.lowered, text=task.text)
         outputs, _ = execute(got.lowered, inputs, device=TimingDevice(), ptx=got.ptx)
         if not timed:
             return MeasureResult(trace, None, MeasureError.RUNTIME_FAILED, f"no launch of {task.kernel}",

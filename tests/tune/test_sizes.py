@@ -107,3 +107,14 @@ def test_tuned_at_sizes_and_dispatched_on_the_simulator(tmp_path, capsys):
         rc = fs_run([str(model), "--tuning-log", str(log), "--dynamic-size", str(size), "--check", "--device", "sim"])
         err = capsys.readouterr().err
         assert rc == 0 and ("tuned at this size (48): compiled specialised to it" in err) == said
+
+
+def test_measuring_inputs_of_a_model_keeping_other_symbols():
+    """Specialised to x_d0, LayerNorm keeps x_d1 `?`: measured at its runtime_shape (96)."""
+    from fsir.tune.measure import random_inputs
+
+    ln = parse_module((EXAMPLES / "layernorm_dynamic.mlir").read_text(), "ln.mlir")
+    half = specialize(ln, "x_d0", 8)
+    exe = fsir.compile(half)
+    assert [a.shape for a in random_inputs(exe.module, text=str(half))] == [(8, 96), (96,), (96,)]
+    assert [a.shape for a in random_inputs(exe.module)] == [(8, 8), (8,), (8,)]  # DYNAMIC_SIZE without a hint
