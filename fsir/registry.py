@@ -49,6 +49,8 @@ OVERRIDING_DIALECTS: dict[str, Callable[[], Dialect]] = {
 _PASSES: dict[str, tuple[str, str]] = {
     "graph-canonicalize": ("fsir.transforms.canonicalize:GraphCanonicalizePass",
                           "Fold small constant subgraphs and remove identity ops in graph-dialect IR."),
+    "graph-embedding-bags": ("fsir.transforms.embedding_bags:EmbeddingBagsPass",
+                             "Unrolled embedding bags (per-bag sums of slices) as one graph.segment_reduce."),
     "graph-shape-inference": ("fsir.transforms.shape_inference:ShapeInferencePass",
                              "Resolve `?` dims of graph ops and function results where the inputs make them known."),
     "fusion-explore": ("fsir.fusion.explore:FusionExplorePass",

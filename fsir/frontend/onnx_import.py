@@ -37,6 +37,7 @@ from fsir.frontend import onnx_storage
 from fsir.frontend.builder import GraphBuilder, dense_i64
 from fsir.frontend.onnx_dynamic import SYMBOLIC, RunTimeSizes, Sym, SymbolicShapes, argument_dims, is_symbolic
 from fsir.ir import verify
+from fsir.transforms.embedding_bags import fuse_embedding_bags
 from fsir.transforms.symbolic_dims import set_argument_dims
 
 _ELEM: dict[int, Attribute] = {
@@ -804,6 +805,9 @@ def import_onnx(source: bytes | str, filename: str = "<stdin>",
     except Exception as err:  # protobuf's DecodeError, missing external files, ...
         raise UserError(f"cannot read ONNX model '{filename}': {err}", Location(filename, 0, 0)) from None
     module = OnnxImporter(model, filename, bind).run()
+    # PyTorch's EmbeddingBag exports as a loop over the bags, unrolled above: one bag
+    # reduction over all of them instead (fsir/transforms/embedding_bags.py)
+    fuse_embedding_bags(module)
     verify(module)
     return module
 
