@@ -171,7 +171,10 @@ def row_dims_of(shape: Sequence[int], row_shape: Sequence[int], reads: Sequence[
             continue
         if list(dims) != sorted(dims) and not reads:
             continue
-        if not graph.shapes_compatible([shape[d] for d in dims], row_shape):
+        # equal sizes, `?` only against `?`: a `?` dim of the result paired with a static
+        # row dim (a size-1 one above all, whose reads are ZERO and so look local) may
+        # hold more elements than the row at run time ([1, ?, 4] over rows [1, 4])
+        if [shape[d] for d in dims] != list(row_shape):
             continue
         if all(local(s, dims, row_shape) for s in reads):
             return dims

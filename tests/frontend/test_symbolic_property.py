@@ -1,21 +1,25 @@
 """Symbolic shapes that hold: random ONNX graphs whose inputs have the named run-time
-dims `B` and `S`, through every shape rule that combines sizes, compiled ONCE per fusion
-mode and run at several (B, S) on the simulator against the reference interpreter (of
-the imported graph), which is itself checked against onnxruntime.
+dims `B`, `S` (x: [B, S, 4], ids: [B, S]) and `T` (y: [T, 4]), through every shape
+rule that combines sizes, compiled ONCE per fusion mode and run at several (B, S, T) on
+the simulator against the reference interpreter (of the imported graph), which is
+itself checked against onnxruntime.
 
 The rules drawn: elementwise broadcasting of a `?` dim against a static 1 and against a
-keepdims reduction's 1, reductions over `?` axes (with and without keepdims),
-transposes, reshapes that merge `?` dims into products (Shape-computed targets and
-0 / -1 entries) and split them again (from the input's Shape, and with -1), concat
-along `?` and static axes, slices (static dims, a `?` dim whole, a static buffer cut at
-a run-time end), gathers (a table by `[B, S]` ids; one index, also -1, along a `?`
-axis), MatMul with `?` batch and M and a batched `[.., S, D] x [.., D, S]`, Softmax over
-`?`-length rows, LayerNormalization over rows of static and of `?` length, and sizes
-used as data (`Shape(x)[k]` divided, reduced modulo, compared and cast; `Range(0, S)`;
-BERT's flat index `arange(B)[:, None] * S + arange(S)`).
+keepdims reduction's 1, reductions over `?` axes (with and without keepdims, and of
+every axis to a scalar), transposes, reshapes that merge `?` dims into products
+(Shape-computed targets and 0 / -1 entries) and split them again (from the input's
+Shape, and with -1), (Un)Squeeze, concat along `?` and static axes, Split of static
+dims, slices (static dims, a `?` dim whole, a static buffer cut at a run-time end),
+gathers (a table by `[B, S]` ids; one index, also -1 and `Shape(x)[k] - 1`, along a
+`?` axis), MatMul with `?` batch and M and a batched `[.., S, D] x [.., D, S]`,
+attention over keys of their own length T, Softmax over `?`-length rows,
+LayerNormalization over rows of static and of `?` length, ArgMax/ArgMin over `?` axes,
+Expand and ConstantOfShape of a Shape, masks from the ids and causal masks from Range,
+and sizes used as data (`Shape(x)[k]` divided, reduced modulo, compared and cast;
+`Range(0, S)`; BERT's flat index `arange(B)[:, None] * S + arange(S)`).
 
-CI draws a fixed small sample (`EXAMPLES`, derandomised); `pytest --full` runs
-`FULL_EXAMPLES` random ones (or `FSIR_SYMBOLIC_EXAMPLES` of each).
+CI draws a small derandomised sample (`EXAMPLES`, one mode each); `pytest --full` runs
+`FULL_EXAMPLES` random ones in every mode (`FSIR_SYMBOLIC_EXAMPLES` sets both).
 """
 
 from __future__ import annotations
@@ -423,6 +427,55 @@ def r_causal_mask(g: Graph) -> None:
     g.add(g.node("Where", [keep, v.name, g.const(np.array(-1e4, np.float32))]), v.dims, "causal mask")
 
 
+def r_cross_attention(g: Graph) -> None:
+    """softmax(v y^T) y for v [.., D] and the input y [T, D]: keys of their own run-time
+    length T (rows of T scores)."""
+    v = g.pick(lambda v: v.rank >= 2 and v.dims[-1] == _dim(D))
+    if v is None:
+        return
+    scores = g.node("MatMul", [v.name, g.node("Transpose", ["y"], perm=[1, 0])])
+    probs = g.node("Softmax", [scores], axis=-1)
+    g.add(g.node("MatMul", [probs, "y"]), v.dims, "cross attention over T")
+
+
+def r_argmax(g: Graph) -> None:
+    v = g.pick()
+    axis = g.draw(st.integers(0, v.rank - 1))
+    op = g.draw(st.sampled_from(["ArgMax", "ArgMin"]))
+    i = g.node(op, [v.name], axis=axis, keepdims=1)
+    f = g.node("Cast", [i], to=TensorProto.FLOAT)
+    g.add(g.node("Add", [v.name, f]), v.dims, f"{op} {axis} added")
+
+
+def r_reduce_all(g: Graph) -> None:
+    """A scalar (every axis reduced, `?` ones too) scaling a value."""
+    v = g.pick()
+    m = g.node("ReduceMax", [g.node("Abs", [v.name])], keepdims=0)
+    w = g.pick()
+    g.add(g.node("Div", [w.name, g.node("Add", [m, g.const(np.array(1, np.float32))])]), w.dims, "reduce all")
+
+
+def r_where_ids(g: Graph) -> None:
+    """A mask from the ids (`ids == 0`, [B, S]) unsqueezed against a [B, S, D] value."""
+    v = g.pick(lambda v: v.dims == (_dim("B"), _dim("S"), _dim(D)))
+    if v is None:
+        return
+    mask = g.node("Unsqueeze", [g.node("Equal", ["ids", g.const(np.array(0, np.int64))]), g.ints(2)])
+    g.add(g.node("Where", [mask, g.const(np.array(0, np.float32)), v.name]), v.dims, "where ids")
+
+
+def r_split(g: Graph) -> None:
+    """Split of a static dim into two parts; the first is kept."""
+    v = g.pick(lambda v: any(v.static(i) and v.dims[i][0] >= 2 for i in range(v.rank)))
+    if v is None:
+        return
+    axis = next(i for i in range(v.rank) if v.static(i) and v.dims[i][0] >= 2)
+    n = v.dims[axis][0]
+    first, second = g.fresh("p"), g.fresh("q")
+    g.nodes.append(helper.make_node("Split", [v.name, g.ints(1, n - 1)], [first, second], axis=axis))
+    g.add(second, [(n - 1, ()) if j == axis else d for j, d in enumerate(v.dims)], f"split {axis}")
+
+
 def r_gather_last(g: Graph) -> None:
     """The last element along a `?` axis, its index Shape(v)[k] - 1 (data from a size)."""
     v = g.pick(lambda v: any(not v.static(i) for i in range(v.rank)) and v.rank >= 2)
@@ -437,7 +490,8 @@ def r_gather_last(g: Graph) -> None:
 RULES = [r_unary, r_binary_same, r_binary_const, r_binary_keepdims, r_reduce, r_transpose, r_flatten, r_unflatten,
          r_concat, r_slice, r_slice_buffer, r_gather_table, r_gather_axis, r_matmul_weight, r_matmul_batched,
          r_softmax, r_layernorm, r_size_as_data, r_range, r_flat_index, r_flatten_all, r_unsqueeze, r_expand,
-         r_constant_of_shape, r_causal_mask, r_gather_last]
+         r_constant_of_shape, r_causal_mask, r_gather_last, r_cross_attention, r_argmax, r_reduce_all, r_where_ids,
+         r_split]
 
 
 @st.composite
@@ -455,27 +509,30 @@ def symbolic_graphs(draw: st.DrawFn) -> tuple[bytes, list[str]]:
     graph = helper.make_graph(
         g.nodes, "symbolic",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "S", D]),
-         helper.make_tensor_value_info("ids", TensorProto.INT64, ["B", "S"])],
+         helper.make_tensor_value_info("ids", TensorProto.INT64, ["B", "S"]),
+         helper.make_tensor_value_info("y", TensorProto.FLOAT, ["T", D])],
         [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in names], g.inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     return model.SerializeToString(), g.rules
 
 
-SIZES = st.lists(st.tuples(st.integers(1, 4), st.integers(1, 12)), min_size=2, max_size=3, unique=True)
+SIZES = st.lists(st.tuples(st.integers(1, 4), st.integers(1, 12), st.integers(1, 9)), min_size=2, max_size=3,
+                 unique=True)
 
 
-def check(model: bytes, rules: list[str], sizes: list[tuple[int, int]], modes: tuple[str, ...]) -> None:
+def check(model: bytes, rules: list[str], sizes: list[tuple[int, int, int]], modes: tuple[str, ...]) -> None:
     session = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
     f = find_function(import_onnx(model))
     exes = {mode: fsir.compile(model, fusion=mode) for mode in modes}  # once per mode, for every size
     rng = np.random.default_rng(0)
-    for batch, seq in sizes:
+    for batch, seq, keys in sizes:
         inputs = [rng.standard_normal((batch, seq, D)).astype(np.float32),
-                  rng.integers(0, VOCAB, (batch, seq), dtype=np.int64)]
+                  rng.integers(0, VOCAB, (batch, seq), dtype=np.int64),
+                  rng.standard_normal((keys, D)).astype(np.float32)]
         want = run_function(f, inputs)
         exact = run_function_float64(f, inputs)
-        onnx_want = session.run(None, {"x": inputs[0], "ids": inputs[1]})
-        where = f"rules {rules} at (B, S) = {(batch, seq)}"
+        onnx_want = session.run(None, dict(zip(("x", "ids", "y"), inputs)))
+        where = f"rules {rules} at (B, S, T) = {(batch, seq, keys)}"
         for i, (w, o) in enumerate(zip(want, onnx_want, strict=True)):
             np.testing.assert_allclose(w, o, rtol=1e-4, atol=1e-4, err_msg=f"output {i}: reference vs onnxruntime, {where}")
         for mode, exe in exes.items():
@@ -489,7 +546,7 @@ def check(model: bytes, rules: list[str], sizes: list[tuple[int, int]], modes: t
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(graph=symbolic_graphs(), sizes=SIZES, mode=st.sampled_from(MODES))
-def test_symbolic_graph_one_compile_every_size(graph: tuple[bytes, list[str]], sizes: list[tuple[int, int]],
+def test_symbolic_graph_one_compile_every_size(graph: tuple[bytes, list[str]], sizes: list[tuple[int, int, int]],
                                                mode: str):
     check(*graph, sizes, (mode,))
 
@@ -498,7 +555,7 @@ def test_symbolic_graph_one_compile_every_size(graph: tuple[bytes, list[str]], s
 @settings(max_examples=FULL_EXAMPLES, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(graph=symbolic_graphs(), sizes=SIZES)
-def test_symbolic_graph_every_mode_many(graph: tuple[bytes, list[str]], sizes: list[tuple[int, int]]):
+def test_symbolic_graph_every_mode_many(graph: tuple[bytes, list[str]], sizes: list[tuple[int, int, int]]):
     check(*graph, sizes, MODES)
 
 
@@ -534,3 +591,29 @@ def test_gather_at_a_size_minus_one():
             x = np.random.default_rng(seq).standard_normal((batch, seq, D)).astype(np.float32)
             (got,) = exe.run([x], device="sim")
             np.testing.assert_array_equal(got, x[:, -1], err_msg=f"{mode} at {(batch, seq)}")
+
+
+MIDDLE = """
+func.func @f(%x: tensor<?x?x4xf32>) -> tensor<1x?x4xf32> {
+  %i = graph.constant dense<1> : tensor<1xi64>
+  %g = graph.gather %x, %i : (tensor<?x?x4xf32>, tensor<1xi64>) -> tensor<1x?x4xf32>
+  %m = graph.reduce max %g dims [1] : (tensor<1x?x4xf32>) -> tensor<1x4xf32>
+  %mb = graph.broadcast %m dims [0, 2] like %g : (tensor<1x4xf32>, tensor<1x?x4xf32>) -> tensor<1x?x4xf32>
+  %d = graph.sub %g, %mb : tensor<1x?x4xf32>
+  func.return %d : tensor<1x?x4xf32>
+}
+"""
+
+
+def test_max_over_a_middle_run_time_dim_then_its_broadcast():
+    """x[1] - max(x[1], axis 0) on [1, ?, 4] (a Softmax over the sequence of one
+    sample, as the property test drew it): stitch fused the subtraction into the row
+    kernel of the reduction, pairing the `?` dim with the rows' size-1 dim, and wrote
+    inf past the first sequence position."""
+    for mode in MODES:
+        exe = fsir.compile(MIDDLE, fusion=mode)
+        for seq in (1, 3, 40):
+            x = np.random.default_rng(seq).standard_normal((2, seq, D)).astype(np.float32)
+            (got,) = exe.run([x], device="sim")
+            np.testing.assert_allclose(got, x[1:] - x[1:].max(axis=1, keepdims=True), rtol=1e-6, atol=1e-6,
+                                       err_msg=f"{mode} at seq {seq}")
