@@ -148,6 +148,7 @@ class RayMeasurer:
     _actors: list[Any] = field(default_factory=list, repr=False)
     _build_fn: Any = field(default=None, repr=False)
     _starting: dict[Any, Any] = field(default_factory=dict, repr=False)  # readiness ref -> actor
+    _started_at: dict[int, float] = field(default_factory=dict, repr=False)  # id(actor) -> when it was asked for
 
     def measure(self, batch: Sequence[MeasureInput]) -> list[MeasureResult]:
         ray = self._start()
@@ -187,7 +188,19 @@ class RayMeasurer:
                     else:
                         free.append(flight.actor)
             self._expire(builds, timings, batch, results)
+            if to_time and not free and not timings and self._none_ready():
+                # no actor could start (a cluster without the resource it asks for, say)
+                while to_time:
+                    i, _ = to_time.popleft()
+                    results[i] = MeasureResult(batch[i].trace, None, MeasureError.TIMEOUT,
+                                               f"no timing actor ready within {self.timeout:.0f} s")
         return [r for r in results if r is not None]
+
+    def _none_ready(self) -> bool:
+        """Whether every actor has been starting for longer than the timeout."""
+        now = time.monotonic()
+        return bool(self._starting) and len(self._starting) == len(self._actors) and \
+            all(now - self._started_at.get(id(a), now) > self.timeout for a in self._starting.values())
 
     # -- the cluster ------------------------------------------------------------------
 
@@ -222,6 +235,7 @@ class RayMeasurer:
         actor = self._ray.remote(max_restarts=0, **need)(TimingActor).remote()
         # a timeout counts from when the actor runs the call, not from its process's start
         self._starting[actor.__ray_ready__.remote()] = actor
+        self._started_at[id(actor)] = time.monotonic()
         return actor
 
     def _build_slots(self) -> int:

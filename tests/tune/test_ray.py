@@ -24,7 +24,7 @@ from fsir.tune.measure import (
     PoolMeasurer,
     task_space,
 )
-from fsir.tune.ray_measure import RayMeasurer, Workers, import_ray, make_measurer
+from fsir.tune.ray_measure import RayMeasurer, TimingResource, Workers, import_ray, make_measurer
 from fsir.tune.space import Invalid, Knob, Trace
 
 
@@ -108,6 +108,19 @@ def test_ray_gives_the_pools_records_and_survives_crashing_and_hanging_workers(r
     assert want[2].error == MeasureError.INVALID
     assert [r.error for r in hung] == [MeasureError.TIMEOUT] and hung[0].detail == "over 4 s"
     assert again == want[:1]
+
+
+def test_timing_actors_that_cannot_start_are_a_timeout_not_a_hang(ray):
+    """A GPU timing actor on a cluster without GPUs never starts: its candidates are
+    `TIMEOUT` once the timeout has passed, and the tuner goes on."""
+    src = source()
+    measurer = RayMeasurer(ModelBackend(samples=2), timeout=2, build_timeout=120,
+                           resource=TimingResource.GPU, actors=1)
+    try:
+        got = measurer.measure([MeasureInput(src, traces(1)[0])])
+    finally:
+        measurer.close()
+    assert [(r.error, r.detail) for r in got] == [(MeasureError.TIMEOUT, "no timing actor ready within 2 s")]
 
 
 def test_without_ray_the_error_names_the_extra(monkeypatch):
