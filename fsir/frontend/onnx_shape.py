@@ -259,13 +259,21 @@ def op_GatherND(imp: OnnxImporter, node: onnx.NodeProto, attrs: dict):
         raise imp.error(f"{imp.describe()}: indices of shape {list(ish)} with batch_dims {bd} do not fit "
                          f"data of shape {list(s)}")
     batch, lead, rest = s[:bd], s[bd:bd + k], s[bd + k:]
+    if graph.DYN in (*batch, *lead[1:]) or (bd and graph.DYN in ish):
+        shown = [["?" if d == graph.DYN else d for d in dims] for dims in (s, ish)]
+        raise imp.error(f"{imp.describe()}: fsir gathers along a dim of run-time size only as the first indexed dim "
+                        f"without batch_dims (data of shape {shown[0]}, indices of shape {shown[1]}, batch_dims {bd})")
     strides = [math.prod(lead[i + 1:]) for i in range(k)]
-    block = math.prod(lead)
     b = imp.b
-    flat_table = b.reshape(x, [math.prod(batch) * block, *rest])
+    # a run-time first dim (`x[arange(batch)[:, None], cols]`) keeps the flat table's rows `?`
+    rows = graph.DYN if lead[0] == graph.DYN else math.prod(batch) * math.prod(lead)
+    block = math.prod(lead)
+    flat_table = b.reshape(x, [rows, *rest])
     outer = ish[:-1]
     folded = b.fold(ids)
-    if folded is not None:
+    if folded is not None and folded.dtype == object:
+        folded = None  # indices computed from run-time sizes: data
+    if folded is not None and lead[0] != graph.DYN:
         idx = np.where(folded < 0, folded + np.array(lead), folded)
         batch_lin = np.zeros(outer, np.int64)
         for d in range(bd):
@@ -275,7 +283,7 @@ def op_GatherND(imp: OnnxImporter, node: onnx.NodeProto, attrs: dict):
         flat: SSAValue | None = None
         for i in range(k):
             col = b.reshape(b.slice(ids, [0] * len(outer) + [i], [*outer, i + 1]), outer)
-            col = imp.normalize_ids(col, lead[i])
+            col = imp.normalize_ids(col, lead[i], x, bd + i)
             term = b.ew("mul", col, b.scalar_like(strides[i], col))
             flat = term if flat is None else b.ew("add", flat, term)
         for d in range(bd):

@@ -157,3 +157,42 @@ def test_slices_keeping_a_symbolic_dim_whole():
                    _ints(parts=[4, 4, 4], one=[1], two=[2], zero=[0], zeros=[0, 0], minus=[-2],
                          big=[2**63 - 1], ends=[2**63 - 1, 2**63 - 1], axes=[0, 1]))
     _check(model, lambda rng, b, s: {"x": _floats(rng, b, s, 12)}, [(1, 3), (4, 5)])
+
+
+def _mask_gather_nd() -> bytes:
+    """transformers' mask code as the dynamo exporter writes it:
+    mask[arange(B)[:, None, None, None], arange(S)[None, None, None, :]], a GatherND whose
+    first index column is computed from the run-time batch size."""
+    nodes = [
+        h.make_node("Shape", ["x"], ["s"]),
+        h.make_node("Gather", ["s", "i0"], ["b"], axis=0),
+        h.make_node("Range", ["zero", "b", "one"], ["rb"]),
+        h.make_node("Unsqueeze", ["rb", "ax123"], ["rb4"]),
+        h.make_node("Max", ["rb4", "cols"], ["both"]),
+        h.make_node("Shape", ["both"], ["grid"]),
+        h.make_node("Expand", ["rb4", "grid"], ["e0"]),
+        h.make_node("Expand", ["cols", "grid"], ["e1"]),
+        h.make_node("Unsqueeze", ["e0", "last"], ["u0"]),
+        h.make_node("Unsqueeze", ["e1", "last"], ["u1"]),
+        h.make_node("Concat", ["u0", "u1"], ["idx"], axis=-1),
+        h.make_node("GatherND", ["x", "idx"], ["y"]),
+    ]
+    return _model(nodes, [h.make_tensor_value_info("x", T.FLOAT, ["B", 16])],
+                  [h.make_tensor_value_info("y", T.FLOAT, None)],
+                  _ints(i0=0, zero=0, one=1, ax123=[1, 2, 3], last=[-1], cols=np.arange(16).reshape(1, 1, 1, 16)))
+
+
+def test_gather_nd_along_a_symbolic_dim():
+    _check(_mask_gather_nd(), lambda rng, b: {"x": _floats(rng, b, 16)}, [(1,), (2,), (5,)])
+
+
+def test_gather_nd_with_batch_dims_over_a_symbolic_dim_is_refused_at_its_node():
+    import pytest
+
+    nodes = [h.make_node("GatherND", ["x", "idx"], ["y"], batch_dims=1)]
+    model = _model(nodes, [h.make_tensor_value_info("x", T.FLOAT, ["B", 16]),
+                           h.make_tensor_value_info("idx", T.INT64, ["B", 1])],
+                   [h.make_tensor_value_info("y", T.FLOAT, None)])
+    with pytest.raises(fsir.UserError, match=r"GatherND\): fsir gathers along a dim of run-time size only .*"
+                                             r"data of shape \['\?', 16\]"):
+        fsir.compile(model, frontend="onnx")
