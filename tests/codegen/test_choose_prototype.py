@@ -1,4 +1,5 @@
-"""`Mapping.choose` scores a GEMM's configurations on one kernel re-targeted to each
+"""`Mapping.choose` scores the configurations whose kernels clone the same ops (a
+GEMM's tiles, a row kernel's block sizes) on one kernel re-targeted to each
 (`FusionContext.retarget`) instead of building every candidate: the chosen kernels,
 their estimates and costs are those of building every candidate, with fewer kernels
 built."""
@@ -16,7 +17,7 @@ from fsir.pipeline import load, lower
 ROOT = Path(__file__).resolve().parents[2]
 # (model, whether its GEMMs or convolutions have several candidate configurations)
 MODELS = [("examples/cusync/gpt3_mlp.mlir", True), ("examples/cusync/conv2.mlir", False),
-          ("examples/onnx/bert_layer.onnx", True)]
+          ("examples/onnx/bert_layer.onnx", True), ("examples/layernorm.mlir", True), ("examples/softmax.mlir", True)]
 
 
 def schedule_ir(model: str, monkeypatch, share: bool, precision: str = "fp32") -> tuple[str, int]:

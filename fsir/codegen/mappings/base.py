@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from xdsl.dialects.builtin import (
@@ -162,26 +162,41 @@ class GroupSpec:
     packed: bool = False  # an independent part: a grid-stride loop over its elements
 
 
-def _groups_key(groups: list[GroupSpec]) -> tuple:
-    """What `FusionContext.kernel` builds the groups from (values by identity)."""
-    return tuple((tuple(map(id, g.values)), g.composition, g.storage, g.buffer, g.offset, g.row_dims, g.packed)
-                 for g in groups)
+def _body_key(groups: list[GroupSpec]) -> tuple:
+    """What the ops `FusionContext.kernel` clones into the groups depend on: each
+    group's values (by identity), in order, and whether later groups read its results
+    (a group storing them on chip) or recompute them (one storing them to global
+    memory). Configurations of equal keys differ only in attributes."""
+    return tuple((tuple(map(id, g.values)), g.storage == Storage.GLOBAL) for g in groups)
 
 
 @dataclass
 class _Prototype:
-    """The kernel one `Mapping.choose` builds and re-targets to each configuration it
-    scores, instead of building every candidate's groups anew: the groups (cloned
-    graph ops) are most of a kernel's ops, and a GEMM's configurations share them."""
+    """The kernels one `Mapping.choose` builds, one per `_body_key`, each re-targeted to
+    every configuration of its key it scores, instead of building each candidate's
+    groups anew: the cloned graph ops are most of a kernel's ops, and most
+    configurations share them."""
 
-    ctx: FusionContext | None = None
-    groups: tuple | None = None
-    kernel: KernelOp | None = None
-    tables: int = 0  # the kernel's `constant_table_bytes`
+    kernels: dict[tuple, KernelOp] = field(default_factory=dict)
+    tables: dict[tuple, int] = field(default_factory=dict)  # each kernel's `constant_table_bytes`
+    memos: dict[int, dict] = field(default_factory=dict)  # `scoring_memo`, by kernel
+
+    def holds(self, k: KernelOp) -> bool:
+        return any(k is p for p in self.kernels.values())
 
 
 # The prototype of the `Mapping.choose` scoring now (None outside one).
 _PROTOTYPE: ContextVar[_Prototype | None] = ContextVar("_PROTOTYPE", default=None)
+def scoring_memo(k: KernelOp) -> dict | None:
+    """While `Mapping.choose` scores configurations on `k` (a prototype, re-targeted
+    to each), a dict for what a summary computes of `k`'s cloned ops, which the
+    re-targets leave alone (keyed by what it read of the rest); else None."""
+    slot = _PROTOTYPE.get()
+    if slot is None or not slot.holds(k):
+        return None
+    return slot.memos.setdefault(id(k), {})
+
+
 # Whether `Mapping.choose` shares one prototype among its candidates (the tests compare
 # the choices with and without).
 SHARE_PROTOTYPES = True
@@ -257,24 +272,27 @@ class FusionContext:
                shared: list[SharedOp]) -> KernelOp:
         """The fusion's schedule.kernel: `shared` buffers, then `groups` in order.
         While `Mapping.choose` scores configurations, a configuration whose groups
-        equal the previous one's (a GEMM's tiles: only parameters, launch and shared
-        buffers differ) gets the previous kernel back, re-targeted (`_Prototype`)."""
+        clone the same ops as an earlier one's (`_body_key`: a GEMM's tiles, a row
+        kernel's block sizes) gets that kernel back, re-targeted (`_Prototype`)."""
         slot = _PROTOTYPE.get()
-        key = _groups_key(groups)
-        if slot is not None and slot.kernel is not None and slot.ctx is self and slot.groups == key:
-            self.retarget(slot.kernel, params, grid, block, shared, slot.tables)
-            return slot.kernel
-        k = self._kernel(params, grid, block, groups, shared)
-        if slot is not None and slot.kernel is None:  # the choice's first kernel
-            slot.ctx, slot.groups, slot.kernel, slot.tables = self, key, k, constant_table_bytes(k)
+        if slot is None:
+            return self._kernel(params, grid, block, groups, shared)
+        key = (id(self), _body_key(groups))
+        proto = slot.kernels.get(key)
+        if proto is not None:
+            self.retarget(proto, params, grid, block, groups, shared, slot.tables[key])
+            return proto
+        k = slot.kernels[key] = self._kernel(params, grid, block, groups, shared)
+        slot.tables[key] = constant_table_bytes(k)
         return k
 
-    def retarget(self, k: KernelOp, params: MappingParamsAttr, grid, block, shared: list[SharedOp],
-                 tables: int) -> None:
-        """Make `k`, this fusion's kernel under another configuration with the same
-        groups, the kernel `kernel` would build for (params, grid, block, shared):
-        its properties, its shared buffers (the body's first ops) and its cost
-        (`tables`: its `constant_table_bytes`, which the groups fix)."""
+    def retarget(self, k: KernelOp, params: MappingParamsAttr, grid, block, groups: list[GroupSpec],
+                 shared: list[SharedOp], tables: int) -> None:
+        """Make `k`, this fusion's kernel under another configuration whose groups
+        clone the same ops, the kernel `kernel` would build for (params, grid, block,
+        groups, shared): its properties, its shared buffers (the body's first ops), its
+        groups (new ops over the same bodies) and its cost (`tables`: its
+        `constant_table_bytes`, which the cloned ops fix)."""
         k.params = params
         k.grid = DenseArrayBase.from_list(i64, list(grid))
         k.block_dims = DenseArrayBase.from_list(i64, list(block))
@@ -284,6 +302,15 @@ class FusionContext:
         first = k.block.first_op
         assert first is not None  # the groups and the yield
         k.block.insert_ops_before(shared, first)
+        for old, spec in zip(k.groups(), groups, strict=True):
+            g = GroupOp(spec.composition, spec.storage, [r.type for r in old.results], old.detach_region(0),
+                        spec.buffer, spec.offset, spec.row_dims, spec.packed)
+            k.block.insert_op_before(g, old)
+            for was, r in zip(old.results, g.results):
+                r.name_hint = was.name_hint
+                was.replace_all_uses_with(r)
+            old.detach()
+            old.erase()
         k.cost = DictionaryAttr(self.cost(grid, block, shared, tables))
 
     def _kernel(self, params: MappingParamsAttr, grid, block, groups: list[GroupSpec],
@@ -523,9 +550,10 @@ class Mapping:
         changes within `REGISTER_MARGIN` registers and could thereby win (or the winner,
         if it could thereby lose) is lowered and scored exactly.
 
-        Configurations whose kernels share their groups (a GEMM's or a convolution's
-        tiles) are scored on one kernel re-targeted to each (`FusionContext.kernel`),
-        and the winner is that kernel re-targeted to it: the same kernel, built once."""
+        Configurations whose kernels clone the same ops (a GEMM's or a convolution's
+        tiles, a row kernel's block sizes) are scored on one kernel re-targeted to each
+        (`FusionContext.kernel`), and the winner is such a kernel re-targeted to it:
+        the same kernel, built once."""
         token = _PROTOTYPE.set(None)  # a hook's builds (the tuner's) are kernels of their own
         try:
             hook = CONFIG_HOOK.get()
@@ -547,11 +575,10 @@ class Mapping:
             return entry.kernel if entry.kernel is not None else build(entry.config)
 
         def discard_all_but(keep: KernelOp) -> None:
-            for k in {id(e.kernel): e.kernel for e in scored if e.kernel is not None}.values():
+            built = [e.kernel for e in scored if e.kernel is not None]
+            for k in [*built, *(slot.kernels.values() if slot is not None else ())]:
                 if k is not keep:
                     self._discard(k)
-            if slot is not None and slot.kernel is not None and slot.kernel is not keep:
-                self._discard(slot.kernel)
 
         scored: list[_Scored[C]] = []
         for config in configs:
@@ -562,7 +589,7 @@ class Mapping:
                 return k
             summary = self.summarize(k, spec)
             est = estimate_summary(summary, grid, block, spec, bandwidth=True)
-            shared = slot is not None and k is slot.kernel
+            shared = slot is not None and slot.holds(k)
             scored.append(_Scored(None if shared else k, config, (grid, block), est, summary))
         assert scored
 

@@ -54,6 +54,7 @@ from fsir.codegen.mappings.base import (
     max_known,
     numel,
     op_error,
+    scoring_memo,
     unique,
 )
 from fsir.codegen.mappings.row_configs import RowConfig, RowLayout, SubRoot, default_row_schedule, row_candidates
@@ -295,19 +296,14 @@ class RowMapping(Mapping):
         s = Summary()
         per_step: Counter[str] = Counter()
         hoisted: Counter[str] = Counter()  # row-invariant loads of cached steps, once per thread
-        loaded: set = set()
-        seen: set = set()
-        keys: dict = {}
         nbytes = 0
         out_bytes = 0
-        for g in groups:
+        rows = [_group_row(g, _yielded(g)) for g in groups]
+        for g, (length, _), (elem, row, _, elem_bytes, invariant) in zip(
+                groups, rows, _split_groups(k, groups, rows, inputs, row_shape, bool(cached))):
             v = _yielded(g)
             is_reduce = isinstance(v.owner, graph.ReduceOp)
-            length, start = _group_row(g, v)
             per_step["alu"] += 6
-            if not cached:
-                loaded, seen = set(), set()
-            elem, row, loads, elem_bytes, invariant = split_costs(start, inputs, row_shape, loaded, seen, keys)
             per_step += row
             if cached:
                 slots = -(-length // (per_row * vector)) if length else 1
@@ -356,6 +352,29 @@ class RowMapping(Mapping):
         p = k.params
         assert isinstance(p, RowParamsAttr)
         return ib.max(ib.ceildiv(row_count(k, shapes), p.rows_per_block * p.row_steps), 1)
+
+
+def _split_groups(k: KernelOp, groups: list[schedule.GroupOp], rows: list[tuple], inputs: set[SSAValue],
+                  row_shape: tuple, cached: bool) -> list[tuple]:
+    """`split_costs` of each group's row elements, in order: with `cached` (register
+    slots) an input loaded or an op computed by an earlier group is not counted again.
+    While `k` is a choice's prototype the results are kept for the configurations
+    that store the groups alike (`scoring_memo`)."""
+    memo = scoring_memo(k)
+    key = (cached, row_shape, tuple((g.storage.data, tuple(map(id, start))) for g, (_, start) in zip(groups, rows)))
+    if memo is not None and key in memo:
+        return memo[key]
+    loaded: set = set()
+    seen: set = set()
+    keys: dict = {}
+    out = []
+    for _, start in rows:
+        if not cached:
+            loaded, seen = set(), set()
+        out.append(split_costs(start, inputs, row_shape, loaded, seen, keys))
+    if memo is not None:
+        memo[key] = out
+    return out
 
     def vector_problem(self, k: KernelOp, vec: int) -> str | None:
         """Each vector lies in one row: every group's row length is a static multiple of
