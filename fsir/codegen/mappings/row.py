@@ -361,7 +361,9 @@ def _split_groups(k: KernelOp, groups: list[schedule.GroupOp], rows: list[tuple]
     While `k` is a choice's prototype the results are kept for the configurations
     that store the groups alike (`scoring_memo`)."""
     memo = scoring_memo(k)
-    key = (cached, row_shape, tuple((g.storage.data, tuple(map(id, start))) for g, (_, start) in zip(groups, rows)))
+    # what `split_costs` reads of the groups: their values and which keep rows in shared memory
+    key = (cached, row_shape,
+           tuple((g.storage.data == Storage.SHARED, tuple(map(id, start))) for g, (_, start) in zip(groups, rows)))
     if memo is not None and key in memo:
         return memo[key]
     loaded: set = set()
