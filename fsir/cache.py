@@ -166,6 +166,8 @@ def kernel_key(k: KernelOp) -> str:
 # -- the cache schedule-to-gpu uses ------------------------------------------------
 
 _ACTIVE: ContextVar[KernelCache | None] = ContextVar("fsir_kernel_cache", default=None)
+# kernels lowered before schedule-to-gpu ran (by worker processes), by kernel name
+_READY: ContextVar[dict[str, gpu.FuncOp] | None] = ContextVar("fsir_ready_kernels", default=None)
 
 
 @contextlib.contextmanager
@@ -181,14 +183,29 @@ def active(cache: KernelCache | None) -> Iterator[None]:
             cache.evict()
 
 
+@contextlib.contextmanager
+def ready(funcs: dict[str, gpu.FuncOp]) -> Iterator[None]:
+    """Within: `lowered_kernel` takes the function of a kernel named in `funcs` from
+    there (each once) instead of lowering it (`fsir.codegen.parallel`)."""
+    token = _READY.set(funcs)
+    try:
+        yield
+    finally:
+        _READY.reset(token)
+
+
 def lowered_kernel(k: KernelOp, lower: Callable[[KernelOp], gpu.FuncOp], cacheable: bool = True) -> gpu.FuncOp:
-    """`k`'s gpu.func: from the active cache, else `lower(k)` (written to the cache)."""
+    """`k`'s gpu.func: made ready (`ready`), else from the active cache, else `lower(k)`
+    (written to the cache)."""
+    done = _READY.get()
+    if done is not None and k.sym_name.data in done:
+        return done.pop(k.sym_name.data)
     cache = _ACTIVE.get()
     if cache is None or not cacheable:
         return lower(k)
     key = kernel_key(k)
     text = cache.read(key)
-    fn = None if text is None else _parse_function(text, k)
+    fn = None if text is None else parse_function(text, k)
     if fn is not None:
         tally("cache_hits")
         return fn
@@ -198,7 +215,7 @@ def lowered_kernel(k: KernelOp, lower: Callable[[KernelOp], gpu.FuncOp], cacheab
     return fn
 
 
-def _parse_function(text: str, k: KernelOp) -> gpu.FuncOp | None:
+def parse_function(text: str, k: KernelOp) -> gpu.FuncOp | None:
     """The gpu.func `text` holds, located at `k` as a lowered one is; None if it is not one."""
     from xdsl.parser import Parser
 

@@ -5,6 +5,7 @@
     lowered = lower(module, options, on_stage=print)     # graph -> stitch -> schedule -> gpu (a copy)
     scheduled = lower(module, options, until="stitch-codegen")  # stop at a stage
     text = emit_ptx(lowered, options)
+    lowered, text = compile_ptx(module, options)          # both, kernels lowered in worker processes
     pipeline_text(options), target_text(options)         # the same steps as `fs-opt -p ... -t ...`
 
 The stages are the passes of `passes(options)`, then the PTX printer (`fsir.ptx`).
@@ -126,6 +127,48 @@ def emit_ptx(lowered: ModuleOp, options: PipelineOptions = DEFAULT, *,
     if on_stage is not None:
         on_stage(PTX_STAGE, time.perf_counter() - t, lowered)
     return text
+
+
+def compile_ptx(module: ModuleOp, options: PipelineOptions = DEFAULT, *,
+                on_stage: StageCallback | None = None) -> tuple[ModuleOp, str]:
+    """`lower` and `emit_ptx` of `module`, with the kernels lowered and printed by
+    `options.jobs` processes (`fsir.codegen.parallel`; None: FSIR_JOBS, else the usable
+    CPUs) where there are enough of them to pay. The PTX is byte-identical to the serial
+    compile's; in the module, the gpu.funcs that workers lowered are stubs (signature
+    and attributes; a caller that reads kernel bodies uses `lower`). `on_stage` reports
+    the workers' time as the `ptx` stage's."""
+    from fsir.codegen import parallel
+    from fsir.codegen.stitch_codegen import trials_deferred
+
+    jobs = parallel.jobs_wanted(options.jobs)
+    if jobs < 2 or options.tile_sync is not None:  # tile-sync rewrites kernels per pipeline, in the parent
+        lowered = lower(module, options, on_stage=on_stage)
+        return lowered, emit_ptx(lowered, options, on_stage=on_stage)
+    codegen = "stitch-codegen"
+    with trials_deferred():  # the workers lower the kernels instead
+        scheduled = lower(module, options, until=codegen, on_stage=on_stage)
+    done = None
+    t = time.perf_counter()
+    if len(parallel.first_kernels(scheduled)) >= parallel.MIN_KERNELS:
+        done = parallel.lower_in_workers(scheduled, jobs)
+    seconds = time.perf_counter() - t
+    if done is None:  # few kernels, a worker failed, or a kernel refuses to lower: serially
+        try:
+            lowered = lower(scheduled, options, after=codegen, on_stage=on_stage)
+        except UserError:  # a refusal splits its fusion in stitch-codegen's trial lowering
+            lowered = lower(module, options, on_stage=on_stage)
+        return lowered, emit_ptx(lowered, options, on_stage=on_stage)
+    from fsir import cache as kernel_cache
+    from fsir.ir import collector_paused
+
+    with kernel_cache.ready(done.funcs):
+        lowered = lower(scheduled, options, after=codegen, on_stage=on_stage)
+    t = time.perf_counter()
+    with collector_paused():
+        text = done.ptx(lowered, options.arch)
+    if on_stage is not None:
+        on_stage(PTX_STAGE, seconds + time.perf_counter() - t, lowered)
+    return lowered, text
 
 
 # -- input formats ------------------------------------------------------------

@@ -127,6 +127,9 @@ class PipelineOptions:
     arch: the PTX target architecture (sm_80, sm_86, sm_89, sm_90).
     tile_sync: None (off, the default), a `SyncPolicy` or "auto": dependent kernels as
         cuSync pipelines synchronised tile by tile by the `tile-sync` pass.
+    jobs: the processes that lower kernels and print their PTX when a compile asks for
+        PTX (`fsir.pipeline.compile_ptx`); None: FSIR_JOBS, else the usable CPUs. The
+        output does not depend on it, so it is not part of `key()`.
     """
 
     fusion: FusionMode = FusionMode.STITCH
@@ -140,6 +143,7 @@ class PipelineOptions:
     traffic_slack: float = 0.0
     arch: str = "sm_80"
     tile_sync: TileSyncChoice = None
+    jobs: int | None = None
 
     def __post_init__(self) -> None:
         def put(name: str, value: Any) -> None:
@@ -156,6 +160,14 @@ class PipelineOptions:
         if self.arch not in ARCHS:
             raise UserError(f"PTX printer: unsupported arch '{self.arch}' (choose from {', '.join(ARCHS)})")
         put("tile_sync", parse_tile_sync(self.tile_sync))
+        if self.jobs is not None:
+            try:
+                jobs = int(self.jobs)
+            except (TypeError, ValueError):
+                jobs = 0
+            if jobs < 1 or isinstance(self.jobs, bool):
+                raise UserError(f"jobs={self.jobs} (expected a number of processes, 1 or more)")
+            put("jobs", jobs)
 
     @classmethod
     def parse(cls, **values: Any) -> PipelineOptions:
@@ -173,7 +185,10 @@ class PipelineOptions:
 
     def key(self) -> tuple:
         """Every field, as plain values: the options' part of a cache key."""
-        return tuple((f.name, str(getattr(self, f.name))) for f in fields(self))
+        return tuple((f.name, str(getattr(self, f.name))) for f in fields(self) if f.name not in UNKEYED)
+
+
+UNKEYED = frozenset({"jobs"})  # fields that cannot change the output
 
 
 DEFAULT = PipelineOptions()

@@ -11,6 +11,9 @@ each fusion for its kernel.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -70,7 +73,7 @@ def codegen_function(f: func.FuncOp, options: PipelineOptions = DEFAULT,
             kernel.attributes[SPLIT_REMARK] = fusion.attributes[SPLIT_REMARK]
         for old, new in zip(fusion.results, kernel.results):
             new.name_hint = old.name_hint
-        refused = trial_lower(kernel) if fresh else None
+        refused = trial_lower(kernel) if fresh and not _DEFERRED.get() else None
         if refused is not None and len([op for op in ctx.ops if not isinstance(op, graph.ConstantOp)]) > 1:
             # the mapping accepted what its lowering refuses (a rule the capability query
             # misses): compile the fusion's ops as kernels of their own rather than refuse
@@ -84,6 +87,21 @@ def codegen_function(f: func.FuncOp, options: PipelineOptions = DEFAULT,
             raise refused
         _replace(fusion, kernel)
         index += 1
+
+
+_DEFERRED: ContextVar[bool] = ContextVar("fsir_deferred_trials", default=False)
+
+
+@contextmanager
+def trials_deferred() -> Iterator[None]:
+    """Within: stitch-codegen does not trial-lower its kernels. The caller lowers them
+    later (in worker processes, `fsir.codegen.parallel`) and must redo the compile
+    without this where one refuses to lower, since a refusal splits its fusion."""
+    token = _DEFERRED.set(True)
+    try:
+        yield
+    finally:
+        _DEFERRED.reset(token)
 
 
 def _kernel_of(ctx: FusionCodegen, fusion: FusionOp, key: tuple, planned: dict[tuple, KernelOp]) -> KernelOp:

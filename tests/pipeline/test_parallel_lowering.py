@@ -1,0 +1,135 @@
+"""Kernels lowered and printed in worker processes (fsir/codegen/parallel.py,
+`fsir.pipeline.compile_ptx`): the PTX is byte-identical to the serial compile's, the
+compile counts are the same, and a worker that dies or a kernel that refuses to lower
+falls back to the serial compile."""
+
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from fsir.codegen import parallel
+from fsir.codegen.options import PipelineOptions
+from fsir.dialects import gpu
+from fsir.errors import UserError
+from fsir.pipeline import compile_ptx, emit_ptx, load, lower
+from fsir.stats import collecting
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((ROOT / "examples").glob("*.mlir"))
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from compile_speed import bert_stack  # noqa: E402  (beside the benchmark)
+
+
+@pytest.fixture
+def always(monkeypatch):
+    """Workers even for a module of one kernel."""
+    monkeypatch.setattr(parallel, "MIN_KERNELS", 1)
+
+
+def stubs(lowered) -> int:
+    """The gpu.funcs of `lowered` that are stubs (their body only a `gpu.return`)."""
+    return sum(1 for op in lowered.walk() if isinstance(op, gpu.FuncOp)
+               and len(op.body.blocks[0].ops) == 1)
+
+
+def serial(module, options):
+    with collecting() as counts:
+        lowered = lower(module, options)
+        text = emit_ptx(lowered, options)
+    return text, counts.result()
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_examples_identical_ptx(path, always):
+    module = load(path)
+    expected, counts = serial(module, PipelineOptions())
+    with collecting() as got:
+        lowered, text = compile_ptx(module, PipelineOptions(jobs=2))
+    assert text == expected
+    assert got.result() == counts
+    kernels = len(parallel.first_kernels(lower(module, PipelineOptions(), until="stitch-codegen")))
+    assert (stubs(lowered) > 0) == (kernels > 1)  # one kernel: nothing to share
+
+
+def test_bert_layers_identical_ptx(always):
+    """Two BERT layers: kernels of equal structure share a function, in both compiles."""
+    module = load(bert_stack(2))
+    expected, counts = serial(module, PipelineOptions())
+    with collecting() as got:
+        lowered, text = compile_ptx(module, PipelineOptions(jobs=3))
+    assert text == expected
+    assert got.result() == counts
+    assert stubs(lowered) > 0
+    assert len(re.findall(r"^\.visible \.entry", text, re.M)) == sum(
+        1 for op in lowered.walk() if isinstance(op, gpu.FuncOp))
+
+
+def test_few_kernels_stay_serial():
+    module = load(ROOT / "examples" / "softmax.mlir")
+    lowered, text = compile_ptx(module, PipelineOptions(jobs=2))
+    assert stubs(lowered) == 0
+    assert text == serial(module, PipelineOptions())[0]
+
+
+def die(share):
+    """A worker that dies (a module-level function: the pool pickles it by name)."""
+    os._exit(3)
+
+
+def refuse(share):
+    """A worker whose kernels refuse to lower."""
+    return None, {"kernels_lowered": 1}
+
+
+def test_worker_crash_falls_back(always, monkeypatch):
+    monkeypatch.setattr(parallel, "_work", die)
+    module = load(bert_stack(1))
+    expected, counts = serial(module, PipelineOptions())
+    with pytest.warns(RuntimeWarning, match=r"compile worker failed \(BrokenProcessPool.*lowering serially"), \
+            collecting() as got:
+        lowered, text = compile_ptx(module, PipelineOptions(jobs=2))
+    assert text == expected
+    assert stubs(lowered) == 0
+    assert got.result().kernels_lowered >= counts.kernels_lowered
+
+
+def test_refusal_falls_back(always, monkeypatch):
+    """A kernel a worker cannot lower sends the compile back to the serial path, which
+    splits or reports it as stitch-codegen's trial lowering does."""
+    monkeypatch.setattr(parallel, "_work", refuse)
+    module = load(bert_stack(1))
+    lowered, text = compile_ptx(module, PipelineOptions(jobs=2))
+    assert text == serial(module, PipelineOptions())[0]
+    assert stubs(lowered) == 0
+
+
+def test_partition_balances_and_covers():
+    class K:
+        def __init__(self, n):
+            self.n = n
+
+        def walk(self):
+            return range(self.n)
+
+    ks = [K(n) for n in (50, 10, 40, 30, 20, 10)]
+    shares = parallel.partition(ks, 2)  # type: ignore[arg-type]  # sizes only
+    assert sorted(i for s in shares for i in s) == list(range(6))
+    loads = [sum(ks[i].n for i in s) for s in shares]
+    assert max(loads) - min(loads) <= 10
+    assert parallel.partition(ks[:1], 4) == [[0]]  # no empty share
+
+
+def test_jobs_option(monkeypatch):
+    assert PipelineOptions(jobs=2).key() == PipelineOptions().key()
+    with pytest.raises(UserError, match="jobs=0"):
+        PipelineOptions(jobs=0)
+    monkeypatch.setenv("FSIR_JOBS", "3")
+    assert parallel.jobs_wanted(None) == 3
+    assert parallel.jobs_wanted(1) == 1
+    monkeypatch.setenv("FSIR_JOBS", "many")
+    with pytest.raises(UserError, match="FSIR_JOBS"):
+        parallel.jobs_wanted(None)
