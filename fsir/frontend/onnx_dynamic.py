@@ -15,6 +15,7 @@ the symbolic entries. A placeholder still used as data at the end is refused.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -229,3 +230,62 @@ class RunTimeSizes:
                 result = b.ew(kind, a, c)  # sizes are non-negative: div and rem as Python's
         self.scalars[size] = result
         return result
+
+
+def infer_minus_one(src: list, want: list) -> list:
+    """A reshape target with its -1 entry computed where the run-time sizes cancel
+    ([b, 16, 64] to [b, 16, -1, 16]: -1 is 4), else as given."""
+    minus = [i for i, d in enumerate(want) if not is_symbolic(d) and d == -1]
+    if len(minus) != 1:
+        return want
+    rest_src = [f for d in src for f in factors(d)]
+    rest_want = [f for i, d in enumerate(want) if i != minus[0] for f in factors(d)]
+    for d in [d for d in rest_want if is_symbolic(d)]:
+        if d in rest_src:
+            rest_src.remove(d)
+            rest_want.remove(d)
+    if any(is_symbolic(d) for d in rest_want):
+        return want
+    known = math.prod(rest_want)
+    syms = [d for d in rest_src if is_symbolic(d)]
+    if syms:  # [b, s] to [-1, s]: -1 is b; [b, 4] to [-1, 2]: 2 * b
+        ints = math.prod(d for d in rest_src if not is_symbolic(d))
+        if known <= 0 or ints % known:
+            return want
+        size = ints // known
+        for d in syms:
+            size = SYMBOLIC.mul(size, d)
+        return [size if i == minus[0] else d for i, d in enumerate(want)]
+    total = math.prod(rest_src)
+    if known <= 0 or total % known:
+        return want
+    return [total // known if i == minus[0] else d for i, d in enumerate(want)]
+
+
+def factors(size: Any) -> list:
+    """A size as the factors of its products ((b * 4) * n: b, 4, n)."""
+    if is_symbolic(size) and size.expr[0] == "mul":
+        return [*factors(size.expr[1]), *factors(size.expr[2])]
+    return [size]
+
+
+def compare_sizes(op_type: str, a: Any, b: Any) -> bool | None:
+    """An ONNX comparison of two sizes (ints, or `Sym`s: run-time sizes, never
+    negative), or None where import time cannot tell."""
+    if not is_symbolic(a) and not is_symbolic(b):
+        return {"Equal": a == b, "Less": a < b, "Greater": a > b, "LessOrEqual": a <= b,
+                "GreaterOrEqual": a >= b}[op_type]
+    if a == b:  # the same expression
+        return op_type in ("Equal", "LessOrEqual", "GreaterOrEqual")
+    other, flipped = (b, False) if is_symbolic(a) else (a, True)
+    if is_symbolic(other) or other >= 0:
+        return None
+    # a size against a negative constant: the size is the greater
+    greater = {"Equal": False, "Less": False, "Greater": True, "LessOrEqual": False, "GreaterOrEqual": True}
+    less = {"Equal": False, "Less": True, "Greater": False, "LessOrEqual": True, "GreaterOrEqual": False}
+    return (less if flipped else greater)[op_type]
+
+
+def as_size(x: Any) -> Any:
+    """An entry of a shape value as a size: a `Sym`, or a Python int."""
+    return x if is_symbolic(x) else int(x)

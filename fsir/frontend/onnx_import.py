@@ -35,7 +35,17 @@ from fsir.dialects.graph import shape_of, tensor
 from fsir.errors import Location, UserError
 from fsir.frontend import onnx_storage
 from fsir.frontend.builder import GraphBuilder, dense_i64
-from fsir.frontend.onnx_dynamic import SYMBOLIC, RunTimeSizes, Sym, SymbolicShapes, argument_dims, is_symbolic
+from fsir.frontend.onnx_dynamic import (
+    SYMBOLIC,
+    RunTimeSizes,
+    Sym,
+    SymbolicShapes,
+    argument_dims,
+    as_size,
+    compare_sizes,
+    infer_minus_one,
+    is_symbolic,
+)
 from fsir.ir import verify
 from fsir.transforms.embedding_bags import fuse_embedding_bags
 from fsir.transforms.symbolic_dims import set_argument_dims
@@ -532,7 +542,7 @@ class OnnxImporter:
             return None
         a, c = (np.asarray(f) for f in folded)
         rule = getattr(SYMBOLIC, kind)
-        value = np.frompyfunc(lambda x, y: rule(_size(x), _size(y)), 2, 1)(a, c)
+        value = np.frompyfunc(lambda x, y: rule(as_size(x), as_size(y)), 2, 1)(a, c)
         return self.shape_placeholder(np.asarray(value, dtype=object), self.b.elem(self.value(node.input[0])))
 
     def shape_placeholder(self, sizes: np.ndarray, elem: Attribute) -> SSAValue:
@@ -551,7 +561,7 @@ class OnnxImporter:
         folded = [self.b.fold(self.value(n)) for n in node.input]
         if all(f is not None for f in folded) and any(np.asarray(f).dtype == object for f in folded):
             a, c = (np.asarray(f) for f in folded)
-            known = np.frompyfunc(lambda x, y: _compare_sizes(node.op_type, _size(x), _size(y)), 2, 1)(a, c)
+            known = np.frompyfunc(lambda x, y: compare_sizes(node.op_type, as_size(x), as_size(y)), 2, 1)(a, c)
             if all(k is not None for k in np.asarray(known).reshape(-1)):
                 return [self.const(np.asarray(known, dtype=bool), graph.i1)]
         a, c = self.bcast(*self.inputs(node))
@@ -697,7 +707,7 @@ class OnnxImporter:
         length must be some value's dim, whose size is whole): None otherwise."""
         if isinstance(delta, float) or isinstance(start, float) or delta <= 0:
             return None
-        length = SYMBOLIC.div(SYMBOLIC.sub(limit, _size(start)), int(delta))
+        length = SYMBOLIC.div(SYMBOLIC.sub(limit, as_size(start)), int(delta))
         return None if isinstance(length, Sym) and length.expr[0] == "div" else length
 
     def value_with_dim(self, size) -> tuple[SSAValue, int] | None:
@@ -714,65 +724,6 @@ class OnnxImporter:
 
 # A Slice end at least this large runs to the end of any dim (exporters write INT64_MAX).
 _TO_END = 2**31 - 1
-
-
-def infer_minus_one(src: list, want: list) -> list:
-    """A reshape target with its -1 entry computed where the run-time sizes cancel
-    ([b, 16, 64] to [b, 16, -1, 16]: -1 is 4), else as given."""
-    minus = [i for i, d in enumerate(want) if not is_symbolic(d) and d == -1]
-    if len(minus) != 1:
-        return want
-    rest_src = [f for d in src for f in factors(d)]
-    rest_want = [f for i, d in enumerate(want) if i != minus[0] for f in factors(d)]
-    for d in [d for d in rest_want if is_symbolic(d)]:
-        if d in rest_src:
-            rest_src.remove(d)
-            rest_want.remove(d)
-    if any(is_symbolic(d) for d in rest_want):
-        return want
-    known = math.prod(rest_want)
-    syms = [d for d in rest_src if is_symbolic(d)]
-    if syms:  # [b, s] to [-1, s]: -1 is b; [b, 4] to [-1, 2]: 2 * b
-        ints = math.prod(d for d in rest_src if not is_symbolic(d))
-        if known <= 0 or ints % known:
-            return want
-        size = ints // known
-        for d in syms:
-            size = SYMBOLIC.mul(size, d)
-        return [size if i == minus[0] else d for i, d in enumerate(want)]
-    total = math.prod(rest_src)
-    if known <= 0 or total % known:
-        return want
-    return [total // known if i == minus[0] else d for i, d in enumerate(want)]
-
-
-def factors(size: Any) -> list:
-    """A size as the factors of its products ((b * 4) * n: b, 4, n)."""
-    if is_symbolic(size) and size.expr[0] == "mul":
-        return [*factors(size.expr[1]), *factors(size.expr[2])]
-    return [size]
-
-
-def _compare_sizes(op_type: str, a: Any, b: Any) -> bool | None:
-    """An ONNX comparison of two sizes (ints, or `Sym`s: run-time sizes, never
-    negative), or None where import time cannot tell."""
-    if not is_symbolic(a) and not is_symbolic(b):
-        return {"Equal": a == b, "Less": a < b, "Greater": a > b, "LessOrEqual": a <= b,
-                "GreaterOrEqual": a >= b}[op_type]
-    if a == b:  # the same expression
-        return op_type in ("Equal", "LessOrEqual", "GreaterOrEqual")
-    other, flipped = (b, False) if is_symbolic(a) else (a, True)
-    if is_symbolic(other) or other >= 0:
-        return None
-    # a size against a negative constant: the size is the greater
-    greater = {"Equal": False, "Less": False, "Greater": True, "LessOrEqual": False, "GreaterOrEqual": True}
-    less = {"Equal": False, "Less": True, "Greater": False, "LessOrEqual": True, "GreaterOrEqual": False}
-    return (less if flipped else greater)[op_type]
-
-
-def _size(x: Any) -> Any:
-    """An entry of a shape value as a size: a `Sym`, or a Python int."""
-    return x if is_symbolic(x) else int(x)
 
 
 def _value_name(name: str) -> str:

@@ -15,8 +15,8 @@ from xdsl.ir import SSAValue
 from fsir.dialects import graph
 from fsir.dialects.graph import shape_of
 from fsir.errors import UserError
-from fsir.frontend.onnx_dynamic import SYMBOLIC, is_symbolic
-from fsir.frontend.onnx_import import OnnxImporter, converter, elem_type, factors, infer_minus_one, tensor_array
+from fsir.frontend.onnx_dynamic import SYMBOLIC, factors, infer_minus_one, is_symbolic
+from fsir.frontend.onnx_import import OnnxImporter, converter, elem_type, tensor_array
 
 
 @converter("Reshape")
