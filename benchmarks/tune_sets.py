@@ -224,8 +224,11 @@ def kendall(runs: list[KernelRun]) -> None:
     for r, tm, tp in rows:
         print(f"| {r.name} | {len(r.samples)} | {tm:.3f} | {tp:.3f} |")
     if rows:
-        print(f"mean τ over {len(rows)} held-out kernels: model {statistics.mean(t for _, t, _ in rows):.3f}, "
-              f"prior {statistics.mean(t for _, _, t in rows):.3f}")
+        # τ is undefined (nan) where one ranking is constant (equal priors of every candidate)
+        model = [t for _, t, _ in rows if math.isfinite(t)]
+        prior = [t for _, _, t in rows if math.isfinite(t)]
+        print(f"mean τ over the held-out kernels where it is defined: model {statistics.mean(model):.3f} "
+              f"({len(model)} kernels), prior {statistics.mean(prior):.3f} ({len(prior)} kernels)")
 
 
 # -- the task scheduler ---------------------------------------------------------------------
