@@ -6,6 +6,7 @@ BERT-base stacks of its layers (the same layer repeated, each with its own weigh
     python benchmarks/compile_speed.py --layers 1 12 --repeat 3 --markdown   # docs/benchmarks.md's table
     python benchmarks/compile_speed.py --resnet --repeat 3   # also ResNet-50 (the onnx wheel's `light` model)
     python benchmarks/compile_speed.py --round-trip          # would lowering in worker processes pay?
+    python benchmarks/compile_speed.py --jobs 1 2 --repeat 3 # ResNet-50 lowered and printed by 1, 2 processes
 
 Prints, per model, the CPU seconds of this process (`time.process_time`: on a shared
 machine the wall clock counts the other processes too) of parsing, each pass of the
@@ -18,6 +19,14 @@ printing their gpu.funcs and of parsing them back: a worker process that lowers 
 kernel hands it back as text (xDSL IR does not cross processes otherwise), so the
 parent parses what it did not lower, and workers pay only when parsing costs less than
 lowering.
+
+`--jobs N...` compiles ResNet-50 to PTX with the kernels lowered and printed by N
+processes (`fsir.pipeline.compile_ptx`; 1: serially in this one) and prints the wall
+seconds of the stages up to stitch-codegen, of lowering + PTX (schedule-to-gpu and
+the printer, the workers included) and of the whole compile, with the CPU seconds of
+this process (up to stitch-codegen, and after) and of its workers, each the best of `--repeat` runs. stitch-codegen
+leaves the kernels' lowering to the later stage in every run (it lowers them to prove
+them lowerable otherwise), so that stage holds the same work for every N.
 """
 
 from __future__ import annotations
@@ -135,6 +144,54 @@ def round_trip(path: str) -> dict[str, float]:
     return seconds
 
 
+def jobs_once(path: str, jobs: int) -> dict[str, float]:
+    """Seconds of one compile of `path` to PTX by `jobs` processes (see the module's doc)."""
+    import resource
+
+    from fsir.codegen.stitch_codegen import trials_deferred
+    from fsir.pipeline import PipelineOptions, compile_ptx, emit_ptx, lower, read_model
+
+    module = read_model(path)
+    options = PipelineOptions(jobs=jobs)
+    times: dict[str, float] = {}
+    marks: dict[str, float] = {}
+
+    def stage(name: str, seconds: float, _module) -> None:
+        times[name] = seconds
+        marks[name] = time.process_time()
+
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = time.process_time()
+    if jobs == 1:
+        with trials_deferred():
+            scheduled = lower(module, options, until="stitch-codegen", on_stage=stage)
+        lowered = lower(scheduled, options, after="stitch-codegen", on_stage=stage)
+        emit_ptx(lowered, options, on_stage=stage)
+    else:
+        compile_ptx(module, options, on_stage=stage)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    tail = times["schedule-to-gpu"] + times["ptx"]
+    return {"front": sum(times.values()) - tail, "lower+ptx": tail, "total": sum(times.values()),
+            "cpu front": marks["stitch-codegen"] - cpu, "cpu tail": marks["ptx"] - marks["stitch-codegen"],
+            "cpu workers": after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime}
+
+
+def jobs_table(path: str, jobs: list[int], repeat: int) -> None:
+    """`jobs_once` for each number of processes, the best of `repeat` runs per column."""
+    jobs_once(path, 1)  # imports and first-use caches outside the figures
+    rows = {n: [jobs_once(path, n) for _ in range(repeat)] for n in jobs}
+    header = ["jobs", "front", "lower+ptx", "total", "cpu front", "cpu tail", "cpu workers"]
+    print(" | ".join(f"{h:>12}" for h in header))
+    for n, runs in rows.items():
+        best = {k: min(r[k] for r in runs) for k in runs[0]}
+        print(" | ".join(f"{c:>12}" for c in [n, *(f"{v:.2f}" for v in best.values())]), flush=True)
+    base = {k: min(r[k] for r in rows[jobs[0]]) for k in ("lower+ptx", "total")}
+    for n in jobs[1:]:
+        print(f"speed-up of {n} over {jobs[0]} process(es): lower+ptx "
+              f"{base['lower+ptx'] / min(r['lower+ptx'] for r in rows[n]):.2f}x, total "
+              f"{base['total'] / min(r['total'] for r in rows[n]):.2f}x (load {os.getloadavg()[0]:.1f})")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--layers", type=int, nargs="+", default=[1, 2, 4, 12])
@@ -143,8 +200,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--resnet", action="store_true", help="also ResNet-50 (the onnx wheel's light model)")
     ap.add_argument("--round-trip", action="store_true",
                     help="only: CPU seconds of lowering ResNet-50's kernels, printing and parsing them back")
+    ap.add_argument("--jobs", type=int, nargs="+",
+                    help="only: ResNet-50 compiled to PTX with the kernels lowered by each number of processes")
     argv = sys.argv[1:] if argv is None else argv
     args = ap.parse_args(argv)
+    if args.jobs:
+        jobs_table(resnet50(), args.jobs, args.repeat)
+        return 0
     if args.round_trip:
         seconds = round_trip(resnet50())
         print(" | ".join(f"{k} {v:.2f}" if k != "kernels" else f"{k} {v:.0f}" for k, v in seconds.items()))

@@ -9,13 +9,13 @@
 Workers are forked (`os.fork`, Linux) after stitch-codegen, so they inherit the
 schedule IR and no IR is sent to them. Each lowers its share of the kernels
 schedule-to-gpu would lower (the first kernel of each structure) and prints their PTX,
-and sends back text only: the PTX entries and a stub of each gpu.func, its signature
-and attributes over a body of just `gpu.return`. The stubs are what the host side
-reads (the launch arguments, the address-table layout); parsing xDSL IR back costs
-more than lowering it, so whole functions never cross. The parent lowers a share of
-its own, as real functions. The module that results runs and prints the same PTX as
-a serial compile, but the functions workers lowered are stubs in it: a caller that
-needs the gpu IR itself lowers serially.
+verifies and prints their PTX, and sends back text only: the PTX entries and a stub
+of each gpu.func, its signature and attributes over a body of just `gpu.return`. The
+stubs are what the host side reads (the launch arguments, the address-table layout);
+parsing xDSL IR back costs more than lowering it, so whole functions never cross. The
+parent waits meanwhile: the host lowering that follows needs the stubs. The module
+that results runs and prints the same PTX as a serial compile, but its kernels are
+stubs: a caller that needs the gpu IR itself lowers serially.
 
 Lowering in workers pays when the kernels' lowering outweighs starting the workers:
 a fork and a pool start cost 0.03 to 0.1 s on a loaded 2-core machine, and a kernel
@@ -41,6 +41,7 @@ from fsir.codegen.mappings import lower_kernel
 from fsir.dialects import gpu
 from fsir.dialects.schedule import KernelOp
 from fsir.errors import UserError
+from fsir.ir import verify
 from fsir.ptx.module import check_arch, emit_kernel, kernels, ptx_module
 from fsir.stats import collecting
 from fsir.stats import count as tally
@@ -116,39 +117,31 @@ _SHARED: list[KernelOp] = []
 
 
 def lower_in_workers(module: ModuleOp, jobs: int) -> Lowered | None:
-    """`module`'s kernels (stitch-codegen's output) lowered and printed by `jobs`
-    processes, this one included. None where a kernel refuses to lower (the caller
-    compiles serially, which reports or splits it) or a worker fails (with a warning)."""
+    """`module`'s kernels (stitch-codegen's output) lowered, verified and printed by
+    `jobs` worker processes while this one waits (so it does not compete with them for
+    a CPU). None where a kernel refuses to lower (the caller compiles serially, which
+    reports or splits it) or a worker fails (with a warning)."""
     global _SHARED
     firsts = first_kernels(module)
-    shares = partition(firsts, jobs)
-    if len(shares) < 2:
+    if len(firsts) < 2 or jobs < 2:
         return None
     done = Lowered()
     _SHARED = firsts
     try:
-        with ProcessPoolExecutor(len(shares) - 1, mp_context=multiprocessing.get_context("fork")) as pool:
-            futures = [pool.submit(_work, share) for share in shares[1:]]
-            try:
-                for i in shares[0]:
-                    k = firsts[i]
-                    fn = kernel_cache.lowered_kernel(k, lambda k: lower_kernel(k).func)
-                    done.funcs[k.sym_name.data] = fn
-                    done.entries[k.sym_name.data] = emit_kernel(fn)
-            except UserError:
-                for f in futures:
-                    f.cancel()
-                return None
-            results = [f.result() for f in futures]
+        with ProcessPoolExecutor(min(jobs, len(firsts)), mp_context=multiprocessing.get_context("fork")) as pool:
+            # one kernel per task, the largest first: a worker takes the next when it is
+            # done, which balances better than any estimate of a kernel's cost
+            results = list(pool.map(_work, [[i] for i in largest_first(firsts)]))
     except Exception as err:  # noqa: BLE001 - any failure of a worker: compile serially instead
         warnings.warn(f"fsir: a compile worker failed ({type(err).__name__}: {err}); lowering serially",
                       RuntimeWarning, stacklevel=2)
         return None
     finally:
         _SHARED = []
-    for printed, counts in results:
+    for _, counts in results:
         for name, n in counts.items():
             tally(name, n)
+    for printed, _ in results:
         if printed is None:
             return None
         for i, entry, uses, stub in printed:
@@ -161,29 +154,23 @@ def lower_in_workers(module: ModuleOp, jobs: int) -> Lowered | None:
     return done
 
 
-def partition(ks: list[KernelOp], jobs: int) -> list[list[int]]:
-    """Indices of `ks` in `jobs` shares of about equal work (the largest kernels first,
-    each to the least loaded share; a kernel's ops stand for its lowering's cost),
-    none empty; the first share is the parent's."""
-    jobs = max(1, min(jobs, len(ks)))
+def largest_first(ks: list[KernelOp]) -> list[int]:
+    """Indices of `ks`, the kernels with the most ops (the longest to lower) first."""
     sizes = [sum(1 for _ in k.walk()) for k in ks]
-    shares: list[list[int]] = [[] for _ in range(jobs)]
-    loads = [0] * jobs
-    for i in sorted(range(len(ks)), key=lambda i: -sizes[i]):
-        j = loads.index(min(loads))
-        shares[j].append(i)
-        loads[j] += sizes[i]
-    return [sorted(s) for s in shares]
+    return sorted(range(len(ks)), key=lambda i: -sizes[i])
 
 
 def _work(share: list[int]) -> tuple[list[tuple[int, str, bool, str]] | None, dict[str, int]]:
-    """In a worker: the kernels `share` names lowered, as (index, PTX entry, uses
-    dynamic smem, stub text), and the compile counts made; None for a refusal."""
+    """In a worker: the kernels `share` names lowered and verified (the parent verifies
+    only their stubs), as (index, PTX entry, uses dynamic smem, stub text), and the
+    compile counts made; None for a refusal or invalid IR."""
     out: list[tuple[int, str, bool, str]] = []
     with collecting() as counts:
         try:
             for i in share:
                 fn = kernel_cache.lowered_kernel(_SHARED[i], lambda k: lower_kernel(k).func)
+                for op in fn.body.blocks[0].ops:
+                    verify(op)
                 entry, uses = emit_kernel(fn)
                 out.append((i, entry, uses, stub_text(fn)))
         except UserError:

@@ -107,7 +107,7 @@ def test_refusal_falls_back(always, monkeypatch):
     assert stubs(lowered) == 0
 
 
-def test_partition_balances_and_covers():
+def test_largest_first():
     class K:
         def __init__(self, n):
             self.n = n
@@ -115,12 +115,8 @@ def test_partition_balances_and_covers():
         def walk(self):
             return range(self.n)
 
-    ks = [K(n) for n in (50, 10, 40, 30, 20, 10)]
-    shares = parallel.partition(ks, 2)  # type: ignore[arg-type]  # sizes only
-    assert sorted(i for s in shares for i in s) == list(range(6))
-    loads = [sum(ks[i].n for i in s) for s in shares]
-    assert max(loads) - min(loads) <= 10
-    assert parallel.partition(ks[:1], 4) == [[0]]  # no empty share
+    ks = [K(n) for n in (50, 10, 40, 30, 20)]
+    assert parallel.largest_first(ks) == [0, 2, 3, 4, 1]  # type: ignore[arg-type]  # sizes only
 
 
 def test_jobs_option(monkeypatch):
