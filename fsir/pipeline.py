@@ -129,14 +129,16 @@ def emit_ptx(lowered: ModuleOp, options: PipelineOptions = DEFAULT, *,
     return text
 
 
-def compile_ptx(module: ModuleOp, options: PipelineOptions = DEFAULT, *,
-                on_stage: StageCallback | None = None) -> tuple[ModuleOp, str]:
+def compile_ptx(module: ModuleOp, options: PipelineOptions = DEFAULT, *, on_stage: StageCallback | None = None,
+                resources: dict[str, tuple[int, int, int]] | None = None) -> tuple[ModuleOp, str]:
     """`lower` and `emit_ptx` of `module`, with the kernels lowered and printed by
     `options.jobs` processes (`fsir.codegen.parallel`; None: FSIR_JOBS, else the usable
     CPUs) where there are enough of them to pay. The PTX is byte-identical to the serial
     compile's; in the module, the gpu.funcs that workers lowered are stubs (signature
-    and attributes; a caller that reads kernel bodies uses `lower`). `on_stage` reports
-    the workers' time as the `ptx` stage's."""
+    and attributes; a caller that reads kernel bodies uses `lower`), and `resources`
+    (when given) receives what the kernel-time model reads of their bodies, for
+    `fsir.runtime.profile.model_launches`. `on_stage` reports the workers' time as the
+    `ptx` stage's."""
     from fsir.codegen import parallel
     from fsir.codegen.stitch_codegen import trials_deferred
 
@@ -161,6 +163,8 @@ def compile_ptx(module: ModuleOp, options: PipelineOptions = DEFAULT, *,
     from fsir import cache as kernel_cache
     from fsir.ir import collector_paused
 
+    if resources is not None:
+        resources.update(done.resources)
     with kernel_cache.ready(done.funcs):
         lowered = lower(scheduled, options, after=codegen, on_stage=on_stage)
     t = time.perf_counter()

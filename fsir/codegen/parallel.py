@@ -37,6 +37,7 @@ from xdsl.ir import Block
 
 from fsir import cache as kernel_cache
 from fsir.codegen.kernel_plans import kernel_structure
+from fsir.codegen.latency import bytes_in_flight, estimate_registers, shared_bytes
 from fsir.codegen.mappings import lower_kernel
 from fsir.dialects import gpu
 from fsir.dialects.schedule import KernelOp
@@ -47,6 +48,14 @@ from fsir.stats import collecting
 from fsir.stats import count as tally
 
 MIN_KERNELS = 8
+
+Resources = tuple[int, int, int]
+"""A kernel's estimated registers per thread, static shared bytes and bytes a warp keeps
+in flight (`fsir.runtime.profile.model_launches` reads them)."""
+
+
+def resources(fn: gpu.FuncOp) -> Resources:
+    return estimate_registers(fn), shared_bytes(fn), bytes_in_flight(fn.body.blocks[0].ops)
 
 
 def usable_cpus() -> int:
@@ -97,6 +106,8 @@ class Lowered:
 
     funcs: dict[str, gpu.FuncOp] = field(default_factory=dict)
     entries: dict[str, tuple[str, bool]] = field(default_factory=dict)  # name -> (entry, uses dynamic smem)
+    # name -> what the kernel-time model reads of a function's body (`resources`), which its stub lacks
+    resources: dict[str, Resources] = field(default_factory=dict)
 
     def ptx(self, lowered: ModuleOp, arch: str) -> str:
         """The PTX module of `lowered` (schedule-to-gpu's output over `funcs`): as
@@ -144,13 +155,14 @@ def lower_in_workers(module: ModuleOp, jobs: int) -> Lowered | None:
     for printed, _ in results:
         if printed is None:
             return None
-        for i, entry, uses, stub in printed:
+        for i, entry, uses, stub, used in printed:
             k = firsts[i]
             fn = kernel_cache.parse_function(stub, k)
             if fn is None:
                 return None
             done.funcs[k.sym_name.data] = fn
             done.entries[k.sym_name.data] = (entry, uses)
+            done.resources[k.sym_name.data] = used
     return done
 
 
@@ -160,11 +172,14 @@ def largest_first(ks: list[KernelOp]) -> list[int]:
     return sorted(range(len(ks)), key=lambda i: -sizes[i])
 
 
-def _work(share: list[int]) -> tuple[list[tuple[int, str, bool, str]] | None, dict[str, int]]:
+Printed = tuple[int, str, bool, str, Resources]  # a kernel's index, PTX entry, uses dynamic smem, stub, resources
+
+
+def _work(share: list[int]) -> tuple[list[Printed] | None, dict[str, int]]:
     """In a worker: the kernels `share` names lowered and verified (the parent verifies
-    only their stubs), as (index, PTX entry, uses dynamic smem, stub text), and the
-    compile counts made; None for a refusal or invalid IR."""
-    out: list[tuple[int, str, bool, str]] = []
+    only their stubs), as `Printed`, and the compile counts made; None for a refusal or
+    invalid IR."""
+    out: list[Printed] = []
     with collecting() as counts:
         try:
             for i in share:
@@ -172,7 +187,8 @@ def _work(share: list[int]) -> tuple[list[tuple[int, str, bool, str]] | None, di
                 for op in fn.body.blocks[0].ops:
                     verify(op)
                 entry, uses = emit_kernel(fn)
-                out.append((i, entry, uses, stub_text(fn)))
+                used = resources(fn)
+                out.append((i, entry, uses, stub_text(fn), used))
         except UserError:
             return None, dict(counts.counts)
     return out, dict(counts.counts)

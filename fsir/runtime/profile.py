@@ -125,16 +125,18 @@ def _as_record(r: LaunchRecord | tuple) -> LaunchRecord:
     return launch_record(kernel, grid, block, smem, st)
 
 
-def model_launches(lowered: ModuleOp, records: Iterable[LaunchRecord | tuple], spec: GpuSpec) -> list[LaunchFigures]:
+def model_launches(lowered: ModuleOp, records: Iterable[LaunchRecord | tuple], spec: GpuSpec,
+                   known: Mapping[str, tuple[int, int, int]] | None = None) -> list[LaunchFigures]:
     """Every recorded launch timed by the kernel-time model (fsir/codegen/kernel_time.py),
     its occupancy from the gpu.func's estimated registers and shared memory, the bytes
-    a warp keeps in flight from its straight runs of loads. A launch without counters (on a
-    GPU) keeps its measured time and zero counters."""
+    a warp keeps in flight from its straight runs of loads (or those three from `known`,
+    by kernel: a compile whose kernels are stubs, `fsir.pipeline.compile_ptx`). A launch
+    without counters (on a GPU) keeps its measured time and zero counters."""
     from fsir.codegen.latency import bytes_in_flight, estimate_registers, shared_bytes
     from fsir.dialects import gpu
 
     funcs = {op.sym_name.data: op for op in lowered.walk() if isinstance(op, gpu.FuncOp)}
-    resources: dict[str, tuple[int, int, int]] = {}
+    resources: dict[str, tuple[int, int, int]] = dict(known or {})
     out = []
     for rec in map(_as_record, records):
         if rec.kernel not in resources:

@@ -92,6 +92,9 @@ def build_arg_parser() -> argparse.ArgumentParser:
                    help="apply the best configuration per kernel of this fs-tune log (docs/tuning.md)")
     p.add_argument("--no-cache", action="store_true",
                    help="lower every kernel: neither read nor write the kernel cache (FSIR_CACHE_DIR)")
+    p.add_argument("-j", "--jobs", type=int, default=None,
+                   help="processes that lower the kernels and print their PTX (default: FSIR_JOBS, else the "
+                        "usable CPUs; a module of few kernels compiles in this process)")
     # the concurrent simulator and its timeline model (fsir/sim/concurrent.py, timeline.py)
     p.add_argument("--sim-dispatch", default="fifo",
                    help="block dispatch order of concurrent launches on the simulator: fifo (by stream priority, "
@@ -165,7 +168,7 @@ def run_compiled(module, entry: str, inputs, args):
     device = select_device(args.device)
     configure_sim(device, args)
     options = PipelineOptions(fusion=args.fusion, subroots=args.subroots, arch=args.arch, precision=args.precision,
-                              tile_sync=parse_tile_sync(args.tile_sync, "--tile-sync"))
+                              tile_sync=parse_tile_sync(args.tile_sync, "--tile-sync"), jobs=args.jobs)
     if args.tuning_log:
         from fsir.tune.database import Database
         from fsir.tune.sizes import specialized_for
@@ -175,7 +178,8 @@ def run_compiled(module, entry: str, inputs, args):
         module, size = specialized_for(module, mine, inputs)
         if size is not None and not args.quiet:
             print(f"tuned at this size ({size}): compiled specialised to it", file=sys.stderr)
-    lowered, ptx = compile_timed(module, options, args)
+    resources: dict[str, tuple[int, int, int]] = {}  # of the kernels compiled as stubs (compile_ptx)
+    lowered, ptx = compile_timed(module, options, args, resources)
     kernels = profile_kernels(module, options) if args.profile else []
     if args.dump_ptx:
         with open(args.dump_ptx, "w") as fh:
@@ -183,7 +187,7 @@ def run_compiled(module, entry: str, inputs, args):
     records: list[LaunchRecord] = []
     outputs, stats = execute(lowered, inputs, device, entry=entry, ptx=ptx, record=records,
                              progress=False if args.quiet else None)
-    figures = model_launches(lowered, records, sim_gpu(args))
+    figures = model_launches(lowered, records, sim_gpu(args), resources)
     record = {"device": device.name, **stats_dict(stats), "kernels": count_kernels(lowered)}
     record.update(sim_record(device, args))
     record["per_launch"] = [launch_dict(r, f) for r, f in zip(records, figures)]
@@ -238,11 +242,13 @@ def launch_dict(rec, fig) -> dict:
     return item
 
 
-def compile_timed(module, options: PipelineOptions, args):
-    """(lowered module, PTX), through the kernel cache unless --no-cache; with
-    --time-passes, each stage's seconds and the compile counts on stderr."""
+def compile_timed(module, options: PipelineOptions, args, resources: dict[str, tuple[int, int, int]]):
+    """(lowered module, PTX), through the kernel cache unless --no-cache, the kernels
+    lowered by `options.jobs` processes (`compile_ptx`: `resources` receives what the
+    per-launch model reads of the kernels it leaves as stubs); with --time-passes, each
+    stage's seconds and the compile counts on stderr."""
     from fsir import cache as kernel_cache
-    from fsir.pipeline import emit_ptx, lower
+    from fsir.pipeline import compile_ptx
     from fsir.stats import collecting
 
     def report(stage: str, seconds: float, _module) -> None:
@@ -256,8 +262,7 @@ def compile_timed(module, options: PipelineOptions, args):
 
         tuning = tuned(args.tuning_log, options)
     with collecting() as counts, kernel_cache.active(store), tuning:
-        lowered = lower(module, options, on_stage=report)
-        ptx = emit_ptx(lowered, options, on_stage=report)
+        lowered, ptx = compile_ptx(module, options, on_stage=report, resources=resources)
     if args.time_passes:
         print("Compile counts:", *(f"  {line}" for line in counts.result().lines()), sep="\n", file=sys.stderr)
     return lowered, ptx

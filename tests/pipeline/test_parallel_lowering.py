@@ -3,6 +3,7 @@
 compile counts are the same, and a worker that dies or a kernel that refuses to lower
 falls back to the serial compile."""
 
+import json
 import os
 import re
 import sys
@@ -129,3 +130,21 @@ def test_jobs_option(monkeypatch):
     monkeypatch.setenv("FSIR_JOBS", "many")
     with pytest.raises(UserError, match="FSIR_JOBS"):
         parallel.jobs_wanted(None)
+
+
+def test_fs_run_same_record(always, tmp_path):
+    """fs-run with kernels lowered by workers: the same outputs, counters and per-launch
+    model figures (registers, shared bytes, modeled time: from the workers' `resources`,
+    the module holding only stubs)."""
+    from fsir.tools.fs_run import main_impl
+
+    lowered, _ = compile_ptx(load("examples/hlo/softmax.hlo"), PipelineOptions(fusion="none", jobs=2))
+    assert stubs(lowered) > 1  # the workers lowered them
+    records = []
+    for jobs in ("1", "2"):
+        js = tmp_path / f"stats{jobs}.json"
+        assert main_impl(["examples/hlo/softmax.hlo", "--device", "sim", "--fusion", "none", "--stats-json",
+                          str(js), "--quiet", "-j", jobs]) == 0
+        records.append(json.loads(js.read_text()))
+    assert records[0]["launches"] > 1 and records[0]["per_launch"][0]["registers"] > 0
+    assert records[0] == records[1]
