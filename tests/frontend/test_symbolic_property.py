@@ -45,6 +45,7 @@ FULL_EXAMPLES = int(os.environ.get("FSIR_SYMBOLIC_EXAMPLES", 150))
 MODES = ("stitch", "xla", "none")
 D = 4  # the static feature dim of the input
 VOCAB = 11
+RULE_COUNT = (3, 7)  # rules drawn per graph
 BUFFER = 64  # rows of the static buffer cut at a run-time end: S never exceeds it
 
 Dim = tuple[int, tuple[str, ...]]  # coefficient times a product of symbols
@@ -499,7 +500,7 @@ def symbolic_graphs(draw: st.DrawFn) -> tuple[bytes, list[str]]:
     g = Graph(draw)
     g.nodes.append(helper.make_node("Shape", ["x"], ["x_shape"]))
     g.add("x", [_dim("B"), _dim("S"), _dim(D)], "input")
-    for _ in range(draw(st.integers(3, 7))):
+    for _ in range(draw(st.integers(*RULE_COUNT))):
         draw(st.sampled_from(RULES))(g)
     outs = [g.pool[-1]] + ([g.pick()] if g.draw(st.booleans()) else [])
     names = list(dict.fromkeys(v.name for v in outs))
@@ -617,3 +618,29 @@ def test_max_over_a_middle_run_time_dim_then_its_broadcast():
             (got,) = exe.run([x], device="sim")
             np.testing.assert_allclose(got, x[1:] - x[1:].max(axis=1, keepdims=True), rtol=1e-6, atol=1e-6,
                                        err_msg=f"{mode} at seq {seq}")
+
+
+GQA = """
+func.func @f(%x: tensor<?x2x2x?x4xf32>) -> tensor<?x4x?x4xf32> {
+  %e = graph.exp %x : tensor<?x2x2x?x4xf32>
+  %m = graph.reshape %e : (tensor<?x2x2x?x4xf32>) -> tensor<?x4x?x4xf32>
+  %s = graph.reduce sum %m dims [3] : (tensor<?x4x?x4xf32>) -> tensor<?x4x?xf32>
+  %sb = graph.broadcast %s dims [0, 1, 2] like %m : (tensor<?x4x?xf32>, tensor<?x4x?x4xf32>) -> tensor<?x4x?x4xf32>
+  %y = graph.div %m, %sb : tensor<?x4x?x4xf32>
+  func.return %y : tensor<?x4x?x4xf32>
+}
+"""
+
+
+def test_reshape_keeps_run_time_dims_around_static_merges():
+    """[B, 2, 2, S, 4] -> [B, 4, S, 4] (LLaMA's grouped key/value heads merged): the
+    `?` dims keep their sizes, the static dims between them merge; every mode, two
+    sizes of each `?` dim."""
+    for mode in MODES:
+        exe = fsir.compile(GQA, fusion=mode)
+        for batch, seq in [(1, 5), (3, 2)]:
+            x = np.random.default_rng(seq).standard_normal((batch, 2, 2, seq, D)).astype(np.float32)
+            (got,) = exe.run([x], device="sim")
+            e = np.exp(x).reshape(batch, 4, seq, D)
+            np.testing.assert_allclose(got, e / e.sum(axis=3, keepdims=True), rtol=1e-5, atol=1e-6,
+                                       err_msg=f"{mode} at {(batch, seq)}")

@@ -313,29 +313,33 @@ class BroadcastOp(GraphOp):
 
 def kept_dynamic_dims(src: Sequence[int], out: Sequence[int]) -> dict[int, int]:
     """The `?` dims a reshape of the same dynamic structure keeps, as {result dim:
-    operand dim}: when the shapes are equal but for static size-1 dims (an unsqueeze
-    or squeeze, as [B, S] -> [B, 1, 1, S]), every `?` dim in order; else the leading
-    dims `?` in both when every later dim of both is static and the two hold equally
-    many elements (a reshape of the trailing dims, as [B, S, 768] -> [B, S, 12, 64]).
-    Empty when neither holds."""
-    src_kept = [i for i, d in enumerate(src) if d != 1]
-    out_kept = [i for i, d in enumerate(out) if d != 1]
-    if [src[i] for i in src_kept] == [out[i] for i in out_kept]:
-        return {j: i for i, j in zip(src_kept, out_kept) if src[i] == DYN}
-    kept = 0
-    while kept < min(len(src), len(out)) and src[kept] == DYN and out[kept] == DYN:
-        kept += 1
-    rest_src, rest_out = src[kept:], out[kept:]
-    if DYN in rest_src or DYN in rest_out or math.prod(rest_src) != math.prod(rest_out):
+    operand dim}: both shapes have their `?` dims in the same number and order, and the
+    static dims before the first, between two consecutive and after the last `?` dim
+    hold equally many elements in both (a reshape within the static runs: an unsqueeze
+    or squeeze, as [B, S] -> [B, 1, 1, S]; a split or merge of trailing dims, as
+    [B, S, 768] -> [B, S, 12, 64]; of middle dims, as GQA's [B, 2, 2, S, 16] ->
+    [B, 4, S, 16]). Then the `?` dims pair in order. Empty when that does not hold."""
+    src_dyn = [i for i, d in enumerate(src) if d == DYN]
+    out_dyn = [j for j, d in enumerate(out) if d == DYN]
+    if len(src_dyn) != len(out_dyn):
         return {}
-    return {i: i for i in range(kept)}
+    for a, b in zip(_static_runs(src, src_dyn), _static_runs(out, out_dyn)):
+        if math.prod(a) != math.prod(b):
+            return {}
+    return dict(zip(out_dyn, src_dyn))
+
+
+def _static_runs(shape: Sequence[int], dyn: list[int]) -> list[Sequence[int]]:
+    """The static dims before, between and after the `?` dims at `dyn`."""
+    bounds = [-1, *dyn, len(shape)]
+    return [shape[lo + 1:hi] for lo, hi in zip(bounds, bounds[1:])]
 
 
 @irdl_op_definition
 class ReshapeOp(GraphOp):
     """Same elements, new shape (row-major). At most one result dim may be `?` unless
-    the operand has the same dynamic structure (`kept_dynamic_dims`: equal up to
-    size-1 dims, or leading `?` dims then static dims holding as many elements in
+    the operand has the same dynamic structure (`kept_dynamic_dims`: `?` dims in the
+    same number and order, the static dims around them holding as many elements in
     both); then the `?` dims keep the operand's sizes.
 
         %r = graph.reshape %x : (tensor<4x8xf32>) -> tensor<32xf32>
