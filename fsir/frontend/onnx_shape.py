@@ -43,7 +43,9 @@ def _dynamic_reshape(imp: OnnxImporter, x: SSAValue, target: list, attrs: dict) 
     """A Reshape with run-time sizes. Where `x` is itself a reshape whose result no
     longer shows the run-time sizes the target splits out (BERT's mask flattened to
     [batch * seq] and reshaped back to [batch, 1, 1, seq]), the reshape of its source
-    is the same row-major relabelling and keeps them."""
+    is the same row-major relabelling and keeps them; else a `?` dim split into several
+    run-time sizes is a gather (`_unflatten`). Anything else is the importer's located
+    refusal."""
     try:
         return imp.dynamic_reshape(x, target, attrs)
     except UserError:
@@ -101,6 +103,7 @@ def _unflatten(imp: OnnxImporter, x: SSAValue, target: list, attrs: dict) -> SSA
 
 
 def _factors_of(sizes: list) -> list:
+    """The factors of the product of `sizes`, without 1s."""
     return [f for d in sizes for f in factors(d) if not (isinstance(f, int) and f == 1)]
 
 
