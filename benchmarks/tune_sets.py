@@ -147,7 +147,7 @@ def kernel_set(args) -> None:
                 seen.add(task.key)
                 runs.append(tune_kernel(f"{model}: {task.kernel}", text, task, memo, k))
                 r = runs[-1]
-                print(f"  {r.name} [{task.mapping}] today {us(r.today)} tuned {us(r.best)} ({r.best_config}); "
+                print(f"  {r.name} [{task.mapping}] default {us(r.today)} tuned {us(r.best)} ({r.best_config}); "
                       f"{r.wall:.1f} s ({r.rank:.1f} s ranking), {len(r.samples)} samples", flush=True)
     finally:
         memo.pool.close()
@@ -182,8 +182,9 @@ def us(s: float | None) -> str:
 
 
 def kernel_table(runs: list[KernelRun], k: int) -> None:
-    print(f"\nkernel set: today's choice against the fast mode (prior's top {k}, today's first), model measurer")
-    print("| kernel | mapping | today | today µs | tuned | tuned µs | speed-up | errors | ranking s | "
+    print(f"\nkernel set: stitch-codegen's choice (default) against the fast mode (prior's top {k}, the default "
+          "first), model measurer")
+    print("| kernel | mapping | default | default µs | tuned | tuned µs | speed-up | errors | ranking s | "
           "fast-mode wall s |")
     print("|---|---|---|---:|---|---:|---:|---:|---:|---:|")
     ups = []
@@ -196,7 +197,7 @@ def kernel_table(runs: list[KernelRun], k: int) -> None:
               f"{r.wall:.1f} |")
     gm = math.exp(statistics.mean(math.log(u) for u in ups)) if ups else math.nan
     slower = sum(u < 1 for u in ups)
-    print(f"{len(runs)} kernels; geometric-mean speed-up {gm:.3f}x; slower than today: {slower}; "
+    print(f"{len(runs)} kernels; geometric-mean speed-up {gm:.3f}x; slower than the default: {slower}; "
           f"ranking per kernel: median {statistics.median(r.rank for r in runs):.1f} s, "
           f"max {max(r.rank for r in runs):.1f} s; fast-mode wall (measurements included) per kernel: median "
           f"{statistics.median(r.wall for r in runs):.1f} s, max {max(r.wall for r in runs):.1f} s")
