@@ -23,8 +23,11 @@ lowering.
 `--jobs N...` compiles ResNet-50 to PTX with the kernels lowered and printed by N
 processes (`fsir.pipeline.compile_ptx`; 1: serially in this one) and prints the wall
 seconds of the stages up to stitch-codegen, of lowering + PTX (schedule-to-gpu and
-the printer, the workers included) and of the whole compile, with the CPU seconds of
-this process (up to stitch-codegen, and after) and of its workers, each the best of `--repeat` runs. stitch-codegen
+the printer, the workers included) and of the whole compile (the model read
+excluded), with the CPU seconds of this process (up to stitch-codegen, and after) and
+of its workers, and the CPU path: this process's CPU seconds plus the workers' divided
+by N, what the wall clock would read on N idle cores with the work evenly spread (a
+shared machine's wall clock counts the other processes); each the best of `--repeat` runs. stitch-codegen
 leaves the kernels' lowering to the later stage in every run (it lowers them to prove
 them lowerable otherwise), so that stage holds the same work for every N.
 """
@@ -153,15 +156,14 @@ def jobs_once(path: str, jobs: int) -> dict[str, float]:
 
     module = read_model(path)
     options = PipelineOptions(jobs=jobs)
-    times: dict[str, float] = {}
-    marks: dict[str, float] = {}
+    wall: dict[str, float] = {}
+    cpu: dict[str, float] = {}
 
-    def stage(name: str, seconds: float, _module) -> None:
-        times[name] = seconds
-        marks[name] = time.process_time()
+    def stage(name: str, _seconds: float, _module) -> None:
+        wall[name], cpu[name] = time.perf_counter(), time.process_time()
 
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = time.process_time()
+    stage("start", 0.0, None)
     if jobs == 1:
         with trials_deferred():
             scheduled = lower(module, options, until="stitch-codegen", on_stage=stage)
@@ -170,26 +172,30 @@ def jobs_once(path: str, jobs: int) -> dict[str, float]:
     else:
         compile_ptx(module, options, on_stage=stage)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    tail = times["schedule-to-gpu"] + times["ptx"]
-    return {"front": sum(times.values()) - tail, "lower+ptx": tail, "total": sum(times.values()),
-            "cpu front": marks["stitch-codegen"] - cpu, "cpu tail": marks["ptx"] - marks["stitch-codegen"],
-            "cpu workers": after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime}
+    workers = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
+    front, tail = cpu["stitch-codegen"] - cpu["start"], cpu["ptx"] - cpu["stitch-codegen"]
+    return {"front": wall["stitch-codegen"] - wall["start"], "lower+ptx": wall["ptx"] - wall["stitch-codegen"],
+            "total": wall["ptx"] - wall["start"], "cpu front": front, "cpu tail": tail, "cpu workers": workers,
+            "cpu path": front + tail + workers / jobs}
 
 
 def jobs_table(path: str, jobs: list[int], repeat: int) -> None:
     """`jobs_once` for each number of processes, the best of `repeat` runs per column."""
     jobs_once(path, 1)  # imports and first-use caches outside the figures
     rows = {n: [jobs_once(path, n) for _ in range(repeat)] for n in jobs}
-    header = ["jobs", "front", "lower+ptx", "total", "cpu front", "cpu tail", "cpu workers"]
+    header = ["jobs", "front", "lower+ptx", "total", "cpu front", "cpu tail", "cpu workers", "cpu path"]
     print(" | ".join(f"{h:>12}" for h in header))
     for n, runs in rows.items():
         best = {k: min(r[k] for r in runs) for k in runs[0]}
         print(" | ".join(f"{c:>12}" for c in [n, *(f"{v:.2f}" for v in best.values())]), flush=True)
-    base = {k: min(r[k] for r in rows[jobs[0]]) for k in ("lower+ptx", "total")}
+    def best(n: int, key: str) -> float:
+        return min(r[key] for r in rows[n])
+
     for n in jobs[1:]:
-        print(f"speed-up of {n} over {jobs[0]} process(es): lower+ptx "
-              f"{base['lower+ptx'] / min(r['lower+ptx'] for r in rows[n]):.2f}x, total "
-              f"{base['total'] / min(r['total'] for r in rows[n]):.2f}x (load {os.getloadavg()[0]:.1f})")
+        tail = best(jobs[0], "lower+ptx") / best(n, "lower+ptx")
+        print(f"{n} over {jobs[0]} process(es), wall: lower+ptx {tail:.2f}x, "
+              f"total {best(jobs[0], 'total') / best(n, 'total'):.2f}x (load {os.getloadavg()[0]:.1f}); "
+              f"cpu path: total {best(jobs[0], 'cpu path') / best(n, 'cpu path'):.2f}x")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -141,6 +141,7 @@ def compile_ptx(module: ModuleOp, options: PipelineOptions = DEFAULT, *, on_stag
     `ptx` stage's."""
     from fsir.codegen import parallel
     from fsir.codegen.stitch_codegen import trials_deferred
+    from fsir.ir import collector_paused
 
     jobs = parallel.jobs_wanted(options.jobs)
     if jobs < 2 or options.tile_sync is not None:  # tile-sync rewrites kernels per pipeline, in the parent
@@ -152,7 +153,8 @@ def compile_ptx(module: ModuleOp, options: PipelineOptions = DEFAULT, *, on_stag
     done = None
     t = time.perf_counter()
     if len(parallel.first_kernels(scheduled)) >= parallel.MIN_KERNELS:
-        done = parallel.lower_in_workers(scheduled, jobs)
+        with collector_paused():  # (workers inherit it: a collection would scan, and copy, the parent's heap)
+            done = parallel.lower_in_workers(scheduled, jobs, measure=resources is not None)
     seconds = time.perf_counter() - t
     if done is None:  # few kernels, a worker failed, or a kernel refuses to lower: serially
         try:
@@ -161,7 +163,6 @@ def compile_ptx(module: ModuleOp, options: PipelineOptions = DEFAULT, *, on_stag
             lowered = lower(module, options, on_stage=on_stage)
         return lowered, emit_ptx(lowered, options, on_stage=on_stage)
     from fsir import cache as kernel_cache
-    from fsir.ir import collector_paused
 
     if resources is not None:
         resources.update(done.resources)

@@ -125,19 +125,22 @@ class Lowered:
 
 # what forked workers read: set before the pool starts, inherited through fork
 _SHARED: list[KernelOp] = []
+_MEASURE = [False]  # whether workers compute `resources`
 
 
-def lower_in_workers(module: ModuleOp, jobs: int) -> Lowered | None:
+def lower_in_workers(module: ModuleOp, jobs: int, measure: bool = False) -> Lowered | None:
     """`module`'s kernels (stitch-codegen's output) lowered, verified and printed by
     `jobs` worker processes while this one waits (so it does not compete with them for
     a CPU). None where a kernel refuses to lower (the caller compiles serially, which
-    reports or splits it) or a worker fails (with a warning)."""
+    reports or splits it) or a worker fails (with a warning). `measure`: also the
+    kernels' `resources`."""
     global _SHARED
     firsts = first_kernels(module)
     if len(firsts) < 2 or jobs < 2:
         return None
     done = Lowered()
     _SHARED = firsts
+    _MEASURE[0] = measure
     try:
         with ProcessPoolExecutor(min(jobs, len(firsts)), mp_context=multiprocessing.get_context("fork")) as pool:
             # one kernel per task, the largest first: a worker takes the next when it is
@@ -162,7 +165,8 @@ def lower_in_workers(module: ModuleOp, jobs: int) -> Lowered | None:
                 return None
             done.funcs[k.sym_name.data] = fn
             done.entries[k.sym_name.data] = (entry, uses)
-            done.resources[k.sym_name.data] = used
+            if measure:
+                done.resources[k.sym_name.data] = used
     return done
 
 
@@ -187,7 +191,7 @@ def _work(share: list[int]) -> tuple[list[Printed] | None, dict[str, int]]:
                 for op in fn.body.blocks[0].ops:
                     verify(op)
                 entry, uses = emit_kernel(fn)
-                used = resources(fn)
+                used = resources(fn) if _MEASURE[0] else (0, 0, 0)
                 out.append((i, entry, uses, stub_text(fn), used))
         except UserError:
             return None, dict(counts.counts)
