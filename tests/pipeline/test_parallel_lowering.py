@@ -167,3 +167,18 @@ def test_workers_fill_and_read_the_kernel_cache(always, tmp_path):
     assert kernels > 1 and len(list(tmp_path.rglob("*.json"))) == kernels
     assert (stats[1].cache_hits, stats[1].cache_misses, stats[1].kernels_lowered) == (kernels, 0, 0)
     assert texts[0] == texts[1] == serial(module, PipelineOptions())[0]
+
+
+@pytest.mark.full
+def test_resnet50_identical_ptx():
+    """ResNet-50 (the onnx wheel's light model, `compile_speed.py --resnet`): 36
+    distinct kernels, enough for workers without forcing them."""
+    from compile_speed import resnet50
+
+    module = load(resnet50())
+    expected, counts = serial(module, PipelineOptions())
+    with collecting() as got:
+        lowered, text = compile_ptx(module, PipelineOptions(jobs=2))
+    assert stubs(lowered) >= parallel.MIN_KERNELS
+    assert text == expected
+    assert got.result() == counts
