@@ -339,12 +339,16 @@ def r_layernorm(g: Graph) -> None:
 
 
 def r_size_as_data(g: Graph) -> None:
-    """Shape(x)[k] divided, reduced modulo, offset or compared, cast to f32, as a factor."""
+    """Shape(v)[k] divided, reduced modulo, offset or compared (with a constant or with
+    B or S), cast to f32, as a factor."""
     v = g.pick()
     k = g.draw(st.integers(0, v.rank - 1))
     n = g.node("Gather", [g.node("Shape", [v.name], "s"), g.const(np.array(k, np.int64))], "n")
     op = g.draw(st.sampled_from(["Div", "Mod", "Add", "Less", "Equal"]))
-    other = g.const(np.array(g.draw(st.sampled_from([1, 2, 3])), np.int64))
+    if op in ("Less", "Equal", "Add") and g.draw(st.booleans()):  # against another run-time size
+        other = g.node("Gather", ["x_shape", g.const(np.array(g.draw(st.sampled_from([0, 1])), np.int64))], "n")
+    else:
+        other = g.const(np.array(g.draw(st.sampled_from([1, 2, 3])), np.int64))
     y = g.node(op, [n, other])
     if op in ("Less", "Equal"):
         y = g.node("Cast", [y], to=TensorProto.INT64)
