@@ -12,6 +12,10 @@ import tempfile
 os.environ["FSIR_CACHE"] = "0"
 os.environ["FSIR_CACHE_DIR"] = tempfile.mkdtemp(prefix="fsir-test-cache-")
 atexit.register(shutil.rmtree, os.environ["FSIR_CACHE_DIR"], ignore_errors=True)
+# Compiles lower their kernels in this process (fsir/codegen/parallel.py): the suite's
+# own workers (pytest -n) fill the cores already, so compile workers would only add
+# their start-up. tests/pipeline/test_parallel_lowering.py asks for workers explicitly.
+os.environ["FSIR_JOBS"] = "1"
 
 RANDOM_GRAPHS = 200  # tests/pipeline/test_pipeline_fuzz.py: random graphs per run
 MUTANTS = 1000  # tests/fuzz/test_mutation_fuzz.py: mutants of the examples per run (CI; --fuzz-count for more)
