@@ -147,6 +147,8 @@ def main() -> None:
     p.add_argument("--log", default=None,
                    help="measurements kept (and resumed from): the exhaustive space's, or --kernels/--scheduler's")
     p.add_argument("--timeout", type=float, default=240.0, help="seconds per measurement")
+    p.add_argument("--markdown", action="store_true",
+                   help="--kernels: write its tables into the documents that show them (benchmarks/docgen.py)")
     args = p.parse_args()
     if args.sampling_error:
         sampling_models()

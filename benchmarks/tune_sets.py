@@ -151,8 +151,18 @@ def kernel_set(args) -> None:
                       f"{r.wall:.1f} s ({r.rank:.1f} s ranking), {len(r.samples)} samples", flush=True)
     finally:
         memo.pool.close()
-    kernel_table(runs, k)
-    kendall(runs)
+    print(f"\nkernel set: stitch-codegen's choice (default) against the fast mode (prior's top {k}, the default "
+          "first), model measurer")
+    table = kernel_table(runs)
+    print("\n".join(table))
+    print("\ncost model on held-out kernels (trained on the others), Kendall τ against measured times")
+    taus = kendall(runs)
+    print("\n".join(taus))
+    if args.markdown:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))  # docgen, beside this script
+        from docgen import publish
+
+        publish("tune.py", sys.argv[1:], "\n".join([*table, "", *taus]))
 
 
 def tune_kernel(name: str, text: str, task: Task, memo: Memo, k: int) -> KernelRun:
@@ -181,29 +191,28 @@ def us(s: float | None) -> str:
     return f"{s * 1e6:.2f} µs" if s else "-"
 
 
-def kernel_table(runs: list[KernelRun], k: int) -> None:
-    print(f"\nkernel set: stitch-codegen's choice (default) against the fast mode (prior's top {k}, the default "
-          "first), model measurer")
-    print("| kernel | mapping | default | default µs | tuned | tuned µs | speed-up | errors | ranking s | "
-          "fast-mode wall s |")
-    print("|---|---|---|---:|---|---:|---:|---:|---:|---:|")
+def kernel_table(runs: list[KernelRun]) -> list[str]:
+    """The default against the fast mode's pick per kernel, and the summary line."""
+    out = ["| kernel | mapping | default | default µs | tuned | tuned µs | speed-up | errors | ranking s | "
+           "fast-mode wall s |", "|---|---|---|---:|---|---:|---:|---:|---:|---:|"]
     ups = []
     for r in runs:
         up = r.today / r.best if r.today and r.best else math.nan
         if math.isfinite(up):
             ups.append(up)
-        print(f"| {r.name} | {r.task.mapping} | {r.task.default_config} | {(r.today or math.nan) * 1e6:.2f} | "
-              f"{r.best_config} | {(r.best or math.nan) * 1e6:.2f} | {up:.3f}x | {r.errors} | {r.rank:.1f} | "
-              f"{r.wall:.1f} |")
+        out.append(f"| {r.name} | {r.task.mapping} | {r.task.default_config} | {(r.today or math.nan) * 1e6:.2f} | "
+                   f"{r.best_config} | {(r.best or math.nan) * 1e6:.2f} | {up:.3f}x | {r.errors} | {r.rank:.1f} | "
+                   f"{r.wall:.1f} |")
     gm = math.exp(statistics.mean(math.log(u) for u in ups)) if ups else math.nan
     slower = sum(u < 1 for u in ups)
-    print(f"{len(runs)} kernels; geometric-mean speed-up {gm:.3f}x; slower than the default: {slower}; "
-          f"ranking per kernel: median {statistics.median(r.rank for r in runs):.1f} s, "
-          f"max {max(r.rank for r in runs):.1f} s; fast-mode wall (measurements included) per kernel: median "
-          f"{statistics.median(r.wall for r in runs):.1f} s, max {max(r.wall for r in runs):.1f} s")
+    out += ["", f"{len(runs)} kernels; geometric-mean speed-up {gm:.3f}x; slower than the default: {slower}; "
+            f"ranking per kernel: median {statistics.median(r.rank for r in runs):.1f} s, "
+            f"max {max(r.rank for r in runs):.1f} s; fast-mode wall (measurements included) per kernel: median "
+            f"{statistics.median(r.wall for r in runs):.1f} s, max {max(r.wall for r in runs):.1f} s."]
+    return out
 
 
-def kendall(runs: list[KernelRun]) -> None:
+def kendall(runs: list[KernelRun]) -> list[str]:
     """The cost model trained on every other kernel's measurements ranks the held-out
     kernel's candidates: Kendall τ against the measured times, beside the prior's."""
     from scipy.stats import kendalltau
@@ -220,16 +229,15 @@ def kendall(runs: list[KernelRun]) -> None:
         tau_model = float(kendalltau(pred, meas).statistic)
         tau_prior = float(kendalltau([s.prior_seconds for s in r.samples], meas).statistic)
         rows.append((r, tau_model, tau_prior))
-    print("\ncost model on held-out kernels (trained on the others), Kendall τ against measured times")
-    print("| kernel | candidates | τ model | τ prior |\n|---|---:|---:|---:|")
-    for r, tm, tp in rows:
-        print(f"| {r.name} | {len(r.samples)} | {tm:.3f} | {tp:.3f} |")
+    out = ["| kernel | candidates | τ model | τ prior |", "|---|---:|---:|---:|"]
+    out += [f"| {r.name} | {len(r.samples)} | {tm:.3f} | {tp:.3f} |" for r, tm, tp in rows]
     if rows:
         # τ is undefined (nan) where one ranking is constant (equal priors of every candidate)
         model = [t for _, t, _ in rows if math.isfinite(t)]
         prior = [t for _, _, t in rows if math.isfinite(t)]
-        print(f"mean τ over the held-out kernels where it is defined: model {statistics.mean(model):.3f} "
-              f"({len(model)} kernels), prior {statistics.mean(prior):.3f} ({len(prior)} kernels)")
+        out += ["", f"Mean τ over the held-out kernels where it is defined: model {statistics.mean(model):.3f} "
+                    f"({len(model)} kernels), prior {statistics.mean(prior):.3f} ({len(prior)} kernels)."]
+    return out
 
 
 # -- the task scheduler ---------------------------------------------------------------------
