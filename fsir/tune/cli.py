@@ -127,6 +127,17 @@ def default_prior(tuner: Tuner) -> float:
     return got.prior_seconds if got is not None and math.isfinite(got.prior_seconds) else 0.0
 
 
+def require_gpu() -> None:
+    """`--measurer cuda` on local workers: refused up front where no GPU is usable
+    (else every trial would fail alone and the table would hold only failures). On a Ray
+    cluster the GPUs are the cluster's, not this machine's."""
+    from fsir.runtime.cuda_device import probe_gpu
+
+    ok, why = probe_gpu()
+    if not ok:
+        raise UserError(f"--measurer cuda: no CUDA GPU found: {why}")
+
+
 def models(text: str, name: str, sizes: str | None) -> list[tuple[str, str, tuple[tuple[str, int], ...]]]:
     """The models to tune: `text` itself, or (`--sizes SYMBOL=N,...`) `text`
     specialised to each size; each as (label, text, sizes)."""
@@ -166,6 +177,8 @@ def main(argv=None) -> None:
                                measurer_name=args.measurer)
         schedule = SchedulerOptions(Strategy(args.scheduler), round_trials=search.batch, seed=args.seed)
         workers = Workers.parse(args.workers)
+        if args.measurer == "cuda" and not workers.ray:
+            require_gpu()
         exhaustive = args.limit if args.exhaustive else None
         results = []
         for label, sized, at in models(text, args.model, args.sizes):
