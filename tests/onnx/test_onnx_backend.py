@@ -4,8 +4,7 @@ Two views of the same suite:
 
 - `onnx.backend.test.BackendTest` itself, for the node tests of op types fsir runs
   (`RUNS`): these must pass exactly as ONNX's runner checks them;
-- every node case (a fixed third in CI, all with `--full`), run in each fusion mode
-  (stitch, xla, none) and classified by
+- every node case, run in each fusion mode (stitch, xla, none) and classified by
   `fsir.onnx.conformance`: in every mode each must pass or be refused with a located
   error — never a wrong result, never a crash — and the modes must agree with each
   other (the same outcome, outputs within the case's tolerance of each other).
@@ -51,17 +50,7 @@ BF16_SOFTMAX_SUM = tuple(name for base in ("test_attention_3d_causal_bf16", "tes
                          for name in (base, base + "_expanded"))
 
 
-# CI runs a fixed third of the cases (every attention case, where wrong results hid,
-# and every third of the others in the suite's order); `pytest --full` runs them all.
-SAMPLE_EVERY = 3
-
-
-def _in_ci_sample(index: int, name: str) -> bool:
-    return "attention" in name or index % SAMPLE_EVERY == 0
-
-
-@pytest.mark.parametrize("case", [c if _in_ci_sample(i, c.name) else pytest.param(c, marks=pytest.mark.full)
-                                  for i, c in enumerate(CASES)], ids=[c.name for c in CASES])
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_node_case_three_ways(case):
     """Every node case in every fusion mode: passed, or refused with a location, and
     the same in each mode; the bf16 cases above fail alike in every mode."""
