@@ -46,7 +46,7 @@ class PriorMeasurer:
         return out
 
 
-@pytest.mark.parametrize("shape", [(256, 256, 256), (1024, 1024, 1024), (16, 1024, 1024)])
+@pytest.mark.parametrize("shape", [(1024, 1024, 1024), (16, 1024, 1024)])
 def test_the_shortlist_keeps_the_priors_best(shape):
     task, request, space = task_of(gemm(*shape, "f16"))
     checker = Checker(request, space)
