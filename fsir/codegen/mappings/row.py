@@ -252,6 +252,31 @@ def _prod(dims) -> int | None:
     return None if DYN in dims else math.prod(dims)
 
 
+def _split_groups(k: KernelOp, groups: list[schedule.GroupOp], rows: list[tuple], inputs: set[SSAValue],
+                  row_shape: tuple, cached: bool) -> list[tuple]:
+    """`split_costs` of each group's row elements, in order: with `cached` (register
+    slots) an input loaded or an op computed by an earlier group is not counted again.
+    While `k` is a choice's prototype the results are kept for the configurations
+    that store the groups alike (`scoring_memo`)."""
+    memo = scoring_memo(k)
+    # what `split_costs` reads of the groups: their values and which keep rows in shared memory
+    key = (cached, row_shape,
+           tuple((g.storage.data == Storage.SHARED, tuple(map(id, start))) for g, (_, start) in zip(groups, rows)))
+    if memo is not None and key in memo:
+        return memo[key]
+    loaded: set = set()
+    seen: set = set()
+    keys: dict = {}
+    out = []
+    for _, start in rows:
+        if not cached:
+            loaded, seen = set(), set()
+        out.append(split_costs(start, inputs, row_shape, loaded, seen, keys))
+    if memo is not None:
+        memo[key] = out
+    return out
+
+
 class RowMapping(Mapping):
     PARAMS = schedule.RowParamsAttr
     lowering = RowLowering
@@ -352,31 +377,6 @@ class RowMapping(Mapping):
         p = k.params
         assert isinstance(p, RowParamsAttr)
         return ib.max(ib.ceildiv(row_count(k, shapes), p.rows_per_block * p.row_steps), 1)
-
-
-def _split_groups(k: KernelOp, groups: list[schedule.GroupOp], rows: list[tuple], inputs: set[SSAValue],
-                  row_shape: tuple, cached: bool) -> list[tuple]:
-    """`split_costs` of each group's row elements, in order: with `cached` (register
-    slots) an input loaded or an op computed by an earlier group is not counted again.
-    While `k` is a choice's prototype the results are kept for the configurations
-    that store the groups alike (`scoring_memo`)."""
-    memo = scoring_memo(k)
-    # what `split_costs` reads of the groups: their values and which keep rows in shared memory
-    key = (cached, row_shape,
-           tuple((g.storage.data == Storage.SHARED, tuple(map(id, start))) for g, (_, start) in zip(groups, rows)))
-    if memo is not None and key in memo:
-        return memo[key]
-    loaded: set = set()
-    seen: set = set()
-    keys: dict = {}
-    out = []
-    for _, start in rows:
-        if not cached:
-            loaded, seen = set(), set()
-        out.append(split_costs(start, inputs, row_shape, loaded, seen, keys))
-    if memo is not None:
-        memo[key] = out
-    return out
 
     def vector_problem(self, k: KernelOp, vec: int) -> str | None:
         """Each vector lies in one row: every group's row length is a static multiple of
