@@ -1,22 +1,31 @@
-"""The persistent kernel cache: a kernel schedule-to-gpu lowered once is not lowered again,
-in this process or a later one.
+"""The persistent kernel cache: a kernel lowered once is not lowered again, and a model
+compiled once is not compiled again, in this process or a later one.
 
     with kernel_cache.active(KernelCache.from_environment()):   # what fs-opt, fs-run, fsir.compile do
         lower(module)                                            # hits skip lowering those kernels
 
-An entry maps a sha256 key of (the schedule.kernel op as printed, fsir's fingerprint:
-its version and the hash of its source files) to the kernel's gpu.func as IR text. A
-hit parses that text back (fsir's context) in place of `lower_kernel`. What lowering
-reads besides the kernel op is nothing: schedule-to-gpu has no options, and the
-pipeline's options reach it only through the kernel's own parameters, which the
-printed op holds; so no option is part of the key. PTX is not cached per kernel (see
-`docs/api.md`): printing a function to key its PTX costs more than printing the PTX.
+It holds three kinds of entry, each under a sha256 key that starts from fsir's
+fingerprint (its version and the hash of its source files):
+
+- a kernel's gpu.func as IR text, keyed by the schedule.kernel op as printed
+  (`lowered_kernel`; the paths that keep kernel bodies: `lower`, fs-opt, fsir.compile).
+  A hit parses the function back in place of `lower_kernel`. Lowering reads nothing but
+  the kernel op (the pipeline's options reach it through the kernel's parameters), so
+  no option is part of the key.
+- a kernel's PTX entry and stub (signature and attributes), keyed by the op as printed
+  under a placeholder name and the arch (`fsir.codegen.parallel.ptx_entry_key`; the PTX
+  path, `fsir.pipeline.compile_ptx`). A hit skips stitch-codegen's trial lowering and
+  schedule-to-gpu's lowering of the kernel and parses only the stub; the placeholder
+  makes the entry serve an equal kernel of another model or position.
+- a whole compile's result (the host module with stub kernels as text, the PTX, the
+  kernels' resources), keyed by the hash of the model's source text, the options'
+  `key()` and the arch (`fsir.pipeline.read_compile`): a hit runs no pass.
 
 Entries are JSON data (never pickles or code) with the sha256 of their contents; an
 entry that does not parse, whose hash or key does not match (truncated, corrupt,
-tampered or foreign), or whose IR does not parse back into a gpu.func is ignored and
-rewritten. Writes go to a temporary file in the entry's directory and are renamed over
-it (`os.replace`, atomic), so concurrent writers of one entry leave a valid one. The
+tampered or foreign), or whose IR does not parse back is ignored and rewritten.
+Writes go to a temporary file in the entry's directory and are renamed over it
+(`os.replace`, atomic), so concurrent writers of one entry leave a valid one. The
 cache's size is bounded: a hit touches the entry's mtime and, after writes, the least
 recently used entries are deleted until the cache fits.
 
@@ -113,6 +122,19 @@ class KernelCache:
         except OSError:
             return  # a read-only or full disk costs the cache, not the compile
 
+    def read_record(self, key: str) -> dict | None:
+        """The JSON object stored under `key` (`write_record`), or None."""
+        payload = self.read(key)
+        try:
+            record = None if payload is None else json.loads(payload)
+        except ValueError:
+            return None
+        return record if isinstance(record, dict) else None
+
+    def write_record(self, key: str, record: dict) -> None:
+        """Store a JSON object (of strings, numbers, lists) under `key`."""
+        self.write(key, json.dumps(record, sort_keys=True))
+
     def evict(self) -> None:
         """Delete the least recently used entries while the cache is over its bound."""
         entries = []
@@ -157,6 +179,11 @@ def fingerprint() -> str:
     return digest.hexdigest()
 
 
+def entry_key(kind: str, *parts: str) -> str:
+    """The key of an entry of `kind` made from `parts` (texts), under fsir's fingerprint."""
+    return _sha256("\n".join((fingerprint(), kind, *parts)))
+
+
 def kernel_key(k: KernelOp) -> str:
     """The cache key of lowering `k`: the op as printed (its name, parameters, body and
     argument names, all lowering reads) and fsir's fingerprint."""
@@ -168,6 +195,11 @@ def kernel_key(k: KernelOp) -> str:
 _ACTIVE: ContextVar[KernelCache | None] = ContextVar("fsir_kernel_cache", default=None)
 # kernels lowered before schedule-to-gpu ran (by worker processes), by kernel name
 _READY: ContextVar[dict[str, gpu.FuncOp] | None] = ContextVar("fsir_ready_kernels", default=None)
+
+
+def current() -> KernelCache | None:
+    """The cache made active around this call (`active`), if any."""
+    return _ACTIVE.get()
 
 
 @contextlib.contextmanager
@@ -229,6 +261,16 @@ def parse_function(text: str, k: KernelOp) -> gpu.FuncOp | None:
         return None
     fn.location = k.location
     return fn
+
+
+def parse_module_text(text: str):
+    """The module `text` holds (fsir's context), or None where it does not parse."""
+    from xdsl.parser import Parser
+
+    try:
+        return Parser(_context(), text, "<fsir kernel cache>").parse_module()
+    except Exception:  # noqa: BLE001 - any parse failure is a corrupt entry: recompile
+        return None
 
 
 @functools.cache

@@ -16,8 +16,10 @@ The input formats are those of `fsir.registry.FRONTENDS` plus MLIR text.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,6 +32,8 @@ if TYPE_CHECKING:
     from xdsl.context import Context
     from xdsl.dialects.builtin import ModuleOp
     from xdsl.passes import ModulePass
+
+    from fsir.cache import KernelCache
 
 
 StageCallback = Callable[[str, float, "ModuleOp"], None]
@@ -130,7 +134,8 @@ def emit_ptx(lowered: ModuleOp, options: PipelineOptions = DEFAULT, *,
 
 
 def compile_ptx(module: ModuleOp, options: PipelineOptions = DEFAULT, *, on_stage: StageCallback | None = None,
-                resources: dict[str, tuple[int, int, int]] | None = None) -> tuple[ModuleOp, str]:
+                resources: dict[str, tuple[int, int, int]] | None = None,
+                whole: bool = True) -> tuple[ModuleOp, str]:
     """`lower` and `emit_ptx` of `module`, with the kernels lowered and printed by
     `options.jobs` processes (`fsir.codegen.parallel`; None: FSIR_JOBS, else the usable
     CPUs) where there are enough of them to pay. The PTX is byte-identical to the serial
@@ -138,23 +143,55 @@ def compile_ptx(module: ModuleOp, options: PipelineOptions = DEFAULT, *, on_stag
     and attributes; a caller that reads kernel bodies uses `lower`), and `resources`
     (when given) receives what the kernel-time model reads of their bodies, for
     `fsir.runtime.profile.model_launches`. `on_stage` reports the workers' time as the
-    `ptx` stage's."""
+    `ptx` stage's.
+
+    With a kernel cache active (`fsir.cache.active`), the whole compile is looked up
+    first (`whole`: keyed by the module as printed, the options and the arch; a hit
+    returns its stub module and PTX and runs no pass), and each kernel's PTX and stub
+    are looked up before it is lowered (`parallel.lower_in_workers`). `whole=False`
+    where something the key does not hold steers the compile (a tuning log)."""
+    from fsir import cache as kernel_cache
+    store = kernel_cache.current()
+    key = None
+    if store is not None and whole:
+        key, hit = read_compile(store, module, options)
+        if hit is not None:
+            lowered, text, used = hit
+            if resources is not None:
+                resources.update(used)
+            return lowered, text
+    found: dict[str, tuple[int, int, int]] = {}
+    lowered, text = _compile_ptx(module, options, on_stage, found, store, measure=resources is not None)
+    if resources is not None:
+        resources.update(found)
+    if store is not None and key is not None:
+        write_compile(store, key, lowered, text, found)
+    return lowered, text
+
+
+def _compile_ptx(module: ModuleOp, options: PipelineOptions, on_stage: StageCallback | None,
+                 resources: dict[str, tuple[int, int, int]], store: KernelCache | None,
+                 measure: bool) -> tuple[ModuleOp, str]:
+    """`compile_ptx` without the whole-compile entry."""
     from fsir.codegen import parallel
     from fsir.codegen.stitch_codegen import trials_deferred
     from fsir.ir import collector_paused
 
     jobs = parallel.jobs_wanted(options.jobs)
-    if jobs < 2 or options.tile_sync is not None:  # tile-sync rewrites kernels per pipeline, in the parent
+    if (jobs < 2 and store is None) or options.tile_sync is not None:
+        # tile-sync rewrites kernels per pipeline, in the parent
         lowered = lower(module, options, on_stage=on_stage)
         return lowered, emit_ptx(lowered, options, on_stage=on_stage)
     codegen = "stitch-codegen"
-    with trials_deferred():  # the workers lower the kernels instead
+    with trials_deferred():  # the workers (or the kernel cache) supply the kernels instead
         scheduled = lower(module, options, until=codegen, on_stage=on_stage)
     done = None
     t = time.perf_counter()
-    if len(parallel.first_kernels(scheduled)) >= parallel.MIN_KERNELS:
+    many = len(parallel.first_kernels(scheduled)) >= parallel.MIN_KERNELS
+    if many or store is not None:
         with collector_paused():  # (workers inherit it: a collection would scan, and copy, the parent's heap)
-            done = parallel.lower_in_workers(scheduled, jobs, measure=resources is not None)
+            done = parallel.lower_in_workers(scheduled, jobs if many else 1, measure=measure, store=store,
+                                             arch=options.arch)
     seconds = time.perf_counter() - t
     if done is None:  # few kernels, a worker failed, or a kernel refuses to lower: serially
         try:
@@ -164,8 +201,7 @@ def compile_ptx(module: ModuleOp, options: PipelineOptions = DEFAULT, *, on_stag
         return lowered, emit_ptx(lowered, options, on_stage=on_stage)
     from fsir import cache as kernel_cache
 
-    if resources is not None:
-        resources.update(done.resources)
+    resources.update(done.resources)
     with kernel_cache.ready(done.funcs):
         lowered = lower(scheduled, options, after=codegen, on_stage=on_stage)
     t = time.perf_counter()
@@ -174,6 +210,58 @@ def compile_ptx(module: ModuleOp, options: PipelineOptions = DEFAULT, *, on_stag
     if on_stage is not None:
         on_stage(PTX_STAGE, seconds + time.perf_counter() - t, lowered)
     return lowered, text
+
+
+# -- the whole-compile entry --------------------------------------------------------
+
+Resources = dict[str, tuple[int, int, int]]
+
+
+def read_compile(store: KernelCache, module: ModuleOp,
+                 options: PipelineOptions) -> tuple[str, tuple[ModuleOp, str, Resources] | None]:
+    """The key of `module`'s whole compile and, where `store` holds a valid entry, its
+    result: the lowered module (kernels as stubs), the PTX and the kernels' resources."""
+    from fsir.cache import entry_key
+    from fsir.stats import count as tally
+
+    key = entry_key("compile", module_digest(module), repr(options.key()), options.arch)
+    record = store.read_record(key)
+    hit = None if record is None else _compile_result(record)
+    tally("cache_compile_hits" if hit is not None else "cache_compile_misses")
+    return key, hit
+
+
+def _compile_result(record: dict) -> tuple[ModuleOp, str, Resources] | None:
+    from xdsl.dialects.builtin import ModuleOp
+
+    from fsir.cache import parse_module_text
+
+    text, ptx, used = record.get("module"), record.get("ptx"), record.get("resources")
+    if not (isinstance(text, str) and isinstance(ptx, str) and isinstance(used, dict)):
+        return None
+    resources: Resources = {}
+    for name, r in used.items():
+        if not (isinstance(r, list) and len(r) == 3 and all(isinstance(n, int) for n in r)):
+            return None
+        resources[name] = (r[0], r[1], r[2])
+    lowered = parse_module_text(text)
+    return None if not isinstance(lowered, ModuleOp) else (lowered, ptx, resources)
+
+
+def write_compile(store: KernelCache, key: str, lowered: ModuleOp, ptx: str, resources: Resources) -> None:
+    """Store a compile's result under `key`: the module with its kernels as stubs
+    (what the host side reads of them), the PTX, and every kernel's resources."""
+    from fsir.codegen.parallel import resources as measure
+    from fsir.codegen.parallel import stubbed
+    from fsir.ptx.module import kernels
+
+    used = dict(resources)
+    for fn in kernels(lowered):
+        if fn.sym_name.data not in used:
+            used[fn.sym_name.data] = measure(fn)
+    with stubbed(list(kernels(lowered))):
+        text = str(lowered)
+    store.write_record(key, {"module": text, "ptx": ptx, "resources": {n: list(r) for n, r in used.items()}})
 
 
 # -- input formats ------------------------------------------------------------
@@ -200,12 +288,29 @@ def parse_source(source: str | bytes, name: str, fmt: str, ctx: Context | None =
                  line_offset: int = 0, implicit_module: bool = True) -> ModuleOp:
     """A verified graph module from the text (or bytes) of a model in format `fmt`."""
     if fmt in registry.FRONTENDS:
-        return registry.FRONTENDS[fmt]()(source, name)
-    from fsir.parse import parse_module
+        module = registry.FRONTENDS[fmt]()(source, name)
+    else:
+        from fsir.parse import parse_module
 
-    if isinstance(source, bytes):
-        raise UserError(f"'{name}': MLIR input must be text, got bytes (give frontend= for a binary format)")
-    return parse_module(source, name, ctx, line_offset, implicit_module)
+        if isinstance(source, bytes):
+            raise UserError(f"'{name}': MLIR input must be text, got bytes (give frontend= for a binary format)")
+        module = parse_module(source, name, ctx, line_offset, implicit_module)
+    data = source.encode("utf-8") if isinstance(source, str) else source
+    _SOURCE_DIGESTS[module] = hashlib.sha256(f"{fmt}\n{implicit_module}\n".encode() + data).hexdigest()
+    return module
+
+
+# the sha256 of the text each module `parse_source` made was parsed from: the whole
+# compile's cache key (`module_digest`), since printing a module with its weights costs
+# more than a warm compile (a BERT layer's: 0.45 s)
+_SOURCE_DIGESTS: weakref.WeakKeyDictionary[ModuleOp, str] = weakref.WeakKeyDictionary()
+
+
+def module_digest(module: ModuleOp) -> str:
+    """A hash of `module`: of the text it was parsed from (`parse_source`; a module
+    changed since is the caller's to print), else of the module as printed."""
+    digest = _SOURCE_DIGESTS.get(module)
+    return digest if digest is not None else hashlib.sha256(str(module).encode("utf-8")).hexdigest()
 
 
 def read_model(path: str | os.PathLike[str], frontend: str | None = None) -> ModuleOp:

@@ -40,6 +40,8 @@ class CompileStats:
         kernel did not lower (a rule the explorer's capability query missed).
     cache_hits, cache_misses: kernel cache lookups (fsir/cache.py) that found a valid
         entry, and those that did not (a miss lowers the kernel and writes the entry).
+    cache_compile_hits, cache_compile_misses: lookups of a whole compile's result (the
+        PTX path, `fsir.pipeline.compile_ptx`): a hit lowers nothing at all.
     """
 
     fusion_candidates: int = 0
@@ -53,6 +55,8 @@ class CompileStats:
     fusions_split: int = 0
     cache_hits: int = 0
     cache_misses: int = 0
+    cache_compile_hits: int = 0
+    cache_compile_misses: int = 0
 
     def as_dict(self) -> dict[str, int]:
         return {f.name: getattr(self, f.name) for f in fields(self)}

@@ -27,14 +27,16 @@ about 5 kernels; fewer than `MIN_KERNELS` stay serial, with some margin.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import warnings
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.ir import Block
 
 from fsir import cache as kernel_cache
@@ -111,6 +113,26 @@ class Lowered:
     # name -> what the kernel-time model reads of a function's body (`resources`), which its stub lacks
     resources: dict[str, Resources] = field(default_factory=dict)
 
+    def add(self, k: KernelOp, record: dict | None) -> bool:
+        """Take `k`'s PTX entry, stub and resources from `record` (a cache entry or a
+        worker's result, made under `PLACEHOLDER`); False where it is not a valid one."""
+        if record is None:
+            return False
+        entry, uses, stub, used = (record.get(f) for f in ("entry", "uses_dynamic_smem", "stub", "resources"))
+        if not (isinstance(entry, str) and isinstance(uses, bool) and isinstance(stub, str)
+                and isinstance(used, list) and len(used) == 3 and all(isinstance(n, int) for n in used)):
+            return False
+        name = k.sym_name.data
+        with anonymous(k):
+            fn = kernel_cache.parse_function(stub, k)
+        if fn is None:
+            return False
+        fn.sym_name = StringAttr(name)
+        self.funcs[name] = fn
+        self.entries[name] = (entry.replace(PLACEHOLDER, name), uses)
+        self.resources[name] = (used[0], used[1], used[2])
+        return True
+
     def ptx(self, lowered: ModuleOp, arch: str) -> str:
         """The PTX module of `lowered` (schedule-to-gpu's output over `funcs`): as
         `print_ptx` prints it, from the entries where a kernel has one."""
@@ -130,28 +152,42 @@ _SHARED: list[KernelOp] = []
 _MEASURE = [False]  # whether workers compute `resources`
 
 
-def lower_in_workers(module: ModuleOp, jobs: int, measure: bool = False) -> Lowered | None:
-    """`module`'s kernels (stitch-codegen's output) lowered, verified and printed by
+def lower_in_workers(module: ModuleOp, jobs: int, measure: bool = False,
+                     store: kernel_cache.KernelCache | None = None, arch: str = "") -> Lowered | None:
+    """`module`'s kernels (stitch-codegen's output) lowered, verified and printed ahead
+    of schedule-to-gpu: those `store` holds (`cached`) read from it, the others by
     `jobs` worker processes while this one waits (so it does not compete with them for
-    a CPU). None where a kernel refuses to lower (the caller compiles serially, which
-    reports or splits it) or a worker fails (with a warning). `measure`: also the
-    kernels' `resources`."""
+    a CPU), or in this process where fewer than two are left or `jobs` < 2 (and written
+    to `store`). None where a kernel refuses to lower (the caller compiles serially,
+    which reports or splits it) or a worker fails (with a warning). `measure`: also the
+    kernels' `resources`. `arch`: the PTX target, part of the entries' keys."""
     global _SHARED
     firsts = first_kernels(module)
-    if len(firsts) < 2 or jobs < 2:
-        return None
     done = Lowered()
-    _SHARED = firsts
-    _MEASURE[0] = measure
-    try:
-        with ProcessPoolExecutor(min(jobs, len(firsts)), mp_context=multiprocessing.get_context("fork")) as pool:
-            # one kernel per task, the largest first: a worker takes the next when it is
-            # done, which balances better than any estimate of a kernel's cost
-            results = list(pool.map(_work, [[i] for i in largest_first(firsts)]))
-    except Exception as err:  # noqa: BLE001 - any failure of a worker: compile serially instead
-        warnings.warn(f"fsir: a compile worker failed ({type(err).__name__}: {err}); lowering serially",
-                      RuntimeWarning, stacklevel=2)
+    keys: dict[int, str] = {}
+    todo: list[int] = []
+    for i, k in enumerate(firsts):
+        if store is not None:
+            keys[i] = ptx_entry_key(k, arch)
+            if done.add(k, store.read_record(keys[i])):
+                tally("cache_hits")
+                continue
+            tally("cache_misses")
+        todo.append(i)
+    if not todo:
+        return done
+    if store is None and (len(firsts) < 2 or jobs < 2):
         return None
+    _SHARED = firsts
+    _MEASURE[0] = measure or store is not None  # an entry serves later callers that measure
+    try:
+        if len(todo) < 2 or jobs < 2:
+            printed, _ = _work(todo)  # (its counts reached this process's scopes already)
+            results = [(printed, {})]
+        else:
+            results = _in_pool(firsts, todo, jobs)
+            if results is None:
+                return None
     finally:
         _SHARED = []
     for _, counts in results:
@@ -161,15 +197,54 @@ def lower_in_workers(module: ModuleOp, jobs: int, measure: bool = False) -> Lowe
         if printed is None:
             return None
         for i, entry, uses, stub, used in printed:
-            k = firsts[i]
-            fn = kernel_cache.parse_function(stub, k)
-            if fn is None:
+            record = {"entry": entry, "uses_dynamic_smem": uses, "stub": stub, "resources": list(used)}
+            if not done.add(firsts[i], record):
                 return None
-            done.funcs[k.sym_name.data] = fn
-            done.entries[k.sym_name.data] = (entry, uses)
-            if measure:
-                done.resources[k.sym_name.data] = used
+            if store is not None:
+                store.write_record(keys[i], record)
+    if not measure:
+        done.resources.clear()
     return done
+
+
+def _in_pool(firsts: list[KernelOp], todo: list[int], jobs: int) -> list[tuple[list[Printed] | None,
+                                                                              dict[str, int]]] | None:
+    """`_work`'s results for the kernels `todo` names, from a pool of forked workers
+    (None, with a warning, where one fails)."""
+    try:
+        with ProcessPoolExecutor(min(jobs, len(todo)), mp_context=multiprocessing.get_context("fork")) as pool:
+            # one kernel per task, the largest first: a worker takes the next when it is
+            # done, which balances better than any estimate of a kernel's cost
+            order = [todo[j] for j in largest_first([firsts[i] for i in todo])]
+            return list(pool.map(_work, [[i] for i in order]))
+    except Exception as err:  # noqa: BLE001 - any failure of a worker: compile serially instead
+        warnings.warn(f"fsir: a compile worker failed ({type(err).__name__}: {err}); lowering serially",
+                      RuntimeWarning, stacklevel=3)
+        return None
+
+
+# A kernel is lowered under this name, so that its entry serves every kernel of the same
+# op whatever it is called (two models, or two positions in one); the name is put back
+# in its PTX and stub when the entry is used.
+PLACEHOLDER = "fsir_cached_kernel"
+
+
+@contextlib.contextmanager
+def anonymous(k: KernelOp) -> Iterator[None]:
+    """Within: `k` is named `PLACEHOLDER`."""
+    name = k.sym_name
+    k.sym_name = StringAttr(PLACEHOLDER)
+    try:
+        yield
+    finally:
+        k.sym_name = name
+
+
+def ptx_entry_key(k: KernelOp, arch: str) -> str:
+    """The key of `k`'s PTX entry: the op as printed under `PLACEHOLDER` (all lowering
+    reads but its name), the PTX target and fsir's fingerprint."""
+    with anonymous(k):
+        return kernel_cache.entry_key("kernel-ptx", str(k), arch)
 
 
 def largest_first(ks: list[KernelOp]) -> list[int]:
@@ -189,7 +264,8 @@ def _work(share: list[int]) -> tuple[list[Printed] | None, dict[str, int]]:
     with collecting() as counts:
         try:
             for i in share:
-                fn = kernel_cache.lowered_kernel(_SHARED[i], lambda k: lower_kernel(k).func)
+                with anonymous(_SHARED[i]):
+                    fn = lower_kernel(_SHARED[i]).func
                 for op in fn.body.blocks[0].ops:
                     verify(op)
                 entry, uses = emit_kernel(fn)
@@ -198,6 +274,30 @@ def _work(share: list[int]) -> tuple[list[Printed] | None, dict[str, int]]:
         except UserError:
             return None, dict(counts.counts)
     return out, dict(counts.counts)
+
+
+@contextlib.contextmanager
+def stubbed(fns: list[gpu.FuncOp]) -> Iterator[None]:
+    """Within: each of `fns` has a body of just `gpu.return` (what `stub_text` prints);
+    their bodies are put back after."""
+    olds = []
+    for fn in fns:
+        old = fn.body.blocks[0]
+        new = Block(arg_types=[a.type for a in old.args])
+        for a, b in zip(old.args, new.args):
+            b.name_hint = a.name_hint
+        new.add_op(gpu.ReturnOp())
+        fn.body.detach_block(old)
+        fn.body.add_block(new)
+        olds.append(old)
+    try:
+        yield
+    finally:
+        for fn, old in zip(fns, olds):
+            stub = fn.body.blocks[0]
+            fn.body.detach_block(stub)
+            stub.erase()
+            fn.body.add_block(old)
 
 
 def stub_text(fn: gpu.FuncOp) -> str:

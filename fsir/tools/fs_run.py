@@ -262,7 +262,8 @@ def compile_timed(module, options: PipelineOptions, args, resources: dict[str, t
 
         tuning = tuned(args.tuning_log, options)
     with collecting() as counts, kernel_cache.active(store), tuning:
-        lowered, ptx = compile_ptx(module, options, on_stage=report, resources=resources)
+        lowered, ptx = compile_ptx(module, options, on_stage=report, resources=resources,
+                                   whole=not args.tuning_log)  # the log steers what the key does not hold
     if args.time_passes:
         print("Compile counts:", *(f"  {line}" for line in counts.result().lines()), sep="\n", file=sys.stderr)
     return lowered, ptx

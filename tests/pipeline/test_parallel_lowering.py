@@ -151,9 +151,10 @@ def test_fs_run_same_record(always, tmp_path):
 
 
 def test_workers_fill_and_read_the_kernel_cache(always, tmp_path):
-    """Workers lower through the kernel cache the parent made active (inherited through
-    fork): a cold compile writes one entry per kernel, a warm one hits them all, and
-    the PTX is the same."""
+    """Workers lower the kernels the cache the parent made active lacks, and the parent
+    writes their PTX entries: a cold compile writes one entry per kernel (and one for
+    the whole compile), a warm one without the whole-compile entry hits every kernel
+    and lowers none, and the PTX is the same."""
     from fsir.cache import KernelCache, active
 
     module = load(bert_stack(1))
@@ -161,10 +162,10 @@ def test_workers_fill_and_read_the_kernel_cache(always, tmp_path):
     texts, stats = [], []
     for _ in range(2):
         with collecting() as counts, active(store):
-            texts.append(compile_ptx(module, PipelineOptions(jobs=2))[1])
+            texts.append(compile_ptx(module, PipelineOptions(jobs=2), whole=False)[1])
         stats.append(counts.result())
     kernels = stats[0].cache_misses
-    assert kernels > 1 and len(list(tmp_path.rglob("*.json"))) == kernels
+    assert kernels > 1 and stats[0].kernels_lowered == kernels and len(list(tmp_path.rglob("*.json"))) == kernels
     assert (stats[1].cache_hits, stats[1].cache_misses, stats[1].kernels_lowered) == (kernels, 0, 0)
     assert texts[0] == texts[1] == serial(module, PipelineOptions())[0]
 
