@@ -101,11 +101,12 @@ def allocate(requests: Sequence[Request], idom: Mapping[Node, Node]) -> Placemen
     """First fit over the arena in request order: a new buffer may overlap a placed
     one only if that one is dead at the new writer (all its readers and its writer
     dominate the new writer, and the new writer is not among its readers)."""
+    tree = DominatorTree(idom)
     placed: list[tuple[Request, int]] = []
     offsets: dict[str, int] = {}
     top = 0
     for r in requests:
-        live = [(p, off) for p, off in placed if not _dead(p, r.writer, idom)]
+        live = [(p, off) for p, off in placed if not _dead(p, r.writer, tree)]
         offset = 0
         for p, off in sorted(live, key=lambda x: x[1]):
             if offset + r.size <= off:
@@ -117,10 +118,48 @@ def allocate(requests: Sequence[Request], idom: Mapping[Node, Node]) -> Placemen
     return Placement(offsets, top)
 
 
-def _dead(p: Request, at: Node, idom: Mapping[Node, Node]) -> bool:
+class DominatorTree:
+    """`dominates` in constant time: each reachable node's entry and exit numbers in a
+    depth-first walk of the dominator tree (a dominates b when b's interval lies in
+    a's), so the first fit's checks of every placed buffer against every writer do not
+    each climb the tree."""
+
+    def __init__(self, idom: Mapping[Node, Node]) -> None:
+        children: dict[Node, list[Node]] = {}
+        roots: list[Node] = []
+        for n, parent in idom.items():
+            if parent == n:
+                roots.append(n)
+            else:
+                children.setdefault(parent, []).append(n)
+        self.enter: dict[Node, int] = {}
+        self.exit: dict[Node, int] = {}
+        clock = 0
+        for root in roots:
+            stack: list[tuple[Node, bool]] = [(root, False)]
+            while stack:
+                n, done = stack.pop()
+                if done:
+                    self.exit[n] = clock
+                    clock += 1
+                    continue
+                self.enter[n] = clock
+                clock += 1
+                stack.append((n, True))
+                stack.extend((c, False) for c in children.get(n, ()))
+
+    def dominates(self, a: Node, b: Node) -> bool:
+        """As the module's `dominates` (a node outside the tree dominates only itself)."""
+        if a == b:
+            return True
+        ea, eb = self.enter.get(a), self.enter.get(b)
+        return ea is not None and eb is not None and ea <= eb and self.exit[b] <= self.exit[a]
+
+
+def _dead(p: Request, at: Node, tree: DominatorTree) -> bool:
     if at in p.readers or at == p.writer:
         return False
-    return all(dominates(idom, n, at) for n in (p.writer, *p.readers))
+    return all(tree.dominates(n, at) for n in (p.writer, *p.readers))
 
 
 def _align(n: int, a: int) -> int:

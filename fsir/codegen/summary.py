@@ -227,12 +227,17 @@ def split_costs(values, inputs, row_shape, loaded, seen, keys):
         if key in seen:
             continue
         seen.add(key)
-        target += op_mix(op)
+        mixes = keys.setdefault(_MIXES, {})  # op_mix of each op, which the copies' walks revisit
+        mix = mixes.get(op)
+        if mix is None:
+            mix = mixes[op] = op_mix(op)
+        target += mix
         stack.extend((o, per_row) for o in op.operands)
     return elem, row, loads, nbytes, invariant
 
 
 _INTERNED = "interned structural keys"  # the entry of `keys` holding the intern table
+_MIXES = "op mixes"  # the entry of `keys` holding `op_mix` by op
 
 
 def _key(v: SSAValue, keys: dict) -> object:

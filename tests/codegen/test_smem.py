@@ -2,7 +2,9 @@
 shared buffers; LayerNorm's two block reductions in one buffer's space (ptxas -v)."""
 
 
-from fsir.codegen.smem import Request, allocate, chain, dominates, dominators
+import random
+
+from fsir.codegen.smem import DominatorTree, Request, allocate, chain, dominates, dominators
 from fsir.testing.paths import EXAMPLES
 
 
@@ -74,3 +76,21 @@ def test_layernorm_reductions_share_one_slot_ptxas():
     assert result.ok, result.errors
     # one slot for both reductions (no reuse would be 4 more bytes per row of the block)
     assert result.kernels["layernorm_k0"].shared_bytes == sum(buffers.values())
+
+
+def test_dominator_tree_answers_as_the_idom_walk():
+    # random graphs, unreachable nodes and nodes outside the graph included: the
+    # interval test `allocate` uses agrees with climbing the immediate dominators
+    rng = random.Random(7)
+    disagree = 0
+    for _ in range(200):
+        n = rng.randint(1, 25)
+        succ: dict[int, list[int]] = {i: [] for i in range(n)}
+        for _ in range(rng.randint(0, 3 * n)):
+            a, b = rng.randrange(n), rng.randrange(n)
+            if b not in succ[a]:
+                succ[a].append(b)
+        idom = dominators(succ, 0)
+        tree = DominatorTree(idom)
+        disagree += sum(tree.dominates(a, b) != dominates(idom, a, b) for a in range(n + 2) for b in range(n + 2))
+    assert disagree == 0

@@ -291,7 +291,7 @@ class FusionContext:
         """Make `k`, this fusion's kernel under another configuration whose groups
         clone the same ops, the kernel `kernel` would build for (params, grid, block,
         groups, shared): its properties, its shared buffers (the body's first ops), its
-        groups (new ops over the same bodies) and its cost (`tables`: its
+        groups' properties (the same ops over the same bodies) and its cost (`tables`: its
         `constant_table_bytes`, which the cloned ops fix)."""
         k.params = params
         k.grid = DenseArrayBase.from_list(i64, list(grid))
@@ -302,15 +302,10 @@ class FusionContext:
         first = k.block.first_op
         assert first is not None  # the groups and the yield
         k.block.insert_ops_before(shared, first)
-        for old, spec in zip(k.groups(), groups, strict=True):
-            g = GroupOp(spec.composition, spec.storage, [r.type for r in old.results], old.detach_region(0),
-                        spec.buffer, spec.offset, spec.row_dims, spec.packed)
-            k.block.insert_op_before(g, old)
-            for was, r in zip(old.results, g.results):
-                r.name_hint = was.name_hint
-                was.replace_all_uses_with(r)
-            old.detach()
-            old.erase()
+        # the groups keep their bodies and results: only their properties differ
+        for g, spec in zip(k.groups(), groups, strict=True):
+            g.properties = GroupOp.properties_of(spec.composition, spec.storage, spec.buffer, spec.offset,
+                                                 spec.row_dims, spec.packed)
         k.cost = DictionaryAttr(self.cost(grid, block, shared, tables))
 
     def _kernel(self, params: MappingParamsAttr, grid, block, groups: list[GroupSpec],

@@ -252,6 +252,9 @@ def _prod(dims) -> int | None:
     return None if DYN in dims else math.prod(dims)
 
 
+_KEYS = "structural keys"  # the entry of a scoring memo holding `split_costs` keys
+
+
 def _split_groups(k: KernelOp, groups: list[schedule.GroupOp], rows: list[tuple], inputs: set[SSAValue],
                   row_shape: tuple, cached: bool) -> list[tuple]:
     """`split_costs` of each group's row elements, in order: with `cached` (register
@@ -266,7 +269,8 @@ def _split_groups(k: KernelOp, groups: list[schedule.GroupOp], rows: list[tuple]
         return memo[key]
     loaded: set = set()
     seen: set = set()
-    keys: dict = {}
+    # structural keys name the cloned ops alone, so the configurations share them
+    keys: dict = {} if memo is None else memo.setdefault(_KEYS, {})
     out = []
     for _, start in rows:
         if not cached:

@@ -226,6 +226,15 @@ class GroupOp(IRDLOperation):
     def __init__(self, composition: Composition, storage: Storage, result_types: Sequence[Attribute],
                  body: Region, buffer: str | None = None, offset: int | None = None,
                  row_dims: Sequence[int] | None = None, packed: bool = False):
+        props = GroupOp.properties_of(composition, storage, buffer, offset, row_dims, packed)
+        super().__init__(result_types=[list(result_types)], regions=[body], properties=props)
+
+    @staticmethod
+    def properties_of(composition: Composition, storage: Storage, buffer: str | None = None,
+                      offset: int | None = None, row_dims: Sequence[int] | None = None,
+                      packed: bool = False) -> dict[str, Attribute]:
+        """A group's properties (a kernel re-targeted to another configuration sets
+        them on its groups in place)."""
         props: dict[str, Attribute] = {"composition": CompositionAttr(composition), "storage": StorageAttr(storage)}
         if buffer is not None:
             props["buffer"] = SymbolRefAttr(buffer)
@@ -234,7 +243,7 @@ class GroupOp(IRDLOperation):
             props["row_dims"] = DenseArrayBase.from_list(i64, list(row_dims))
         if packed:
             props["packed"] = UnitAttr()
-        super().__init__(result_types=[list(result_types)], regions=[body], properties=props)
+        return props
 
     @property
     def block(self) -> Block:
