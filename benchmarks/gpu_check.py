@@ -26,6 +26,11 @@ not run; a watchdog writes the reports and exits if a launch hangs past the budg
   e. cusync     the GPT-3 MLP (examples/cusync/generate.py) without tile-sync and with
                 TileSync and RowSync pipelines: µs per run (stream-serial kernels; a
                 pipeline from its first start to its last end)
+  f. tuner      three kernels of the BERT layer (a GEMM, the attention, a LayerNorm row):
+                the prior's top 32 candidates and stitch-codegen's choice timed by the tuner's `cuda`
+                and `model` measurers: their Spearman and Kendall rank correlation, and the
+                model's pick's measured time against the measured best
+                (benchmarks/gpu_check_tuner.py), within its own time cap
 """
 
 from __future__ import annotations
@@ -190,6 +195,10 @@ def cell(v: Any) -> str:
 # ---------------------------------------------------------------------------- budget and context
 class BudgetSpent(Exception):
     pass
+
+
+class StepSkipped(Exception):
+    """A step that cannot run here (its reason is the message)."""
 
 
 class Budget:
@@ -738,6 +747,52 @@ def step_cusync(ctx: Context, step: StepReport) -> None:
                       f"{args.mlp_repeats} runs; off: Σ kernel times, tile/row: the pipeline's span")
 
 
+# ---------------------------------------------------------------------------- f. tuner
+def step_tuner(ctx: Context, step: StepReport) -> None:
+    import gpu_check_tuner as gt
+
+    from fsir.pipeline import PipelineOptions
+    from fsir.runtime.cuda_device import probe_gpu
+    from fsir.tools.fs_bench import model_path
+    from fsir.tune.measure import CudaBackend, ModelBackend
+
+    args = ctx.args
+    ok, why = probe_gpu()
+    if not ok:
+        raise StepSkipped(f"skipped: no CUDA GPU found: {why}")
+    if not args.bert:
+        raise StepSkipped("skipped: no BERT layer (--bert '')")
+    cap = min(args.tuner_cap_s, max(0.0, ctx.budget.left()))
+    deadline = ctx.budget.clock() + cap
+    text = model_path(args.bert).read_text()
+    options = PipelineOptions(gpu=ctx.spec_name)
+    tasks = gt.tasks_of(text, options)
+    kernels = []
+    for task in tasks:
+        if ctx.budget.clock() >= deadline:
+            break
+        ctx.case(f"tuner: the prior's ranking of {task.kernel}")
+        kernels.append(gt.candidates(text, options, task, args.tuner_top))
+
+    def on_case(what: str) -> None:
+        ctx.current = what  # for the watchdog; the deadline holds the budget
+
+    done = len(kernels) == len(tasks) and gt.measure_all(
+        kernels, args.sim_workers, CudaBackend(warmup=args.warmup, repeats=args.repeats),
+        ModelBackend(samples=args.tuner_samples), deadline, ctx.budget.clock, on_case)
+    for task, cs in zip(tasks, kernels):
+        ctx.add(step, gt.row_of(task, cs))
+        errors = [c for c in cs if c.error]
+        if errors:
+            step.notes.append(f"{task.kernel}: {len(errors)} of {len(cs)} candidates failed, e.g. "
+                              f"{errors[0].config}: {errors[0].error[:200]}")
+    step.notes.append(f"the prior's top {args.tuner_top} candidates of each kernel (the fast mode's ranking) and "
+                      f"stitch-codegen's choice; cuda: median of {args.repeats} CUDA-event timings after {args.warmup} "
+                      f"warm-ups; model: the timeline model of {args.tuner_samples} simulated blocks per launch")
+    if not done:
+        raise BudgetSpent(f"the step's time cap ({cap:.0f} s) passed: the rows hold the pairs measured by then")
+
+
 # ---------------------------------------------------------------------------- driver
 STEPS: list[tuple[str, str, Callable[[Context, StepReport], None]]] = [
     ("a", "CUDA device and its gpuspec table", step_device),
@@ -745,6 +800,7 @@ STEPS: list[tuple[str, str, Callable[[Context, StepReport], None]]] = [
     ("c", "per-kernel measurement against the cost models", step_kernels),
     ("d", "BERT layer: PyTorch eager, torch.compile, fsir stitch and xla", step_peers),
     ("e", "cuSync GPT-3 MLP with and without tile-sync", step_cusync),
+    ("f", "the tuner's cuda and model measurers on three BERT kernels", step_tuner),
 ]
 
 
@@ -758,6 +814,9 @@ def run_step(ctx: Context, name: str, title: str, fn: Callable[[Context, StepRep
         step.status = "running"
         fn(ctx, step)
         step.status = "ok"
+    except StepSkipped as e:
+        step.status = "skipped"
+        step.notes.append(str(e))
     except BudgetSpent as e:
         step.status = "not run (budget spent)" if step.status == "not run" else "stopped (budget spent)"
         step.notes.append(str(e))
@@ -813,12 +872,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="past the budget by this, write the reports and exit even if a launch hangs")
     p.add_argument("--gpu-spec", default=None, help="the gpuspec table to use instead of the device's")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--steps", default="abcde", help="the steps to run (default abcde)")
+    p.add_argument("--steps", default="abcdef", help="the steps to run (default abcdef)")
     p.add_argument("--examples", nargs="*", default=["examples/*.mlir", "examples/hlo/*.hlo", "examples/onnx/*.onnx"],
                    help="example models for step b (globs under the repository)")
     p.add_argument("--onnx-every", type=int, default=16, help="step b: every Nth ONNX node test of each op type")
     p.add_argument("--onnx-limit", type=int, default=150, help="step b: at most this many ONNX node tests")
-    p.add_argument("--bert", default="examples/bert_layer.mlir", help="steps c and d: the BERT layer ('' skips)")
+    p.add_argument("--bert", default="examples/bert_layer.mlir", help="steps c, d and f: the BERT layer ('' skips)")
     p.add_argument("--precisions", type=lambda s: [x for x in s.split(",") if x], default=["fp32", "tf32", "bf16"])
     p.add_argument("--cnns", nargs="*", default=["resnet50"], help="step c: light CNNs of the onnx wheel, or files")
     p.add_argument("--warmup", type=int, default=3)
@@ -833,6 +892,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--mlp-tokens", type=int, nargs="*", default=[256, 2048])
     p.add_argument("--mlp-hidden", type=int, default=12288)
     p.add_argument("--mlp-repeats", type=int, default=5)
+    p.add_argument("--tuner-top", type=int, default=32, help="step f: the prior's top N candidates per kernel")
+    p.add_argument("--tuner-cap-s", type=float, default=120.0, help="step f: its own time cap (default 120)")
+    p.add_argument("--tuner-samples", type=int, default=2,
+                   help="step f: blocks the model measurer simulates per launch (fs-tune's: 4; fewer to fit the cap)")
     return p.parse_args(argv)
 
 

@@ -45,9 +45,10 @@ class FakeDriver:
 
     OK = CUresult.CUDA_SUCCESS
 
-    def __init__(self, name: str = "Fake GPU", ms_per_block: float = 0.0):
+    def __init__(self, name: str = "Fake GPU", ms_per_block: float = 0.0, simulate: bool = True):
         self.name = name
         self.ms_per_block = ms_per_block  # 0: every launch takes KERNEL_MS
+        self.simulate = simulate  # False: a launch is recorded and timed, not run (outputs stay as they were)
         self.fail_kernels: set[str] = set()  # a launch of a kernel whose name holds one of these fails
         self.mem: dict[int, np.ndarray] = {}
         self.next = 0x10000
@@ -166,7 +167,8 @@ class FakeDriver:
             v = np.frombuffer(ctypes.string_at(ptr, dt.itemsize), dt)[0]
             args.append(self.mem[int(v)] if dt.itemsize == 8 and int(v) in self.mem else v.item())
         self.launches.append((name, (gx, gy, gz), (bx, by, bz), smem, stream))
-        run_ptx(ptx, name, (gx, gy, gz), (bx, by, bz), args, smem)
+        if self.simulate:
+            run_ptx(ptx, name, (gx, gy, gz), (bx, by, bz), args, smem)
         self._last_ms = self.ms_per_block * gx * gy * gz if self.ms_per_block else KERNEL_MS
         return (self.OK,)
 

@@ -32,7 +32,7 @@ def tiny_bert(folder: Path) -> Path:
 
 def small_argv(tmp_path: Path, *extra: str) -> list[str]:
     bert = str(tiny_bert(tmp_path))
-    return ["--out", str(tmp_path / "report"), "--examples", "examples/hlo/softmax.hlo", bert,
+    return ["--out", str(tmp_path / "report"), "--steps", "abcde", "--examples", "examples/hlo/softmax.hlo", bert,
             "--onnx-every", "100000", "--onnx-limit", "2", "--bert", bert, "--precisions", "fp32,bf16", "--cnns",
             str(EXAMPLES / "hlo" / "layernorm.hlo"), "--warmup", "0", "--repeats", "1", "--sim-workers", "0",
             "--mlp-tokens", "16", "--mlp-hidden", "64", "--mlp-repeats", "1", *extra]
