@@ -80,7 +80,7 @@ class GraphBuilder:
     # -- emitting ------------------------------------------------------------------
 
     def emit(self, cls: type[GraphOp], operands: Sequence[SSAValue], result_type: Attribute | None = None,
-             **props: Attribute) -> SSAValue:
+             attributes: dict[str, Attribute] | None = None, **props: Attribute) -> SSAValue:
         """Append one op; without `result_type` the op's shape rule decides it."""
         if result_type is None:
             probe = cls.build(operands=self._group(cls, operands), result_types=[operands[0].type],
@@ -91,7 +91,8 @@ class GraphBuilder:
                 raise self.error(f"cannot import as {cls.name}: {err}") from None
             finally:
                 probe.drop_all_references()
-        op = cls.build(operands=self._group(cls, operands), result_types=[result_type], properties=props)
+        op = cls.build(operands=self._group(cls, operands), result_types=[result_type], properties=props,
+                       attributes=attributes or {})
         self._stamp(op)
         try:
             op.verify_()
@@ -169,12 +170,17 @@ class GraphBuilder:
     # JAX wraps every broadcast in such pairs, and each left in place is a kernel boundary
     # or an extra kernel. The inner op is dropped at `finish` if nothing else uses it.
 
-    def reshape(self, v: SSAValue, shape: Sequence[int]) -> SSAValue:
-        if isinstance(v.owner, graph.ReshapeOp):
+    def reshape(self, v: SSAValue, shape: Sequence[int], groups: Sequence[int] | None = None) -> SSAValue:
+        """`groups`: the reshape's dim groups where its `?` dims need them
+        (`graph.reshape_dim_groups`); a reshape with groups is not composed."""
+        if isinstance(v.owner, graph.ReshapeOp) and v.owner.groups is None and groups is None:
             v = v.owner.input
         if tuple(shape) == shape_of(v.type):
             return v
-        return self.emit(graph.ReshapeOp, [v], tensor(self.elem(v), shape))
+        if groups is None:
+            return self.emit(graph.ReshapeOp, [v], tensor(self.elem(v), shape))
+        return self.emit(graph.ReshapeOp, [v], tensor(self.elem(v), shape),
+                         attributes={"groups": dense_i64(groups)})
 
     def transpose(self, v: SSAValue, perm: Sequence[int]) -> SSAValue:
         if isinstance(v.owner, graph.TransposeOp):

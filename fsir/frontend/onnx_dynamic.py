@@ -289,3 +289,32 @@ def compare_sizes(op_type: str, a: Any, b: Any) -> bool | None:
 def as_size(x: Any) -> Any:
     """An entry of a shape value as a size: a `Sym`, or a Python int."""
     return x if is_symbolic(x) else int(x)
+
+
+def _product_key(sizes: Sequence[Size]) -> tuple[int, tuple[str, ...]]:
+    """A product of sizes as its int factor and its run-time factors (by expression)."""
+    fs = [f for s in sizes for f in factors(s)]
+    return (math.prod(f for f in fs if not is_symbolic(f)), tuple(sorted(str(f) for f in fs if is_symbolic(f))))
+
+
+def reshape_groups(src: Sequence[Size], want: Sequence[Size]) -> list[int] | None:
+    """A reshape's dims as consecutive groups of equal size (`graph.reshape_dim_groups`'s
+    [n_in, n_out] pairs), each the fewest dims that agree, each group's result dims
+    holding at most one run-time size: [b, 4, s] -> [4*b, 1, s] is [2, 1, 1, 2]. Size-1
+    dims left at the end join the last group. None where sizes do not split so."""
+    groups: list[int] = []
+    i = j = 0
+    while i < len(src) and j < len(want):
+        span = next(((a, c) for total in range(2, len(src) - i + len(want) - j + 1)
+                     for a in range(1, total) if i + a <= len(src) and j + total - a <= len(want)
+                     for c in [total - a]
+                     if _product_key(src[i:i + a]) == _product_key(want[j:j + c])), None)
+        if span is None or sum(1 for d in want[j:j + span[1]] if is_symbolic(d)) > 1:
+            return None
+        groups += span
+        i, j = i + span[0], j + span[1]
+    if not groups or any(d != 1 for d in [*src[i:], *want[j:]]):
+        return None
+    groups[-2] += len(src) - i
+    groups[-1] += len(want) - j
+    return groups

@@ -45,6 +45,7 @@ from fsir.frontend.onnx_dynamic import (
     compare_sizes,
     infer_minus_one,
     is_symbolic,
+    reshape_groups,
 )
 from fsir.ir import verify
 from fsir.transforms.embedding_bags import fuse_embedding_bags
@@ -644,14 +645,19 @@ class OnnxImporter:
                 for i, d in enumerate(target)]
         want = infer_minus_one(sx, want)
         out = [graph.DYN if is_symbolic(d) or d == -1 else d for d in want]
+        groups = None
         if out.count(graph.DYN) > 1:
             kept = graph.kept_dynamic_dims(src, out)
             if len(kept) != out.count(graph.DYN) or any(want[j] != sx[i] for j, i in kept.items()):
+                groups = reshape_groups(sx, want)
+                kept = {}
+            if groups is None and not kept:
                 shown = ", ".join(map(str, want))
                 raise self.error(f"{self.describe()}: cannot reshape {graph.fmt_shape(src)} to [{shown}]: fsir "
-                                 "takes one run-time size from the element count, or keeps the `?` dims of a "
-                                 "reshape of the same dynamic structure")
-        y = self.b.reshape(x, out)
+                                 "takes one run-time size from the element count, keeps the `?` dims of a "
+                                 "reshape of the same dynamic structure, or merges and splits consecutive dims "
+                                 "into `?` dims of one run-time size each")
+        y = self.b.reshape(x, out, groups)
         if -1 not in want and y not in self.sym.known:
             self.sym.bind(y, want)  # the sizes the model states (reify_dims computes the same)
         return y

@@ -190,8 +190,16 @@ def run_broadcast(op: BroadcastOp, x, like=None):
 @GRAPH.impl(ReshapeOp)
 def run_reshape(op: ReshapeOp, x):
     shape = [(-1 if d == DYN else d) for d in shape_of(op.result_type)]
-    for j, i in kept_dynamic_dims(shape_of(op.input.type), shape_of(op.result_type)).items():
+    spans = op.dim_groups()
+    for j, i in ({} if spans else kept_dynamic_dims(shape_of(op.input.type), shape_of(op.result_type))).items():
         shape[j] = x.shape[i]
+    for ins, outs in spans or []:  # each `?` dim: its group's size over the static dims
+        n = math.prod(x.shape[i] for i in ins)
+        known = math.prod(shape[j] for j in outs if shape[j] != -1)
+        if n % known:
+            raise VerifyException(f"cannot reshape {fmt_shape(x.shape)} at run time to "
+                                  f"{fmt_shape(shape_of(op.result_type))}: dims {list(ins)} do not divide by {known}")
+        shape = [n // known if j in outs and d == -1 else d for j, d in enumerate(shape)]
     known = math.prod(d for d in shape if d != -1)
     if (-1 not in shape and known != x.size) or (known and x.size % known):
         raise VerifyException(

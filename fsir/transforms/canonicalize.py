@@ -81,7 +81,9 @@ class RemoveIdentity(RewritePattern):
         x = op.operands[0]
         identity = False
         match op:
-            case graph.ReshapeOp() | graph.ConvertOp():
+            case graph.ReshapeOp():  # with groups, [B, 4, S] -> [B/4, 4, 4*S] keeps the type
+                identity = op.groups is None
+            case graph.ConvertOp():
                 identity = True
             case graph.TransposeOp():
                 identity = list(graph.dims_property(op, "perm")) == list(range(len(graph.dims_property(op, "perm"))))
@@ -115,7 +117,8 @@ class ComposeIndexOps(RewritePattern):
     neg(neg(x)) -> x."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if isinstance(op, graph.ReshapeOp) and isinstance(op.input.owner, graph.ReshapeOp):
+        if isinstance(op, graph.ReshapeOp) and isinstance(op.input.owner, graph.ReshapeOp) \
+                and op.groups is None and op.input.owner.groups is None:  # groups hold for their own shapes only
             inner = op.input.owner
             rewriter.replace_op(op, graph.ReshapeOp.build(operands=[inner.input], result_types=[op.result_type]))
         elif isinstance(op, graph.TransposeOp) and isinstance(op.input.owner, graph.TransposeOp):

@@ -87,3 +87,19 @@ func.func @negate_argument(%x: tensor<4xf32>) -> tensor<4xf32> {
   %n = graph.neg %x : tensor<4xf32>
   func.return %n : tensor<4xf32>
 }
+
+// -----
+
+// Dim groups hold for their own shapes only: reshapes with groups are neither composed
+// nor dropped when the types agree ([B, 4, S] -> [B/4, 4, 4*S] is not the identity).
+// CHECK-LABEL: func.func @grouped_reshapes
+// CHECK-NEXT:    %[[A:.*]] = graph.reshape %x {groups = array<i64: 2, 1, 1, 2>}
+// CHECK-NEXT:    %[[B:.*]] = graph.reshape %[[A]] {groups = array<i64: 1, 2, 2, 1>}
+// CHECK-NEXT:    %[[C:.*]] = graph.reshape %[[B]] {groups = array<i64: 1, 2, 2, 1>}
+// CHECK-NEXT:    func.return %[[C]]
+func.func @grouped_reshapes(%x: tensor<?x4x?xf32>) -> tensor<?x4x?xf32> {
+  %a = graph.reshape %x {groups = array<i64: 2, 1, 1, 2>} : (tensor<?x4x?xf32>) -> tensor<?x1x?xf32>
+  %b = graph.reshape %a {groups = array<i64: 1, 2, 2, 1>} : (tensor<?x1x?xf32>) -> tensor<?x4x?xf32>
+  %c = graph.reshape %b {groups = array<i64: 1, 2, 2, 1>} : (tensor<?x4x?xf32>) -> tensor<?x4x?xf32>
+  func.return %c : tensor<?x4x?xf32>
+}

@@ -740,3 +740,35 @@ func.func @f(%x: tensor<8xf32>, %i: tensor<3x1xi32>, %u: tensor<3xf32>) {
   %r = graph.scatter sub %x, %i, %u dims [0] : (tensor<8xf32>, tensor<3x1xi32>, tensor<3xf32>) -> tensor<8xf32>
   func.return
 }
+
+// -----
+
+func.func @f(%x: tensor<?x4x?xf32>) {
+  // expected-error @+1 {{reshape groups [2, 1, 1, 1] do not cover ?x4x? -> ?x1x?}}
+  %r = graph.reshape %x {groups = array<i64: 2, 1, 1, 1>} : (tensor<?x4x?xf32>) -> tensor<?x1x?xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x4x?xf32>) {
+  // expected-error @+1 {{reshape group ?x4x? -> ?x? does not determine its result dims}}
+  %r = graph.reshape %x {groups = array<i64: 3, 2>} : (tensor<?x4x?xf32>) -> tensor<?x?xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x4x?xf32>) {
+  // expected-error @+1 {{reshape group 4 cannot become 3}}
+  %r = graph.reshape %x {groups = array<i64: 1, 1, 1, 1, 1, 1>} : (tensor<?x4x?xf32>) -> tensor<?x3x?xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x4x?xf32>) {
+  // expected-error @+1 {{reshape groups [2, 0, 1, 3] must be pairs of dim counts of at least 1}}
+  %r = graph.reshape %x {groups = array<i64: 2, 0, 1, 3>} : (tensor<?x4x?xf32>) -> tensor<?x1x?xf32>
+  func.return
+}

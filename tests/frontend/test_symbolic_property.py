@@ -204,8 +204,6 @@ def r_flatten(g: Graph) -> None:
         return
     i = g.draw(st.integers(0, v.rank - 2))
     dims = [*v.dims[:i], _mul(v.dims[i], v.dims[i + 1]), *v.dims[i + 2:]]
-    if sum(1 for d in dims if d[1]) > 1 and dims[i][1]:
-        return  # two run-time sizes, one of them a new product: refused (test_flatten_to_two_products_refused)
     if g.draw(st.booleans()):
         shape = g.target(dims)
         how = "shape"
@@ -564,17 +562,66 @@ def test_symbolic_graph_every_mode_many(graph: tuple[bytes, list[str]], sizes: l
     check(*graph, sizes, MODES)
 
 
-def test_flatten_to_two_products_refused():
-    """[B, S, 4] to [B, 4 * S] leaves two run-time sizes, one of them a product no value
-    has as a dim: graph.reshape cannot state it and no gather has a value to take its
-    sizes from, so it is refused at the node (the generator leaves it out)."""
+def _reshape_model(x_dims: list, nodes: list, inits: list) -> bytes:
     graph = helper.make_graph(
-        [helper.make_node("Reshape", ["x", "target"], ["y"], name="merge")], "merge",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "S", D])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        [numpy_helper.from_array(np.array([0, -1], np.int64), "target")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
-    with pytest.raises(UserError, match=r"node 'merge' \(Reshape\): cannot reshape \?x\?x4 to \[B, \(4 \* S\)\]"):
+        nodes, "reshape", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_dims)],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in inits])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+
+
+def _check_reshape(model: bytes, shapes: list[tuple[int, ...]]) -> None:
+    """Every mode, compiled once, against onnxruntime and the reference interpreter."""
+    session = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+    f = find_function(import_onnx(model))
+    exes = {mode: fsir.compile(model, fusion=mode) for mode in MODES}
+    for shape in shapes:
+        x = np.random.default_rng(sum(shape)).standard_normal(shape).astype(np.float32)
+        (want,) = session.run(None, {"x": x})
+        np.testing.assert_allclose(run_function(f, [x])[0], want, rtol=1e-5, atol=1e-6, err_msg=f"reference at {shape}")
+        for mode, exe in exes.items():
+            (got,) = exe.run([x], device="sim")
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=f"{mode} at {shape}")
+
+
+def test_flatten_to_two_products():
+    """[B, S, 4] to [B, 4 * S] then a Softmax over the merged rows: two run-time sizes,
+    one of them a new product; graph.reshape states it with dim groups ([B] -> [B],
+    [S, 4] -> [4*S])."""
+    model = _reshape_model(["B", "S", D], [helper.make_node("Reshape", ["x", "target"], ["y"], name="merge"),
+                                           helper.make_node("Softmax", ["y"], ["z"], axis=1)],
+                           [("target", [0, -1])])
+    assert "groups = array<i64: 1, 1, 2, 1>" in str(import_onnx(model))
+    _check_reshape(model, [(1, 1, D), (2, 3, D), (3, 7, D)])
+
+
+def test_bloom_heads_merged_into_the_batch_and_split_back():
+    """BLOOM's attention: [B, 4, S] -> [B*4, 1, S] (targets from Shape gathers), a
+    Softmax over S, then back to [B, 4, S] and a Softmax over the heads."""
+    nodes = [helper.make_node("Shape", ["x"], ["sh"]),
+             helper.make_node("Gather", ["sh", "i0"], ["b"]), helper.make_node("Gather", ["sh", "i2"], ["s"]),
+             helper.make_node("Mul", ["b", "four"], ["b4"]),
+             helper.make_node("Concat", ["b4", "one", "s"], ["t"], axis=0),
+             helper.make_node("Reshape", ["x", "t"], ["f"]),
+             helper.make_node("Softmax", ["f"], ["e"], axis=2),
+             helper.make_node("Concat", ["b", "four", "s"], ["t2"], axis=0),
+             helper.make_node("Reshape", ["e", "t2"], ["z0"]),
+             helper.make_node("Softmax", ["z0"], ["z"], axis=1)]
+    model = _reshape_model(["B", 4, "S"], nodes, [("i0", [0]), ("i2", [2]), ("four", [4]), ("one", [1])])
+    text = str(import_onnx(model))
+    assert "groups = array<i64: 2, 1, 1, 2>" in text and "groups = array<i64: 1, 2, 2, 1>" in text
+    _check_reshape(model, [(1, 4, 1), (2, 4, 3), (3, 4, 7)])
+
+
+def test_reshape_swapping_run_time_sizes_refused():
+    """[B, S, 4] to [S, B, 4] (a target from Shape gathers): the two run-time sizes are
+    one group of two `?` dims, which no size determines, so it is refused at the node."""
+    nodes = [helper.make_node("Shape", ["x"], ["sh"]),
+             helper.make_node("Gather", ["sh", "i0"], ["b"]), helper.make_node("Gather", ["sh", "i1"], ["s"]),
+             helper.make_node("Concat", ["s", "b", "four"], ["t"], axis=0),
+             helper.make_node("Reshape", ["x", "t"], ["z"], name="swap")]
+    model = _reshape_model(["B", "S", D], nodes, [("i0", [0]), ("i1", [1]), ("four", [D])])
+    with pytest.raises(UserError, match=r"node 'swap' \(Reshape\): cannot reshape \?x\?x4 to \[S, B, 4\]"):
         fsir.compile(model)
 
 

@@ -1,17 +1,17 @@
 """One compile of a transformer exported with a symbolic batch AND sequence runs every
 (batch, seq): BERT and GPT-2 (and with `--full` LLaMA, RoBERTa, DistilBERT, GPT-NeoX,
-OPT and ALBERT) from transformers configurations (examples/zoo/archs.py),
+OPT, ALBERT, BLOOM and DeBERTa-v2) from transformers configurations (examples/zoo/archs.py),
 exported by the TorchScript exporter with `dynamic_axes` {0: batch, 1: seq} on every
 input, compiled once by fsir and run on the simulator at (1, 7), (3, 32) and (8, 5)
 against onnxruntime, with a padded attention mask. The exports hold what fsir must
 follow through run-time sizes: `position_ids[:, :seq]` of a static buffer (a Slice
 with a run-time end), BERT's mask flattened to [batch * seq] and reshaped back, GPT-2's
 `x.view(-1, seq)` and its Conv1D's `addmm(...).view(batch, seq, n)`, LLaMA's grouped
-key/value heads merged ([batch, 2, 2, seq, 16] -> [batch, 4, seq, 16]).
+key/value heads merged ([batch, 2, 2, seq, 16] -> [batch, 4, seq, 16]), BLOOM's and
+DeBERTa-v2's heads merged into the batch next to the sequence ([batch, 4, seq] ->
+[batch * 4, 1, seq], a reshape with dim groups).
 
 BERT in stitch mode runs in CI; the others, and the xla and none modes, with `--full`.
-BLOOM and DeBERTa-v2 are refused at a Reshape that merges a `?` dim with a static
-one ([batch, 4, seq] -> [batch * 4, 1, seq]).
 """
 
 from __future__ import annotations
@@ -82,14 +82,8 @@ def test_bert_one_compile_every_batch_and_seq(tmp_path: Path):
 @pytest.mark.parametrize(("arch", "mode"), [("bert", "xla"), ("bert", "none"), ("gpt2", "stitch"), ("gpt2", "xla"),
                                             ("gpt2", "none"), ("llama", "stitch"), ("roberta", "stitch"),
                                             ("distilbert", "stitch"), ("gpt_neox", "stitch"), ("opt", "stitch"),
-                                            ("albert", "stitch")])
+                                            ("albert", "stitch"), ("bloom", "stitch"), ("bloom", "xla"),
+                                            ("bloom", "none"), ("deberta_v2", "stitch"), ("deberta_v2", "xla"),
+                                            ("deberta_v2", "none")])
 def test_one_compile_every_batch_and_seq(tmp_path: Path, arch: str, mode: str):
     check_every_size(export(arch, tmp_path), mode)
-
-
-@pytest.mark.full
-@pytest.mark.parametrize("arch", ["bloom", "deberta_v2"])
-def test_refused_at_the_reshape(tmp_path: Path, arch: str):
-    """A `?` dim merged with a static one next to another `?` dim: located, not a crash."""
-    with pytest.raises(fsir.UserError, match=r"node '.*Reshape.*' \(Reshape\): cannot reshape"):
-        fsir.compile(export(arch, tmp_path).read_bytes())

@@ -116,6 +116,7 @@ from fsir.dialects.graph.shapes import (
     SliceOp,
     TransposeOp,
     kept_dynamic_dims,
+    reshape_dim_groups,
 )
 from fsir.dialects.graph.types import (
     DIMS_ATTR,
@@ -265,6 +266,7 @@ __all__ = [
     "dims_property",
     "i64_attr",
     "kept_dynamic_dims",
+    "reshape_dim_groups",
     "make_elementwise",
     "bf16",
     "bit_width",

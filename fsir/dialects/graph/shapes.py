@@ -14,6 +14,7 @@ from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_attr_def,
     opt_operand_def,
     opt_prop_def,
     prop_def,
@@ -335,28 +336,70 @@ def _static_runs(shape: Sequence[int], dyn: list[int]) -> list[Sequence[int]]:
     return [shape[lo + 1:hi] for lo, hi in zip(bounds, bounds[1:])]
 
 
+def reshape_dim_groups(groups: Sequence[int], src: Sequence[int], out: Sequence[int]) -> list[tuple[range, range]]:
+    """A reshape's `groups` attribute as consecutive (operand dims, result dims) groups
+    of equal size: [n_in, n_out] per group, e.g. [2, 1, 1, 2] for [B, 4, S] -> [4*B, 1, S]
+    (B and 4 merge into one `?` dim, S gains a leading 1). Each group's result dims hold
+    at most one `?` dim, the group's size over its static result dims; a group whose
+    operand dims are static has static result dims of the same size, or one `?`."""
+    if len(groups) % 2 or any(n < 1 for n in groups):
+        raise VerifyException(f"reshape groups {list(groups)} must be pairs of dim counts of at least 1")
+    if sum(groups[0::2]) != len(src) or sum(groups[1::2]) != len(out):
+        raise VerifyException(f"reshape groups {list(groups)} do not cover {fmt_shape(src)} -> {fmt_shape(out)}")
+    spans, i, j = [], 0, 0
+    for n_in, n_out in zip(groups[0::2], groups[1::2]):
+        ins, outs = range(i, i + n_in), range(j, j + n_out)
+        i, j = i + n_in, j + n_out
+        dyn_out = [d for d in outs if out[d] == DYN]
+        known = math.prod(out[d] for d in outs if out[d] != DYN)
+        n = math.prod(src[d] for d in ins if src[d] != DYN)
+        dyn_in = any(src[d] == DYN for d in ins)
+        if len(dyn_out) > 1 or (dyn_in and not dyn_out) or known == 0:
+            raise VerifyException(f"reshape group {fmt_shape([src[d] for d in ins])} -> "
+                                  f"{fmt_shape([out[d] for d in outs])} does not determine its result dims")
+        if not dyn_in and (n % known if dyn_out else n != known):
+            raise VerifyException(f"reshape group {fmt_shape([src[d] for d in ins])} cannot become "
+                                  f"{fmt_shape([out[d] for d in outs])}")
+        spans.append((ins, outs))
+    return spans
+
+
 @irdl_op_definition
 class ReshapeOp(GraphOp):
     """Same elements, new shape (row-major). At most one result dim may be `?` unless
     the operand has the same dynamic structure (`kept_dynamic_dims`: `?` dims in the
     same number and order, the static dims around them holding as many elements in
-    both); then the `?` dims keep the operand's sizes.
+    both); then the `?` dims keep the operand's sizes. Otherwise a `groups` attribute
+    (`reshape_dim_groups`) splits both shapes into consecutive groups of equal size, each
+    `?` result dim the size of its group's operand dims over its static result dims: a
+    run-time dim merged with static ones, or split from them.
 
         %r = graph.reshape %x : (tensor<4x8xf32>) -> tensor<32xf32>
         %h = graph.reshape %y : (tensor<?x?x768xf32>) -> tensor<?x?x12x64xf32>
+        %m = graph.reshape %z {groups = array<i64: 2, 1, 1, 2>} : (tensor<?x4x?xf32>) -> tensor<?x1x?xf32>
     """
 
     name = "graph.reshape"
     input = operand_def(TensorType)
     result = result_def(TensorType)
+    groups = opt_attr_def(DenseArrayBase[I64])
     traits = traits_def(Pure(), LightElementwise(), GraphCanonicalization())
+
+    def dim_groups(self) -> list[tuple[range, range]] | None:
+        """The `groups` attribute as spans (`reshape_dim_groups`), None without it."""
+        if self.groups is None:
+            return None
+        return reshape_dim_groups(self.groups.get_values(), shape_of(self.input.type),
+                                  shape_of(self.result_type))
 
     def infer_type(self) -> TensorType:
         src = shape_of(self.input.type)
         out = list(shape_of(self.result_type))
         if tensor_type(self.input).element_type != self.result_type.element_type:
             raise VerifyException("reshape cannot change the element type (use graph.convert)")
-        if DYN not in src:
+        if self.groups is not None:
+            self.dim_groups()
+        elif DYN not in src:
             n = math.prod(src)
             unknown = [i for i, d in enumerate(out) if d == DYN]
             known = math.prod(d for d in out if d != DYN)
@@ -369,10 +412,20 @@ class ReshapeOp(GraphOp):
         return tensor(self.result_type.element_type, self.reify_dims(static_dims, STATIC))
 
     def reify_dims(self, dims_of: DimsOf, b: DimBuilder) -> list:
-        """With the same dynamic structure (`kept_dynamic_dims`), the `?` dims are the
+        """With `groups`, each `?` dim is its group's operand size over its static dims;
+        with the same dynamic structure (`kept_dynamic_dims`), the `?` dims are the
         operand's; else one `?` result dim holds the elements the static dims
         leave; with more, the result is undetermined."""
         out: list = list(shape_of(self.result_type))
+        spans = self.dim_groups()
+        if spans is not None:
+            src = dims_of(self.input)
+            for ins, outs in spans:
+                for d in outs:
+                    if out[d] == DYN:
+                        known = math.prod(out[k] for k in outs if k != d)
+                        out[d] = b.div(dims_product(b, [src[k] for k in ins]), known)
+            return out
         kept = kept_dynamic_dims(shape_of(self.input.type), out)
         if kept:
             src = dims_of(self.input)
