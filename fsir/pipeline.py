@@ -154,7 +154,7 @@ def compile_ptx(module: ModuleOp, options: PipelineOptions = DEFAULT, *, on_stag
     store = kernel_cache.current()
     key = None
     if store is not None and whole:
-        key, hit = read_compile(store, module, options)
+        key, hit = read_compile(store, module, options, measure=resources is not None)
         if hit is not None:
             lowered, text, used = hit
             if resources is not None:
@@ -165,7 +165,7 @@ def compile_ptx(module: ModuleOp, options: PipelineOptions = DEFAULT, *, on_stag
     if resources is not None:
         resources.update(found)
     if store is not None and key is not None:
-        write_compile(store, key, lowered, text, found)
+        write_compile(store, key, lowered, text, found if resources is not None else None)
     return lowered, text
 
 
@@ -217,51 +217,59 @@ def _compile_ptx(module: ModuleOp, options: PipelineOptions, on_stage: StageCall
 Resources = dict[str, tuple[int, int, int]]
 
 
-def read_compile(store: KernelCache, module: ModuleOp,
-                 options: PipelineOptions) -> tuple[str, tuple[ModuleOp, str, Resources] | None]:
-    """The key of `module`'s whole compile and, where `store` holds a valid entry, its
-    result: the lowered module (kernels as stubs), the PTX and the kernels' resources."""
+def read_compile(store: KernelCache, module: ModuleOp, options: PipelineOptions,
+                 measure: bool) -> tuple[str, tuple[ModuleOp, str, Resources] | None]:
+    """The key of `module`'s whole compile and, where `store` holds a valid entry (with
+    the kernels' resources where `measure` asks for them), its result: the lowered
+    module (kernels as stubs), the PTX and the kernels' resources."""
     from fsir.cache import entry_key
     from fsir.stats import count as tally
 
     key = entry_key("compile", module_digest(module), repr(options.key()), options.arch)
     record = store.read_record(key)
-    hit = None if record is None else _compile_result(record)
+    hit = None if record is None else _compile_result(record, measure)
     tally("cache_compile_hits" if hit is not None else "cache_compile_misses")
     return key, hit
 
 
-def _compile_result(record: dict) -> tuple[ModuleOp, str, Resources] | None:
+def _compile_result(record: dict, measure: bool) -> tuple[ModuleOp, str, Resources] | None:
     from xdsl.dialects.builtin import ModuleOp
 
     from fsir.cache import parse_module_text
+    from fsir.codegen.parallel import valid_resources
 
     text, ptx, used = record.get("module"), record.get("ptx"), record.get("resources")
-    if not (isinstance(text, str) and isinstance(ptx, str) and isinstance(used, dict)):
+    if not (isinstance(text, str) and isinstance(ptx, str)
+            and (isinstance(used, dict) or used is None and not measure)):
         return None
     resources: Resources = {}
-    for name, r in used.items():
-        if not (isinstance(r, list) and len(r) == 3 and all(isinstance(n, int) for n in r)):
+    for name, r in (used or {}).items():
+        if not valid_resources(r):
             return None
         resources[name] = (r[0], r[1], r[2])
     lowered = parse_module_text(text)
     return None if not isinstance(lowered, ModuleOp) else (lowered, ptx, resources)
 
 
-def write_compile(store: KernelCache, key: str, lowered: ModuleOp, ptx: str, resources: Resources) -> None:
+def write_compile(store: KernelCache, key: str, lowered: ModuleOp, ptx: str, resources: Resources | None) -> None:
     """Store a compile's result under `key`: the module with its kernels as stubs
-    (what the host side reads of them), the PTX, and every kernel's resources."""
+    (what the host side reads of them), the PTX, and every kernel's resources where
+    the caller measured them (`resources`: those of the kernels already stubs; the
+    entry serves only callers that do not measure where None)."""
     from fsir.codegen.parallel import resources as measure
     from fsir.codegen.parallel import stubbed
     from fsir.ptx.module import kernels
 
-    used = dict(resources)
-    for fn in kernels(lowered):
-        if fn.sym_name.data not in used:
-            used[fn.sym_name.data] = measure(fn)
+    used = None
+    if resources is not None:
+        used = dict(resources)
+        for fn in kernels(lowered):
+            if fn.sym_name.data not in used:
+                used[fn.sym_name.data] = measure(fn)
     with stubbed(list(kernels(lowered))):
         text = str(lowered)
-    store.write_record(key, {"module": text, "ptx": ptx, "resources": {n: list(r) for n, r in used.items()}})
+    store.write_record(key, {"module": text, "ptx": ptx,
+                             "resources": None if used is None else {n: list(r) for n, r in used.items()}})
 
 
 # -- input formats ------------------------------------------------------------

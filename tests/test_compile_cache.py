@@ -154,3 +154,17 @@ def test_fs_run_warm_equals_cold(tmp_path, monkeypatch):
     assert records(tmp_path / "cache")["compile"]
     assert got[0]["per_launch"][0]["registers"] > 0
     assert got[0] == got[1]
+
+
+def test_an_entry_without_resources_does_not_serve_a_caller_that_measures(tmp_path):
+    """A compile that did not ask for the kernels' resources stores none (measuring
+    costs); a later caller that asks (fs-run's kernel-time model) compiles again."""
+    store = KernelCache(tmp_path)
+    module = read_model(EXAMPLES / "layernorm.mlir")
+    with collecting() as counts, active(store):
+        compile_ptx(module, SERIAL)
+    assert counts.result().cache_compile_misses == 1
+    _, _, again, used = compiled(store, module)
+    assert (again.cache_compile_misses, again.cache_hits) == (1, 0) and again.kernels_lowered > 0
+    _, _, warm, warm_used = compiled(store, module)
+    assert warm.cache_compile_hits == 1 and warm_used == used and used and all(r[0] > 0 for r in used.values())

@@ -34,6 +34,7 @@ import warnings
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from typing import TypeGuard
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
@@ -60,6 +61,11 @@ in flight (`fsir.runtime.profile.model_launches` reads them)."""
 
 def resources(fn: gpu.FuncOp) -> Resources:
     return estimate_registers(fn), shared_bytes(fn), bytes_in_flight(fn.body.blocks[0].ops)
+
+
+def valid_resources(used: object) -> TypeGuard[list[int]]:
+    """Whether `used` is `Resources` as JSON holds them (a list of three integers)."""
+    return isinstance(used, list) and len(used) == 3 and all(isinstance(n, int) for n in used)
 
 
 def usable_cpus() -> int:
@@ -113,14 +119,15 @@ class Lowered:
     # name -> what the kernel-time model reads of a function's body (`resources`), which its stub lacks
     resources: dict[str, Resources] = field(default_factory=dict)
 
-    def add(self, k: KernelOp, record: dict | None) -> bool:
+    def add(self, k: KernelOp, record: dict | None, measure: bool) -> bool:
         """Take `k`'s PTX entry, stub and resources from `record` (a cache entry or a
-        worker's result, made under `PLACEHOLDER`); False where it is not a valid one."""
+        worker's result, made under `PLACEHOLDER`); False where it is not a valid one, or
+        lacks the resources `measure` asks for."""
         if record is None:
             return False
         entry, uses, stub, used = (record.get(f) for f in ("entry", "uses_dynamic_smem", "stub", "resources"))
         if not (isinstance(entry, str) and isinstance(uses, bool) and isinstance(stub, str)
-                and isinstance(used, list) and len(used) == 3 and all(isinstance(n, int) for n in used)):
+                and (used is None and not measure or valid_resources(used))):
             return False
         name = k.sym_name.data
         with anonymous(k):
@@ -130,7 +137,8 @@ class Lowered:
         fn.sym_name = StringAttr(name)
         self.funcs[name] = fn
         self.entries[name] = (entry.replace(PLACEHOLDER, name), uses)
-        self.resources[name] = (used[0], used[1], used[2])
+        if valid_resources(used):
+            self.resources[name] = (used[0], used[1], used[2])
         return True
 
     def ptx(self, lowered: ModuleOp, arch: str) -> str:
@@ -169,7 +177,7 @@ def lower_in_workers(module: ModuleOp, jobs: int, measure: bool = False,
     for i, k in enumerate(firsts):
         if store is not None:
             keys[i] = ptx_entry_key(k, arch)
-            if done.add(k, store.read_record(keys[i])):
+            if done.add(k, store.read_record(keys[i]), measure):
                 tally("cache_hits")
                 continue
             tally("cache_misses")
@@ -179,7 +187,7 @@ def lower_in_workers(module: ModuleOp, jobs: int, measure: bool = False,
     if store is None and (len(firsts) < 2 or jobs < 2):
         return None
     _SHARED = firsts
-    _MEASURE[0] = measure or store is not None  # an entry serves later callers that measure
+    _MEASURE[0] = measure
     try:
         if len(todo) < 2 or jobs < 2:
             printed, _ = _work(todo)  # (its counts reached this process's scopes already)
@@ -197,13 +205,12 @@ def lower_in_workers(module: ModuleOp, jobs: int, measure: bool = False,
         if printed is None:
             return None
         for i, entry, uses, stub, used in printed:
-            record = {"entry": entry, "uses_dynamic_smem": uses, "stub": stub, "resources": list(used)}
-            if not done.add(firsts[i], record):
+            record = {"entry": entry, "uses_dynamic_smem": uses, "stub": stub,
+                      "resources": None if used is None else list(used)}
+            if not done.add(firsts[i], record, measure):
                 return None
             if store is not None:
                 store.write_record(keys[i], record)
-    if not measure:
-        done.resources.clear()
     return done
 
 
@@ -253,7 +260,7 @@ def largest_first(ks: list[KernelOp]) -> list[int]:
     return sorted(range(len(ks)), key=lambda i: -sizes[i])
 
 
-Printed = tuple[int, str, bool, str, Resources]  # a kernel's index, PTX entry, uses dynamic smem, stub, resources
+Printed = tuple[int, str, bool, str, Resources | None]  # index, PTX entry, uses dynamic smem, stub, resources
 
 
 def _work(share: list[int]) -> tuple[list[Printed] | None, dict[str, int]]:
@@ -269,7 +276,7 @@ def _work(share: list[int]) -> tuple[list[Printed] | None, dict[str, int]]:
                 for op in fn.body.blocks[0].ops:
                     verify(op)
                 entry, uses = emit_kernel(fn)
-                used = resources(fn) if _MEASURE[0] else (0, 0, 0)
+                used = resources(fn) if _MEASURE[0] else None
                 out.append((i, entry, uses, stub_text(fn), used))
         except UserError:
             return None, dict(counts.counts)
