@@ -4,11 +4,12 @@ best-so-far against trials over several seeds; the sampling error of the model
 measurer against simulating every block; the kernel set (`--kernels`: today's choice
 against the fast mode's pick on 20+ kernels, and the cost model's Kendall τ on held-out
 kernels); the task scheduler (`--scheduler`: gradient against round-robin on the BERT
-layer).
+layer); the cost model's Kendall τ on held-out GEMM shapes (`--rank`, `tune_rank.py`).
 
     python benchmarks/tune.py [--m 256 --n 256 --k 512] [--space mma|full] [--seeds 5] [--trials 64]
     python benchmarks/tune.py --kernels [--trials 8] [--log kernels.jsonl]
     python benchmarks/tune.py --scheduler [--seeds 5] [--trials 16] [--log sched.jsonl]
+    python benchmarks/tune.py --rank [--trials 40] [--log rank.jsonl]
 
 --space mma (default): the tensor-core sketch of an f16 GEMM without split-K (split
 kernels are simulated in full, too slow to measure exhaustively). Every candidate is
@@ -144,14 +145,22 @@ def main() -> None:
                    help="only the sampling error on kernels with edge tiles, row and loop kernels")
     p.add_argument("--kernels", action="store_true", help="the kernel set: today's choice against the fast mode")
     p.add_argument("--scheduler", action="store_true", help="the task scheduler on the BERT layer")
+    p.add_argument("--rank", action="store_true",
+                   help="the cost model's Kendall τ on held-out GEMM shapes (--trials candidates a shape, default 40)")
     p.add_argument("--log", default=None,
                    help="measurements kept (and resumed from): the exhaustive space's, or --kernels/--scheduler's")
     p.add_argument("--timeout", type=float, default=240.0, help="seconds per measurement")
     p.add_argument("--markdown", action="store_true",
-                   help="--kernels: write its tables into the documents that show them (benchmarks/docgen.py)")
+                   help="--kernels/--scheduler/--rank: write its tables into the documents that show them "
+                   "(benchmarks/docgen.py)")
     args = p.parse_args()
     if args.sampling_error:
         sampling_models()
+        return
+    if args.rank:
+        from tune_rank import rank_set
+
+        rank_set(args)
         return
     if args.kernels or args.scheduler:
         from tune_sets import kernel_set, scheduler_set
