@@ -202,7 +202,11 @@ def r_flatten(g: Graph) -> None:
     v = g.pick(lambda v: v.rank >= 2)
     if v is None:
         return
-    i = g.draw(st.integers(0, v.rank - 2))
+    # half the time, where there is one, a run-time dim merged with a static one beside
+    # another run-time dim (BLOOM's [B, 4, S] -> [4*B, S]: a reshape with dim groups)
+    mixed = [j for j in range(v.rank - 1) if v.static(j) != v.static(j + 1)
+             and any(not v.static(k) for k in range(v.rank) if k not in (j, j + 1))]
+    i = g.draw(st.sampled_from(mixed)) if mixed and g.draw(st.booleans()) else g.draw(st.integers(0, v.rank - 2))
     dims = [*v.dims[:i], _mul(v.dims[i], v.dims[i + 1]), *v.dims[i + 2:]]
     if g.draw(st.booleans()):
         shape = g.target(dims)
