@@ -29,11 +29,11 @@ Writes go to a temporary file in the entry's directory and are renamed over it
 cache's size is bounded: a hit touches the entry's mtime and, after writes, the least
 recently used entries are deleted until the cache fits.
 
-Environment: FSIR_CACHE=1 turns the cache on (it is off by default: parsing a cached
-gpu.func with xDSL's parser takes longer than lowering it does today, so a warm compile
-of the BERT layer was slower than an uncached one; README "Compile speed"),
-FSIR_CACHE_DIR (default: the user cache dir, ~/.cache/fsir on Linux), FSIR_CACHE_MAX_MB
-(default 512).
+Environment: FSIR_CACHE=1 turns the cache on. It is off by default: on the IR paths a
+hit costs more than it saves (xDSL parses a cached gpu.func more slowly than fsir lowers
+it), and on the PTX path a cold compile costs 0.2 to 0.3 CPU s more than an uncached
+one (docs/benchmarks.md, "The persistent kernel cache"). FSIR_CACHE_DIR (default: the
+user cache dir, ~/.cache/fsir on Linux), FSIR_CACHE_MAX_MB (default 512).
 """
 
 from __future__ import annotations

@@ -17,6 +17,11 @@ parent waits meanwhile: the host lowering that follows needs the stubs. The modu
 that results runs and prints the same PTX as a serial compile, but its kernels are
 stubs: a caller that needs the gpu IR itself lowers serially.
 
+With a kernel cache active, the kernels it holds (their PTX entry and stub, keyed by
+the kernel under a placeholder name: `ptx_entry_key`) are taken from it and only the
+others are lowered, in workers or, where fewer than two are left, in this process; their
+entries are written by this process.
+
 Lowering in workers pays when the kernels' lowering outweighs starting the workers.
 With ResNet-50 loaded, a pool of two forked workers starts, runs and closes in 0.06 s
 (2 shared cores at load 5); a kernel lowers, verifies and prints in about 0.04 CPU s
