@@ -20,7 +20,7 @@ from pathlib import Path
 
 from fsir.pipeline import PipelineOptions
 from fsir.testing.graphs import dot
-from fsir.tune.cost_model import HeldOut, Sample, held_out
+from fsir.tune.cost_model import HeldOut, Objective, Sample, held_out
 from fsir.tune.measure import MeasureInput, ModelBackend, PoolMeasurer, TaskSource, _stitched
 from fsir.tune.space import Checker, SketchKind, sample_valid, space_for, today_splits
 from fsir.tune.task import capture, discover
@@ -59,14 +59,18 @@ def shape_samples(text: str, count: int, measurer, seed: int = 0) -> tuple[str, 
                       for c, r in zip(cands, results) if r.ok and r.seconds]
 
 
-def rank_table(by_kind: dict[str, list[HeldOut]], names: dict[str, str]) -> list[str]:
-    out = ["| kind | held-out shape | candidates | τ model | τ prior |", "|---|---|---:|---:|---:|"]
-    out += [f"| {kind} | {names[r.task]} | {r.candidates} | {r.tau_model:.3f} | {r.tau_prior:.3f} |"
-            for kind, rows in by_kind.items() for r in rows]
+def rank_table(by_kind: dict[str, list[HeldOut]], residual: dict[str, list[HeldOut]],
+               names: dict[str, str]) -> list[str]:
+    """τ per held-out shape: the model (pairwise), the residual regression, the prior."""
+    out = ["| kind | held-out shape | candidates | τ model (pairwise) | τ residual model | τ prior |",
+           "|---|---|---:|---:|---:|---:|"]
+    out += [f"| {kind} | {names[r.task]} | {r.candidates} | {r.tau_model:.3f} | {q.tau_model:.3f} | "
+            f"{r.tau_prior:.3f} |" for kind, rows in by_kind.items() for r, q in zip(rows, residual[kind])]
     for kind, rows in by_kind.items():
         if not rows:
             continue
-        out += ["", f"{kind}: mean τ over {len(rows)} held-out shapes: model "
+        out += ["", f"{kind}: mean τ over {len(rows)} held-out shapes: residual model "
+                    f"{statistics.mean(r.tau_model for r in residual[kind]):.3f}; model "
                     f"{statistics.mean(r.tau_model for r in rows):.3f} (median "
                     f"{statistics.median(r.tau_model for r in rows):.3f}, at least 0.7 on "
                     f"{sum(r.tau_model >= 0.7 for r in rows)}), prior {statistics.mean(r.tau_prior for r in rows):.3f} "
@@ -95,7 +99,8 @@ def rank_set(args) -> None:
         memo.pool.close()
     print(f"\ncost model on held-out shapes of one kind (trained on the kind's other shapes), Kendall τ against "
           f"measured times, {count} random candidates a shape")
-    table = rank_table({kind: held_out(got) for kind, got in samples.items()}, names)
+    table = rank_table({kind: held_out(got) for kind, got in samples.items()},
+                       {kind: held_out(got, objective=Objective.RESIDUAL) for kind, got in samples.items()}, names)
     print("\n".join(table))
     if args.markdown:
         sys.path.insert(0, str(Path(__file__).resolve().parent))

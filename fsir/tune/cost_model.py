@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 
 from fsir.codegen.latency import Estimate
 from fsir.codegen.summary import Summary
@@ -60,11 +61,23 @@ class Sample:
     seconds: float
 
 
+class Objective(Enum):
+    """What the trees learn. `PAIRWISE` (XGBoost's rank:pairwise, each task a query, the
+    prior's -log seconds as the base margin): the order of a task's candidates, as a
+    correction of the prior's order; on held-out shapes (`benchmarks/tune.py --rank`) it
+    ranks LayerNorm rows better than `RESIDUAL` and GEMMs about as well. `RESIDUAL`:
+    log(measured / prior) by squared error, centred per task."""
+
+    PAIRWISE = "pairwise"
+    RESIDUAL = "residual"
+
+
 @dataclass
 class CostModel:
     """Predicts seconds = prior x exp(residual); `fit` retrains on growth only."""
 
     seed: int = 0
+    objective: Objective = Objective.PAIRWISE
     trained_on: int = 0
     booster: object | None = None
     _offsets: dict[str, float] = field(default_factory=dict)
@@ -84,11 +97,22 @@ class CostModel:
         for s, r in zip(usable, residual):
             by_task.setdefault(s.task, []).append(r)
         self._offsets = {t: sum(v) / len(v) for t, v in by_task.items()}
-        y = np.array([r - self._offsets[s.task] for s, r in zip(usable, residual)])
-        x = np.array([s.features for s in usable])
-        params = {"max_depth": 4, "eta": 0.3, "subsample": 0.9, "seed": self.seed, "nthread": 1,
-                  "objective": "reg:squarederror", "verbosity": 0}
-        self.booster = xgb.train(params, xgb.DMatrix(x, label=y), num_boost_round=60)
+        params = {"max_depth": 4, "eta": 0.3, "seed": self.seed, "nthread": 1, "verbosity": 0}
+        if self.objective == Objective.PAIRWISE:
+            # a query per task, rows grouped by query as XGBoost requires; the label is
+            # -log seconds (faster ranks higher), the margin starts at the prior's order
+            order = list(by_task)
+            usable.sort(key=lambda s: order.index(s.task))
+            data = xgb.DMatrix(np.array([s.features for s in usable]),
+                               label=np.array([-math.log(s.seconds) for s in usable]),
+                               qid=np.array([order.index(s.task) for s in usable]),
+                               base_margin=np.array([-math.log(s.prior_seconds) for s in usable]))
+            params["objective"] = "rank:pairwise"
+        else:
+            y = np.array([math.log(s.seconds / s.prior_seconds) - self._offsets[s.task] for s in usable])
+            data = xgb.DMatrix(np.array([s.features for s in usable]), label=y)
+            params |= {"objective": "reg:squarederror", "subsample": 0.9}
+        self.booster = xgb.train(params, data, num_boost_round=60)
         self.trained_on = len(usable)
         return True
 
@@ -100,9 +124,12 @@ class CostModel:
         import xgboost as xgb
 
         assert isinstance(self.booster, xgb.Booster)
-        residual = self.booster.predict(xgb.DMatrix(np.array(rows)))
+        # without a base margin the booster gives the trees' correction alone: a
+        # residual of log seconds, or (pairwise) a score where higher is faster
+        out = self.booster.predict(xgb.DMatrix(np.array(rows)))
+        sign = -1.0 if self.objective == Objective.PAIRWISE else 1.0
         offset = self._offsets.get(task, 0.0)
-        return [p * math.exp(float(r) + offset) for p, r in zip(priors, residual)]
+        return [p * math.exp(sign * float(r) + offset) for p, r in zip(priors, out)]
 
 
 @dataclass(frozen=True)
@@ -117,7 +144,8 @@ class HeldOut:
     tau_prior: float
 
 
-def held_out(samples: Sequence[Sample], seed: int = 0, min_candidates: int = 4) -> list[HeldOut]:
+def held_out(samples: Sequence[Sample], seed: int = 0, min_candidates: int = 4,
+             objective: Objective = Objective.PAIRWISE) -> list[HeldOut]:
     """Leave one task out at a time: the model trained on every other task's samples
     ranks the held-out task's, in the order tasks first appear."""
     tasks = list(dict.fromkeys(s.task for s in samples))
@@ -126,7 +154,7 @@ def held_out(samples: Sequence[Sample], seed: int = 0, min_candidates: int = 4) 
         test = [s for s in samples if s.task == task]
         if len(test) < min_candidates:
             continue
-        model = CostModel(seed=seed)
+        model = CostModel(seed=seed, objective=objective)
         model.fit([s for s in samples if s.task != task])
         priors = [s.prior_seconds for s in test]
         pred = model.predict(task, [s.features for s in test], priors)

@@ -7,10 +7,11 @@ from __future__ import annotations
 import math
 import random
 
+import pytest
 from tune_graphs import gemm
 
 from fsir.pipeline import PipelineOptions
-from fsir.tune.cost_model import CostModel, Sample
+from fsir.tune.cost_model import CostModel, Objective, Sample
 from fsir.tune.measure import _stitched
 from fsir.tune.space import Checker, sample_valid, space_for, today_splits
 from fsir.tune.task import capture, discover
@@ -40,7 +41,11 @@ def spearman(a: list[float], b: list[float]) -> float:
     return 1 - 6 * sum((x - y) ** 2 for x, y in zip(ra, rb)) / (n * (n * n - 1))
 
 
-def test_the_model_learns_the_residual_and_retrains_on_growth():
+# the residual regression fits this exact multiplicative residual; the ranking objective
+# learns the order, not the factor, and gains less over a prior that already ranks at 0.89
+@pytest.mark.parametrize(("objective", "gain", "floor"), [(Objective.RESIDUAL, 0.1, 0.8),
+                                                          (Objective.PAIRWISE, 0.05, 0.9)])
+def test_the_model_learns_the_residual_and_retrains_on_growth(objective, gain, floor):
     key, cands = candidates(160)
     # "measured": the prior off by a factor growing with the k-step (feature the
     # prior ignores here by construction), so the prior's ranking is wrong
@@ -48,7 +53,7 @@ def test_the_model_learns_the_residual_and_retrains_on_growth():
         return c.prior_seconds * math.exp(0.8 * math.log2(c.config.bk))
 
     train, test = cands[:120], cands[120:]
-    model = CostModel(seed=0)
+    model = CostModel(seed=0, objective=objective)
     priors = [c.prior_seconds for c in test]
     assert model.predict(key, [c.features for c in test], priors) == priors  # untrained: the prior
     samples = [Sample(key, c.features, c.prior_seconds, measured(c)) for c in train]
@@ -58,5 +63,5 @@ def test_the_model_learns_the_residual_and_retrains_on_growth():
     assert model.fit(samples)  # 20% more
     predicted = model.predict(key, [c.features for c in test], priors)
     truth = [measured(c) for c in test]
-    assert spearman(predicted, truth) > spearman(priors, truth) + 0.1
-    assert spearman(predicted, truth) > 0.8
+    assert spearman(predicted, truth) > spearman(priors, truth) + gain
+    assert spearman(predicted, truth) > floor
