@@ -168,3 +168,19 @@ def test_an_entry_without_resources_does_not_serve_a_caller_that_measures(tmp_pa
     assert (again.cache_compile_misses, again.cache_hits) == (1, 0) and again.kernels_lowered > 0
     _, _, warm, warm_used = compiled(store, module)
     assert warm.cache_compile_hits == 1 and warm_used == used and used and all(r[0] > 0 for r in used.values())
+
+
+def test_the_key_text_holds_every_constant_value():
+    """`key_text` prints dense constants as the hash of their data: equal constants key
+    alike, a changed value keys differently."""
+    from fsir.cache import key_text
+
+    text = (EXAMPLES / "bert_layer.mlir").read_text()
+    assert "dense<1.250000e-01>" in text
+
+    def first_constant(source: str):
+        return next(op for op in load(source).walk() if op.name == "graph.constant")
+
+    same = key_text(first_constant(text))
+    assert same == key_text(first_constant(text)) and "dense_sha256<" in same
+    assert key_text(first_constant(text.replace("dense<1.250000e-01>", "dense<1.250001e-01>", 1))) != same

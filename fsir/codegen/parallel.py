@@ -256,7 +256,7 @@ def ptx_entry_key(k: KernelOp, arch: str) -> str:
     """The key of `k`'s PTX entry: the op as printed under `PLACEHOLDER` (all lowering
     reads but its name), the PTX target and fsir's fingerprint."""
     with anonymous(k):
-        return kernel_cache.entry_key("kernel-ptx", str(k), arch)
+        return kernel_cache.entry_key("kernel-ptx", kernel_cache.key_text(k), arch)
 
 
 def largest_first(ks: list[KernelOp]) -> list[int]:
