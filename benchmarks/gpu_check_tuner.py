@@ -129,6 +129,8 @@ def measure_all(kernels: list[list[Candidate]], workers: int, cuda: Any, model: 
         builds = [pool.submit(build_job, model, c.inp) for c in flat]
         models: dict[cf.Future, Candidate] = {}
         for c, fut in zip(flat, builds):
+            if clock() >= deadline:  # a finished build would not wait for the timeout
+                raise cf.TimeoutError
             built = fut.result(timeout=max(0.0, deadline - clock()))
             if isinstance(built, MeasureResult):
                 record(c, built, "build")
@@ -139,15 +141,22 @@ def measure_all(kernels: list[list[Candidate]], workers: int, cuda: Any, model: 
         for fut in cf.as_completed(models, timeout=max(0.0, deadline - clock())):
             record(models[fut], fut.result(), "model_s")
     except cf.TimeoutError:
-        # past the cap: the simulations still running are abandoned, their workers killed
-        for p in list(getattr(pool, "_processes", {}).values()):  # this pool's own workers, by id
-            if p.is_alive():
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(p.pid, 9)
-        pool.shutdown(wait=False, cancel_futures=True)
+        abandon(pool)  # past the cap: the simulations still running are not waited for
         return False
+    except BaseException:
+        abandon(pool)  # a broken pool or an interrupt: no worker is left behind
+        raise
     pool.shutdown()
     return True
+
+
+def abandon(pool: cf.ProcessPoolExecutor) -> None:
+    """Kill `pool`'s own workers (by their ids) and drop what it has queued."""
+    for p in list(getattr(pool, "_processes", {}).values()):
+        if p.is_alive():
+            with contextlib.suppress(ProcessLookupError):  # it may exit between the check and the kill
+                os.kill(p.pid, 9)
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 def record(c: Candidate, result: Any, slot: str) -> None:
