@@ -29,10 +29,11 @@ Writes go to a temporary file in the entry's directory and are renamed over it
 cache's size is bounded: a hit touches the entry's mtime and, after writes, the least
 recently used entries are deleted until the cache fits.
 
-Environment: FSIR_CACHE=1 turns the cache on. It is off by default: on the IR paths a
-hit costs more than it saves (xDSL parses a cached gpu.func more slowly than fsir lowers
-it), and on the PTX path a cold compile costs 0.2 to 0.3 CPU s more than an uncached
-one (docs/benchmarks.md, "The persistent kernel cache"). FSIR_CACHE_DIR (default: the
+Environment: FSIR_CACHE=1 turns the cache on, FSIR_CACHE=0 off. Unset, it is on for
+fs-run (the PTX path: a cold compile costs about what an uncached one does, a warm one a
+tenth; docs/benchmarks.md, "The persistent kernel cache") and off for fs-opt and
+fsir.compile (the IR paths: a hit costs more than it saves, as xDSL parses a cached
+gpu.func more slowly than fsir lowers it). FSIR_CACHE_DIR (default: the
 user cache dir, ~/.cache/fsir on Linux), FSIR_CACHE_MAX_MB (default 512).
 """
 
@@ -72,9 +73,11 @@ class KernelCache:
     max_bytes: int = DEFAULT_MAX_MB << 20
 
     @staticmethod
-    def from_environment(force: bool = False) -> KernelCache | None:
-        """The cache the environment asks for (FSIR_CACHE=1, or `force`), else None."""
-        if not force and os.environ.get("FSIR_CACHE", "0").strip().lower() not in ON:
+    def from_environment(force: bool = False, default: bool = False) -> KernelCache | None:
+        """The cache the environment asks for (FSIR_CACHE=1, or `force`; `default` where
+        FSIR_CACHE is unset or empty), else None."""
+        setting = os.environ.get("FSIR_CACHE", "").strip().lower()
+        if not force and (setting not in ON if setting else not default):
             return None
         directory = os.environ.get("FSIR_CACHE_DIR") or default_directory()
         max_mb = os.environ.get("FSIR_CACHE_MAX_MB", str(DEFAULT_MAX_MB))

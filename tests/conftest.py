@@ -5,8 +5,8 @@ import os
 import shutil
 import tempfile
 
-# The persistent kernel cache (fsir/cache.py) is off in the suite (as by default), for the
-# tools run in subprocesses too: a test's result must not depend on which tests ran before it, and
+# The persistent kernel cache (fsir/cache.py) is off in the suite (fs-run uses it by
+# default), for the tools run in subprocesses too: a test's result must not depend on which tests ran before it, and
 # the user's cache must not be read or written. The cache's own tests turn it on, in
 # their own directories; this one (removed at exit) catches any that forget to.
 os.environ["FSIR_CACHE"] = "0"

@@ -184,3 +184,29 @@ def test_the_key_text_holds_every_constant_value():
     same = key_text(first_constant(text))
     assert same == key_text(first_constant(text)) and "dense_sha256<" in same
     assert key_text(first_constant(text.replace("dense<1.250000e-01>", "dense<1.250001e-01>", 1))) != same
+
+
+def test_fs_run_uses_the_cache_unless_told_not_to(tmp_path, monkeypatch):
+    """FSIR_CACHE unset: fs-run (the PTX path) uses the cache, fsir.compile does not;
+    FSIR_CACHE=0 and --no-cache turn fs-run's off."""
+    import fsir
+    from fsir.tools.fs_run import main_impl
+
+    def fs_run(*extra: str) -> None:
+        assert main_impl([str(EXAMPLES / "layernorm.mlir"), "--device", "sim", "--quiet", "-j", "1", *extra]) == 0
+
+    monkeypatch.delenv("FSIR_CACHE", raising=False)
+    for name, setup in [("off", lambda: monkeypatch.setenv("FSIR_CACHE", "0")), ("flag", None), ("api", None)]:
+        monkeypatch.setenv("FSIR_CACHE_DIR", str(tmp_path / name))
+        if setup is not None:
+            setup()
+            fs_run()
+            monkeypatch.delenv("FSIR_CACHE")
+        elif name == "flag":
+            fs_run("--no-cache")
+        else:
+            fsir.compile(EXAMPLES / "layernorm.mlir")
+        assert not (tmp_path / name).exists(), name
+    monkeypatch.setenv("FSIR_CACHE_DIR", str(tmp_path / "on"))
+    fs_run()
+    assert records(tmp_path / "on")["compile"] and records(tmp_path / "on")["kernel"]

@@ -255,7 +255,7 @@ def compile_timed(module, options: PipelineOptions, args, resources: dict[str, t
         if args.time_passes:
             print(f"Pass {stage} took {seconds:.4f} seconds", file=sys.stderr)
 
-    store = None if args.no_cache else kernel_cache.KernelCache.from_environment()
+    store = None if args.no_cache else kernel_cache.KernelCache.from_environment(default=True)
     tuning = contextlib.nullcontext()
     if args.tuning_log:
         from fsir.tune.apply import tuned
