@@ -218,3 +218,20 @@ func.func @f(%x: {x}, %mean: {r}, %rstd: {r}, %gamma: {v}, %beta: {v}, %w: {w}) 
   func.return %y : {o}
 }}
 """
+
+
+# examples/bert_layer.mlir at B=2 S=16 H=128, two heads, FFN 256: the smallest where the
+# LayerNorm is a row kernel of its own (at H=64 stitch fuses it into the GEMMs)
+_SMALL_BERT = {"128": "16", "12": "2", "768": "128", "3072": "256"}
+
+
+def small_bert_layer() -> str:
+    """examples/bert_layer.mlir shrunk to B=2 S=16 H=128 (two heads, FFN 256)."""
+    import re
+
+    from fsir.testing.paths import EXAMPLES
+
+    text = (EXAMPLES / "bert_layer.mlir").read_text()
+    text = re.sub(r"\b((?:\d+x)+)f32",
+                  lambda m: "x".join(_SMALL_BERT.get(d, d) for d in m.group(1).split("x")[:-1]) + "xf32", text)
+    return text.replace("dense<7.680000e+02>", "dense<1.280000e+02>")

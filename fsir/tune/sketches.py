@@ -55,6 +55,9 @@ class AttentionSketch(Sketch):
     sizes: tuple[int, int, int, int]  # query rows, keys, Dk, Dv
     smem_limit: int
     kind: SketchKind = SketchKind.ATTENTION
+    # today's configurations: the pruning rule (no tile larger than the problem needs)
+    # spares them, so stitch-codegen's choice always lies in the space
+    known: frozenset[AttentionConfig] = frozenset()
 
     def domains(self) -> tuple[Domain, ...]:
         return (Domain(Knob.SCHEDULE, self.schedules), Domain(Knob.Q_TILE, ATTENTION_Q),
@@ -71,7 +74,8 @@ class AttentionSketch(Sketch):
         except VerifyException as err:
             raise Invalid(str(err)) from None
         sq, sk, dk, dv = self.sizes
-        if bq > max(_covering(sq, 32), 4 * rows) or bk > _covering(sk, 32 if mma else 16):
+        too_large = bq > max(_covering(sq, 32), 4 * rows) or bk > _covering(sk, 32 if mma else 16)
+        if too_large and AttentionConfig(bq, bk, rows, mma) not in self.known:
             raise Invalid(f"tiles {bq}x{bk} larger than {sq} rows and {sk} keys need")
         need = 4 * sum(tile_sizes(bq, bk, dk, dv, rows, mma).values())
         if need > self.smem_limit:
@@ -134,7 +138,9 @@ def attention_sketches(request: ChoiceRequest, fixed: tuple[Any, ...]) -> tuple[
     if any(c.mma for c in fixed):  # where the precision lets the tensor cores compute
         schedules.append(AttentionSchedule.MMA)
     sq, sk, dk, dv = (int(s) for s in m.sizes)
-    return (AttentionSketch(tuple(schedules), (sq, sk, dk, dv), min(request.spec.smem_per_block, STATIC_SHARED_LIMIT)),)
+    known = frozenset(c for c in fixed if isinstance(c, AttentionConfig))
+    return (AttentionSketch(tuple(schedules), (sq, sk, dk, dv), min(request.spec.smem_per_block, STATIC_SHARED_LIMIT),
+                            known=known),)
 
 
 def conv_sketches(request: ChoiceRequest, fixed: tuple[Any, ...]) -> tuple[Sketch, ...]:

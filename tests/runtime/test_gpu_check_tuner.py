@@ -8,30 +8,24 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import sys
 from pathlib import Path
 
 from fake_cuda import FakeDriver, install
 
+from fsir.testing.graphs import small_bert_layer
 from fsir.testing.paths import EXAMPLES
 
 sys.path.insert(0, str(EXAMPLES.parent / "benchmarks"))
 import gpu_check  # noqa: E402
 
-# examples/bert_layer.mlir at B=2 S=16 H=128, two heads, FFN 256: the smallest where the
-# LayerNorm is a row kernel of its own (at H=64 stitch fuses it into the GEMMs)
-SIZES = {"128": "16", "12": "2", "768": "128", "3072": "256"}
 MS_PER_BLOCK = 0.001
 HEADER = "| kernel | mapping | candidates | pairs | spearman | kendall | best_us |"
 
 
 def small_bert(folder: Path) -> Path:
-    text = (EXAMPLES / "bert_layer.mlir").read_text()
-    text = re.sub(r"\b((?:\d+x)+)f32", lambda m: "x".join(SIZES.get(d, d) for d in m.group(1).split("x")[:-1])
-                  + "xf32", text)
     path = folder / "bert_layer.mlir"
-    path.write_text(text.replace("dense<7.680000e+02>", "dense<1.280000e+02>"))
+    path.write_text(small_bert_layer())
     return path
 
 
