@@ -303,21 +303,53 @@ def at(curve: list[tuple[int, float]], trials: int) -> float:
 
 
 def report_schedules(curves, total: int, args) -> None:
-    rr_final = statistics.median(c[-1][1] for c in curves[Strategy.ROUND_ROBIN])
-    print(f"\nobjective Σ launches × best time (µs), median (min-max) over {args.seeds} seeds")
+    table = schedule_table(curves, total, args.seeds)
+    print("\n" + "\n".join(table))
+    plot_schedules(curves, total, args)
+    if args.markdown:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))  # docgen, beside this script
+        from docgen import publish
+
+        publish("tune.py", sys.argv[1:], "\n".join(table))
+
+
+def schedule_table(curves, total: int, seeds: int) -> list[str]:
+    """The objective at a quarter, half, three quarters and all of the trials per
+    scheduler, and the trials the gradient scheduler needs to reach round-robin's final
+    objective, per seed (its own seed's and the median's)."""
+    rr = curves[Strategy.ROUND_ROBIN]
+    rr_final = statistics.median(c[-1][1] for c in rr)
     marks = sorted({total // 4, total // 2, 3 * total // 4, total})
-    print("| scheduler | " + " | ".join(f"{m} trials" for m in marks) + " |")
-    print("|---|" + "---:|" * len(marks))
+    out = [f"Objective Σ launches × best time (µs), median (min-max) over {seeds} seeds, {total} trials in all:", "",
+           "| scheduler | " + " | ".join(f"{m} trials" for m in marks) + " |", "|---|" + "---:|" * len(marks)]
     for strategy, runs in curves.items():
         cells = []
         for m in marks:
             vals = [at(c, m) * 1e6 for c in runs]
             cells.append(f"{statistics.median(vals):.2f} ({min(vals):.2f}-{max(vals):.2f})")
-        print(f"| {strategy} | " + " | ".join(cells) + " |")
-    reach = [next((n for n, f in c if f <= rr_final), math.inf) for c in curves[Strategy.GRADIENT]]
-    print(f"gradient: trials to round-robin's median final objective ({rr_final * 1e6:.2f} µs) per seed: {reach} "
-          f"(fractions of {total}: {[round(r / total, 2) for r in reach]})")
-    plot_schedules(curves, total, args)
+        out.append(f"| {strategy} | " + " | ".join(cells) + " |")
+
+    def reach(curve, target: float) -> float:
+        return next((n for n, f in curve if f <= target * (1 + 1e-9)), math.inf)
+
+    out += ["", "| seed | round-robin final µs | gradient: trials to reach it | fraction | "
+                "gradient: trials to the median final | fraction |", "|---:|---:|---:|---:|---:|---:|"]
+    own, med = [], []
+    for seed, (r, g) in enumerate(zip(rr, curves[Strategy.GRADIENT])):
+        a, b = reach(g, r[-1][1]), reach(g, rr_final)
+        own.append(a / total)
+        med.append(b / total)
+        out.append(f"| {seed} | {r[-1][1] * 1e6:.2f} | {cell(a)} | {cell(a / total)} | {cell(b)} | {cell(b / total)} |")
+    out += ["", f"Gradient reaches round-robin's final objective (same seed) with a median "
+                f"{cell(statistics.median(own))} of the trials (≤ 0.60 on {sum(f <= 0.6 for f in own)} of {len(own)} "
+                f"seeds); round-robin's median final ({rr_final * 1e6:.2f} µs) with a median "
+                f"{cell(statistics.median(med))}."]
+    return out
+
+
+def cell(x: float) -> str:
+    """A count or fraction of trials; `never` where the target was not reached."""
+    return "never" if not math.isfinite(x) else f"{x:.2f}" if x < 1 else f"{x:.0f}"
 
 
 def plot_schedules(curves, total: int, args) -> None:
