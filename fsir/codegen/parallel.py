@@ -292,16 +292,7 @@ def _work(share: list[int]) -> tuple[list[Printed] | None, dict[str, int]]:
 def stubbed(fns: list[gpu.FuncOp]) -> Iterator[None]:
     """Within: each of `fns` has a body of just `gpu.return` (what `stub_text` prints);
     their bodies are put back after."""
-    olds = []
-    for fn in fns:
-        old = fn.body.blocks[0]
-        new = Block(arg_types=[a.type for a in old.args])
-        for a, b in zip(old.args, new.args):
-            b.name_hint = a.name_hint
-        new.add_op(gpu.ReturnOp())
-        fn.body.detach_block(old)
-        fn.body.add_block(new)
-        olds.append(old)
+    olds = [_swap_in_stub_body(fn) for fn in fns]
     try:
         yield
     finally:
@@ -315,6 +306,13 @@ def stubbed(fns: list[gpu.FuncOp]) -> Iterator[None]:
 def stub_text(fn: gpu.FuncOp) -> str:
     """`fn` with its body replaced by `gpu.return`, as IR text: its signature and
     attributes, what the host side reads of a kernel (`fn` is changed)."""
+    _swap_in_stub_body(fn)
+    return str(fn)
+
+
+def _swap_in_stub_body(fn: gpu.FuncOp) -> Block:
+    """Give `fn` a body of just `gpu.return` (its arguments named as before); the
+    detached old body is returned."""
     old = fn.body.blocks[0]
     new = Block(arg_types=[a.type for a in old.args])
     for a, b in zip(old.args, new.args):
@@ -322,4 +320,4 @@ def stub_text(fn: gpu.FuncOp) -> str:
     new.add_op(gpu.ReturnOp())
     fn.body.detach_block(old)
     fn.body.add_block(new)
-    return str(fn)
+    return old
