@@ -70,10 +70,10 @@ def time_job(backend: Any, inp: Any, built: Any) -> Any:
 # -- the candidates ----------------------------------------------------------------------
 def tasks_of(text: str, options: Any) -> list[Any]:
     """The first task of each of MAPPINGS, in that order."""
-    from fsir.tune.measure import _stitched
+    from fsir.tune.measure import stitched_from_text
     from fsir.tune.task import discover
 
-    tasks = discover(_stitched(text, options), options)
+    tasks = discover(stitched_from_text(text, options), options)
     return [next(t for t in tasks if t.mapping == m) for m in MAPPINGS if any(t.mapping == m for t in tasks)]
 
 

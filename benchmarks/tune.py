@@ -36,7 +36,7 @@ from fsir.pipeline import PipelineOptions
 from fsir.testing.graphs import dot
 from fsir.tune.database import Database
 from fsir.tune.exhaustive import MAX_TRACES, measure_space, rule_valid
-from fsir.tune.measure import MeasureInput, MeasureResult, ModelBackend, PoolMeasurer, TaskSource, _stitched
+from fsir.tune.measure import MeasureInput, MeasureResult, ModelBackend, PoolMeasurer, TaskSource, stitched_from_text
 from fsir.tune.search import SearchMode, SearchOptions, Tuner
 from fsir.tune.space import Checked, Checker, SketchKind, space_for, today_splits
 from fsir.tune.task import capture, discover
@@ -120,7 +120,7 @@ def sampling_models() -> None:
     first = True
     for text in (dot(1000, 1000, 256, "f16"), dot(200, 300, 96, "f32"), layernorm, loop):
         options = PipelineOptions(fusion="stitch", gpu="H100")
-        stitched = _stitched(text, options)
+        stitched = stitched_from_text(text, options)
         (task,) = discover(stitched, options)
         request = capture(stitched, options, task.key)
         space = space_of(request, today_splits(request))
@@ -169,7 +169,7 @@ def main() -> None:
         return
     options = PipelineOptions(fusion="stitch", gpu=args.gpu)
     text = dot(args.m, args.n, args.k, "f16")
-    stitched = _stitched(text, options)
+    stitched = stitched_from_text(text, options)
     (task,) = discover(stitched, options)
     request = capture(stitched, options, task.key)
     full = space_for(request, today_splits(request))

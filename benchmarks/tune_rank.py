@@ -21,7 +21,7 @@ from pathlib import Path
 from fsir.pipeline import PipelineOptions
 from fsir.testing.graphs import dot
 from fsir.tune.cost_model import HeldOut, Objective, Sample, held_out
-from fsir.tune.measure import MeasureInput, ModelBackend, PoolMeasurer, TaskSource, _stitched
+from fsir.tune.measure import MeasureInput, ModelBackend, PoolMeasurer, TaskSource, stitched_from_text
 from fsir.tune.space import Checker, SketchKind, sample_valid, space_for, today_splits
 from fsir.tune.task import capture, discover
 
@@ -46,7 +46,7 @@ def kinds() -> dict[str, list[tuple[str, str]]]:
 def shape_samples(text: str, count: int, measurer, seed: int = 0) -> tuple[str, list[Sample]]:
     """`count` random statically valid candidates of the model's one kernel (an f16 GEMM's
     mma sketch without split-K; a row kernel's whole space), measured."""
-    stitched = _stitched(text, OPTIONS)
+    stitched = stitched_from_text(text, OPTIONS)
     (task,) = discover(stitched, OPTIONS)
     request = capture(stitched, OPTIONS, task.key)
     space = space_for(request, today_splits(request))

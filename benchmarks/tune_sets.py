@@ -35,7 +35,7 @@ from fsir.tune.measure import (
     ModelBackend,
     PoolMeasurer,
     TaskSource,
-    _stitched,
+    stitched_from_text,
     task_space,
 )
 from fsir.tune.scheduler import SchedTask, SchedulerOptions, Strategy, TaskScheduler
@@ -108,7 +108,7 @@ class Memo:
 
 
 def tuner(text: str, task: Task, search: SearchOptions, measurer, db: Database, narrow: bool = False) -> Tuner:
-    request = capture(_stitched(text, OPTIONS), OPTIONS, task.key)
+    request = capture(stitched_from_text(text, OPTIONS), OPTIONS, task.key)
     space = task_space(text, OPTIONS, task.key)
     if narrow:
         kinds = {s.kind for s in space.sketches}
@@ -141,7 +141,7 @@ def kernel_set(args) -> None:
     seen: set[str] = set()
     try:
         for model, text in models().items():
-            for task in discover(_stitched(text, OPTIONS), OPTIONS):
+            for task in discover(stitched_from_text(text, OPTIONS), OPTIONS):
                 if task.key in seen:
                     continue
                 seen.add(task.key)
@@ -260,7 +260,7 @@ def small_bert() -> str:
 
 def scheduler_set(args) -> None:
     text = small_bert()
-    tasks = discover(_stitched(text, OPTIONS), OPTIONS)
+    tasks = discover(stitched_from_text(text, OPTIONS), OPTIONS)
     per_task = args.trials if args.trials != 64 else 16
     total = per_task * len(tasks)
     print(f"BERT layer (B=1, S=64, H=256): {len(tasks)} tasks, launches {[t.launches for t in tasks]}; {total} trials "

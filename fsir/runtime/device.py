@@ -178,7 +178,7 @@ class SimDevice(Device):
             return self.launch_pipeline([LaunchRequest(module, kernel, grid, block, list(args), shared_bytes)])[0]
         if isinstance(module, str):
             module = self.load(module)
-        args = [_unwrap_sim(a) for a in args]
+        args = [unwrap_sim(a) for a in args]
         st = _sim_launch(module, kernel, grid, block, args, shared_bytes, check_races=self.check_races)
         self.stats = self.stats + st
         self.launch_log.append((kernel, st, None))
@@ -191,7 +191,7 @@ class SimDevice(Device):
         from fsir.sim.timeline import model_timeline
 
         launches = [Launch(_sim_module(self, r.module), r.kernel, r.grid, r.block,
-                           [_unwrap_sim(a) for a in r.args], r.shared_bytes, r.stream, r.priority) for r in requests]
+                           [unwrap_sim(a) for a in r.args], r.shared_bytes, r.stream, r.priority) for r in requests]
         run = run_concurrent(launches, spec=self.spec, dispatch=self.dispatch, check_races=self.check_races)
         tl = model_timeline(run)
         self.timelines.append(tl)
@@ -209,11 +209,11 @@ def _sim_module(dev: SimDevice, module) -> SimModule:
     return module
 
 
-def _unwrap_sim(a):
+def unwrap_sim(a):
     if isinstance(a, BufferTable):
         from fsir.sim.params import AddressTable
 
-        return AddressTable([_unwrap_sim(b) for b in a.buffers], a.values)
+        return AddressTable([unwrap_sim(b) for b in a.buffers], a.values)
     if isinstance(a, DeviceBuffer):
         if a.handle is None:
             raise UserError("kernel argument is a freed device buffer")

@@ -20,7 +20,7 @@ from fsir.errors import UserError
 from fsir.pipeline import PipelineOptions, read_model
 from fsir.tune.database import Database
 from fsir.tune.exhaustive import DEFAULT_LIMIT, measure_space, rule_valid
-from fsir.tune.measure import CudaBackend, Measurer, ModelBackend, TaskSource, _stitched, task_space
+from fsir.tune.measure import CudaBackend, Measurer, ModelBackend, TaskSource, stitched_from_text, task_space
 from fsir.tune.ray_measure import TimingResource, Workers, make_measurer
 from fsir.tune.scheduler import Point, SchedTask, SchedulerOptions, Strategy, TaskScheduler
 from fsir.tune.search import SearchMode, SearchOptions, Tuner, TuneResult
@@ -76,7 +76,7 @@ def tune_model(text: str, options: PipelineOptions, search: SearchOptions, log: 
     to, carried by every record."""
     from tqdm import tqdm
 
-    stitched = _stitched(text, options)
+    stitched = stitched_from_text(text, options)
     tasks = discover(stitched, options)
     db = Database(log, sizes=sizes)
     backend = CudaBackend() if search.measurer_name == "cuda" else ModelBackend()
@@ -114,7 +114,7 @@ def tune_model(text: str, options: PipelineOptions, search: SearchOptions, log: 
 def model_tuner(text: str, options: PipelineOptions, task: Task, search: SearchOptions, measurer: Measurer,
                 db: Database) -> Tuner:
     """A tuner of one task of the model `text` (its space captured from the model)."""
-    request = capture(_stitched(text, options), options, task.key)
+    request = capture(stitched_from_text(text, options), options, task.key)
     checker = Checker(request, task_space(text, options, task.key))
     return Tuner(TaskSource(text, options, task.key, task.kernel), task.mapping, checker, measurer, db, search,
                  task.default_config)

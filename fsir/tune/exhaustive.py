@@ -82,7 +82,7 @@ def measure_space(tuner: Tuner, traces: list[Trace], on_batch: Callable[[int], o
     step = max(1, tuner.options.batch)
     for i in range(0, len(todo), step):
         batch = todo[i:i + step]
-        tuner._measure(batch)  # records each result in the log, as a search round does
+        tuner.measure_batch(batch)  # records each result in the log, as a search round does
         if on_batch is not None:
             on_batch(len(batch))
     tuner.exhausted = True

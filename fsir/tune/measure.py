@@ -119,7 +119,7 @@ def parse_built(built: Built) -> Compiled:
 
 
 @functools.lru_cache(maxsize=8)
-def _stitched(text: str, options: PipelineOptions) -> ModuleOp:
+def stitched_from_text(text: str, options: PipelineOptions) -> ModuleOp:
     from fsir.parse import parse_module
     from fsir.tune.task import stitched_module
 
@@ -128,13 +128,13 @@ def _stitched(text: str, options: PipelineOptions) -> ModuleOp:
 
 @functools.lru_cache(maxsize=32)
 def task_space(text: str, options: PipelineOptions, key: str) -> Space:
-    request = capture(_stitched(text, options), options, key)
+    request = capture(stitched_from_text(text, options), options, key)
     return space_for(request, today_splits(request))
 
 
 def compile_candidate(task: TaskSource, config: Any) -> ModuleOp:
     """The task's module lowered to gpu IR with `config` forced on its fusion."""
-    stitched = _stitched(task.text, task.options)
+    stitched = stitched_from_text(task.text, task.options)
     with forcing({task.key: lambda _request: config}, task.options):
         return lower(stitched, task.options, after=STITCH_STAGE)
 

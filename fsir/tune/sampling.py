@@ -25,7 +25,7 @@ import numpy as np
 
 from fsir.codegen.latency import occupancy
 from fsir.gpuspec import GpuSpec
-from fsir.runtime.device import SimDevice, _unwrap_sim
+from fsir.runtime.device import SimDevice, unwrap_sim
 from fsir.sim.chunk import Chunk, LaunchState
 from fsir.sim.concurrent import BlockRecord, ConcurrentRun, Launch, blocks_per_sm
 from fsir.sim.engine import run_chunk
@@ -78,7 +78,7 @@ class SampledSimDevice(SimDevice):
             return LaunchStats()
         if isinstance(module, str):
             module = self.load(module)
-        args = [_unwrap_sim(a) for a in args]
+        args = [unwrap_sim(a) for a in args]
         K, grid, block, shared_bytes, args = check_launch(module, kernel, grid, block, args, shared_bytes)
         if K.spin_loops:
             return self._full(module, kernel, grid, block, args, shared_bytes)

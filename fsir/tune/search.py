@@ -109,13 +109,13 @@ class Tuner:
             self._started = True
             default = self._default_trace()
             if default is not None and default.trace not in self.measured:
-                self._measure([default])
+                self.measure_batch([default])
                 return 1
         batch = self._propose(n)
         if not batch:
             self.exhausted = True
             return 0
-        self._measure(batch)
+        self.measure_batch(batch)
         return len(batch)
 
     def best_seconds(self) -> float:
@@ -129,7 +129,7 @@ class Tuner:
                           defaults[0] if defaults else None, list(self.history), self.samples, self.rejected,
                           draws["drawn"], draws["broke_rules"])
 
-    def _measure(self, batch: list[Checked]) -> None:
+    def measure_batch(self, batch: list[Checked]) -> None:
         for res in self.measurer.measure([MeasureInput(self.task, t.trace) for t in batch]):
             self._record(res)
             self.history.append(self.best_seconds())

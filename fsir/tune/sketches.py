@@ -25,12 +25,12 @@ from fsir.codegen.mappings.attention import AttentionConfig, find_attention, til
 from fsir.codegen.mappings.base import ChoiceRequest
 from fsir.codegen.mappings.columns import ColumnsConfig
 from fsir.codegen.mappings.conv import ConvConfig
-from fsir.codegen.mappings.gemm import GemmConfig, block_smem
+from fsir.codegen.mappings.gemm import GemmConfig, block_smem, covering
 from fsir.dialects import graph
 from fsir.dialects.graph import DYN, shape_of
 from fsir.dialects.schedule import AttentionParamsAttr, GemmMath
 from fsir.gpuspec import STATIC_SHARED_LIMIT
-from fsir.tune.space import Domain, GemmProblem, GemmSketch, Invalid, Knob, Sketch, SketchKind, Trace, _reachable
+from fsir.tune.space import Domain, GemmProblem, GemmSketch, Invalid, Knob, Sketch, SketchKind, Trace, reachable
 
 
 class AttentionSchedule:
@@ -43,10 +43,6 @@ ATTENTION_Q = (16, 32, 64, 128)
 ATTENTION_K = (16, 32, 64)
 ATTENTION_ROWS = (0, 1, 2, 4, 8, 16)
 COLUMN_ROWS = (1, 2, 4, 8, 16, 32)
-
-
-def _covering(n: int, least: int) -> int:
-    return max(least, 1 << max(0, n - 1).bit_length())
 
 
 @dataclass(frozen=True)
@@ -74,7 +70,7 @@ class AttentionSketch(Sketch):
         except VerifyException as err:
             raise Invalid(str(err)) from None
         sq, sk, dk, dv = self.sizes
-        too_large = bq > max(_covering(sq, 32), 4 * rows) or bk > _covering(sk, 32 if mma else 16)
+        too_large = bq > max(covering(sq, 32), 4 * rows) or bk > covering(sk, 32 if mma else 16)
         if too_large and AttentionConfig(bq, bk, rows, mma) not in self.known:
             raise Invalid(f"tiles {bq}x{bk} larger than {sq} rows and {sk} keys need")
         need = 4 * sum(tile_sizes(bq, bk, dk, dv, rows, mma).values())
@@ -87,7 +83,7 @@ class AttentionSketch(Sketch):
             return None
         schedule = AttentionSchedule.MMA if config.mma else \
             AttentionSchedule.WARP if config.warp_rows else AttentionSchedule.THREAD
-        return _reachable(self, {Knob.SCHEDULE: schedule, Knob.Q_TILE: config.block_q, Knob.K_TILE: config.block_k,
+        return reachable(self, {Knob.SCHEDULE: schedule, Knob.Q_TILE: config.block_q, Knob.K_TILE: config.block_k,
                                  Knob.ROWS: config.warp_rows})
 
 
@@ -116,14 +112,14 @@ class ColumnsSketch(Sketch):
 
     def config(self, trace: Trace) -> ColumnsConfig:
         rows = trace.number(Knob.TILE_ROWS)
-        if self.batch != DYN and rows > _covering(self.batch, 1):
+        if self.batch != DYN and rows > covering(self.batch, 1):
             raise Invalid(f"{rows} rows per tile for a batch of {self.batch}")
         return ColumnsConfig(rows)
 
     def trace_of(self, config: Any) -> Trace | None:
         if not isinstance(config, ColumnsConfig):
             return None
-        return _reachable(self, {Knob.TILE_ROWS: config.rows_per_tile})
+        return reachable(self, {Knob.TILE_ROWS: config.rows_per_tile})
 
 
 def attention_sketches(request: ChoiceRequest, fixed: tuple[Any, ...]) -> tuple[Sketch, ...]:

@@ -48,8 +48,8 @@ from fsir.codegen.mappings.gemm import (
     MIN_SLICE_STEPS,
     SPLITS,
     GemmConfig,
-    _covering,
     block_smem,
+    covering,
     shared_bytes,
     split_candidates,
     tile_stages,
@@ -252,9 +252,9 @@ class GemmSketch(Sketch):
         if stages and stages == tile_stages(replace(c, stages=0)):
             raise Invalid(f"{stages} stages are what the tile gets by default (stages 0)")
         p = self.problem
-        if p.static and (c.bm > _covering(p.m) or c.bn > _covering(p.n)) and c not in self.known:
+        if p.static and (c.bm > covering(p.m) or c.bn > covering(p.n)) and c not in self.known:
             raise Invalid(f"tile {c.bm}x{c.bn} larger than the problem's {p.m}x{p.n} needs")
-        if p.rows and (c.bn != max(64, _covering(p.n)) or c.bn // c.tn != 16):
+        if p.rows and (c.bn != max(64, covering(p.n)) or c.bn // c.tn != 16):
             raise Invalid("a LayerNorm epilogue needs a tile row spanning the row on 16 lanes")
         if self.math != GemmMath.FMA and c.tm > 16 and 16 % swizzle_period(c.bk // chunk_elements(self.math), 1):
             # the A fragments of a warp tile's later 16-row pieces are addressed a
@@ -276,10 +276,10 @@ class GemmSketch(Sketch):
         values: dict[Knob, Value] = {Knob.M_THREADS: config.bm // config.tm, Knob.M_MICRO: config.tm,
                                      Knob.N_THREADS: config.bn // config.tn, Knob.N_MICRO: config.tn,
                                      Knob.K_TILE: config.bk, Knob.SPLIT: config.split, Knob.STAGES: config.stages}
-        return _reachable(self, values)
+        return reachable(self, values)
 
 
-def _reachable(sketch: Sketch, values: dict[Knob, Value]) -> Trace | None:
+def reachable(sketch: Sketch, values: dict[Knob, Value]) -> Trace | None:
     if all(values[d.knob] in d.choices for d in sketch.domains()):
         return sketch.trace(values)
     return None
@@ -332,7 +332,7 @@ class RowSketch(Sketch):
     def trace_of(self, config: Any) -> Trace | None:
         if not isinstance(config, RowConfig):
             return None
-        return _reachable(self, {Knob.SCHEDULE: config.schedule, Knob.BLOCK: config.block,
+        return reachable(self, {Knob.SCHEDULE: config.schedule, Knob.BLOCK: config.block,
                                  Knob.CACHED: int(config.slots > 0), Knob.VECTOR: config.vector,
                                  Knob.STEPS: config.steps, Knob.SUBROOTS: int(bool(config.subroots))})
 
@@ -351,7 +351,7 @@ class LoopSketch(Sketch):
     def trace_of(self, config: Any) -> Trace | None:
         if not isinstance(config, LoopConfig):
             return None
-        return _reachable(self, {Knob.BLOCK: config.block, Knob.VECTOR: config.vector})
+        return reachable(self, {Knob.BLOCK: config.block, Knob.VECTOR: config.vector})
 
 
 @dataclass(frozen=True)

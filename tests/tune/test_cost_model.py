@@ -12,7 +12,7 @@ from tune_graphs import gemm
 
 from fsir.pipeline import PipelineOptions
 from fsir.tune.cost_model import CostModel, Objective, Sample
-from fsir.tune.measure import _stitched
+from fsir.tune.measure import stitched_from_text
 from fsir.tune.space import Checker, sample_valid, space_for, today_splits
 from fsir.tune.task import capture, discover
 
@@ -21,7 +21,7 @@ H100 = PipelineOptions(fusion="stitch", gpu="H100")
 
 def candidates(n: int):
     text = gemm(1024, 1024, 1024, "f16")
-    stitched = _stitched(text, H100)
+    stitched = stitched_from_text(text, H100)
     (task,) = discover(stitched, H100)
     request = capture(stitched, H100, task.key)
     checker = Checker(request, space_for(request, today_splits(request)))

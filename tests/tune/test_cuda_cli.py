@@ -14,7 +14,7 @@ from fsir.codegen.gemm_config import GemmConfig
 from fsir.pipeline import PipelineOptions
 from fsir.tune import cli
 from fsir.tune.database import Database
-from fsir.tune.measure import _stitched
+from fsir.tune.measure import stitched_from_text
 from fsir.tune.task import discover
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runtime"))
@@ -34,7 +34,7 @@ def test_fs_tune_with_the_cuda_measurer_end_to_end(tmp_path, monkeypatch, capsys
     db = Database(str(log))
     assert len(db.records) == TRIALS and len({r.trace for r in db.records}) == TRIALS
     assert all(r.measurer == "cuda" and r.ok and r.seconds for r in db.records)
-    (task,) = discover(_stitched(model.read_text(), H100), H100)
+    (task,) = discover(stitched_from_text(model.read_text(), H100), H100)
     assert {r.key for r in db.records} == {task.key}
     # each trial: 2 warm-up and 10 timed launches of the task's kernel on the (fake) GPU
     assert sum(1 for launch in drv.launches if launch[0] == task.kernel) == 12 * TRIALS

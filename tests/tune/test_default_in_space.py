@@ -10,7 +10,7 @@ from tune_graphs import EXAMPLES, column_sum, elementwise, gemm, layernorm
 
 from fsir.pipeline import PipelineOptions
 from fsir.testing.graphs import small_bert_layer
-from fsir.tune.measure import _stitched
+from fsir.tune.measure import stitched_from_text
 from fsir.tune.space import Checked, Checker, space_for, today_splits
 from fsir.tune.task import capture, discover
 
@@ -34,7 +34,7 @@ MODELS = {
 @pytest.mark.parametrize("name", list(MODELS))
 def test_today_replays_from_a_trace(name):
     text = MODELS[name]
-    stitched = _stitched(text, H100)
+    stitched = stitched_from_text(text, H100)
     tasks = discover(stitched, H100)
     assert tasks
     for task in tasks:

@@ -14,7 +14,7 @@ from fsir.pipeline import PipelineOptions
 from fsir.tune.cli import main, summary_table, tune_model
 from fsir.tune.database import Database
 from fsir.tune.exhaustive import SpaceTooLarge, rule_valid
-from fsir.tune.measure import _stitched, task_space
+from fsir.tune.measure import stitched_from_text, task_space
 from fsir.tune.search import SearchOptions
 from fsir.tune.space import Checked, Checker
 from fsir.tune.task import capture, discover
@@ -24,7 +24,7 @@ TEXT = column_sum(256, 32)  # a row space of a few candidates (thread and interl
 
 
 def valid_traces() -> tuple[str, set]:
-    stitched = _stitched(TEXT, H100)
+    stitched = stitched_from_text(TEXT, H100)
     (task,) = discover(stitched, H100)
     space = task_space(TEXT, H100, task.key)
     checker = Checker(capture(stitched, H100, task.key), space)

@@ -14,7 +14,7 @@ from fsir.codegen.gemm_config import GemmConfig
 from fsir.pipeline import PipelineOptions
 from fsir.tune.construct import SHORTLIST, shortlist, tile_seconds
 from fsir.tune.database import Database
-from fsir.tune.measure import MeasureInput, MeasureResult, TaskSource, _stitched
+from fsir.tune.measure import MeasureInput, MeasureResult, TaskSource, stitched_from_text
 from fsir.tune.search import SearchMode, SearchOptions, Tuner
 from fsir.tune.space import Checked, Checker, GemmSketch, Rejected, Rejection, sample_valid, space_for, today_splits
 from fsir.tune.task import capture, discover
@@ -23,7 +23,7 @@ H100 = PipelineOptions(fusion="stitch", gpu="H100")
 
 
 def task_of(text: str):
-    stitched = _stitched(text, H100)
+    stitched = stitched_from_text(text, H100)
     (task,) = discover(stitched, H100)
     request = capture(stitched, H100, task.key)
     return task, request, space_for(request, today_splits(request))

@@ -14,7 +14,7 @@ from tune_graphs import gemm
 from fsir.pipeline import PipelineOptions
 from fsir.tune import cost_model
 from fsir.tune.cost_model import CostModel, Sample, held_out
-from fsir.tune.measure import _stitched
+from fsir.tune.measure import stitched_from_text
 from fsir.tune.space import Checker, SketchKind, sample_valid, space_for, today_splits
 from fsir.tune.task import capture, discover
 
@@ -26,7 +26,7 @@ def shape(m: int, n: int, k: int, count: int) -> list[Sample]:
     """`count` mma candidates of an f16 GEMM, "measured" as the prior off by a factor
     growing with the k-step (which the prior does not see here by construction)."""
     text = gemm(m, n, k, "f16")
-    stitched = _stitched(text, H100)
+    stitched = stitched_from_text(text, H100)
     (task,) = discover(stitched, H100)
     request = capture(stitched, H100, task.key)
     space = space_for(request, today_splits(request)).narrowed({SketchKind.GEMM_MMA}, split=False)

@@ -18,7 +18,7 @@ from fsir.tune.measure import (
     ModelBackend,
     PoolMeasurer,
     TaskSource,
-    _stitched,
+    stitched_from_text,
     task_space,
 )
 from fsir.tune.space import Decision, Knob, Trace
@@ -29,7 +29,7 @@ TEXT = gemm(64, 64, 64, "f16")
 
 
 def source() -> TaskSource:
-    (task,) = discover(_stitched(TEXT, H100), H100)
+    (task,) = discover(stitched_from_text(TEXT, H100), H100)
     return TaskSource(TEXT, H100, task.key, task.kernel)
 
 

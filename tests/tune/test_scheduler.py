@@ -112,7 +112,7 @@ def test_launches_count_kernels_equal_up_to_names():
     """Two GEMMs equal up to names are one task of weight 2; a third of another shape
     is a task of weight 1."""
     from fsir.pipeline import PipelineOptions
-    from fsir.tune.measure import _stitched
+    from fsir.tune.measure import stitched_from_text
     from fsir.tune.task import discover
 
     a, b, c, w, r = "tensor<64x32xf32>", "tensor<32x48xf32>", "tensor<64x48xf32>", "tensor<32x16xf32>", \
@@ -126,5 +126,5 @@ func.func @f(%a: {a}, %b: {b}, %x: {a}, %y: {b}, %p: {w}) -> ({c}, {c}, {r}) {{
 }}
 """
     options = PipelineOptions(fusion="stitch", gpu="H100")
-    tasks = discover(_stitched(text, options), options)
+    tasks = discover(stitched_from_text(text, options), options)
     assert sorted(t.launches for t in tasks) == [1, 2]

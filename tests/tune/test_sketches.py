@@ -12,7 +12,7 @@ from tune_graphs import EXAMPLES, gemm
 
 from fsir.dialects.schedule import KernelOp
 from fsir.pipeline import PipelineOptions, lower
-from fsir.tune.measure import TaskSource, _stitched, compile_candidate
+from fsir.tune.measure import TaskSource, compile_candidate, stitched_from_text
 from fsir.tune.space import Checked, Checker, Invalid, Knob, SketchKind, sample_valid, space_for, today_splits
 from fsir.tune.task import CODEGEN_STAGE, STITCH_STAGE, capture, discover, forcing
 
@@ -23,7 +23,7 @@ COLUMNS = (EXAMPLES / "recom" / "recom_8.mlir").read_text()
 
 
 def tasks_of(text: str, mapping: str):
-    stitched = _stitched(text, H100)
+    stitched = stitched_from_text(text, H100)
     for task in discover(stitched, H100):
         if task.mapping == mapping:
             request = capture(stitched, H100, task.key)
@@ -44,7 +44,7 @@ def force_and_lower(text: str, task, cands: list[Checked]) -> None:
     source = TaskSource(text, H100, task.key, task.kernel)
     for cand in cands:
         with forcing({task.key: lambda _r, c=cand.config: c}, H100):
-            scheduled = lower(_stitched(text, H100), H100, after=STITCH_STAGE, until=CODEGEN_STAGE)
+            scheduled = lower(stitched_from_text(text, H100), H100, after=STITCH_STAGE, until=CODEGEN_STAGE)
         configs = [op.cost.data["config"].data for op in scheduled.walk() if isinstance(op, KernelOp) and op.cost]
         assert cand.description in configs
         lowered = compile_candidate(source, cand.config)

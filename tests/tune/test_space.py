@@ -11,7 +11,7 @@ from tune_graphs import column_sum, elementwise, gemm, layernorm
 from fsir.codegen.mappings.gemm import GemmConfig
 from fsir.dialects.schedule import KernelOp
 from fsir.pipeline import PipelineOptions, lower
-from fsir.tune.measure import TaskSource, _stitched, compile_candidate
+from fsir.tune.measure import TaskSource, compile_candidate, stitched_from_text
 from fsir.tune.space import (
     Checked,
     Checker,
@@ -30,7 +30,7 @@ H100 = PipelineOptions(fusion="stitch", gpu="H100")
 
 
 def task_of(text: str, options: PipelineOptions = H100):
-    stitched = _stitched(text, options)
+    stitched = stitched_from_text(text, options)
     (task,) = discover(stitched, options)
     request = capture(stitched, options, task.key)
     return task, request, space_for(request, today_splits(request))
@@ -128,7 +128,7 @@ def test_sampled_candidates_lower_and_are_what_was_asked(text):
     source = TaskSource(text, H100, task.key, task.kernel)
     for cand in got:
         with forcing({task.key: lambda _r, c=cand.config: c}, H100):
-            scheduled = lower(_stitched(text, H100), H100, after=STITCH_STAGE, until=CODEGEN_STAGE)
+            scheduled = lower(stitched_from_text(text, H100), H100, after=STITCH_STAGE, until=CODEGEN_STAGE)
         (kernel,) = [op for op in scheduled.walk() if isinstance(op, KernelOp)]
         assert kernel.cost is not None and kernel.cost.data["config"].data == cand.description
         lowered = compile_candidate(source, cand.config)  # schedule-to-gpu takes it

@@ -147,9 +147,9 @@ ROW_CANDIDATES = (
 DYNAMIC_DEFAULT = GemmConfig(32, 32, 16, 2, 2)
 
 
-def _covering(n: int) -> int:
-    """The smallest power of two at least `n` (and at least 16)."""
-    return max(16, 1 << max(0, n - 1).bit_length())
+def covering(n: int, least: int = 16) -> int:
+    """The smallest power of two at least `n` (and at least `least`)."""
+    return max(least, 1 << max(0, n - 1).bit_length())
 
 
 def gemm_candidates(m: int, n: int, spec: GpuSpec, vector: bool = False) -> list[GemmConfig]:
@@ -158,7 +158,7 @@ def gemm_candidates(m: int, n: int, spec: GpuSpec, vector: bool = False) -> list
     block may have on `spec`; with `vector` (the gemm mapping's vectorised fragments)
     also `VECTOR_CANDIDATES`."""
     listed = CANDIDATES + (VECTOR_CANDIDATES if vector else ())
-    out = [c for c in dict.fromkeys(listed) if c.bm <= _covering(m) and c.bn <= _covering(n)
+    out = [c for c in dict.fromkeys(listed) if c.bm <= covering(m) and c.bn <= covering(n)
            and shared_bytes(c, 4, vector) <= block_smem(spec)]
     return out
 
@@ -265,7 +265,7 @@ class GemmMapping(Mapping):
                                     f"{spec.name} ({block_smem(spec)})")
         elif math != GemmMath.FMA:
             configs = [c for c in (GemmConfig(*t, math=math) for t in tc_candidates(math))
-                       if c.bm <= _covering(m) and c.bn <= _covering(n) and shared_bytes(c, 4) <= block_smem(spec)]
+                       if c.bm <= covering(m) and c.bn <= covering(n) and shared_bytes(c, 4) <= block_smem(spec)]
             configs = configs or [GemmConfig(*TC_CANDIDATES[0], math=math)]
         else:
             # vector-fragment tiles only where the operands are staged as loads of
@@ -281,8 +281,8 @@ class GemmMapping(Mapping):
                         all(staged_from_inputs(v, is_input, c.bn if v is dot.rhs else None) for v in dot.operands)]
         if rows:
             configs = [c for c in ([forced] if forced else ROW_CANDIDATES) if c.bn >= n and
-                       (forced or c.bn == max(64, _covering(n))) and shared_bytes(c, 4) <= block_smem(spec)]
-            small = [c for c in configs if c.bm <= _covering(m)]
+                       (forced or c.bn == max(64, covering(n))) and shared_bytes(c, 4) <= block_smem(spec)]
+            small = [c for c in configs if c.bm <= covering(m)]
             configs = small or configs[:1]
             if not configs:
                 tile = forced.text() if forced else "auto"
