@@ -3,23 +3,32 @@ round of measurements.
 
 The objective is the model's end-to-end time under the measurer,
 f = Σᵢ wᵢ gᵢ(t), where gᵢ is task i's best time after tᵢ rounds and wᵢ the number
-of launches that share its kernel. After a round-robin warm-up (one round each),
-every round goes to the task of the most negative estimated gradient ∂f/∂tᵢ:
+of launches that share its kernel. The warm-up measures today's choice of every task
+(`warmup` measurements each, one by default: stitch-codegen's choice is a measured
+starting point and the prior needs one measured candidate to be calibrated against).
+Then every round goes to the task of the most negative estimated gradient ∂f/∂tᵢ:
 
     ∂f/∂tᵢ ≈ wᵢ (α (gᵢ(tᵢ) − gᵢ(tᵢ − Δt)) / Δt                (backward: recent gains)
-                 + (1 − α) (min(gᵢ − gᵢ/tᵢ, β Cᵢ / max_{k∈N(i)} Vₖ) − gᵢ))   (forward)
+                 + (1 − α) (min(ĝᵢ, β Cᵢ / max_{k∈N(i)} Vₖ) − gᵢ))   (forward)
 
-The forward term is the lower of two optimistic guesses of gᵢ one round later: the
-gains so far continuing at their average rate, and task i reaching the speed of the
-fastest structurally similar task N(i) (same mapping), with Cᵢ the task's work and
-Vₖ = Cₖ / gₖ. Ansor measures work in FLOPs; fsir's kernels are as often bound by
-memory as by arithmetic, so a task's work here is the latency-evaluator's estimate of
-today's choice (prior seconds): Vₖ is then how much faster than its prior a task of
-the same mapping became. With probability ε a random live task is picked instead
-(ε-greedy); a task whose space is exhausted drops out. α, β, Δt and ε are TVM's
-defaults (0.2, 2, 3 rounds, 0.05).
+The forward term is the lower of two guesses of gᵢ one round later: ĝᵢ, and task i
+reaching the speed of the fastest structurally similar task N(i) (same mapping), with
+Cᵢ the task's work and Vₖ = Cₖ / gₖ. Ansor's ĝᵢ is gᵢ − gᵢ/tᵢ, the gains continuing
+at an optimistic average rate: after the warm-up it is 0 for every task (tᵢ = 1), so
+with the backward term also blind for Δt rounds, a small budget is spent nearly
+round-robin, weighted by time. fsir has a free prior: ĝᵢ is the latency-evaluator's
+estimate of the round the task's search would measure next (`Steppable.outlook`:
+gᵢ scaled by the prior of the round's best candidate over the prior of the best
+measured one), and Ansor's rate guess only where the prior has no estimate (or with
+`prior=False`, Ansor as written). Ansor measures work in FLOPs; fsir's kernels are as
+often bound by memory as by arithmetic, so a task's work here is the
+latency-evaluator's estimate of today's choice (prior seconds): Vₖ is then how much
+faster than its prior a task of the same mapping became. With probability ε a random
+live task is picked instead (ε-greedy); a task whose space is exhausted drops out.
+α, β, Δt and ε are TVM's defaults (0.2, 2, 3 rounds, 0.05).
 
-`ROUND_ROBIN` (the ablation) gives every task a round in turn.
+`ROUND_ROBIN` (the alternative, and the ablation) gives every task a round in turn
+after the same warm-up.
 """
 
 from __future__ import annotations
@@ -46,6 +55,8 @@ class SchedulerOptions:
     window: int = 3  # Δt, rounds
     epsilon: float = 0.05
     seed: int = 0
+    warmup: int = 1  # measurements per task before the gradient decides (today's choice first)
+    prior: bool = True  # the prior's outlook as the forward guess (False: Ansor's rate guess alone)
 
 
 class Steppable(Protocol):
@@ -54,6 +65,10 @@ class Steppable(Protocol):
     def step(self, n: int) -> int: ...
 
     def best_seconds(self) -> float: ...
+
+    def outlook(self, n: int) -> float:
+        """The best time expected after `n` more measurements (nan: no estimate)."""
+        ...
 
 
 @dataclass
@@ -103,7 +118,8 @@ class TaskScheduler:
             if i is None:
                 break  # every space exhausted
             task = self.tasks[i]
-            spent = task.tuner.step(min(self.options.round_trials, trials - self.trials))
+            n = self.options.warmup if task.rounds == 0 else self.options.round_trials
+            spent = task.tuner.step(min(n, trials - self.trials))
             if spent == 0:
                 task.live = False
                 continue
@@ -146,9 +162,11 @@ class TaskScheduler:
         g = t.tuner.best_seconds()
         h = t.history
         backward = (h[-1] - h[-1 - o.window]) / o.window if len(h) > o.window else 0.0
-        by_rate = g - g / max(1, t.rounds)
+        guess = t.tuner.outlook(o.round_trials) if o.prior else math.nan
+        if not math.isfinite(guess):
+            guess = g - g / max(1, t.rounds)  # Ansor's rate guess
         speeds = [k.work / k.tuner.best_seconds() for k in self.tasks
                   if k.group == t.group and k is not t and math.isfinite(k.tuner.best_seconds()) and k.work > 0]
         by_similar = o.beta * t.work / max(speeds) if speeds and t.work > 0 else math.inf
-        forward = min(by_rate, by_similar) - g
+        forward = min(guess, by_similar) - g
         return t.weight * (o.alpha * backward + (1 - o.alpha) * forward)

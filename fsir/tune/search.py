@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import random
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -86,6 +87,7 @@ class Tuner:
         self.exhausted = False
         self._started = False
         self._shortlist: list[Checked] | None = None  # the fast mode's checked candidates
+        self._pending: list[Checked] | None = None  # the next round, proposed by `outlook`
         opts = task.options
         self.measured: dict[Trace, Record] = {r.trace: r for r in db.of(task.key, opts.gpu, opts.arch)}
 
@@ -111,7 +113,8 @@ class Tuner:
             if default is not None and default.trace not in self.measured:
                 self.measure_batch([default])
                 return 1
-        batch = self._propose(n)
+        pending, self._pending = self._pending or [], None
+        batch = [c for c in pending if c.trace not in self.measured][:n] or self._propose(n)
         if not batch:
             self.exhausted = True
             return 0
@@ -121,6 +124,28 @@ class Tuner:
     def best_seconds(self) -> float:
         """The best time measured so far (inf before any success)."""
         return min([r.seconds for r in self.measured.values() if r.ok and r.seconds] or [math.inf])
+
+    def outlook(self, n: int) -> float:
+        """The prior's estimate of the best time after the next `n` measurements: the
+        round is proposed here (and measured by the next `step`), its best candidate's
+        prior scaled by the task's calibration, the median of measured / prior over the
+        candidates measured (so a prior found optimistic on this task promises less);
+        never above the best so far. nan before anything is measured or where no
+        measured candidate has a prior."""
+        g = self.best_seconds()
+        if not self._started or not math.isfinite(g):
+            return math.nan
+        if self._pending is None:
+            self._pending = self._propose(n)
+        ratios = []
+        for rec in self.measured.values():
+            got = self.checker.check(rec.trace)
+            if rec.ok and rec.seconds and isinstance(got, Checked) and 0 < got.prior_seconds < math.inf:
+                ratios.append(rec.seconds / got.prior_seconds)
+        if not ratios:
+            return math.nan
+        priors = [c.prior_seconds for c in self._pending[:n]]
+        return min([g] + [statistics.median(ratios) * p for p in priors])
 
     def result(self) -> TuneResult:
         defaults = [r for r in self.measured.values() if r.config == self.default_config]
