@@ -393,7 +393,7 @@ def warp_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: G
     end a sum butterfly per row, the divisions and stores. Q and K are read 4 wide
     (`key_layout`)."""
     rw, bq, bk = p.warp_rows, p.block_q, p.block_k
-    sq, sk, dk, dv = m.sizes
+    _, sk, dk, dv = m.sizes
     threads = p.threads
     tiles = -(-sk // bk)
     cols = -(-dv // bk)
@@ -433,12 +433,8 @@ def warp_summary(k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, spec: G
     # key and head-dim loops and keeps a row's 4-wide Q loads of several steps in flight
     s.registers = 32 + 24 * rw
     s.shared_bytes = k.shared_bytes()
-    elem_q, elem_k, elem_v, elem_o = (element_bytes_of(v) for v in (m.qk.lhs, m.qk.rhs, m.pv.rhs, m.pv.result))
-    mask = sum(element_bytes_of(v) for v in loaded_inputs(m.scores, inputs)
-               if v not in loaded_inputs(m.qk.result, inputs))
-    block_bytes = (bq * dk * elem_q + sk * (dk * elem_k + dv * elem_v) + bq * tiles * bk * mask
-                   + min(bq, sq) * dv * elem_o)
-    s.global_bytes = round(block_bytes / threads)
+    elem_q, elem_k, elem_v = (element_bytes_of(v) for v in (m.qk.lhs, m.qk.rhs, m.pv.rhs))
+    s.global_bytes = round(block_global_bytes(m, p, inputs) / threads)
     # a straight run of loads is what a thread has in flight (`latency.bytes_in_flight`):
     # the unguarded part of staging Q, or of a key tile (each load guarded past Sk)
     def run(total: int, elem: int) -> int:
@@ -507,18 +503,27 @@ def _operand_regs(tf32: bool, regs: int) -> Counter[str]:
     return Counter({"sfu": 4 * regs, "int": 4 * regs})
 
 
-def _mma_traffic(s: Summary, k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, inputs: set[SSAValue]) -> None:
-    """The tensor-core schedule's global traffic per thread: the block's Q rows, every
-    key tile's K and V (and mask), its output rows; and its longest straight run of loads."""
-    bq, bk, threads = p.block_q, p.block_k, p.threads
+def block_global_bytes(m: AttentionMatch, p: AttentionParamsAttr, inputs: set[SSAValue]) -> int:
+    """A block's global traffic in the warp and tensor-core schedules: its Q rows, every
+    key tile's K and V and the scores' other loaded inputs (a mask) over its rows, its
+    output rows (at most the problem's)."""
+    bq, bk = p.block_q, p.block_k
     sq, sk, dk, dv = m.sizes
     tiles = -(-sk // bk)
     elem_q, elem_k, elem_v, elem_o = (element_bytes_of(v) for v in (m.qk.lhs, m.qk.rhs, m.pv.rhs, m.pv.result))
     mask = sum(element_bytes_of(v) for v in loaded_inputs(m.scores, inputs)
                if v not in loaded_inputs(m.qk.result, inputs))
-    block_bytes = (bq * dk * elem_q + sk * (dk * elem_k + dv * elem_v) + bq * tiles * bk * mask
-                   + min(bq, sq) * dv * elem_o)
-    s.global_bytes = round(block_bytes / threads)
+    return (bq * dk * elem_q + sk * (dk * elem_k + dv * elem_v) + bq * tiles * bk * mask
+            + min(bq, sq) * dv * elem_o)
+
+
+def _mma_traffic(s: Summary, k: KernelOp, m: AttentionMatch, p: AttentionParamsAttr, inputs: set[SSAValue]) -> None:
+    """The tensor-core schedule's global traffic per thread: the block's Q rows, every
+    key tile's K and V (and mask), its output rows; and its longest straight run of loads."""
+    bq, bk, threads = p.block_q, p.block_k, p.threads
+    _, _, dk, dv = m.sizes
+    elem_q, elem_k, elem_v = (element_bytes_of(v) for v in (m.qk.lhs, m.qk.rhs, m.pv.rhs))
+    s.global_bytes = round(block_global_bytes(m, p, inputs) / threads)
     s.distinct_bytes = distinct_bytes([*k.operands, *k.results])
     # a straight run of loads (`latency.bytes_in_flight`): a step of a staging loop
     s.bytes_in_flight = max(staging_unroll(n // threads) * elem
