@@ -213,3 +213,19 @@ def test_the_active_cache_is_scoped(tmp_path):
     assert written
     lower(module)  # outside the scope: no cache
     assert entries(tmp_path) == written
+
+
+def test_a_warm_compile_takes_stitch_codegens_own_lowering_over_parsing_the_entry(cache_dir, monkeypatch):
+    """Parsing a gpu.func costs more than lowering it: where stitch-codegen lowered the
+    kernel already (its trial), the entry is only checked, never parsed."""
+    from fsir import cache as kernel_cache
+
+    cold = fsir.compile(EXAMPLES / "layernorm.mlir")
+
+    def refuse(text, k):
+        raise AssertionError(f"parsed the cache entry of {k.sym_name.data}")
+
+    monkeypatch.setattr(kernel_cache, "parse_function", refuse)
+    warm = fsir.compile(EXAMPLES / "layernorm.mlir")
+    assert warm.compile_stats.cache_hits == cold.compile_stats.cache_misses > 0
+    assert warm.ptx == cold.ptx

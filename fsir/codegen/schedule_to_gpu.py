@@ -50,7 +50,7 @@ from xdsl.transforms.dead_code_elimination import region_dce
 
 from fsir.cache import lowered_kernel
 from fsir.codegen.kernel_plans import kernel_structure
-from fsir.codegen.mappings import lower_kernel, mapping_of
+from fsir.codegen.mappings import has_trial, lower_kernel, mapping_of
 from fsir.dialects import gpu, graph
 from fsir.dialects.graph import DYN, shape_of
 from fsir.dialects.schedule import DYNAMIC, KernelOp, StageOp, TileDepOp
@@ -138,7 +138,8 @@ class HostLowering:
         name = self.lowered.get(key)
         if name is None:
             # a tile-sync stage's function is rewritten per pipeline: not cached
-            fn = lowered_kernel(k, lambda k: lower_kernel(k, structure).func, cacheable=not staged)
+            fn = lowered_kernel(k, lambda k: lower_kernel(k, structure).func, cacheable=not staged,
+                                in_memory=has_trial(k, structure))
             if staged:
                 self.sync.rewrite(k, fn)
             self.gpu_module.body.blocks[0].add_op(fn)

@@ -49,6 +49,12 @@ def mapping_of(k: KernelOp) -> Mapping:
     return MAPPINGS[type(k.params)]
 
 
+def has_trial(k: KernelOp, structure: tuple | None = None) -> bool:
+    """Whether `lower_kernel(k)` will take stitch-codegen's trial lowering of `k`."""
+    tried = _TRIALS.get(k)
+    return tried is not None and tried[0] == _trial_key(k, structure)
+
+
 def lower_kernel(k: KernelOp, structure: tuple | None = None) -> KernelInterface:
     """`k` as a `gpu.func`, by its mapping (stitch-codegen's trial lowering of the same
     op, unchanged since, when it made one). `structure`: `kernel_structure(k)` when the
