@@ -31,7 +31,7 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp
 
 from fsir.pipeline import PipelineOptions, emit_ptx, lower
 from fsir.tune.space import Invalid, Space, Trace, space_for, today_splits
-from fsir.tune.task import STITCH_STAGE, capture, forcing
+from fsir.tune.task import STITCH_STAGE, capture, forcing, isolate
 
 
 class MeasureError(StrEnum):
@@ -87,11 +87,12 @@ class Backend(Protocol):
 @dataclass(frozen=True)
 class Built:
     """A candidate built for timing, in a form that crosses processes: the lowered
-    module's text, its PTX and ptxas's registers."""
+    module's text, its PTX, ptxas's registers and the task's kernel's name in it."""
 
     lowered: str
     ptx: str
     registers: int | None
+    kernel: str
 
 
 class SplitBackend(Backend, Protocol):
@@ -104,15 +105,15 @@ class SplitBackend(Backend, Protocol):
     def time(self, inp: MeasureInput, built: Built) -> MeasureResult: ...
 
 
-def build_candidate(inp: MeasureInput, ptxas: bool) -> Built | MeasureResult:
-    got = compile_for_measuring(inp, ptxas)
-    return got if isinstance(got, MeasureResult) else Built(str(got.lowered), got.ptx, got.registers)
+def build_candidate(inp: MeasureInput, ptxas: bool, alone: bool = False) -> Built | MeasureResult:
+    got = compile_for_measuring(inp, ptxas, alone)
+    return got if isinstance(got, MeasureResult) else Built(str(got.lowered), got.ptx, got.registers, got.kernel)
 
 
 def parse_built(built: Built) -> Compiled:
     from fsir.parse import parse_module
 
-    return Compiled(parse_module(built.lowered, "<built>"), built.ptx, built.registers)
+    return Compiled(parse_module(built.lowered, "<built>"), built.ptx, built.registers, built.kernel)
 
 
 # -- per-process caches: a worker rebuilds each task once -------------------------------
@@ -132,9 +133,18 @@ def task_space(text: str, options: PipelineOptions, key: str) -> Space:
     return space_for(request, today_splits(request))
 
 
-def compile_candidate(task: TaskSource, config: Any) -> ModuleOp:
-    """The task's module lowered to gpu IR with `config` forced on its fusion."""
-    stitched = stitched_from_text(task.text, task.options)
+@functools.lru_cache(maxsize=32)
+def isolated_from_text(text: str, options: PipelineOptions, key: str) -> tuple[ModuleOp, str] | None:
+    """The task's fusion in a module of its own and its kernel's name there
+    (`task.isolate`; None: measured in its model)."""
+    return isolate(stitched_from_text(text, options), options, key)
+
+
+def compile_candidate(task: TaskSource, config: Any, alone: bool = False) -> ModuleOp:
+    """The task's module lowered to gpu IR with `config` forced on its fusion; `alone`:
+    the task's fusion alone (`isolated_from_text`) where it can be."""
+    alone_got = isolated_from_text(task.text, task.options, task.key) if alone else None
+    stitched = alone_got[0] if alone_got is not None else stitched_from_text(task.text, task.options)
     with forcing({task.key: lambda _request: config}, task.options):
         return lower(stitched, task.options, after=STITCH_STAGE)
 
@@ -182,48 +192,58 @@ def _runtime_shapes(text: str) -> tuple[tuple[int, ...] | None, ...]:
 
 @dataclass(frozen=True)
 class Compiled:
-    """A candidate compiled for measuring: its module, PTX and ptxas's registers."""
+    """A candidate compiled for measuring: its module, PTX, ptxas's registers, and the
+    task's kernel's name in the module (another where the fusion is compiled alone)."""
 
     lowered: ModuleOp
     ptx: str
     registers: int | None
+    kernel: str
 
 
-def compile_for_measuring(inp: MeasureInput, ptxas: bool) -> Compiled | MeasureResult:
-    """The candidate compiled (`Compiled`), or the typed error that stopped it."""
+def compile_for_measuring(inp: MeasureInput, ptxas: bool, alone: bool = False) -> Compiled | MeasureResult:
+    """The candidate compiled (`Compiled`), or the typed error that stopped it;
+    `alone`: its fusion without the model around it, where it can be (a kernel's time
+    does not depend on the others; compiling and loading a model of dozens of kernels
+    for each candidate does)."""
     task, trace = inp.task, inp.trace
     try:
         config = task_space(task.text, task.options, task.key).config(trace)
     except Invalid as err:
         return MeasureResult(trace, None, MeasureError.INVALID, str(err))
+    alone_got = isolated_from_text(task.text, task.options, task.key) if alone else None
+    kernel = alone_got[1] if alone_got is not None else task.kernel
     try:
-        lowered = compile_candidate(task, config)
+        lowered = compile_candidate(task, config, alone)
     except Exception as err:  # noqa: BLE001 (any refusal of the compiler is this error)
         return MeasureResult(trace, None, MeasureError.LOWERING_FAILED, first_line(err))
     ptx = emit_ptx(lowered, task.options)
     registers = None
     if ptxas:
-        registers, why = _registers(ptx, task.options.arch, task.kernel)
+        registers, why = _registers(ptx, task.options.arch, kernel)
         if why is not None:
             return MeasureResult(trace, None, MeasureError.PTXAS_FAILED, why)
-    return Compiled(lowered, ptx, registers)
+    return Compiled(lowered, ptx, registers, kernel)
 
 
 @dataclass(frozen=True)
 class ModelBackend:
     """The `model` measurer (module docstring). `samples`: blocks simulated per launch;
-    `check`: also run the module in full and compare with the reference."""
+    `check`: also run the module in full and compare with the reference; `alone`:
+    the task's fusion compiled and run without the rest of the model (not with
+    `check`, which compares the model's outputs)."""
 
     samples: int = 4
     check: bool = False
     ptxas: bool = True
+    alone: bool = True
 
     def measure_one(self, inp: MeasureInput) -> MeasureResult:
-        got = compile_for_measuring(inp, self.ptxas)
+        got = compile_for_measuring(inp, self.ptxas, self.alone and not self.check)
         return got if isinstance(got, MeasureResult) else self._timed(inp, got)
 
     def build(self, inp: MeasureInput) -> Built | MeasureResult:
-        return build_candidate(inp, self.ptxas)
+        return build_candidate(inp, self.ptxas, self.alone and not self.check)
 
     def time(self, inp: MeasureInput, built: Built) -> MeasureResult:
         return self._timed(inp, parse_built(built))
@@ -241,11 +261,12 @@ class ModelBackend:
         from fsir.runtime.executor import execute
         from fsir.tune.sampling import SampledSimDevice
 
-        inputs = random_inputs(got.lowered, text=task.text)
-        device = SampledSimDevice(task.kernel, gpu_spec(task.options.gpu), self.samples, got.registers)
+        # a fusion alone has static shapes only: the model's runtime-shape hints are its inputs'
+        inputs = random_inputs(got.lowered, text=task.text if got.kernel == task.kernel else None)
+        device = SampledSimDevice(got.kernel, gpu_spec(task.options.gpu), self.samples, got.registers)
         execute(got.lowered, inputs, device=device, ptx=got.ptx)
         if not device.results:
-            return MeasureResult(trace, None, MeasureError.RUNTIME_FAILED, f"no launch of {task.kernel}",
+            return MeasureResult(trace, None, MeasureError.RUNTIME_FAILED, f"no launch of {got.kernel}",
                                  got.registers)
         first = device.results[0]
         if self.check:

@@ -153,3 +153,43 @@ def forcing(configs: Mapping[str, ConfigOf], options: PipelineOptions) -> Iterat
 
     with config_hook(force):
         yield
+
+
+def isolate(stitched: ModuleOp, options: PipelineOptions, key: str) -> tuple[ModuleOp, str] | None:
+    """The fusion of workload `key` alone, for measuring its kernel without compiling
+    the model around it: a stitched module whose function takes the fusion's operands
+    as arguments (constants cloned: stitch-codegen folds them into the kernel) and
+    returns its results, and the name its kernel gets there. None where that is not the
+    same task: a fusion with a dynamic shape (its sizes come from the model's inputs), or
+    one whose isolated copy has another workload key (checked by `discover`)."""
+    from xdsl.dialects import func
+    from xdsl.ir import Block, Region, SSAValue
+
+    from fsir.dialects import graph
+    from fsir.dialects.graph import DYN, shape_of
+    from fsir.dialects.stitch import FusionOp
+
+    fusion = capture(stitched, options, key).fusion
+    op = fusion.fusion if fusion is not None else None
+    if not isinstance(op, FusionOp) or any(DYN in shape_of(v.type) for v in (*op.operands, *op.results)):
+        return None
+    block = Block()
+    mapped: dict[SSAValue, SSAValue] = {}
+    for v in op.operands:
+        if v in mapped:
+            continue
+        if isinstance(v.owner, graph.ConstantOp):
+            const = v.owner.clone()
+            block.add_op(const)
+            mapped[v] = const.results[0]
+        else:
+            mapped[v] = block.insert_arg(v.type, len(block.args))
+    copy = op.clone(value_mapper=dict(mapped))
+    block.add_ops([copy, func.ReturnOp(*copy.results)])
+    name = f"{fusion.name}_alone" if fusion is not None else "alone"
+    f = func.FuncOp(name, ([a.type for a in block.args], [r.type for r in copy.results]), Region(block))
+    module = ModuleOp([f])
+    tasks = discover(module, options)
+    if len(tasks) != 1 or tasks[0].key != key:
+        return None
+    return module, tasks[0].kernel
