@@ -35,7 +35,7 @@ from collections.abc import Callable
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerType, ModuleOp, TensorType, f32
-from xdsl.ir import SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 
 from fsir.frontend.builder import GraphBuilder
 from fsir.fusion.explorer import ExplorerOptions, explore
@@ -110,11 +110,24 @@ def layered(kind: str, n_ops: int) -> ModuleOp:
     x = b.add_arg(TensorType(f32, [ROWS, COLS]), "x")
     a = b.add_arg(TensorType(f32, [ROWS, COLS]), "a")
     layers = LAYERS[kind]
-    i = 0
-    while len(b.block.ops) < n_ops:
+    i = ops = 0
+    while ops < n_ops:
+        last = b.block.last_op
         x = layers[i % len(layers)](b, x, a)
+        ops += _ops_after(b.block, last)
         i += 1
     return b.finish(kind, [x])
+
+
+def _ops_after(block: Block, op: Operation | None) -> int:
+    """How many ops follow `op` in `block` (all of them for None): a layer's ops.
+    `len(block.ops)` walks the whole block, which would make building quadratic."""
+    nxt = block.first_op if op is None else op.next_op
+    n = 0
+    while nxt is not None:
+        n += 1
+        nxt = nxt.next_op
+    return n
 
 
 # -- the wide graph -----------------------------------------------------------------
