@@ -4,11 +4,13 @@ best-so-far against trials over several seeds; the sampling error of the model
 measurer against simulating every block; the kernel set (`--kernels`: today's choice
 against the fast mode's pick on 20+ kernels, and the cost model's Kendall τ on held-out
 kernels); the task scheduler (`--scheduler`: gradient against round-robin on the BERT
-layer); the cost model's Kendall τ on held-out GEMM shapes (`--rank`, `tune_rank.py`).
+layer or on ResNet-50's convolutions); the cost model's Kendall τ on held-out GEMM shapes
+(`--rank`, `tune_rank.py`); two measuring workers against one (`--workers-speedup`).
 
     python benchmarks/tune.py [--m 256 --n 256 --k 512] [--space mma|full] [--seeds 5] [--trials 64]
     python benchmarks/tune.py --kernels [--trials 8] [--log kernels.jsonl]
-    python benchmarks/tune.py --scheduler [--seeds 5] [--trials 16] [--log sched.jsonl]
+    python benchmarks/tune.py --scheduler [--model bert|resnet50] [--seeds 5] [--trials 16] [--log sched.jsonl]
+    python benchmarks/tune.py --workers-speedup [--m 512 --n 512 --k 512] [--trials 24]
     python benchmarks/tune.py --rank [--trials 40] [--log rank.jsonl]
 
 --space mma (default): the tensor-core sketch of an f16 GEMM without split-K (split
@@ -144,7 +146,12 @@ def main() -> None:
     p.add_argument("--sampling-error", action="store_true",
                    help="only the sampling error on kernels with edge tiles, row and loop kernels")
     p.add_argument("--kernels", action="store_true", help="the kernel set: today's choice against the fast mode")
-    p.add_argument("--scheduler", action="store_true", help="the task scheduler on the BERT layer")
+    p.add_argument("--scheduler", action="store_true", help="the task scheduler on the BERT layer (or --model)")
+    p.add_argument("--model", default="bert", choices=("bert", "resnet50"),
+                   help="--scheduler: the BERT layer, or eight of ResNet-50's distinct convolutions")
+    p.add_argument("--workers-speedup", action="store_true",
+                   help="a fixed batch of --trials GEMM candidates (default 24, no split-K) measured by 1 and by 2 "
+                        "workers: records identical, wall ratio (run on a quiet machine)")
     p.add_argument("--rank", action="store_true",
                    help="the cost model's Kendall τ on held-out GEMM shapes (--trials candidates a shape, default 40)")
     p.add_argument("--log", default=None,
@@ -161,6 +168,11 @@ def main() -> None:
         from tune_rank import rank_set
 
         rank_set(args)
+        return
+    if args.workers_speedup:
+        from tune_sets import workers_speedup
+
+        workers_speedup(args)
         return
     if args.kernels or args.scheduler:
         from tune_sets import kernel_set, scheduler_set

@@ -8,17 +8,21 @@ today's choice measured first); then k random candidates more per kernel (split-
 out: simulated in full, slow) and the cost model's Kendall τ on each kernel held out
 (trained on every other kernel's measurements) against the prior's.
 
-`scheduler_set`: the BERT layer (examples/bert_layer.mlir, scaled down) tuned by the evolutionary
-search under the gradient task scheduler and under round-robin, several seeds, the
-objective Σ launches × best time against trials. Measurements are memoised by
+`scheduler_set`: the BERT layer (examples/bert_layer.mlir, scaled down), or (`--model
+resnet50`) eight of ResNet-50's distinct convolutions, tuned by the evolutionary search
+under the gradient task scheduler (with the prior's outlook, and without: Ansor's rate
+guess) and under round-robin, several seeds, the objective Σ launches × best time
+against trials. Measurements are memoised by
 (workload key, trace) and kept in `--log` (the model measurer is deterministic), so
 seeds and strategies share them and a rerun resumes.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import os
 import statistics
 import sys
 import time
@@ -258,42 +262,78 @@ def small_bert() -> str:
     return text
 
 
+RR, GRAD, ANSOR = "round-robin", "gradient", "gradient, no prior (Ansor)"
+VARIANTS = ((RR, Strategy.ROUND_ROBIN, True), (GRAD, Strategy.GRADIENT, True), (ANSOR, Strategy.GRADIENT, False))
+
+
+RESNET_CONVS = ("k0", "k2", "k13", "k16", "k18", "k29", "k31", "k48")
+
+
+def resnet50() -> str:
+    """The onnx wheel's `light` ResNet-50 (batch 1, 224×224) in the graph dialect."""
+    import onnx
+
+    from fsir.pipeline import read_model
+
+    return str(read_model(str(Path(onnx.__file__).parent / "backend" / "test" / "data" / "light" /
+                              "light_resnet50.onnx")))
+
+
 def scheduler_set(args) -> None:
-    text = small_bert()
-    tasks = discover(stitched_from_text(text, OPTIONS), OPTIONS)
+    if args.model == "resnet50":
+        text = resnet50()
+        every = discover(stitched_from_text(text, OPTIONS), OPTIONS)
+        tasks = [t for t in every if t.kernel.rsplit("_", 1)[-1] in RESNET_CONVS]
+        what = (f"ResNet-50 (onnx light, batch 1, 224²): {len(tasks)} of its {len(every)} tasks "
+                f"({', '.join(t.kernel for t in tasks)})")
+    else:
+        text = small_bert()
+        tasks = discover(stitched_from_text(text, OPTIONS), OPTIONS)
+        what = f"BERT layer (B=1, S=64, H=256): {len(tasks)} tasks"
     per_task = args.trials if args.trials != 64 else 16
     total = per_task * len(tasks)
-    print(f"BERT layer (B=1, S=64, H=256): {len(tasks)} tasks, launches {[t.launches for t in tasks]}; {total} trials "
-          f"({per_task} per task on average), rounds of 4, evolutionary search, {args.seeds} seeds")
+    print(f"{what}, launches {[t.launches for t in tasks]}; {total} trials ({per_task} per task on average), rounds "
+          f"of 4, evolutionary search, {args.seeds} seeds", flush=True)
     memo = Memo(PoolMeasurer(ModelBackend(samples=args.samples), workers=args.workers, timeout=args.timeout),
                 Path(args.log) if args.log else None)
     curves: dict[str, list[list[tuple[int, float]]]] = {}
     t = time.time()
     try:
-        for strategy in (Strategy.ROUND_ROBIN, Strategy.GRADIENT):
+        for label, strategy, prior in VARIANTS:
             for seed in range(args.seeds):
-                curves.setdefault(strategy, []).append(schedule_run(text, tasks, strategy, seed, total, memo))
-                print(f"  {strategy} seed {seed}: final objective {curves[strategy][-1][-1][1] * 1e6:.2f} µs "
+                curve, spent = schedule_run(text, tasks, strategy, prior, seed, total, memo)
+                curves.setdefault(label, []).append(curve)
+                print(f"  {label} seed {seed}: final objective {curve[-1][1] * 1e6:.2f} µs, trials per task {spent} "
                       f"({memo.fresh} measured so far, {time.time() - t:.0f} s)", flush=True)
     finally:
         memo.pool.close()
     report_schedules(curves, total, args)
 
 
-def schedule_run(text: str, tasks: list[Task], strategy: Strategy, seed: int, total: int,
-                 memo: Memo) -> list[tuple[int, float]]:
+def schedule_run(text: str, tasks: list[Task], strategy: Strategy, prior: bool, seed: int, total: int,
+                 memo: Memo) -> tuple[list[tuple[int, float]], list[int]]:
+    """One scheduled tune: the objective after each round, and the trials each task got."""
     db = Database(None)
     search = SearchOptions(trials=total, batch=4, mode=SearchMode.EVOLUTION, seed=seed, population=64,
                            generations=2)
     entries = []
     for task in tasks:
-        tu = tuner(text, task, search, memo, db)
+        tu = Tuner(TaskSource(text, OPTIONS, task.key, task.kernel), task.mapping, checker_of(text, task.key), memo,
+                   db, search, task.default_config)
         got = tu.default_checked()
         work = got.prior_seconds if got is not None and math.isfinite(got.prior_seconds) else 0.0
         entries.append(SchedTask(tu, task.launches, work, task.mapping, task.kernel))
-    sched = TaskScheduler(entries, SchedulerOptions(strategy, round_trials=4, seed=seed))
+    sched = TaskScheduler(entries, SchedulerOptions(strategy, round_trials=4, seed=seed, prior=prior))
     sched.run(total)
-    return [(p.trials, p.objective) for p in sched.curve]
+    return [(p.trials, p.objective) for p in sched.curve], [e.trials for e in entries]
+
+
+@functools.lru_cache(maxsize=64)
+def checker_of(text: str, key: str) -> Checker:
+    """A task's space on its captured request, shared by every scheduled run (capturing
+    a fusion of a large model codegens the model up to it; the checks are cached)."""
+    request = capture(stitched_from_text(text, OPTIONS), OPTIONS, key)
+    return Checker(request, task_space(text, OPTIONS, key))
 
 
 def at(curve: list[tuple[int, float]], trials: int) -> float:
@@ -317,33 +357,37 @@ def schedule_table(curves, total: int, seeds: int) -> list[str]:
     """The objective at a quarter, half, three quarters and all of the trials per
     scheduler, and the trials the gradient scheduler needs to reach round-robin's final
     objective, per seed (its own seed's and the median's)."""
-    rr = curves[Strategy.ROUND_ROBIN]
+    rr = curves[RR]
     rr_final = statistics.median(c[-1][1] for c in rr)
     marks = sorted({total // 4, total // 2, 3 * total // 4, total})
     out = [f"Objective Σ launches × best time (µs), median (min-max) over {seeds} seeds, {total} trials in all:", "",
            "| scheduler | " + " | ".join(f"{m} trials" for m in marks) + " |", "|---|" + "---:|" * len(marks)]
-    for strategy, runs in curves.items():
+    for label, runs in curves.items():
         cells = []
         for m in marks:
             vals = [at(c, m) * 1e6 for c in runs]
             cells.append(f"{statistics.median(vals):.2f} ({min(vals):.2f}-{max(vals):.2f})")
-        out.append(f"| {strategy} | " + " | ".join(cells) + " |")
+        out.append(f"| {label} | " + " | ".join(cells) + " |")
 
     def reach(curve, target: float) -> float:
         return next((n for n, f in curve if f <= target * (1 + 1e-9)), math.inf)
 
     out += ["", "| seed | round-robin final µs | gradient: trials to reach it | fraction | "
-                "gradient: trials to the median final | fraction |", "|---:|---:|---:|---:|---:|---:|"]
-    own, med = [], []
-    for seed, (r, g) in enumerate(zip(rr, curves[Strategy.GRADIENT])):
+                "gradient: trials to the median final | fraction | no prior (Ansor): fraction |",
+            "|---:|---:|---:|---:|---:|---:|---:|"]
+    own, med, ansor = [], [], []
+    for seed, (r, g) in enumerate(zip(rr, curves[GRAD])):
         a, b = reach(g, r[-1][1]), reach(g, rr_final)
         own.append(a / total)
         med.append(b / total)
-        out.append(f"| {seed} | {r[-1][1] * 1e6:.2f} | {cell(a)} | {cell(a / total)} | {cell(b)} | {cell(b / total)} |")
+        ansor.append(reach(curves[ANSOR][seed], r[-1][1]) / total if ANSOR in curves else math.nan)
+        out.append(f"| {seed} | {r[-1][1] * 1e6:.2f} | {cell(a)} | {cell(a / total)} | {cell(b)} | {cell(b / total)} "
+                   f"| {cell(ansor[-1])} |")
     out += ["", f"Gradient reaches round-robin's final objective (same seed) with a median "
                 f"{cell(statistics.median(own))} of the trials (≤ 0.60 on {sum(f <= 0.6 for f in own)} of {len(own)} "
                 f"seeds); round-robin's median final ({rr_final * 1e6:.2f} µs) with a median "
-                f"{cell(statistics.median(med))}."]
+                f"{cell(statistics.median(med))}. Without the prior (Ansor's rate guess): a median "
+                f"{cell(statistics.median(ansor))} (≤ 0.60 on {sum(f <= 0.6 for f in ansor)} of {len(ansor)} seeds)."]
     return out
 
 
@@ -360,15 +404,66 @@ def plot_schedules(curves, total: int, args) -> None:
 
     fig, ax = plt.subplots(figsize=(7, 4))
     xs = list(range(1, total + 1))
-    for strategy, runs in curves.items():
+    for label, runs in curves.items():
         ys = [[at(c, x) * 1e6 for c in runs] for x in xs]
         ok = [i for i, y in enumerate(ys) if all(math.isfinite(v) for v in y)]
-        ax.plot([xs[i] for i in ok], [statistics.median(ys[i]) for i in ok], label=str(strategy))
+        ax.plot([xs[i] for i in ok], [statistics.median(ys[i]) for i in ok], label=label)
         ax.fill_between([xs[i] for i in ok], [min(ys[i]) for i in ok], [max(ys[i]) for i in ok], alpha=0.2)
     ax.set_xlabel("trials")
     ax.set_ylabel("Σ launches × best time (µs)")
-    ax.set_title(f"BERT layer, task scheduler, model measurer, {args.seeds} seeds")
+    model = "ResNet-50, 8 convolutions" if args.model == "resnet50" else "BERT layer"
+    ax.set_title(f"{model}, task scheduler, model measurer, {args.seeds} seeds")
     ax.legend()
     fig.tight_layout()
     fig.savefig(args.png, dpi=110)
     print(f"plot: {args.png}")
+
+
+# -- two measuring workers against one --------------------------------------------------------
+
+
+def workers_speedup(args) -> None:
+    """The same fixed batch of candidates (GEMM m×n×k f16, both sketches, no split-K:
+    each a few seconds on the model measurer) measured by a pool of one worker and of
+    two, after the pool's workers each measured one candidate outside the batch (their
+    start-up: spawning, importing fsir, rebuilding the task); the records must be
+    identical. Run it on a quiet machine: the ratio is a wall-clock one."""
+    import random
+
+    from fsir.tune.measure import MeasureInput
+    from fsir.tune.space import sample_valid, space_for, today_splits
+
+    text = dot(args.m, args.n, args.k, "f16")
+    stitched = stitched_from_text(text, OPTIONS)
+    (task,) = discover(stitched, OPTIONS)
+    request = capture(stitched, OPTIONS, task.key)
+    space = space_for(request, today_splits(request)).narrowed({SketchKind.GEMM_MMA, SketchKind.GEMM_FMA},
+                                                               split=False)
+    n = args.trials if args.trials != 64 else 24
+    got = sample_valid(Checker(request, space), random.Random(0), n + 2).candidates
+    src = TaskSource(text, OPTIONS, task.key, task.kernel)
+    warm, batch = [MeasureInput(src, c.trace) for c in got[:2]], [MeasureInput(src, c.trace) for c in got[2:]]
+    print(f"GEMM {args.m}x{args.n}x{args.k} f16: {len(batch)} candidates (no split-K), model measurer, "
+          f"{args.samples} sampled blocks", flush=True)
+    walls: dict[int, float] = {}
+    records: dict[int, list[tuple]] = {}
+    for workers in (1, 2):
+        pool = PoolMeasurer(ModelBackend(samples=args.samples), workers=workers, timeout=args.timeout)
+        try:
+            t = time.time()
+            pool.measure(warm[:workers])
+            start = time.time() - t
+            t = time.time()
+            out = pool.measure(batch)
+            walls[workers] = time.time() - t
+        finally:
+            pool.close()
+        records[workers] = [(r.trace, r.seconds, r.error, r.registers, r.blocks, r.simulated_blocks) for r in out]
+        errors = sum(not r.ok for r in out)
+        print(f"  {workers} worker(s): start-up {start:.1f} s, batch {walls[workers]:.1f} s "
+              f"({walls[workers] / len(batch):.2f} s a candidate), {errors} errors", flush=True)
+    same = records[1] == records[2]
+    print(f"records identical: {same}; wall 1 worker / 2 workers: {walls[1] / walls[2]:.2f}x "
+          f"(target ≥ 1.6x; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end)")
+    if not same:
+        raise SystemExit("the two pools measured different records")
