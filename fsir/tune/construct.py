@@ -117,8 +117,8 @@ def shortlist(request: ChoiceRequest, space: Space, rng: random.Random, per_sket
     """The traces the fast mode checks statically: per GEMM sketch the `per_sketch`
     best under the tile model and as many rule-valid ones at random (where the tile
     model misjudges a family, e.g. FMA tiles of f32 GEMMs, the prior still sees some
-    of it), every rule-valid trace of the other sketches, and today's
-    configurations."""
+    of it), the rule-valid traces of the other sketches' shortlists (all their traces,
+    or a columns kernel's neighbours of today's choice), and today's configurations."""
     spec = request.spec
     dots = [op for op in request.fusion.ops if isinstance(op, graph.DotOp)] if request.fusion is not None else []
     operand_bytes = element_bytes_of(dots[0].lhs) if dots else 4
@@ -129,9 +129,7 @@ def shortlist(request: ChoiceRequest, space: Space, rng: random.Random, per_sket
             one = Space((sketch,), space.fixed)
             out.update((one.sample(rng), None) for _ in range(per_sketch))
             continue
-        doms = sketch.domains()
-        for values in itertools.product(*(d.choices for d in doms)):
-            trace = sketch.trace(dict(zip((d.knob for d in doms), values)))
+        for trace in sketch.shortlist():
             try:
                 space.config(trace)
             except Invalid:

@@ -8,13 +8,17 @@ kernel's parameters attribute (`schedule.attention`, `schedule.conv`,
   than the problem's covering power of two;
 - conv: the implicit GEMM's FMA tiles, as the gemm sketch draws them (no split-K: the
   conv lowering has none);
-- columns: the batch rows per grid-y tile. The lanes and vector width of each cluster
-  of columns follow from the column's length and bag in the kernel builder
-  (`fsir/codegen/mappings/columns.py`), which takes no configuration for them.
+- columns: the batch rows per grid-y tile, and each cluster's lanes and vector width
+  (`PartKnob`s `lanes.N`, `vector.N`, cluster N of the column set): lanes up to a warp
+  and fewer than twice the cluster's longest bag (`lane_choices`), the vector widths
+  an aligned load of its table rows allows (`vector_widths`, within stitch-codegen's
+  forced width when one is set); values outside them are refused. The builder's own
+  choice (`derived_schedules`) is the configuration without schedules, today's.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,14 +27,34 @@ from xdsl.utils.exceptions import VerifyException
 from fsir.analysis.columns import exact_column_set
 from fsir.codegen.mappings.attention import AttentionConfig, find_attention, tile_sizes
 from fsir.codegen.mappings.base import ChoiceRequest
-from fsir.codegen.mappings.columns import ColumnsConfig
+from fsir.codegen.mappings.columns import (
+    ColumnsConfig,
+    Schedule,
+    cluster_columns,
+    derived_schedules,
+    lane_choices,
+    vector_widths,
+)
 from fsir.codegen.mappings.conv import ConvConfig
 from fsir.codegen.mappings.gemm import GemmConfig, block_smem, covering
 from fsir.dialects import graph
 from fsir.dialects.graph import DYN, shape_of
 from fsir.dialects.schedule import AttentionParamsAttr, GemmMath
 from fsir.gpuspec import STATIC_SHARED_LIMIT
-from fsir.tune.space import Domain, GemmProblem, GemmSketch, Invalid, Knob, Sketch, SketchKind, Trace, reachable
+from fsir.tune.space import (
+    Domain,
+    GemmProblem,
+    GemmSketch,
+    Invalid,
+    Knob,
+    KnobName,
+    PartKnob,
+    Sketch,
+    SketchKind,
+    Trace,
+    Value,
+    reachable,
+)
 
 
 class AttentionSchedule:
@@ -43,6 +67,7 @@ ATTENTION_Q = (16, 32, 64, 128)
 ATTENTION_K = (16, 32, 64)
 ATTENTION_ROWS = (0, 1, 2, 4, 8, 16)
 COLUMN_ROWS = (1, 2, 4, 8, 16, 32)
+COLUMN_SHORTLIST = 256  # a columns sketch of at most this many traces is the fast mode's whole
 
 
 @dataclass(frozen=True)
@@ -104,22 +129,61 @@ class ConvSketch(GemmSketch):
 
 @dataclass(frozen=True)
 class ColumnsSketch(Sketch):
+    """Rows per tile and, per cluster (in the order of the column set's clusters), its
+    lanes and vector width among `lanes[n]` and `vectors[n]`."""
+
     batch: int  # DYN: unknown
+    lanes: tuple[tuple[int, ...], ...]
+    vectors: tuple[tuple[int, ...], ...]
+    derived: tuple[Schedule, ...]  # the builder's own choice
     kind: SketchKind = SketchKind.COLUMNS
 
     def domains(self) -> tuple[Domain, ...]:
-        return (Domain(Knob.TILE_ROWS, COLUMN_ROWS),)
+        out = [Domain(Knob.TILE_ROWS, COLUMN_ROWS)]
+        for n, (lanes, vectors) in enumerate(zip(self.lanes, self.vectors)):
+            out += [Domain(PartKnob(Knob.LANES, n), lanes), Domain(PartKnob(Knob.VECTOR, n), vectors)]
+        return tuple(out)
 
     def config(self, trace: Trace) -> ColumnsConfig:
         rows = trace.number(Knob.TILE_ROWS)
         if self.batch != DYN and rows > covering(self.batch, 1):
             raise Invalid(f"{rows} rows per tile for a batch of {self.batch}")
-        return ColumnsConfig(rows)
+        chosen = tuple((trace.number(PartKnob(Knob.LANES, n)), trace.number(PartKnob(Knob.VECTOR, n)))
+                       for n in range(len(self.derived)))
+        # the builder's own choice is today's configuration, which carries no schedules
+        return ColumnsConfig(rows, None if chosen == self.derived else chosen)
 
     def trace_of(self, config: Any) -> Trace | None:
         if not isinstance(config, ColumnsConfig):
             return None
-        return reachable(self, {Knob.TILE_ROWS: config.rows_per_tile})
+        chosen = self.derived if config.schedules is None else config.schedules
+        if len(chosen) != len(self.derived):
+            return None
+        return reachable(self, {Knob.TILE_ROWS: config.rows_per_tile, **self._values(chosen)})
+
+    def shortlist(self) -> Iterator[Trace]:
+        """All traces of a small sketch; of a larger one (the knobs multiply with the
+        clusters), at every rows per tile the builder's choice and each change of one
+        cluster's lanes or vector width from it."""
+        if self.size() <= COLUMN_SHORTLIST:
+            yield from super().shortlist()
+            return
+        base = self._values(self.derived)
+        for rows in COLUMN_ROWS:
+            values = {Knob.TILE_ROWS: rows, **base}
+            yield self.trace(values)
+            for d in self.domains()[1:]:
+                for v in d.choices:
+                    if v != base[d.knob]:
+                        yield self.trace({**values, d.knob: v})
+
+    @staticmethod
+    def _values(schedules: tuple[Schedule, ...]) -> dict[KnobName, Value]:
+        out: dict[KnobName, Value] = {}
+        for n, (lanes, vector) in enumerate(schedules):
+            out[PartKnob(Knob.LANES, n)] = lanes
+            out[PartKnob(Knob.VECTOR, n)] = vector
+        return out
 
 
 def attention_sketches(request: ChoiceRequest, fixed: tuple[Any, ...]) -> tuple[Sketch, ...]:
@@ -155,7 +219,16 @@ def conv_sketches(request: ChoiceRequest, fixed: tuple[Any, ...]) -> tuple[Sketc
 def columns_sketches(request: ChoiceRequest, fixed: tuple[Any, ...]) -> tuple[Sketch, ...]:
     if request.fusion is None or not fixed or not all(isinstance(c, ColumnsConfig) for c in fixed):
         return ()
-    s = exact_column_set(request.fusion.ops)
+    ctx = request.fusion
+    s = exact_column_set(ctx.ops)
     if s is None:
         return ()
-    return (ColumnsSketch(shape_of(s.concat.result.type)[0]),)
+    derived = derived_schedules(s, ctx.spec, ctx.vector)
+    lanes, vectors = [], []
+    for members, (n, v) in zip(cluster_columns(s), derived):
+        lanes.append(tuple(sorted({*lane_choices(members), n})))
+        widths = vector_widths(members[0])
+        if ctx.vector is not None:  # stitch-codegen's forced width, where the cluster allows it
+            widths = [w for w in widths if w in (1, ctx.vector)]
+        vectors.append(tuple(sorted({*widths, v})))
+    return (ColumnsSketch(shape_of(s.concat.result.type)[0], tuple(lanes), tuple(vectors), derived),)

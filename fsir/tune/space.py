@@ -101,6 +101,32 @@ class Knob(StrEnum):
     Q_TILE = "q_tile"  # attention: query rows per block
     ROWS = "warp_rows"  # attention: rows per warp (0: a thread per row)
     TILE_ROWS = "rows_per_tile"  # columns: batch rows per grid-y tile
+    LANES = "lanes"  # columns: a cluster's threads per (row, elements) (`PartKnob`)
+
+
+@dataclass(frozen=True)
+class PartKnob:
+    """A knob of one part of a kernel: a columns kernel's cluster `part` has its own
+    lanes and vector width (written `lanes.2`, `vector.2`)."""
+
+    knob: Knob
+    part: int
+
+    def __str__(self) -> str:
+        return f"{self.knob}.{self.part}"
+
+    @staticmethod
+    def parse(name: str) -> KnobName:
+        """A knob's name as `Trace.to_json` writes it (ValueError on anything else)."""
+        knob, dot, part = name.partition(".")
+        if not dot:
+            return Knob(name)
+        if not part.isdigit():
+            raise ValueError(f"a part knob is KNOB.N, got {name!r}")
+        return PartKnob(Knob(knob), int(part))
+
+
+KnobName = Knob | PartKnob
 
 
 class SketchKind(StrEnum):
@@ -122,7 +148,7 @@ Value = int | str
 
 @dataclass(frozen=True)
 class Decision:
-    knob: Knob
+    knob: KnobName
     value: Value
 
 
@@ -136,18 +162,18 @@ class Trace:
     def sketch(self) -> SketchKind:
         return SketchKind(self.get(Knob.SKETCH))
 
-    def get(self, knob: Knob) -> Value:
+    def get(self, knob: KnobName) -> Value:
         for d in self.decisions:
             if d.knob == knob:
                 return d.value
         raise KeyError(knob)
 
-    def number(self, knob: Knob) -> int:
+    def number(self, knob: KnobName) -> int:
         v = self.get(knob)
         assert isinstance(v, int)
         return v
 
-    def with_value(self, knob: Knob, value: Value) -> Trace:
+    def with_value(self, knob: KnobName, value: Value) -> Trace:
         return Trace(tuple(Decision(d.knob, value) if d.knob == knob else d for d in self.decisions))
 
     def to_json(self) -> list[list[Value]]:
@@ -163,7 +189,9 @@ class Trace:
             if not (isinstance(item, list) and len(item) == 2 and isinstance(item[1], (int, str))
                     and not isinstance(item[1], bool)):
                 raise ValueError(f"a decision must be [knob, value], got {item!r}")
-            out.append(Decision(Knob(item[0]), item[1]))
+            if not isinstance(item[0], str):
+                raise ValueError(f"a knob is named by a string, got {item[0]!r}")
+            out.append(Decision(PartKnob.parse(item[0]), item[1]))
         return Trace(tuple(out))
 
     def digest(self) -> str:
@@ -173,7 +201,7 @@ class Trace:
 
 @dataclass(frozen=True)
 class Domain:
-    knob: Knob
+    knob: KnobName
     choices: tuple[Value, ...]
 
 
@@ -198,12 +226,19 @@ class Sketch(ABC):
     def trace_of(self, config: Any) -> Trace | None:
         """The trace giving `config`, None when this sketch cannot reach it."""
 
-    def trace(self, values: dict[Knob, Value]) -> Trace:
+    def trace(self, values: dict[KnobName, Value]) -> Trace:
         return Trace((Decision(Knob.SKETCH, str(self.kind)),
                       *(Decision(d.knob, values[d.knob]) for d in self.domains())))
 
     def size(self) -> int:
         return math.prod(len(d.choices) for d in self.domains())
+
+    def shortlist(self) -> Iterator[Trace]:
+        """The traces the fast mode checks of a sketch that is no GEMM's: all of them
+        (a sketch whose knobs multiply past a few hundred traces narrows them)."""
+        doms = self.domains()
+        for values in itertools.product(*(d.choices for d in doms)):
+            yield self.trace(dict(zip((d.knob for d in doms), values)))
 
 
 @dataclass(frozen=True)
@@ -273,13 +308,14 @@ class GemmSketch(Sketch):
     def trace_of(self, config: Any) -> Trace | None:
         if not isinstance(config, GemmConfig) or config.math != self.math:
             return None
-        values: dict[Knob, Value] = {Knob.M_THREADS: config.bm // config.tm, Knob.M_MICRO: config.tm,
-                                     Knob.N_THREADS: config.bn // config.tn, Knob.N_MICRO: config.tn,
-                                     Knob.K_TILE: config.bk, Knob.SPLIT: config.split, Knob.STAGES: config.stages}
+        values: dict[KnobName, Value] = {Knob.M_THREADS: config.bm // config.tm, Knob.M_MICRO: config.tm,
+                                         Knob.N_THREADS: config.bn // config.tn, Knob.N_MICRO: config.tn,
+                                         Knob.K_TILE: config.bk, Knob.SPLIT: config.split,
+                                         Knob.STAGES: config.stages}
         return reachable(self, values)
 
 
-def reachable(sketch: Sketch, values: dict[Knob, Value]) -> Trace | None:
+def reachable(sketch: Sketch, values: dict[KnobName, Value]) -> Trace | None:
     if all(values[d.knob] in d.choices for d in sketch.domains()):
         return sketch.trace(values)
     return None

@@ -31,8 +31,11 @@ def tasks_of(text: str, mapping: str):
 
 
 def rule_valid(space) -> list:
+    """The configurations of the space's rule-valid traces (of a space too large to
+    enumerate, a columns kernel's with its knobs per cluster: of its sketches' shortlists)."""
     out = []
-    for t in space.traces():
+    traces = space.traces() if space.size() <= 100_000 else (t for s in space.sketches for t in s.shortlist())
+    for t in traces:
         try:
             out.append(space.config(t))
         except Invalid:

@@ -21,7 +21,11 @@ the fastest wins (with few rows and long bags, more lanes shorten the serial loo
 many rows the kernel is bandwidth-bound and fewer lanes issue fewer instructions).
 A ragged column's (a segment_reduce over offsets) are the segment row rules'
 (`segments.segment_column_schedule`, for its cluster's longest mean bag where the shapes give
-it), in the same thread layout.
+it), in the same thread layout. A configuration may instead give every cluster its
+(lanes, vector) (`ColumnsConfig.schedules`, the tuner's knobs): any lanes up to a warp
+(past the bag they idle) and the elements per thread an aligned vector load of the
+column's table rows allows (`schedule_problem`); `check_kernel` holds a hand-written
+kernel to the same rules.
 """
 
 from __future__ import annotations
@@ -74,12 +78,24 @@ LANES = (1, 2, 4, 8, 16, 32)
 COLUMN_REGISTERS = 24
 
 
+Schedule = tuple[int, int]  # a cluster's (lanes, vector): threads per (row, elements), elements per thread
+
+
 @dataclass(frozen=True)
 class ColumnsConfig:
+    """The batch rows of a grid-y tile, and each cluster's (lanes, vector) in the order
+    of the column set's clusters (`ColumnSet.clusters`; a dense copy takes (1, 1));
+    `schedules` None: the latency-evaluator's choice for every cluster
+    (`derived_schedules`)."""
+
     rows_per_tile: int
+    schedules: tuple[Schedule, ...] | None = None
 
     def describe(self) -> str:
-        return f"columns/{self.rows_per_tile}"
+        text = f"columns/{self.rows_per_tile}"
+        if self.schedules is None:
+            return text
+        return text + "/" + ",".join(f"l{lanes}v{vector}" for lanes, vector in self.schedules)
 
 
 def _elem(v: SSAValue):
@@ -179,11 +195,8 @@ def choose_schedule(column: Column, rows: int, spec: GpuSpec, columns: int = 1,
     this one: the kernel's other columns share the GPU with it, so few rows of many
     columns fill it as many rows of one would."""
     dim = shape_of(column.output.type)[1]
-    bag = bag_length(column)
     best, best_key = (1, 1), (math.inf, math.inf)
-    for lanes in LANES:
-        if lanes > 1 and lanes // 2 >= bag:
-            break
+    for lanes in lane_choices([column]):
         widths = vector_widths(column)
         for vector in widths if forced is None else [forced if forced in widths else 1]:
             threads = rows * dim // vector * lanes
@@ -219,6 +232,46 @@ def cluster_schedule(members: Sequence[Column], rows: int, spec: GpuSpec, column
     return choose_schedule(max(members, key=bag_length), rows, spec, columns, forced)
 
 
+def cluster_columns(s: ColumnSet) -> list[list[Column]]:
+    """The columns of each cluster, in the order of `s.clusters` (a configuration's
+    `schedules`)."""
+    return [[_some(s.columns[i]) for i in members] for members in s.clusters.values()]
+
+
+def derived_schedules(s: ColumnSet, spec: GpuSpec, forced: int | None = None) -> tuple[Schedule, ...]:
+    """Each cluster's (lanes, vector) as the latency-evaluator finds fastest for the
+    whole batch (`?`: the explorer's guess), `forced` the vector width it must take
+    where legal."""
+    batch = shape_of(s.concat.result.type)[0]
+    total_rows = DYNAMIC_DIM if batch == DYN else batch
+    return tuple(cluster_schedule(members, total_rows, spec, s.count, forced) for members in cluster_columns(s))
+
+
+def lane_choices(members: Sequence[Column]) -> tuple[int, ...]:
+    """The lanes worth giving a cluster: powers of two up to a warp, fewer than twice
+    its longest bag (more would leave lanes without a bag element). A ragged cluster's
+    bag is its longest mean (the rules' hint where the sizes do not give it), and its
+    lanes may reach twice it, as the segment rules' do."""
+    if members[0].ragged:
+        bag = max((static_bag(_segment(c)) or SEGMENT_BAG_HINT) for c in members)
+        return tuple(n for n in LANES if n == 1 or n <= 2 * bag)
+    bag = max(bag_length(c) for c in members)
+    return tuple(n for n in LANES if n == 1 or n // 2 < bag)
+
+
+def schedule_problem(members: Sequence[Column], schedule: Schedule) -> str | None:
+    """Why a cluster of `members` cannot take `schedule` (None: it can): lanes a
+    shuffle butterfly within a warp allows, elements per thread of a vector load that
+    stays aligned (`vector_widths`)."""
+    lanes, vector = schedule
+    if lanes not in LANES:
+        return f"{lanes} lanes (a power of two up to {WARP})"
+    widths = vector_widths(members[0])
+    if vector not in widths:
+        return f"{vector} elements per thread (its dim, its tables' rows and element types allow {widths})"
+    return None
+
+
 class ColumnsMapping(Mapping):
     PARAMS = schedule.ColumnsParamsAttr
     lowering = ColumnsLowering
@@ -246,6 +299,20 @@ class ColumnsMapping(Mapping):
         config = ColumnsConfig(rows)
         return self.choose([config], lambda c: self.kernel(ctx, s, c), ctx.spec)
 
+    def schedules(self, ctx: FusionContext, s: ColumnSet, config: ColumnsConfig) -> tuple[Schedule, ...]:
+        """The clusters' (lanes, vector): the configuration's, checked, or derived."""
+        if config.schedules is None:
+            return derived_schedules(s, ctx.spec, ctx.vector)
+        clusters = cluster_columns(s)
+        if len(config.schedules) != len(clusters):
+            raise self.cannot_generate(s, f"the configuration gives {len(config.schedules)} clusters their lanes and "
+                                          f"vectors, the columns form {len(clusters)}")
+        for n, (members, chosen) in enumerate(zip(clusters, config.schedules)):
+            problem = schedule_problem(members, chosen)
+            if problem is not None:
+                raise self.cannot_generate(s, f"cluster {n} cannot take {problem}")
+        return config.schedules
+
     @staticmethod
     def cannot_generate(s: ColumnSet, message: str):
         from fsir.codegen.mappings.base import op_error
@@ -256,13 +323,7 @@ class ColumnsMapping(Mapping):
         rows = config.rows_per_tile
         batch = shape_of(s.concat.result.type)[0]
         # one schedule per cluster of columns of one structure
-
-        # the rows a column computes in all: the batch (`?`: the explorer's guess)
-        total_rows = DYNAMIC_DIM if batch == DYN else batch
-        # (the bag's length is per-column data: the cluster's longest bag decides)
-        schedule_of_key = {key: cluster_schedule([_some(s.columns[i]) for i in members], total_rows, ctx.spec,
-                                                 s.count, ctx.vector)
-                           for key, members in s.clusters.items()}
+        schedule_of_key = dict(zip(s.clusters, self.schedules(ctx, s, config)))
         lanes: list[int] = []
         vectors: list[int] = []
         counts: list[int] = []
@@ -400,6 +461,12 @@ class ColumnsMapping(Mapping):
             r = g.yielded()[0].owner if len(g.yielded()) == 1 else None
             if not isinstance(r, (graph.ReduceOp, graph.SegmentReduceOp)) or g.storage.data != Storage.REG:
                 raise self.cannot_lower(k, "every group but the root is one column's reduction, kept in registers")
+        for i, g in groups_of.items():
+            widths = vector_widths(_column_of_group(g, concat.operands[i]))
+            if vectors[i] not in widths:
+                raise self.cannot_lower(k, f"concat operand {i}: {vectors[i]} elements per thread are no aligned "
+                                           f"vector load of its tables' rows (their dims and element types allow "
+                                           f"{widths})")
         for g in groups:
             for op in g.block.ops:
                 if isinstance(op, graph.GraphOp):
