@@ -16,7 +16,8 @@ Sketches per mapping (`space_for`):
 - row: schedule (thread, warp, block, interleaved), threads per block, the row in
   registers or re-read, vector width, row steps, expensive sub-roots on or off;
 - loop: threads per block and vector width;
-- attention, conv, columns: their parameters attributes' knobs (`fsir/tune/sketches.py`);
+- attention, conv, columns: their parameters attributes' knobs (`fsir/tune/sketches.py`;
+  a columns kernel's lanes and vector width are knobs of each cluster, `PartKnob`s);
 - any other mapping (segments): an index into today's fixed list (its fixed sketch).
 
 `Space.config` applies the space's own rules (the parameters' verifier, the tile not
