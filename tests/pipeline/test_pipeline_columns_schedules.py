@@ -3,8 +3,9 @@ tuner's knobs): on a few column layouts — columns of three structures beside a
 copy, three columns sharing one code body, ragged columns beside a fixed one — every
 legal (lanes, vector) of every cluster (lanes 1 to 32, idle ones past the bag
 included; every vector width an aligned load of the cluster's table rows allows)
-computes on the simulator what the reference interpreter does; the kernel carries the
-forced schedules; an illegal one is refused by the builder, naming the concat."""
+computes on the simulator what the reference interpreter does and assembles (ptxas,
+sm_80 and sm_90); the kernel carries the forced schedules; an illegal one is refused
+by the builder, naming the concat."""
 
 from __future__ import annotations
 
@@ -129,7 +130,7 @@ def test_every_legal_schedule_matches_the_reference(text, clusters):
         {(c, s) for c, m in enumerate(found) for s in _legal(m)}
     for rows, schedules in configs:
         with _forced(ColumnsConfig(rows, schedules)):
-            lowered = check(text, inputs=inputs, fusion="stitch", ptxas=False)
+            lowered = check(text, inputs=inputs, fusion="stitch")  # (and ptxas assembles it)
         assert any(op.name == "gpu.func" for op in lowered.walk())
 
 
