@@ -14,11 +14,12 @@ A kernel whose blocks wait on each other (spin loops: a split-K GEMM's slices) i
 sampled by groups (`sample_groups`): the blocks run one at a time in index order, as
 the full simulation runs them, each to its end (a wait that is not satisfied then
 means the structure below does not hold, and the launch is simulated in full). The
-first blocks show the structure: a group is the run of consecutive blocks that wait on
-the same global words, the next group's words are the first's shifted by a constant,
-and a word that every block increments by one is a ticket counter (the block's
-identity; set to a sampled group's first ticket before it runs). Groups are the tiles
-of the launch grid, x fastest (`_TileGrid`). Sampled groups (the first two, `samples - 1`
+first group and the next group's first block show the structure: a group is the run
+of consecutive blocks that wait on the same global words, the next group's words are
+the first's shifted by a constant (checked on every sampled group), and a word that
+every block increments by one is a ticket counter (the block's identity; set to a
+sampled group's first ticket before it runs). Groups are the tiles
+of the launch grid, x fastest (`_TileGrid`). Sampled groups (the first, `samples - 2`
 evenly spaced with the last, and the first tiles last in x, in y and in both: edge
 tiles are guarded, so their counters differ) run whole, in order, so every wait in
 them is satisfied by the slices before; each must wait on the words the structure
@@ -296,19 +297,16 @@ def sample_groups(state: LaunchState, samples: int, sms: int) -> tuple[list[Bloc
     if len(step) != 1 or len(_waits(first)) != len(_waits(run.records[size])):
         return None
     words = step.pop()
-    for b in range(size + 1, 2 * size):
-        if run.run(b) is None:
-            return None
     counters = sorted(run.tickets or ())
     if len(counters) > 1:
         return None
     tiles = _TileGrid.of(state.grid, size)
-    picked = sorted({0, 1, *sample_indices(groups, max(samples - 1, 2)), *tiles.edges()} & set(range(groups)))
+    picked = sorted({0, *sample_indices(groups, max(samples - 2, 2)), *tiles.edges()} & set(range(groups)))
     view = state.gm.view(np.uint32)
-    for g in picked:
+    for g in picked[1:]:
         for r in range(size):
             b = g * size + r
-            if g >= 2:
+            if b not in run.records:  # (the first block of group 1 ran, and left the counter at its next)
                 if r == 0 and counters:
                     view[counters[0]] = b
                 if run.run(b) is None:
