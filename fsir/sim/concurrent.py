@@ -148,12 +148,17 @@ class SmPool:
     def place(self, threads: int, smem: int) -> tuple[int, int] | None:
         spec = self.spec
         w = -(-threads // spec.warp_size)
+        # the limits as locals: the timeline model places every block of a launch of
+        # tens of thousands, each a scan over the SMs
+        blocks_cap, warps_cap, smem_cap = spec.max_blocks_per_sm, spec.max_warps_per_sm - w, spec.smem_per_sm - smem
+        count, warps, used = self.count, self.warps, self.smem
         best = None
+        least = blocks_cap
         for s in range(spec.sms):
-            if (self.count[s] < spec.max_blocks_per_sm and self.warps[s] + w <= spec.max_warps_per_sm
-                    and self.smem[s] + smem <= spec.smem_per_sm and (best is None or self.count[s] < self.count[best])):
-                best = s
-                if self.count[s] == 0:
+            c = count[s]
+            if c < least and warps[s] <= warps_cap and used[s] <= smem_cap:
+                best, least = s, c
+                if c == 0:
                     break
         if best is None:
             return None
