@@ -42,21 +42,22 @@ def timed(text: str, config: GemmConfig, samples: int) -> SampledLaunch:
     return launch
 
 
-@pytest.mark.parametrize("shape, config", [
-    # 6 x 4 tiles (the last column an edge) of 4 slices, three k-steps each
-    ((64, 90, 192, "f32"), GemmConfig(16, 16, 16, 1, 1, GemmMath.FMA, 4)),
-    # 5 x 3 tiles (edges in both), uneven slices: 5 k-steps over 3 (the last has one)
-    ((40, 80, 80, "f32"), GemmConfig(16, 16, 16, 1, 1, GemmMath.FMA, 3)),
+@pytest.mark.parametrize("shape, config, simulated", [
+    # 6 x 4 tiles (the last column an edge) of 4 slices, three k-steps each: tiles 0 and
+    # 5 (the first last in x) whole, the first slice of 18 (the first last in y: like
+    # tile 0) and 23 (like tile 5), the first of tile 1 (it shows the structure)
+    ((64, 90, 192, "f32"), GemmConfig(16, 16, 16, 1, 1, GemmMath.FMA, 4), 4 + 4 + 1 + 1 + 1),
+    # 5 x 3 tiles (the last row an edge), uneven slices: 5 k-steps over 3 (the last has
+    # one): tiles 0 and 10 whole, the first slice of tiles 4, 14 and 1
+    ((40, 80, 80, "f32"), GemmConfig(16, 16, 16, 1, 1, GemmMath.FMA, 3), 3 + 3 + 1 + 1 + 1),
 ])
-def test_split_k_sampled_by_groups_matches_full_simulation(shape, config):
+def test_split_k_sampled_by_groups_matches_full_simulation(shape, config, simulated):
     text = gemm(*shape)
     sampled = timed(text, config, 4)
     full = timed(text, config, 1 << 30)
     assert sampled.blocks == full.blocks == full.simulated
     assert sampled.group == config.split
-    # every slice of 4 tiles (the first, the first last in x, in y, in both) and the
-    # second tile's first slice (it shows the structure), not every block
-    assert sampled.simulated == 4 * config.split + 1 < sampled.blocks
+    assert sampled.simulated == simulated < sampled.blocks
     assert sampled.seconds == pytest.approx(full.seconds, rel=0.01)
 
 
@@ -67,7 +68,7 @@ def test_split_k_measured_sampled_through_the_model_backend():
     assert trace is not None
     res = ModelBackend(samples=4, ptxas=False).measure_one(MeasureInput(TaskSource(text, H100, task.key, task.kernel),
                                                                         trace))
-    assert res.ok and res.blocks == 64 and res.simulated_blocks == 4 * 4 + 1  # 4 of its 16 tiles
+    assert res.ok and res.blocks == 64 and res.simulated_blocks == 4 + 4  # tile 0, then a slice each
 
 
 CHAIN = """
