@@ -134,6 +134,7 @@ def model_timeline(run: ConcurrentRun) -> Timeline:
     spans: dict = {}
     state: dict = {}  # key -> [next wait index, work done (s), sorted waits]
     suspended: dict = {}  # key -> poster keys not ended yet
+    waiting_on: dict = {}  # poster key -> the suspended keys it is missing from, in suspension order
     now = 0.0
 
     def advance(key, t: float) -> None:
@@ -153,6 +154,8 @@ def model_timeline(run: ConcurrentRun) -> Timeline:
         missing = [p for p in posters if p not in end_of]
         if missing:
             suspended[key] = (set(missing), t)
+            for p in dict.fromkeys(missing):  # a block that posted a word twice is one poster
+                waiting_on.setdefault(p, []).append(key)
             return False
         resume = max([t] + [end_of[p] for p in posters])
         if resume > t or posters:
@@ -196,7 +199,8 @@ def model_timeline(run: ConcurrentRun) -> Timeline:
                         t_ready = stream_prev_end(lj) + spec.launch_cost
                         ready_at[lj] = t_ready
                         push(t_ready, "ready", lj)
-            for wk, (miss, t0) in list(suspended.items()):
+            for wk in waiting_on.pop(key, ()):
+                miss, t0 = suspended[wk]
                 miss.discard(key)
                 if not miss:
                     del suspended[wk]
