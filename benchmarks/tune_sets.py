@@ -299,12 +299,14 @@ def scheduler_set(args) -> None:
     curves: dict[str, list[list[tuple[int, float]]]] = {}
     t = time.time()
     try:
-        for label, strategy, prior in VARIANTS:
-            for seed in range(args.seeds):
+        for seed in range(args.seeds):  # seed by seed: a run cut short still compares its seeds
+            for label, strategy, prior in VARIANTS:
                 curve, spent = schedule_run(text, tasks, strategy, prior, seed, total, memo)
                 curves.setdefault(label, []).append(curve)
                 print(f"  {label} seed {seed}: final objective {curve[-1][1] * 1e6:.2f} µs, trials per task {spent} "
                       f"({memo.fresh} measured so far, {time.time() - t:.0f} s)", flush=True)
+            if seed + 1 < args.seeds:
+                print("\n".join(schedule_table(curves, total, seed + 1)), flush=True)
     finally:
         memo.pool.close()
     report_schedules(curves, total, args)
