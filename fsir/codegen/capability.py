@@ -21,6 +21,7 @@ from xdsl.ir import Operation
 from fsir.analysis.values import reads_operands_from_memory
 from fsir.codegen.mappings import MAPPINGS, mapping_for
 from fsir.codegen.mappings.row import RowMapping
+from fsir.codegen.row_growth import RowSet, grow, row_set
 from fsir.dialects import graph
 from fsir.dialects.schedule import LoopParamsAttr, RowParamsAttr
 
@@ -39,25 +40,43 @@ def can_generate(ops: Sequence[Operation]) -> str | None:
     return mapping_for(ops).accepts(ops)
 
 
-def can_extend(row_shape: tuple[int, ...] | None, op: Operation, escapes: bool):
-    """`can_generate(ops + [op])`, in O(1), for a set `ops` without dots that
-    `can_generate` accepts, when `op` is a producer of some of them and reads none of
-    them; `row_shape` is the result shape of the set's reductions (None: it has none),
-    `escapes` whether op's result is used outside the grown set. Returns NotImplemented
-    when it cannot tell (op alone would be claimed by a mapping other than `loop`, such
-    as a reduction or a dot): then call `can_generate`.
+def can_extend(row_shape: tuple[int, ...] | None, op: Operation, escapes: bool,
+               inside: Callable[[Operation], bool] | None = None,
+               known: RowSet | None = None) -> tuple[str | None | NotImplementedType, RowSet | None]:
+    """`can_generate(ops + [op])` for a set `ops` without dots that `can_generate`
+    accepts, when `op` is a producer of some of them and reads none of them, and what
+    the check keeps of the grown set for the next producer; `row_shape` is the result
+    shape of the set's reductions (None: it has none), `escapes` whether op's result is
+    used outside the grown set, `inside` the grown set's membership and `known` what
+    was kept of `ops` (`known_of`; `row_growth.RowSet`). The verdict is NotImplemented
+    when it cannot tell: then call `can_generate`.
 
-    Why it holds: an op the `loop` mapping takes changes no set's mapping; it reads
-    only values from outside, so no walk from a reduction or an output finds a sub-root
-    through it: the reads the rules check are unchanged, and op's own result, if it
-    escapes, reads no reduction (a packed part). `row_shape` and `escapes` no longer
-    matter since codegen packs such outputs; they stay in the signature so a stricter
-    code generator can use them."""
-    if not isinstance(op, graph.GraphOp) or mapping_for([op]) is not MAPPINGS[LoopParamsAttr]:
-        return NotImplemented
+    An op the `loop` mapping takes changes no set's mapping; it reads only values from
+    outside, so no walk from a reduction or an output finds a sub-root through it: the
+    reads the rules check are unchanged (O(1)), and op's own result, if it escapes,
+    reads no reduction (a packed part). A reduction joining a set with reductions adds
+    the reads that reach its result, which `known` holds (`row_growth.grow`: O(op's
+    uses)). `escapes` no longer matters since codegen packs such outputs; it stays in
+    the signature so a stricter code generator can use it."""
+    if not isinstance(op, graph.GraphOp):
+        return NotImplemented, None
     if any(reads_operands_from_memory(u.operation) for r in op.results for u in r.uses):
-        return NotImplemented  # the window reduction it feeds may be in the set
-    return None
+        return NotImplemented, None  # the window reduction it feeds may be in the set
+    loop = not isinstance(op, graph.ReduceOp) and mapping_for([op]) is MAPPINGS[LoopParamsAttr]
+    if row_shape is None or known is None or inside is None:
+        return (None if loop else NotImplemented), None
+    if not loop and not isinstance(op, graph.ReduceOp):
+        return NotImplemented, None
+    ok, grown = grow(known, op, inside)
+    if not ok:
+        return (None if loop else NotImplemented), None
+    return None, grown
+
+
+def known_of(ops: Sequence[Operation]) -> RowSet | None:
+    """What `can_extend` keeps of `ops`, a set `can_generate` accepts (in block order),
+    for the producers added to it next (None: nothing, a set without reductions)."""
+    return row_set(ops)
 
 
 def can_pack(row_shape_a: tuple[int, ...] | None, row_shape_b: tuple[int, ...] | None):
@@ -89,8 +108,12 @@ class CodegenCapability:
         return takes_epilogue(op)
 
     def extend(self, row_shape: tuple[int, ...] | None, op: Operation, escapes: bool,
-               inside: Callable[[Operation], bool]) -> str | None | NotImplementedType:
-        return can_extend(row_shape, op, escapes)
+               inside: Callable[[Operation], bool], known: object | None = None
+               ) -> tuple[str | None | NotImplementedType, object | None]:
+        return can_extend(row_shape, op, escapes, inside, known if isinstance(known, RowSet) else None)
+
+    def known(self, ops: Sequence[Operation]) -> object | None:
+        return known_of(ops)
 
     def pack(self, row_shape_a: tuple[int, ...] | None,
              row_shape_b: tuple[int, ...] | None) -> str | None | NotImplementedType:

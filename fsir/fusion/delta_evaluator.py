@@ -47,7 +47,7 @@ class Pattern:
     external producers), `red` = (rows, longest row, all reductions trailing) or None."""
 
     __slots__ = ("members", "ext", "traffic", "baseline", "kernels", "excess_sum", "work",
-                 "max_elems", "red", "lo", "hi", "root", "score", "rshape", "base", "gemm", "roots")
+                 "max_elems", "red", "lo", "hi", "root", "score", "rshape", "base", "gemm", "roots", "known")
 
     def __init__(self, members, ext, traffic, baseline, kernels, excess_sum, work, max_elems, red, root):
         self.members: frozenset[int] = members
@@ -67,6 +67,7 @@ class Pattern:
         self.base: Pattern | None = None  # the pattern it extends by `root`, when built by `extend`
         self.gemm = False  # holds a dot (a GEMM kernel with inlined producers)
         self.roots: tuple[int, ...] | None = None  # top producers, for h's meeting patterns
+        self.known: object | None = None  # what the capability check kept of it (`Capability.extend`)
 
     def __len__(self) -> int:
         return len(self.members)

@@ -346,10 +346,13 @@ class WithoutRowEpilogues:
         return self.capability.epilogue(op)
 
     def extend(self, row_shape: RowShape, op: Operation, escapes: bool,
-               inside: Callable[[Operation], bool]) -> Incremental:
+               inside: Callable[[Operation], bool], known: object | None) -> tuple[Incremental, object | None]:
         if isinstance(op, (graph.DotOp, graph.ReduceOp)):
-            return NotImplemented
-        return self.capability.extend(row_shape, op, escapes, inside)
+            return NotImplemented, None
+        return self.capability.extend(row_shape, op, escapes, inside, known)
+
+    def known(self, ops: Sequence[Operation]) -> object | None:
+        return self.capability.known(ops)
 
     def pack(self, row_shape_a: RowShape, row_shape_b: RowShape) -> Incremental:
         return self.capability.pack(row_shape_a, row_shape_b)

@@ -478,10 +478,15 @@ class CandidateGenerator:
                     self.rejected["cycle between kernels"] += 1
                     return _CYCLE
         reason = NotImplemented
-        if p.base is not None and not p.gemm and self._verdicts.get(p.base.members, len(p.base) == 1) is True:
+        base = p.base
+        if base is not None and not p.gemm and self._verdicts.get(base.members, len(base) == 1) is True:
             members = p.members
-            reason = self.capability.extend(p.base.rshape, g.ops[v], self.ev.escapes(v, members),
-                                            lambda op: g.index.get(op, -1) in members)
+            if base.known is None and base.rshape is not None:
+                # a set with reductions: what the check keeps of it, from scratch (its
+                # verdict came from the full check or from another pattern of its members)
+                base.known = self.capability.known([g.ops[i] for i in sorted(base.members)])
+            reason, p.known = self.capability.extend(base.rshape, g.ops[v], self.ev.escapes(v, members),
+                                                     lambda op: g.index.get(op, -1) in members, base.known)
         if reason is NotImplemented:
             reason = self.capability([g.ops[i] for i in sorted(p.members)])
         if reason is not None:

@@ -34,10 +34,16 @@ class Capability(Protocol):
         ...
 
     def extend(self, row_shape: RowShape, op: Operation, escapes: bool,
-               inside: Callable[[Operation], bool]) -> Incremental:
+               inside: Callable[[Operation], bool], known: object | None) -> tuple[Incremental, object | None]:
         """The verdict on a valid set without dots (`row_shape`: its reductions' result
-        shape, `inside`: membership) grown by one producer `op` (`escapes`: whether
-        op's result is read outside the grown set)."""
+        shape, `known`: what this check kept of it, or None) grown by one producer `op`
+        (`inside`: the grown set's membership, `escapes`: whether op's result is read
+        outside it), and what it keeps of the grown set for the next producer (None:
+        nothing)."""
+        ...
+
+    def known(self, ops: Sequence[Operation]) -> object | None:
+        """What `extend` keeps of a valid set `ops` (in block order), from scratch."""
         ...
 
     def pack(self, row_shape_a: RowShape, row_shape_b: RowShape) -> Incremental:
@@ -60,8 +66,11 @@ class Verdicts:
         return False
 
     def extend(self, row_shape: RowShape, op: Operation, escapes: bool,
-               inside: Callable[[Operation], bool]) -> Incremental:
-        return NotImplemented
+               inside: Callable[[Operation], bool], known: object | None) -> tuple[Incremental, object | None]:
+        return NotImplemented, None
+
+    def known(self, ops: Sequence[Operation]) -> object | None:
+        return None
 
     def pack(self, row_shape_a: RowShape, row_shape_b: RowShape) -> Incremental:
         return NotImplemented

@@ -83,11 +83,14 @@ class WithXlaRules:
         return False
 
     def extend(self, row_shape: RowShape, op: Operation, escapes: bool,
-               inside: Callable[[Operation], bool]) -> Incremental:
+               inside: Callable[[Operation], bool], known: object | None) -> tuple[Incremental, object | None]:
         reason = xla_extend(op, inside)
         if reason is not None:
-            return reason
-        return self.capability.extend(row_shape, op, escapes, inside)
+            return reason, None
+        return self.capability.extend(row_shape, op, escapes, inside, known)
+
+    def known(self, ops: Sequence[Operation]) -> object | None:
+        return self.capability.known(ops)
 
 
     def pack(self, row_shape_a: RowShape, row_shape_b: RowShape) -> Incremental:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from xdsl.dialects import func
 
-from fsir.codegen.capability import can_extend, can_generate, can_pack
+from fsir.codegen.capability import can_extend, can_generate, can_pack, known_of
 from fsir.codegen.stitch_codegen import FusionCodegen
 from fsir.dialects.stitch import FusionOp
 from fsir.errors import UserError
@@ -173,11 +173,18 @@ def test_planning_is_deterministic():
 
 
 def test_incremental_capability_matches_full_check():
-    checked = sum(_check_extensions(seed) for seed in range(40))
+    checked = reductions = 0
+    for seed in range(40):
+        c, r = _check_extensions(seed)
+        checked += c
+        reductions += r
     assert checked > 100
+    assert reductions > 10  # reductions joining a set with reductions, told by what was kept of it
 
 
-def _check_extensions(seed: int) -> int:
+def _check_extensions(seed: int) -> tuple[int, int]:
+    """Random sets grown upwards one producer at a time, each step's incremental
+    verdict (from what was kept of the set before) against the full check."""
     module = parse_module(random_graph(2000 + seed, max_ops=16))
     f = find_function(module)
     ops = [op for op in f.body.block.ops if op.name.startswith("graph.") and op.name != "graph.constant"]
@@ -189,7 +196,7 @@ def _check_extensions(seed: int) -> int:
         reds = [op for op in s if isinstance(op, graph.ReduceOp)]
         return shape_of(reds[0].result.type) if reds else None
 
-    checked = 0
+    checked = reductions = 0
     for _ in range(60):
         start = rng.randrange(len(ops))
         grown = [ops[start]]
@@ -203,17 +210,31 @@ def _check_extensions(seed: int) -> int:
         base = sorted(set(grown[1:]), key=ops.index)
         if not base or any(isinstance(op, graph.DotOp) for op in grown) or can_generate(base) is not None:
             continue
+        known = known_of(base)
         op = grown[0]
-        if any(o.owner in base for o in op.operands):
-            continue
-        union = sorted(set(grown), key=ops.index)
-        escapes = any(u.operation not in union for u in op.results[0].uses)
-        fast = can_extend(row_shape(base), op, escapes)
-        if fast is NotImplemented:
-            continue
-        checked += 1
-        assert (fast is None) == (can_generate(union) is None), [o.name for o in union]
-    return checked
+        for _ in range(6):  # then upwards: producers on top, from what was kept
+            if any(o.owner in base for o in op.operands) or isinstance(op, graph.DotOp):
+                break
+            union = sorted({*base, op}, key=ops.index)
+            escapes = any(u.operation not in union for u in op.results[0].uses)
+            fast, known = can_extend(row_shape(base), op, escapes, union.__contains__, known)
+            full = can_generate(union)
+            if fast is not NotImplemented:
+                checked += 1
+                reductions += isinstance(op, graph.ReduceOp)
+                assert (fast is None) == (full is None), [o.name for o in union]
+            if full is not None:
+                break
+            if known is None:
+                known = known_of(union)
+            base = union
+            producers = [o.owner for m in base for o in m.operands
+                         if o.owner in ops and o.owner not in base
+                         and not any(p.owner in base for p in o.owner.operands)]
+            if not producers:
+                break
+            op = rng.choice(producers)
+    return checked, reductions
 
 
 def test_pack_verdicts():

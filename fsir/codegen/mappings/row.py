@@ -106,7 +106,7 @@ def _root_groups(layout: RowLayout) -> list[tuple[tuple, list[SSAValue], tuple[i
 _SYMS_MEMO: dict[tuple[Operation, tuple], list] = {}
 
 
-def _operand_syms(op: Operation, syms: tuple) -> list:
+def memo_operand_syms(op: Operation, syms: tuple) -> list:
     key = (op, syms)
     out = _SYMS_MEMO.get(key)
     if out is None:
@@ -144,7 +144,7 @@ class Reads:
             if not isinstance(op, Operation) or op not in inside:
                 memo[key] = EMPTY
                 continue
-            children = list(zip(op.operands, _operand_syms(op, s)))
+            children = list(zip(op.operands, memo_operand_syms(op, s)))
             if expanded:
                 memo[key] = EMPTY.union(*(memo[c] for c in children))
             else:
