@@ -226,8 +226,44 @@ def compile_for_measuring(inp: MeasureInput, ptxas: bool, alone: bool = False) -
     return Compiled(lowered, ptx, registers, kernel)
 
 
+class TimingBackend:
+    """What the `model` and `cuda` backends share: compile the candidate (`build` in
+    one process and `time` in another, or both in `measure_one`), then `_time` the
+    compiled candidate; an error of `runtime_errors()` while timing is
+    `runtime_failed`. A backend sets `ptxas` and may compile the fusion `alone`."""
+
+    ptxas: bool
+
+    def compile_alone(self) -> bool:
+        return False
+
+    def runtime_errors(self) -> tuple[type[Exception], ...]:
+        from fsir.errors import UserError
+
+        return (UserError,)
+
+    def measure_one(self, inp: MeasureInput) -> MeasureResult:
+        got = compile_for_measuring(inp, self.ptxas, self.compile_alone())
+        return got if isinstance(got, MeasureResult) else self._timed(inp, got)
+
+    def build(self, inp: MeasureInput) -> Built | MeasureResult:
+        return build_candidate(inp, self.ptxas, self.compile_alone())
+
+    def time(self, inp: MeasureInput, built: Built) -> MeasureResult:
+        return self._timed(inp, parse_built(built))
+
+    def _timed(self, inp: MeasureInput, got: Compiled) -> MeasureResult:
+        try:
+            return self._time(inp.task, inp.trace, got)
+        except self.runtime_errors() as err:
+            return MeasureResult(inp.trace, None, MeasureError.RUNTIME_FAILED, first_line(err), got.registers)
+
+    def _time(self, task: TaskSource, trace: Trace, got: Compiled) -> MeasureResult:
+        raise NotImplementedError
+
+
 @dataclass(frozen=True)
-class ModelBackend:
+class ModelBackend(TimingBackend):
     """The `model` measurer (module docstring). `samples`: blocks simulated per launch;
     `check`: also run the module in full and compare with the reference; `alone`:
     the task's fusion compiled and run without the rest of the model (not with
@@ -238,23 +274,13 @@ class ModelBackend:
     ptxas: bool = True
     alone: bool = True
 
-    def measure_one(self, inp: MeasureInput) -> MeasureResult:
-        got = compile_for_measuring(inp, self.ptxas, self.alone and not self.check)
-        return got if isinstance(got, MeasureResult) else self._timed(inp, got)
+    def compile_alone(self) -> bool:
+        return self.alone and not self.check
 
-    def build(self, inp: MeasureInput) -> Built | MeasureResult:
-        return build_candidate(inp, self.ptxas, self.alone and not self.check)
-
-    def time(self, inp: MeasureInput, built: Built) -> MeasureResult:
-        return self._timed(inp, parse_built(built))
-
-    def _timed(self, inp: MeasureInput, got: Compiled) -> MeasureResult:
+    def runtime_errors(self) -> tuple[type[Exception], ...]:
         from fsir.errors import SimulatorError, UserError
 
-        try:
-            return self._time(inp.task, inp.trace, got)
-        except (SimulatorError, UserError) as err:
-            return MeasureResult(inp.trace, None, MeasureError.RUNTIME_FAILED, first_line(err), got.registers)
+        return (SimulatorError, UserError)
 
     def _time(self, task: TaskSource, trace: Trace, got: Compiled) -> MeasureResult:
         from fsir.gpuspec import gpu_spec
@@ -277,7 +303,7 @@ class ModelBackend:
 
 
 @dataclass(frozen=True)
-class CudaBackend:
+class CudaBackend(TimingBackend):
     """The `cuda` measurer: the task's kernel timed on the GPU by CUDA events
     (`CudaDevice.time_launch`: `warmup` + `repeats` launches, the median kept); the
     module's other kernels run once each, as usual. Outputs are compared with the
@@ -287,24 +313,6 @@ class CudaBackend:
     repeats: int = 10
     check: bool = False
     ptxas: bool = False  # ptxas's registers are not needed: the GPU's own occupancy applies
-
-    def measure_one(self, inp: MeasureInput) -> MeasureResult:
-        got = compile_for_measuring(inp, self.ptxas)
-        return got if isinstance(got, MeasureResult) else self._timed(inp, got)
-
-    def build(self, inp: MeasureInput) -> Built | MeasureResult:
-        return build_candidate(inp, self.ptxas)
-
-    def time(self, inp: MeasureInput, built: Built) -> MeasureResult:
-        return self._timed(inp, parse_built(built))
-
-    def _timed(self, inp: MeasureInput, got: Compiled) -> MeasureResult:
-        from fsir.errors import UserError
-
-        try:
-            return self._time(inp.task, inp.trace, got)
-        except UserError as err:
-            return MeasureResult(inp.trace, None, MeasureError.RUNTIME_FAILED, first_line(err), got.registers)
 
     def _time(self, task: TaskSource, trace: Trace, got: Compiled) -> MeasureResult:
         import statistics
