@@ -71,9 +71,12 @@ class Work:
     """The explorer's work, counted where it is done (deterministic, unlike a timing):
     `steps` is vertices visited by candidate generation (every vertex of the graph, once
     per run), patterns scored into a vertex's pool, and vertices of every plan built
-    from chosen patterns. A test holds it to linear growth in the graph's size."""
+    from chosen patterns. A test holds it to linear growth in the graph's size.
+    `checked`: ops of the patterns given to the full capability check (a walk over
+    each); a pattern grown by one producer is mostly told by the incremental form."""
 
     steps: int = 0
+    checked: int = 0
 
 
 @dataclass(frozen=True)
@@ -221,6 +224,7 @@ class CandidateGenerator:
                     if w > r and _Reach(g, r).reaches(w):
                         self.rejected["cycle between kernels"] += 1
                         return False
+        self.work.checked += len(p)
         reason = self.capability([g.ops[i] for i in sorted(p.members)])
         if reason is not None:
             self.rejected[f"codegen: {reason}"] += 1
@@ -488,6 +492,7 @@ class CandidateGenerator:
             reason, p.known = self.capability.extend(base.rshape, g.ops[v], self.ev.escapes(v, members),
                                                      lambda op: g.index.get(op, -1) in members, base.known)
         if reason is NotImplemented:
+            self.work.checked += len(p)
             reason = self.capability([g.ops[i] for i in sorted(p.members)])
         if reason is not None:
             self.rejected[f"codegen: {reason}"] += 1
