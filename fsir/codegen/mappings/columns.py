@@ -40,8 +40,9 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 
 from fsir.analysis.columns import Column, ColumnSet, exact_column_set
 from fsir.analysis.values import DYNAMIC_DIM
-from fsir.codegen.latency import estimate_summary
+from fsir.codegen.latency import estimate_summary, occupancy, waves_for
 from fsir.codegen.mappings.base import FusionContext, Mapping, check_supported
+from fsir.codegen.mappings.columns_cost import SECTOR, OperandWarps, Traffic, block_cycles, warp_cost
 from fsir.codegen.mappings.segments import (
     SEGMENT_BAG_HINT,
     SegmentSchedule,
@@ -390,7 +391,9 @@ class ColumnsMapping(Mapping):
 
     def summarize(self, k: KernelOp, spec: GpuSpec) -> Summary:
         """The average thread: each operand's thread (`column_summary`; a copy loads and
-        stores one element) weighted by the warps it owns."""
+        stores one element) weighted by the warps it owns; its `ilp_cycles` the
+        kernel's cycles per wave from its blocks' warps (`columns_cost`: the heaviest
+        block, or the blocks over the SMs)."""
         params = k.params
         assert isinstance(params, ColumnsParamsAttr)
         concat = root_group(k).yielded()[0].owner
@@ -401,20 +404,39 @@ class ColumnsMapping(Mapping):
         s = Summary()
         counts: dict[str, float] = {}
         gbytes = 0.0
+        warps: list[OperandWarps] = []
         for i, v in enumerate(concat.operands):
             share = (spans[i][1] - spans[i][0]) / total
             g = by_operand.get(i)
+            traffic: Traffic | None = None
             if g is None:
                 part = Summary(Counter({"global": 2, "alu": 14}))
                 part.global_bytes = 2 * element_bytes(_elem(v))
             else:
-                part = _group_summary(_column_of_group(g, v), lanes[i], vectors[i])
+                column = _column_of_group(g, v)
+                part = _group_summary(column, lanes[i], vectors[i])
+                traffic = _traffic(column, v)
             for cls, n in part.counts.items():
                 counts[cls] = counts.get(cls, 0.0) + n * share
             gbytes += part.global_bytes * share
+            dim = shape_of(v.type)[1]
+            threads = params.rows_per_tile * dim // vectors[i] * lanes[i]
+            tail = threads % WARP or WARP
+            warps.append(OperandWarps(spans[i][0], spans[i][1] - spans[i][0], threads,
+                                      warp_cost(part.counts, WARP, lanes[i], vectors[i], dim, traffic),
+                                      warp_cost(part.counts, tail, lanes[i], vectors[i], dim, traffic)))
         s.counts = Counter({cls: max(1, round(n)) for cls, n in counts.items()})
         s.registers = COLUMN_REGISTERS
         s.global_bytes = round(gbytes)
+        grid, block = k.launch()
+        if DYNAMIC not in grid:
+            occ = occupancy(math.prod(block), s.registers, 0, spec)
+            cycles, sectors = block_cycles(warps, THREADS // WARP, grid[1], occ.blocks_per_sm, spec)
+            s.ilp_cycles = cycles / waves_for(grid, block, occ, spec)
+            # the blocks' cycles hold one access's latency: a thread's loads are taken
+            # to be in flight together, and DRAM moves the sectors the warps touch
+            s.bytes_in_flight = s.global_bytes
+            s.distinct_bytes = round(sectors * SECTOR)
         return s
 
     def grid(self, k: KernelOp, axis: int, shapes: ShapeCalc) -> Index:
@@ -508,6 +530,18 @@ def _column_of_group(g: GroupOp, output: SSAValue) -> Column:
 def _segment(c: Column) -> graph.SegmentReduceOp:
     assert isinstance(c.reduce, graph.SegmentReduceOp)
     return c.reduce
+
+
+def _traffic(c: Column, output: SSAValue) -> Traffic:
+    """What a thread of column `c` reads and writes (`columns_cost.Traffic`)."""
+    out_bytes = element_bytes(_elem(output))
+    if not c.ragged:
+        _, _, step_bytes, table_bytes = column_counts(c)
+        return Traffic(step_bytes, table_bytes, out_bytes, bag_length(c))
+    r = _segment(c)
+    bag = static_bag(r)
+    work = segment_work(r, c.ops)
+    return Traffic(work.row_bytes, work.element_bytes, out_bytes, SEGMENT_BAG_HINT if bag is None else bag, 8)
 
 
 def _group_summary(c: Column, lanes: int, vector: int) -> Summary:
