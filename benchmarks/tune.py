@@ -12,9 +12,10 @@ layer or on ResNet-50's convolutions); the cost model's Kendall τ on held-out G
     python benchmarks/tune.py --scheduler [--model bert|resnet50] [--seeds 5] [--trials 16] [--log sched.jsonl]
     python benchmarks/tune.py --workers-speedup [--m 512 --n 512 --k 512] [--trials 24]
     python benchmarks/tune.py --rank [--trials 40] [--log rank.jsonl]
+    python benchmarks/tune.py --sampling-error [--unsplit 4] [--markdown]
 
---space mma (default): the tensor-core sketch of an f16 GEMM without split-K (split
-kernels are simulated in full, too slow to measure exhaustively). Every candidate is
+--space mma (default): the tensor-core sketch of an f16 GEMM without split-K (the
+space of the exhaustive figures in docs/tuning.md). Every candidate is
 measured once (in a process pool) and the searches read those measurements
 (deterministic: the model measurer gives a candidate the same time every time), so
 each search sees exactly what measuring would give it, against the exhaustive best.
@@ -29,11 +30,13 @@ from __future__ import annotations
 import argparse
 import math
 import random
+import re
 import statistics
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from fsir.codegen.gemm_config import GemmConfig, GemmMath
 from fsir.pipeline import PipelineOptions
 from fsir.testing.graphs import dot
 from fsir.tune.database import Database
@@ -93,25 +96,44 @@ def search(src, mapping, checker, measurer: TableMeasurer, mode: str, seed: int,
     return tuner.run().history
 
 
-def sampling_error(src: TaskSource, checker: Checker, n: int = 6, header: bool = True) -> None:
-    """Sampled (4 blocks) against every block simulated, on `n` candidates."""
+SAMPLING_HEADER = ("kernel", "candidate", "blocks", "SM slots", "simulated", "sampled µs", "full µs", "error",
+                   "sampled s", "full s")
+
+
+def sampling_row(name: str, src: TaskSource, trace, description: str) -> list[str]:
+    """One kernel's sampled (4 blocks; a split kernel's sampled tiles) and full (every
+    block, waits and all) model time."""
+    sampled, ts = timed_launch(src, trace, 4)
+    full, tf = timed_launch(src, trace, 1 << 30)
+    err = (sampled.seconds / full.seconds - 1) * 100
+    row = [name, description, str(full.blocks), str(full.blocks_per_sm * _sms(src)), str(sampled.simulated),
+           f"{sampled.seconds * 1e6:.3f}", f"{full.seconds * 1e6:.3f}", f"{err:+.2f}%", f"{ts:.1f}", f"{tf:.1f}"]
+    print("| " + " | ".join(row) + " |", flush=True)
+    return row
+
+
+def _sms(src: TaskSource) -> int:
+    from fsir.gpuspec import gpu_spec
+
+    return gpu_spec(src.options.gpu).sms
+
+
+def sampling_error(src: TaskSource, checker: Checker, n: int = 6, header: bool = True,
+                   name: str = "") -> list[list[str]]:
+    """Sampled against every block simulated, on `n` candidates."""
     rng = random.Random(0)
     cands = [c for c in (checker.check(t) for t in (checker.space.sample(rng) for _ in range(4 * n)))
              if isinstance(c, Checked)][:n]
     if header:
-        print("\nsampling error of the model measurer (4 sampled blocks vs all blocks simulated):")
-        print("| candidate | blocks | sampled µs | full µs | error |\n|---|---:|---:|---:|---:|")
-    for c in cands:
-        sampled = ModelBackend(samples=4).measure_one(MeasureInput(src, c.trace))
-        full = ModelBackend(samples=1 << 20).measure_one(MeasureInput(src, c.trace))
-        if sampled.ok and full.ok and sampled.seconds and full.seconds:
-            print(f"| {c.description} | {full.blocks} | {sampled.seconds * 1e6:.3f} | {full.seconds * 1e6:.3f} | "
-                  f"{(sampled.seconds / full.seconds - 1) * 100:+.2f}% |")
+        print("\nsampling error of the model measurer (sampled vs every block simulated):")
+        print("| " + " | ".join(SAMPLING_HEADER) + " |\n|---|---|" + "---:|" * (len(SAMPLING_HEADER) - 2))
+    return [sampling_row(name, src, c.trace, c.description) for c in cands]
 
 
-def sampling_models() -> None:
+def sampling_models(args) -> None:
     """The sampling error on kernels whose blocks differ: GEMMs with edge tiles, a row
-    kernel whose last block has fewer rows, a loop kernel with a partial last block."""
+    kernel whose last block has fewer rows, a loop kernel with a partial last block;
+    then split-K GEMMs (`SPLIT_KERNELS`)."""
     from fsir.tune.space import space_for as space_of
 
     layernorm = (Path(__file__).resolve().parents[1] / "examples" / "layernorm.mlir").read_text()
@@ -119,16 +141,89 @@ def sampling_models() -> None:
     t = "tensor<1000x770xf32>"
     loop = (f"func.func @f(%a: {t}, %b: {t}) -> {t} {{\n  %s = graph.add %a, %b : {t}\n"
             f"  %m = graph.mul %s, %a : {t}\n  func.return %m : {t}\n}}\n")
+    rows: list[list[str]] = []
     first = True
-    for text in (dot(1000, 1000, 256, "f16"), dot(200, 300, 96, "f32"), layernorm, loop):
+    # the f16 GEMM on its tensor-core sketch: simulating every block of its FMA
+    # candidates (thousands of blocks of a few threads) takes many minutes
+    for name, text in (("gemm 1000x1000x256 f16", dot(1000, 1000, 256, "f16")),
+                       ("gemm 200x300x96 f32", dot(200, 300, 96, "f32")), ("layernorm 1000x768", layernorm),
+                       ("add, mul 1000x770", loop)):
         options = PipelineOptions(fusion="stitch", gpu="H100")
         stitched = stitched_from_text(text, options)
         (task,) = discover(stitched, options)
         request = capture(stitched, options, task.key)
         space = space_of(request, today_splits(request))
-        space = space.narrowed({s.kind for s in space.sketches}, split=False)
-        sampling_error(TaskSource(text, options, task.key, task.kernel), Checker(request, space), 4, first)
+        kinds = {s.kind for s in space.sketches}
+        space = space.narrowed({SketchKind.GEMM_MMA} if SketchKind.GEMM_MMA in kinds else kinds, split=False)
+        rows += sampling_error(TaskSource(text, options, task.key, task.kernel), Checker(request, space),
+                               args.unsplit, first, name)
         first = False
+    rows += split_models(first)
+    errors = [abs(float(r[7].rstrip("%"))) for r in rows]
+    split = sum(bool(re.search(r"/s\d+(/p\d+)?$", r[1])) for r in rows)
+    summary = (f"{len(rows)} kernels ({split} split-K): largest error {max(errors):.2f}%, mean "
+               f"{sum(errors) / len(errors):.2f}%; blocks simulated {sum(int(r[4]) for r in rows)} of "
+               f"{sum(int(r[2]) for r in rows)}")
+    print(summary)
+    if args.markdown:
+        import sys
+
+        sys.path.insert(0, str(Path(__file__).resolve().parent))  # docgen, beside this script
+        from docgen import markdown_table, publish
+
+        table = markdown_table(SAMPLING_HEADER, rows, [False, False] + [True] * (len(SAMPLING_HEADER) - 2))
+        publish("tune.py", sys.argv[1:], table + "\n\n" + summary)
+
+
+# split-K kernels for the sampling error: (m, n, k, element type, configuration); f32
+# FMA and f16 tensor-core tiles, 2 to 8 slices, edge tiles, grids past the SM slots
+SPLIT_KERNELS = (
+    (64, 64, 256, "f32", GemmConfig(16, 16, 16, 1, 1, GemmMath.FMA, 4)),
+    (200, 300, 96, "f32", GemmConfig(32, 32, 16, 2, 2, GemmMath.FMA, 3)),
+    (200, 300, 96, "f32", GemmConfig(16, 16, 16, 1, 1, GemmMath.FMA, 6)),
+    (520, 520, 128, "f32", GemmConfig(32, 32, 16, 2, 2, GemmMath.FMA, 8)),
+    (1000, 1000, 64, "f32", GemmConfig(64, 64, 16, 4, 4, GemmMath.FMA, 2)),
+    (256, 256, 1024, "f16", GemmConfig(64, 64, 32, 32, 32, GemmMath.F16, 4)),
+    (1000, 1000, 256, "f16", GemmConfig(64, 64, 32, 32, 32, GemmMath.F16, 4)),
+    (520, 520, 512, "f16", GemmConfig(32, 32, 32, 16, 16, GemmMath.F16, 6)),
+    (300, 200, 1024, "f16", GemmConfig(64, 32, 32, 32, 16, GemmMath.F16, 8)),
+    (1000, 1000, 256, "f32", GemmConfig(32, 64, 16, 2, 4, GemmMath.FMA, 4)),
+)
+
+
+def timed_launch(src: TaskSource, trace, samples: int):
+    """The task's kernel timed by `SampledSimDevice` (its `SampledLaunch`: blocks, blocks
+    simulated, occupancy) and the wall seconds the timing took, after compiling."""
+    from fsir.gpuspec import gpu_spec
+    from fsir.runtime.executor import execute
+    from fsir.tune.measure import compile_for_measuring, random_inputs
+    from fsir.tune.sampling import SampledSimDevice
+
+    got = compile_for_measuring(MeasureInput(src, trace), True)
+    assert not isinstance(got, MeasureResult), got.detail
+    inputs = random_inputs(got.lowered, text=src.text)
+    device = SampledSimDevice(src.kernel, gpu_spec(src.options.gpu), samples, got.registers)
+    t = time.time()
+    execute(got.lowered, inputs, device=device, ptx=got.ptx)
+    return device.results[0], time.time() - t
+
+
+def split_models(header: bool) -> list[list[str]]:
+    """The sampling error on split-K kernels (sampled by groups against the full
+    simulation, waits included)."""
+    if header:
+        print("| " + " | ".join(SAMPLING_HEADER) + " |\n|---|---|" + "---:|" * (len(SAMPLING_HEADER) - 2))
+    options = PipelineOptions(fusion="stitch", gpu="H100")
+    rows = []
+    for m, n, k, dt, config in SPLIT_KERNELS:
+        text = dot(m, n, k, dt)
+        stitched = stitched_from_text(text, options)
+        (task,) = discover(stitched, options)
+        trace = space_for(capture(stitched, options, task.key)).trace_of(config)
+        assert trace is not None, config
+        rows.append(sampling_row(f"gemm {m}x{n}x{k} {dt}", TaskSource(text, options, task.key, task.kernel), trace,
+                                 f"gemm/{config.text()}"))
+    return rows
 
 
 def main() -> None:
@@ -144,7 +239,9 @@ def main() -> None:
     p.add_argument("--space", default="mma", choices=("mma", "full"))
     p.add_argument("--samples", type=int, default=4, help="blocks simulated per launch")
     p.add_argument("--sampling-error", action="store_true",
-                   help="only the sampling error on kernels with edge tiles, row and loop kernels")
+                   help="only the sampling error on kernels with edge tiles, row and loop kernels, split-K GEMMs")
+    p.add_argument("--unsplit", type=int, default=4,
+                   help="--sampling-error: candidates of each kernel without split-K")
     p.add_argument("--kernels", action="store_true", help="the kernel set: today's choice against the fast mode")
     p.add_argument("--scheduler", action="store_true", help="the task scheduler on the BERT layer (or --model)")
     p.add_argument("--model", default="bert", choices=("bert", "resnet50"),
@@ -158,11 +255,11 @@ def main() -> None:
                    help="measurements kept (and resumed from): the exhaustive space's, or --kernels/--scheduler's")
     p.add_argument("--timeout", type=float, default=240.0, help="seconds per measurement")
     p.add_argument("--markdown", action="store_true",
-                   help="--kernels/--scheduler/--rank: write its tables into the documents that show them "
-                   "(benchmarks/docgen.py)")
+                   help="--kernels/--scheduler/--rank/--sampling-error: write its tables into the documents that "
+                   "show them (benchmarks/docgen.py)")
     args = p.parse_args()
     if args.sampling_error:
-        sampling_models()
+        sampling_models(args)
         return
     if args.rank:
         from tune_rank import rank_set
@@ -193,7 +290,7 @@ def main() -> None:
           f"today's choice: {task.default_config}; full space {full.size()} traces, searched space {space.size()} "
           f"({args.space})")
     pool = PoolMeasurer(ModelBackend(samples=args.samples), workers=args.workers, timeout=600)
-    # today's choice, measured in the full space (it may be split-K: simulated in full)
+    # today's choice, measured in the full space (it may be split-K: sampled by groups)
     default = next(c for c in full.fixed if c.describe() == task.default_config)
     today_trace = full.trace_of(default)
     assert today_trace is not None
@@ -236,7 +333,7 @@ def main() -> None:
         print(f"{mode}: trials to within 5% of the {what} per seed: {hit}")
     plot(curves, best.seconds, args)
     if args.space == "mma":
-        sampling_error(src, checker)
+        sampling_error(src, checker, name=f"gemm {args.m}x{args.n}x{args.k} f16")
 
 
 def plot(curves, best: float, args) -> None:
