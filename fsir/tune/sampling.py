@@ -214,14 +214,14 @@ class _Blocks:
         def note(off: np.ndarray, width: int) -> None:
             wrote.update((off >> 2).tolist())
 
-        gm.on_write = note
+        self.counting = self.counting and b == len(self.records)
+        gm.on_write = note if self.counting else None  # the writes only matter to `tickets`
         try:
             if not ChunkRunner(ch).run():
                 return None
         finally:
             gm.on_write = None
         self.records[b] = rec
-        self.counting = self.counting and b + 1 == len(self.records)
         if self.counting:
             view = gm.view(np.uint32)
             held = wrote if self.tickets is None else self.tickets & wrote
