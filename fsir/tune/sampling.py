@@ -228,6 +228,7 @@ class _Blocks:
             self.tickets = {w for w in held if int(view[w]) == b + 1}
         return rec
 
+
 def _waits(rec: BlockRecord) -> tuple[int, ...]:
     return tuple(sorted(rec.waits))
 
