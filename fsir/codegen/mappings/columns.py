@@ -124,7 +124,7 @@ def column_counts(column: Column) -> tuple[Counter[str], Counter[str], int, int]
         target.update(op_mix(op))
         for o in global_reads(op, ops):
             target["global"] += 1
-            target["alu"] += 1
+            target["int"] += 1  # its address
             if downstream:
                 continue
             if isinstance(op, graph.GatherOp) and o is op.table:
@@ -168,7 +168,7 @@ def column_summary(column: Column, lanes: int, vector: int = 1) -> Summary:
     loads = per_elem["global"]
     s.add(per_elem, steps * vector)
     s.counts["global"] -= steps * (vector - 1) * loads  # one load per tensor for the vector
-    s.counts["alu"] += 2 * steps + 12  # loop control; warp/column/row index arithmetic
+    s.counts["int"] += 2 * steps + 12  # loop control; warp/column/row index arithmetic
     rounds = int(math.log2(lanes))
     s.counts["shuffle"] += rounds * vector
     s.counts["alu"] += rounds * vector
@@ -410,7 +410,7 @@ class ColumnsMapping(Mapping):
             g = by_operand.get(i)
             traffic: Traffic | None = None
             if g is None:
-                part = Summary(Counter({"global": 2, "alu": 14}))
+                part = Summary(Counter({"global": 2, "int": 14}))
                 part.global_bytes = 2 * element_bytes(_elem(v))
             else:
                 column = _column_of_group(g, v)

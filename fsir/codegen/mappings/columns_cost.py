@@ -18,10 +18,10 @@ heaviest block. So each operand's warp is costed from its thread (`WarpCost`):
 
 and a block's cycles are the longest of its warps' issue (`issue_per_cycle`), each
 lane class's pipe and its sectors over an SM's share of the HBM bandwidth. The kernel
-takes at least its heaviest block, and at least the blocks' cycles spread over the
-SMs. `block_cycles` gives the kernel's cycles; the summary states them as its
-`ilp_cycles` per wave, which `estimate_summary` bounds by the pipes' and the bytes'
-throughput floors.
+takes at least its heaviest block times the blocks resident beside it (they share the
+SM's pipes), and at least the blocks' cycles spread over the SMs (`block_cycles`); the
+summary states them as its `ilp_cycles` per wave, which `estimate_summary` bounds by
+the pipes' and the bytes' throughput floors.
 """
 
 from __future__ import annotations
@@ -110,19 +110,16 @@ class OperandWarps:
     last: WarpCost
 
 
-def block_cycles(operands: Sequence[OperandWarps], warps_per_block: int, tiles: int, blocks_per_sm: int,
-                 spec: GpuSpec) -> tuple[float, float]:
-    """The kernel's cycles (its heaviest block alone, or the blocks' cycles over the SMs,
-    the longer, plus a global access's latency) and the launch's sectors; `tiles`
-    grid-y tiles repeat the blocks of grid x. Blocks are costed by difference arrays, so
-    the work is linear in the operands and the blocks."""
+def block_costs(operands: Sequence[OperandWarps], warps_per_block: int, warp_size: int) -> list[WarpCost]:
+    """Each block's work (of grid x), by difference arrays: linear in the operands and
+    the blocks."""
     nblocks = max(1, -(-max((o.start + o.count for o in operands), default=1) // warps_per_block))
     blocks = [WarpCost() for _ in range(nblocks)]
     full_from: list[list[tuple[WarpCost, float]]] = [[] for _ in range(nblocks + 1)]
     for o in operands:
         if o.count <= 0:
             continue
-        full = o.count - 1 if o.threads % spec.warp_size else o.count
+        full = o.count - 1 if o.threads % warp_size else o.count
         last_warp = o.start + o.count - 1
         if full < o.count:
             blocks[last_warp // warps_per_block].add(o.last)
@@ -143,8 +140,24 @@ def block_cycles(operands: Sequence[OperandWarps], warps_per_block: int, tiles: 
         for cost, n in full_from[b]:
             running.add(cost, n)
         blocks[b].add(running)
+    return blocks
+
+
+def block_cycles(operands: Sequence[OperandWarps], warps_per_block: int, tiles: int, blocks_per_sm: int,
+                 spec: GpuSpec) -> tuple[float, float]:
+    """The kernel's cycles and the launch's sectors; `tiles` grid-y tiles repeat the
+    blocks of grid x. The busiest SM runs ⌈blocks / SMs⌉ of them, `blocks_per_sm` at a
+    time, each slot's blocks one after another (a global access's latency each): the
+    blocks' mean cycles times that many, or the heaviest block's cycles times the
+    blocks it shares the SM with, the longer."""
+    if blocks_per_sm <= 0:
+        return math.inf, 0.0
+    blocks = block_costs(operands, warps_per_block, spec.warp_size)
+    nblocks = len(blocks)
     cycles = [blk.cycles(spec) for blk in blocks]
-    heaviest = max(cycles)
     per_sm = -(-nblocks * tiles // spec.sms)  # blocks the busiest SM runs
-    spread = sum(cycles) * tiles / max(1, nblocks * tiles) * per_sm if blocks_per_sm > 0 else math.inf
-    return max(heaviest, spread) + spec.cpi["global"], sum(blk.sectors for blk in blocks) * tiles
+    share = min(blocks_per_sm, per_sm)  # blocks resident beside each other
+    latency = spec.cpi["global"]
+    heaviest = share * max(cycles) + latency
+    spread = sum(cycles) / nblocks * per_sm + latency * -(-per_sm // blocks_per_sm)
+    return max(heaviest, spread), sum(blk.sectors for blk in blocks) * tiles
