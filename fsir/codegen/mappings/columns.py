@@ -416,6 +416,7 @@ class ColumnsMapping(Mapping):
                 column = _column_of_group(g, v)
                 part = _group_summary(column, lanes[i], vectors[i])
                 traffic = _traffic(column, v)
+                part.counts["int"] += lowered_overhead(column, lanes[i], traffic)
             for cls, n in part.counts.items():
                 counts[cls] = counts.get(cls, 0.0) + n * share
             gbytes += part.global_bytes * share
@@ -542,6 +543,26 @@ def _traffic(c: Column, output: SSAValue) -> Traffic:
     bag = static_bag(r)
     work = segment_work(r, c.ops)
     return Traffic(work.row_bytes, work.element_bytes, out_bytes, SEGMENT_BAG_HINT if bag is None else bag, 8)
+
+
+# The instructions of a column thread's prologue in its PTX (embedding_bag.hlo's: the
+# warp's leaf found by comparisons, the thread's (row, element, lane), its guard and
+# the bounds its gathers are clamped to)
+PROLOGUE = 40
+
+
+def lowered_overhead(c: Column, lanes: int, traffic: Traffic) -> int:
+    """Integer instructions a thread of column `c` runs that its graph ops do not show
+    (`column_summary` counts one per global access): per loop step, a multiply and an
+    add more per access (its linear index in bytes), the gather's clamp of its index
+    (sign extension, max, min) and the loop's compare and branch; and the prologue."""
+    if c.ragged:
+        work = segment_work(_segment(c), c.ops)
+        loads = work.per_row["global"] + work.per_element["global"]
+    else:
+        loads = column_counts(c)[0]["global"]
+    steps = math.ceil(traffic.bag / lanes) if traffic.bag else 1
+    return steps * (2 * loads + 3 * len(c.gathers) + 2) + PROLOGUE
 
 
 def _group_summary(c: Column, lanes: int, vector: int) -> Summary:
