@@ -8,8 +8,10 @@ Kernels: the embedding-columns kernel of examples/hlo/embedding_bag.hlo,
 examples/recom/recom_8.mlir and recom_ragged_8.mlir, and of a 20-column RECom model at
 batch 256 (`examples/recom/generate.py 20 --batch 256 --max-rows 1000`). Per kernel, a
 seeded random sample of `--count` statically valid candidates and the builder's own
-choice are measured on the `model` measurer (simulator + timeline model; memoised in
-`--log`, so a rerun after a change of the prior measures nothing). Printed per kernel:
+choice are measured on the `model` measurer (simulator + timeline model) with every
+block simulated unless `--samples N` (a columns kernel's blocks are unequal, and the
+nearest of N sampled blocks stands in badly for the others); memoised in `--log`, so a
+rerun after a change of the prior measures nothing. Printed per kernel:
 Kendall τ of the prior against the measured times, and the measured time of the
 prior's pick (its fastest estimate among the measured candidates), of the builder's
 choice and of the best measured candidate.
