@@ -14,18 +14,21 @@ Then every round goes to the task of the most negative estimated gradient ∂f/�
 The forward term is the lower of two guesses of gᵢ one round later: ĝᵢ, and task i
 reaching the speed of the fastest structurally similar task N(i) (same mapping), with
 Cᵢ the task's work and Vₖ = Cₖ / gₖ. Ansor's ĝᵢ is gᵢ − gᵢ/tᵢ, the gains continuing
-at an optimistic average rate: after the warm-up it is 0 for every task (tᵢ = 1), so
-with the backward term also blind for Δt rounds, a small budget is spent nearly
-round-robin, weighted by time. fsir has a free prior: ĝᵢ is the latency-evaluator's
-estimate of the round the task's search would measure next (`Steppable.outlook`:
-gᵢ scaled by the prior of the round's best candidate over the prior of the best
-measured one), and Ansor's rate guess only where the prior has no estimate (or with
-`prior=False`, Ansor as written). Ansor measures work in FLOPs; fsir's kernels are as
-often bound by memory as by arithmetic, so a task's work here is the
-latency-evaluator's estimate of today's choice (prior seconds): Vₖ is then how much
-faster than its prior a task of the same mapping became. With probability ε a random
-live task is picked instead (ε-greedy); a task whose space is exhausted drops out.
-α, β, Δt and ε are TVM's defaults (0.2, 2, 3 rounds, 0.05).
+at an optimistic average rate (0 for every task right after the warm-up, tᵢ = 1: the
+first rounds go by weighted time). With `prior=True`, ĝᵢ is instead the
+latency-evaluator's estimate of the round the task's search measures next
+(`Steppable.outlook`: the round's lowest prior times the median measured / prior of
+the task's candidates), Ansor's rate guess only where the prior has no estimate. It
+is not the default: on the BERT layer and ResNet-50 (docs/tuning.md, Measured) it
+ends lower than Ansor's guess on one budget and higher on two, committing many rounds
+to one kernel: a round's lowest prior is the likeliest to be too low, and once the
+prior sees no gain in the other kernels the similarity term alone keeps promising one.
+Ansor measures work in FLOPs; fsir's kernels are as often bound by memory as by
+arithmetic, so a task's work here is the latency-evaluator's estimate of today's
+choice (prior seconds): Vₖ is then how much faster than its prior a task of the same
+mapping became. With probability ε a random live task is picked instead (ε-greedy); a
+task whose space is exhausted drops out. α, β, Δt and ε are TVM's defaults (0.2, 2, 3
+rounds, 0.05).
 
 `ROUND_ROBIN` (the alternative, and the ablation) gives every task a round in turn
 after the same warm-up.
@@ -56,7 +59,7 @@ class SchedulerOptions:
     epsilon: float = 0.05
     seed: int = 0
     warmup: int = 1  # measurements per task before the gradient decides (today's choice first)
-    prior: bool = True  # the prior's outlook as the forward guess (False: Ansor's rate guess alone)
+    prior: bool = False  # the prior's outlook as the forward guess instead of Ansor's rate guess
 
 
 class Steppable(Protocol):

@@ -120,7 +120,8 @@ def test_the_priors_outlook_steers_the_first_rounds():
     assert curve[-1].objective < ansor_curve[-1].objective
     # a prior that promises nothing: after the warm-up, no forward term (and no history)
     big, gain = Curve(50.0, 49.0, 8.0, bias=10.0), Curve(30.0, 10.0, 20.0, bias=10.0)
-    flat = TaskScheduler([SchedTask(big, 1, 50.0, "gemm"), SchedTask(gain, 1, 30.0, "row")])
+    flat = TaskScheduler([SchedTask(big, 1, 50.0, "gemm"), SchedTask(gain, 1, 30.0, "row")],
+                         SchedulerOptions(prior=True))
     flat.run(2)
     assert flat.gradient(0) == 0.0 and flat.gradient(1) == 0.0
     assert TaskScheduler(flat.tasks, SchedulerOptions(prior=False)).gradient(1) == -0.8 * gain.best_seconds()
@@ -135,7 +136,7 @@ def test_weights_count_launches():
 
 def test_similar_tasks_bound_the_forward_estimate():
     ts = tasks()
-    sched = TaskScheduler(ts, SchedulerOptions(round_trials=4, prior=False))  # Ansor's terms as written
+    sched = TaskScheduler(ts, SchedulerOptions(round_trials=4))  # Ansor's terms as written (the default)
     for t in ts:
         assert t.tuner.step(4) == 4
         t.rounds, t.trials, t.history = 1, 4, [t.tuner.best_seconds()]
@@ -151,7 +152,7 @@ def test_similar_tasks_bound_the_forward_estimate():
     expect = (1 - 0.2) * (min(g1 - g1 / 100, 2 * ts[1].work / speed0) - g1)
     assert math.isclose(sched.gradient(1), expect)
     # with the prior its outlook takes the rate guess's place, the similarity bound kept
-    with_prior = TaskScheduler(ts, SchedulerOptions(round_trials=4))
+    with_prior = TaskScheduler(ts, SchedulerOptions(round_trials=4, prior=True))
     assert math.isclose(with_prior.gradient(0), (1 - 0.2) * (ts[0].tuner.outlook(4) - g0))
     assert math.isclose(with_prior.gradient(1), (1 - 0.2) * (min(ts[1].tuner.outlook(4), 2 * ts[1].work / speed0)
                                                              - g1))
