@@ -30,7 +30,7 @@ import numpy as np
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 
 from fsir.pipeline import PipelineOptions, emit_ptx, lower
-from fsir.tune.space import Invalid, Space, Trace, space_for, today_splits
+from fsir.tune.space import Invalid, SketchKind, Space, Trace, space_for, today_splits
 from fsir.tune.task import STITCH_STAGE, capture, forcing, isolate
 
 
@@ -262,6 +262,11 @@ class TimingBackend:
         raise NotImplementedError
 
 
+# sketches whose kernels' blocks do unequal work (`ModelBackend.samples_for`)
+UNEVEN_BLOCKS = frozenset({SketchKind.COLUMNS})
+UNBOUNDED = 1 << 62  # samples: every block
+
+
 @dataclass(frozen=True)
 class ModelBackend(TimingBackend):
     """The `model` measurer (module docstring). `samples`: blocks simulated per launch;
@@ -273,6 +278,13 @@ class ModelBackend(TimingBackend):
     check: bool = False
     ptxas: bool = True
     alone: bool = True
+
+    def samples_for(self, trace: Trace) -> int:
+        """Blocks to simulate per launch: `samples`, except for a kernel whose blocks do
+        unequal work by construction (a columns kernel: each block serves one operand,
+        with its own tables, bags and schedule), where every block is simulated, since a
+        sample stands for its neighbours and would miss the heaviest operand."""
+        return UNBOUNDED if trace.sketch in UNEVEN_BLOCKS else self.samples
 
     def compile_alone(self) -> bool:
         return self.alone and not self.check
@@ -289,7 +301,7 @@ class ModelBackend(TimingBackend):
 
         # a fusion alone has static shapes only: the model's runtime-shape hints are its inputs'
         inputs = random_inputs(got.lowered, text=task.text if got.kernel == task.kernel else None)
-        device = SampledSimDevice(got.kernel, gpu_spec(task.options.gpu), self.samples, got.registers)
+        device = SampledSimDevice(got.kernel, gpu_spec(task.options.gpu), self.samples_for(trace), got.registers)
         execute(got.lowered, inputs, device=device, ptx=got.ptx)
         if not device.results:
             return MeasureResult(trace, None, MeasureError.RUNTIME_FAILED, f"no launch of {got.kernel}",

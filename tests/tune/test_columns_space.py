@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 
-from test_sketches import COLUMNS, force_and_lower, tasks_of
+from test_sketches import COLUMNS, H100, force_and_lower, tasks_of
 
 from fsir.codegen.mappings.columns import ColumnsConfig
 from fsir.tune.construct import shortlist
@@ -144,3 +144,20 @@ def test_samples_lower_with_the_schedules_they_name():
     drawn = sample_valid(Checker(request, space), random.Random(5), 3).candidates
     assert len(drawn) == 3 and all(c.config.schedules is not None for c in drawn)
     force_and_lower(THREE, task, drawn)
+
+
+def test_the_model_measurer_simulates_every_block_of_a_columns_kernel():
+    """A columns kernel's blocks serve different operands (tables, bags, schedules): a
+    few sampled blocks would stand for the others wrongly, so all are simulated, and
+    the time is the one a sample of 4 blocks gives only by chance."""
+    from fsir.tune.measure import MeasureInput, ModelBackend, TaskSource
+
+    task, request, space, sketch = _space()
+    trace = space.trace_of(space.fixed[0])
+    assert trace is not None
+    inp = MeasureInput(TaskSource(THREE, H100, task.key, task.kernel), trace)
+    every = ModelBackend().measure_one(inp)
+    assert every.error is None and every.blocks > 4
+    assert every.simulated_blocks == every.blocks
+    forced = ModelBackend(samples=every.blocks).measure_one(inp)
+    assert forced.seconds == every.seconds
