@@ -49,7 +49,8 @@ def test_the_tuner_step_compares_the_measurers_on_three_kernels(tmp_path, monkey
     launched = {name for name, *_ in drv.launches}
     for r in rows:
         assert 1 <= r["candidates"] <= 2 and r["pairs"] <= r["candidates"]  # the prior's top 1 and today's choice
-        assert r["kernel"] in launched
+        # built as the model measurer builds a candidate: the task's fusion alone, its kernel renamed
+        assert any(name == r["kernel"] or name.startswith(f"{r['kernel']}_alone") for name in launched)
         for corr in (r["spearman"], r["kendall"]):
             assert corr is None or math.isnan(corr) or -1.0 <= corr <= 1.0
         # the fake's time is a whole number of blocks; the model's pick is never faster than the best
