@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import subprocess
 import sys
 import tempfile
@@ -189,8 +190,6 @@ def fresh_process(peer: str, layers: int, repeat: int) -> float:
 
 def child_env(cache_dir: str) -> dict[str, str]:
     """A fresh process with every persistent compile cache pointed at an empty folder."""
-    import os
-
     env = dict(os.environ)
     env.update(FSIR_CACHE="0", FSIR_CACHE_DIR=cache_dir, TORCHINDUCTOR_CACHE_DIR=cache_dir,
                TORCHINDUCTOR_FX_GRAPH_CACHE="0", JAX_COMPILATION_CACHE_DIR="", TVM_NUM_THREADS="2")

@@ -163,9 +163,9 @@ def isolate(stitched: ModuleOp, options: PipelineOptions, key: str) -> tuple[Mod
     same task: a fusion with a dynamic shape (its sizes come from the model's inputs), or
     one whose isolated copy has another workload key (checked by `discover`)."""
     from xdsl.dialects import func
-    from xdsl.ir import Block, Region, SSAValue
+    from xdsl.ir import Region
 
-    from fsir.dialects import graph
+    from fsir.codegen.plan_latency import scratch_copy
     from fsir.dialects.graph import DYN, shape_of
     from fsir.dialects.stitch import FusionOp
 
@@ -173,21 +173,11 @@ def isolate(stitched: ModuleOp, options: PipelineOptions, key: str) -> tuple[Mod
     op = fusion.fusion if fusion is not None else None
     if not isinstance(op, FusionOp) or any(DYN in shape_of(v.type) for v in (*op.operands, *op.results)):
         return None
-    block = Block()
-    mapped: dict[SSAValue, SSAValue] = {}
-    for v in op.operands:
-        if v in mapped:
-            continue
-        if isinstance(v.owner, graph.ConstantOp):
-            const = v.owner.clone()
-            block.add_op(const)
-            mapped[v] = const.results[0]
-        else:
-            mapped[v] = block.insert_arg(v.type, len(block.args))
-    copy = op.clone(value_mapper=dict(mapped))
-    block.add_ops([copy, func.ReturnOp(*copy.results)])
+    block, _ = scratch_copy([op])
+    returned = block.last_op
+    assert isinstance(returned, func.ReturnOp)
     name = f"{fusion.name}_alone" if fusion is not None else "alone"
-    f = func.FuncOp(name, ([a.type for a in block.args], [r.type for r in copy.results]), Region(block))
+    f = func.FuncOp(name, ([a.type for a in block.args], [v.type for v in returned.operands]), Region(block))
     module = ModuleOp([f])
     tasks = discover(module, options)
     if len(tasks) != 1 or tasks[0].key != key:
